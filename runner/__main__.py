@@ -1,0 +1,5 @@
+"""Allow ``python -m runner``."""
+
+from runner.cli import main
+
+main()

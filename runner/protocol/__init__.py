@@ -1,0 +1,1 @@
+"""Engine protocols over asyncio subprocess pipes (CECP and UCI)."""
