@@ -1,0 +1,338 @@
+"""PGN writer: a neutral game description turned into export-format PGN text.
+
+The game loop fills a ``GameDescription`` (tags, start position, moves in SAN with the engine's
+score, depth and time, result and reason); this module knows the PGN conventions: the Seven
+Tag Roster first and in order, ``SetUp``/``FEN`` and ``Variant`` for other starts, per-move
+comments in the form engine testers know (``{+0.31/12 0.50s}``, ``{-M3/20 0.10s}``,
+``{book}``), the reason for the result in the last comment, escaped tag values and movetext
+lines under 80 columns. It needs no board: move numbers come from the start FEN's fields.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+__all__ = [
+    "LINE_WIDTH",
+    "SEVEN_TAG_ROSTER",
+    "STANDARD_START_FEN",
+    "GameDescription",
+    "MoveAnnotation",
+    "MoveRecord",
+    "append_game",
+    "escape_tag_value",
+    "format_game",
+    "format_move_comment",
+    "format_score",
+    "format_seconds",
+    "parse_move_comment",
+    "time_control_tag",
+]
+
+LINE_WIDTH = 79
+"""Longest movetext line written (export format: lines end before column 80)."""
+
+SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+"""The tags every exported game carries, in this order."""
+
+_ROSTER_DEFAULTS = {"Date": "????.??.??"}
+STANDARD_START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+"""The standard starting position: games from it get no FEN/SetUp tags."""
+
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+_TAG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*\Z")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_WRITER_TAGS = frozenset(
+    {"SetUp", "FEN", "Variant", "TimeControl", "Termination", "PlyCount",
+     "GameStartTime", "GameEndTime", "GameDuration"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRecord:
+    """One move as the game loop saw it: SAN plus what the engine said about it."""
+
+    san: str
+    score_cp: int | None = None
+    """Score in centipawns from the mover's point of view."""
+    mate: int | None = None
+    """Mate distance as the engine reported it; positive when the mover mates."""
+    depth: int | None = None
+    """Search depth; written only together with a score."""
+    time: float | None = None
+    """Seconds the mover spent on the move."""
+    book: bool = False
+    """An opening-book move (written ``{book}``)."""
+    comment: str = ""
+    """Free text added after the annotation."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameDescription:
+    """Everything needed to write one game, independent of how it was played."""
+
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """Event, Site, Round, White, Black, Date and any extra tags (written in this order)."""
+    moves: Sequence[MoveRecord] = ()
+    result: str = "*"
+    start_fen: str | None = None
+    """FEN (X-FEN or Shredder-FEN for Chess960) of the start; None for the standard start."""
+    chess960: bool = False
+    time_control: str | None = None
+    """TimeControl tag value in PGN form (see ``time_control_tag``)."""
+    termination: str | None = None
+    """Termination tag value: normal, adjudication, time forfeit, rules infraction..."""
+    reason: str | None = None
+    """Why the game ended, written as the final comment (``White mates``)."""
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MoveAnnotation:
+    """The fields recovered from a per-move comment written by ``format_move_comment``."""
+
+    score_cp: int | None = None
+    mate: int | None = None
+    depth: int | None = None
+    time: float | None = None
+    book: bool = False
+    rest: str = ""
+
+
+def escape_tag_value(value: str) -> str:
+    """A tag value made safe for ``[Name "value"]``: escapes, no control characters."""
+    cleaned = _CONTROL.sub(" ", value)
+    return cleaned.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _clean_comment(text: str) -> str:
+    """Comment text that cannot end the comment early or span lines by itself."""
+    return " ".join(_CONTROL.sub(" ", text).replace("}", ")").split())
+
+
+def _number(value: float) -> str:
+    """A number without a useless fraction: 60.0 -> '60', 0.5 -> '0.5'."""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def time_control_tag(base: float, increment: float = 0.0, moves: int | None = None) -> str:
+    """The PGN TimeControl value: ``40/60`` (moves/seconds), ``60+0.5``, ``0+1`` or ``300``."""
+    if base < 0 or increment < 0 or (moves is not None and moves <= 0):
+        raise ValueError("time control values must be positive")
+    text = _number(base)
+    if moves is not None:
+        text = f"{moves}/{text}"
+    if increment:
+        text += "+" + _number(increment)
+    return text
+
+
+def format_score(score_cp: int | None, mate: int | None) -> str:
+    """A score as cutechess writes it: ``+0.31``, ``-1.05``, ``0.00``, ``+M5``, ``-M3``."""
+    if mate is not None:
+        return ("+" if mate > 0 else "-") + f"M{abs(mate)}"
+    if score_cp is None:
+        return ""
+    sign = "+" if score_cp > 0 else "-" if score_cp < 0 else ""
+    pawns, hundredths = divmod(abs(score_cp), 100)
+    return f"{sign}{pawns}.{hundredths:02d}"
+
+
+def format_seconds(seconds: float) -> str:
+    """A move time with about three significant digits: 0.042s, 0.50s, 9.3s, 125s."""
+    if seconds < 0.1:
+        return f"{seconds:.3f}s"
+    if seconds < 10:
+        return f"{seconds:.2f}s"
+    if seconds < 100:
+        return f"{seconds:.1f}s"
+    return f"{seconds:.0f}s"
+
+
+def format_move_comment(move: MoveRecord) -> str:
+    """The comment text for one move (without braces); empty when there is nothing to say."""
+    parts: list[str] = []
+    if move.book:
+        parts.append("book")
+    else:
+        score = format_score(move.score_cp, move.mate)
+        if score and move.depth is not None:
+            score += f"/{move.depth}"
+        if score:
+            parts.append(score)
+        if move.time is not None:
+            parts.append(format_seconds(max(0.0, move.time)))
+    annotation = " ".join(parts)
+    extra = _clean_comment(move.comment)
+    return ", ".join(text for text in (annotation, extra) if text)
+
+
+_SCORE_WORD = re.compile(r"(?P<score>[+-]?M\d+|[+-]?\d+\.\d+)(?:/(?P<depth>\d+))?\Z")
+_TIME_WORD = re.compile(r"(?P<time>\d+(?:\.\d+)?)s\Z")
+
+
+def parse_move_comment(text: str) -> MoveAnnotation:
+    """Recover score, depth, time and book flag from a comment like ``+0.31/12 0.50s``.
+
+    The annotation is the part before the first comma; when it is not one (``White mates``)
+    the whole comment is returned as ``rest``.
+    """
+    head, comma, tail = text.partition(",")
+    words = head.split()
+    if not words:
+        return MoveAnnotation(rest=tail.strip() if comma else "")
+    if words == ["book"]:
+        return MoveAnnotation(book=True, rest=tail.strip())
+    score_cp = mate = depth = None
+    seconds = None
+    position = 0
+    scored = _SCORE_WORD.match(words[0])
+    if scored:
+        position = 1
+        raw = scored["score"]
+        if "M" in raw:
+            mate = int(raw.replace("M", ""))
+        else:
+            score_cp = round(float(raw) * 100)
+        depth = int(scored["depth"]) if scored["depth"] else None
+    if position < len(words):
+        timed = _TIME_WORD.match(words[position])
+        if timed:
+            seconds = float(timed["time"])
+            position += 1
+    if position != len(words):
+        return MoveAnnotation(rest=text.strip())
+    return MoveAnnotation(score_cp=score_cp, mate=mate, depth=depth, time=seconds,
+                          rest=tail.strip())
+
+
+def _format_time(moment: datetime) -> str:
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{moment.microsecond // 1000:03d}"
+    zone = moment.tzname()
+    return f"{text} {zone}" if zone else text
+
+
+def _format_duration(seconds: float) -> str:
+    whole = max(0, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+def _tag_pairs(game: GameDescription) -> list[tuple[str, str]]:
+    """All tags of a game, in the order they are written."""
+    for name in game.tags:
+        if not _TAG_NAME.match(name):
+            raise ValueError(f"invalid PGN tag name {name!r}")
+    if game.result not in RESULTS:
+        raise ValueError(f"invalid PGN result {game.result!r}")
+    given = dict(game.tags)
+    if "Date" not in given and game.start_time is not None:
+        given["Date"] = game.start_time.strftime("%Y.%m.%d")
+    given["Result"] = game.result
+    pairs = [(name, given.get(name, _ROSTER_DEFAULTS.get(name, "?"))) for name in SEVEN_TAG_ROSTER]
+    if game.chess960:
+        pairs.append(("Variant", "fischerandom"))
+    start = game.start_fen
+    if start is not None and (game.chess960 or start.split() != STANDARD_START_FEN.split()):
+        pairs += [("SetUp", "1"), ("FEN", start)]
+    elif game.chess960:
+        pairs += [("SetUp", "1"), ("FEN", STANDARD_START_FEN)]
+    if game.time_control:
+        pairs.append(("TimeControl", game.time_control))
+    if game.termination:
+        pairs.append(("Termination", game.termination))
+    pairs.append(("PlyCount", str(len(game.moves))))
+    if game.start_time is not None:
+        pairs.append(("GameStartTime", _format_time(game.start_time)))
+    if game.end_time is not None:
+        pairs.append(("GameEndTime", _format_time(game.end_time)))
+    if game.start_time is not None and game.end_time is not None:
+        elapsed = (game.end_time - game.start_time).total_seconds()
+        pairs.append(("GameDuration", _format_duration(elapsed)))
+    taken = set(SEVEN_TAG_ROSTER) | _WRITER_TAGS
+    pairs += [(name, value) for name, value in given.items() if name not in taken]
+    return pairs
+
+
+def _start_counters(fen: str | None) -> tuple[bool, int]:
+    """(white to move, fullmove number) at the start, read from the FEN's fields."""
+    if fen is None:
+        return True, 1
+    fields = fen.split()
+    white = len(fields) < 2 or fields[1] != "b"
+    try:
+        number = max(1, int(fields[5])) if len(fields) > 5 else 1
+    except ValueError:
+        number = 1
+    return white, number
+
+
+def _movetext_units(game: GameDescription) -> list[str]:
+    """Movetext as a list of unbreakable pieces (numbers, SAN, comment words, result)."""
+    white, number = _start_counters(game.start_fen)
+    units: list[str] = []
+    need_number = True
+    last = len(game.moves) - 1
+    for index, move in enumerate(game.moves):
+        if white:
+            units.append(f"{number}.")
+        elif need_number:
+            units.append(f"{number}...")
+        units.append(move.san)
+        comment = format_move_comment(move)
+        if index == last and game.reason:
+            comment = ", ".join(text for text in (comment, _clean_comment(game.reason)) if text)
+        need_number = bool(comment)
+        if comment:
+            units += _comment_units(comment)
+        if not white:
+            number += 1
+        white = not white
+    if not game.moves and game.reason:
+        units += _comment_units(_clean_comment(game.reason))
+    units.append(game.result)
+    return units
+
+
+def _comment_units(text: str) -> list[str]:
+    """A comment as one unit when it fits on a line, else word by word."""
+    whole = "{" + text + "}"
+    if len(whole) <= LINE_WIDTH:
+        return [whole]
+    words = text.split()
+    words[0] = "{" + words[0]
+    words[-1] = words[-1] + "}"
+    return words
+
+
+def _wrap(units: Iterable[str]) -> list[str]:
+    lines: list[str] = []
+    current = ""
+    for unit in units:
+        if current and len(current) + 1 + len(unit) > LINE_WIDTH:
+            lines.append(current)
+            current = unit
+        else:
+            current = f"{current} {unit}" if current else unit
+    if current:
+        lines.append(current)
+    return lines
+
+
+def format_game(game: GameDescription) -> str:
+    """The game as export-format PGN: tag section, a blank line, movetext, ending in a newline."""
+    tags = [f'[{name} "{escape_tag_value(value)}"]' for name, value in _tag_pairs(game)]
+    return "\n".join([*tags, "", *_wrap(_movetext_units(game))]) + "\n"
+
+
+def append_game(path: str | Path, game: GameDescription) -> None:
+    """Append one game to a PGN file (UTF-8), followed by the blank line that separates games."""
+    with open(path, "a", encoding="utf-8", newline="\n") as handle:
+        handle.write(format_game(game) + "\n")
