@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -14,6 +15,11 @@ app = typer.Typer(
 )
 console = Console()
 err_console = Console(stderr=True)
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from runner.stats import MatchStats
 
 
 class UserError(Exception):
@@ -44,6 +50,83 @@ def perft(
         from runner.rules import perft as count_nodes
 
         console.print(count_nodes(board, depth), highlight=False)
+
+
+@app.command()
+def stats(
+    wdl: tuple[int, int, int] | None = typer.Option(
+        None, "--wdl", metavar="W D L", help="Wins, draws, losses of the first engine."
+    ),
+    penta: tuple[int, int, int, int, int] | None = typer.Option(
+        None, "--penta", metavar="LL LD DDWL WD WW", help="Game-pair counts, worst first."
+    ),
+    wl_pairs: int | None = typer.Option(
+        None, "--wl-pairs", help="How many DD+WL pairs were win+loss (--penta, bayeselo only)."
+    ),
+    elo0: float | None = typer.Option(None, "--elo0", help="SPRT H0 bound (units: --model)."),
+    elo1: float | None = typer.Option(None, "--elo1", help="SPRT H1 bound (units: --model)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="SPRT false-positive rate."),
+    beta: float = typer.Option(0.05, "--beta", help="SPRT false-negative rate."),
+    model: str = typer.Option(
+        "normalized", "--model", help="Units of --elo0/--elo1: logistic, normalized, bayeselo."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Elo, error bars, LOS, nElo and SPRT from match counts (fishtest's figures)."""
+    import json
+
+    from runner import stats as st
+
+    if (wdl is None) == (penta is None):
+        raise UserError("give exactly one of --wdl W D L or --penta LL LD DDWL WD WW")
+    if (elo0 is None) != (elo1 is None):
+        raise UserError("an SPRT needs both --elo0 and --elo1")
+    if wl_pairs is not None and penta is None:
+        raise UserError("--wl-pairs splits the DD+WL pairs of --penta; it means nothing with --wdl")
+    try:
+        counts: st.Trinomial | st.Pentanomial = (
+            st.Trinomial(*wdl) if wdl is not None else st.Pentanomial(*penta, wl_pairs=wl_pairs)
+        )
+        spec = None
+        if elo0 is not None and elo1 is not None:
+            if model.lower() not in {m.value for m in st.EloModel}:
+                raise UserError(f"unknown --model {model!r}: logistic, normalized or bayeselo")
+            spec = st.SprtSpec(elo0, elo1, alpha, beta, st.EloModel(model.lower()))
+        result = st.match_stats(counts, spec)
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
+    else:
+        console.print(_stats_table(result))
+
+
+def _stats_table(result: MatchStats) -> Table:
+    """A rich table of a match's figures (percentages for LOS and draw ratios)."""
+    from rich.table import Table
+
+    table = Table(title="Match statistics (fishtest conventions)", show_header=False)
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    games = f"{result.games}" + (f" ({result.pairs} pairs)" if result.pairs is not None else "")
+    table.add_row("Games", games)
+    table.add_row("Score", f"{100 * result.score:.2f} %")
+    table.add_row("Elo", f"{result.elo:.2f} +/- {result.elo_error95:.2f} (95%)")
+    table.add_row("LOS", f"{100 * result.los:.2f} %")
+    if result.draw_ratio is not None:
+        table.add_row("Draw ratio", f"{100 * result.draw_ratio:.2f} %")
+    if result.pair_draw_ratio is not None:
+        table.add_row("Pair draw ratio", f"{100 * result.pair_draw_ratio:.2f} %")
+    table.add_row("nElo", f"{result.nelo:.2f} +/- {result.nelo_error95:.2f} (95%)")
+    if result.sprt is not None:
+        test = result.sprt
+        bounds = f"{test.spec.model.value} [{test.spec.elo0:g}, {test.spec.elo1:g}]"
+        table.add_row("SPRT", f"{bounds}, alpha {test.spec.alpha:g}, beta {test.spec.beta:g}")
+        table.add_row(
+            "LLR", f"{test.llr:.2f} ({test.lower_bound:.2f}, {test.upper_bound:.2f})"
+        )
+        table.add_row("Decision", test.decision.value)
+    return table
 
 
 def main() -> None:
