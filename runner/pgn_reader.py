@@ -15,7 +15,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
+
+from runner.rules import (
+    BLACK,
+    STARTING_FEN,
+    WHITE,
+    AmbiguousMoveError,
+    Board,
+    IllegalMoveError,
+    Move,
+)
 
 __all__ = [
     "CHESS960_VARIANTS",
@@ -437,16 +447,14 @@ class _Frame:
 
     __slots__ = ("board", "moves", "broken")
 
-    def __init__(self, board: Any, moves: list[PgnMove]) -> None:
+    def __init__(self, board: Board, moves: list[PgnMove]) -> None:
         self.board = board
         self.moves = moves
         self.broken = False
 
 
-def _nonstandard_castling(board: Any) -> bool:
+def _nonstandard_castling(board: Board) -> bool:
     """Whether a board (set up in Chess960 mode) has castling rights only Chess960 allows."""
-    from runner.rules import BLACK, WHITE
-
     rights = board.castling_rights
     for color, corners, king_home, back_rank in (
         (WHITE, (0, 7), 4, 0xFF),
@@ -462,10 +470,8 @@ def _nonstandard_castling(board: Any) -> bool:
     return False
 
 
-def _start_board(fen: str | None, chess960: bool) -> Any:
+def _start_board(fen: str | None, chess960: bool) -> Board:
     """The board a game starts from; a FEN with Chess960-only castling rights turns 960 on."""
-    from runner.rules import STARTING_FEN, Board
-
     text = fen if fen is not None else STARTING_FEN
     if chess960:
         return Board(text, chess960=True)
@@ -475,24 +481,8 @@ def _start_board(fen: str | None, chess960: bool) -> Any:
     return Board(text)
 
 
-def _push_null(board: Any) -> Any:
-    """Pass the turn (a null move): returns the board to continue with."""
-    fields = board.fen().split()
-    black_moved = fields[1] == "b"
-    fields[1] = "w" if black_moved else "b"
-    fields[3] = "-"
-    fields[4] = str(int(fields[4]) + 1)
-    if black_moved:
-        fields[5] = str(int(fields[5]) + 1)
-    from runner.rules import Board
-
-    return Board(" ".join(fields), chess960=board.chess960)
-
-
-def _parse_word(board: Any, word: str) -> Any:
+def _parse_word(board: Board, word: str) -> Board:
     """The move a movetext word names on ``board`` (SAN, coordinates or long algebraic)."""
-    from runner.rules import IllegalMoveError, Move
-
     if _COORDINATE.match(word):
         return board.parse_uci(word[:4] + word[4:].lower())
     long_form = _LONG_ALGEBRAIC.match(word)
@@ -592,7 +582,7 @@ class _Replay:
     def _last_line(self) -> int:
         return self.raw.tokens[-1].line if self.raw.tokens else self.raw.line
 
-    def _setup(self) -> Any:
+    def _setup(self) -> Board | None:
         variant = self.tags.get("Variant", "").strip().lower()
         chess960 = variant in CHESS960_VARIANTS
         if not chess960 and variant not in STANDARD_VARIANTS:
@@ -633,7 +623,7 @@ class _Replay:
                 return
         board = frame.board
         if word in _NULL_WORDS:
-            frame.board = _push_null(board)
+            board.push(Move.null())
             frame.moves.append(PgnMove("0000", "--", token.line))
             self._notice("null move", token.line, token.text)
         else:
@@ -649,8 +639,6 @@ class _Replay:
             frame.moves[-1].nags.append(nag)
 
     def _bad_move(self, stack: list[_Frame], token: Token, exc: ValueError) -> None:
-        from runner.rules import AmbiguousMoveError, IllegalMoveError
-
         frame = stack[-1]
         frame.broken = True
         text = token.text
@@ -706,7 +694,9 @@ def _read(
         yield replay(raw, keep_variations=keep)
 
 
-def parse_games(text: str, *, name: str = "<string>", keep_variations: bool = False) -> list[PgnGame]:
+def parse_games(
+    text: str, *, name: str = "<string>", keep_variations: bool = False
+) -> list[PgnGame]:
     """Read every game of a PGN text held in memory (handy for tests and small inputs)."""
-    return list(read_games(io.BytesIO(text.encode("utf-8")), name=name,
-                           keep_variations=keep_variations))
+    stream = io.BytesIO(text.encode("utf-8"))
+    return list(read_games(stream, name=name, keep_variations=keep_variations))

@@ -1,0 +1,440 @@
+"""Opening books for tournaments: EPD/FEN lines and PGN games, served in order or shuffled.
+
+Big books cost nothing to open: the file is memory-mapped and a sparse index of where entries
+start is built only as far as it is needed (the whole file only for ``len`` and random order),
+and an entry is parsed when it is served. ``OpeningCursor`` serves openings sequentially or in a
+seeded random order from a ``start`` position, and its ``state`` is plain data from which a
+resumed tournament continues exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import mmap
+import random
+import re
+from array import array
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+
+from runner.pgn_reader import read_games
+from runner.rules import Board
+
+__all__ = [
+    "CursorState",
+    "EpdBook",
+    "Opening",
+    "OpeningBook",
+    "OpeningBookError",
+    "OpeningCursor",
+    "Order",
+    "PgnBook",
+    "open_book",
+]
+
+
+class OpeningBookError(ValueError):
+    """A book that cannot be used: unreadable, empty, or an entry that is not a position."""
+
+
+class Order(Enum):
+    """The order in which a cursor serves a book's openings."""
+
+    SEQUENTIAL = "sequential"
+    RANDOM = "random"
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A start position, and moves to play from it (PGN books), with where it came from."""
+
+    fen: str
+    moves: tuple[str, ...] = ()
+    """Moves in coordinate notation, played from ``fen`` before the engines take over."""
+    chess960: bool = False
+    index: int = 0
+    """Position of the opening in its book (0-based)."""
+    source: str = ""
+    """``file:line`` of the entry."""
+    name: str = ""
+    """The EPD ``id``/``c0`` operation, or the PGN Opening/ECO tag, when present."""
+
+
+class OpeningBook(Protocol):
+    """What a cursor needs from a book: its size and the opening at an index."""
+
+    path: Path
+
+    def __len__(self) -> int: ...
+
+    def opening(self, index: int) -> Opening: ...
+
+
+class _SparseIndex:
+    """Offsets and line numbers of every ``every``-th entry of a mapped file, found on demand.
+
+    ``groups`` yields the offset of each successive group of ``every`` entries; ``unit``
+    matches one entry (with any blank or comment lines before it), to step inside a group.
+    Memory: two numbers per group, nothing per entry.
+    """
+
+    def __init__(
+        self,
+        data: mmap.mmap | bytes,
+        groups: Iterator[int],
+        every: int = 1,
+        unit: re.Pattern[bytes] | None = None,
+    ) -> None:
+        self._data = data
+        self._groups = groups
+        self._every = every
+        self._unit = unit
+        self._offsets = array("q")
+        self._lines = array("q")
+        self._complete = False
+        self._count: int | None = None
+
+    def _extend_to(self, group: int) -> bool:
+        offsets, lines = self._offsets, self._lines
+        while len(offsets) <= group and not self._complete:
+            start = next(self._groups, None)
+            if start is None:
+                self._complete = True
+            elif offsets:
+                lines.append(lines[-1] + self._data[offsets[-1] : start].count(b"\n"))
+                offsets.append(start)
+            else:
+                lines.append(1 + self._data[:start].count(b"\n"))
+                offsets.append(start)
+        return group < len(offsets)
+
+    def locate(self, index: int) -> tuple[int, int] | None:
+        """(offset, line) where the region of entry ``index`` starts, or None past the end."""
+        if index < 0:
+            return None
+        group, inside = divmod(index, self._every)
+        if not self._extend_to(group):
+            return None
+        offset, line = self._offsets[group], self._lines[group]
+        for _ in range(inside):
+            assert self._unit is not None
+            current = self._unit.match(self._data, offset)
+            if current is None or self._unit.match(self._data, current.end()) is None:
+                return None
+            offset = current.end()
+            line += current.group().count(b"\n")
+        return offset, line
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._extend_to(1 << 62)
+            count = 0
+            if self._offsets:
+                count = (len(self._offsets) - 1) * self._every
+                position = self._offsets[-1]
+                while self._unit is not None and (
+                    found := self._unit.match(self._data, position)
+                ):
+                    count += 1
+                    position = found.end()
+                if self._unit is None:
+                    count += 1
+            self._count = count
+        return self._count
+
+
+def _map_file(path: Path) -> mmap.mmap | bytes:
+    try:
+        with open(path, "rb") as handle:
+            if not handle.seek(0, 2):
+                return b""  # an empty file cannot be mapped
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise OpeningBookError(f"{path}: cannot open the book ({exc.strerror})") from exc
+
+
+def _chess960_rights(board: Board) -> bool:
+    """Whether a board set up in Chess960 mode has castling rights standard chess cannot."""
+    rights = board.castling_rights
+    for color, corners, king_home, back_rank in (
+        (True, (0, 7), 4, 0xFF),
+        (False, (56, 63), 60, 0xFF << 56),
+    ):
+        own = rights & back_rank
+        if own and (
+            board.king(color) != king_home
+            or any(own >> sq & 1 for sq in range(64) if sq not in corners)
+        ):
+            return True
+    return False
+
+
+def _board_for(fen: str, chess960: bool | None) -> Board:
+    """A board for a book position; ``chess960=None`` turns 960 on when the rights need it."""
+    if chess960:
+        return Board(fen, chess960=True)
+    if chess960 is None:
+        wide = Board(fen, chess960=True)
+        if _chess960_rights(wide):
+            return wide
+    return Board(fen)
+
+
+# -- EPD --------------------------------------------------------------------------------------
+
+_EPD_ENTRY = rb"(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*[^\s#][^\n]*(?:\n|\Z)"
+_EPD_EVERY = 64
+_EPD_GROUP = re.compile(rb"(?m)^(?:" + _EPD_ENTRY + rb"){1,%d}" % _EPD_EVERY)
+_EPD_ONE = re.compile(_EPD_ENTRY)
+_EPD_SKIP = re.compile(rb"(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*")
+_EPD_OPERATION = re.compile(
+    r'\s*([A-Za-z][A-Za-z0-9_]*)((?:\s+(?:"(?:[^"\\]|\\.)*"|[^\s;"]+))*)\s*;'
+)
+
+
+def _parse_epd(text: str) -> tuple[str, str]:
+    """(FEN, name) from an EPD or FEN line; raises ValueError on a malformed line."""
+    fields = text.split(None, 4)
+    if len(fields) < 4:
+        raise ValueError("an EPD line needs at least 4 fields")
+    placement, side, castling, en_passant = fields[:4]
+    rest = fields[4] if len(fields) > 4 else ""
+    halfmove, fullmove, name = "0", "1", ""
+    counters = re.match(r"(\d+)\s+(\d+)(?:\s+|$)", rest)
+    if counters:
+        halfmove, fullmove = counters.group(1), counters.group(2)
+        rest = rest[counters.end():]
+    for opcode, operand in _EPD_OPERATION.findall(rest):
+        value = operand.strip()
+        if opcode == "hmvc" and value.isdigit():
+            halfmove = value
+        elif opcode == "fmvn" and value.isdigit():
+            fullmove = value
+        elif opcode in ("id", "c0") and not name:
+            name = value.strip('"')
+    return f"{placement} {side} {castling} {en_passant} {halfmove} {fullmove}", name
+
+
+class EpdBook:
+    """A book of positions, one EPD or FEN line each (extra EPD operations ignored or used)."""
+
+    def __init__(self, path: str | Path, *, chess960: bool | None = None) -> None:
+        self.path = Path(path)
+        self.chess960 = chess960
+        self._data = _map_file(self.path)
+        self._index = _SparseIndex(
+            self._data,
+            (match.start() for match in _EPD_GROUP.finditer(self._data)),
+            _EPD_EVERY,
+            _EPD_ONE,
+        )
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def opening(self, index: int) -> Opening:
+        """The position at ``index`` (0-based), parsed and checked now."""
+        found = self._index.locate(index)
+        if found is None:
+            raise IndexError(f"{self.path}: no opening {index}")
+        offset, line = found
+        skip = _EPD_SKIP.match(self._data, offset)
+        start = skip.end() if skip else offset
+        line += self._data[offset:start].count(b"\n")
+        end = self._data.find(b"\n", start)
+        raw = self._data[start : end if end >= 0 else len(self._data)]
+        text = raw.decode("utf-8", "replace").strip()
+        try:
+            fen, name = _parse_epd(text)
+            board = _board_for(fen, self.chess960)
+        except ValueError as exc:
+            raise OpeningBookError(
+                f"{self.path}:{line}: bad position {text[:80]!r}: {exc}"
+            ) from exc
+        return Opening(
+            fen=board.fen(), chess960=bool(board.chess960), index=index,
+            source=f"{self.path}:{line}", name=name,
+        )
+
+
+# -- PGN --------------------------------------------------------------------------------------
+
+# A movetext line, any blank lines, then a tag line: the offset of that "[" starts a game.
+_PGN_NEXT_GAME = re.compile(rb"(?m)^[^\[\s%;][^\n]*\n(?:[ \t\r]*\n)*(?=\[)")
+
+
+class PgnBook:
+    """A book of PGN games: each opening is a game's start position and its first ``plies``."""
+
+    def __init__(
+        self, path: str | Path, *, plies: int | None = None, chess960: bool | None = None
+    ) -> None:
+        if plies is not None and plies < 0:
+            raise OpeningBookError(f"{path}: plies must not be negative")
+        self.path = Path(path)
+        self.plies = plies
+        self.chess960 = chess960
+        self._data = _map_file(self.path)
+        self._index = _SparseIndex(self._data, self._game_starts())
+
+    def _game_starts(self) -> Iterator[int]:
+        if re.search(rb"\S", self._data) is None:
+            return
+        yield 0
+        for match in _PGN_NEXT_GAME.finditer(self._data):
+            yield match.end()
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def opening(self, index: int) -> Opening:
+        """The opening of game ``index`` (0-based): read, replayed and checked now."""
+        found = self._index.locate(index)
+        if found is None:
+            raise IndexError(f"{self.path}: no opening {index}")
+        offset, line = found
+        game = next(iter(read_games(self.path, offset=offset, line=line, limit=1)), None)
+        if game is None:
+            raise IndexError(f"{self.path}: no opening {index}")
+        wanted = len(game.moves) if self.plies is None else self.plies
+        if game.error is not None and len(game.moves) < wanted:
+            raise OpeningBookError(f"bad opening game: {game.error}")
+        moves = game.moves[:wanted]
+        if any(move.is_null for move in moves):
+            raise OpeningBookError(f"{game.source}:{game.line}: null move in an opening")
+        fen, chess960 = game.start_fen, game.chess960
+        if self.chess960 and not chess960:
+            fen, chess960 = Board(fen, chess960=True).fen(), True
+        name = game.tags.get("Opening", game.tags.get("ECO", ""))
+        return Opening(
+            fen=fen, moves=tuple(move.uci for move in moves), chess960=chess960, index=index,
+            source=f"{game.source}:{game.line}", name=name,
+        )
+
+
+def open_book(
+    path: str | Path, *, plies: int | None = None, chess960: bool | None = None
+) -> EpdBook | PgnBook:
+    """Open an opening book by its extension: ``.pgn`` games, otherwise EPD/FEN lines."""
+    target = Path(path)
+    if not target.is_file():
+        raise OpeningBookError(f"{target}: no such book file")
+    if target.suffix.lower() == ".pgn":
+        return PgnBook(target, plies=plies, chess960=chess960)
+    return EpdBook(target, chess960=chess960)
+
+
+# -- cursor -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CursorState:
+    """Where a cursor is: enough to resume it (plain data, ``asdict``/``from_dict``)."""
+
+    order: str = Order.SEQUENTIAL.value
+    seed: int = 0
+    start: int = 0
+    served: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state as a JSON-ready dictionary."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CursorState:
+        """Rebuild a state saved with ``to_dict``."""
+        return cls(
+            order=str(data["order"]), seed=int(data["seed"]), start=int(data["start"]),
+            served=int(data["served"]),
+        )
+
+
+class _LazyShuffle:
+    """A seeded random permutation of range(n), drawn one element at a time.
+
+    Fisher-Yates run lazily: only displaced positions are remembered, so memory grows with
+    the number of draws, not with n.
+    """
+
+    def __init__(self, size: int, seed: str) -> None:
+        self.size = size
+        self.rng = random.Random(seed)
+        self.drawn = 0
+        self.moved: dict[int, int] = {}
+
+    def draw(self) -> int:
+        position = self.drawn
+        pick = self.rng.randrange(position, self.size)
+        chosen = self.moved.get(pick, pick)
+        self.moved[pick] = self.moved.pop(position, position)
+        self.drawn += 1
+        return chosen
+
+
+class OpeningCursor:
+    """Serves a book's openings one after another; restartable from ``state``."""
+
+    def __init__(
+        self,
+        book: OpeningBook,
+        *,
+        order: Order | str = Order.SEQUENTIAL,
+        seed: int = 0,
+        start: int = 0,
+        served: int = 0,
+    ) -> None:
+        if start < 0 or served < 0:
+            raise OpeningBookError("start and served must not be negative")
+        self.book = book
+        self.order = Order(order)
+        self.seed = seed
+        self.start = start
+        self.served = served
+        self._shuffle: _LazyShuffle | None = None
+        self._cycle = -1
+
+    @classmethod
+    def restore(cls, book: OpeningBook, state: CursorState) -> OpeningCursor:
+        """A cursor that continues from a saved state."""
+        return cls(book, order=state.order, seed=state.seed, start=state.start,
+                   served=state.served)
+
+    @property
+    def state(self) -> CursorState:
+        """The current position, to save and later ``restore``."""
+        return CursorState(self.order.value, self.seed, self.start, self.served)
+
+    def _book_index(self, position: int) -> int:
+        if self.order is Order.SEQUENTIAL:
+            return position
+        size = len(self.book)
+        if size == 0:
+            raise OpeningBookError(f"{self.book.path}: the book is empty")
+        cycle, inside = divmod(position, size)
+        shuffle = self._shuffle
+        if shuffle is None or self._cycle != cycle or shuffle.drawn > inside:
+            shuffle = self._shuffle = _LazyShuffle(size, f"{self.seed}:{cycle}")
+            self._cycle = cycle
+        while shuffle.drawn < inside:
+            shuffle.draw()
+        return shuffle.draw()
+
+    def next(self) -> Opening:
+        """The next opening (the book starts over when it runs out)."""
+        position = self.start + self.served
+        index = self._book_index(position)
+        try:
+            opening = self.book.opening(index)
+        except IndexError:
+            size = len(self.book)
+            if size == 0:
+                raise OpeningBookError(f"{self.book.path}: the book is empty") from None
+            opening = self.book.opening(index % size)
+        self.served += 1
+        return opening
+
+    def __iter__(self) -> Iterator[Opening]:
+        while True:
+            yield self.next()
