@@ -129,6 +129,66 @@ def _stats_table(result: MatchStats) -> Table:
     return table
 
 
+pgn_app = typer.Typer(help="Inspect PGN files.", no_args_is_help=True)
+app.add_typer(pgn_app, name="pgn")
+book_app = typer.Typer(help="Inspect opening books.", no_args_is_help=True)
+app.add_typer(book_app, name="book")
+
+
+_PGN_FILES = typer.Argument(..., help="PGN files to read game by game.")
+
+
+@pgn_app.command("check")
+def pgn_check(files: list[str] = _PGN_FILES) -> None:
+    """Count games and report broken ones with line numbers; exit 1 if any game is broken."""
+    from pathlib import Path
+
+    from runner.pgn_reader import check_pgn
+
+    broken = 0
+    for name in files:
+        if not Path(name).is_file():
+            raise UserError(f"{name}: no such file")
+        report = check_pgn(name)
+        for error in report.errors:
+            console.print(f"error: {error}", highlight=False, markup=False)
+        for notice in report.notices:
+            console.print(f"note: {notice}", highlight=False, markup=False)
+        console.print(
+            f"{name}: {report.games} games, {len(report.errors)} broken", highlight=False,
+            markup=False,
+        )
+        broken += len(report.errors)
+    if broken:
+        raise typer.Exit(1)
+
+
+@book_app.command("probe")
+def book_probe(
+    book: str = typer.Argument(..., help="Polyglot book (.bin)."),
+    fen: str = typer.Option("startpos", "--fen", help="Position in FEN/X-FEN, or 'startpos'."),
+    chess960: bool = typer.Option(False, "--chess960", help="Treat castling rights as Chess960."),
+) -> None:
+    """List the book moves for a position with their weights."""
+    from runner.polyglot import probe
+
+    try:
+        lines = probe(book, fen, chess960=chess960)
+    except OSError as exc:
+        raise UserError(f"{book}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    if not lines:
+        console.print("no book moves for this position", highlight=False)
+        return
+    for line in lines:
+        console.print(
+            f"{line.san:<8} {line.uci:<6} weight {line.weight:>5}  {line.share:6.1%}"
+            f"  learn {line.learn}",
+            highlight=False,
+        )
+
+
 def main() -> None:
     """Entry point of the ``runner`` console script."""
     try:

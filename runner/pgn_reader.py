@@ -30,6 +30,7 @@ from runner.rules import (
 __all__ = [
     "CHESS960_VARIANTS",
     "MAX_LINE_BYTES",
+    "PgnCheckReport",
     "PgnError",
     "PgnGame",
     "PgnMove",
@@ -37,6 +38,7 @@ __all__ = [
     "RawGame",
     "Token",
     "TokenKind",
+    "check_pgn",
     "parse_games",
     "read_games",
     "replay",
@@ -192,7 +194,7 @@ class _Splitter:
         if self.comment is not None:
             game.problems.append(
                 PgnError("unterminated comment", source=self.source, line=self.comment_line,
-                         token="{" + "".join(self.comment)[:30])
+                         token="{" + self.comment[0].strip()[:30])
             )
             self.comment = None
         game.end_offset = end_offset
@@ -700,3 +702,24 @@ def parse_games(
     """Read every game of a PGN text held in memory (handy for tests and small inputs)."""
     stream = io.BytesIO(text.encode("utf-8"))
     return list(read_games(stream, name=name, keep_variations=keep_variations))
+
+
+@dataclass(slots=True)
+class PgnCheckReport:
+    """What ``check_pgn`` found in one file: the game count, broken games and notices."""
+
+    path: str
+    games: int = 0
+    errors: list[PgnError] = field(default_factory=list)
+    notices: list[PgnNotice] = field(default_factory=list)
+
+
+def check_pgn(path: str | Path) -> PgnCheckReport:
+    """Read every game of a file, collecting broken games and notices (nothing is kept else)."""
+    report = PgnCheckReport(str(path))
+    for game in read_games(path):
+        report.games += 1
+        if game.error is not None:
+            report.errors.append(game.error)
+        report.notices.extend(game.notices)
+    return report

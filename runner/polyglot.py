@@ -18,9 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from runner.rules import KING, ROOK, Board, Move
+from runner.rules import KING, ROOK, STARTING_FEN, Board, Move
 
-__all__ = ["ENTRY_SIZE", "BookEntry", "PolyglotBook", "PolyglotError", "RawEntry", "decode_move"]
+__all__ = [
+    "ENTRY_SIZE",
+    "BookEntry",
+    "PolyglotBook",
+    "PolyglotError",
+    "ProbeLine",
+    "RawEntry",
+    "decode_move",
+    "probe",
+]
 
 ENTRY_SIZE = 16
 """Bytes per book entry."""
@@ -190,3 +199,29 @@ class PolyglotBook:
             work.push(entry.move)
             moves.append(entry.move)
         return moves
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeLine:
+    """One book move for a position, for display: SAN, coordinates, weight and share."""
+
+    san: str
+    uci: str
+    weight: int
+    share: float
+    """Fraction of the position's total weight."""
+    learn: int
+
+
+def probe(path: str | Path, fen: str, *, chess960: bool = False) -> list[ProbeLine]:
+    """The book moves for a FEN (``startpos`` allowed), heaviest first."""
+    board = Board(STARTING_FEN if fen == "startpos" else fen, chess960=chess960)
+    with PolyglotBook(path) as book:
+        found = book.entries(board)
+    total = sum(entry.weight for entry in found) or 1
+    ordered = sorted(found, key=lambda entry: -entry.weight)
+    return [
+        ProbeLine(board.san(entry.move), entry.move.uci(), entry.weight, entry.weight / total,
+                  entry.learn)
+        for entry in ordered
+    ]
