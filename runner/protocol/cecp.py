@@ -1,0 +1,658 @@
+"""`CecpEngine`: the Chess Engine Communication Protocol (xboard/winboard, version 2).
+
+One background task reads every line the engine prints and updates state (features,
+pongs, the latest search info, the move awaited); the public coroutines write commands
+and wait on that state with explicit timeouts.  Line parsing lives in `cecp_parse`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import math
+import signal
+import time
+from collections.abc import Sequence
+
+from runner.clock import TimeControl
+from runner.protocol.cecp_parse import (
+    DrawOffer,
+    ErrorReport,
+    FeatureLine,
+    IllegalMoveReport,
+    MoveLine,
+    OptionSpec,
+    Pong,
+    Resign,
+    ResultLine,
+    Tell,
+    ThinkingLine,
+    is_coordinate_move,
+    parse_engine_line,
+    parse_features,
+    parse_option,
+    parse_thinking,
+)
+from runner.protocol.engine import (
+    ClockState,
+    Engine,
+    EngineConfig,
+    EngineError,
+    EngineProtocolError,
+    EngineReply,
+    EngineStalled,
+    GameSetup,
+    ResultClaim,
+    SearchInfo,
+    Side,
+    TranscriptEntry,
+    Variant,
+)
+from runner.protocol.process import EngineProcess, Line
+
+__all__ = [
+    "CecpEngine",
+    "CecpFeatures",
+    "format_level",
+    "format_seconds_arg",
+    "parse_engine_line",
+    "parse_features",
+    "parse_option",
+    "parse_thinking",
+]
+
+# Features we implement and therefore accept; anything else is rejected.
+_ACCEPTED = frozenset(
+    {
+        "ping", "setboard", "playother", "usermove", "time", "draw", "sigint", "sigterm",
+        "reuse", "analyze", "myname", "variants", "colors", "ics", "name", "pause", "nps",
+        "debug", "memory", "smp", "egt", "option", "exclude", "setscore", "san",
+    }
+)
+_NUDGE_GRACE = 0.3
+_PIECE_LETTERS = frozenset("PNBRQK")
+
+
+class CecpFeatures:
+    """Feature values an engine announced, with the protocol's defaults."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+        self.options: dict[str, OptionSpec] = {}
+        self.seen_any = False
+        self.done: int | None = None
+
+    def flag(self, name: str, default: bool) -> bool:
+        """A boolean feature (``1``/``0``), or its default when the engine said nothing."""
+        value = self.values.get(name)
+        return default if value is None else value.strip() == "1"
+
+    def text(self, name: str) -> str | None:
+        """A string feature, or None when the engine did not set it."""
+        return self.values.get(name)
+
+    @property
+    def variants(self) -> tuple[str, ...] | None:
+        """The variants the engine plays, None if it did not say (then: all)."""
+        value = self.values.get("variants")
+        return None if value is None else tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+class CecpEngine(Engine):
+    """An engine spoken to in CECP over pipes."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.features = CecpFeatures()
+        self.startup_seconds: float | None = None
+        self.games_started = 0
+        self._proc: EngineProcess | None = None
+        self._pump_task: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()
+        self._ping_counter = itertools.count(1)
+        self._pongs: dict[int, asyncio.Future[float]] = {}
+        self._reply: asyncio.Future[EngineReply] | None = None
+        self._reply_sent_at = 0.0
+        self._info: SearchInfo | None = None
+        self._draw_offered = False
+        self._messages: list[str] = []
+        self._pending_end: EngineReply | None = None
+        self._moves_known: list[str] = []
+        self._setup: GameSetup | None = None
+        self._forced = True
+        self._thinking = False
+        self._period_sent = 0
+        self._last_line_at = 0.0
+        self._done0_at = 0.0
+        self._rejection: EngineProtocolError | None = None
+
+    # ----------------------------------------------------------------- Engine API
+
+    @property
+    def name(self) -> str:
+        """The configured name, else the engine's ``myname``."""
+        return self.config.name or self.features.text("myname") or self.config.argv[0]
+
+    @property
+    def transcript(self) -> Sequence[TranscriptEntry]:
+        """Sent and received lines with monotonic times (bounded)."""
+        return tuple(self._proc.transcript) if self._proc is not None else ()
+
+    @property
+    def pid(self) -> int | None:
+        """The engine's process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    async def start(self) -> None:
+        """Spawn the engine and negotiate features (``xboard``, ``protover 2``, ``done``)."""
+        began = time.monotonic()
+        cfg = self.config
+        self._proc = EngineProcess(
+            cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
+            stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
+            transcript_size=cfg.transcript_size,
+        )
+        await self._proc.start()
+        self._pump_task = asyncio.create_task(self._pump(), name=f"cecp-{self._proc.pid}")
+        await self._send("xboard", "protover 2")
+        await self._negotiate(began)
+        for name, value in cfg.options.items():
+            if self.features.options and name not in self.features.options:
+                self._proc.note(f"option {name!r} was not declared by the engine; sent anyway")
+            await self._send(f"option {name}={value}" if value != "" else f"option {name}")
+        self.startup_seconds = time.monotonic() - began
+
+    async def new_game(self, setup: GameSetup) -> None:
+        """Reset the engine for a game: position, variant, time control; then synchronise."""
+        if setup.time_control.nodes is not None:
+            raise ValueError("CECP has no node limit; use st=, depth= or a clock for CECP engines")
+        if self.games_started and not self.features.flag("reuse", True):
+            await self._restart()
+        self._check_alive()
+        await self._await_late_features()
+        variants = self.features.variants
+        if setup.variant is Variant.FISCHERANDOM and variants is not None \
+                and "fischerandom" not in variants:
+            raise ValueError(f"engine {self.name} does not play fischerandom (variants={variants})")
+        self.games_started += 1
+        self._setup = setup
+        self._moves_known = []
+        self._rejection = None
+        self._pending_end = None
+        self._info = None
+        self._draw_offered = False
+        self._period_sent = 0
+        cfg = self.config
+        lines: list[str] = []
+        if cfg.memory_mb is not None and self.features.flag("memory", False):
+            lines.append(f"memory {cfg.memory_mb}")
+        if cfg.cores is not None and self.features.flag("smp", False):
+            lines.append(f"cores {cfg.cores}")
+        lines.append("new")
+        lines.extend(cfg.init_strings)
+        if setup.variant is Variant.FISCHERANDOM:
+            lines.append("variant fischerandom")
+        lines.append("force")
+        self._forced = True
+        lines.extend(self._time_control_commands(setup.time_control))
+        lines.append("post")
+        lines.append("hard" if cfg.ponder else "easy")
+        lines.append("computer")
+        if setup.opponent and self.features.flag("name", False):
+            lines.append(f"name {setup.opponent}")
+        if setup.start_fen is not None:
+            lines.extend(self._position_commands(setup.start_fen))
+        await self._send(*lines)
+        if setup.moves:
+            await self._send(*(self._move_command(m) for m in setup.moves))
+            self._moves_known = list(setup.moves)
+        await self._synchronise()
+
+    async def play(
+        self,
+        moves: Sequence[str],
+        clocks: ClockState,
+        *,
+        timeout: float | None = None,
+        opponent_offers_draw: bool = False,
+    ) -> EngineReply:
+        """Send the moves the engine has not seen, let it think, and return its reply."""
+        setup = self._require_game()
+        self._check_alive()
+        self._check_rejection()
+        if self._pending_end is not None:
+            reply, self._pending_end = self._pending_end, None
+            return reply
+        known = len(self._moves_known)
+        if list(moves[:known]) != self._moves_known:
+            raise ValueError("moves do not extend the moves already sent to the engine")
+        new_moves = list(moves[known:])
+        to_move = setup.first_to_move if len(moves) % 2 == 0 else setup.first_to_move.other
+        if to_move is not setup.side:
+            raise ValueError(
+                f"it is {to_move.value}'s turn, but {self.name} plays {setup.side.value}")
+        loop = asyncio.get_running_loop()
+        self._reply = loop.create_future()
+        self._info = None
+        self._messages = []
+        lines: list[str] = []
+        if opponent_offers_draw and self.features.flag("draw", True):
+            lines.append("draw")
+        lines.extend(self._clock_commands(setup.time_control, clocks))
+        if self._forced or len(new_moves) != 1:
+            if not self._forced:
+                lines.append("force")
+            lines.extend(self._move_command(m) for m in new_moves)
+            if self.features.flag("colors", True):
+                lines.append(setup.side.value)
+            lines.append("go")
+        else:
+            lines.append(self._move_command(new_moves[0]))
+        self._moves_known.extend(new_moves)
+        self._forced = False
+        self._thinking = True
+        sent_at = 0.0
+        try:
+            sent_at = await self._send(*lines)
+            self._reply_sent_at = sent_at
+            reply = await self._wait(self._reply, timeout, "no move")
+        finally:
+            self._reply = None
+        self._thinking = False
+        if reply.sent_at != sent_at:
+            reply = dataclasses.replace(reply, sent_at=sent_at)
+        if reply.move is not None:
+            self._moves_known.append(reply.move)
+        return reply
+
+    async def ping(self) -> float | None:
+        """Send ``ping N`` and wait for ``pong N``; latency in seconds, None without ping."""
+        self._check_alive()
+        if not self.features.flag("ping", False):
+            return None
+        return await self._ping(self.config.ping_timeout)
+
+    async def end_game(self, result: str, comment: str = "") -> None:
+        """Send ``result`` and ``force``; a search still running is interrupted first."""
+        if self._proc is None or not self._proc.running:
+            return
+        if self._thinking and self.features.flag("sigint", True):
+            self._proc.send_signal(signal.SIGINT)
+        text = f"result {result}" + (f" {{{comment}}}" if comment else "")
+        with contextlib.suppress(EngineError):
+            await self._send(text, "force")
+        self._forced = True
+        self._thinking = False
+        self._setup = None
+
+    async def quit(self) -> int | None:
+        """``quit``, then SIGTERM (if the engine allows it) and SIGKILL to the group."""
+        if self._proc is None:
+            return None
+        code = await self._proc.stop(
+            "quit",
+            quit_timeout=self.config.quit_timeout,
+            terminate_timeout=self.config.terminate_timeout,
+            use_sigterm=self.features.flag("sigterm", True),
+        )
+        await self._stop_pump()
+        return code
+
+    async def kill(self) -> int | None:
+        """SIGKILL the engine's process group and reap it."""
+        if self._proc is None:
+            return None
+        code = await self._proc.kill()
+        await self._stop_pump()
+        return code
+
+    # ----------------------------------------------------------------- start-up
+
+    async def _negotiate(self, began: float) -> None:
+        """Wait for ``done=1``: 2 s by default, longer after ``done=0``, nudging silent engines.
+
+        An engine silent after the default wait may be a protocol-1 engine or a slow or
+        buffered one (gnuchess answers only after more input arrives): it is probed with
+        ``ping`` once a second until ``start_timeout``; an answer without features means
+        protocol 1.  Silence is never fatal here: only an exit is.
+        """
+        cfg = self.config
+        nudges: list[int] = []
+        next_nudge = began + cfg.feature_timeout
+        answered_at: float | None = None
+        while self.features.done != 1:
+            now = time.monotonic()
+            if self.features.done == 0:
+                deadline = self._done0_at + cfg.feature_done_timeout
+                if now >= deadline:
+                    raise EngineStalled("engine said done=0 but never done=1", now - began)
+            elif self.features.seen_any:
+                deadline = began + cfg.feature_timeout
+                if now >= deadline:
+                    break  # features without done=1: the default two-second rule
+            else:
+                if answered_at is None and any(self._pongs[n].done() for n in nudges):
+                    answered_at = now  # alive; give features that trail the pong a moment
+                if answered_at is not None and now >= answered_at + _NUDGE_GRACE:
+                    break
+                if now >= began + cfg.start_timeout:
+                    break
+                if now >= next_nudge and answered_at is None:
+                    number = next(self._ping_counter)
+                    nudges.append(number)
+                    self._pongs[number] = asyncio.get_running_loop().create_future()
+                    await self._send(f"ping {number}")
+                    next_nudge = now + 1.0
+                wake = [began + cfg.start_timeout, next_nudge]
+                if answered_at is not None:
+                    wake.append(answered_at + _NUDGE_GRACE)
+                deadline = min(wake)
+            await self._wait_changed(deadline - time.monotonic())
+        for number in nudges:
+            self._pongs.pop(number, None)
+        complete = self.features.done == 1
+        self._proc_note(
+            f"features {'complete' if complete else 'assumed (v1 defaults)'}"
+            f"{f' after {len(nudges)} ping probe(s)' if nudges else ''}"
+        )
+
+    async def _await_late_features(self) -> None:
+        """If the engine sent ``done=0`` late (after start-up), wait for its ``done=1``."""
+        began = time.monotonic()
+        while self.features.done == 0:
+            remaining = self._done0_at + self.config.feature_done_timeout - time.monotonic()
+            if remaining <= 0:
+                raise EngineStalled("engine said done=0 but never done=1",
+                                    time.monotonic() - began)
+            await self._wait_changed(remaining)
+
+    async def _restart(self) -> None:
+        """reuse=0: a fresh process for every game."""
+        await self.quit()
+        self.features = CecpFeatures()
+        self._pongs.clear()
+        await self.start()
+
+    # ----------------------------------------------------------------- commands
+
+    def _move_command(self, move: str) -> str:
+        return f"usermove {move}" if self.features.flag("usermove", False) else move
+
+    def _time_control_commands(self, tc: TimeControl) -> list[str]:
+        lines = []
+        if tc.periods:
+            period = tc.periods[0]
+            lines.append(format_level(period.moves, period.base, period.increment))
+        elif tc.move_time is not None:
+            lines.append(f"st {format_seconds_arg(tc.move_time)}")
+        else:
+            lines.append("st 86400")  # depth-only or infinite: no practical time limit
+        if tc.depth is not None:
+            lines.append(f"sd {tc.depth}")
+        if self.config.nps is not None and self.features.flag("nps", True):
+            lines.append(f"nps {self.config.nps}")
+        return lines
+
+    def _clock_commands(self, tc: TimeControl, clocks: ClockState) -> list[str]:
+        lines = []
+        if tc.periods and clocks.period != self._period_sent and clocks.own is not None:
+            period = tc.period(clocks.period)
+            moves = clocks.moves_to_go if clocks.moves_to_go is not None else period.moves
+            lines.append(format_level(moves, max(clocks.own, 0.0), period.increment))
+            self._period_sent = clocks.period
+        if self.features.flag("time", True) and clocks.own is not None:
+            lines.append(f"time {_centiseconds(clocks.own)}")
+            if clocks.opponent is not None:
+                lines.append(f"otim {_centiseconds(clocks.opponent)}")
+        return lines
+
+    def _position_commands(self, fen: str) -> list[str]:
+        if self.features.flag("setboard", False):
+            return [f"setboard {fen}"]
+        return _edit_commands(fen)
+
+    # ----------------------------------------------------------------- reading
+
+    async def _pump(self) -> None:
+        """Read and handle every line until the engine's output ends or breaks the rules."""
+        assert self._proc is not None
+        try:
+            while True:
+                line = await self._proc.read_line()
+                await self._handle(line)
+        except EngineError as exc:
+            for future in (self._reply, *self._pongs.values()):
+                if future is not None and not future.done():
+                    future.set_exception(exc)
+            self._changed.set()
+            raise
+
+    async def _handle(self, line: Line) -> None:
+        self._last_line_at = line.time
+        parsed = parse_engine_line(line.text)
+        match parsed:
+            case FeatureLine(pairs=pairs):
+                await self._handle_features(pairs)
+            case Pong(number=number):
+                future = self._pongs.get(number)
+                if future is not None and not future.done():
+                    future.set_result(line.time)
+            case ThinkingLine(info=info):
+                if self._thinking:
+                    self._info = info
+            case MoveLine(move=move):
+                self._deliver(line, move=move)
+            case Resign():
+                self._deliver(line, resigned=True)
+            case ResultLine(result=result, comment=comment):
+                claim = ResultClaim(result, comment, len(self._moves_known))
+                self._deliver(line, claim=claim, resigned=self._is_resignation(result, comment))
+            case DrawOffer():
+                self._draw_offered = True
+            case IllegalMoveReport(move=move):
+                self._messages.append(line.text)
+                if move and move.split()[-1] in self._moves_known:
+                    self._rejection = EngineProtocolError(
+                        f"{self.name} rejected a move the arbiter accepted: {line.text!r}")
+                    self._fail_reply(self._rejection)
+            case ErrorReport() | Tell():
+                self._messages.append(line.text)
+            case _:
+                pass
+        self._changed.set()
+
+    async def _handle_features(self, pairs: tuple[tuple[str, str], ...]) -> None:
+        answers = []
+        for name, value in pairs:
+            if name == "done":
+                self.features.done = 1 if value.strip() == "1" else 0
+                if self.features.done == 0:
+                    self._done0_at = time.monotonic()
+                continue
+            self.features.seen_any = True
+            if name == "option":
+                try:
+                    spec = parse_option(value)
+                except ValueError:
+                    answers.append(f"rejected option {value}")
+                    continue
+                self.features.options[spec.name] = spec
+                answers.append("accepted option")
+                continue
+            if name == "san" and value.strip() == "1":
+                # We send coordinate moves only; engines still may print SAN (flagged).
+                answers.append("rejected san")
+                continue
+            if name in _ACCEPTED:
+                self.features.values[name] = value
+                answers.append(f"accepted {name}")
+            else:
+                answers.append(f"rejected {name}")
+        if answers:
+            with contextlib.suppress(EngineError):
+                await self._send(*answers)
+
+    def _deliver(self, line: Line, *, move: str | None = None, resigned: bool = False,
+                 claim: ResultClaim | None = None) -> None:
+        """A move, a resignation or a claim: the reply to `play`, or kept for the next call."""
+        reply_future = self._reply
+        if move is not None and (reply_future is None or reply_future.done()):
+            return  # the second form of a move already taken (gnuchess prints two), or unasked
+        if move is not None:
+            move = move.lower() if is_coordinate_move(move.lower()) else move
+        reply = EngineReply(
+            move=move,
+            move_is_san=move is not None and not is_coordinate_move(move),
+            info=self._info,
+            resigned=resigned,
+            claim=claim,
+            draw_offered=self._draw_offered,
+            sent_at=self._reply_sent_at,
+            received_at=line.time,
+            messages=tuple(self._messages),
+        )
+        if move is not None or resigned or claim is not None:
+            self._draw_offered = False
+        if reply_future is not None and not reply_future.done():
+            reply_future.set_result(reply)
+        elif self._setup is not None and self._pending_end is None:
+            self._pending_end = reply
+
+    def _is_resignation(self, result: str, comment: str) -> bool:
+        if "resign" not in comment.lower() or self._setup is None:
+            return False
+        losing = {"1-0": Side.BLACK, "0-1": Side.WHITE}.get(result)
+        return losing is self._setup.side
+
+    def _fail_reply(self, exc: EngineError) -> None:
+        if self._reply is not None and not self._reply.done():
+            self._reply.set_exception(exc)
+
+    # ----------------------------------------------------------------- waiting
+
+    async def _synchronise(self) -> None:
+        """After ``new``/``setboard``: ``ping``/``pong``, or a conservative pause without ping."""
+        await self._await_late_features()
+        if self.features.flag("ping", False):
+            await self._ping(self.config.ping_timeout)
+        else:
+            await asyncio.sleep(self.config.no_ping_delay)
+            self._check_alive()
+        self._check_rejection()
+
+    def _check_rejection(self) -> None:
+        if self._rejection is not None:
+            raise self._rejection
+
+    async def _ping(self, timeout: float) -> float:
+        number = next(self._ping_counter)
+        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self._pongs[number] = future
+        try:
+            sent = await self._send(f"ping {number}")
+            pong_at = await self._wait(future, self._patient(timeout), f"no pong {number}")
+        finally:
+            self._pongs.pop(number, None)
+        return max(0.0, pong_at - sent)
+
+    def _patient(self, timeout: float) -> float:
+        """Engines that showed a long start-up get a proportionally longer ping wait."""
+        return max(timeout, 2.0 * (self.startup_seconds or 0.0))
+
+    async def _wait(self, future: asyncio.Future, timeout: float | None, what: str):  # noqa: ANN202
+        began = time.monotonic()
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            raise EngineStalled(f"{self.name}: {what}", time.monotonic() - began) from None
+
+    async def _wait_changed(self, timeout: float) -> None:
+        self._changed.clear()
+        self._check_alive()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), max(timeout, 0.0))
+        self._check_alive()
+
+    def _check_alive(self) -> None:
+        task = self._pump_task
+        if task is None:
+            raise EngineError(f"engine {self.name} is not started")
+        if task.done():
+            exc = task.exception() if not task.cancelled() else None
+            raise exc if isinstance(exc, EngineError) else EngineError(f"{self.name} is stopped")
+
+    def _require_game(self) -> GameSetup:
+        if self._setup is None:
+            raise RuntimeError("play() called outside a game: call new_game() first")
+        return self._setup
+
+    async def _send(self, *lines: str) -> float:
+        assert self._proc is not None
+        return await self._proc.write_lines(lines)
+
+    def _proc_note(self, text: str) -> None:
+        if self._proc is not None:
+            self._proc.note(text)
+
+    async def _stop_pump(self) -> None:
+        task = self._pump_task
+        if task is not None and not task.done():
+            task.cancel()
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError, EngineError):
+                await task
+
+
+def format_seconds_arg(seconds: float) -> str:
+    """Seconds for ``st``: whole numbers bare, fractions kept (never truncated to 0)."""
+    if seconds == int(seconds):
+        return str(int(seconds))
+    return f"{seconds:.3f}".rstrip("0").rstrip(".")
+
+
+def format_level(moves: int, base_seconds: float, increment: float) -> str:
+    """``level MPS BASE INC`` with BASE in minutes, or ``min:sec`` when not whole minutes."""
+    whole = math.floor(base_seconds)
+    if whole % 60 == 0 and whole == base_seconds and whole:
+        base = str(whole // 60)
+    else:
+        whole = max(whole, 1)
+        base = f"{whole // 60}:{whole % 60:02d}"
+    return f"level {moves} {base} {format_seconds_arg(increment)}"
+
+
+def _centiseconds(seconds: float) -> int:
+    return max(0, round(seconds * 100))
+
+
+def _edit_commands(fen: str) -> list[str]:
+    """The old ``edit`` idiom for engines without ``setboard``.
+
+    Castling rights are implied by kings and rooks on their home squares and en passant
+    is lost: the limits of ``edit`` itself.  Black to move uses the specification's
+    ``a2a3`` kludge before ``edit`` (which does not change the side to move).
+    """
+    fields = fen.split()
+    placement = fields[0]
+    black_to_move = len(fields) > 1 and fields[1] == "b"
+    white: list[str] = []
+    black: list[str] = []
+    ranks = placement.split("/")
+    if len(ranks) != 8:
+        raise ValueError(f"bad FEN placement {placement!r}")
+    for rank_index, rank in enumerate(ranks):
+        file = 0
+        for char in rank:
+            if char.isdigit():
+                file += int(char)
+                continue
+            square = f"{'abcdefgh'[file]}{8 - rank_index}"
+            if char.upper() not in _PIECE_LETTERS or file > 7:
+                raise ValueError(f"bad FEN placement {placement!r}")
+            (white if char.isupper() else black).append(f"{char.upper()}{square}")
+            file += 1
+    lines = ["a2a3"] if black_to_move else []
+    lines += ["edit", "#", *white, "c", *black, "."]
+    return lines

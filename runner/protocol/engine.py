@@ -1,0 +1,259 @@
+"""The one small interface the game loop sees: an `Engine`, its replies and its faults.
+
+Moves cross this boundary as coordinate strings (``e2e4``, ``e7e8q``, ``e1g1``); the
+game loop validates them with the rules core.  Protocol details (feature flags, force
+mode, ``usermove``...) stay inside the implementations.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.clock import TimeControl
+
+__all__ = [
+    "ClockState",
+    "Engine",
+    "EngineConfig",
+    "EngineError",
+    "EngineProtocolError",
+    "EngineReply",
+    "EngineStalled",
+    "EngineTerminated",
+    "GameSetup",
+    "ResultClaim",
+    "SearchInfo",
+    "Side",
+    "TranscriptEntry",
+    "Variant",
+]
+
+
+class EngineError(RuntimeError):
+    """Base of every engine fault; each fault is raised once, then the engine is unusable."""
+
+
+class EngineTerminated(EngineError):
+    """The engine process exited (or closed its output) while we needed it."""
+
+    def __init__(self, exit_code: int | None, detail: str = "") -> None:
+        self.exit_code = exit_code
+        message = f"engine terminated (exit code {exit_code})"
+        super().__init__(f"{message}: {detail}" if detail else message)
+
+
+class EngineStalled(EngineError):
+    """The engine did not answer within the allowed time."""
+
+    def __init__(self, detail: str, waited: float) -> None:
+        self.waited = waited
+        super().__init__(f"{detail} (waited {waited:.3f} s)")
+
+
+class EngineProtocolError(EngineError):
+    """The engine wrote something we cannot accept: an overlong line, a rejected legal move..."""
+
+
+class Side(enum.Enum):
+    """The color an engine plays."""
+
+    WHITE = "white"
+    BLACK = "black"
+
+    @property
+    def other(self) -> Side:
+        """The opposite color."""
+        return Side.BLACK if self is Side.WHITE else Side.WHITE
+
+
+class Variant(enum.Enum):
+    """Chess variants the runner plays."""
+
+    STANDARD = "standard"
+    FISCHERANDOM = "fischerandom"
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How to run one engine: command, environment, protocol, options and timeouts (seconds)."""
+
+    name: str
+    argv: tuple[str, ...]
+    working_dir: Path | None = None
+    env: Mapping[str, str] | None = None
+    protocol: str = "cecp"
+    options: Mapping[str, str] = field(default_factory=dict)
+    init_strings: tuple[str, ...] = ()
+    memory_mb: int | None = None
+    cores: int | None = None
+    nps: int | None = None
+    ponder: bool = False
+    start_timeout: float = 10.0
+    feature_timeout: float = 2.0
+    feature_done_timeout: float = 120.0
+    ping_timeout: float = 15.0
+    no_ping_delay: float = 1.0
+    quit_timeout: float = 5.0
+    terminate_timeout: float = 2.0
+    line_limit: int = 1 << 20
+    stderr_limit: int = 64 << 10
+    stderr_log: Path | None = None
+    transcript_size: int = 4000
+
+    def __post_init__(self) -> None:
+        if not self.argv:
+            raise ValueError(f"engine {self.name!r}: empty command")
+        if isinstance(self.argv, str):
+            raise ValueError(f"engine {self.name!r}: argv must be a sequence, not a string")
+        object.__setattr__(self, "argv", tuple(self.argv))
+        if self.line_limit < 1024:
+            raise ValueError(f"engine {self.name!r}: line limit {self.line_limit} is too small")
+        for name in ("start_timeout", "feature_timeout", "feature_done_timeout", "ping_timeout",
+                     "quit_timeout", "terminate_timeout"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"engine {self.name!r}: {name} must be positive")
+
+
+@dataclass(frozen=True)
+class GameSetup:
+    """How a game starts for one engine: position, moves already played, variant, clock, side."""
+
+    time_control: TimeControl
+    side: Side
+    start_fen: str | None = None
+    moves: tuple[str, ...] = ()
+    variant: Variant = Variant.STANDARD
+    opponent: str | None = None
+
+    @property
+    def first_to_move(self) -> Side:
+        """The side to move in the start position (read from the FEN's second field)."""
+        if self.start_fen is None:
+            return Side.WHITE
+        fields = self.start_fen.split()
+        if len(fields) < 2 or fields[1] not in ("w", "b"):
+            raise ValueError(f"FEN without a side to move: {self.start_fen!r}")
+        return Side.WHITE if fields[1] == "w" else Side.BLACK
+
+
+@dataclass(frozen=True)
+class ClockState:
+    """What the clocks say when an engine is asked to move (seconds; None when untimed)."""
+
+    own: float | None = None
+    opponent: float | None = None
+    moves_to_go: int | None = None
+    period: int = 0
+
+
+@dataclass(frozen=True)
+class SearchInfo:
+    """The last search report of an engine: depth, score (cp or mate), time, nodes, pv."""
+
+    depth: int | None = None
+    score_cp: int | None = None
+    mate: int | None = None
+    time: float | None = None
+    nodes: int | None = None
+    pv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResultClaim:
+    """An engine's claim that the game ended (``1-0``, ``0-1``, ``1/2-1/2``), to be verified.
+
+    `ply` is the number of plies the engine had seen (moves sent plus its own) when the
+    claim was read, so the arbiter can check it in the right position.
+    """
+
+    result: str
+    comment: str
+    ply: int
+
+
+@dataclass(frozen=True)
+class EngineReply:
+    """What `Engine.play` returns: a move (or none), search info, resignation, claim, draw offer."""
+
+    move: str | None
+    move_is_san: bool = False
+    info: SearchInfo | None = None
+    resigned: bool = False
+    claim: ResultClaim | None = None
+    draw_offered: bool = False
+    sent_at: float = 0.0
+    received_at: float = 0.0
+    messages: tuple[str, ...] = ()
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds from the last byte of our request written to the reply line read."""
+        return max(0.0, self.received_at - self.sent_at)
+
+
+@dataclass(frozen=True)
+class TranscriptEntry:
+    """One protocol line: monotonic time, direction (``>`` sent, ``<`` received, ``!`` note)."""
+
+    time: float
+    direction: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.time:14.6f} {self.direction} {self.text}"
+
+
+class Engine(abc.ABC):
+    """An engine process speaking some protocol; the game loop's only view of it."""
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The engine's display name (configured, else what the engine calls itself)."""
+
+    @property
+    @abc.abstractmethod
+    def transcript(self) -> Sequence[TranscriptEntry]:
+        """The bounded record of protocol lines exchanged, for debugging."""
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Start the process and complete the protocol handshake."""
+
+    @abc.abstractmethod
+    async def new_game(self, setup: GameSetup) -> None:
+        """Prepare a new game and wait until the engine is synchronised."""
+
+    @abc.abstractmethod
+    async def play(
+        self,
+        moves: Sequence[str],
+        clocks: ClockState,
+        *,
+        timeout: float | None = None,
+        opponent_offers_draw: bool = False,
+    ) -> EngineReply:
+        """Ask for a move after `moves` (all moves since the setup position).
+
+        Raises EngineStalled when `timeout` seconds pass without a reply.
+        """
+
+    @abc.abstractmethod
+    async def ping(self) -> float | None:
+        """Round-trip a synchronisation request; the latency in seconds, None if unsupported."""
+
+    @abc.abstractmethod
+    async def end_game(self, result: str, comment: str = "") -> None:
+        """Tell the engine the game is over (``1-0``, ``0-1``, ``1/2-1/2`` or ``*``)."""
+
+    @abc.abstractmethod
+    async def quit(self) -> int | None:
+        """Ask the engine to exit, escalating to signals; the exit code."""
+
+    @abc.abstractmethod
+    async def kill(self) -> int | None:
+        """Kill the engine and its process group at once; the exit code."""
