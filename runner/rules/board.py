@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from runner.rules._polyglot import POLYGLOT_RANDOM
+from runner.rules.endings import GameEndRules
 from runner.rules.fen import (
     STARTING_FEN,
     InvalidFenError,
@@ -19,29 +19,19 @@ from runner.rules.fen import (
     placement_field,
 )
 from runner.rules.move import _MOVES, IllegalMoveError, Move, Piece
-from runner.rules.outcome import Outcome, Termination
+from runner.rules.movegen import generate_legal
 from runner.rules.squares import (
-    BB_BETWEEN,
-    BB_BISHOP_PSEUDO,
-    BB_DARK_SQUARES,
     BB_DIAG_ATTACKS,
     BB_DIAG_MASKS,
-    BB_FILE_A,
     BB_FILE_ATTACKS,
-    BB_FILE_H,
     BB_FILE_MASKS,
     BB_KING_ATTACKS,
     BB_KNIGHT_ATTACKS,
-    BB_LIGHT_SQUARES,
-    BB_LINE,
     BB_PAWN_ATTACKS,
     BB_RANK_1,
-    BB_RANK_3,
-    BB_RANK_6,
     BB_RANK_8,
     BB_RANK_ATTACKS,
     BB_RANK_MASKS,
-    BB_ROOK_PSEUDO,
     BB_SQUARES,
     BISHOP,
     BLACK,
@@ -59,71 +49,13 @@ from runner.rules.squares import (
     Square,
     scan_forward,
 )
-
-_TURN_KEY = POLYGLOT_RANDOM[780]
-_EP_KEYS = POLYGLOT_RANDOM[772:780]
-# _PIECE_KEYS[color][piece_type][square]
-_PIECE_KEYS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    (((),) + tuple(
-        tuple(POLYGLOT_RANDOM[64 * (2 * (pt - 1) + int(color)) + sq] for sq in range(64))
-        for pt in range(1, 7)
-    ))
-    for color in (False, True)
+from runner.rules.zobrist import (
+    EP_KEYS,
+    PIECE_KEYS,
+    TURN_KEY,
+    castling_key,
+    polyglot_castling_key,
 )
-
-
-def _splitmix64(x: int) -> int:
-    """A fixed 64-bit mixer, used to derive castling keys for non-corner rook squares."""
-    x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-    return x ^ (x >> 31)
-
-
-# One key per possible castling rook square: the Polyglot keys for the corners, derived keys for
-# the other back-rank squares (Chess960), so repetition keys tell every set of rights apart.
-_ROOK_RIGHT_KEYS: dict[Square, int] = {sq: _splitmix64(sq + 1000) for sq in list(range(8)) + list(range(56, 64))}
-_ROOK_RIGHT_KEYS.update({7: POLYGLOT_RANDOM[768], 0: POLYGLOT_RANDOM[769],
-                         63: POLYGLOT_RANDOM[770], 56: POLYGLOT_RANDOM[771]})
-_CASTLING_KEY_CACHE: dict[Bitboard, int] = {}
-
-
-def _castling_key(rights: Bitboard) -> int:
-    """XOR of the keys of every castling rook square in ``rights`` (cached)."""
-    key = _CASTLING_KEY_CACHE.get(rights)
-    if key is None:
-        key = 0
-        for sq in scan_forward(rights):
-            key ^= _ROOK_RIGHT_KEYS[sq]
-        _CASTLING_KEY_CACHE[rights] = key
-    return key
-
-
-def _polyglot_castling_key(rights: Bitboard) -> int:
-    """Castling part of the Polyglot key: only rights of rooks on the corner squares count."""
-    key = 0
-    if rights & BB_SQUARES[7]:
-        key ^= POLYGLOT_RANDOM[768]
-    if rights & BB_SQUARES[0]:
-        key ^= POLYGLOT_RANDOM[769]
-    if rights & BB_SQUARES[63]:
-        key ^= POLYGLOT_RANDOM[770]
-    if rights & BB_SQUARES[56]:
-        key ^= POLYGLOT_RANDOM[771]
-    return key
-
-
-_PROMOTIONS: dict[int, tuple[Move, Move, Move, Move]] = {}
-for _f in range(64):
-    for _t in range(64):
-        if (_f >> 3, _t >> 3) in ((6, 7), (1, 0)) and abs((_f & 7) - (_t & 7)) <= 1:
-            _PROMOTIONS[_f * 64 + _t] = (
-                Move(_f, _t, QUEEN), Move(_f, _t, ROOK), Move(_f, _t, BISHOP), Move(_f, _t, KNIGHT)
-            )
-_PROMOTION_RANKS = BB_RANK_1 | BB_RANK_8
-_NOT_FILE_A = ~BB_FILE_A & ((1 << 64) - 1)
-_NOT_FILE_H = ~BB_FILE_H & ((1 << 64) - 1)
-_ALL = (1 << 64) - 1
 
 
 class LegalMoveGenerator:
@@ -150,7 +82,7 @@ class LegalMoveGenerator:
         return f"<LegalMoveGenerator ({', '.join(m.uci() for m in self)})>"
 
 
-class Board:
+class Board(GameEndRules):
     """A chess position with its move history; python-chess-like API.
 
     ``Board()`` is the starting position, ``Board(fen)`` any FEN/X-FEN/Shredder-FEN position,
@@ -234,10 +166,6 @@ class Board:
         self.ep_square = ep
         self.halfmove_clock = fields.halfmove_clock
         self.fullmove_number = fields.fullmove_number
-        if self._attackers(self.turn, self.king(not self.turn), self.occupied):
-            raise InvalidFenError(
-                f"the side not to move is in check, so the position cannot arise (in {fen!r})"
-            )
         self._reset_history()
 
     def reset(self) -> None:
@@ -415,222 +343,7 @@ class Board:
 
     def _generate(self) -> list[Move]:
         """Generate every legal move of the side to move."""
-        turn = self.turn
-        occ_co = self.occupied_co
-        us = occ_co[turn]
-        them = occ_co[not turn]
-        occ = us | them
-        pawns, knights, bishops, rooks, queens, kings = (
-            self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings)
-        king = (kings & us).bit_length() - 1
-        moves: list[Move] = []
-        append = moves.append
-        mv = _MOVES
-        diag_att, diag_mask = BB_DIAG_ATTACKS, BB_DIAG_MASKS
-        rank_att, rank_mask, file_att, file_mask = (
-            BB_RANK_ATTACKS, BB_RANK_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS)
-        them_diag = (bishops | queens) & them
-        them_orth = (rooks | queens) & them
-        them_knights = knights & them
-        them_pawns = pawns & them
-        them_kings = kings & them
-        pawn_att = BB_PAWN_ATTACKS[turn]
-
-        checkers = them & (
-            (BB_KNIGHT_ATTACKS[king] & knights)
-            | (pawn_att[king] & pawns)
-            | (diag_att[king][diag_mask[king] & occ] & (bishops | queens))
-            | ((rank_att[king][rank_mask[king] & occ] | file_att[king][file_mask[king] & occ])
-               & (rooks | queens))
-        )
-
-        # King moves: the destination must not be attacked once the king has left its square.
-        occ_nk = occ ^ (1 << king)
-        base = king * 64
-        targets = BB_KING_ATTACKS[king] & ~us
-        while targets:
-            low = targets & -targets
-            t = low.bit_length() - 1
-            targets ^= low
-            if not (
-                (BB_KNIGHT_ATTACKS[t] & them_knights)
-                or (pawn_att[t] & them_pawns)
-                or (BB_KING_ATTACKS[t] & them_kings)
-                or (diag_att[t][diag_mask[t] & occ_nk] & them_diag)
-                or ((rank_att[t][rank_mask[t] & occ_nk] | file_att[t][file_mask[t] & occ_nk])
-                    & them_orth)
-            ):
-                append(mv[base + t])
-
-        if checkers:
-            if checkers & (checkers - 1):
-                return moves  # double check: only the king may move
-            checker = checkers.bit_length() - 1
-            target = BB_BETWEEN[king][checker] | checkers
-        else:
-            target = ~us & _ALL
-
-        # Pinned pieces may only move along the line through their king.
-        pinned = 0
-        snipers = ((BB_ROOK_PSEUDO[king] & them_orth) | (BB_BISHOP_PSEUDO[king] & them_diag))
-        while snipers:
-            low = snipers & -snipers
-            snipers ^= low
-            blockers = BB_BETWEEN[king][low.bit_length() - 1] & occ
-            if blockers and not (blockers & (blockers - 1)) and blockers & us:
-                pinned |= blockers
-        line = BB_LINE[king]
-
-        # Knights (a pinned knight never moves).
-        froms = knights & us & ~pinned
-        while froms:
-            low = froms & -froms
-            froms ^= low
-            f = low.bit_length() - 1
-            base = f * 64
-            targets = BB_KNIGHT_ATTACKS[f] & target
-            while targets:
-                tl = targets & -targets
-                targets ^= tl
-                append(mv[base + tl.bit_length() - 1])
-
-        # Sliders.
-        froms = (bishops | queens) & us
-        while froms:
-            low = froms & -froms
-            froms ^= low
-            f = low.bit_length() - 1
-            targets = diag_att[f][diag_mask[f] & occ] & target
-            if low & pinned:
-                targets &= line[f]
-            base = f * 64
-            while targets:
-                tl = targets & -targets
-                targets ^= tl
-                append(mv[base + tl.bit_length() - 1])
-        froms = (rooks | queens) & us
-        while froms:
-            low = froms & -froms
-            froms ^= low
-            f = low.bit_length() - 1
-            targets = (rank_att[f][rank_mask[f] & occ] | file_att[f][file_mask[f] & occ]) & target
-            if low & pinned:
-                targets &= line[f]
-            base = f * 64
-            while targets:
-                tl = targets & -targets
-                targets ^= tl
-                append(mv[base + tl.bit_length() - 1])
-
-        # Pawns: unpinned ones in bulk with shifts, pinned ones one by one.
-        our_pawns = pawns & us
-        free = our_pawns & ~pinned
-        empty = ~occ & _ALL
-        if turn:
-            single = (free << 8) & empty
-            double = ((single & BB_RANK_3) << 8) & empty & target
-            single &= target
-            cap_left = ((free << 7) & _NOT_FILE_H) & them & target
-            cap_right = ((free << 9) & _NOT_FILE_A) & them & target
-            deltas = (8, 16, 7, 9)
-        else:
-            single = (free >> 8) & empty
-            double = ((single & BB_RANK_6) >> 8) & empty & target
-            single &= target
-            cap_left = ((free >> 9) & _NOT_FILE_H) & them & target
-            cap_right = ((free >> 7) & _NOT_FILE_A) & them & target
-            deltas = (-8, -16, -9, -7)
-        for bb, delta in ((single, deltas[0]), (double, deltas[1]), (cap_left, deltas[2]),
-                          (cap_right, deltas[3])):
-            while bb:
-                tl = bb & -bb
-                bb ^= tl
-                t = tl.bit_length() - 1
-                f = t - delta
-                if tl & _PROMOTION_RANKS:
-                    moves.extend(_PROMOTIONS[f * 64 + t])
-                else:
-                    append(mv[f * 64 + t])
-        pinned_pawns = our_pawns & pinned
-        while pinned_pawns:
-            low = pinned_pawns & -pinned_pawns
-            pinned_pawns ^= low
-            f = low.bit_length() - 1
-            allowed = line[f] & target
-            step = 8 if turn else -8
-            t = f + step
-            cand = 0
-            if 0 <= t < 64 and not (occ & BB_SQUARES[t]):
-                cand |= BB_SQUARES[t]
-                t2 = t + step
-                if (f >> 3) == (1 if turn else 6) and not (occ & BB_SQUARES[t2]):
-                    cand |= BB_SQUARES[t2]
-            cand |= pawn_att[f] & them
-            cand &= allowed
-            while cand:
-                tl = cand & -cand
-                cand ^= tl
-                t = tl.bit_length() - 1
-                if tl & _PROMOTION_RANKS:
-                    moves.extend(_PROMOTIONS[f * 64 + t])
-                else:
-                    append(mv[f * 64 + t])
-
-        # En passant: test the resulting occupancy directly (covers every discovered check).
-        ep = self.ep_square
-        if ep is not None:
-            capturers = BB_PAWN_ATTACKS[not turn][ep] & our_pawns
-            if capturers:
-                captured = ep - 8 if turn else ep + 8
-                cap_bb = BB_SQUARES[captured]
-                while capturers:
-                    low = capturers & -capturers
-                    capturers ^= low
-                    occ2 = (occ ^ low ^ cap_bb) | BB_SQUARES[ep]
-                    if not (
-                        (BB_KNIGHT_ATTACKS[king] & them_knights)
-                        or (pawn_att[king] & them_pawns & ~cap_bb)
-                        or (diag_att[king][diag_mask[king] & occ2] & them_diag)
-                        or ((rank_att[king][rank_mask[king] & occ2]
-                             | file_att[king][file_mask[king] & occ2]) & them_orth)
-                    ):
-                        append(mv[(low.bit_length() - 1) * 64 + ep])
-
-        # Castling.
-        if not checkers:
-            rights = self.castling_rights & us
-            while rights:
-                low = rights & -rights
-                rights ^= low
-                move = self._castling_move(king, low.bit_length() - 1, occ)
-                if move is not None:
-                    append(move)
-        return moves
-
-    def _castling_move(self, king: Square, rook: Square, occ: Bitboard) -> Move | None:
-        """The castling move with the rook on ``rook`` if it is legal now (king not in check)."""
-        back = king & 56
-        kingside = rook > king
-        king_to = back + (6 if kingside else 2)
-        rook_to = back + (5 if kingside else 3)
-        king_bb = BB_SQUARES[king]
-        rook_bb = BB_SQUARES[rook]
-        king_path = BB_BETWEEN[king][king_to] | BB_SQUARES[king_to]
-        must_be_empty = (king_path | BB_BETWEEN[rook][rook_to] | BB_SQUARES[rook_to]) & ~(
-            king_bb | rook_bb)
-        if occ & must_be_empty:
-            return None
-        occ_wo = occ ^ king_bb ^ rook_bb
-        them = not self.turn
-        path = king_path & ~king_bb
-        while path:
-            low = path & -path
-            path ^= low
-            if self._attackers(them, low.bit_length() - 1, occ_wo):
-                return None
-        if self.chess960:
-            return _MOVES[king * 64 + rook]
-        return _MOVES[king * 64 + king_to]
+        return generate_legal(self)
 
     # ------------------------------------------------------------------ making moves
 
@@ -671,8 +384,8 @@ class Board:
             return
         from_bb = 1 << f
         to_bb = 1 << t
-        keys_us = _PIECE_KEYS[turn]
-        keys_them = _PIECE_KEYS[not turn]
+        keys_us = PIECE_KEYS[turn]
+        keys_them = PIECE_KEYS[not turn]
         phash = self._phash
         halfmove = self.halfmove_clock + 1
         rights = self.castling_rights
@@ -829,7 +542,7 @@ class Board:
         """Polyglot piece-square part of the hash, computed from scratch."""
         h = 0
         for color in (WHITE, BLACK):
-            keys = _PIECE_KEYS[color]
+            keys = PIECE_KEYS[color]
             for piece_type, bb in ((PAWN, self.pawns), (KNIGHT, self.knights),
                                    (BISHOP, self.bishops), (ROOK, self.rooks),
                                    (QUEEN, self.queens), (KING, self.kings)):
@@ -839,11 +552,11 @@ class Board:
 
     def _compute_key(self) -> int:
         """The repetition key: placement, side to move, castling rights, legal en passant file."""
-        key = self._phash ^ _castling_key(self.castling_rights)
+        key = self._phash ^ castling_key(self.castling_rights)
         if self.turn:
-            key ^= _TURN_KEY
+            key ^= TURN_KEY
         if self.ep_square is not None and self.has_legal_en_passant():
-            key ^= _EP_KEYS[self.ep_square & 7]
+            key ^= EP_KEYS[self.ep_square & 7]
         return key
 
     def repetition_key(self) -> int:
@@ -852,11 +565,12 @@ class Board:
 
     def zobrist_hash(self) -> int:
         """The Polyglot opening-book key of the position."""
-        key = self._phash ^ _polyglot_castling_key(self.castling_rights)
+        key = self._phash ^ polyglot_castling_key(
+            self.castling_rights, self.kings & self.occupied_co[WHITE], self.kings & self.occupied_co[BLACK])
         if self.turn:
-            key ^= _TURN_KEY
+            key ^= TURN_KEY
         if self.has_pseudo_legal_en_passant():
-            key ^= _EP_KEYS[self.ep_square & 7]  # type: ignore[operator]
+            key ^= EP_KEYS[self.ep_square & 7]  # type: ignore[operator]
         return key
 
     def has_pseudo_legal_en_passant(self) -> bool:
@@ -1039,8 +753,9 @@ class Board:
         """
         ep = self.ep_square
         if ep is not None:
-            if en_passant == "legal" and not self.has_legal_en_passant():
-                ep = None
+            if en_passant == "legal":
+                if not self.has_legal_en_passant():
+                    ep = None
             elif en_passant == "xfen" and not self.has_pseudo_legal_en_passant():
                 ep = None
         return " ".join((
@@ -1069,118 +784,3 @@ class Board:
             rows.append(" ".join(row))
         return "\n".join(rows)
 
-    # ------------------------------------------------------------------ game end
-
-    def is_checkmate(self) -> bool:
-        """Whether the side to move is checkmated."""
-        return self.is_check() and not self._legal()
-
-    def is_stalemate(self) -> bool:
-        """Whether the side to move has no legal move and is not in check."""
-        return not self.is_check() and not self._legal()
-
-    def has_insufficient_material(self, color: Color) -> bool:
-        """Whether ``color`` cannot possibly mate, whatever the opponent plays."""
-        own = self.occupied_co[color]
-        if own & (self.pawns | self.rooks | self.queens):
-            return False
-        if own & self.knights:
-            # A lone knight can mate only with help from opposing pieces other than queens.
-            return own.bit_count() <= 2 and not (
-                self.occupied_co[not color] & ~self.kings & ~self.queens
-            )
-        if own & self.bishops:
-            same_color = not (self.bishops & BB_DARK_SQUARES) or not (self.bishops & BB_LIGHT_SQUARES)
-            return same_color and not self.pawns and not self.knights
-        return True
-
-    def is_insufficient_material(self) -> bool:
-        """Whether neither side can mate (a dead position by material, FIDE 5.2.2)."""
-        return self.has_insufficient_material(WHITE) and self.has_insufficient_material(BLACK)
-
-    def is_repetition(self, count: int = 3) -> bool:
-        """Whether the current position has occurred at least ``count`` times (O(1))."""
-        return self._counts.get(self._key, 0) >= count
-
-    def repetition_count(self) -> int:
-        """How many times the current position has occurred in the game so far."""
-        return self._counts.get(self._key, 0)
-
-    def is_fivefold_repetition(self) -> bool:
-        """Whether the position has occurred five times (the game ends by itself, FIDE 9.6.1)."""
-        return self._counts.get(self._key, 0) >= 5
-
-    def can_claim_threefold_repetition(self) -> bool:
-        """Whether a threefold repetition draw can be claimed now or with the next move (9.2)."""
-        counts = self._counts
-        if counts.get(self._key, 0) >= 3:
-            return True
-        if not self._repeated:
-            return False  # no position has occurred twice: no move can make one occur thrice
-        for move in self._legal():
-            if self.is_zeroing(move) or self.is_castling(move):
-                continue  # an irreversible move always leads to a new position
-            self.push(move)
-            try:
-                if counts.get(self._key, 0) >= 3:
-                    return True
-            finally:
-                self.pop()
-        return False
-
-    def is_fifty_moves(self) -> bool:
-        """Whether 50 moves by each side have passed without pawn move or capture (and no mate)."""
-        return self.halfmove_clock >= 100 and bool(self._legal())
-
-    def can_claim_fifty_moves(self) -> bool:
-        """Whether the fifty-move draw can be claimed now or with the next move (9.3)."""
-        if self.is_fifty_moves():
-            return True
-        if self.halfmove_clock >= 99:
-            for move in self._legal():
-                if self.is_zeroing(move):
-                    continue
-                self.push(move)
-                try:
-                    if self.is_fifty_moves():
-                        return True
-                finally:
-                    self.pop()
-        return False
-
-    def is_seventyfive_moves(self) -> bool:
-        """Whether 75 moves by each side passed without pawn move or capture (ends the game, 9.6.2)."""
-        return self.halfmove_clock >= 150 and bool(self._legal())
-
-    def can_claim_draw(self) -> bool:
-        """Whether a draw by fifty moves or threefold repetition can be claimed."""
-        return self.can_claim_fifty_moves() or self.can_claim_threefold_repetition()
-
-    def outcome(self, *, claim_draw: bool = False) -> Outcome | None:
-        """How the game ends by the rules here, or ``None``; claimable draws with ``claim_draw``."""
-        has_moves = bool(self._legal())
-        if not has_moves and self.is_check():
-            return Outcome(Termination.CHECKMATE, not self.turn)
-        if self.is_insufficient_material():
-            return Outcome(Termination.INSUFFICIENT_MATERIAL, None)
-        if not has_moves:
-            return Outcome(Termination.STALEMATE, None)
-        if self.halfmove_clock >= 150:
-            return Outcome(Termination.SEVENTYFIVE_MOVES, None)
-        if self._counts.get(self._key, 0) >= 5:
-            return Outcome(Termination.FIVEFOLD_REPETITION, None)
-        if claim_draw:
-            if self.can_claim_fifty_moves():
-                return Outcome(Termination.FIFTY_MOVES, None)
-            if self.can_claim_threefold_repetition():
-                return Outcome(Termination.THREEFOLD_REPETITION, None)
-        return None
-
-    def is_game_over(self, *, claim_draw: bool = False) -> bool:
-        """Whether the game is over by the rules."""
-        return self.outcome(claim_draw=claim_draw) is not None
-
-    def result(self, *, claim_draw: bool = False) -> str:
-        """The PGN result by the rules, ``*`` while the game goes on."""
-        outcome = self.outcome(claim_draw=claim_draw)
-        return outcome.result if outcome else "*"

@@ -48,7 +48,9 @@ def _san_body(board: Board, move: Move, long: bool) -> str:
         return "O-O" if move.to_square > move.from_square else "O-O-O"
     piece_type = board.piece_type_at(move.from_square)
     if piece_type is None:
-        raise IllegalMoveError(f"no piece on {SQUARE_NAMES[move.from_square]} for {move.uci()} in {board.fen()}")
+        raise IllegalMoveError(
+            f"no piece on {SQUARE_NAMES[move.from_square]} for {move.uci()} in {board.fen()}"
+        )
     capture = board.is_capture(move)
     to_name = SQUARE_NAMES[move.to_square]
     if piece_type == PAWN:

@@ -1,0 +1,128 @@
+"""The game-end rules of the FIDE Laws as a mixin of ``Board``: mate, stalemate, draws."""
+
+from __future__ import annotations
+
+from runner.rules.outcome import Outcome, Termination
+from runner.rules.squares import BB_DARK_SQUARES, BB_LIGHT_SQUARES, BLACK, WHITE, Color
+
+
+class GameEndRules:
+    """Checkmate, stalemate, dead positions, repetitions and the 50/75-move rules."""
+
+    __slots__ = ()
+
+    # Works on the state and helpers of Board (see board.py), which inherits it.
+
+    def is_checkmate(self) -> bool:
+        """Whether the side to move is checkmated."""
+        return self.is_check() and not self._legal()
+
+    def is_stalemate(self) -> bool:
+        """Whether the side to move has no legal move and is not in check."""
+        return not self.is_check() and not self._legal()
+
+    def has_insufficient_material(self, color: Color) -> bool:
+        """Whether ``color`` cannot possibly mate, whatever the opponent plays."""
+        own = self.occupied_co[color]
+        if own & (self.pawns | self.rooks | self.queens):
+            return False
+        if own & self.knights:
+            # A lone knight can mate only with help from opposing pieces other than queens.
+            return own.bit_count() <= 2 and not (
+                self.occupied_co[not color] & ~self.kings & ~self.queens
+            )
+        if own & self.bishops:
+            same_color = not (self.bishops & BB_DARK_SQUARES) or not (self.bishops & BB_LIGHT_SQUARES)
+            return same_color and not self.pawns and not self.knights
+        return True
+
+    def is_insufficient_material(self) -> bool:
+        """Whether neither side can mate (a dead position by material, FIDE 5.2.2)."""
+        return self.has_insufficient_material(WHITE) and self.has_insufficient_material(BLACK)
+
+    def is_repetition(self, count: int = 3) -> bool:
+        """Whether the current position has occurred at least ``count`` times (O(1))."""
+        return self._counts.get(self._key, 0) >= count
+
+    def repetition_count(self) -> int:
+        """How many times the current position has occurred in the game so far."""
+        return self._counts.get(self._key, 0)
+
+    def is_fivefold_repetition(self) -> bool:
+        """Whether the position has occurred five times (the game ends by itself, FIDE 9.6.1)."""
+        return self._counts.get(self._key, 0) >= 5
+
+    def can_claim_threefold_repetition(self) -> bool:
+        """Whether a threefold repetition draw can be claimed now or with the next move (9.2)."""
+        counts = self._counts
+        if counts.get(self._key, 0) >= 3:
+            return True
+        if not self._repeated:
+            return False  # no position has occurred twice: no move can make one occur thrice
+        for move in self._legal():
+            if self.is_zeroing(move) or self.is_castling(move):
+                continue  # an irreversible move always leads to a new position
+            self.push(move)
+            try:
+                if counts.get(self._key, 0) >= 3:
+                    return True
+            finally:
+                self.pop()
+        return False
+
+    def is_fifty_moves(self) -> bool:
+        """Whether 50 moves by each side have passed without pawn move or capture (and no mate)."""
+        return self.halfmove_clock >= 100 and bool(self._legal())
+
+    def can_claim_fifty_moves(self) -> bool:
+        """Whether the fifty-move draw can be claimed now or with the next move (9.3)."""
+        if self.is_fifty_moves():
+            return True
+        if self.halfmove_clock >= 99:
+            for move in self._legal():
+                if self.is_zeroing(move):
+                    continue
+                self.push(move)
+                try:
+                    if self.is_fifty_moves():
+                        return True
+                finally:
+                    self.pop()
+        return False
+
+    def is_seventyfive_moves(self) -> bool:
+        """Whether 75 moves by each side passed without pawn move or capture (ends the game, 9.6.2)."""
+        return self.halfmove_clock >= 150 and bool(self._legal())
+
+    def can_claim_draw(self) -> bool:
+        """Whether a draw by fifty moves or threefold repetition can be claimed."""
+        return self.can_claim_fifty_moves() or self.can_claim_threefold_repetition()
+
+    def outcome(self, *, claim_draw: bool = False) -> Outcome | None:
+        """How the game ends by the rules here, or ``None``; claimable draws with ``claim_draw``."""
+        has_moves = bool(self._legal())
+        if not has_moves and self.is_check():
+            return Outcome(Termination.CHECKMATE, not self.turn)
+        if self.is_insufficient_material():
+            return Outcome(Termination.INSUFFICIENT_MATERIAL, None)
+        if not has_moves:
+            return Outcome(Termination.STALEMATE, None)
+        if self.halfmove_clock >= 150:
+            return Outcome(Termination.SEVENTYFIVE_MOVES, None)
+        if self._counts.get(self._key, 0) >= 5:
+            return Outcome(Termination.FIVEFOLD_REPETITION, None)
+        if claim_draw:
+            if self.can_claim_fifty_moves():
+                return Outcome(Termination.FIFTY_MOVES, None)
+            if self.can_claim_threefold_repetition():
+                return Outcome(Termination.THREEFOLD_REPETITION, None)
+        return None
+
+    def is_game_over(self, *, claim_draw: bool = False) -> bool:
+        """Whether the game is over by the rules."""
+        return self.outcome(claim_draw=claim_draw) is not None
+
+    def result(self, *, claim_draw: bool = False) -> str:
+        """The PGN result by the rules, ``*`` while the game goes on."""
+        outcome = self.outcome(claim_draw=claim_draw)
+        return outcome.result if outcome else "*"

@@ -1,0 +1,271 @@
+"""Legal move generation: king safety, pins and checks resolved with bitboards, no trial moves."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from runner.rules.move import _MOVES, Move
+from runner.rules.squares import (
+    BB_BETWEEN,
+    BB_BISHOP_PSEUDO,
+    BB_DIAG_ATTACKS,
+    BB_DIAG_MASKS,
+    BB_FILE_A,
+    BB_FILE_ATTACKS,
+    BB_FILE_H,
+    BB_FILE_MASKS,
+    BB_KING_ATTACKS,
+    BB_KNIGHT_ATTACKS,
+    BB_LINE,
+    BB_PAWN_ATTACKS,
+    BB_RANK_1,
+    BB_RANK_3,
+    BB_RANK_6,
+    BB_RANK_8,
+    BB_RANK_ATTACKS,
+    BB_RANK_MASKS,
+    BB_ROOK_PSEUDO,
+    BB_SQUARES,
+    BISHOP,
+    KNIGHT,
+    QUEEN,
+    ROOK,
+    Bitboard,
+    Square,
+)
+
+if TYPE_CHECKING:
+    from runner.rules.board import Board
+
+_PROMOTIONS: dict[int, tuple[Move, Move, Move, Move]] = {}
+for _f in range(64):
+    for _t in range(64):
+        if (_f >> 3, _t >> 3) in ((6, 7), (1, 0)) and abs((_f & 7) - (_t & 7)) <= 1:
+            _PROMOTIONS[_f * 64 + _t] = (
+                Move(_f, _t, QUEEN), Move(_f, _t, ROOK), Move(_f, _t, BISHOP), Move(_f, _t, KNIGHT)
+            )
+_PROMOTION_RANKS = BB_RANK_1 | BB_RANK_8
+_NOT_FILE_A = ~BB_FILE_A & ((1 << 64) - 1)
+_NOT_FILE_H = ~BB_FILE_H & ((1 << 64) - 1)
+_ALL = (1 << 64) - 1
+
+
+
+def generate_legal(board: Board) -> list[Move]:
+    """Generate every legal move of the side to move."""
+    turn = board.turn
+    occ_co = board.occupied_co
+    us = occ_co[turn]
+    them = occ_co[not turn]
+    occ = us | them
+    pawns, knights, bishops, rooks, queens, kings = (
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings)
+    king = (kings & us).bit_length() - 1
+    moves: list[Move] = []
+    append = moves.append
+    mv = _MOVES
+    diag_att, diag_mask = BB_DIAG_ATTACKS, BB_DIAG_MASKS
+    rank_att, rank_mask, file_att, file_mask = (
+        BB_RANK_ATTACKS, BB_RANK_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS)
+    them_diag = (bishops | queens) & them
+    them_orth = (rooks | queens) & them
+    them_knights = knights & them
+    them_pawns = pawns & them
+    them_kings = kings & them
+    pawn_att = BB_PAWN_ATTACKS[turn]
+
+    checkers = them & (
+        (BB_KNIGHT_ATTACKS[king] & knights)
+        | (pawn_att[king] & pawns)
+        | (diag_att[king][diag_mask[king] & occ] & (bishops | queens))
+        | ((rank_att[king][rank_mask[king] & occ] | file_att[king][file_mask[king] & occ])
+           & (rooks | queens))
+    )
+
+    # King moves: the destination must not be attacked once the king has left its square.
+    occ_nk = occ ^ (1 << king)
+    base = king * 64
+    targets = BB_KING_ATTACKS[king] & ~us
+    while targets:
+        low = targets & -targets
+        t = low.bit_length() - 1
+        targets ^= low
+        if not (
+            (BB_KNIGHT_ATTACKS[t] & them_knights)
+            or (pawn_att[t] & them_pawns)
+            or (BB_KING_ATTACKS[t] & them_kings)
+            or (diag_att[t][diag_mask[t] & occ_nk] & them_diag)
+            or ((rank_att[t][rank_mask[t] & occ_nk] | file_att[t][file_mask[t] & occ_nk])
+                & them_orth)
+        ):
+            append(mv[base + t])
+
+    if checkers:
+        if checkers & (checkers - 1):
+            return moves  # double check: only the king may move
+        checker = checkers.bit_length() - 1
+        target = BB_BETWEEN[king][checker] | checkers
+    else:
+        target = ~us & _ALL
+
+    # Pinned pieces may only move along the line through their king.
+    pinned = 0
+    snipers = ((BB_ROOK_PSEUDO[king] & them_orth) | (BB_BISHOP_PSEUDO[king] & them_diag))
+    while snipers:
+        low = snipers & -snipers
+        snipers ^= low
+        blockers = BB_BETWEEN[king][low.bit_length() - 1] & occ
+        if blockers and not (blockers & (blockers - 1)) and blockers & us:
+            pinned |= blockers
+    line = BB_LINE[king]
+
+    # Knights (a pinned knight never moves).
+    froms = knights & us & ~pinned
+    while froms:
+        low = froms & -froms
+        froms ^= low
+        f = low.bit_length() - 1
+        base = f * 64
+        targets = BB_KNIGHT_ATTACKS[f] & target
+        while targets:
+            tl = targets & -targets
+            targets ^= tl
+            append(mv[base + tl.bit_length() - 1])
+
+    # Sliders.
+    froms = (bishops | queens) & us
+    while froms:
+        low = froms & -froms
+        froms ^= low
+        f = low.bit_length() - 1
+        targets = diag_att[f][diag_mask[f] & occ] & target
+        if low & pinned:
+            targets &= line[f]
+        base = f * 64
+        while targets:
+            tl = targets & -targets
+            targets ^= tl
+            append(mv[base + tl.bit_length() - 1])
+    froms = (rooks | queens) & us
+    while froms:
+        low = froms & -froms
+        froms ^= low
+        f = low.bit_length() - 1
+        targets = (rank_att[f][rank_mask[f] & occ] | file_att[f][file_mask[f] & occ]) & target
+        if low & pinned:
+            targets &= line[f]
+        base = f * 64
+        while targets:
+            tl = targets & -targets
+            targets ^= tl
+            append(mv[base + tl.bit_length() - 1])
+
+    # Pawns: unpinned ones in bulk with shifts, pinned ones one by one.
+    our_pawns = pawns & us
+    free = our_pawns & ~pinned
+    empty = ~occ & _ALL
+    if turn:
+        single = (free << 8) & empty
+        double = ((single & BB_RANK_3) << 8) & empty & target
+        single &= target
+        cap_left = ((free << 7) & _NOT_FILE_H) & them & target
+        cap_right = ((free << 9) & _NOT_FILE_A) & them & target
+        deltas = (8, 16, 7, 9)
+    else:
+        single = (free >> 8) & empty
+        double = ((single & BB_RANK_6) >> 8) & empty & target
+        single &= target
+        cap_left = ((free >> 9) & _NOT_FILE_H) & them & target
+        cap_right = ((free >> 7) & _NOT_FILE_A) & them & target
+        deltas = (-8, -16, -9, -7)
+    for bb, delta in ((single, deltas[0]), (double, deltas[1]), (cap_left, deltas[2]),
+                      (cap_right, deltas[3])):
+        while bb:
+            tl = bb & -bb
+            bb ^= tl
+            t = tl.bit_length() - 1
+            f = t - delta
+            if tl & _PROMOTION_RANKS:
+                moves.extend(_PROMOTIONS[f * 64 + t])
+            else:
+                append(mv[f * 64 + t])
+    pinned_pawns = our_pawns & pinned
+    while pinned_pawns:
+        low = pinned_pawns & -pinned_pawns
+        pinned_pawns ^= low
+        f = low.bit_length() - 1
+        allowed = line[f] & target
+        step = 8 if turn else -8
+        t = f + step
+        cand = 0
+        if 0 <= t < 64 and not (occ & BB_SQUARES[t]):
+            cand |= BB_SQUARES[t]
+            t2 = t + step
+            if (f >> 3) == (1 if turn else 6) and not (occ & BB_SQUARES[t2]):
+                cand |= BB_SQUARES[t2]
+        cand |= pawn_att[f] & them
+        cand &= allowed
+        while cand:
+            tl = cand & -cand
+            cand ^= tl
+            t = tl.bit_length() - 1
+            if tl & _PROMOTION_RANKS:
+                moves.extend(_PROMOTIONS[f * 64 + t])
+            else:
+                append(mv[f * 64 + t])
+
+    # En passant: test the resulting occupancy directly (covers every discovered check).
+    ep = board.ep_square
+    if ep is not None:
+        capturers = BB_PAWN_ATTACKS[not turn][ep] & our_pawns
+        if capturers:
+            captured = ep - 8 if turn else ep + 8
+            cap_bb = BB_SQUARES[captured]
+            while capturers:
+                low = capturers & -capturers
+                capturers ^= low
+                occ2 = (occ ^ low ^ cap_bb) | BB_SQUARES[ep]
+                if not (
+                    (BB_KNIGHT_ATTACKS[king] & them_knights)
+                    or (pawn_att[king] & them_pawns & ~cap_bb)
+                    or (diag_att[king][diag_mask[king] & occ2] & them_diag)
+                    or ((rank_att[king][rank_mask[king] & occ2]
+                         | file_att[king][file_mask[king] & occ2]) & them_orth)
+                ):
+                    append(mv[(low.bit_length() - 1) * 64 + ep])
+
+    # Castling.
+    if not checkers:
+        rights = board.castling_rights & us
+        while rights:
+            low = rights & -rights
+            rights ^= low
+            move = _castling_move(board, king, low.bit_length() - 1, occ)
+            if move is not None:
+                append(move)
+    return moves
+
+def _castling_move(board: Board, king: Square, rook: Square, occ: Bitboard) -> Move | None:
+    """The castling move with the rook on ``rook`` if it is legal now (king not in check)."""
+    back = king & 56
+    kingside = rook > king
+    king_to = back + (6 if kingside else 2)
+    rook_to = back + (5 if kingside else 3)
+    king_bb = BB_SQUARES[king]
+    rook_bb = BB_SQUARES[rook]
+    king_path = BB_BETWEEN[king][king_to] | BB_SQUARES[king_to]
+    must_be_empty = (king_path | BB_BETWEEN[rook][rook_to] | BB_SQUARES[rook_to]) & ~(
+        king_bb | rook_bb)
+    if occ & must_be_empty:
+        return None
+    occ_wo = occ ^ king_bb ^ rook_bb
+    them = not board.turn
+    path = king_path & ~king_bb
+    while path:
+        low = path & -path
+        path ^= low
+        if board._attackers(them, low.bit_length() - 1, occ_wo):
+            return None
+    if board.chess960:
+        return _MOVES[king * 64 + rook]
+    return _MOVES[king * 64 + king_to]

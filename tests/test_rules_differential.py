@@ -1,0 +1,160 @@
+"""Differential and property tests: our rules core against python-chess (the test oracle)."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import chess.polyglot
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runner.rules import Board, Move
+
+START_960 = [
+    "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 0 1",
+    "2nnrbkr/p1qppppp/8/1ppb4/6PP/3PP3/PPP2P2/BQNNRBKR w HEhe - 0 1",
+    "nrbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/NRBKQBRN w BGbg - 0 1",
+    "rkrnnqbb/pppppppp/8/8/8/8/PPPPPPPP/RKRNNQBB w KQkq - 0 1",
+    "qrkrbbnn/pppppppp/8/8/8/8/PPPPPPPP/QRKRBBNN w KQkq - 0 1",
+]
+
+
+def _check_same(ours: Board, ref: chess.Board) -> None:
+    """Compare every observable of the two boards at one ply."""
+    ref_moves = {m.uci() for m in ref.legal_moves}
+    our_moves = {m.uci() for m in ours.legal_moves}
+    assert our_moves == ref_moves, ref.fen()
+    assert ours.fen() == ref.fen()
+    assert ours.fen(shredder=True) == ref.fen(shredder=True)
+    assert ours.zobrist_hash() == chess.polyglot.zobrist_hash(ref)
+    assert ours.is_check() == ref.is_check()
+    our_outcome = ours.outcome(claim_draw=True)
+    ref_outcome = ref.outcome(claim_draw=True)
+    assert (our_outcome.result if our_outcome else None) == (ref_outcome.result() if ref_outcome else None)
+    assert (our_outcome.termination.value if our_outcome else None) == (
+        ref_outcome.termination.name.lower() if ref_outcome else None)
+    assert ours.is_repetition(3) == ref.is_repetition(3)
+
+
+def _play_random_game(seed: int, fen: str | None, chess960: bool, max_plies: int = 300) -> int:
+    """Play one seeded random game on both boards, comparing at every ply; returns plies played."""
+    rng = random.Random(seed)
+    ours = Board(fen or chess.STARTING_FEN, chess960=chess960)
+    ref = chess.Board(fen or chess.STARTING_FEN, chess960=chess960)
+    fens = [ours.fen()]
+    plies = 0
+    while plies < max_plies:
+        _check_same(ours, ref)
+        ref_moves = sorted(ref.legal_moves, key=lambda m: m.uci())
+        if not ref_moves or ref.is_fivefold_repetition() or ref.is_seventyfive_moves():
+            break
+        # Prefer reversible moves now and then so that repetitions and fifty-move cases occur.
+        quiet = [m for m in ref_moves if not ref.is_zeroing(m)]
+        move = rng.choice(quiet if quiet and rng.random() < 0.7 else ref_moves)
+        san = ref.san(move)
+        our_move = ours.parse_uci(move.uci())
+        assert ours.san(our_move) == san
+        assert ours.lan(our_move) == ref.lan(move)
+        assert ours.parse_san(san) == our_move
+        assert ours.is_capture(our_move) == ref.is_capture(move)
+        assert ours.is_castling(our_move) == ref.is_castling(move)
+        assert ours.gives_check(our_move) == ref.gives_check(move)
+        ours.push(our_move)
+        ref.push(move)
+        fens.append(ours.fen())
+        plies += 1
+    # Undo everything: every FEN and hash must come back exactly.
+    while ours.move_stack:
+        ours.pop()
+        ref.pop()
+        fens.pop()
+        assert ours.fen() == fens[-1] == ref.fen()
+        assert ours.zobrist_hash() == chess.polyglot.zobrist_hash(ref)
+    return plies
+
+
+def test_differential_random_standard_games() -> None:
+    total = sum(_play_random_game(seed, None, False) for seed in range(60))
+    assert total > 5000
+
+
+def test_differential_random_chess960_games() -> None:
+    total = 0
+    for seed in range(40):
+        total += _play_random_game(1000 + seed, START_960[seed % len(START_960)], True)
+    assert total > 3000
+
+
+@pytest.mark.slow
+def test_differential_many_games() -> None:
+    total = sum(_play_random_game(5000 + seed, None, False) for seed in range(400))
+    assert total > 40000
+
+
+def _observe(board: Board) -> tuple:
+    return (board.fen(), board.zobrist_hash(), board.repetition_key(), board.repetition_count())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=1, max_value=60))
+def test_push_pop_restores_fen_and_hash(seed: int, plies: int) -> None:
+    rng = random.Random(seed)
+    board = Board()
+    snapshots = []
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        snapshots.append(_observe(board))
+        board.push(rng.choice(moves))
+    while snapshots:
+        board.pop()
+        assert _observe(board) == snapshots.pop()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=0, max_value=80), st.booleans())
+def test_fen_round_trips(seed: int, plies: int, shredder: bool) -> None:
+    rng = random.Random(seed)
+    board = Board()
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+    fen = board.fen(shredder=shredder)
+    again = Board(fen)
+    assert again.fen(shredder=shredder) == fen
+    assert again.zobrist_hash() == board.zobrist_hash()
+    assert {m.uci() for m in again.legal_moves} == {m.uci() for m in board.legal_moves}
+
+
+def test_repetition_counts_incrementally_without_replay() -> None:
+    board = Board()
+    for _ in range(2):
+        for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
+            board.push_uci(uci)
+    assert board.repetition_count() == 3
+    assert board.is_repetition(3) and not board.is_repetition(4)
+    assert board.can_claim_threefold_repetition()
+    board.pop()
+    assert board.repetition_count() == 2  # the knight back on f6: its second occurrence
+    assert board.can_claim_threefold_repetition()  # f6g8 would make it the third time
+    board.pop()
+    assert not board.can_claim_threefold_repetition() or board.repetition_count() >= 2
+
+
+def test_coordinate_forms_engines_send() -> None:
+    board = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+    assert board.parse_uci("e1g1") == Move.from_uci("e1g1")
+    assert board.parse_uci("e1h1") == Move.from_uci("e1g1")
+    assert board.parse_uci("O-O") == Move.from_uci("e1g1")
+    assert board.parse_uci("0-0-0") == Move.from_uci("e1c1")
+    c960 = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", chess960=True)
+    assert c960.parse_uci("e1h1") == Move.from_uci("e1h1")
+    assert c960.parse_uci("e1g1") == Move.from_uci("e1h1")
+    promo = Board("8/4P3/8/8/8/8/8/k6K w - - 0 1")
+    assert promo.parse_uci("e7e8q") == Move.from_uci("e7e8q")
+    assert promo.parse_uci("e7e8N") == Move.from_uci("e7e8n")
