@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from engine.config import parse_config
@@ -14,4 +15,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    # Leave without joining the daemon reader and search threads (they may be mid-read).
+    os._exit(status)

@@ -7,6 +7,7 @@ Every output line is written whole and flushed at once, from any thread.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from dataclasses import dataclass
@@ -29,10 +30,14 @@ class OverlongLine:
 
 
 class LineReader:
-    """Reads stdin on a daemon thread and queues decoded lines (without their newline)."""
+    """Reads a file descriptor on a daemon thread and queues decoded lines (no newline).
 
-    def __init__(self, stream: BinaryIO, sink: queue.Queue, *, limit: int = MAX_LINE_BYTES) -> None:
-        self._stream = stream
+    It reads with `os.read` rather than through a buffered file object, so that the thread
+    holds no interpreter-level lock that could stall the process when it exits.
+    """
+
+    def __init__(self, fd: int, sink: queue.Queue, *, limit: int = MAX_LINE_BYTES) -> None:
+        self._fd = fd
         self._sink = sink
         self._limit = limit
         self._thread = threading.Thread(target=self._run, name="stdin-reader", daemon=True)
@@ -42,27 +47,38 @@ class LineReader:
         self._thread.start()
 
     def _run(self) -> None:
-        """Thread body: read bounded lines until end of file."""
-        try:
+        """Thread body: split the byte stream into bounded lines until end of file."""
+        pending = b""
+        skipping = False
+        while True:
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            pending += chunk
             while True:
-                raw = self._stream.readline(self._limit)
-                if not raw:
+                cut = pending.find(b"\n")
+                if cut < 0:
                     break
-                if not raw.endswith(b"\n") and len(raw) >= self._limit:
-                    self._skip_rest()
-                    self._sink.put(OverlongLine(raw[:40].decode("utf-8", "replace")))
+                line, pending = pending[:cut], pending[cut + 1:]
+                if skipping:
+                    skipping = False
                     continue
-                self._sink.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
-        except (OSError, ValueError):
-            pass
+                self._emit(line)
+            if len(pending) > self._limit:
+                if not skipping:
+                    self._sink.put(OverlongLine(pending[:40].decode("utf-8", "replace")))
+                skipping = True
+                pending = b""
+        if pending and not skipping:
+            self._emit(pending)
         self._sink.put(EndOfInput())
 
-    def _skip_rest(self) -> None:
-        """Discard the remainder of an overlong line, in bounded chunks."""
-        while True:
-            chunk = self._stream.readline(self._limit)
-            if not chunk or chunk.endswith(b"\n"):
-                return
+    def _emit(self, line: bytes) -> None:
+        """Queue one complete line, decoded leniently."""
+        self._sink.put(line.decode("utf-8", "replace").rstrip("\r"))
 
 
 class LineWriter:

@@ -98,11 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m engine",
         description="A CECP (XBoard protocol v2) chess engine built on runner.rules.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
-            "Faults (--fault, repeatable or comma-separated; @N = the engine's N-th move in the "
-            "game, default 1): crash@N, hang@N, illegal@N, garbage@N, flood[@N], "
-            "slow-start=SECONDS, no-done, ignore-quit, spawn-child, false-claim@N, resign@N, "
-            "time-abuse, no-pong.  See engine/README.md."
+            "faults (--fault, repeatable or comma-separated; @N = the engine's N-th move in the\n"
+            "game, default 1):\n"
+            "  crash@N  hang@N  illegal@N  garbage@N  flood[@N]  false-claim@N  resign@N\n"
+            "  slow-start=SECONDS  no-done  ignore-quit  spawn-child  time-abuse  no-pong\n"
+            "See engine/README.md for what each one does."
         ),
     )
     parser.add_argument("--version", choices=("v1", "v2"), default="v2",

@@ -66,8 +66,10 @@ def parse_move(board, text: str):
         for legal in board.generate_legal_moves():
             if not board.is_castling(legal) or legal.from_square != king_sq:
                 continue
-            two_step = king_sq + (2 if _is_kingside(legal) else -2)
-            if move.to_square in (legal.to_square, two_step):
+            kingside = _is_kingside(legal)
+            two_step = king_sq + (2 if kingside else -2)
+            rook = legal.to_square if board.chess960 else (king_sq & 56) + (7 if kingside else 0)
+            if move.to_square in (rook, two_step):
                 return legal
     raise IllegalMoveTextError(text)
 

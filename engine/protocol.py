@@ -61,12 +61,12 @@ class _SearchDone:
 class CecpSession:
     """The state of one engine process talking CECP."""
 
-    def __init__(self, config: EngineConfig, stdin=None, stdout=None) -> None:
+    def __init__(self, config: EngineConfig, stdin: int | None = None, stdout=None) -> None:
         self.config = config
         self._faults = config.faults
         self._out = LineWriter(stdout if stdout is not None else sys.stdout.buffer)
         self._queue: queue.Queue = queue.Queue()
-        self._reader = LineReader(stdin if stdin is not None else sys.stdin.buffer, self._queue)
+        self._reader = LineReader(stdin if stdin is not None else sys.stdin.fileno(), self._queue)
         self._player = Player(config)
         self._clock = Clock()
         self._chess960 = False
