@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from runner.rules import (
     BLACK,
@@ -54,6 +54,7 @@ _BOM = b"\xef\xbb\xbf"
 # A tag pair: [Name "value"], the value with backslash escapes for quote and backslash.
 _TAG_PAIR = re.compile(r'\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s*"((?:[^"\\]|\\.)*)"\s*\]')
 _TAG_LINE = re.compile(r'\s*(?:\[\s*[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s*"(?:[^"\\]|\\.)*"\s*\]\s*)+$')
+_TAG_NAME_START = re.compile(r"\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)")
 _UNESCAPE = re.compile(r"\\(.)")
 
 # One movetext token; whitespace is skipped before it.  A result marker only counts as one when
@@ -102,8 +103,7 @@ class TokenKind(Enum):
     RESULT = "result"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """One movetext token and the line it starts on."""
 
     kind: TokenKind
@@ -155,6 +155,15 @@ def _physical_lines(
         offset += size
         if raw.endswith(b"\n"):
             line += 1
+
+
+_SIMPLE_KINDS = {
+    "word": TokenKind.WORD,
+    "nag": TokenKind.NAG,
+    "open": TokenKind.OPEN,
+    "close": TokenKind.CLOSE,
+    "result": TokenKind.RESULT,
+}
 
 
 class _State(Enum):
@@ -240,8 +249,20 @@ class _Splitter:
             self.state = _State.MOVETEXT
             self._movetext_line(number, offset, text, blank)
             return
+        single = _TAG_PAIR.fullmatch(stripped.rstrip())
+        if single is not None:  # the usual case: one tag pair on the line
+            name, value = single.groups()
+            if self.blank_in_tags and name in self.tag_names:
+                self._finish(offset)
+                self._start(number, offset, _State.TAGS)
+                game = self.game
+                assert game is not None
+            game.tags.append((name, unescape_tag_value(value), number))
+            self.tag_names.add(name)
+            return
         pairs = _TAG_PAIR.findall(stripped)
-        if self.blank_in_tags and any(name in self.tag_names for name, _ in pairs):
+        names = {name for name, _ in pairs} | set(_TAG_NAME_START.findall(stripped))
+        if self.blank_in_tags and names & self.tag_names:
             # A tag seen already, after a blank line: a game with no movetext ended there.
             self._finish(offset)
             self._start(number, offset, _State.TAGS)
@@ -253,7 +274,7 @@ class _Splitter:
             )
         for name, value in pairs:
             game.tags.append((name, unescape_tag_value(value), number))
-            self.tag_names.add(name)
+        self.tag_names |= names
 
     def _movetext_line(self, number: int, offset: int, text: str, blank: bool) -> None:
         if blank:
@@ -295,40 +316,30 @@ class _Splitter:
         game = self.game
         assert game is not None
         tokens = game.tokens
-        end = len(text)
-        while pos < end:
-            match = _MOVETEXT_TOKEN.match(text, pos)
-            if match is None:  # only trailing whitespace is left
-                return
-            pos = match.end()
-            kind = match.lastgroup
-            if kind == "word":
-                tokens.append(Token(TokenKind.WORD, match.group("word"), number))
-            elif kind == "number":
-                continue
-            elif kind == "brace":
-                close = text.find("}", pos)
-                self.comment_line = number
-                if close < 0:
-                    self.comment = [text[pos:]]
+        while True:
+            for match in _MOVETEXT_TOKEN.finditer(text, pos):
+                kind = match.lastgroup
+                simple = _SIMPLE_KINDS.get(kind)  # type: ignore[arg-type]
+                if simple is not None:
+                    tokens.append(Token(simple, match.group(kind), number))  # type: ignore[arg-type]
+                elif kind == "number":
+                    continue
+                elif kind == "semicolon":
+                    tokens.append(Token(TokenKind.COMMENT, text[match.end():].strip(), number))
                     return
-                self.comment = [text[pos:close]]
-                self._close_comment()
-                pos = close + 1
-            elif kind == "semicolon":
-                body = text[pos:].strip()
-                tokens.append(Token(TokenKind.COMMENT, body, number))
+                else:  # an opening brace: the comment may end on this line or a later one
+                    start = match.end()
+                    close = text.find("}", start)
+                    self.comment_line = number
+                    if close < 0:
+                        self.comment = [text[start:]]
+                        return
+                    self.comment = [text[start:close]]
+                    self._close_comment()
+                    pos = close + 1
+                    break
+            else:
                 return
-            elif kind == "nag":
-                tokens.append(Token(TokenKind.NAG, match.group("nag"), number))
-            elif kind == "open":
-                tokens.append(Token(TokenKind.OPEN, "(", number))
-            elif kind == "close":
-                tokens.append(Token(TokenKind.CLOSE, ")", number))
-            elif kind == "result":
-                tokens.append(Token(TokenKind.RESULT, match.group("result"), number))
-            else:  # pragma: no cover - the pattern has no other groups
-                raise AssertionError(kind)
 
     def close(self, end_offset: int) -> None:
         self._finish(end_offset)
@@ -474,6 +485,8 @@ def _nonstandard_castling(board: Board) -> bool:
 
 def _start_board(fen: str | None, chess960: bool) -> Board:
     """The board a game starts from; a FEN with Chess960-only castling rights turns 960 on."""
+    if fen is None and not chess960:
+        return Board()
     text = fen if fen is not None else STARTING_FEN
     if chess960:
         return Board(text, chess960=True)

@@ -105,8 +105,8 @@ class MoveAnnotation:
 
 
 def escape_tag_value(value: str) -> str:
-    """A tag value made safe for ``[Name "value"]``: escapes, no control characters."""
-    cleaned = _CONTROL.sub(" ", value)
+    """A tag value made safe for ``[Name "value"]``: escapes, unprintable characters as spaces."""
+    cleaned = "".join(ch if ch.isprintable() else " " for ch in value)
     return cleaned.replace("\\", "\\\\").replace('"', '\\"')
 
 
@@ -226,7 +226,11 @@ def _format_duration(seconds: float) -> str:
 
 
 def _tag_pairs(game: GameDescription) -> list[tuple[str, str]]:
-    """All tags of a game, in the order they are written."""
+    """All tags of a game, in the order they are written.
+
+    Tags the writer derives (SetUp, FEN, Variant, PlyCount) ignore values given in ``tags``;
+    TimeControl, Termination and the game times fall back to ``tags`` when their field is None.
+    """
     for name in game.tags:
         if not _TAG_NAME.match(name):
             raise ValueError(f"invalid PGN tag name {name!r}")
@@ -244,18 +248,21 @@ def _tag_pairs(game: GameDescription) -> list[tuple[str, str]]:
         pairs += [("SetUp", "1"), ("FEN", start)]
     elif game.chess960:
         pairs += [("SetUp", "1"), ("FEN", STANDARD_START_FEN)]
-    if game.time_control:
-        pairs.append(("TimeControl", game.time_control))
-    if game.termination:
-        pairs.append(("Termination", game.termination))
-    pairs.append(("PlyCount", str(len(game.moves))))
-    if game.start_time is not None:
-        pairs.append(("GameStartTime", _format_time(game.start_time)))
-    if game.end_time is not None:
-        pairs.append(("GameEndTime", _format_time(game.end_time)))
+    derived: dict[str, str | None] = {
+        "TimeControl": game.time_control,
+        "Termination": game.termination,
+        "PlyCount": str(len(game.moves)),
+        "GameStartTime": _format_time(game.start_time) if game.start_time else None,
+        "GameEndTime": _format_time(game.end_time) if game.end_time else None,
+        "GameDuration": None,
+    }
     if game.start_time is not None and game.end_time is not None:
         elapsed = (game.end_time - game.start_time).total_seconds()
-        pairs.append(("GameDuration", _format_duration(elapsed)))
+        derived["GameDuration"] = _format_duration(elapsed)
+    for name, value in derived.items():
+        value = value if value is not None else given.get(name)
+        if value is not None:
+            pairs.append((name, value))
     taken = set(SEVEN_TAG_ROSTER) | _WRITER_TAGS
     pairs += [(name, value) for name, value in given.items() if name not in taken]
     return pairs
