@@ -1,0 +1,199 @@
+"""Opening a results database: URL resolution, engine set-up, and alembic upgrades on open.
+
+The URL comes from, in order: an explicit ``--db URL``, the ``RUNNER_DB`` environment variable,
+then ``sqlite:///runner.db`` in the working directory. A bare file path is taken as a SQLite
+file. SQLite connections run in WAL mode with foreign keys enforced; any other SQLAlchemy URL
+(``postgresql+psycopg://...``) is used as given.
+
+Migrations are found next to the source tree (``<repo>/migrations``, editable installs and
+checkouts) or, for a normal ``pip install``, in the copy the wheel ships as data files under
+``<prefix>/share/cecp-runner/migrations``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+__all__ = [
+    "DEFAULT_URL",
+    "ENV_VAR",
+    "Database",
+    "MigrationsNotFoundError",
+    "alembic_config",
+    "create_db_engine",
+    "current_revision",
+    "head_revision",
+    "migrations_dir",
+    "open_database",
+    "resolve_url",
+    "upgrade",
+]
+
+DEFAULT_URL = "sqlite:///runner.db"
+ENV_VAR = "RUNNER_DB"
+_DISTRIBUTION = "cecp-runner"
+_MARKER = "cecp-runner migrations"
+"""A string every genuine ``migrations/env.py`` of ours contains."""
+
+
+class MigrationsNotFoundError(FileNotFoundError):
+    """The alembic scripts are in neither the source tree nor the installed data files."""
+
+
+def resolve_url(url: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The database URL to use: `url`, else ``RUNNER_DB`` in `env` (default os.environ), else
+    ``./runner.db``. A value without ``://`` is a SQLite file path."""
+    environ = os.environ if env is None else env
+    chosen = url or environ.get(ENV_VAR) or DEFAULT_URL
+    if "://" not in chosen:
+        chosen = f"sqlite:///{Path(chosen).expanduser()}"
+    make_url(chosen)  # raises ArgumentError on nonsense, before anything is opened
+    return chosen
+
+
+def _is_sqlite(url: str) -> bool:
+    """Whether a URL names a SQLite database."""
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """Per-connection SQLite settings: WAL journal, foreign keys, a patient busy handler."""
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+    finally:
+        cursor.close()
+
+
+def create_db_engine(url: str, **kwargs: Any) -> Engine:
+    """A SQLAlchemy engine for `url`, with SQLite tuned for one writer and many readers."""
+    if _is_sqlite(url):
+        database = make_url(url).database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, **kwargs)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True, **kwargs)
+
+
+def migrations_dir() -> Path:
+    """Where the alembic environment (env.py, versions/) lives for this installation."""
+    source = Path(__file__).resolve().parents[2] / "migrations"
+    if _is_ours(source):
+        return source
+    for candidate in _installed_candidates():
+        if _is_ours(candidate):
+            return candidate
+    raise MigrationsNotFoundError(
+        f"cannot find the database migrations: looked in {source} and in the data files of "
+        f"the installed {_DISTRIBUTION} distribution")
+
+
+def _is_ours(directory: Path) -> bool:
+    """Whether `directory` holds this project's alembic environment."""
+    env = directory / "env.py"
+    try:
+        return (directory / "versions").is_dir() and _MARKER in env.read_text(encoding="utf-8")
+    except OSError:
+        return False
+
+
+def _installed_candidates() -> Iterator[Path]:
+    """Possible homes of the migrations shipped as wheel data files."""
+    try:
+        files = metadata.distribution(_DISTRIBUTION).files or []
+    except metadata.PackageNotFoundError:
+        files = []
+    for item in files:
+        parts = item.parts
+        if parts[-2:] == ("migrations", "env.py") and "cecp-runner" in parts:
+            yield Path(str(item.locate())).resolve().parent
+    for base in (sysconfig.get_path("data"), sys.prefix):
+        yield Path(base) / "share" / _DISTRIBUTION / "migrations"
+
+
+def alembic_config(url: str | None = None, connection: Connection | None = None) -> Any:
+    """An alembic Config built in code (no alembic.ini needed), for a URL or a connection."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema of `engine`'s database up to `revision` (default: the newest)."""
+    from alembic import command
+
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection=connection), revision)
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at (None for an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def head_revision() -> str | None:
+    """The newest revision the migrations provide."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+@dataclass
+class Database:
+    """An open results database: its engine and a session factory."""
+
+    url: str
+    engine: Engine
+    sessions: sessionmaker[Session]
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session whose transaction commits on success and rolls back on error."""
+        with self.sessions.begin() as session:
+            yield session
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def open_database(url: str | None = None, *, env: Mapping[str, str] | None = None,
+                  migrate: bool = True, **engine_kwargs: Any) -> Database:
+    """Open (and by default upgrade) the database that `url`/``RUNNER_DB``/default names."""
+    resolved = resolve_url(url, env)
+    engine = create_db_engine(resolved, **engine_kwargs)
+    if migrate:
+        upgrade(engine)
+    return Database(resolved, engine, sessionmaker(engine, expire_on_commit=False))

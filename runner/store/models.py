@@ -1,0 +1,202 @@
+"""The database schema as SQLAlchemy 2 typed ORM models: tournaments, engines, games, moves.
+
+Alembic owns the schema (``migrations/``); these models are what the migrations must match,
+which a test checks with alembic's autogenerate comparison. Only portable column types are
+used, so the same models run on SQLite and PostgreSQL. Enumerations are stored as their
+string values in plain VARCHAR columns (no native enum types to migrate).
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Enum,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+__all__ = [
+    "Base",
+    "EngineRow",
+    "GameRow",
+    "GameStatus",
+    "MoveRow",
+    "TournamentRow",
+    "TournamentStatus",
+    "UtcDateTime",
+]
+
+# Named constraints, so migrations can refer to them on every backend.
+_NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timestamp stored in UTC and always read back timezone-aware (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Aware times are converted to UTC; naive ones are taken to be UTC already."""
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(UTC)
+            if dialect.name == "sqlite":
+                value = value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Attach UTC to what the database returns without a zone."""
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
+class Base(DeclarativeBase):
+    """Declarative base carrying the shared metadata."""
+
+    metadata = MetaData(naming_convention=_NAMING)
+    type_annotation_map: dict[Any, Any] = {
+        datetime: UtcDateTime(),
+        dict[str, Any]: JSON,
+        list[str]: JSON,
+    }
+
+
+class TournamentStatus(enum.Enum):
+    """Where a tournament is in its life."""
+
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"
+    FINISHED = "finished"
+
+
+class GameStatus(enum.Enum):
+    """Where a game is in its life; ``replay`` marks a game cut short that must be played again."""
+
+    PLANNED = "planned"
+    RUNNING = "running"
+    DONE = "done"
+    REPLAY = "replay"
+
+
+def _enum_column(kind: type[enum.Enum], length: int) -> Enum:
+    """A VARCHAR column storing an enum's values, without a native type or CHECK constraint."""
+    return Enum(kind, native_enum=False, create_constraint=False, length=length,
+                values_callable=lambda members: [m.value for m in members],
+                validate_strings=True)
+
+
+class TournamentRow(Base):
+    """A tournament: its configuration, progress and outcome."""
+
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    config: Mapped[dict[str, Any]]
+    fingerprint: Mapped[str] = mapped_column(String(64), index=True)
+    total_games: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[TournamentStatus] = mapped_column(
+        _enum_column(TournamentStatus, 16), default=TournamentStatus.RUNNING)
+    created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    finished_at: Mapped[datetime | None]
+    sprt_decision: Mapped[str | None] = mapped_column(String(16))
+    book_state: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+    engines: Mapped[list[EngineRow]] = relationship(
+        back_populates="tournament", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="EngineRow.id")
+
+
+class EngineRow(Base):
+    """An engine as it took part in one tournament."""
+
+    __tablename__ = "engines"
+    __table_args__ = (UniqueConstraint("tournament_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    command: Mapped[list[str]]
+    protocol: Mapped[str] = mapped_column(String(16), default="cecp")
+    options: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+    tournament: Mapped[TournamentRow] = relationship(back_populates="engines")
+
+
+class GameRow(Base):
+    """One scheduled game and, once played, its outcome and PGN."""
+
+    __tablename__ = "games"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "job_index"),
+        Index(None, "tournament_id", "status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"))
+    job_index: Mapped[int] = mapped_column(Integer)
+    round: Mapped[int] = mapped_column(Integer)
+    pair_index: Mapped[int] = mapped_column(Integer)
+    game_in_pair: Mapped[int] = mapped_column(Integer)
+    white_id: Mapped[int] = mapped_column(ForeignKey("engines.id"), index=True)
+    black_id: Mapped[int] = mapped_column(ForeignKey("engines.id"), index=True)
+    opening_index: Mapped[int] = mapped_column(Integer)
+    opening_fen: Mapped[str | None] = mapped_column(Text)
+    opening_moves: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[GameStatus] = mapped_column(
+        _enum_column(GameStatus, 16), default=GameStatus.PLANNED)
+    result: Mapped[str | None] = mapped_column(String(8))
+    termination: Mapped[str | None] = mapped_column(String(32))
+    reason: Mapped[str | None] = mapped_column(Text)
+    plies: Mapped[int | None] = mapped_column(Integer)
+    started_at: Mapped[datetime | None]
+    ended_at: Mapped[datetime | None]
+    pgn: Mapped[str | None] = mapped_column(Text)
+
+    white: Mapped[EngineRow] = relationship(foreign_keys=[white_id])
+    black: Mapped[EngineRow] = relationship(foreign_keys=[black_id])
+    moves: Mapped[list[MoveRow]] = relationship(
+        back_populates="game", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="MoveRow.ply")
+
+
+class MoveRow(Base):
+    """One move of a game, with what the engine reported about it."""
+
+    __tablename__ = "moves"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
+    ply: Mapped[int] = mapped_column(Integer, primary_key=True)
+    san: Mapped[str] = mapped_column(String(16))
+    uci: Mapped[str] = mapped_column(String(8))
+    time_ms: Mapped[int | None] = mapped_column(Integer)
+    depth: Mapped[int | None] = mapped_column(Integer)
+    score_cp: Mapped[int | None] = mapped_column(Integer)
+    mate: Mapped[int | None] = mapped_column(Integer)
+    nodes: Mapped[int | None] = mapped_column(BigInteger)
+
+    game: Mapped[GameRow] = relationship(back_populates="moves")

@@ -1,0 +1,255 @@
+"""Reading the results database for reports, exports and resume; large reads stream.
+
+Streams use ``yield_per`` (server-side cursors where the database has them), so exporting or
+counting a hundred thousand games keeps memory flat. Results are frozen dataclasses, never
+ORM rows, so callers cannot accidentally write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Select, case, func, or_, select
+from sqlalchemy.orm import Session, aliased
+
+from runner.stats import Pentanomial, Trinomial
+from runner.store.models import EngineRow, GameRow, GameStatus, MoveRow, TournamentRow
+
+__all__ = [
+    "GameFilter",
+    "PairCounts",
+    "StoredGame",
+    "StoredMove",
+    "TournamentProgress",
+    "finished_job_keys",
+    "find_tournament",
+    "game_moves",
+    "pair_counts",
+    "stream_games",
+    "tournaments",
+]
+
+_SCORE = {"1-0": 2, "0-1": 0, "1/2-1/2": 1}
+"""White's score in half points."""
+
+
+@dataclass(frozen=True)
+class TournamentProgress:
+    """A tournament with how far it has got."""
+
+    id: int
+    name: str
+    status: str
+    fingerprint: str
+    total_games: int
+    done: int
+    running: int
+    created_at: datetime
+    finished_at: datetime | None
+    sprt_decision: str | None
+
+
+@dataclass(frozen=True)
+class GameFilter:
+    """Which games to read; None means any. `engine` matches either color."""
+
+    tournament_id: int | None = None
+    engine: str | None = None
+    result: str | None = None
+    termination: str | None = None
+    status: GameStatus | None = GameStatus.DONE
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A game as stored, with its engines' names."""
+
+    id: int
+    tournament_id: int
+    job_index: int
+    round: int
+    pair_index: int
+    game_in_pair: int
+    white: str
+    black: str
+    opening_index: int
+    opening_fen: str | None
+    opening_moves: str | None
+    status: str
+    result: str | None
+    termination: str | None
+    reason: str | None
+    plies: int | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    pgn: str | None
+
+
+@dataclass(frozen=True)
+class StoredMove:
+    """One stored ply of a game."""
+
+    ply: int
+    san: str
+    uci: str
+    time_ms: int | None
+    depth: int | None
+    score_cp: int | None
+    mate: int | None
+    nodes: int | None
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Results between two engines, from `first`'s point of view.
+
+    ``pentanomial`` counts only complete game pairs (both games played, by these two engines).
+    """
+
+    first: str
+    second: str
+    trinomial: Trinomial
+    pentanomial: Pentanomial
+
+
+def _progress_query() -> Select[tuple[TournamentRow, int, int]]:
+    """Tournaments with their done and running game counts."""
+    done = func.coalesce(func.sum(case((GameRow.status == GameStatus.DONE, 1), else_=0)), 0)
+    running = func.coalesce(
+        func.sum(case((GameRow.status == GameStatus.RUNNING, 1), else_=0)), 0)
+    return (
+        select(TournamentRow, done, running)
+        .outerjoin(GameRow, GameRow.tournament_id == TournamentRow.id)
+        .group_by(TournamentRow.id)
+        .order_by(TournamentRow.id)
+    )
+
+
+def _progress(row: TournamentRow, done: int, running: int) -> TournamentProgress:
+    """A progress record from a tournament row and its counts."""
+    return TournamentProgress(
+        id=row.id, name=row.name, status=row.status.value, fingerprint=row.fingerprint,
+        total_games=row.total_games, done=int(done), running=int(running),
+        created_at=row.created_at, finished_at=row.finished_at,
+        sprt_decision=row.sprt_decision,
+    )
+
+
+def tournaments(session: Session) -> list[TournamentProgress]:
+    """Every tournament, oldest first, with its progress."""
+    return [_progress(*row) for row in session.execute(_progress_query())]
+
+
+def find_tournament(session: Session, *, tournament_id: int | None = None,
+                    fingerprint: str | None = None) -> TournamentProgress | None:
+    """One tournament by id, or the newest with a given config fingerprint."""
+    query = _progress_query()
+    if tournament_id is not None:
+        query = query.where(TournamentRow.id == tournament_id)
+    if fingerprint is not None:
+        query = query.where(TournamentRow.fingerprint == fingerprint)
+    query = query.order_by(None).order_by(TournamentRow.id.desc()).limit(1)
+    row = session.execute(query).first()
+    return None if row is None else _progress(*row)
+
+
+def finished_job_keys(session: Session, tournament_id: int) -> set[int]:
+    """Job indices of the games already played (a resume skips them)."""
+    query = select(GameRow.job_index).where(GameRow.tournament_id == tournament_id,
+                                            GameRow.status == GameStatus.DONE)
+    return set(session.scalars(query))
+
+
+def _games_query(where: GameFilter) -> Select[tuple[object, ...]]:
+    """The columns of `StoredGame`, filtered and in schedule order."""
+    white = aliased(EngineRow)
+    black = aliased(EngineRow)
+    query = (
+        select(
+            GameRow.id, GameRow.tournament_id, GameRow.job_index, GameRow.round,
+            GameRow.pair_index, GameRow.game_in_pair, white.name, black.name,
+            GameRow.opening_index, GameRow.opening_fen, GameRow.opening_moves, GameRow.status,
+            GameRow.result, GameRow.termination, GameRow.reason, GameRow.plies,
+            GameRow.started_at, GameRow.ended_at, GameRow.pgn,
+        )
+        .join(white, GameRow.white_id == white.id)
+        .join(black, GameRow.black_id == black.id)
+        .order_by(GameRow.tournament_id, GameRow.job_index)
+    )
+    if where.tournament_id is not None:
+        query = query.where(GameRow.tournament_id == where.tournament_id)
+    if where.status is not None:
+        query = query.where(GameRow.status == where.status)
+    if where.engine is not None:
+        query = query.where(or_(white.name == where.engine, black.name == where.engine))
+    if where.result is not None:
+        query = query.where(GameRow.result == where.result)
+    if where.termination is not None:
+        query = query.where(GameRow.termination == where.termination)
+    return query
+
+
+def stream_games(session: Session, where: GameFilter | None = None, *,
+                 batch: int = 1000) -> Iterator[StoredGame]:
+    """Games matching `where`, in schedule order, fetched `batch` rows at a time."""
+    query = _games_query(where or GameFilter()).execution_options(yield_per=batch)
+    for row in session.execute(query):
+        values = list(row)
+        values[11] = values[11].value  # status enum to its string
+        yield StoredGame(*values)
+
+
+def game_moves(session: Session, game_id: int) -> list[StoredMove]:
+    """The moves of one game, in order."""
+    query = (select(MoveRow.ply, MoveRow.san, MoveRow.uci, MoveRow.time_ms, MoveRow.depth,
+                    MoveRow.score_cp, MoveRow.mate, MoveRow.nodes)
+             .where(MoveRow.game_id == game_id).order_by(MoveRow.ply))
+    return [StoredMove(*row) for row in session.execute(query)]
+
+
+def pair_counts(session: Session, tournament_id: int, *, batch: int = 5000) -> list[PairCounts]:
+    """W/D/L and pentanomial game-pair counts for every pair of engines that met.
+
+    Each pair of engines is reported once, the first name being the alphabetically smaller.
+    Streams the finished games in pair order, holding one game pair at a time.
+    """
+    white = aliased(EngineRow)
+    black = aliased(EngineRow)
+    query = (
+        select(GameRow.pair_index, white.name, black.name, GameRow.result)
+        .join(white, GameRow.white_id == white.id)
+        .join(black, GameRow.black_id == black.id)
+        .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE,
+               GameRow.result.in_(tuple(_SCORE)))
+        .order_by(GameRow.pair_index, GameRow.game_in_pair)
+        .execution_options(yield_per=batch)
+    )
+    wdl: dict[tuple[str, str], list[int]] = {}
+    penta: dict[tuple[str, str], list[int]] = {}
+    pending: tuple[int, tuple[str, str], int] | None = None
+    for pair_index, white_name, black_name, result in session.execute(query):
+        key = (white_name, black_name) if white_name < black_name else (black_name, white_name)
+        first_score = _SCORE[result] if key[0] == white_name else 2 - _SCORE[result]
+        counts = wdl.setdefault(key, [0, 0, 0])
+        counts[{2: 0, 1: 1, 0: 2}[first_score]] += 1
+        if pending is not None and pending[0] == pair_index and pending[1] == key:
+            _add_pair(penta.setdefault(key, [0, 0, 0, 0, 0, 0]), pending[2], first_score)
+            pending = None
+        else:
+            pending = (pair_index, key, first_score)
+    result_list = []
+    for key in sorted(wdl):
+        w, d, losses = wdl[key]
+        ll, ld, dd_wl, wd, ww, wl = penta.get(key, [0, 0, 0, 0, 0, 0])
+        result_list.append(PairCounts(key[0], key[1], Trinomial(w, d, losses),
+                                      Pentanomial(ll, ld, dd_wl, wd, ww, wl_pairs=wl)))
+    return result_list
+
+
+def _add_pair(counts: list[int], first: int, second: int) -> None:
+    """Count one complete game pair (scores in half points) into [LL, LD, DD+WL, WD, WW, WL]."""
+    counts[first + second] += 1
+    if first + second == 2 and first != 1:
+        counts[5] += 1

@@ -1,0 +1,223 @@
+"""Writing to the results database: tournaments, their engines, and finished games.
+
+The tournament runner (the only writer) calls these with plain data: a `FinishedGame` built
+from the game loop's record, and a `runner.pairing.GameJob`. Each function works inside the
+caller's session; `record_game` is meant to be the whole of one transaction, so a game and
+its moves are stored together or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.orm import Session
+
+from runner.pairing import GameJob
+from runner.store.models import (
+    EngineRow,
+    GameRow,
+    GameStatus,
+    MoveRow,
+    TournamentRow,
+    TournamentStatus,
+)
+
+__all__ = [
+    "DuplicateGameError",
+    "EngineSpec",
+    "FinishedGame",
+    "MoveRecord",
+    "create_tournament",
+    "finish_tournament",
+    "mark_running",
+    "record_game",
+    "reset_unfinished",
+    "save_book_state",
+]
+
+_RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
+
+
+class DuplicateGameError(ValueError):
+    """A game whose job is already stored as played: a resume must never play it twice."""
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """One ply as the store keeps it: SAN and coordinate move, plus what the engine reported.
+
+    Opening (book) moves are included with no time, depth or score.
+    """
+
+    san: str
+    uci: str
+    time_ms: int | None = None
+    depth: int | None = None
+    score_cp: int | None = None
+    """Score in centipawns from the mover's point of view (None for mate scores)."""
+    mate: int | None = None
+    """Moves to mate, negative when the mover is being mated."""
+    nodes: int | None = None
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    """What the store needs from the game loop's GameRecord to keep a finished game.
+
+    ``moves`` are every ply from ``opening_fen`` (the book moves first), so
+    ``plies == len(moves)``. Times are timezone-aware (UTC preferred).
+    """
+
+    result: str
+    """``1-0``, ``0-1``, ``1/2-1/2`` (or ``*`` for an unfinished record)."""
+    termination: str
+    """A short machine-readable kind: ``checkmate``, ``time forfeit``, ``adjudication``..."""
+    started_at: datetime
+    ended_at: datetime
+    moves: Sequence[MoveRecord] = ()
+    reason: str = ""
+    """Human-readable detail (``White mates``, ``engine crashed: exit code 11``)."""
+    opening_fen: str | None = None
+    opening_moves: Sequence[str] = ()
+    pgn: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.result not in _RESULTS:
+            raise ValueError(f"unknown game result {self.result!r}")
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine as a tournament records it."""
+
+    name: str
+    command: Sequence[str]
+    protocol: str = "cecp"
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def create_tournament(
+    session: Session, *, name: str, config: dict[str, Any], fingerprint: str,
+    engines: Sequence[EngineSpec], total_games: int, book_state: dict[str, Any] | None = None,
+) -> TournamentRow:
+    """Insert a tournament and its engines; returns the row (with its id assigned)."""
+    row = TournamentRow(name=name, config=config, fingerprint=fingerprint,
+                        total_games=total_games, status=TournamentStatus.RUNNING,
+                        book_state=book_state)
+    row.engines = [EngineRow(name=e.name, command=list(e.command), protocol=e.protocol,
+                             options=dict(e.options) or None) for e in engines]
+    session.add(row)
+    session.flush()
+    return row
+
+
+def _engine_ids(session: Session, tournament_id: int) -> dict[str, int]:
+    """Engine ids of a tournament by name."""
+    rows = session.execute(
+        select(EngineRow.name, EngineRow.id).where(EngineRow.tournament_id == tournament_id))
+    return {name: ident for name, ident in rows}
+
+
+def _game_values(session: Session, tournament_id: int, job: GameJob) -> dict[str, Any]:
+    """The schedule columns of a game row for `job`."""
+    ids = _engine_ids(session, tournament_id)
+    missing = [name for name in job.engines if name not in ids]
+    if missing:
+        raise ValueError(f"tournament {tournament_id} has no engine named {missing[0]!r}")
+    return {
+        "tournament_id": tournament_id, "job_index": job.index, "round": job.round,
+        "pair_index": job.pair, "game_in_pair": job.game_in_pair,
+        "white_id": ids[job.white], "black_id": ids[job.black],
+        "opening_index": job.opening_index,
+    }
+
+
+def _game_row(session: Session, tournament_id: int, job_index: int) -> GameRow | None:
+    """The stored row of a job, if any (locked for update where the database can)."""
+    return session.scalars(
+        select(GameRow).where(GameRow.tournament_id == tournament_id,
+                              GameRow.job_index == job_index).with_for_update()
+    ).one_or_none()
+
+
+def mark_running(session: Session, tournament_id: int, job: GameJob,
+                 started_at: datetime | None = None) -> GameRow:
+    """Note that `job` has started (a row in ``running`` state); refuses a finished job."""
+    row = _game_row(session, tournament_id, job.index)
+    if row is None:
+        row = GameRow(**_game_values(session, tournament_id, job))
+        session.add(row)
+    elif row.status is GameStatus.DONE:
+        raise DuplicateGameError(f"game {job.index} of tournament {tournament_id} is already "
+                                 "played")
+    row.status = GameStatus.RUNNING
+    row.started_at = started_at or datetime.now(UTC)
+    session.flush()
+    return row
+
+
+def record_game(session: Session, tournament_id: int, job: GameJob,
+                record: FinishedGame) -> GameRow:
+    """Store a finished game with all its moves (commit the session right after).
+
+    Raises DuplicateGameError when the job was already stored as played; the unique
+    (tournament, job index) key also stops two writers racing on one job.
+    """
+    row = _game_row(session, tournament_id, job.index)
+    if row is None:
+        row = GameRow(**_game_values(session, tournament_id, job))
+        session.add(row)
+    elif row.status is GameStatus.DONE:
+        raise DuplicateGameError(f"game {job.index} of tournament {tournament_id} is already "
+                                 "played")
+    row.status = GameStatus.DONE
+    row.result = record.result
+    row.termination = record.termination
+    row.reason = record.reason or None
+    row.plies = len(record.moves)
+    row.started_at = record.started_at
+    row.ended_at = record.ended_at
+    row.opening_fen = record.opening_fen
+    row.opening_moves = " ".join(record.opening_moves) or None
+    row.pgn = record.pgn
+    session.flush()
+    if record.moves:
+        session.execute(insert(MoveRow), [
+            {"game_id": row.id, "ply": ply, "san": m.san, "uci": m.uci, "time_ms": m.time_ms,
+             "depth": m.depth, "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
+            for ply, m in enumerate(record.moves, start=1)
+        ])
+    return row
+
+
+def reset_unfinished(session: Session, tournament_id: int) -> int:
+    """Mark games left ``running`` by an interrupted run as ``replay``; returns how many."""
+    result = session.execute(
+        update(GameRow)
+        .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.RUNNING)
+        .values(status=GameStatus.REPLAY)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def save_book_state(session: Session, tournament_id: int, state: dict[str, Any]) -> None:
+    """Remember where the openings cursor is (plain data from ``CursorState.to_dict``)."""
+    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
+                    .values(book_state=state))
+
+
+def finish_tournament(session: Session, tournament_id: int, *,
+                      status: TournamentStatus = TournamentStatus.FINISHED,
+                      sprt_decision: str | None = None) -> None:
+    """Close a tournament (or mark it interrupted) with its SPRT decision, if any."""
+    values: dict[str, Any] = {"status": status}
+    if status is TournamentStatus.FINISHED:
+        values["finished_at"] = datetime.now(UTC)
+    if sprt_decision is not None:
+        values["sprt_decision"] = sprt_decision
+    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
+                    .values(**values))
