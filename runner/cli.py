@@ -189,6 +189,34 @@ def book_probe(
         )
 
 
+db_app = typer.Typer(help="Manage the results database.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+@db_app.command("upgrade")
+def db_upgrade(
+    db: str | None = typer.Option(
+        None, "--db", metavar="URL",
+        help="SQLAlchemy URL or SQLite file (default: $RUNNER_DB, else ./runner.db).",
+    ),
+) -> None:
+    """Create the database or bring its schema up to date (alembic upgrade head)."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from runner.store.db import current_revision, open_database
+
+    try:
+        database = open_database(db)
+    except ArgumentError as exc:
+        raise UserError(f"bad database URL {db!r}: {exc}") from exc
+    except (SQLAlchemyError, OSError) as exc:
+        raise UserError(f"cannot open or upgrade the database: {exc}") from exc
+    with database:
+        revision = current_revision(database.engine)
+        console.print(f"{database.engine.url.render_as_string(hide_password=True)}: schema at "
+                      f"revision {revision}", highlight=False, markup=False)
+
+
 def main() -> None:
     """Entry point of the ``runner`` console script."""
     try:
