@@ -21,7 +21,7 @@ def shared_file(*parts: str) -> Path:
 
 def require_binary(name: str) -> str:
     """Full path of an installed program, skipping the test with a clear reason when absent."""
-    found = shutil.which(name)
+    found = shutil.which(name) or shutil.which(name, path="/usr/games:/usr/local/games")
     if found is None:
         pytest.skip(f"{name} is not installed (CI installs it with apt-get; see .ci/run)")
     return found
