@@ -50,7 +50,7 @@ from runner.protocol.engine import (
     TranscriptEntry,
     Variant,
 )
-from runner.protocol.process import EngineProcess, Line
+from runner.protocol.process import EngineProcess, EngineTransport, Line
 
 __all__ = [
     "CecpEngine",
@@ -103,12 +103,14 @@ class CecpFeatures:
 class CecpEngine(Engine):
     """An engine spoken to in CECP over pipes."""
 
-    def __init__(self, config: EngineConfig) -> None:
+    def __init__(self, config: EngineConfig, *, transport: EngineTransport | None = None) -> None:
+        """`transport` replaces the subprocess (a scripted double in tests, say)."""
         self.config = config
+        self._transport_given = transport
         self.features = CecpFeatures()
         self.startup_seconds: float | None = None
         self.games_started = 0
-        self._proc: EngineProcess | None = None
+        self._proc: EngineTransport | None = None
         self._pump_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
         self._ping_counter = itertools.count(1)
@@ -149,11 +151,12 @@ class CecpEngine(Engine):
         """Spawn the engine and negotiate features (``xboard``, ``protover 2``, ``done``)."""
         began = time.monotonic()
         cfg = self.config
-        self._proc = EngineProcess(
+        self._proc = self._transport_given or EngineProcess(
             cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
             stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
             transcript_size=cfg.transcript_size,
         )
+        self._transport_given = None  # a restart (reuse=0) spawns a real process
         await self._proc.start()
         self._pump_task = asyncio.create_task(self._pump(), name=f"cecp-{self._proc.pid}")
         await self._send("xboard", "protover 2")
@@ -291,22 +294,20 @@ class CecpEngine(Engine):
         """``quit``, then SIGTERM (if the engine allows it) and SIGKILL to the group."""
         if self._proc is None:
             return None
-        code = await self._proc.stop(
+        await self._stop_pump()
+        return await self._proc.stop(
             "quit",
             quit_timeout=self.config.quit_timeout,
             terminate_timeout=self.config.terminate_timeout,
             use_sigterm=self.features.flag("sigterm", True),
         )
-        await self._stop_pump()
-        return code
 
     async def kill(self) -> int | None:
         """SIGKILL the engine's process group and reap it."""
         if self._proc is None:
             return None
-        code = await self._proc.kill()
         await self._stop_pump()
-        return code
+        return await self._proc.kill()
 
     # ----------------------------------------------------------------- start-up
 
@@ -385,8 +386,12 @@ class CecpEngine(Engine):
         if tc.periods:
             period = tc.periods[0]
             lines.append(format_level(period.moves, period.base, period.increment))
+        elif tc.move_time is not None and tc.move_time == int(tc.move_time):
+            lines.append(f"st {int(tc.move_time)}")
         elif tc.move_time is not None:
-            lines.append(f"st {format_seconds_arg(tc.move_time)}")
+            # Fractional st is not portable (hoichess exits, sjeng reads 0 and thinks for
+            # seconds): one move per session, the budget given by ``time`` before each move.
+            lines.append(format_level(1, tc.move_time, 0.0))
         else:
             lines.append("st 86400")  # depth-only or infinite: no practical time limit
         if tc.depth is not None:
@@ -402,10 +407,13 @@ class CecpEngine(Engine):
             moves = clocks.moves_to_go if clocks.moves_to_go is not None else period.moves
             lines.append(format_level(moves, max(clocks.own, 0.0), period.increment))
             self._period_sent = clocks.period
-        if self.features.flag("time", True) and clocks.own is not None:
-            lines.append(f"time {_centiseconds(clocks.own)}")
-            if clocks.opponent is not None:
-                lines.append(f"otim {_centiseconds(clocks.opponent)}")
+        own, opponent = clocks.own, clocks.opponent
+        if tc.move_time is not None:
+            own = opponent = tc.move_time
+        if self.features.flag("time", True) and own is not None:
+            lines.append(f"time {_centiseconds(own)}")
+            if opponent is not None:
+                lines.append(f"otim {_centiseconds(opponent)}")
         return lines
 
     def _position_commands(self, fen: str) -> list[str]:

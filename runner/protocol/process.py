@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from runner.protocol.engine import (
     EngineError,
@@ -23,7 +24,7 @@ from runner.protocol.engine import (
     TranscriptEntry,
 )
 
-__all__ = ["EngineProcess", "Line"]
+__all__ = ["EngineProcess", "EngineTransport", "Line"]
 
 _STDERR_CHUNK = 4096
 
@@ -34,6 +35,39 @@ class Line:
 
     text: str
     time: float
+
+
+class EngineTransport(Protocol):
+    """What a protocol needs from the line transport; `EngineProcess` is the real one."""
+
+    transcript: deque[TranscriptEntry]
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def running(self) -> bool: ...
+
+    async def start(self) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+    async def read_line(self) -> Line: ...
+
+    async def write_lines(self, lines: Sequence[str]) -> float: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    async def stop(
+        self,
+        quit_command: str | None = "quit",
+        *,
+        quit_timeout: float = 5.0,
+        terminate_timeout: float = 2.0,
+        use_sigterm: bool = True,
+    ) -> int | None: ...
+
+    async def kill(self) -> int | None: ...
 
 
 class EngineProcess:
@@ -61,6 +95,7 @@ class EngineProcess:
         self.transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
+        self._drain_task: asyncio.Task[None] | None = None
         self._stderr_tail = bytearray()
         self._stderr_logged = 0
         self._eof = False
@@ -117,6 +152,8 @@ class EngineProcess:
         """The next stdout line; EngineTerminated at its end, EngineProtocolError if too long."""
         proc = self._require()
         assert proc.stdout is not None
+        if self._drain_task is not None:
+            raise EngineTerminated(proc.returncode, "the engine is being stopped")
         try:
             raw = await proc.stdout.readline()
         except ValueError as exc:  # the StreamReader limit: a line longer than line_limit
@@ -175,6 +212,7 @@ class EngineProcess:
         proc = self._proc
         if proc is None:
             return None
+        self._start_drain()
         if proc.returncode is None and quit_command is not None:
             with contextlib.suppress(EngineError, OSError):
                 await self.write_line(quit_command)
@@ -194,11 +232,30 @@ class EngineProcess:
         proc = self._proc
         if proc is None:
             return None
+        self._start_drain()
         if proc.returncode is None:
             self._signal_group(signal.SIGKILL)
             await self._wait(None)
         await self._cleanup()
         return proc.returncode
+
+    def _start_drain(self) -> None:
+        """Keep reading stdout while stopping: an engine blocked on a full pipe cannot quit,
+        and asyncio reaps a process only once all its pipes are closed."""
+        if self._drain_task is None and self._proc is not None:
+            self._drain_task = asyncio.create_task(self._drain_stdout(), name="stdout-drain")
+
+    async def _drain_stdout(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        if self._eof:
+            return
+        while True:
+            chunk = await self._proc.stdout.read(1 << 16)
+            if not chunk:
+                return
+            now = time.monotonic()
+            for text in chunk.decode("utf-8", errors="replace").splitlines():
+                self.transcript.append(TranscriptEntry(now, "<", text))
 
     def _require(self) -> asyncio.subprocess.Process:
         if self._proc is None:
@@ -234,12 +291,14 @@ class EngineProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, signal.SIGKILL)
             self.note("killed leftover members of the process group")
-        if self._stderr_task is not None:
+        for task in (self._drain_task, self._stderr_task):
+            if task is None:
+                continue
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
-            self._stderr_task.cancel()
+                await asyncio.wait_for(asyncio.shield(task), 0.5)
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._stderr_task
+                await task
         if self._proc.stdin is not None:
             self._proc.stdin.close()
             with contextlib.suppress(OSError):

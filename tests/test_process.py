@@ -1,0 +1,274 @@
+"""Engine processes over real pipes: faults become typed errors, nothing is left behind.
+
+The misbehaving engine is a small Python script written into tmp_path; its mode is
+its first argument.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import signal
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.clock import TimeControl
+from runner.protocol.cecp import CecpEngine
+from runner.protocol.engine import (
+    ClockState,
+    EngineConfig,
+    EngineError,
+    EngineProtocolError,
+    EngineStalled,
+    EngineTerminated,
+    GameSetup,
+    Side,
+)
+from runner.protocol.process import EngineProcess
+
+FAKE_ENGINE = textwrap.dedent(
+    r'''
+    import os, signal, subprocess, sys, time
+    mode = sys.argv[1]
+    out = sys.stdout
+    if mode in ("hang", "child"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode == "child":
+        child = subprocess.Popen(["sleep", "300"])
+        out.write(f"child {child.pid}\n"); out.flush()
+    if mode == "stderr":
+        sys.stderr.write("e" * 300000 + "\n"); sys.stderr.flush()
+    for line in sys.stdin:
+        cmd = line.strip()
+        if cmd == "protover 2":
+            ping = "0" if mode == "noping" else "1"
+            out.write(f'feature myname="fake {mode}" ping={ping} setboard=1 usermove=1 done=1\n')
+        elif cmd.startswith("ping"):
+            if mode != "nopong":
+                out.write("pong " + cmd.split()[1] + "\n")
+        elif cmd == "go" or cmd.startswith("usermove"):
+            if mode == "crash":
+                sys.exit(3)
+            if mode == "overlong":
+                out.write("x" * 100000 + "\n")
+            elif mode == "badutf8":
+                out.flush()
+                os.write(1, b"tellusererror caf\xc3\xa9 \xff\xfe bad\n")
+                out.write("move e7e5\n")
+            elif mode != "stall":
+                out.write("move e7e5\n")
+        elif cmd == "quit" and mode not in ("hang", "child"):
+            break
+        out.flush()
+    '''
+)
+
+
+def run_async(test):
+    """Run an async test body in a fresh event loop (no asyncio plugin needed)."""
+
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        return asyncio.run(test(*args, **kwargs))
+
+    return wrapper
+
+
+@pytest.fixture()
+def fake(tmp_path: Path):
+    """A function giving the argv of the fake engine in a mode."""
+    script = tmp_path / "fake_engine.py"
+    script.write_text(FAKE_ENGINE)
+    return lambda mode: (sys.executable, str(script), mode)
+
+
+def _config(argv, **overrides) -> EngineConfig:
+    settings = {"quit_timeout": 0.5, "terminate_timeout": 0.5, "ping_timeout": 2.0}
+    settings.update(overrides)
+    return EngineConfig(name="fake", argv=argv, **settings)
+
+
+def _gone(pid: int) -> bool:
+    """Whether the process is gone (no /proc entry, or only a zombie of someone else)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ")[1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+async def _wait_gone(pid: int, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return _gone(pid)
+
+
+async def _group_empty(pgid: int, seconds: float = 3.0) -> bool:
+    """Whether no process is left in the group (orphaned zombies wait for init to reap them)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+
+
+async def _one_move(engine: CecpEngine) -> None:
+    tc = TimeControl.parse("10+0.1")
+    await engine.new_game(GameSetup(time_control=tc, side=Side.BLACK))
+    return await engine.play(["e2e4"], ClockState(10.0, 10.0), timeout=2.0)
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_well_behaved_fake_plays_and_quits_cleanly(fake):
+    engine = CecpEngine(_config(fake("good")))
+    await engine.start()
+    pid = engine.pid
+    reply = await _one_move(engine)
+    assert reply.move == "e7e5" and not reply.move_is_san
+    assert reply.received_at >= reply.sent_at > 0
+    assert await engine.quit() == 0
+    assert await _wait_gone(pid)
+    sent = [e.text for e in engine.transcript if e.direction == ">"]
+    assert "usermove e2e4" in sent and sent[-1] == "quit"
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_crash_is_engine_terminated_with_exit_code(fake):
+    engine = CecpEngine(_config(fake("crash")))
+    await engine.start()
+    with pytest.raises(EngineTerminated) as info:
+        await _one_move(engine)
+    assert info.value.exit_code == 3
+    # The fault is sticky: the engine stays unusable, with the same error.
+    with pytest.raises(EngineTerminated):
+        await engine.ping()
+    await engine.quit()
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_stalled_move_is_engine_stalled(fake):
+    engine = CecpEngine(_config(fake("stall")))
+    await engine.start()
+    await engine.new_game(GameSetup(time_control=TimeControl.parse("st=1"), side=Side.BLACK))
+    began = time.monotonic()
+    with pytest.raises(EngineStalled) as info:
+        await engine.play(["e2e4"], ClockState(1.0, 1.0), timeout=0.3)
+    assert 0.3 <= time.monotonic() - began < 1.5
+    assert info.value.waited >= 0.3
+    await engine.kill()
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_missing_pong_is_engine_stalled(fake):
+    engine = CecpEngine(_config(fake("nopong"), ping_timeout=0.3))
+    await engine.start()
+    with pytest.raises(EngineStalled, match="no pong"):
+        await engine.new_game(GameSetup(time_control=TimeControl.parse("st=1"), side=Side.WHITE))
+    await engine.quit()
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_engine_without_ping_gets_a_conservative_pause(fake):
+    engine = CecpEngine(_config(fake("noping"), no_ping_delay=0.2))
+    await engine.start()
+    assert await engine.ping() is None
+    began = time.monotonic()
+    await engine.new_game(GameSetup(time_control=TimeControl.parse("st=1"), side=Side.BLACK))
+    assert time.monotonic() - began >= 0.2
+    await engine.quit()
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_overlong_line_is_a_protocol_error_not_a_crash(fake):
+    engine = CecpEngine(_config(fake("overlong"), line_limit=4096))
+    await engine.start()
+    with pytest.raises(EngineProtocolError, match="longer than 4096"):
+        await _one_move(engine)
+    assert await engine.kill() is not None
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_invalid_utf8_is_decoded_with_replacement(fake):
+    engine = CecpEngine(_config(fake("badutf8")))
+    await engine.start()
+    reply = await _one_move(engine)
+    assert reply.move == "e7e5"
+    assert any("caf\u00e9 \ufffd\ufffd bad" in message for message in reply.messages)
+    await engine.quit()
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_engine_ignoring_quit_and_sigterm_is_killed_with_its_children(fake):
+    process = EngineProcess(fake("child"))
+    await process.start()
+    line = await process.read_line()
+    child_pid = int(line.text.split()[1])
+    pgid = process.pid
+    began = time.monotonic()
+    code = await process.stop(quit_timeout=0.3, terminate_timeout=0.3)
+    assert code == -signal.SIGKILL
+    assert time.monotonic() - began < 2.5
+    assert await _wait_gone(pgid)
+    assert await _wait_gone(child_pid), "the engine's child survived"
+    assert await _group_empty(pgid)
+    notes = [e.text for e in process.transcript if e.direction == "!"]
+    assert any("SIGTERM" in n for n in notes) and any("SIGKILL" in n for n in notes)
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_stderr_is_drained_and_bounded(fake, tmp_path):
+    log = tmp_path / "stderr.log"
+    engine = CecpEngine(_config(fake("stderr"), stderr_limit=10000, stderr_log=log))
+    await engine.start()
+    reply = await _one_move(engine)  # a full stderr pipe would have blocked the engine
+    assert reply.move == "e7e5"
+    await engine.quit()
+    assert log.stat().st_size == 10000
+    assert engine._proc is not None and len(engine._proc.stderr_tail) <= 10000
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_missing_program_is_an_engine_error(tmp_path):
+    engine = CecpEngine(_config((str(tmp_path / "no-such-engine"),)))
+    with pytest.raises(EngineError, match="cannot start"):
+        await engine.start()
+
+
+@pytest.mark.timeout(30)
+@run_async
+async def test_no_file_descriptor_or_process_leaks_over_many_engines(fake):
+    before = len(os.listdir("/proc/self/fd"))
+    pids = []
+    for mode in ("good", "crash", "hang", "good", "stall") * 2:
+        engine = CecpEngine(_config(fake(mode)))
+        await engine.start()
+        pids.append(engine.pid)
+        with contextlib.suppress(EngineError):
+            await _one_move(engine)
+        await engine.quit()
+    await asyncio.sleep(0.1)
+    assert len(os.listdir("/proc/self/fd")) <= before
+    assert all(_gone(pid) for pid in pids)
