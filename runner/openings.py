@@ -19,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
-from runner.pgn_reader import read_games
+from runner.pgn_reader import needs_chess960, read_games
 from runner.rules import Board
 
 __all__ = [
@@ -155,31 +155,9 @@ def _map_file(path: Path) -> mmap.mmap | bytes:
         raise OpeningBookError(f"{path}: cannot open the book ({exc.strerror})") from exc
 
 
-def _chess960_rights(board: Board) -> bool:
-    """Whether a board set up in Chess960 mode has castling rights standard chess cannot."""
-    rights = board.castling_rights
-    for color, corners, king_home, back_rank in (
-        (True, (0, 7), 4, 0xFF),
-        (False, (56, 63), 60, 0xFF << 56),
-    ):
-        own = rights & back_rank
-        if own and (
-            board.king(color) != king_home
-            or any(own >> sq & 1 for sq in range(64) if sq not in corners)
-        ):
-            return True
-    return False
-
-
 def _board_for(fen: str, chess960: bool | None) -> Board:
     """A board for a book position; ``chess960=None`` turns 960 on when the rights need it."""
-    if chess960:
-        return Board(fen, chess960=True)
-    if chess960 is None:
-        wide = Board(fen, chess960=True)
-        if _chess960_rights(wide):
-            return wide
-    return Board(fen)
+    return Board(fen, chess960=bool(chess960) or (chess960 is None and needs_chess960(fen)))
 
 
 # -- EPD --------------------------------------------------------------------------------------
@@ -218,11 +196,17 @@ def _parse_epd(text: str) -> tuple[str, str]:
 
 
 class EpdBook:
-    """A book of positions, one EPD or FEN line each (extra EPD operations ignored or used)."""
+    """A book of positions, one EPD or FEN line each (extra EPD operations ignored or used).
+
+    ``chess960=None`` decides for the whole book from its first entries: if any of them has
+    castling rights only Chess960 allows (a Shredder-FEN file, or ``KQkq`` with the king off
+    the e-file), every position is set up as Chess960, so that a Chess960 start which happens
+    to look standard (king e1, rooks a1 and h1) is still played as Chess960.
+    """
 
     def __init__(self, path: str | Path, *, chess960: bool | None = None) -> None:
         self.path = Path(path)
-        self.chess960 = chess960
+        self._chess960 = chess960
         self._data = _map_file(self.path)
         self._index = _SparseIndex(
             self._data,
@@ -231,24 +215,44 @@ class EpdBook:
             _EPD_ONE,
         )
 
+    @property
+    def chess960(self) -> bool:
+        """Whether the book's positions are Chess960 (given, or decided from its first lines)."""
+        if self._chess960 is None:
+            first_lines = (self._line(index) for index in range(_EPD_EVERY))
+            self._chess960 = any(
+                needs_chess960(found[0]) for found in first_lines if found is not None
+            )
+        return self._chess960
+
     def __len__(self) -> int:
         return len(self._index)
 
     def opening(self, index: int) -> Opening:
         """The position at ``index`` (0-based), parsed and checked now."""
+        return self._read(index, self.chess960 or None)
+
+    def _line(self, index: int) -> tuple[str, int] | None:
+        """The text of entry ``index`` and its line number, or None past the end."""
         found = self._index.locate(index)
         if found is None:
-            raise IndexError(f"{self.path}: no opening {index}")
+            return None
         offset, line = found
         skip = _EPD_SKIP.match(self._data, offset)
         start = skip.end() if skip else offset
         line += self._data[offset:start].count(b"\n")
         end = self._data.find(b"\n", start)
         raw = self._data[start : end if end >= 0 else len(self._data)]
-        text = raw.decode("utf-8", "replace").strip()
+        return raw.decode("utf-8", "replace").strip(), line
+
+    def _read(self, index: int, chess960: bool | None) -> Opening:
+        found = self._line(index)
+        if found is None:
+            raise IndexError(f"{self.path}: no opening {index}")
+        text, line = found
         try:
             fen, name = _parse_epd(text)
-            board = _board_for(fen, self.chess960)
+            board = _board_for(fen, chess960)
         except ValueError as exc:
             raise OpeningBookError(
                 f"{self.path}:{line}: bad position {text[:80]!r}: {exc}"

@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from runner.rules import (
-    BLACK,
     STARTING_FEN,
-    WHITE,
     AmbiguousMoveError,
     Board,
     IllegalMoveError,
@@ -39,6 +37,7 @@ __all__ = [
     "Token",
     "TokenKind",
     "check_pgn",
+    "needs_chess960",
     "parse_games",
     "read_games",
     "replay",
@@ -466,34 +465,46 @@ class _Frame:
         self.broken = False
 
 
-def _nonstandard_castling(board: Board) -> bool:
-    """Whether a board (set up in Chess960 mode) has castling rights only Chess960 allows."""
-    rights = board.castling_rights
-    for color, corners, king_home, back_rank in (
-        (WHITE, (0, 7), 4, 0xFF),
-        (BLACK, (56, 63), 60, 0xFF << 56),
-    ):
-        own = rights & back_rank
-        if not own:
+def needs_chess960(fen: str) -> bool:
+    """Whether a FEN has castling rights that only Chess960 allows (decided from the text).
+
+    A right names a rook: ``K``/``Q`` the outermost rook on that side of the king (X-FEN), a
+    file letter that rook's file (Shredder-FEN). Chess960 is needed when a valid right's king
+    is off the e-file or its rook off the a- or h-file; rights naming no rook are ignored, and
+    malformed FENs answer False (the board reports them).
+    """
+    fields = fen.split()
+    if len(fields) < 3 or fields[2] == "-":
+        return False
+    ranks = fields[0].split("/")
+    if len(ranks) != 8:
+        return False
+    for text, king, rook, upper in ((ranks[7], "K", "R", True), (ranks[0], "k", "r", False)):
+        row = "".join("." * int(ch) if ch.isdigit() else ch for ch in text)
+        home = row.find(king)
+        if len(row) != 8 or home < 0:
             continue
-        if board.king(color) != king_home:
-            return True
-        if any(own >> sq & 1 for sq in range(64) if sq not in corners):
-            return True
+        for right in fields[2]:
+            if right.isupper() != upper:
+                continue
+            letter = right.upper()
+            if letter == "K":
+                files = [f for f in range(home + 1, 8) if row[f] == rook][-1:]
+            elif letter == "Q":
+                files = [f for f in range(home) if row[f] == rook][:1]
+            else:
+                file = ord(letter) - ord("A")
+                files = [file] if 0 <= file < 8 and row[file] == rook else []
+            if files and (home != 4 or files[0] not in (0, 7)):
+                return True
     return False
 
 
 def _start_board(fen: str | None, chess960: bool) -> Board:
     """The board a game starts from; a FEN with Chess960-only castling rights turns 960 on."""
-    if fen is None and not chess960:
-        return Board()
-    text = fen if fen is not None else STARTING_FEN
-    if chess960:
-        return Board(text, chess960=True)
-    wide = Board(text, chess960=True)
-    if _nonstandard_castling(wide):
-        return wide
-    return Board(text)
+    if fen is None:
+        return Board(STARTING_FEN, chess960=chess960)
+    return Board(fen, chess960=chess960 or needs_chess960(fen))
 
 
 def _parse_word(board: Board, word: str) -> Board:

@@ -13,6 +13,7 @@ from runner.pgn_reader import (
     PgnGame,
     TokenKind,
     check_pgn,
+    needs_chess960,
     parse_games,
     read_games,
     split_games,
@@ -242,3 +243,20 @@ def test_splitter_tokens_keep_line_numbers() -> None:
         (TokenKind.CLOSE, ")", 5),
         (TokenKind.RESULT, "1/2-1/2", 5),
     ]
+
+
+@pytest.mark.parametrize(
+    "fen",
+    [
+        "4k3/8/8/8/8/8/8/4K3 w K - 0 1",
+        "r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1",
+        "1r2k1r1/8/8/8/8/8/8/1R2K1R1 w KQkq - 0 1",
+        "1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1",
+        "rk5r/8/8/8/8/8/8/RK5R w KQkq - 0 1",
+        "r3k1r1/8/8/8/8/8/8/R3K1R1 w Qk - 0 1",
+        "r3k1rr/8/8/8/8/8/8/R3K1RR w KQkq - 0 1",
+        chess.STARTING_FEN,
+    ],
+)
+def test_needs_chess960_agrees_with_python_chess(fen: str) -> None:
+    assert needs_chess960(fen) == chess.Board(fen).has_chess960_castling_rights()
