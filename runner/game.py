@@ -1,0 +1,425 @@
+"""Play one game between two engine handles, refereed move by move by the rules core.
+
+The loop knows one game: it asks the side to move for a move with the clocks, checks the move
+with ``runner.rules``, keeps the clocks, asks the adjudication trackers, and returns a plain
+``GameRecord``. It never formats a protocol string and never touches a database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from runner.adjudication import (
+    AdjudicationRules,
+    DrawTracker,
+    ResignTracker,
+    effective_score,
+    max_moves_verdict,
+)
+from runner.clock import Clock, TimeControl
+from runner.protocol.engine import (
+    ClockState,
+    Engine,
+    EngineError,
+    EngineProtocolError,
+    EngineReply,
+    EngineStalled,
+    EngineTerminated,
+    GameSetup,
+    Side,
+    Variant,
+)
+from runner.rules import STARTING_FEN, Board, IllegalMoveError, InvalidMoveError, Move, Termination
+
+log = logging.getLogger(__name__)
+
+UNTIMED_MOVE_TIMEOUT = 600.0
+"""Seconds an engine may think on a move when no clock runs (depth or node limits, ``inf``)."""
+GRACE = 1.0
+"""Seconds past an engine's own time before the runner stops waiting (the flag decides)."""
+
+
+class GameTermination(enum.Enum):
+    """Why a game ended, as the runner records it."""
+
+    CHECKMATE = "checkmate"
+    STALEMATE = "stalemate"
+    INSUFFICIENT_MATERIAL = "insufficient material"
+    THREEFOLD_REPETITION = "threefold repetition"
+    FIVEFOLD_REPETITION = "fivefold repetition"
+    FIFTY_MOVES = "fifty moves"
+    SEVENTYFIVE_MOVES = "seventy-five moves"
+    RESIGNATION = "resignation"
+    DRAW_AGREEMENT = "draw agreement"
+    ADJUDICATION = "adjudication"
+    MAX_MOVES = "max moves"
+    TIME_FORFEIT = "time forfeit"
+    ILLEGAL_MOVE = "illegal move"
+    FALSE_CLAIM = "false claim"
+    DISCONNECT = "disconnect"
+    STALL = "stall"
+    ERROR = "error"
+
+    @property
+    def pgn_tag(self) -> str:
+        """The PGN ``Termination`` tag value for this end."""
+        return _PGN_TERMINATION.get(self, "normal")
+
+
+_PGN_TERMINATION = {
+    GameTermination.ADJUDICATION: "adjudication",
+    GameTermination.MAX_MOVES: "adjudication",
+    GameTermination.TIME_FORFEIT: "time forfeit",
+    GameTermination.ILLEGAL_MOVE: "rules infraction",
+    GameTermination.FALSE_CLAIM: "rules infraction",
+    GameTermination.DISCONNECT: "abandoned",
+    GameTermination.STALL: "stalled connection",
+    GameTermination.ERROR: "unterminated",
+}
+
+_RULES_TERMINATION = {
+    Termination.CHECKMATE: GameTermination.CHECKMATE,
+    Termination.STALEMATE: GameTermination.STALEMATE,
+    Termination.INSUFFICIENT_MATERIAL: GameTermination.INSUFFICIENT_MATERIAL,
+    Termination.THREEFOLD_REPETITION: GameTermination.THREEFOLD_REPETITION,
+    Termination.FIVEFOLD_REPETITION: GameTermination.FIVEFOLD_REPETITION,
+    Termination.FIFTY_MOVES: GameTermination.FIFTY_MOVES,
+    Termination.SEVENTYFIVE_MOVES: GameTermination.SEVENTYFIVE_MOVES,
+}
+
+_RULES_REASON = {
+    Termination.STALEMATE: "Draw by stalemate",
+    Termination.INSUFFICIENT_MATERIAL: "Draw by insufficient mating material",
+    Termination.THREEFOLD_REPETITION: "Draw by 3-fold repetition",
+    Termination.FIVEFOLD_REPETITION: "Draw by 5-fold repetition",
+    Termination.FIFTY_MOVES: "Draw by fifty moves rule",
+    Termination.SEVENTYFIVE_MOVES: "Draw by seventy-five moves rule",
+}
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """A plain, serialisable description of one game to play (no engine handles)."""
+
+    white_tc: TimeControl
+    black_tc: TimeControl
+    start_fen: str | None = None
+    opening_moves: tuple[str, ...] = ()
+    variant: Variant = Variant.STANDARD
+    adjudication: AdjudicationRules = field(default_factory=AdjudicationRules)
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlayedMove:
+    """One ply of the game with what the engine reported about it."""
+
+    uci: str
+    san: str
+    book: bool = False
+    time: float | None = None
+    depth: int | None = None
+    score_cp: int | None = None
+    mate: int | None = None
+    nodes: int | None = None
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """The outcome of one game: moves with their data, result, termination, timings, transcripts."""
+
+    white: str
+    black: str
+    spec: GameSpec
+    moves: tuple[PlayedMove, ...]
+    result: str
+    termination: GameTermination
+    reason: str
+    started_at: datetime
+    ended_at: datetime
+    final_fen: str
+    transcripts: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    replay: bool = False
+    """A runner-side failure: the game has no valid result and should be played again."""
+
+    @property
+    def plies(self) -> int:
+        """Number of half-moves, opening moves included."""
+        return len(self.moves)
+
+    @property
+    def duration(self) -> float:
+        """Wall-clock seconds the game took."""
+        return (self.ended_at - self.started_at).total_seconds()
+
+
+class _GameOver(Exception):
+    """Internal: raised inside the loop to end the game with a result."""
+
+    def __init__(self, result: str, termination: GameTermination, reason: str, replay: bool = False):
+        super().__init__(reason)
+        self.result = result
+        self.termination = termination
+        self.reason = reason
+        self.replay = replay
+
+
+def _color_name(white: bool) -> str:
+    return "White" if white else "Black"
+
+
+def _win_for(white: bool) -> str:
+    return "1-0" if white else "0-1"
+
+
+def _timeout_for(clock: Clock) -> float:
+    """How long to wait for a move before declaring the engine stalled or out of time."""
+    control = clock.control
+    if control.move_time is not None:
+        return control.move_time + control.margin + GRACE
+    left = clock.time_left()
+    if left is None:
+        return UNTIMED_MOVE_TIMEOUT
+    return max(left, 0.0) + control.margin + GRACE
+
+
+def _outcome_by_rules(board: Board) -> _GameOver | None:
+    """The game end the arbiter declares after a move: mate, stalemate, draws by rule."""
+    outcome = board.outcome()
+    if outcome is None:
+        if board.is_repetition(3):
+            outcome_term = Termination.THREEFOLD_REPETITION
+        elif board.is_fifty_moves():
+            outcome_term = Termination.FIFTY_MOVES
+        else:
+            return None
+        return _GameOver("1/2-1/2", _RULES_TERMINATION[outcome_term], _RULES_REASON[outcome_term])
+    if outcome.termination is Termination.CHECKMATE:
+        winner = outcome.winner is True
+        return _GameOver(outcome.result, GameTermination.CHECKMATE, f"{_color_name(winner)} mates")
+    return _GameOver(outcome.result, _RULES_TERMINATION[outcome.termination],
+                     _RULES_REASON[outcome.termination])
+
+
+def _verify_claim(board: Board, claimed: str) -> _GameOver | None:
+    """The rules' end matching an engine's result claim, or None when the claim is false."""
+    over = _outcome_by_rules(board)
+    if over is None:
+        outcome = board.outcome(claim_draw=True)
+        if outcome is not None and outcome.result == claimed:
+            over = _GameOver(outcome.result, _RULES_TERMINATION[outcome.termination],
+                             _RULES_REASON.get(outcome.termination, "Draw"))
+    if over is not None and over.result == claimed:
+        return over
+    return None
+
+
+async def play_game(
+    white: Engine,
+    black: Engine,
+    spec: GameSpec,
+    *,
+    on_move: Callable[[PlayedMove, Board], None] | None = None,
+) -> GameRecord:
+    """Play one game between two started engines and return its record.
+
+    Engine faults (crash, stall, garbage, illegal move, time overrun) end the game as a loss
+    for the engine at fault; they never escape. Configuration errors (ValueError) do.
+    """
+    started = datetime.now(UTC)
+    chess960 = spec.variant is Variant.FISCHERANDOM
+    board = Board(spec.start_fen or STARTING_FEN, chess960=chess960)
+    moves: list[PlayedMove] = []
+    sent: list[str] = []
+    for text in spec.opening_moves:
+        move = board.parse_uci(text)
+        moves.append(PlayedMove(uci=move.uci(), san=board.san(move), book=True))
+        sent.append(move.uci())
+        board.push(move)
+    engines = {True: white, False: black}
+    try:
+        over = await _run(engines, spec, board, moves, sent, on_move)
+    except _GameOver as end:
+        over = end
+    except asyncio.CancelledError:
+        await _tell_result(engines, "*", "interrupted")
+        raise
+    if over.result != "*":
+        await _tell_result(engines, over.result, over.reason)
+    return GameRecord(
+        white=white.name, black=black.name, spec=spec, moves=tuple(moves), result=over.result,
+        termination=over.termination, reason=over.reason, started_at=started,
+        ended_at=datetime.now(UTC), final_fen=board.fen(),
+        transcripts=(tuple(str(t) for t in white.transcript), tuple(str(t) for t in black.transcript)),
+        replay=over.replay,
+    )
+
+
+async def _tell_result(engines: dict[bool, Engine], result: str, reason: str) -> None:
+    """Send the result to both engines, ignoring engines that are already gone."""
+    for engine in engines.values():
+        try:
+            await asyncio.wait_for(engine.end_game(result, reason), timeout=5.0)
+        except (EngineError, TimeoutError, OSError) as exc:
+            log.debug("end_game for %s failed: %s", engine.name, exc)
+
+
+async def _start_game(engines: dict[bool, Engine], spec: GameSpec, board: Board,
+                      sent: list[str]) -> None:
+    """Send both engines the new game; an engine that fails here loses."""
+    async def one(white: bool) -> None:
+        setup = GameSetup(
+            time_control=spec.white_tc if white else spec.black_tc,
+            side=Side.WHITE if white else Side.BLACK,
+            start_fen=spec.start_fen, moves=tuple(sent), variant=spec.variant,
+            opponent=engines[not white].name,
+        )
+        try:
+            await engines[white].new_game(setup)
+        except EngineError as exc:
+            raise _fault(white, exc) from exc
+
+    await one(True)
+    await one(False)
+    if board.outcome() is not None:
+        raise _outcome_by_rules(board) or _GameOver("*", GameTermination.ERROR, "game over at start")
+
+
+def _fault(white: bool, exc: EngineError) -> _GameOver:
+    """Map an engine fault to the loss it causes."""
+    name = _color_name(white)
+    if isinstance(exc, EngineTerminated):
+        return _GameOver(_win_for(not white), GameTermination.DISCONNECT, f"{name} disconnects ({exc})")
+    if isinstance(exc, EngineStalled):
+        return _GameOver(_win_for(not white), GameTermination.STALL, f"{name}'s connection stalls ({exc})")
+    if isinstance(exc, EngineProtocolError):
+        return _GameOver(_win_for(not white), GameTermination.DISCONNECT,
+                         f"{name} breaks the protocol ({exc})")
+    return _GameOver(_win_for(not white), GameTermination.DISCONNECT, f"{name} fails ({exc})")
+
+
+async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[PlayedMove],
+               sent: list[str], on_move: Callable[[PlayedMove, Board], None] | None) -> _GameOver:
+    """The move loop; returns (or raises) how the game ended."""
+    await _start_game(engines, spec, board, sent)
+    clocks = {True: Clock(spec.white_tc), False: Clock(spec.black_tc)}
+    rules = spec.adjudication
+    draws = DrawTracker(rules)
+    resigns = ResignTracker(rules)
+    offer_pending = {True: False, False: False}
+    while True:
+        mover = board.turn
+        engine = engines[mover]
+        clock = clocks[mover]
+        other = clocks[not mover]
+        state = ClockState(own=clock.time_left(), opponent=other.time_left(),
+                           moves_to_go=clock.moves_to_go, period=clock.period_index)
+        started = time.monotonic()
+        try:
+            reply = await engine.play(sent, state, timeout=_timeout_for(clock),
+                                      opponent_offers_draw=offer_pending[not mover])
+        except EngineStalled as exc:
+            if clock.control.is_timed:
+                clock.spend(time.monotonic() - started)
+                return _time_forfeit(board, mover, f"no move within its time ({exc})")
+            raise _fault(mover, exc) from exc
+        except EngineError as exc:
+            raise _fault(mover, exc) from exc
+        elapsed = reply.elapsed if reply.received_at else time.monotonic() - started
+        if reply.resigned:
+            return _GameOver(_win_for(not mover), GameTermination.RESIGNATION,
+                             f"{_color_name(mover)} resigns")
+        if reply.draw_offered and offer_pending[not mover]:
+            return _GameOver("1/2-1/2", GameTermination.DRAW_AGREEMENT, "Draw by mutual agreement")
+        offer_pending[mover] = reply.draw_offered
+        offer_pending[not mover] = False
+        if reply.move is None:
+            judged = _judge_claim(board, mover, reply, rules) if reply.claim is not None else None
+            if judged is not None:
+                return judged
+            raise _GameOver(_win_for(not mover), GameTermination.STALL,
+                            f"{_color_name(mover)} sends no move")
+        move = _parse_reply_move(board, mover, reply)
+        if clock.spend(elapsed):
+            return _time_forfeit(board, mover, f"{elapsed:.3f} s used")
+        info = reply.info
+        played = PlayedMove(
+            uci=move.uci(), san=board.san(move), time=elapsed,
+            depth=info.depth if info else None, score_cp=info.score_cp if info else None,
+            mate=info.mate if info else None, nodes=info.nodes if info else None,
+        )
+        zeroing = board.is_zeroing(move)
+        fullmove = board.fullmove_number
+        board.push(move)
+        moves.append(played)
+        sent.append(played.uci)
+        if on_move is not None:
+            on_move(played, board)
+        if reply.claim is not None:
+            judged = _judge_claim(board, mover, reply, rules, after_move=True)
+            if judged is not None:
+                return judged
+        ended = _outcome_by_rules(board)
+        if ended is not None:
+            return ended
+        score = effective_score(played.score_cp, played.mate)
+        draws.update(score, fullmove, zeroing)
+        resigns.update(mover, score)
+        verdict = resigns.verdict() or draws.verdict()
+        if verdict is not None:
+            return _GameOver(verdict.result, GameTermination.ADJUDICATION, verdict.reason)
+        verdict = max_moves_verdict(rules, len(moves))
+        if verdict is not None:
+            return _GameOver(verdict.result, GameTermination.MAX_MOVES, verdict.reason)
+
+
+def _parse_reply_move(board: Board, mover: bool, reply: EngineReply) -> Move:
+    """The engine's move checked by the rules core; an illegal or unreadable move loses."""
+    text = reply.move or ""
+    try:
+        if reply.move_is_san:
+            return board.parse_san(text)
+        try:
+            return board.parse_uci(text)
+        except InvalidMoveError:
+            return board.parse_san(text)  # some engines answer in SAN despite san=0
+    except (IllegalMoveError, InvalidMoveError, ValueError):
+        raise _GameOver(_win_for(not mover), GameTermination.ILLEGAL_MOVE,
+                        f"{_color_name(mover)} makes an illegal move: {text}") from None
+
+
+def _time_forfeit(board: Board, mover: bool, detail: str) -> _GameOver:
+    """Loss on time, or a draw when the opponent cannot mate by any series of moves (FIDE 6.9)."""
+    if board.has_insufficient_material(not mover):
+        return _GameOver("1/2-1/2", GameTermination.TIME_FORFEIT,
+                         f"{_color_name(mover)} loses on time, but {_color_name(not mover)} "
+                         f"cannot mate: draw ({detail})")
+    return _GameOver(_win_for(not mover), GameTermination.TIME_FORFEIT,
+                     f"{_color_name(mover)} loses on time ({detail})")
+
+
+def _judge_claim(board: Board, mover: bool, reply: EngineReply, rules: AdjudicationRules,
+                 after_move: bool = False) -> _GameOver | None:
+    """Accept a true result claim; a false one loses, or with ``false_claim_loses`` off is
+    ignored (None: play on) when the engine also moved."""
+    assert reply.claim is not None
+    claimed = reply.claim.result
+    verified = _verify_claim(board, claimed)
+    if verified is not None:
+        return verified
+    if after_move:
+        ended = _outcome_by_rules(board)
+        if ended is not None:
+            return ended
+    if rules.false_claim_loses or not after_move:
+        return _GameOver(_win_for(not mover), GameTermination.FALSE_CLAIM,
+                         f"{_color_name(mover)} makes a false claim: {claimed}"
+                         + (f" {{{reply.claim.comment}}}" if reply.claim.comment else ""))
+    log.info("%s made a false claim %s; ignored as configured", _color_name(mover), claimed)
+    return None
