@@ -2,11 +2,12 @@
 
 Each of our measurements runs in a fresh Python process (nothing cached in the process; the
 file itself may be in the OS page cache), timing ``open_book`` plus the cursor's first
-``next()``, and separately the whole process including imports. python-chess (a benchmark peer
-only) has no book index: to serve a random opening it must parse every entry, so its figure is
-the full parse. That takes ~15 s for UHO, so by default it is measured on a sample (the first
-20,000 UHO lines, the first 2,000 PGN games) and scaled up linearly (marked "est."); pass
-``--peer`` to measure the full parse.
+``next()``, and separately the whole process including imports (median of ``--repeat``); the
+peak Python heap (tracemalloc; the memory-mapped file is not heap) comes from one more run.
+python-chess (a benchmark peer only) has no book index: to serve a random opening it must
+parse every entry, so its figure is the full parse. That takes ~15 s for UHO, so by default it
+is measured on a sample (the first 20,000 UHO lines, the first 2,000 PGN games) and scaled up
+linearly (marked "est."); pass ``--peer`` to measure the full parse.
 
     python benchmarks/books_bench.py [--peer] [--repeat N] [--books DIR]
 """
@@ -34,11 +35,12 @@ import json, sys, time, tracemalloc
 started = time.perf_counter()
 from runner.openings import OpeningCursor, open_book
 imported = time.perf_counter()
-tracemalloc.start()
+if sys.argv[3] == "memory":
+    tracemalloc.start()
 book = open_book(sys.argv[1], plies=8)
 opening = OpeningCursor(book, order=sys.argv[2], seed=1).next()
 served = time.perf_counter()
-peak = tracemalloc.get_traced_memory()[1]
+peak = tracemalloc.get_traced_memory()[1] if tracemalloc.is_tracing() else 0
 print(json.dumps({"first": served - imported, "total": served - started, "peak": peak,
                   "index": opening.index}))
 """
@@ -54,9 +56,10 @@ class FirstOpening:
     index: int
 
 
-def _ours(path: Path, order: str) -> FirstOpening:
+def _ours(path: Path, order: str, what: str = "time") -> FirstOpening:
+    """One fresh process: ``what`` is "time" or "memory" (tracemalloc slows allocation)."""
     run = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), order],
+        [sys.executable, "-c", _CHILD, str(path), order, what],
         capture_output=True, text=True, check=True, cwd=REPO, timeout=120,
     )
     data = json.loads(run.stdout)
@@ -114,7 +117,7 @@ def main() -> None:
             runs = [_ours(path, order) for _ in range(options.repeat)]
             first = statistics.median(run.first for run in runs)
             total = statistics.median(run.total for run in runs)
-            peak = max(run.peak for run in runs)
+            peak = _ours(path, order, "memory").peak
             print(f"{name:<18} {order:<10} {first * 1000:>11.1f} ms {total * 1000:>9.1f} ms "
                   f"{peak / 1024:>6.0f} kB   {peer_text}")
 
