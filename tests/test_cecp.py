@@ -1,0 +1,376 @@
+"""CECP: pure parser tables, transcript replay through a test double, and real engines."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import shutil
+import time
+from pathlib import Path
+
+import chess
+import pytest
+
+from runner.clock import Clock, TimeControl
+from runner.protocol.cecp import CecpEngine, _edit_commands, format_level
+from runner.protocol.cecp_parse import (
+    DrawOffer,
+    ErrorReport,
+    FeatureLine,
+    IllegalMoveReport,
+    MoveLine,
+    OptionSpec,
+    Other,
+    Pong,
+    Resign,
+    ResultLine,
+    Tell,
+    ThinkingLine,
+    is_coordinate_move,
+    parse_engine_line,
+    parse_features,
+    parse_option,
+    parse_thinking,
+)
+from runner.protocol.engine import ClockState, EngineConfig, GameSetup, Side
+from tests.cecp_replay import RecordedTranscript, ReplayTransport
+from tests.conftest import SHARED_DATA, shared_file
+
+TRANSCRIPTS = sorted((SHARED_DATA / "cecp-transcripts").glob("*.txt"))
+TRANSCRIPT_IDS = [p.stem for p in TRANSCRIPTS]
+
+
+def run_async(test):
+    """Run an async test body in a fresh event loop (no asyncio plugin needed)."""
+
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        return asyncio.run(test(*args, **kwargs))
+
+    return wrapper
+
+
+# ----------------------------------------------------------------------------- parsers
+
+
+@pytest.mark.parametrize(
+    ("text", "pairs"),
+    [
+        ('myname="Fairy-Max 5.0b"', (("myname", "Fairy-Max 5.0b"),)),
+        ("memory=1 exclude=1", (("memory", "1"), ("exclude", "1"))),
+        ('setboard=0 xedit=1 ping=1 done=0',
+         (("setboard", "0"), ("xedit", "1"), ("ping", "1"), ("done", "0"))),
+        ('option="Resign Threshold -spin 800 200 1200" ping=1',
+         (("option", "Resign Threshold -spin 800 200 1200"), ("ping", "1"))),
+        ('option="Polyglot exclude move -string " done=1',
+         (("option", "Polyglot exclude move -string "), ("done", "1"))),
+        ('myversion="[1.4.1 (x86_64)]"', (("myversion", "[1.4.1 (x86_64)]"),)),
+        ("analyze=1 draw=0 ", (("analyze", "1"), ("draw", "0"))),
+        ("garbage ping=1", (("ping", "1"),)),
+        ('myname="unterminated', (("myname", "unterminated"),)),
+        ("", ()),
+    ],
+)
+def test_parse_features_table(text, pairs):
+    assert parse_features(text) == pairs
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=TRANSCRIPT_IDS)
+def test_features_of_every_transcript_match_its_summary(path):
+    """Every feature name the probe summarised is found by our parser in the raw lines."""
+    recording = RecordedTranscript(path)
+    names = set()
+    for text in recording.engine_lines():
+        parsed = parse_engine_line(text)
+        if isinstance(parsed, FeatureLine):
+            names.update(name for name, _ in parsed.pairs)
+            for name, value in parsed.pairs:
+                if name == "option":
+                    assert parse_option(value).name
+    summary = next(
+        line for line in path.read_text().splitlines() if line.startswith("- features:")
+    )
+    expected = {i.split("=")[0].strip() for i in summary[len("- features:"):].strip().split("; ") if i}
+    assert expected <= names
+    assert names, f"no feature at all parsed from {path.name}"
+
+
+@pytest.mark.parametrize(
+    ("value", "spec"),
+    [
+        ("Resign -check 0", OptionSpec("Resign", "check", "0")),
+        ("Resign Threshold -spin 800 200 1200", OptionSpec("Resign Threshold", "spin", "800",
+                                                            200, 1200)),
+        ("Makruk rules -combo makruk /// Cambodian /// Ai-wok",
+         OptionSpec("Makruk rules", "combo", "makruk", choices=("makruk", "Cambodian", "Ai-wok"))),
+        ("Level -combo Clueless /// Random /// Static /// *Normal",
+         OptionSpec("Level", "combo", "Normal",
+                    choices=("Clueless", "Random", "Static", "Normal"))),
+        ("Dummy String Example -string happy birthday!",
+         OptionSpec("Dummy String Example", "string", "happy birthday!")),
+        ("Clear Hash -button", OptionSpec("Clear Hash", "button")),
+        ("Polyglot Save -save", OptionSpec("Polyglot Save", "save")),
+        ("Debug Log File -file <empty>", OptionSpec("Debug Log File", "file", "<empty>")),
+        ("Randomizer (0-50) -slider 0 0 50", OptionSpec("Randomizer (0-50)", "slider", "0", 0, 50)),
+        ("verbose -spin 0 -2147483648 2147483647",
+         OptionSpec("verbose", "spin", "0", -2147483648, 2147483647)),
+    ],
+)
+def test_parse_option_table(value, spec):
+    assert parse_option(value) == spec
+
+
+@pytest.mark.parametrize("value", ["nonsense", "-spin 1 2 3", "X -spin 1 2", "X -check 2"])
+def test_parse_option_rejects_malformed(value):
+    with pytest.raises(ValueError):
+        parse_option(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "depth", "score", "mate", "seconds", "nodes", "pv"),
+    [
+        (" 7     13       74     485785 c7c6 d2d3 d7d5", 7, 13, None, 0.74, 485785,
+         ("c7c6", "d2d3", "d7d5")),
+        ("9 156 1084 48000 Nf3 Nc6 Nc3 Nf6", 9, 156, None, 10.84, 48000,
+         ("Nf3", "Nc6", "Nc3", "Nf6")),
+        ("1 +8 0 42 d5", 1, 8, None, 0.0, 42, ("d5",)),
+        ("  2   -34      0       199  1. ...  d5 2. Nc3", 2, -34, None, 0.0, 199, ("d5", "Nc3")),
+        ("  5      -4     4     7238  e6 Nc3 Nc6 d4 <Nf6> ", 5, -4, None, 0.04, 7238,
+         ("e6", "Nc3", "Nc6", "d4", "Nf6")),
+        (" 3&     14    0       89   d1d2  e8e7  d2d3", 3, 14, None, 0.0, 89,
+         ("d1d2", "e8e7", "d2d3")),
+        (" 9.     62    4    72578   d1e2", 9, 62, None, 4.0, 72578, ("d1e2",)),
+        ("12 100003 120 5000 Qh5 Kd7 Qf7", 12, 100003, 3, 1.2, 5000, ("Qh5", "Kd7", "Qf7")),
+        ("12 -100002 120 5000 Kd7", 12, -100002, -2, 1.2, 5000, ("Kd7",)),
+        ("8 31995 10 900 Qxf7", 8, 31995, 3, 0.1, 900, ("Qxf7",)),
+        ("8 -31996 10 900 Kh8", 8, -31996, -2, 0.1, 900, ("Kh8",)),
+        ("10 25 300 40000 12\t1000\t0\te4 e5", 10, 25, None, 3.0, 40000, ("e4", "e5")),
+        ("  0      0     0        0  (e4 64%, d4 24%)", 0, 0, None, 0.0, 0,
+         ("(e4", "64%,", "d4", "24%)")),
+    ],
+)
+def test_parse_thinking_table(text, depth, score, mate, seconds, nodes, pv):
+    info = parse_thinking(text)
+    assert info is not None
+    assert (info.depth, info.score_cp, info.mate, info.nodes, info.pv) == (
+        depth, score, mate, nodes, pv)
+    assert info.time == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("move c7c6", MoveLine("c7c6", "move")),
+        ("move e7e8q", MoveLine("e7e8q", "move")),
+        ("move O-O", MoveLine("O-O", "move")),
+        ("move Nf3", MoveLine("Nf3", "move")),
+        ("1. ... d7d5", MoveLine("d7d5", "numbered")),
+        ("12 ... e1g1", MoveLine("e1g1", "numbered")),
+        ("My move is : g8f6", MoveLine("g8f6", "mymove")),
+        ("My move is: e7e5", MoveLine("e7e5", "mymove")),
+        ("1. e2e4", Other("1. e2e4")),
+        ("pong 12", Pong(12)),
+        ("pong x", Other("pong x")),
+        ("resign", Resign()),
+        ("computer resigns", Resign()),
+        ("offer draw", DrawOffer()),
+        ("1-0 {White mates}", ResultLine("1-0", "White mates")),
+        ("0-1 {White resigns}", ResultLine("0-1", "White resigns")),
+        ("1/2-1/2 {Draw by repetition}", ResultLine("1/2-1/2", "Draw by repetition")),
+        ("1/2-1/2", ResultLine("1/2-1/2", "")),
+        ("Black resigns", ResultLine("1-0", "Black resigns")),
+        ("Illegal move: e2e5", IllegalMoveReport("e2e5", "")),
+        ("Illegal move (in check): Nf3", IllegalMoveReport("Nf3", "in check")),
+        ("illegal move e2e5", IllegalMoveReport("e2e5", "")),
+        ("Error (unknown command): nps", ErrorReport("unknown command", "nps")),
+        ("telluser hello there", Tell("telluser", "hello there")),
+        ("tellusererror Illegal position", Tell("tellusererror", "Illegal position")),
+        ("tellics say     Fairy-Max 5.0b", Tell("tellics", "say     Fairy-Max 5.0b")),
+        ("# times @ 4293222447", Other("# times @ 4293222447")),
+        ("Time for move : 50", Other("Time for move : 50")),
+        ("", Other("")),
+    ],
+)
+def test_parse_engine_line_table(text, expected):
+    assert parse_engine_line(text) == expected
+
+
+def test_thinking_lines_are_classified_as_thinking():
+    assert isinstance(parse_engine_line("4 -1 0 1787 c7c5 d2d4"), ThinkingLine)
+
+
+@pytest.mark.parametrize(
+    ("move", "coordinate"),
+    [("e2e4", True), ("e7e8q", True), ("e1g1", True), ("Nf3", False), ("O-O", False),
+     ("e8=Q", False), ("P@f7", False)],
+)
+def test_is_coordinate_move(move, coordinate):
+    assert is_coordinate_move(move) is coordinate
+
+
+@pytest.mark.parametrize(
+    ("moves", "base", "inc", "text"),
+    [
+        (40, 60.0, 0.0, "level 40 1 0"),
+        (0, 120.0, 12.0, "level 0 2 12"),
+        (0, 10.0, 0.1, "level 0 0:10 0.1"),
+        (40, 90.0, 0.0, "level 40 1:30 0"),
+        (0, 2.0, 0.02, "level 0 0:02 0.02"),
+        (1, 0.5, 0.0, "level 1 0:01 0"),
+    ],
+)
+def test_format_level(moves, base, inc, text):
+    assert format_level(moves, base, inc) == text
+
+
+def test_edit_fallback_places_pieces_and_uses_the_black_kludge():
+    fen = "4k3/8/8/8/8/8/4P3/4K2R b K - 0 1"
+    assert _edit_commands(fen) == ["a2a3", "edit", "#", "Pe2", "Ke1", "Rh1", "c", "Ke8", "."]
+    with pytest.raises(ValueError):
+        _edit_commands("8/8/8 w - - 0 1")
+
+
+# ----------------------------------------------------------------------------- replay
+
+
+def _replay_config(**overrides) -> EngineConfig:
+    settings = {"feature_timeout": 0.3, "start_timeout": 3.0, "no_ping_delay": 0.05}
+    settings.update(overrides)
+    return EngineConfig(name="", argv=("replayed",), **settings)
+
+
+_ANSWER_DIFFERENCES = {"sjaakii": {"accepted highlight": "rejected highlight"}}
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=TRANSCRIPT_IDS)
+@run_async
+async def test_replay_startup_answers_and_first_move(path):
+    recording = RecordedTranscript(path)
+    buffered = path.stem.startswith("gnuchess")
+    transport = ReplayTransport(recording, startup_after_inputs=2 if buffered else 0)
+    engine = CecpEngine(_replay_config(), transport=transport)
+    await engine.start()
+    assert engine.features.seen_any
+    if not buffered:
+        expected = [
+            _ANSWER_DIFFERENCES.get(path.stem, {}).get(a, a) for a in recording.answers()
+        ]
+        assert [s for s in transport.sent if s.startswith(("accepted", "rejected"))] == expected
+    tc = TimeControl.parse("40/60")
+    await engine.new_game(GameSetup(time_control=tc, side=Side.BLACK))
+    reply = await engine.play(["e2e4"], ClockState(60.0, 60.0, 40), timeout=2.0)
+    search = recording.first_search()
+    moves = [p for p in map(parse_engine_line, search) if isinstance(p, MoveLine)]
+    assert reply.move == moves[0].move
+    thinking = [p.info for p in map(parse_engine_line, search) if isinstance(p, ThinkingLine)]
+    assert reply.info == (thinking[-1] if thinking else None)
+    sent = transport.sent
+    usermove = engine.features.flag("usermove", False)
+    assert ("usermove e2e4" if usermove else "e2e4") in sent
+    assert sent.index("time 6000") < sent.index("go")
+    await engine.end_game("*")
+    assert await engine.quit() == 0
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_replay_buffered_gnuchess_is_probed_not_declared_dead():
+    recording = RecordedTranscript(shared_file("cecp-transcripts", "gnuchess-x-pipe-buffered.txt"))
+    transport = ReplayTransport(recording, startup_after_inputs=3)
+    engine = CecpEngine(_replay_config(feature_timeout=0.2), transport=transport)
+    began = time.monotonic()
+    await engine.start()
+    assert engine.features.done == 1
+    assert engine.features.flag("usermove", False)
+    assert time.monotonic() - began < 3.0
+    probes = [s for s in transport.sent if s.startswith("ping")]
+    assert len(probes) >= 3
+    await engine.quit()
+
+
+# ----------------------------------------------------------------------------- real engines
+
+
+def _binary(name: str) -> str:
+    found = shutil.which(name) or shutil.which(name, path="/usr/games")
+    if found is None:
+        pytest.skip(f"{name} is not installed (CI installs it with apt-get)")
+    return found
+
+
+def _polyglot_stockfish(tmp_path: Path) -> tuple[str, ...]:
+    """Polyglot reads its engine from an ini file: EngineCommand (+ EngineDir) and [Engine]."""
+    polyglot, stockfish = _binary("polyglot"), _binary("stockfish")
+    ini = tmp_path / "stockfish.ini"
+    ini.write_text(
+        "[PolyGlot]\n"
+        f"EngineDir = {Path(stockfish).parent}\n"
+        f"EngineCommand = {stockfish}\n"
+        "Book = false\nLog = false\n"
+        "[Engine]\nHash = 16\nThreads = 1\n"
+    )
+    return (polyglot, str(ini))
+
+
+ENGINES = {
+    "fairymax": lambda tmp: (_binary("fairymax"),),
+    "gnuchess": lambda tmp: (_binary("gnuchess"), "-x"),
+    "phalanx": lambda tmp: (_binary("phalanx"),),
+    "hoichess": lambda tmp: (_binary("hoichess"),),
+    "sjeng": lambda tmp: (_binary("sjeng"),),
+    "polyglot-stockfish": _polyglot_stockfish,
+}
+START_FEN = "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
+
+
+async def _group_empty(pgid: int, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("engine_name", list(ENGINES))
+@run_async
+async def test_real_engine_start_ping_two_moves_quit(engine_name, tmp_path):
+    argv = ENGINES[engine_name](tmp_path)
+    config = EngineConfig(name=engine_name, argv=argv, working_dir=tmp_path,
+                          env={"HOME": str(tmp_path)})
+    engine = CecpEngine(config)
+    await engine.start()
+    pgid = engine.pid
+    try:
+        assert engine.features.flag("ping", False), engine.transcript[-20:]
+        latency = await engine.ping()
+        assert latency is not None and latency < 1.0
+        tc = TimeControl.parse("40/20")
+        await engine.new_game(GameSetup(time_control=tc, side=Side.BLACK, start_fen=START_FEN))
+        board = chess.Board(START_FEN)
+        own, opponent = Clock(tc), Clock(tc)
+        moves: list[str] = []
+        for _ in range(2):
+            state = ClockState(own.remaining, opponent.remaining, own.moves_to_go, own.period_index)
+            reply = await engine.play(moves, state, timeout=15.0)
+            assert reply.move is not None, reply
+            move = board.parse_san(reply.move) if reply.move_is_san else chess.Move.from_uci(
+                reply.move)
+            assert move in board.legal_moves, (reply.move, board.fen())
+            assert own.spend(reply.elapsed) is False
+            board.push(move)
+            moves.append(move.uci())
+            answer = next(iter(board.legal_moves))
+            board.push(answer)
+            moves.append(answer.uci())
+        await engine.end_game("*")
+    finally:
+        code = await engine.quit()
+    assert code is not None
+    assert await _group_empty(pgid), f"{engine_name} left processes behind"
