@@ -151,12 +151,12 @@ def pgn_check(files: list[str] = _PGN_FILES) -> None:
             raise UserError(f"{name}: no such file")
         report = check_pgn(name)
         for error in report.errors:
-            console.print(f"error: {error}", highlight=False, markup=False)
+            console.print(f"error: {error}", highlight=False, markup=False, soft_wrap=True)
         for notice in report.notices:
-            console.print(f"note: {notice}", highlight=False, markup=False)
+            console.print(f"note: {notice}", highlight=False, markup=False, soft_wrap=True)
         console.print(
             f"{name}: {report.games} games, {len(report.errors)} broken", highlight=False,
-            markup=False,
+            markup=False, soft_wrap=True,
         )
         broken += len(report.errors)
     if broken:
@@ -215,6 +215,14 @@ def db_upgrade(
         revision = current_revision(database.engine)
         console.print(f"{database.engine.url.render_as_string(hide_password=True)}: schema at "
                       f"revision {revision}", highlight=False, markup=False)
+
+
+from runner.cli_games import engine_app, play_command  # noqa: E402 - commands defined elsewhere
+
+app.command("play", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
+    play_command
+)
+app.add_typer(engine_app, name="engine")
 
 
 def main() -> None:

@@ -265,8 +265,12 @@ class EpdBook:
 
 # -- PGN --------------------------------------------------------------------------------------
 
-# A movetext line, any blank lines, then a tag line: the offset of that "[" starts a game.
-_PGN_NEXT_GAME = re.compile(rb"(?m)^[^\[\s%;][^\n]*\n(?:[ \t\r]*\n)*(?=\[)")
+# A line that is not a tag pair, any blank lines, then a tag pair: that "[" starts a game.
+# (A "[%clk ...]" at the start of a line inside a comment is not a tag pair.)
+_TAG_START = rb"[ \t]*\[[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s+\""
+_PGN_NEXT_GAME = re.compile(
+    rb"(?m)^(?!" + _TAG_START + rb")[ \t]*\S[^\n]*\n(?:[ \t\r]*\n)*(?=" + _TAG_START + rb")"
+)
 
 
 class PgnBook:

@@ -286,3 +286,14 @@ def test_bad_polyglot_file_and_probe_cli(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "runner", "book", "probe", str(bad)],
                          capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 2 and "not a multiple of 16" in run.stderr
+
+
+def test_pgn_book_index_ignores_bracket_lines_inside_comments(tmp_path: Path) -> None:
+    path = tmp_path / "clock.pgn"
+    path.write_text(
+        '[Event "a"]\n\n1. e4 {thinking\n[%clk 0:01:00]} e5 *\n\n'
+        '[Event "b"]\n\n[Site "blank line in the tags"]\n1. d4 *\n'
+    )
+    book = PgnBook(path)
+    assert len(book) == 2
+    assert [book.opening(index).moves for index in range(2)] == [("e2e4", "e7e5"), ("d2d4",)]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import chess
@@ -260,3 +262,21 @@ def test_splitter_tokens_keep_line_numbers() -> None:
 )
 def test_needs_chess960_agrees_with_python_chess(fen: str) -> None:
     assert needs_chess960(fen) == chess.Board(fen).has_chess960_castling_rights()
+
+
+@pytest.mark.timeout(60)
+def test_pgn_check_command_exit_codes(tmp_path: Path) -> None:
+    good = shared_file("pgn", "kasparov-deep-blue-1997.pgn")
+    bad = tmp_path / "bad.pgn"
+    bad.write_text('[Event "x"]\n\n1. e4 e5 2. Qxf7 *\n' + NEXT_GAME)
+    ok = subprocess.run([sys.executable, "-m", "runner", "pgn", "check", str(good)],
+                        capture_output=True, text=True, timeout=60, check=False)
+    assert ok.returncode == 0 and f"{good}: 6 games, 0 broken" in ok.stdout
+    broken = subprocess.run([sys.executable, "-m", "runner", "pgn", "check", str(good), str(bad)],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert broken.returncode == 1
+    assert f"error: {bad}:3: illegal move at 'Qxf7'" in broken.stdout
+    assert f"{bad}: 2 games, 1 broken" in broken.stdout
+    missing = subprocess.run([sys.executable, "-m", "runner", "pgn", "check", "/no/such.pgn"],
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
