@@ -1,0 +1,43 @@
+"""Creating engine handles for a protocol, and running them safely (always stopped afterwards)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+
+from runner.protocol.cecp import CecpEngine
+from runner.protocol.engine import Engine, EngineConfig
+
+
+def make_engine(config: EngineConfig) -> Engine:
+    """An engine handle speaking the configured protocol (not started yet)."""
+    if config.protocol == "cecp":
+        return CecpEngine(config)
+    if config.protocol == "uci":
+        try:
+            from runner.protocol.uci import UciEngine  # type: ignore[import-not-found]
+        except ImportError as exc:
+            raise ValueError(f"engine {config.name!r}: the UCI protocol is not available yet") from exc
+        return UciEngine(config)
+    raise ValueError(f"engine {config.name!r}: unknown protocol {config.protocol!r}")
+
+
+async def stop_engines(engines: Sequence[Engine]) -> None:
+    """Quit every engine (escalating to signals), never raising."""
+    async def stop(engine: Engine) -> None:
+        with contextlib.suppress(Exception):
+            await engine.quit()
+
+    await asyncio.gather(*(stop(e) for e in engines))
+
+
+@contextlib.asynccontextmanager
+async def running_engines(configs: Sequence[EngineConfig]) -> AsyncIterator[list[Engine]]:
+    """Start engines together and guarantee they are stopped when the block ends."""
+    engines = [make_engine(c) for c in configs]
+    try:
+        await asyncio.gather(*(e.start() for e in engines))
+        yield engines
+    finally:
+        await asyncio.shield(stop_engines(engines))
