@@ -217,6 +217,14 @@ def db_upgrade(
                       f"revision {revision}", highlight=False, markup=False)
 
 
+from runner.cli_games import engine_app, play_command  # noqa: E402 - commands defined elsewhere
+
+app.command("play", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
+    play_command
+)
+app.add_typer(engine_app, name="engine")
+
+
 def main() -> None:
     """Entry point of the ``runner`` console script."""
     try:
