@@ -14,6 +14,8 @@ from dataclasses import dataclass
 _DEFAULT_MOVES_TO_GO = 30
 # Time kept back for Python start-up jitter, pipe latency and the host's own bookkeeping.
 _LATENCY_RESERVE_S = 0.08
+# Time set aside per move still to play for the round trip through the host.
+_PER_MOVE_LATENCY_S = 0.05
 # A per-move budget is never below this (the engine must still move).
 _MIN_BUDGET_S = 0.01
 
@@ -125,18 +127,21 @@ def allocate(clock: Clock, *, abuse: bool = False) -> TimeBudget:
 def fischer_budget(remaining_s: float, increment_s: float, moves_to_go: int) -> TimeBudget:
     """Soft and hard limits for one move given the clock, increment and moves to go.
 
-    The soft limit is an even share of the usable time plus most of the increment; the hard
-    limit lets a troubled iteration run on to a few soft limits but never takes more than a
-    fraction of what is left, so that the last move before a time control still has a margin.
+    A latency allowance for every move still to play is set aside first.  The soft limit is an
+    even share of the rest plus most of the increment; the hard limit lets a troubled iteration
+    run on to a few shares but is capped so that, even if every remaining move hit it, the
+    clock would not run out before the next time control.
     """
     moves_to_go = max(1, moves_to_go)
-    reserve = _LATENCY_RESERVE_S + 0.02 * min(moves_to_go, 10)
+    reserve = _LATENCY_RESERVE_S + _PER_MOVE_LATENCY_S * min(moves_to_go, 40)
     usable = max(0.0, remaining_s - reserve)
     share = usable / moves_to_go + 0.8 * increment_s
     if moves_to_go == 1:
-        ceiling = usable * 0.7
+        ceiling = usable * 0.8
     else:
-        ceiling = usable * min(0.5, 3.0 / moves_to_go + 0.1)
-    hard = max(_MIN_BUDGET_S, min(share * 3.0, ceiling))
+        ceiling = usable * min(0.5, 2.0 / moves_to_go) + 0.8 * increment_s
+    # Never plan past what is on the clock minus this move's own round trip.
+    ceiling = min(ceiling, remaining_s - _LATENCY_RESERVE_S - _PER_MOVE_LATENCY_S)
+    hard = max(_MIN_BUDGET_S, min(share * 2.5, ceiling))
     soft = max(_MIN_BUDGET_S, min(share, hard))
     return TimeBudget(soft_s=soft * 0.6, hard_s=hard)
