@@ -626,10 +626,11 @@ class _Replay:
         return board
 
     def _comment(self, frame: _Frame, text: str) -> None:
+        # A comment belongs to the move before it; one opening a variation is dropped.
         if frame.moves:
             move = frame.moves[-1]
             move.comment = f"{move.comment} {text}" if move.comment else text
-        elif frame is not None and not self.game.moves:
+        elif frame.moves is self.game.moves:  # before the first move of the game
             start = self.game.starting_comment
             self.game.starting_comment = f"{start} {text}" if start else text
 
