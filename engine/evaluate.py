@@ -251,74 +251,91 @@ def _pawn_structure(white_pawns: int, black_pawns: int) -> tuple[int, int]:
     return mg, eg
 
 
+def _pack(mg: int, eg: int) -> int:
+    """One integer holding a midgame and an endgame score (endgame in the high bits)."""
+    return (eg << 16) + mg
+
+
+def _unpack(packed: int) -> tuple[int, int]:
+    """Inverse of _pack for sums of packed scores (each half within +/-32767)."""
+    mg = ((packed + 0x8000) & 0xFFFF) - 0x8000
+    return mg, (packed - mg) >> 16
+
+
+# Per colour and piece type: material plus placement, packed (midgame, endgame).
+_V2_PACKED = tuple(
+    tuple(
+        tuple(_pack(PIECE_VALUES[pt] + _V2_MG[c][pt][sq], PIECE_VALUES[pt] + _V2_EG[c][pt][sq])
+              for sq in range(64))
+        for pt in range(7)
+    )
+    for c in (0, 1)
+)
+_BISHOP_PAIR = _pack(30, 45)
+_ROOK_OPEN = _pack(20, 8)
+_ROOK_HALF_OPEN = _pack(10, 0)
+
+
 def evaluate_v2(board: BitboardPosition) -> int:
     """Tapered evaluation: phase-blended tables, pawn structure, bishop pair, rooks on open
     files, king shelter, knight mobility, and a drawish scale for pawnless small edges."""
     white_occ = board.occupied_co[1]
     black_occ = board.occupied_co[0]
-    pawns = board.pawns
-    bbs = (0, pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings)
-    mg = eg = 0
-    material = [0, 0]
-    phase = 0
-    for pt in range(1, 7):
-        bb = bbs[pt]
+    pawns, knights, bishops, rooks, queens = (
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens)
+    packed = 0
+    white_tables, black_tables = _V2_PACKED[1], _V2_PACKED[0]
+    for pt, bb in ((1, pawns), (2, knights), (3, bishops), (4, rooks), (5, queens),
+                   (6, board.kings)):
         if not bb:
             continue
-        value = PIECE_VALUES[pt]
-        wmg, weg = _V2_MG[1][pt], _V2_EG[1][pt]
-        bmg, beg = _V2_MG[0][pt], _V2_EG[0][pt]
+        table = white_tables[pt]
         w = bb & white_occ
-        b = bb & black_occ
-        wc, bc = w.bit_count(), b.bit_count()
-        phase += _PHASE_WEIGHT[pt] * (wc + bc)
-        material[1] += value * wc
-        material[0] += value * bc
         while w:
             lsb = w & -w
-            sq = lsb.bit_length() - 1
-            mg += wmg[sq]
-            eg += weg[sq]
+            packed += table[lsb.bit_length() - 1]
             w ^= lsb
+        table = black_tables[pt]
+        b = bb & black_occ
         while b:
             lsb = b & -b
-            sq = lsb.bit_length() - 1
-            mg -= bmg[sq]
-            eg -= beg[sq]
+            packed -= table[lsb.bit_length() - 1]
             b ^= lsb
     wp, bp = pawns & white_occ, pawns & black_occ
+    if (bishops & white_occ).bit_count() >= 2:
+        packed += _BISHOP_PAIR
+    if (bishops & black_occ).bit_count() >= 2:
+        packed -= _BISHOP_PAIR
+    # Rooks on open and half-open files.
+    r = rooks
+    while r:
+        lsb = r & -r
+        fmask = _FILES[(lsb.bit_length() - 1) & 7]
+        r ^= lsb
+        if lsb & white_occ:
+            if not fmask & pawns:
+                packed += _ROOK_OPEN
+            elif not fmask & wp:
+                packed += _ROOK_HALF_OPEN
+        elif not fmask & pawns:
+            packed -= _ROOK_OPEN
+        elif not fmask & bp:
+            packed -= _ROOK_HALF_OPEN
+    mg, eg = _unpack(packed)
     pmg, peg = _pawn_structure(wp, bp)
     mg += pmg
     eg += peg
-    # Bishop pair.
-    bishops = board.bishops
-    if (bishops & white_occ).bit_count() >= 2:
-        mg += 30
-        eg += 45
-    if (bishops & black_occ).bit_count() >= 2:
-        mg -= 30
-        eg -= 45
-    # Rooks on open and half-open files.
-    for sq in _squares(board.rooks):
-        fmask = _FILES[sq & 7]
-        if white_occ >> sq & 1:
-            if not fmask & pawns:
-                mg += 20
-                eg += 8
-            elif not fmask & wp:
-                mg += 10
+    # Knight mobility (squares not occupied by own pieces), a midgame term.
+    n = knights
+    while n:
+        lsb = n & -n
+        sq = lsb.bit_length() - 1
+        n ^= lsb
+        if lsb & white_occ:
+            mg += 3 * ((_KNIGHT_ATTACKS[sq] & ~white_occ).bit_count() - 4)
         else:
-            if not fmask & pawns:
-                mg -= 20
-                eg -= 8
-            elif not fmask & bp:
-                mg -= 10
-    # Knight mobility (squares not occupied by own pieces).
-    for sq in _squares(board.knights & white_occ):
-        mg += 3 * ((_KNIGHT_ATTACKS[sq] & ~white_occ).bit_count() - 4)
-    for sq in _squares(board.knights & black_occ):
-        mg -= 3 * ((_KNIGHT_ATTACKS[sq] & ~black_occ).bit_count() - 4)
-    # King shelter: own pawns just in front of the king (a midgame concern).
+            mg -= 3 * ((_KNIGHT_ATTACKS[sq] & ~black_occ).bit_count() - 4)
+    # King shelter: own pawns just in front of the king.
     kings = board.kings
     wk = (kings & white_occ).bit_length() - 1
     bk = (kings & black_occ).bit_length() - 1
@@ -326,17 +343,26 @@ def evaluate_v2(board: BitboardPosition) -> int:
         mg += 12 * min(3, (_SHIELD[1][wk] & wp).bit_count())
     if bk >= 0:
         mg -= 12 * min(3, (_SHIELD[0][bk] & bp).bit_count())
-    phase = min(phase, _MAX_PHASE)
-    positional = (mg * phase + eg * (_MAX_PHASE - phase)) // _MAX_PHASE
-    score = material[1] - material[0] + positional
+    phase = (knights | bishops).bit_count() + 2 * rooks.bit_count() + 4 * queens.bit_count()
+    if phase > _MAX_PHASE:
+        phase = _MAX_PHASE
+    score = (mg * phase + eg * (_MAX_PHASE - phase)) // _MAX_PHASE
     # Without pawns, a lead of less than a rook rarely wins: scale it down.
-    lead = material[1] - material[0]
-    white_cannot_win = score > 0 and not wp and lead < ROOK_VALUE
-    black_cannot_win = score < 0 and not bp and -lead < ROOK_VALUE
-    if white_cannot_win or black_cannot_win:
-        score = int(score / 8)
+    if (score > 0 and not wp) or (score < 0 and not bp):
+        lead = _material(board, white_occ) - _material(board, black_occ)
+        if (score > 0 and lead < ROOK_VALUE) or (score < 0 and -lead < ROOK_VALUE):
+            score = int(score / 8)
     score += 10 if board.turn else -10  # tempo
     return score if board.turn else -score
+
+
+def _material(board: BitboardPosition, side: int) -> int:
+    """Material of the pieces in `side` (an occupancy bitboard)."""
+    return (PAWN_VALUE * (board.pawns & side).bit_count()
+            + KNIGHT_VALUE * (board.knights & side).bit_count()
+            + BISHOP_VALUE * (board.bishops & side).bit_count()
+            + ROOK_VALUE * (board.rooks & side).bit_count()
+            + QUEEN_VALUE * (board.queens & side).bit_count())
 
 
 EVALUATORS: dict[str, Evaluator] = {"v1": evaluate_v1, "v2": evaluate_v2}

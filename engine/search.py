@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.evaluate import PIECE_VALUES, Evaluator
+from runner.rules import Move
 
 MATE = 100_000
 MATE_BOUND = MATE - 1_000
@@ -250,6 +251,25 @@ class Searcher:
         moves = list(board.generate_legal_moves())
         if not moves:
             return -MATE + ply if in_check else 0
+        if (
+            depth >= 3
+            and beta - alpha == 1
+            and not in_check
+            and abs(beta) < MATE_BOUND
+            and self._has_pieces(board)
+            and self._evaluate(board) >= beta
+        ):
+            # Null move: if passing still fails high, a real move will too.
+            reduction = 3 if depth >= 6 else 2
+            board.push(Move(0, 0))
+            rep[key] = 1
+            try:
+                score = -self._node(board, depth - 1 - reduction, -beta, -beta + 1, ply + 1)
+            finally:
+                board.pop()
+                del rep[key]
+            if score >= beta:
+                return beta
         ordered = self._order(board, moves, tt_move, ply)
         original_alpha = alpha
         best_score, best_move = -_INF, ordered[0]
@@ -361,6 +381,12 @@ class Searcher:
                     if alpha >= beta:
                         break
         return best
+
+    @staticmethod
+    def _has_pieces(board) -> bool:
+        """True when the side to move has more than king and pawns (null move is then safe)."""
+        own = board.occupied_co[board.turn]
+        return bool(own & (board.knights | board.bishops | board.rooks | board.queens))
 
     # --- helpers -----------------------------------------------------------------------------
 
