@@ -209,47 +209,57 @@ def game_moves(session: Session, game_id: int) -> list[StoredMove]:
     return [StoredMove(*row) for row in session.execute(query)]
 
 
-def pair_counts(session: Session, tournament_id: int, *, batch: int = 5000) -> list[PairCounts]:
+def pair_counts(session: Session, tournament_id: int) -> list[PairCounts]:
     """W/D/L and pentanomial game-pair counts for every pair of engines that met.
 
     Each pair of engines is reported once, the first name being the alphabetically smaller.
-    Streams the finished games in pair order, holding one game pair at a time.
+    Both counts are aggregated by the database (GROUP BY), so no game is loaded; a game pair
+    is the two consecutive jobs ``2k`` and ``2k+1`` of one pair index, both played, with the
+    colors swapped.
     """
-    white = aliased(EngineRow)
-    black = aliased(EngineRow)
-    query = (
-        select(GameRow.pair_index, white.name, black.name, GameRow.result)
-        .join(white, GameRow.white_id == white.id)
-        .join(black, GameRow.black_id == black.id)
+    names = dict(session.execute(select(EngineRow.id, EngineRow.name)
+                                 .where(EngineRow.tournament_id == tournament_id)).all())
+    scored = tuple(_SCORE)
+    single = (
+        select(GameRow.white_id, GameRow.black_id, GameRow.result, func.count())
         .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE,
-               GameRow.result.in_(tuple(_SCORE)))
-        .order_by(GameRow.pair_index, GameRow.game_in_pair)
-        .execution_options(yield_per=batch)
+               GameRow.result.in_(scored))
+        .group_by(GameRow.white_id, GameRow.black_id, GameRow.result)
     )
     wdl: dict[tuple[str, str], list[int]] = {}
+    for white_id, black_id, result, count in session.execute(single):
+        key, first_score = _oriented(names[white_id], names[black_id], result)
+        wdl.setdefault(key, [0, 0, 0])[2 - first_score] += count
+    one, two = aliased(GameRow), aliased(GameRow)
+    pairs = (
+        select(one.white_id, one.black_id, one.result, two.result, func.count())
+        .join(two, (two.tournament_id == one.tournament_id)
+              & (two.job_index == one.job_index + 1) & (two.pair_index == one.pair_index))
+        .where(one.tournament_id == tournament_id, one.game_in_pair == 0,
+               two.game_in_pair == 1, one.status == GameStatus.DONE,
+               two.status == GameStatus.DONE, one.result.in_(scored), two.result.in_(scored),
+               two.white_id == one.black_id, two.black_id == one.white_id)
+        .group_by(one.white_id, one.black_id, one.result, two.result)
+    )
     penta: dict[tuple[str, str], list[int]] = {}
-    pending: tuple[int, tuple[str, str], int] | None = None
-    for pair_index, white_name, black_name, result in session.execute(query):
-        key = (white_name, black_name) if white_name < black_name else (black_name, white_name)
-        first_score = _SCORE[result] if key[0] == white_name else 2 - _SCORE[result]
-        counts = wdl.setdefault(key, [0, 0, 0])
-        counts[{2: 0, 1: 1, 0: 2}[first_score]] += 1
-        if pending is not None and pending[0] == pair_index and pending[1] == key:
-            _add_pair(penta.setdefault(key, [0, 0, 0, 0, 0, 0]), pending[2], first_score)
-            pending = None
-        else:
-            pending = (pair_index, key, first_score)
+    for white_id, black_id, first_result, second_result, count in session.execute(pairs):
+        key, first = _oriented(names[white_id], names[black_id], first_result)
+        _, second = _oriented(names[black_id], names[white_id], second_result)
+        counts = penta.setdefault(key, [0, 0, 0, 0, 0, 0])
+        counts[first + second] += count
+        if first + second == 2 and first != 1:
+            counts[5] += count
     result_list = []
     for key in sorted(wdl):
-        w, d, losses = wdl[key]
+        wins, draws, losses = wdl[key]
         ll, ld, dd_wl, wd, ww, wl = penta.get(key, [0, 0, 0, 0, 0, 0])
-        result_list.append(PairCounts(key[0], key[1], Trinomial(w, d, losses),
+        result_list.append(PairCounts(key[0], key[1], Trinomial(wins, draws, losses),
                                       Pentanomial(ll, ld, dd_wl, wd, ww, wl_pairs=wl)))
     return result_list
 
 
-def _add_pair(counts: list[int], first: int, second: int) -> None:
-    """Count one complete game pair (scores in half points) into [LL, LD, DD+WL, WD, WW, WL]."""
-    counts[first + second] += 1
-    if first + second == 2 and first != 1:
-        counts[5] += 1
+def _oriented(white: str, black: str, result: str) -> tuple[tuple[str, str], int]:
+    """The engine pair in name order, and the first engine's score in half points."""
+    if white < black:
+        return (white, black), _SCORE[result]
+    return (black, white), 2 - _SCORE[result]

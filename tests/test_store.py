@@ -1,0 +1,352 @@
+"""The results store on real databases: SQLite files and a real PostgreSQL server.
+
+Games are recorded through `record_game` and read back through the streaming queries; the
+unique job key, one-transaction-per-game and resume bookkeeping are checked on both backends.
+A 100,000-game database checks that streaming keeps memory flat.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
+from sqlalchemy import func, insert, select, text
+from sqlalchemy.exc import IntegrityError
+
+from runner.pairing import GameJob, Pairing, gauntlet, match
+from runner.store import (
+    Database,
+    DuplicateGameError,
+    EngineSpec,
+    FinishedGame,
+    GameFilter,
+    GameStatus,
+    MoveRecord,
+    TournamentStatus,
+    create_tournament,
+    find_tournament,
+    finish_tournament,
+    finished_job_keys,
+    mark_running,
+    open_database,
+    pair_counts,
+    record_game,
+    reset_unfinished,
+    resolve_url,
+    stream_games,
+    tournaments,
+)
+from runner.store.models import EngineRow, GameRow, MoveRow
+from runner.store.queries import game_moves
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+TERMINATIONS = ("checkmate", "adjudication", "time forfeit", "stalemate")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path) -> Iterator[Database]:
+    """An upgraded, empty database on each backend."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'runner.db'}"
+    else:
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        url = server.new_database()
+    db = open_database(url)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def _tournament(db: Database, schedule: Pairing, name: str = "t") -> int:
+    """A tournament row with the schedule's engines; returns its id."""
+    names = sorted({n for pair in schedule.encounters for n in pair})
+    with db.session() as session:
+        row = create_tournament(
+            session, name=name, config={"format": "test"}, fingerprint=f"fp-{name}",
+            engines=[EngineSpec(n, ["python", "-m", "engine"], options={"x": 1}) for n in names],
+            total_games=schedule.total(), book_state={"order": "sequential", "served": 0},
+        )
+        return row.id
+
+
+def _finished(job: GameJob, rng: random.Random) -> FinishedGame:
+    """A plausible finished game for `job` with a few moves carrying search info."""
+    moves = [MoveRecord("e4", "e2e4"), MoveRecord("e5", "e7e5")]
+    for ply in range(rng.randrange(0, 6)):
+        moves.append(MoveRecord("Nf3" if ply % 2 == 0 else "Nc6", "g1f3" if ply % 2 == 0
+                                else "b8c6", time_ms=rng.randrange(1, 500), depth=ply + 1,
+                                score_cp=rng.randrange(-90, 90), nodes=rng.randrange(10**9)))
+    if rng.random() < 0.2:
+        moves.append(MoveRecord("Qxf7#", "d1f7", time_ms=3, depth=2, mate=1, nodes=5 * 10**9))
+    start = T0 + timedelta(minutes=job.index)
+    return FinishedGame(
+        result=rng.choice(RESULTS), termination=rng.choice(TERMINATIONS),
+        started_at=start, ended_at=start + timedelta(seconds=42), moves=moves,
+        reason=f"game {job.index}", opening_fen="rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w "
+        "KQkq - 0 1", opening_moves=("e2e4", "e7e5"), pgn=f'[Event "t"]\n\n{job.index} *\n',
+    )
+
+
+def test_record_and_read_back_games_with_moves(database: Database) -> None:
+    schedule = gauntlet("a", ["b", "c"], rounds=2)
+    tid = _tournament(database, schedule)
+    rng = random.Random(5)
+    written = {}
+    for job in schedule:
+        record = _finished(job, rng)
+        with database.session() as session:
+            record_game(session, tid, job, record)
+        written[job.index] = (job, record)
+
+    with database.session() as session:
+        games = list(stream_games(session, GameFilter(tournament_id=tid)))
+        assert [g.job_index for g in games] == list(range(schedule.total()))
+        for game in games:
+            job, record = written[game.job_index]
+            assert (game.white, game.black) == job.engines
+            assert (game.round, game.pair_index, game.game_in_pair) == (
+                job.round, job.pair, job.game_in_pair)
+            assert game.opening_index == job.opening_index
+            assert (game.result, game.termination, game.reason) == (
+                record.result, record.termination, record.reason)
+            assert game.plies == len(record.moves)
+            assert game.status == "done" and game.pgn == record.pgn
+            assert game.started_at == record.started_at and game.ended_at == record.ended_at
+            assert game.started_at.tzinfo is not None
+            assert game.opening_moves == "e2e4 e7e5"
+            stored = game_moves(session, game.id)
+            assert [(m.ply, m.san, m.uci, m.time_ms, m.depth, m.score_cp, m.mate, m.nodes)
+                    for m in stored] == [
+                (ply, m.san, m.uci, m.time_ms, m.depth, m.score_cp, m.mate, m.nodes)
+                for ply, m in enumerate(record.moves, start=1)]
+
+
+def test_filters_select_by_engine_result_and_termination(database: Database) -> None:
+    schedule = gauntlet("a", ["b", "c"], rounds=3)
+    tid = _tournament(database, schedule)
+    rng = random.Random(11)
+    records = {}
+    for job in schedule:
+        records[job.index] = (job, _finished(job, rng))
+        with database.session() as session:
+            record_game(session, tid, job, records[job.index][1])
+    with database.session() as session:
+        for where, keep in [
+            (GameFilter(tid, engine="c"), lambda j, r: "c" in j.engines),
+            (GameFilter(tid, result="1/2-1/2"), lambda j, r: r.result == "1/2-1/2"),
+            (GameFilter(tid, termination="checkmate"), lambda j, r: r.termination == "checkmate"),
+            (GameFilter(tid, engine="b", result="1-0"),
+             lambda j, r: "b" in j.engines and r.result == "1-0"),
+        ]:
+            got = [g.job_index for g in stream_games(session, where, batch=3)]
+            expected = [i for i, (j, r) in sorted(records.items()) if keep(j, r)]
+            assert got == expected, where
+            assert got, f"the random results left {where} empty; pick another seed"
+
+
+def test_a_job_is_stored_once(database: Database) -> None:
+    schedule = match("a", "b")
+    tid = _tournament(database, schedule)
+    job = schedule.job(0)
+    rng = random.Random(1)
+    with database.session() as session:
+        record_game(session, tid, job, _finished(job, rng))
+    with pytest.raises(DuplicateGameError), database.session() as session:
+        record_game(session, tid, job, _finished(job, rng))
+    with pytest.raises(DuplicateGameError), database.session() as session:
+        mark_running(session, tid, job)
+    # The unique key holds even for a writer that bypasses record_game.
+    with pytest.raises(IntegrityError), database.session() as session:
+        white = session.scalar(select(GameRow.white_id).where(GameRow.tournament_id == tid))
+        session.execute(insert(GameRow).values(
+            tournament_id=tid, job_index=0, round=1, pair_index=0, game_in_pair=0,
+            white_id=white, black_id=white, opening_index=0, status=GameStatus.PLANNED))
+    with database.session() as session:
+        assert session.scalar(select(func.count()).select_from(GameRow)) == 1
+        # Another tournament may use the same job index.
+        other = _tournament(database, schedule, name="other")
+        record_game(session, other, job, _finished(job, rng))
+
+
+def test_a_failed_game_write_leaves_nothing_behind(database: Database) -> None:
+    schedule = match("a", "b")
+    tid = _tournament(database, schedule)
+    job = schedule.job(0)
+    broken = FinishedGame("1-0", "checkmate", T0, T0, moves=[
+        MoveRecord("e4", "e2e4"), MoveRecord(None, "e7e5")])  # type: ignore[arg-type]
+    with pytest.raises(IntegrityError), database.session() as session:
+        record_game(session, tid, job, broken)
+    with database.session() as session:
+        assert session.scalar(select(func.count()).select_from(GameRow)) == 0
+        assert session.scalar(select(func.count()).select_from(MoveRow)) == 0
+        assert finished_job_keys(session, tid) == set()
+
+
+def test_resume_bookkeeping(database: Database) -> None:
+    schedule = match("a", "b", rounds=3)
+    tid = _tournament(database, schedule)
+    rng = random.Random(2)
+    jobs = list(schedule)
+    for job in jobs[:3]:
+        with database.session() as session:
+            mark_running(session, tid, job, started_at=T0)
+        with database.session() as session:
+            record_game(session, tid, job, _finished(job, rng))
+    for job in jobs[3:5]:  # in flight when the runner was killed
+        with database.session() as session:
+            mark_running(session, tid, job)
+    with database.session() as session:
+        progress = find_tournament(session, tournament_id=tid)
+        assert progress is not None
+        assert (progress.done, progress.running, progress.total_games) == (3, 2, 6)
+        assert reset_unfinished(session, tid) == 2
+    with database.session() as session:
+        done = finished_job_keys(session, tid)
+        assert done == {0, 1, 2}
+        todo = [job.index for job in schedule.jobs(skip=done)]
+        assert todo == [3, 4, 5]
+        replay = list(stream_games(session, GameFilter(tid, status=GameStatus.REPLAY)))
+        assert [g.job_index for g in replay] == [3, 4]
+    for index in todo:
+        job = schedule.job(index)
+        with database.session() as session:
+            mark_running(session, tid, job)
+        with database.session() as session:
+            record_game(session, tid, job, _finished(job, rng))
+    with database.session() as session:
+        finish_tournament(session, tid, sprt_decision="H1")
+    with database.session() as session:
+        [progress] = tournaments(session)
+        assert (progress.status, progress.done, progress.running) == ("finished", 6, 0)
+        assert progress.sprt_decision == "H1" and progress.finished_at is not None
+        assert find_tournament(session, fingerprint="fp-t").id == tid
+        assert session.scalar(select(func.count()).select_from(GameRow)) == 6
+    assert TournamentStatus.FINISHED.value == "finished"
+
+
+def test_pair_counts_match_an_independent_count(database: Database) -> None:
+    schedule = gauntlet("a", ["b", "c"], rounds=10)
+    tid = _tournament(database, schedule)
+    rng = random.Random(3)
+    score_of = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+    per_pair: dict[int, list[tuple[GameJob, str]]] = {}
+    for job in schedule:
+        if job.index == 7:
+            continue  # an unfinished game: its pair must not count as a pair
+        record = _finished(job, rng)
+        per_pair.setdefault(job.pair, []).append((job, record.result))
+        with database.session() as session:
+            record_game(session, tid, job, record)
+    expected_wdl: dict[tuple[str, str], Counter[str]] = {}
+    expected_penta: dict[tuple[str, str], Counter[float]] = {}
+    for games in per_pair.values():
+        points = []
+        for job, result in games:
+            key = tuple(sorted(job.engines))
+            first_white = job.white == key[0]
+            score = score_of[result] if first_white else 1 - score_of[result]
+            expected_wdl.setdefault(key, Counter())[{1.0: "w", 0.5: "d", 0.0: "l"}[score]] += 1
+            points.append(score)
+        if len(points) == 2:
+            expected_penta.setdefault(key, Counter())[sum(points)] += 1
+    with database.session() as session:
+        counts = pair_counts(session, tid)
+    assert [(c.first, c.second) for c in counts] == [("a", "b"), ("a", "c")]
+    for c in counts:
+        wdl = expected_wdl[(c.first, c.second)]
+        assert (c.trinomial.wins, c.trinomial.draws, c.trinomial.losses) == (
+            wdl["w"], wdl["d"], wdl["l"])
+        penta = expected_penta[(c.first, c.second)]
+        assert (c.pentanomial.ll, c.pentanomial.ld, c.pentanomial.dd_wl, c.pentanomial.wd,
+                c.pentanomial.ww) == tuple(penta[s] for s in (0.0, 0.5, 1.0, 1.5, 2.0))
+    assert sum(c.pentanomial.ll + c.pentanomial.ld + c.pentanomial.dd_wl + c.pentanomial.wd
+               + c.pentanomial.ww for c in counts) == schedule.total() // 2 - 1
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path) -> None:
+    db = open_database(str(tmp_path / "x.db"))
+    try:
+        with db.engine.connect() as connection:
+            assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+            assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
+        with pytest.raises(IntegrityError), db.session() as session:
+            session.execute(insert(MoveRow).values(game_id=999, ply=1, san="e4", uci="e2e4"))
+    finally:
+        db.close()
+
+
+def test_database_url_resolution(tmp_path) -> None:
+    assert resolve_url(None, env={}) == "sqlite:///runner.db"
+    assert resolve_url(None, env={"RUNNER_DB": "sqlite:////tmp/a.db"}) == "sqlite:////tmp/a.db"
+    assert resolve_url("sqlite:////tmp/b.db", env={"RUNNER_DB": "x.db"}) == "sqlite:////tmp/b.db"
+    assert resolve_url(str(tmp_path / "c.db"), env={}) == f"sqlite:///{tmp_path / 'c.db'}"
+    assert resolve_url("postgresql+psycopg://u@h/db", env={}) == "postgresql+psycopg://u@h/db"
+
+
+def _rss_bytes() -> int:
+    """Resident memory of this process (Linux /proc)."""
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs Linux /proc")
+def test_streaming_100k_games_keeps_memory_flat(tmp_path) -> None:
+    """100,000 synthetic games (~400 bytes of PGN each, ~40 MB in all) streamed in batches."""
+    db = open_database(f"sqlite:///{tmp_path / 'big.db'}")
+    try:
+        schedule = gauntlet("a", ["b", "c", "d"], rounds=100_000 // 6 + 1)
+        tid = _tournament(db, schedule)
+        with db.session() as session:
+            ids = dict(session.execute(select(EngineRow.name, EngineRow.id)).all())
+        pgn_body = "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 " * 12
+        total = 100_000
+        started = time.perf_counter()
+        with db.engine.begin() as connection:
+            for chunk in range(0, total, 10_000):
+                connection.execute(insert(GameRow.__table__), [
+                    {"tournament_id": tid, "job_index": i, "round": job.round,
+                     "pair_index": job.pair, "game_in_pair": job.game_in_pair,
+                     "white_id": ids[job.white], "black_id": ids[job.black],
+                     "opening_index": job.pair, "status": GameStatus.DONE,
+                     "result": RESULTS[i % 3], "termination": TERMINATIONS[i % 4],
+                     "plies": 60, "started_at": None, "ended_at": None,
+                     "pgn": f'[Round "{i}"]\n\n{pgn_body}{RESULTS[i % 3]}\n'}
+                    for i in range(chunk, chunk + 10_000) for job in (schedule.job(i),)
+                ])
+        insert_seconds = time.perf_counter() - started
+
+        gc.collect()
+        before = peak = _rss_bytes()
+        started = time.perf_counter()
+        count = size = 0
+        with db.session() as session:
+            for game in stream_games(session, GameFilter(tournament_id=tid), batch=1000):
+                count += 1
+                size += len(game.pgn or "")
+                if count % 5000 == 0:
+                    peak = max(peak, _rss_bytes())
+        stream_seconds = time.perf_counter() - started
+        assert count == total and size > 35_000_000
+        growth = peak - before
+        # Holding the games would take well over 100 MB; a stream holds one batch at a time.
+        assert growth < 25_000_000, f"memory grew {growth / 1e6:.1f} MB while streaming"
+        with db.session() as session:
+            started = time.perf_counter()
+            counts = pair_counts(session, tid)
+            pair_seconds = time.perf_counter() - started
+        assert sum(c.trinomial.games for c in counts) == total
+        assert sum(c.pentanomial.ll + c.pentanomial.ld + c.pentanomial.dd_wl + c.pentanomial.wd
+                   + c.pentanomial.ww for c in counts) == total // 2
+        print(f"\n100k games: insert {insert_seconds:.2f} s, stream {stream_seconds:.2f} s, "
+              f"RSS growth {growth / 1e6:.2f} MB, pair counts {pair_seconds:.2f} s")
+    finally:
+        db.close()
