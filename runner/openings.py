@@ -430,18 +430,21 @@ class OpeningCursor:
         return shuffle.draw()
 
     def next(self) -> Opening:
-        """The next opening (the book starts over when it runs out)."""
+        """The next opening (the book starts over when it runs out).
+
+        A bad entry raises OpeningBookError with its file and line; the cursor has moved past
+        it, so a caller that prefers to skip bad entries simply calls ``next`` again.
+        """
         position = self.start + self.served
         index = self._book_index(position)
+        self.served += 1
         try:
-            opening = self.book.opening(index)
+            return self.book.opening(index)
         except IndexError:
             size = len(self.book)
             if size == 0:
                 raise OpeningBookError(f"{self.book.path}: the book is empty") from None
-            opening = self.book.opening(index % size)
-        self.served += 1
-        return opening
+            return self.book.opening(index % size)
 
     def __iter__(self) -> Iterator[Opening]:
         while True:

@@ -108,6 +108,10 @@ def test_bad_epd_line_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(OpeningBookError, match=rf"{path}:5: bad position"):
         book.opening(4)
     assert book.opening(3).fen == good
+    cursor = OpeningCursor(book, start=2)
+    with pytest.raises(OpeningBookError, match=":3: "):
+        cursor.next()
+    assert cursor.next().index == 3  # the bad entry was passed over
 
 
 def test_missing_and_empty_books(tmp_path: Path) -> None:
