@@ -61,6 +61,15 @@ FAKE_ENGINE = textwrap.dedent(
                 out.flush()
                 os.write(1, b"tellusererror caf\xc3\xa9 \xff\xfe bad\n")
                 out.write("move e7e5\n")
+            elif mode == "echo":
+                # gnuchess-like: each move printed twice, the second form arriving late.
+                replies = ["e7e5", "d7d5"]
+                played = globals().setdefault("played", [])
+                if played:
+                    out.write(f"My move is : {played[-1]}\n")
+                if cmd.startswith("usermove"):
+                    played.append(replies[len(played)])
+                    out.write(f"{len(played)}. ... {played[-1]}\n")
             elif mode != "stall":
                 out.write("move e7e5\n")
         elif cmd == "quit" and mode not in ("hang", "child"):
@@ -272,3 +281,16 @@ async def test_no_file_descriptor_or_process_leaks_over_many_engines(fake):
     await asyncio.sleep(0.1)
     assert len(os.listdir("/proc/self/fd")) <= before
     assert all(_gone(pid) for pid in pids)
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_late_echo_of_the_previous_move_is_not_taken_as_the_next(fake):
+    engine = CecpEngine(_config(fake("echo")))
+    await engine.start()
+    tc = TimeControl.parse("10+0.1")
+    await engine.new_game(GameSetup(time_control=tc, side=Side.BLACK))
+    first = await engine.play(["e2e4"], ClockState(10.0, 10.0), timeout=2.0)
+    second = await engine.play(["e2e4", "e7e5", "g1f3"], ClockState(10.0, 10.0), timeout=2.0)
+    assert (first.move, second.move) == ("e7e5", "d7d5")
+    await engine.quit()

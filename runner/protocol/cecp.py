@@ -129,6 +129,7 @@ class CecpEngine(Engine):
         self._last_line_at = 0.0
         self._done0_at = 0.0
         self._rejection: EngineProtocolError | None = None
+        self._last_move: str | None = None
 
     # ----------------------------------------------------------------- Engine API
 
@@ -182,6 +183,7 @@ class CecpEngine(Engine):
         self.games_started += 1
         self._setup = setup
         self._moves_known = []
+        self._last_move = None
         self._rejection = None
         self._pending_end = None
         self._info = None
@@ -510,6 +512,12 @@ class CecpEngine(Engine):
             return  # the second form of a move already taken (gnuchess prints two), or unasked
         if move is not None:
             move = move.lower() if is_coordinate_move(move.lower()) else move
+            if move == self._last_move:
+                # An engine never plays the same move twice in a row (the piece has left the
+                # square): this is a late echo of its previous move ("My move is : ...").
+                self._last_move = None
+                return
+            self._last_move = move
         reply = EngineReply(
             move=move,
             move_is_san=move is not None and not is_coordinate_move(move),
