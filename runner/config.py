@@ -201,9 +201,11 @@ class _Checker:
                 self.add(where, _MISSING, "missing required key")
             return default
         kinds = kind if isinstance(kind, tuple) else (kind,)
+        if float in kinds:
+            kinds = (*kinds, int)
         ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
         if not ok:
-            wanted = " or ".join(_type_name(k()) for k in kinds)
+            wanted = " or ".join(_type_name(k()) for k in kinds if not (k is int and float in kinds))
             self.add(where, value, f"expected {wanted}, not {_type_name(value)}")
             return default
         if float in kinds and isinstance(value, int) and not isinstance(value, bool):
@@ -500,7 +502,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     recover = check.get(data, "recover", "", bool, False)
 
     _check_format(fmt, engines, sprt, check)
-    if tc is None:
+    if "tc" not in data:
         for index, engine in enumerate(engines):
             if engine.tc is None:
                 check.add(f"engines[{index}].tc", _MISSING,
