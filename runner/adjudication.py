@@ -21,6 +21,7 @@ class AdjudicationRules:
     pawn move). resign: a side's own score at or below ``-resign_score`` for
     ``resign_move_count`` consecutive moves (with ``resign_two_sided`` the opponent must agree
     with a score at or above ``resign_score``). ``max_moves``: full moves before a draw.
+    A count of 0 switches its rule off, as None does.
     """
 
     draw_move_number: int | None = None
@@ -105,7 +106,7 @@ class ResignTracker:
     def verdict(self) -> Verdict | None:
         """A win for the side whose opponent's score stayed hopeless long enough."""
         rules = self.rules
-        if rules.resign_move_count is None:
+        if not rules.resign_move_count:  # None or 0: off (0 used to end every game at once)
             return None
         need = rules.resign_move_count
         for loser in (True, False):
