@@ -4,6 +4,7 @@ with the file, the key path and the value, all of them at once."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import stat
@@ -322,3 +323,12 @@ def test_the_fingerprint_follows_the_games_not_the_machine(tmp_path) -> None:
         assert old in text
         changed = load_config(_write(copy_dir, text.replace(old, new), "variant.toml"))
         assert changed.fingerprint() != original.fingerprint(), new
+
+
+def test_the_whole_config_is_json_for_the_database() -> None:
+    config = load_config(CONFIGS / "demo.toml")
+    data = json.loads(json.dumps(config.to_json()))
+    assert data["name"] == config.name and data["concurrency"] == 2
+    assert [e["name"] for e in data["engines"]] == [e.name for e in config.engines]
+    assert data["engines"][0]["resolved_command"][0] == sys.executable
+    assert data["openings"]["path"] == str(config.openings.file)

@@ -9,6 +9,7 @@ unrelated directory.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -143,3 +144,52 @@ def test_runner_db_upgrade_from_any_directory(tmp_path) -> None:
     assert bad.returncode == 2
     assert "bad database URL" in bad.stderr
     assert not Path(elsewhere / "x").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_db_upgrade_from_a_non_editable_install(tmp_path) -> None:
+    """A wheel installed into a fresh environment finds the migrations it ships as data files."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("runner", "engine", "migrations"):
+        shutil.copytree(REPO / name, source / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md"):
+        if (REPO / name).exists():
+            shutil.copy(REPO / name, source / name)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"),
+         str(source)], capture_output=True, text=True, timeout=240, check=False)
+    if built.returncode != 0:
+        pytest.skip(f"cannot build a wheel here (offline without setuptools?): "
+                    f"{built.stderr.strip()[-300:]}")
+    wheel = next((tmp_path / "dist").glob("cecp_runner-*.whl"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path("
+                           "'purelib'))"], capture_output=True, text=True, check=True)
+    # Dependencies (SQLAlchemy, alembic, typer...) come from the test environment; the
+    # project itself only from the wheel (the editable install's finder is not loaded).
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    Path(site.stdout.strip(), "test-deps.pth").write_text("\n".join(deps) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
+                    "--no-deps", "-q", str(wheel)], check=True, capture_output=True, timeout=240)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("RUNNER_DB", "PYTHONPATH")}
+    done = subprocess.run(
+        [str(python), "-c", "import runner.store.db as d; print(d.__file__); "
+         "print(d.migrations_dir())"], cwd=elsewhere, env=env, capture_output=True, text=True,
+        timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    module_file, location = done.stdout.split()
+    assert Path(module_file).is_relative_to(venv) and not Path(location).is_relative_to(REPO)
+    assert Path(location).is_relative_to(venv)
+    upgraded = subprocess.run([str(python), "-m", "runner", "db", "upgrade", "--db", "x.db"],
+                              cwd=elsewhere, env=env, capture_output=True, text=True,
+                              timeout=120, check=False)
+    assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
+    assert head_revision() in upgraded.stdout

@@ -169,7 +169,8 @@ def _games_query(where: GameFilter) -> Select[tuple[object, ...]]:
     query = (
         select(
             GameRow.id, GameRow.tournament_id, GameRow.job_index, GameRow.round,
-            GameRow.pair_index, GameRow.game_in_pair, white.name, black.name,
+            GameRow.pair_index, GameRow.game_in_pair, white.name.label("white"),
+            black.name.label("black"),
             GameRow.opening_index, GameRow.opening_fen, GameRow.opening_moves, GameRow.status,
             GameRow.result, GameRow.termination, GameRow.reason, GameRow.plies,
             GameRow.started_at, GameRow.ended_at, GameRow.pgn,
@@ -196,9 +197,9 @@ def stream_games(session: Session, where: GameFilter | None = None, *,
     """Games matching `where`, in schedule order, fetched `batch` rows at a time."""
     query = _games_query(where or GameFilter()).execution_options(yield_per=batch)
     for row in session.execute(query):
-        values = list(row)
-        values[11] = values[11].value  # status enum to its string
-        yield StoredGame(*values)
+        values = row._asdict()
+        values["status"] = values["status"].value
+        yield StoredGame(**values)
 
 
 def game_moves(session: Session, game_id: int) -> list[StoredMove]:
