@@ -171,3 +171,18 @@ def test_a_game_against_fairymax_through_our_pipe_host():
         theirs.close()
     assert outcome.result in ("1-0", "0-1", "1/2-1/2"), outcome
     assert "forfeit" not in outcome.reason and "illegal" not in outcome.reason, outcome
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(("moves", "base", "inc"), [(0, 10.0, 0.1), (40, 10.0, 0.0)])
+def test_no_time_forfeit_in_fast_games_through_our_pipe_host(moves, base, inc):
+    white, black = our_engine("--level", "8"), our_engine("--level", "8", "--version", "v1")
+    try:
+        outcome = play_cecp_game(white, black, moves_per_session=moves, base_s=base,
+                                 increment_s=inc, max_plies=200)
+    finally:
+        white.close()
+        black.close()
+    assert "forfeit" not in outcome.reason and "no move" not in outcome.reason, outcome
+    assert outcome.max_overrun_s == 0.0

@@ -39,7 +39,7 @@ def test_startup_features_done0_first_done1_last_and_fast():
                      "sigterm=0", "colors=0", "san=0", "analyze=0", "playother=1",
                      'variants="normal,fischerandom"', 'myname="cecp-runner engine'):
             assert item in text
-        assert elapsed < 2.0, f"features took {elapsed:.2f} s"
+        assert elapsed < 5.0, f"features took {elapsed:.2f} s"
         # `xboard` itself prints nothing: the first line is the feature answer to protover.
         assert engine.sync(1) == []
 

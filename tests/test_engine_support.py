@@ -122,7 +122,7 @@ class EnginePipe:
             lines.append(line)
         return lines
 
-    def start_protocol(self, timeout: float = 10.0) -> dict[str, str]:
+    def start_protocol(self, timeout: float = 30.0) -> dict[str, str]:
         """`xboard` + `protover 2`, accept every feature, return them once done=1 arrives."""
         self.send("xboard", "protover 2")
         features: dict[str, str] = {}
@@ -135,7 +135,7 @@ class EnginePipe:
                 self.send(f"accepted {key}")
         return features
 
-    def sync(self, n: int = 1, timeout: float = 10.0) -> list[str]:
+    def sync(self, n: int = 1, timeout: float = 30.0) -> list[str]:
         """`ping n` and wait for `pong n`; return what came before it."""
         self.send(f"ping {n}")
         _, before = self.expect(lambda line: line.strip() == f"pong {n}", timeout)
