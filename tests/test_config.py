@@ -316,7 +316,7 @@ def test_the_fingerprint_follows_the_games_not_the_machine(tmp_path) -> None:
         assert old in text
         changed = load_config(_write(copy_dir, text.replace(old, new), "variant.toml"))
         assert changed.fingerprint() == original.fingerprint(), new
-    other_games = [("rounds = 6", "rounds = 7"), ('tc = "10+0.1"', 'tc = "10+0.2"'),
+    other_games = [("rounds = 8", "rounds = 9"), ('tc = "10+0.1"', 'tc = "10+0.2"'),
                    ("seed = 7", "seed = 8"), ('"--level", "1"', '"--level", "3"'),
                    ("maxmoves = 120", "maxmoves = 121")]
     for old, new in other_games:
