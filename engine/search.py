@@ -360,7 +360,14 @@ class Searcher:
                 victim = PIECE_VALUES[board.piece_type_at(to)]
                 if not in_check and stand + victim + 200 < alpha and move.promotion is None:
                     continue  # delta pruning: even winning this piece cannot raise alpha
-                order = victim * 8 - board.piece_type_at(move.from_square)
+                attacker = board.piece_type_at(move.from_square)
+                if (
+                    not in_check
+                    and PIECE_VALUES[attacker] > victim + 50
+                    and board.is_attacked_by(not board.turn, to)
+                ):
+                    continue  # a defended lesser piece: this capture probably loses material
+                order = victim * 8 - attacker
             else:
                 order = 0
             if move.promotion:
