@@ -290,8 +290,8 @@ class Searcher:
                             and depth >= 3
                             and index >= 3
                             and not in_check
-                            and move != killers[0]
-                            and move != killers[1]
+                            and move is not killers[0]
+                            and move is not killers[1]
                             and not board.is_check()
                         ):
                             reduction = 1 if index < 8 else 2
@@ -309,7 +309,7 @@ class Searcher:
                         alpha = score
                         if alpha >= beta:
                             if quiet:
-                                if killers[0] != move:
+                                if killers[0] is not move:
                                     killers[1] = killers[0]
                                     killers[0] = move
                                 slot = move.from_square * 64 + move.to_square
@@ -408,7 +408,9 @@ class Searcher:
         for move in moves:
             to = move.to_square
             frm = move.from_square
-            if move == tt_move:
+            # Identity is enough here: the rules core hands out interned Move objects, and a
+            # miss would only cost ordering, never correctness.
+            if move is tt_move:
                 score = _TT_MOVE_SCORE
             elif them >> to & 1:
                 score = (
@@ -418,9 +420,9 @@ class Searcher:
                 )
             elif to == ep and pawns >> frm & 1:
                 score = _CAPTURE_BASE + PIECE_VALUES[1] * 8 - 1
-            elif move == killers[0]:
+            elif move is killers[0]:
                 score = _KILLER_SCORES[0]
-            elif move == killers[1]:
+            elif move is killers[1]:
                 score = _KILLER_SCORES[1]
             else:
                 score = history[frm * 64 + to]
