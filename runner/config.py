@@ -18,7 +18,6 @@ shell); a leading ``python`` means the interpreter running the runner, so the bu
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -33,6 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from runner.clock import TimeControl
+from runner.config_check import (
+    MISSING,
+    Checker,
+    ConfigError,
+    ConfigProblem,
+    join_key,
+    show_value,
+    type_name,
+)
 
 __all__ = [
     "AdjudicationConfig",
@@ -111,142 +119,6 @@ _ALIASES: dict[type[Enum], dict[str, str]] = {
 }
 _BOOK_SUFFIXES = {".epd": BookFormat.EPD, ".fen": BookFormat.EPD, ".pgn": BookFormat.PGN,
                   ".bin": BookFormat.POLYGLOT}
-
-
-# -- problems ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConfigProblem:
-    """One thing wrong with a configuration: where, which key, what value, and why."""
-
-    file: str
-    key: str
-    value: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}: {self.key}" if self.key else self.file
-        value = f" = {self.value}" if self.value else ""
-        return f"{where}{value}: {self.message}"
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be used; `problems` lists everything found wrong."""
-
-    def __init__(self, problems: list[ConfigProblem] | tuple[ConfigProblem, ...]) -> None:
-        self.problems = tuple(problems)
-        count = len(self.problems)
-        head = f"{count} problem{'s' if count != 1 else ''} in the configuration"
-        super().__init__("\n".join([head, *(f"  {p}" for p in self.problems)]))
-
-
-_MISSING = object()
-
-
-def _show(value: object) -> str:
-    """A value as it appears in a problem report (TOML-like, shortened)."""
-    if value is _MISSING:
-        return ""
-    try:
-        text = json.dumps(value, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
-def _type_name(value: object) -> str:
-    """The TOML name of a parsed value's type."""
-    names = {bool: "boolean", int: "integer", float: "float", str: "string", list: "array",
-             dict: "table"}
-    return names.get(type(value), type(value).__name__)
-
-
-class _Checker:
-    """Collects problems for one file while values are read out of its tables."""
-
-    def __init__(self, file: str, problems: list[ConfigProblem]) -> None:
-        self.file = file
-        self.problems = problems
-
-    def add(self, key: str, value: object, message: str) -> None:
-        """Record a problem at `key`."""
-        self.problems.append(ConfigProblem(self.file, key, _show(value), message))
-
-    def keys(self, table: Mapping[str, Any], path: str, known: tuple[str, ...]) -> None:
-        """Report every key of `table` that is not in `known`."""
-        for key, value in table.items():
-            if key not in known:
-                close = difflib.get_close_matches(key, known, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
-                self.add(_join(path, key), value, f"unknown key ({hint})")
-
-    def table(self, parent: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any] | None:
-        """A sub-table, or None when absent or of the wrong type (reported)."""
-        value = parent.get(key, _MISSING)
-        if value is _MISSING:
-            return None
-        if not isinstance(value, dict):
-            self.add(_join(path, key), value, f"expected a table, not {_type_name(value)}")
-            return None
-        return value
-
-    def get(self, table: Mapping[str, Any], key: str, path: str, kind: type | tuple[type, ...],
-            default: Any = None, *, required: bool = False) -> Any:
-        """A value of the given type(s); `default` when absent or wrong (reported)."""
-        value = table.get(key, _MISSING)
-        where = _join(path, key)
-        if value is _MISSING:
-            if required:
-                self.add(where, _MISSING, "missing required key")
-            return default
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if float in kinds:
-            kinds = (*kinds, int)
-        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
-        if not ok:
-            wanted = " or ".join(_type_name(k()) for k in kinds if not (k is int and float in kinds))
-            self.add(where, value, f"expected {wanted}, not {_type_name(value)}")
-            return default
-        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        return value
-
-    def integer(self, table: Mapping[str, Any], key: str, path: str, default: int | None,
-                minimum: int, *, required: bool = False) -> int | None:
-        """An integer >= `minimum`."""
-        value = self.get(table, key, path, int, _MISSING, required=required)
-        if value is _MISSING:
-            return default
-        if value < minimum:
-            self.add(_join(path, key), value, f"must be at least {minimum}")
-            return default
-        return int(value)
-
-    def number(self, table: Mapping[str, Any], key: str, path: str, default: float | None,
-               ) -> float | None:
-        """A float (integers accepted)."""
-        return self.get(table, key, path, float, default)
-
-    def choice(self, table: Mapping[str, Any], key: str, path: str, enum: type[Enum],
-               default: Any) -> Any:
-        """A member of `enum` named by its value (case-insensitive, with a few aliases)."""
-        value = self.get(table, key, path, str, _MISSING)
-        if value is _MISSING:
-            return default
-        text = value.strip().lower()
-        text = _ALIASES.get(enum, {}).get(text, text)
-        try:
-            return enum(text)
-        except ValueError:
-            known = ", ".join(str(member.value) for member in enum)
-            self.add(_join(path, key), value, f"expected one of: {known}")
-            return default
-
-
-def _join(path: str, key: str) -> str:
-    """A dotted key path."""
-    return f"{path}.{key}" if path else key
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -480,7 +352,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     """
     base = base_dir if base_dir is not None else Path.cwd()
     problems: list[ConfigProblem] = []
-    check = _Checker(source, problems)
+    check = Checker(source, problems, _ALIASES)
     check.keys(data, "", _TOP_KEYS)
 
     name = check.get(data, "name", "", str, "tournament")
@@ -491,7 +363,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     if games is not None and games % 2:
         check.add("games", games, "must be even: every opening is played as a pair of games "
                   "with colors swapped")
-    tc = _time_control(data.get("tc", _MISSING), "tc", check)
+    tc = _time_control(data.get("tc", MISSING), "tc", check)
     concurrency = check.integer(data, "concurrency", "", 1, 1)
     variant = check.choice(data, "variant", "", Variant, Variant.STANDARD)
     openings = _openings(check.table(data, "openings", ""), base, check)
@@ -505,7 +377,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     if "tc" not in data:
         for index, engine in enumerate(engines):
             if engine.tc is None:
-                check.add(f"engines[{index}].tc", _MISSING,
+                check.add(f"engines[{index}].tc", MISSING,
                           f"engine {engine.name!r} has no time control: set tc at the top "
                           "level or for this engine")
     if problems:
@@ -520,7 +392,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
 
 
 def _check_format(fmt: TournamentFormat, engines: list[EngineEntry],
-                  sprt: SprtConfig | None, check: _Checker) -> None:
+                  sprt: SprtConfig | None, check: Checker) -> None:
     """Engine counts that the format (and an SPRT) need; unique engine names."""
     count = len(engines)
     names = [engine.name for engine in engines]
@@ -537,14 +409,14 @@ def _check_format(fmt: TournamentFormat, engines: list[EngineEntry],
         seen.add(engine.name)
 
 
-def _time_control(value: object, where: str, check: _Checker) -> str | None:
+def _time_control(value: object, where: str, check: Checker) -> str | None:
     """A time-control string that `TimeControl.parse` accepts (numbers taken as seconds)."""
-    if value is _MISSING:
+    if value is MISSING:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = f"{value:g}"
     if not isinstance(value, str):
-        check.add(where, value, f"expected a time control string, not {_type_name(value)}")
+        check.add(where, value, f"expected a time control string, not {type_name(value)}")
         return None
     try:
         TimeControl.parse(value)
@@ -554,19 +426,19 @@ def _time_control(value: object, where: str, check: _Checker) -> str | None:
     return value
 
 
-def _engines(data: Mapping[str, Any], base: Path, check: _Checker) -> list[EngineEntry]:
+def _engines(data: Mapping[str, Any], base: Path, check: Checker) -> list[EngineEntry]:
     """The tournament's engines: inline tables, names from the engines file, or both."""
     library: dict[str, tuple[Mapping[str, Any], _Where]] = {}
     engines_file = check.get(data, "engines_file", "", str)
     if engines_file is not None:
         path = base / engines_file
         library = _engines_file(path, check.problems, where=("engines_file", engines_file))
-    raw = data.get("engines", _MISSING)
-    if raw is _MISSING:
-        check.add("engines", _MISSING, "missing required key: list the engines to play")
+    raw = data.get("engines", MISSING)
+    if raw is MISSING:
+        check.add("engines", MISSING, "missing required key: list the engines to play")
         return []
     if not isinstance(raw, list):
-        check.add("engines", raw, f"expected an array, not {_type_name(raw)}")
+        check.add("engines", raw, f"expected an array, not {type_name(raw)}")
         return []
     here = _Where(check, base, "")
     result: list[EngineEntry] = []
@@ -576,14 +448,14 @@ def _engines(data: Mapping[str, Any], base: Path, check: _Checker) -> list[Engin
             item = {"use": item}
         if not isinstance(item, dict):
             check.add(path, item, "expected an engine table or the name of an engine in "
-                      f"the engines file, not {_type_name(item)}")
+                      f"the engines file, not {type_name(item)}")
             continue
-        use = item.get("use", _MISSING)
-        if use is _MISSING:
+        use = item.get("use", MISSING)
+        if use is MISSING:
             result.append(_build_engine(item, here.at(path), check.problems))
             continue
         if not isinstance(use, str):
-            check.add(f"{path}.use", use, f"expected a string, not {_type_name(use)}")
+            check.add(f"{path}.use", use, f"expected a string, not {type_name(use)}")
             continue
         if use not in library:
             known = ", ".join(library) or "none"
@@ -605,7 +477,7 @@ def _engines(data: Mapping[str, Any], base: Path, check: _Checker) -> list[Engin
 class _Where:
     """Where an engine table came from: its file's checker, base directory and key path."""
 
-    check: _Checker
+    check: Checker
     base: Path
     path: str
 
@@ -620,27 +492,27 @@ def _engines_file(path: Path, problems: list[ConfigProblem],
     """Engine tables of an engines file, by name."""
     if not path.is_file():
         key, value = where if where is not None else ("", "")
-        problems.append(ConfigProblem(str(path), key, _show(value),
+        problems.append(ConfigProblem(str(path), key, show_value(value),
                                       "engines file not found or not a file"))
         return {}
     data = _read_toml(path, problems)
     if data is None:
         return {}
-    check = _Checker(str(path), problems)
+    check = Checker(str(path), problems, _ALIASES)
     check.keys(data, "", ("engines",))
     raw = data.get("engines", [])
     if not isinstance(raw, list):
-        check.add("engines", raw, f"expected an array of tables, not {_type_name(raw)}")
+        check.add("engines", raw, f"expected an array of tables, not {type_name(raw)}")
         return {}
     found: dict[str, tuple[Mapping[str, Any], _Where]] = {}
     for index, item in enumerate(raw):
         key = f"engines[{index}]"
         if not isinstance(item, dict):
-            check.add(key, item, f"expected a table, not {_type_name(item)}")
+            check.add(key, item, f"expected a table, not {type_name(item)}")
             continue
         name = item.get("name")
         if not isinstance(name, str) or not name:
-            check.add(f"{key}.name", item.get("name", _MISSING),
+            check.add(f"{key}.name", item.get("name", MISSING),
                       "every engine in an engines file needs a name (a string)")
             continue
         if name in found:
@@ -657,21 +529,21 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     check.keys(raw, path, _ENGINE_KEYS)
     name = check.get(raw, "name", path, str, "", required=True)
     if isinstance(raw.get("name"), str) and not name.strip():
-        check.add(_join(path, "name"), name, "must not be empty")
-    written = _command(raw.get("command", _MISSING), _join(path, "command"), check)
+        check.add(join_key(path, "name"), name, "must not be empty")
+    written = _command(raw.get("command", MISSING), join_key(path, "command"), check)
     dir_text = check.get(raw, "dir", path, str)
     directory: Path | None = None
     if dir_text is not None:
         directory = (where.base / dir_text).resolve()
         if not directory.is_dir():
-            check.add(_join(path, "dir"), dir_text, f"no such directory ({directory})")
+            check.add(join_key(path, "dir"), dir_text, f"no such directory ({directory})")
             directory = None
     command = _resolve_command(written, directory, where) if written else ()
     protocol = check.choice(raw, "protocol", path, Protocol, Protocol.CECP)
-    tc = _time_control(raw.get("tc", _MISSING), _join(path, "tc"), check)
-    init = _string_list(raw.get("init_strings", _MISSING), _join(path, "init_strings"), check)
-    options = _options(check.table(raw, "options", path), _join(path, "options"), check)
-    env = _env(check.table(raw, "env", path), _join(path, "env"), check)
+    tc = _time_control(raw.get("tc", MISSING), join_key(path, "tc"), check)
+    init = _string_list(raw.get("init_strings", MISSING), join_key(path, "init_strings"), check)
+    options = _options(check.table(raw, "options", path), join_key(path, "options"), check)
+    env = _env(check.table(raw, "env", path), join_key(path, "env"), check)
     restart = check.choice(raw, "restart", path, RestartPolicy, RestartPolicy.AUTO)
     return EngineEntry(
         name=name, command=command, written_command=written, dir=directory, protocol=protocol,
@@ -679,10 +551,10 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     )
 
 
-def _command(value: object, where: str, check: _Checker) -> tuple[str, ...]:
+def _command(value: object, where: str, check: Checker) -> tuple[str, ...]:
     """An argv: a list of strings, or a string split like a POSIX shell would (never run by one)."""
-    if value is _MISSING:
-        check.add(where, _MISSING, "missing required key: the engine's command line")
+    if value is MISSING:
+        check.add(where, MISSING, "missing required key: the engine's command line")
         return ()
     if isinstance(value, str):
         try:
@@ -712,7 +584,7 @@ def _resolve_command(argv: tuple[str, ...], directory: Path | None,
         place = f"in {directory} or on PATH" if directory is not None else "on PATH"
         if os.sep in program:
             place = f"at {(directory or where.base) / program}"
-        where.check.add(_join(where.path, "command"), list(argv),
+        where.check.add(join_key(where.path, "command"), list(argv),
                         f"engine program {program!r} not found {place} (or not executable)")
         return argv
     return (found, *argv[1:])
@@ -734,9 +606,9 @@ def _find_program(program: str, directory: Path | None, base: Path) -> str | Non
     return shutil.which(program)
 
 
-def _string_list(value: object, where: str, check: _Checker) -> tuple[str, ...]:
+def _string_list(value: object, where: str, check: Checker) -> tuple[str, ...]:
     """An array of strings (a single string is taken as a one-element array)."""
-    if value is _MISSING:
+    if value is MISSING:
         return ()
     if isinstance(value, str):
         return (value,)
@@ -747,7 +619,7 @@ def _string_list(value: object, where: str, check: _Checker) -> tuple[str, ...]:
 
 
 def _options(table: Mapping[str, Any] | None, where: str,
-             check: _Checker) -> tuple[tuple[str, OptionValue], ...]:
+             check: Checker) -> tuple[tuple[str, OptionValue], ...]:
     """Engine options: names mapped to strings, numbers or booleans."""
     if table is None:
         return ()
@@ -756,12 +628,12 @@ def _options(table: Mapping[str, Any] | None, where: str,
         if isinstance(value, (str, int, float, bool)):
             result.append((key, value))
         else:
-            check.add(_join(where, key), value, "an option value must be a string, number or "
-                      f"boolean, not {_type_name(value)}")
+            check.add(join_key(where, key), value, "an option value must be a string, number or "
+                      f"boolean, not {type_name(value)}")
     return tuple(result)
 
 
-def _env(table: Mapping[str, Any] | None, where: str, check: _Checker) -> tuple[tuple[str, str], ...]:
+def _env(table: Mapping[str, Any] | None, where: str, check: Checker) -> tuple[tuple[str, str], ...]:
     """Extra environment variables for the engine process."""
     if table is None:
         return ()
@@ -770,12 +642,12 @@ def _env(table: Mapping[str, Any] | None, where: str, check: _Checker) -> tuple[
         if isinstance(value, str):
             result.append((key, value))
         else:
-            check.add(_join(where, key), value, "environment values must be strings")
+            check.add(join_key(where, key), value, "environment values must be strings")
     return tuple(result)
 
 
 def _openings(table: Mapping[str, Any] | None, base: Path,
-              check: _Checker) -> OpeningsConfig | None:
+              check: Checker) -> OpeningsConfig | None:
     """The openings section: a readable book file and how to walk it."""
     if table is None:
         return None
@@ -820,7 +692,7 @@ def _unreadable(path: Path) -> str | None:
     return None
 
 
-def _adjudication(table: Mapping[str, Any] | None, check: _Checker) -> AdjudicationConfig:
+def _adjudication(table: Mapping[str, Any] | None, check: Checker) -> AdjudicationConfig:
     """The adjudication section (every rule off when absent)."""
     if table is None:
         return AdjudicationConfig()
@@ -857,7 +729,7 @@ def _adjudication(table: Mapping[str, Any] | None, check: _Checker) -> Adjudicat
     return AdjudicationConfig(draw=draw, resign=resign, maxmoves=maxmoves, tb=tb)
 
 
-def _sprt(table: Mapping[str, Any] | None, check: _Checker) -> SprtConfig | None:
+def _sprt(table: Mapping[str, Any] | None, check: Checker) -> SprtConfig | None:
     """The SPRT section: bounds, error rates, model, optional game limit."""
     if table is None:
         return None
@@ -867,7 +739,7 @@ def _sprt(table: Mapping[str, Any] | None, check: _Checker) -> SprtConfig | None
     elo1 = check.number(table, "elo1", path, None)
     for key, value in (("elo0", elo0), ("elo1", elo1)):
         if value is None and key not in table:
-            check.add(f"sprt.{key}", _MISSING, "missing required key")
+            check.add(f"sprt.{key}", MISSING, "missing required key")
     alpha = check.number(table, "alpha", path, 0.05)
     beta = check.number(table, "beta", path, 0.05)
     for key, rate in (("alpha", alpha), ("beta", beta)):

@@ -1,0 +1,154 @@
+"""Problems in configuration files, and the checker that collects them while reading tables.
+
+`Checker` reads typed values out of parsed TOML tables and, instead of stopping at the first
+mistake, records a `ConfigProblem` (file, key path, value, message) for each one, so that
+`ConfigError` can report everything wrong with a file at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+__all__ = ["MISSING", "Checker", "ConfigError", "ConfigProblem", "join_key", "show_value",
+           "type_name"]
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One thing wrong with a configuration: where, which key, what value, and why."""
+
+    file: str
+    key: str
+    value: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.key}" if self.key else self.file
+        value = f" = {self.value}" if self.value else ""
+        return f"{where}{value}: {self.message}"
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; `problems` lists everything found wrong."""
+
+    def __init__(self, problems: list[ConfigProblem] | tuple[ConfigProblem, ...]) -> None:
+        self.problems = tuple(problems)
+        count = len(self.problems)
+        head = f"{count} problem{'s' if count != 1 else ''} in the configuration"
+        super().__init__("\n".join([head, *(f"  {p}" for p in self.problems)]))
+
+
+MISSING = object()
+"""Marks a key that is absent (as opposed to present with some value)."""
+
+
+def show_value(value: object) -> str:
+    """A value as it appears in a problem report (TOML-like, shortened)."""
+    if value is MISSING:
+        return ""
+    try:
+        text = json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def type_name(value: object) -> str:
+    """The TOML name of a parsed value's type."""
+    names = {bool: "boolean", int: "integer", float: "float", str: "string", list: "array",
+             dict: "table"}
+    return names.get(type(value), type(value).__name__)
+
+
+class Checker:
+    """Collects problems for one file while values are read out of its tables."""
+
+    def __init__(self, file: str, problems: list[ConfigProblem],
+                 aliases: Mapping[type[Enum], Mapping[str, str]] | None = None) -> None:
+        self.file = file
+        self.problems = problems
+        self.aliases = aliases or {}
+
+    def add(self, key: str, value: object, message: str) -> None:
+        """Record a problem at `key`."""
+        self.problems.append(ConfigProblem(self.file, key, show_value(value), message))
+
+    def keys(self, table: Mapping[str, Any], path: str, known: tuple[str, ...]) -> None:
+        """Report every key of `table` that is not in `known`."""
+        for key, value in table.items():
+            if key not in known:
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
+                self.add(join_key(path, key), value, f"unknown key ({hint})")
+
+    def table(self, parent: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any] | None:
+        """A sub-table, or None when absent or of the wrong type (reported)."""
+        value = parent.get(key, MISSING)
+        if value is MISSING:
+            return None
+        if not isinstance(value, dict):
+            self.add(join_key(path, key), value, f"expected a table, not {type_name(value)}")
+            return None
+        return value
+
+    def get(self, table: Mapping[str, Any], key: str, path: str, kind: type | tuple[type, ...],
+            default: Any = None, *, required: bool = False) -> Any:
+        """A value of the given type(s); `default` when absent or wrong (reported)."""
+        value = table.get(key, MISSING)
+        where = join_key(path, key)
+        if value is MISSING:
+            if required:
+                self.add(where, MISSING, "missing required key")
+            return default
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if float in kinds:
+            kinds = (*kinds, int)
+        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+        if not ok:
+            wanted = " or ".join(type_name(k()) for k in kinds if not (k is int and float in kinds))
+            self.add(where, value, f"expected {wanted}, not {type_name(value)}")
+            return default
+        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        return value
+
+    def integer(self, table: Mapping[str, Any], key: str, path: str, default: int | None,
+                minimum: int, *, required: bool = False) -> int | None:
+        """An integer >= `minimum`."""
+        value = self.get(table, key, path, int, MISSING, required=required)
+        if value is MISSING:
+            return default
+        if value < minimum:
+            self.add(join_key(path, key), value, f"must be at least {minimum}")
+            return default
+        return int(value)
+
+    def number(self, table: Mapping[str, Any], key: str, path: str, default: float | None,
+               ) -> float | None:
+        """A float (integers accepted)."""
+        return self.get(table, key, path, float, default)
+
+    def choice(self, table: Mapping[str, Any], key: str, path: str, enum: type[Enum],
+               default: Any) -> Any:
+        """A member of `enum` named by its value (case-insensitive, with a few aliases)."""
+        value = self.get(table, key, path, str, MISSING)
+        if value is MISSING:
+            return default
+        text = value.strip().lower()
+        text = self.aliases.get(enum, {}).get(text, text)
+        try:
+            return enum(text)
+        except ValueError:
+            known = ", ".join(str(member.value) for member in enum)
+            self.add(join_key(path, key), value, f"expected one of: {known}")
+            return default
+
+
+def join_key(path: str, key: str) -> str:
+    """A dotted key path."""
+    return f"{path}.{key}" if path else key
