@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 UNTIMED_MOVE_TIMEOUT = 600.0
 """Seconds an engine may think on a move when no clock runs (depth or node limits, ``inf``)."""
+_MAX_IGNORED_CLAIMS = 3
+"""False claims without a move ignored in a row (``false_claim_loses`` off) before one loses."""
 GRACE = 1.0
 """Seconds past an engine's own time before the runner stops waiting (the flag decides)."""
 
@@ -114,6 +116,12 @@ class GameSpec:
     variant: Variant = Variant.STANDARD
     adjudication: AdjudicationRules = field(default_factory=AdjudicationRules)
     tags: Mapping[str, str] = field(default_factory=dict)
+    untimed_move_timeout: float = UNTIMED_MOVE_TIMEOUT
+    """Seconds before an engine without a running clock (depth, ``inf``) is declared stalled."""
+
+    def __post_init__(self) -> None:
+        if self.untimed_move_timeout <= 0:
+            raise ValueError(f"untimed move timeout must be positive, not {self.untimed_move_timeout}")
 
 
 @dataclass(frozen=True)
@@ -178,14 +186,14 @@ def _win_for(white: bool) -> str:
     return "1-0" if white else "0-1"
 
 
-def _timeout_for(clock: Clock) -> float:
+def _timeout_for(clock: Clock, untimed: float) -> float:
     """How long to wait for a move before declaring the engine stalled or out of time."""
     control = clock.control
     if control.move_time is not None:
         return control.move_time + control.margin + GRACE
     left = clock.time_left()
     if left is None:
-        return UNTIMED_MOVE_TIMEOUT
+        return untimed
     return max(left, 0.0) + control.margin + GRACE
 
 
@@ -313,6 +321,7 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
     draws = DrawTracker(rules)
     resigns = ResignTracker(rules)
     offer_pending = {True: False, False: False}
+    ignored_claims = {True: 0, False: 0}
     while True:
         mover = board.turn
         engine = engines[mover]
@@ -322,7 +331,7 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
                            moves_to_go=clock.moves_to_go, period=clock.period_index)
         started = time.monotonic()
         try:
-            reply = await engine.play(sent, state, timeout=_timeout_for(clock),
+            reply = await engine.play(sent, state, timeout=_timeout_for(clock, spec.untimed_move_timeout),
                                       opponent_offers_draw=offer_pending[not mover])
         except EngineStalled as exc:
             if clock.control.is_timed:
@@ -340,9 +349,13 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
         offer_pending[mover] = reply.draw_offered
         offer_pending[not mover] = False
         if reply.move is None:
-            judged = _judge_claim(board, mover, reply, rules) if reply.claim is not None else None
-            if judged is not None:
-                return judged
+            if reply.claim is not None:
+                judged = _judge_claim(board, mover, reply, rules,
+                                      may_ignore=ignored_claims[mover] < _MAX_IGNORED_CLAIMS)
+                if judged is not None:
+                    return judged
+                ignored_claims[mover] += 1
+                continue  # a false claim ignored as configured: ask the same side again
             raise _GameOver(_win_for(not mover), GameTermination.STALL,
                             f"{_color_name(mover)} sends no move")
         move = _parse_reply_move(board, mover, reply)
@@ -357,6 +370,7 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
         zeroing = board.is_zeroing(move)
         fullmove = board.fullmove_number
         board.push(move)
+        ignored_claims[mover] = 0
         moves.append(played)
         sent.append(played.uci)
         if on_move is not None:
@@ -405,9 +419,14 @@ def _time_forfeit(board: Board, mover: bool, detail: str) -> _GameOver:
 
 
 def _judge_claim(board: Board, mover: bool, reply: EngineReply, rules: AdjudicationRules,
-                 after_move: bool = False) -> _GameOver | None:
+                 after_move: bool = False, may_ignore: bool = True) -> _GameOver | None:
     """Accept a true result claim; a false one loses, or with ``false_claim_loses`` off is
-    ignored (None: play on) when the engine also moved."""
+    ignored (None: play on).
+
+    A claim usually arrives on its own line after the claimant's move, so it reaches the
+    loop without a move; ignoring it then means asking the same side again. `may_ignore`
+    is False once an engine keeps claiming instead of moving: then the claim loses anyway.
+    """
     assert reply.claim is not None
     claimed = reply.claim.result
     verified = _verify_claim(board, claimed)
@@ -417,7 +436,7 @@ def _judge_claim(board: Board, mover: bool, reply: EngineReply, rules: Adjudicat
         ended = _outcome_by_rules(board)
         if ended is not None:
             return ended
-    if rules.false_claim_loses or not after_move:
+    if rules.false_claim_loses or not may_ignore:
         return _GameOver(_win_for(not mover), GameTermination.FALSE_CLAIM,
                          f"{_color_name(mover)} makes a false claim: {claimed}"
                          + (f" {{{reply.claim.comment}}}" if reply.claim.comment else ""))
