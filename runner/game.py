@@ -238,7 +238,9 @@ async def play_game(
     """Play one game between two started engines and return its record.
 
     Engine faults (crash, stall, garbage, illegal move, time overrun) end the game as a loss
-    for the engine at fault; they never escape. Configuration errors (ValueError) do.
+    for the engine at fault; they never escape. Configuration errors found while setting the
+    game up (ValueError) do. Runner-side errors during play give a record with result ``*``
+    and ``replay`` set.
     """
     started = datetime.now(UTC)
     chess960 = spec.variant is Variant.FISCHERANDOM
@@ -258,8 +260,7 @@ async def play_game(
     except asyncio.CancelledError:
         await _tell_result(engines, "*", "interrupted")
         raise
-    if over.result != "*":
-        await _tell_result(engines, over.result, over.reason)
+    await _tell_result(engines, over.result, over.reason)  # "*" too: stop a search in progress
     return GameRecord(
         white=white.name, black=black.name, spec=spec, moves=tuple(moves), result=over.result,
         termination=over.termination, reason=over.reason, started_at=started,
@@ -314,8 +315,27 @@ def _fault(white: bool, exc: EngineError) -> _GameOver:
 
 async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[PlayedMove],
                sent: list[str], on_move: Callable[[PlayedMove, Board], None] | None) -> _GameOver:
-    """The move loop; returns (or raises) how the game ended."""
+    """Start both engines on the game, then the move loop; returns (or raises) how it ended.
+
+    Set-up errors (a bad position, an engine that cannot play the variant) escape as they
+    are; any other exception past the start is a runner-side error: the game gets no
+    result and is marked for replay, and the exception is logged with its traceback.
+    """
     await _start_game(engines, spec, board, sent)
+    try:
+        return await _loop(engines, spec, board, moves, sent, on_move)
+    except _GameOver:
+        raise
+    except Exception as exc:
+        log.exception("runner error after %d plies of %s vs %s", len(moves), engines[True].name,
+                      engines[False].name)
+        raise _GameOver("*", GameTermination.ERROR, f"runner error: {type(exc).__name__}: {exc}",
+                        replay=True) from exc
+
+
+async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[PlayedMove],
+                sent: list[str], on_move: Callable[[PlayedMove, Board], None] | None) -> _GameOver:
+    """Ask for moves until the game ends; returns (or raises) how."""
     clocks = {True: Clock(spec.white_tc), False: Clock(spec.black_tc)}
     rules = spec.adjudication
     draws = DrawTracker(rules)

@@ -299,6 +299,60 @@ def test_chess960_from_an_xfen_start_with_castling_both_ways(castling_output):
         assert any("variant fischerandom" in line for line in transcript)
 
 
+_960_START = "1rk3r1/pppppppp/8/8/8/8/PPPPPPPP/1RK3R1 w KQkq - 0 1"
+
+
+def _engine_castles_960(castling_output: str) -> GameRecord:
+    """Seeds chosen so that White's engine castles by itself at ply 10 (depth 1 is reproducible)."""
+    spec = game_spec("5+0.05", start_fen=_960_START, variant=Variant.FISCHERANDOM,
+                     adjudication=AdjudicationRules(max_moves=60))
+    white = bundled("w", "--level", "1", "--seed", "1", "--castling960", castling_output)
+    black = bundled("b", "--level", "1", "--seed", "101", "--castling960", castling_output)
+    return run_game(white, black, spec).record
+
+
+@pytest.mark.timeout(60)
+def test_chess960_engine_castling_as_king_takes_rook():
+    record = _engine_castles_960("kxr")
+    assert any(m.san.startswith("O-O") and not m.book for m in record.moves[:-1])
+    assert not record.replay
+    if record.termination is GameTermination.MAX_MOVES:
+        check_not_over(record)
+    else:
+        check_rules_ending(record)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.xfail(strict=True, reason=(
+    "protocol bug (runner/protocol/cecp.py, CecpEngine.play): the engine's reply is appended "
+    "to _moves_known as printed ('O-O'), but the arbiter passes it back as 'c1g1', so the next "
+    "play() raises ValueError('moves do not extend ...'); every engine that prints castling "
+    "as O-O (the spec's 960 form; phalanx in standard chess) or SAN cannot finish a game"))
+def test_chess960_engine_castling_as_o_o():
+    record = _engine_castles_960("oo")
+    assert not record.replay, record.reason
+    assert any(m.san.startswith("O-O") and not m.book for m in record.moves[:-1])
+
+
+@pytest.mark.timeout(60)
+def test_a_runner_side_error_gives_no_result_and_a_replay_mark():
+    def failing_hook(move: PlayedMove, board: Board) -> None:
+        if board.fullmove_number == 4:
+            raise RuntimeError("hook failed on purpose")
+
+    played = run_game(bundled("w", "--level", "1", "--seed", "1"),
+                      bundled("b", "--level", "1", "--seed", "2"), game_spec(), on_move=failing_hook)
+    record = played.record
+    assert record.replay
+    assert (record.result, record.termination) == ("*", GameTermination.ERROR)
+    assert "hook failed on purpose" in record.reason
+    assert record.termination.pgn_tag == "unterminated"
+    check_not_over(record)
+    for transcript in record.transcripts:  # both engines were told the game is over
+        assert any(line.endswith("> result * {" + record.reason + "}") for line in transcript)
+    assert played.exit_codes == (0, 0)
+
+
 @pytest.mark.timeout(60)
 def test_max_moves_ends_the_game_as_a_draw():
     spec = game_spec("5+0.05", adjudication=AdjudicationRules(max_moves=8))
