@@ -514,8 +514,8 @@ class CecpEngine(Engine):
             move = move.lower() if is_coordinate_move(move.lower()) else move
             if move == self._last_move:
                 # An engine never plays the same move twice in a row (the piece has left the
-                # square): this is a late echo of its previous move ("My move is : ...").
-                self._last_move = None
+                # square): this is a late echo of its previous move ("My move is : ..."), and
+                # stays one however many times it is repeated.
                 return
             self._last_move = move
         reply = EngineReply(
