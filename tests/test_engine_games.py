@@ -123,14 +123,45 @@ def test_python_chess_hosts_a_chess960_game(position):
     board.chess960 = True
     white, black = _popen("--seed", "3"), _popen("--version", "v1")
     try:
-        board, _, castles = _play_hosted(white, black, board,
+        board, _, _ = _play_hosted(white, black, board,
                                 lambda b, c: (chess.engine.Limit(depth=2), c), max_plies=160)
     finally:
         white.quit()
         black.quit()
     assert len(board.move_stack) > 10
-    # Our O-O / O-O-O output was read by python-chess as Chess960 castling (king takes rook).
-    assert castles >= 1
+
+
+_CASTLING_MATE_960 = "2rkr3/2p1p3/8/8/8/8/8/RK6 w A - 0 1"  # only O-O-O (Kc1, Rd1) mates
+
+
+@pytest.mark.timeout(60)
+def test_python_chess_reads_our_chess960_castling_and_we_read_its():
+    board = chess.Board(_CASTLING_MATE_960, chess960=True)
+    engine = _popen("--depth", "2")
+    try:
+        played = engine.play(board, chess.engine.Limit(depth=2))
+        assert board.is_castling(played.move)
+        board.push(played.move)
+        assert board.is_checkmate()
+        # And the other way: python-chess sends its own castling (O-O) in a game it hosts.
+        start = chess.Board("rk4r1/pppppppp/8/8/8/8/PPPPPPPP/RK4R1 w GAga - 0 1", chess960=True)
+        start.push_san("O-O")  # king b1->g1, rook g1->f1
+        reply = engine.play(start, chess.engine.Limit(depth=1))
+        assert reply.move in start.legal_moves
+    finally:
+        engine.quit()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("style", "text"), [("oo", "O-O-O"), ("kxr", "b1a1")])
+def test_castling960_output_styles_over_pipes(style, text):
+    with our_engine("--depth", "2", "--castling960", style) as engine:
+        engine.start_protocol()
+        engine.send("new", "variant fischerandom", "force", f"setboard {_CASTLING_MATE_960}",
+                    "go")
+        line, _ = engine.expect_prefix("move ", 20)
+        assert line == f"move {text}"
+        assert engine.read(5) == "1-0 {White mates}"
 
 
 def test_fixed_depth_play_is_deterministic_and_v2_beats_v1_in_a_sample():

@@ -161,7 +161,13 @@ class EnginePipe:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(5)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        # The reader thread reads a raw descriptor number: close stdout only once it has seen
+        # end of file, or a later pipe that reuses the number would have its output stolen.
+        self._reader.join(5)
+        streams = [self.proc.stdin, self.proc.stderr]
+        if not self._reader.is_alive():
+            streams.append(self.proc.stdout)
+        for stream in streams:
             with contextlib.suppress(OSError):
                 stream.close()
 
