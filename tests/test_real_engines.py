@@ -1,0 +1,153 @@
+"""Debian CECP engines through `play_game`: complete games, no protocol error, no time loss.
+
+Each engine plays both colors against the bundled engine and one game against another real
+engine, at a short time control. Games are bounded by a maximum length (a draw by
+adjudication is a complete game); a runner error, a stall, a disconnect, an illegal move, a
+false claim or a time forfeit fails the test, with the engine's transcript tail in the message.
+Stockfish speaks UCI; polyglot adapts it, configured by an ini file written into tmp_path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import require_binary
+from test_game import (
+    RULES_ENDINGS,
+    bundled,
+    check_clocks,
+    check_not_over,
+    check_rules_ending,
+    game_spec,
+    run_game,
+)
+
+from runner.adjudication import AdjudicationRules
+from runner.game import GameRecord, GameTermination
+from runner.protocol.engine import EngineConfig
+
+pytestmark = pytest.mark.slow
+
+TC = "5+0.05"
+MAX_MOVES = 60
+_FAILURES = {
+    GameTermination.STALL, GameTermination.TIME_FORFEIT, GameTermination.DISCONNECT,
+    GameTermination.ILLEGAL_MOVE, GameTermination.FALSE_CLAIM, GameTermination.ERROR,
+}
+_PHALANX_CASTLING_BUG = pytest.mark.xfail(strict=False, reason=(
+    "protocol bug (runner/protocol/cecp.py): phalanx prints castling as 'move O-O'; "
+    "CecpEngine keeps 'O-O' in _moves_known while the arbiter sends back 'e1g1', so the next "
+    "play() raises ValueError and the game is a runner error (fails whenever phalanx castles)"))
+
+
+def _polyglot_stockfish(tmp_path: Path) -> tuple[str, ...]:
+    polyglot = require_binary("polyglot")
+    stockfish = require_binary("stockfish")
+    ini = tmp_path / "stockfish.ini"
+    ini.write_text(
+        "[PolyGlot]\n"
+        f"EngineCommand = {stockfish}\n"
+        f"EngineDir = {tmp_path}\n"
+        "EngineName = Stockfish\n"
+        "Book = false\n"
+        "Log = false\n"
+        "\n[Engine]\n"
+        "Hash = 16\n"
+        "Threads = 1\n"
+    )
+    return (polyglot, str(ini))
+
+
+_COMMANDS: dict[str, Callable[[Path], tuple[str, ...]]] = {
+    "fairymax": lambda tmp: (require_binary("fairymax"),),
+    "gnuchess": lambda tmp: (require_binary("gnuchess"), "-x"),
+    "phalanx": lambda tmp: (require_binary("phalanx"),),
+    "hoichess": lambda tmp: (require_binary("hoichess"),),
+    "sjeng": lambda tmp: (require_binary("sjeng"),),
+    "stockfish": _polyglot_stockfish,
+}
+
+
+def real_engine(name: str, tmp_path: Path) -> EngineConfig:
+    """A configuration for a Debian engine, run in its own scratch directory (some write files)."""
+    workdir = tmp_path / name
+    workdir.mkdir(exist_ok=True)
+    return EngineConfig(name=name, argv=_COMMANDS[name](tmp_path), working_dir=workdir,
+                        quit_timeout=2.0, terminate_timeout=1.0)
+
+
+# Commands some engines do not know and say so; xboard sends them too, and ignoring them is
+# harmless (fairymax: "Error (unknown command): computer", gnuchess: "Invalid move: computer",
+# phalanx: "Illegal move: computer").
+_OPTIONAL_COMMANDS = frozenset({"computer"})
+_COMPLAINT = re.compile(r" < \s*(?:Error \([^)]*\)|Illegal move|Invalid move)[^:]*:\s*(?P<what>.*)$",
+                        re.IGNORECASE)
+
+
+def protocol_complaints(transcript: tuple[str, ...]) -> list[str]:
+    """Lines where the engine refused something we sent, other than optional commands."""
+    found = []
+    for line in transcript:
+        match = _COMPLAINT.search(line)
+        if match is not None and match["what"].strip() not in _OPTIONAL_COMMANDS:
+            found.append(line)
+    return found
+
+
+def check_complete(record: GameRecord, real_sides: tuple[bool, ...]) -> None:
+    """The game ended with a result for a reason that is no one's fault, or a real engine's
+    fault is shown with the end of its transcript."""
+    if record.termination in _FAILURES or record.replay:
+        shown = [record.transcripts[0 if white else 1][-30:] for white in real_sides]
+        pytest.fail(f"{record.white} vs {record.black}: {record.result} {record.reason}\n"
+                    + "\n---\n".join("\n".join(lines) for lines in shown))
+    assert record.result in ("1-0", "0-1", "1/2-1/2")
+    for white in real_sides:
+        assert protocol_complaints(record.transcripts[0 if white else 1]) == []
+    if record.termination in RULES_ENDINGS:
+        check_rules_ending(record)
+    else:
+        assert record.termination in (GameTermination.MAX_MOVES, GameTermination.ADJUDICATION,
+                                      GameTermination.RESIGNATION, GameTermination.DRAW_AGREEMENT)
+        check_not_over(record)
+    check_clocks(record)
+
+
+def _spec():  # noqa: ANN202 - a GameSpec
+    return game_spec(TC, adjudication=AdjudicationRules(max_moves=MAX_MOVES))
+
+
+def _engine_param(name: str):  # noqa: ANN202 - a pytest ParameterSet
+    marks = [_PHALANX_CASTLING_BUG] if name == "phalanx" else []
+    return pytest.param(name, id=name, marks=marks)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("name", [_engine_param(n) for n in _COMMANDS])
+def test_two_games_against_the_bundled_engine(name, tmp_path):
+    real = real_engine(name, tmp_path)
+    for real_white in (True, False):
+        bot = bundled("bundled", "--level", "2", "--seed", "1")
+        white, black = (real, bot) if real_white else (bot, real)
+        record = run_game(white, black, _spec()).record
+        check_complete(record, (real_white,))
+        own = [m for i, m in enumerate(record.moves) if (i % 2 == 0) == real_white]
+        assert own, "the real engine made no move"
+
+
+_PAIRS = [("gnuchess", "fairymax"), ("hoichess", "phalanx"), ("stockfish", "sjeng")]
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize(
+    "white_name,black_name",
+    [pytest.param(w, b, id=f"{w}-{b}", marks=[_PHALANX_CASTLING_BUG] if "phalanx" in (w, b) else [])
+     for w, b in _PAIRS],
+)
+def test_real_engine_against_real_engine(white_name, black_name, tmp_path):
+    white, black = real_engine(white_name, tmp_path), real_engine(black_name, tmp_path)
+    record = run_game(white, black, _spec()).record
+    check_complete(record, (True, False))
