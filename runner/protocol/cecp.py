@@ -122,6 +122,7 @@ class CecpEngine(Engine):
         self._messages: list[str] = []
         self._pending_end: EngineReply | None = None
         self._moves_known: list[str] = []
+        self._own_moves: set[int] = set()
         self._setup: GameSetup | None = None
         self._forced = True
         self._thinking = False
@@ -183,6 +184,7 @@ class CecpEngine(Engine):
         self.games_started += 1
         self._setup = setup
         self._moves_known = []
+        self._own_moves = set()
         self._last_move = None
         self._rejection = None
         self._pending_end = None
@@ -231,6 +233,10 @@ class CecpEngine(Engine):
             reply, self._pending_end = self._pending_end, None
             return reply
         known = len(self._moves_known)
+        for index in self._own_moves:
+            # The engine's own moves come back in the caller's notation (e.g. 'O-O' as 'e1g1').
+            if index < len(moves):
+                self._moves_known[index] = moves[index]
         if list(moves[:known]) != self._moves_known:
             raise ValueError("moves do not extend the moves already sent to the engine")
         new_moves = list(moves[known:])
@@ -269,6 +275,7 @@ class CecpEngine(Engine):
         if reply.sent_at != sent_at:
             reply = dataclasses.replace(reply, sent_at=sent_at)
         if reply.move is not None:
+            self._own_moves.add(len(self._moves_known))
             self._moves_known.append(reply.move)
         return reply
 
