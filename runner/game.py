@@ -243,6 +243,7 @@ async def play_game(
     and ``replay`` set.
     """
     started = datetime.now(UTC)
+    began = time.monotonic()
     chess960 = spec.variant is Variant.FISCHERANDOM
     board = Board(spec.start_fen or STARTING_FEN, chess960=chess960)
     moves: list[PlayedMove] = []
@@ -265,9 +266,14 @@ async def play_game(
         white=white.name, black=black.name, spec=spec, moves=tuple(moves), result=over.result,
         termination=over.termination, reason=over.reason, started_at=started,
         ended_at=datetime.now(UTC), final_fen=board.fen(),
-        transcripts=(tuple(str(t) for t in white.transcript), tuple(str(t) for t in black.transcript)),
+        transcripts=(_game_lines(white, began), _game_lines(black, began)),
         replay=over.replay,
     )
+
+
+def _game_lines(engine: Engine, began: float) -> tuple[str, ...]:
+    """The engine's transcript lines of this game only (an engine's transcript spans games)."""
+    return tuple(str(entry) for entry in engine.transcript if entry.time >= began)
 
 
 async def _tell_result(engines: dict[bool, Engine], result: str, reason: str) -> None:

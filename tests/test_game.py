@@ -24,7 +24,7 @@ from runner.adjudication import AdjudicationRules, effective_score
 from runner.clock import TimeControl
 from runner.game import GameRecord, GameSpec, GameTermination, PlayedMove, play_game
 from runner.protocol.cecp import CecpEngine
-from runner.protocol.engine import EngineConfig, EngineStalled, Variant
+from runner.protocol.engine import ClockState, EngineConfig, EngineStalled, GameSetup, Side, Variant
 from runner.rules import Board
 
 REPO = Path(__file__).resolve().parent.parent
@@ -672,6 +672,41 @@ def test_engine_ignoring_quit_is_killed():
     played = run_game(bundled("w", "--level", "1"), config, game_spec())
     check_rules_ending(played.record)
     assert played.exit_codes[1] is not None and played.exit_codes[1] < 0  # killed by a signal
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.xfail(strict=False, reason=(
+    "race, so not strict (leaks in 0 to 21 of 40 tries per run here, by load); "
+    "protocol bug (runner/protocol/cecp.py, CecpEngine.new_game): an engine prints its last "
+    "move and then a result claim ('1-0 {White mates}'); when the claim is read after "
+    "new_game() has cleared _pending_end (during its ping wait), _deliver keeps it as the "
+    "pending reply of the NEW game, and the next play() returns it: the engine loses by "
+    "FALSE_CLAIM at ply 0. Fix: drop pending replies once new_game's pong arrives (all output "
+    "before the pong belongs to the old game). Seen in 2 of 60 benchmark games through play_game"))
+def test_a_claim_after_the_last_move_does_not_leak_into_the_next_game():
+    mate_in_one = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"
+    control = TimeControl.parse("5+0.05")
+
+    async def scenario() -> list[str]:
+        engine = CecpEngine(bundled("e", "--level", "1"))
+        leaked = []
+        try:
+            await engine.start()
+            for _ in range(20):
+                await engine.new_game(GameSetup(control, Side.WHITE, start_fen=mate_in_one))
+                mating = await engine.play([], ClockState(5.0, 5.0), timeout=5)
+                assert mating.move == "a1a8"
+                await engine.end_game("1-0", "White mates")  # as play_game does, at once
+                await engine.new_game(GameSetup(control, Side.WHITE))
+                first = await engine.play([], ClockState(5.0, 5.0), timeout=5)
+                if first.move is None:
+                    leaked.append(f"{first.claim}")
+                await engine.end_game("*")
+        finally:
+            await engine.quit()
+        return leaked
+
+    assert asyncio.run(scenario()) == []
 
 
 @pytest.mark.timeout(60)
