@@ -323,12 +323,8 @@ def test_chess960_engine_castling_as_king_takes_rook():
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, reason=(
-    "protocol bug (runner/protocol/cecp.py, CecpEngine.play): the engine's reply is appended "
-    "to _moves_known as printed ('O-O'), but the arbiter passes it back as 'c1g1', so the next "
-    "play() raises ValueError('moves do not extend ...'); every engine that prints castling "
-    "as O-O (the spec's 960 form; phalanx in standard chess) or SAN cannot finish a game"))
 def test_chess960_engine_castling_as_o_o():
+    # The spec's 960 form: the protocol layer hands the move back in the arbiter's notation.
     record = _engine_castles_960("oo")
     assert not record.replay, record.reason
     assert any(m.san.startswith("O-O") and not m.book for m in record.moves[:-1])
@@ -362,6 +358,48 @@ def test_max_moves_ends_the_game_as_a_draw():
     assert record.result == "1/2-1/2"
     assert record.plies == 16
     check_not_over(record)
+
+
+@pytest.mark.timeout(60)
+def test_moves_per_session_control_carries_the_game_through_several_sessions():
+    spec = game_spec("6/2", adjudication=AdjudicationRules(max_moves=20))
+    record = run_game(bundled("w", "--level", "1", "--seed", "1"),
+                      bundled("b", "--level", "1", "--seed", "2"), spec).record
+    assert record.termination in RULES_ENDINGS | {GameTermination.MAX_MOVES}, record.reason
+    assert record.plies > 2 * 6, "the game ended inside the first session"
+    for white in (True, False):
+        spent = _own_times(record, white)
+        # 2 s per 6 moves, unused time carried over: the clock never went below zero.
+        used = 0.0
+        for number, seconds in enumerate(spent, start=1):
+            used += seconds
+            assert used <= 2.0 * -(-number // 6)
+    assert any(" > level 6 0:02 0" in line for line in record.transcripts[0])
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "fen,termination,result",
+    [("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", GameTermination.STALEMATE, "1/2-1/2"),
+     ("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", GameTermination.CHECKMATE, "1-0"),
+     ("8/8/4k3/8/8/3BK3/8/8 w - - 0 1", GameTermination.INSUFFICIENT_MATERIAL, "1/2-1/2")],
+)
+def test_a_start_position_that_is_already_over_ends_without_a_move(fen, termination, result):
+    record = run_game(bundled("w", "--level", "1"), bundled("b", "--level", "1"),
+                      game_spec(start_fen=fen)).record
+    assert (record.termination, record.result, record.plies) == (termination, result, 0)
+    check_rules_ending(record)
+
+
+def test_an_illegal_opening_move_is_a_configuration_error():
+    spec = game_spec(opening_moves=("e2e4", "e7e5", "e1e3"))
+
+    async def scenario() -> None:
+        engines = (CecpEngine(bundled("w")), CecpEngine(bundled("b")))  # never started
+        await play_game(*engines, spec)
+
+    with pytest.raises(ValueError, match="e1e3"):
+        asyncio.run(scenario())
 
 
 # ------------------------------------------------------------------------------- adjudication

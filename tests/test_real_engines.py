@@ -37,10 +37,6 @@ _FAILURES = {
     GameTermination.STALL, GameTermination.TIME_FORFEIT, GameTermination.DISCONNECT,
     GameTermination.ILLEGAL_MOVE, GameTermination.FALSE_CLAIM, GameTermination.ERROR,
 }
-_PHALANX_CASTLING_BUG = pytest.mark.xfail(strict=False, reason=(
-    "protocol bug (runner/protocol/cecp.py): phalanx prints castling as 'move O-O'; "
-    "CecpEngine keeps 'O-O' in _moves_known while the arbiter sends back 'e1g1', so the next "
-    "play() raises ValueError and the game is a runner error (fails whenever phalanx castles)"))
 
 
 def _polyglot_stockfish(tmp_path: Path) -> tuple[str, ...]:
@@ -79,10 +75,11 @@ def real_engine(name: str, tmp_path: Path) -> EngineConfig:
                         quit_timeout=2.0, terminate_timeout=1.0)
 
 
-# Commands some engines do not know and say so; xboard sends them too, and ignoring them is
-# harmless (fairymax: "Error (unknown command): computer", gnuchess: "Invalid move: computer",
-# phalanx: "Illegal move: computer").
-_OPTIONAL_COMMANDS = frozenset({"computer"})
+# Commands some engines refuse and say so, harmlessly; xboard sends them too. "computer":
+# fairymax "Error (unknown command): computer", gnuchess "Invalid move: computer", phalanx
+# "Illegal move: computer". "result": fairymax, after claiming its own mate ("1-0 {White
+# mates}"), answers the following "result 1-0" with "Error (unknown command): result".
+_OPTIONAL_COMMANDS = frozenset({"computer", "result"})
 _COMPLAINT = re.compile(r" < \s*(?:Error \([^)]*\)|Illegal move|Invalid move)[^:]*:\s*(?P<what>.*)$",
                         re.IGNORECASE)
 
@@ -106,7 +103,9 @@ def check_complete(record: GameRecord, real_sides: tuple[bool, ...]) -> None:
                     + "\n---\n".join("\n".join(lines) for lines in shown))
     assert record.result in ("1-0", "0-1", "1/2-1/2")
     for white in real_sides:
-        assert protocol_complaints(record.transcripts[0 if white else 1]) == []
+        transcript = record.transcripts[0 if white else 1]
+        complaints = protocol_complaints(transcript)
+        assert complaints == [], "\n".join([record.reason, *transcript[-25:]])
     if record.termination in RULES_ENDINGS:
         check_rules_ending(record)
     else:
@@ -120,13 +119,8 @@ def _spec():  # noqa: ANN202 - a GameSpec
     return game_spec(TC, adjudication=AdjudicationRules(max_moves=MAX_MOVES))
 
 
-def _engine_param(name: str):  # noqa: ANN202 - a pytest ParameterSet
-    marks = [_PHALANX_CASTLING_BUG] if name == "phalanx" else []
-    return pytest.param(name, id=name, marks=marks)
-
-
 @pytest.mark.timeout(150)
-@pytest.mark.parametrize("name", [_engine_param(n) for n in _COMMANDS])
+@pytest.mark.parametrize("name", list(_COMMANDS))
 def test_two_games_against_the_bundled_engine(name, tmp_path):
     real = real_engine(name, tmp_path)
     for real_white in (True, False):
@@ -142,11 +136,7 @@ _PAIRS = [("gnuchess", "fairymax"), ("hoichess", "phalanx"), ("stockfish", "sjen
 
 
 @pytest.mark.timeout(150)
-@pytest.mark.parametrize(
-    "white_name,black_name",
-    [pytest.param(w, b, id=f"{w}-{b}", marks=[_PHALANX_CASTLING_BUG] if "phalanx" in (w, b) else [])
-     for w, b in _PAIRS],
-)
+@pytest.mark.parametrize("white_name,black_name", [pytest.param(w, b, id=f"{w}-{b}") for w, b in _PAIRS])
 def test_real_engine_against_real_engine(white_name, black_name, tmp_path):
     white, black = real_engine(white_name, tmp_path), real_engine(black_name, tmp_path)
     record = run_game(white, black, _spec()).record
