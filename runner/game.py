@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 UNTIMED_MOVE_TIMEOUT = 600.0
 """Seconds an engine may think on a move when no clock runs (depth or node limits, ``inf``)."""
+TRANSCRIPT_LINE_LIMIT = 2000
+"""Characters of one protocol line kept in a game record's transcripts."""
 _MAX_IGNORED_CLAIMS = 3
 """False claims without a move ignored in a row (``false_claim_loses`` off) before one loses."""
 GRACE = 1.0
@@ -272,8 +274,15 @@ async def play_game(
 
 
 def _game_lines(engine: Engine, began: float) -> tuple[str, ...]:
-    """The engine's transcript lines of this game only (an engine's transcript spans games)."""
-    return tuple(str(entry) for entry in engine.transcript if entry.time >= began)
+    """The engine's transcript lines of this game only (an engine's transcript spans games),
+    each cut to a readable length: records are kept, and an engine may print megabytes."""
+    return tuple(_clip(str(entry)) for entry in engine.transcript if entry.time >= began)
+
+
+def _clip(line: str) -> str:
+    if len(line) <= TRANSCRIPT_LINE_LIMIT:
+        return line
+    return f"{line[:TRANSCRIPT_LINE_LIMIT]}... ({len(line)} characters)"
 
 
 async def _tell_result(engines: dict[bool, Engine], result: str, reason: str) -> None:
