@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from engine import faults as fault_actions
 from engine.channel import EndOfInput, LineReader, LineWriter, OverlongLine
 from engine.config import EngineConfig
+from engine.edit import PositionEditor
 from engine.faults import FaultKind
 from engine.notation import (
     IllegalMoveTextError,
@@ -84,6 +85,7 @@ class CecpSession:
         self._abandon = False
         self._stop = threading.Event()
         self._quit_ignored_at: float | None = None
+        self._editor: PositionEditor | None = None
 
     # --- main loop ---------------------------------------------------------------------------
 
@@ -166,6 +168,11 @@ class CecpSession:
     def _dispatch(self, line: str) -> str | None:
         """Execute one command (the engine is not thinking)."""
         stripped = line.strip()
+        if self._editor is not None:
+            if self._editor.feed(stripped):
+                fen, self._editor = self._editor.fen(), None
+                self._cmd_setboard(fen)
+            return None
         command, _, arg = stripped.partition(" ")
         arg = arg.strip()
         handler = _HANDLERS.get(command)
@@ -236,6 +243,11 @@ class CecpSession:
         self._board = board
         self._bad_position = False
         self._hopeless_moves = 0
+
+    def _cmd_edit(self, arg: str) -> None:
+        """`edit`: the old way to set up a position, one piece at a time, until `.`."""
+        placement = {sq: piece.symbol() for sq, piece in self._board.piece_map().items()}
+        self._editor = PositionEditor(placement, self._board.turn, self._chess960)
 
     def _cmd_force(self, arg: str) -> None:
         """`force`: play neither side."""
@@ -515,6 +527,7 @@ _HANDLERS = {
     "new": CecpSession._cmd_new,
     "variant": CecpSession._cmd_variant,
     "setboard": CecpSession._cmd_setboard,
+    "edit": CecpSession._cmd_edit,
     "force": CecpSession._cmd_force,
     "go": CecpSession._cmd_go,
     "playother": CecpSession._cmd_playother,

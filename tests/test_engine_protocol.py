@@ -272,3 +272,17 @@ def test_help_documents_levels_versions_and_faults():
     bad = subprocess.run([sys.executable, "-m", "engine", "--fault", "explode@2"], cwd=REPO,
                          capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and "unknown fault" in bad.stderr
+
+
+def test_edit_mode_with_the_spec_black_to_move_idiom():
+    with _started("--depth", "2") as engine:
+        # new, force, a2a3, edit ...: the spec's way to set up a Black-to-move position.
+        engine.send("new", "force", "a2a3", "edit", "#", "Ke1", "Rh1", "Pe4", "c", "Ke8", "Ra8",
+                    "Pd5", ".")
+        assert engine.sync(1) == []
+        engine.send("O-O-O")  # Black may castle long: king e8 and rook a8 are at home
+        assert engine.sync(2) == []
+        engine.send("go")
+        line, _ = engine.expect_prefix("move ", 20)
+    board = chess.Board("2kr4/8/8/3p4/4P3/8/8/4K2R w K - 1 2")
+    board.parse_xboard(line.split()[1])
