@@ -216,6 +216,10 @@ class CecpEngine(Engine):
             await self._send(*(self._move_command(m) for m in setup.moves))
             self._moves_known = list(setup.moves)
         await self._synchronise()
+        # Whatever the engine printed before the pong (a late claim of the last game, say)
+        # belongs to the old game.
+        self._pending_end = None
+        self._draw_offered = False
 
     async def play(
         self,
