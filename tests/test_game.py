@@ -515,11 +515,6 @@ def test_illegal_move_loses(faulty_white):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, reason=(
-    "protocol bug (runner/protocol/cecp_parse.py): the garbage line '1. ... ???' is taken "
-    "for an old-style numbered move because _NUMBERED_MOVE_RE accepts any token after "
-    "'N. ...'; the reply resolves with move '???', the engine's real 'move X' that follows "
-    "is dropped, and the engine loses by ILLEGAL_MOVE for chatter"))
 def test_garbage_output_is_ignored_and_the_game_goes_on():
     # Decision: lines that are not protocol (free text, invalid UTF-8, NULs, an unknown
     # feature) are chatter. They are kept in the transcript, never cost the engine the game.

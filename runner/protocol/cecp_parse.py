@@ -140,8 +140,19 @@ _THINKING_RE = re.compile(
     r"^\s*(?P<ply>\d+)(?P<flag>[.&+]?)\s+(?P<score>[-+]?\d+)\s+(?P<time>\d+)\s+(?P<nodes>\d+)"
     r"(?P<rest>(?:\s.*)?)$"
 )
-_NUMBERED_MOVE_RE = re.compile(r"^\s*\d+\.?\s*\.\.\.\s*(?P<move>\S+)")
-_MY_MOVE_RE = re.compile(r"^\s*my move is\s*:?\s*(?P<move>\S+)", re.IGNORECASE)
+# A token shaped like a move: coordinate (e2e4, e7e8q), SAN (Nf3, exd5, e8=Q+, Nbd7) or
+# castling (O-O, O-O-O, 0-0).  The old move forms below accept nothing else, so chatter
+# such as "1. ... ???" stays chatter.
+_MOVE_TOKEN = (
+    r"(?:[a-hA-H][1-8][a-hA-H][1-8][qrbnkQRBNK]?"
+    r"|[NBRQK][a-h]?[1-8]?x?[a-h][1-8][+#]?"
+    r"|(?:[a-h]x)?[a-h][1-8](?:=?[NBRQ])?[+#]?"
+    r"|(?:O-O(?:-O)?|0-0(?:-0)?)[+#]?)"
+)
+_NUMBERED_MOVE_RE = re.compile(
+    rf"^\s*\d+\.?\s*\.\.\.\s*(?P<move>{_MOVE_TOKEN})(?:[!?]*)(?:\s|$)")
+_MY_MOVE_RE = re.compile(
+    rf"^\s*(?i:my move is)\s*:?\s*(?P<move>{_MOVE_TOKEN})(?:[!?]*)(?:\s|$)")
 _RESULT_RE = re.compile(r"^\s*(?P<result>1-0|0-1|1/2-1/2)(?:\s*\{(?P<comment>[^}]*)\}?)?\s*$")
 _ILLEGAL_RE = re.compile(
     r"^\s*(?:illegal|invalid) move\s*(?:\((?P<reason>[^)]*)\))?\s*:?\s*(?P<move>.*)$",
