@@ -574,11 +574,6 @@ def test_flood_is_a_protocol_loss_without_memory_blowup():
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, reason=(
-    "protocol bug (runner/protocol/process.py): transcript entries are unbounded in length; "
-    "on stop, _drain_stdout appends every 64 KiB chunk of a flood as an entry (3 MiB kept "
-    "here), and read_line keeps whole lines up to line_limit, so a 4000-entry transcript can "
-    "hold 4000 x 1 MiB. Fix: truncate each entry's text (e.g. to 1 KiB, noting the length)"))
 def test_a_flooding_engine_s_transcript_stays_small():
     _, _, kept, _ = asyncio.run(_flood_game())
     assert kept < 256 * 1024, f"{kept / 2**20:.1f} MiB of transcript kept"
@@ -721,11 +716,6 @@ def test_spawned_child_is_not_left_behind():
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, reason=(
-    "protocol bug (runner/protocol/process.py): EngineProcess._wait awaits Process.wait(), "
-    "which on Python 3.11 resolves only once every pipe is closed, not when the process "
-    "exits; a child holding the engine's stdout keeps it pending, so stop() always sits out "
-    "quit_timeout and then kills the group, although the engine obeyed 'quit' at once"))
 def test_engine_that_obeys_quit_stops_promptly_despite_its_child():
     config = bundled("b", "--level", "1", "--fault", "spawn-child", quit_timeout=3.0)
     played = run_game(bundled("w", "--level", "1"), config, game_spec())

@@ -39,8 +39,8 @@ FAKE_ENGINE = textwrap.dedent(
     out = sys.stdout
     if mode in ("hang", "child"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if mode == "child":
-        child = subprocess.Popen(["sleep", "300"])
+    if mode in ("child", "child-obeys"):
+        child = subprocess.Popen(["sleep", "300"])  # inherits (holds) our stdout
         out.write(f"child {child.pid}\n"); out.flush()
     if mode == "stderr":
         sys.stderr.write("e" * 300000 + "\n"); sys.stderr.flush()
@@ -294,3 +294,46 @@ async def test_late_echo_of_the_previous_move_is_not_taken_as_the_next(fake):
     second = await engine.play(["e2e4", "e7e5", "g1f3"], ClockState(10.0, 10.0), timeout=2.0)
     assert (first.move, second.move) == ("e7e5", "d7d5")
     await engine.quit()
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_transcript_entries_are_clipped_but_lines_are_read_whole(fake):
+    process = EngineProcess(fake("overlong"), entry_limit=1000)
+    await process.start()
+    await process.write_lines(["go"])
+    line = await process.read_line()
+    assert line.text == "x" * 100000  # the protocol layer sees the whole line
+    await process.write_lines(["go"])  # a second long line, left for stop() to drain
+    await asyncio.sleep(0.2)
+    await process.stop(quit_timeout=0.5, terminate_timeout=0.5)
+    long_entries = [e.text for e in process.transcript if e.text.startswith("xxx")]
+    assert len(long_entries) == 2, [t[:40] for t in long_entries]
+    assert long_entries[0] == "x" * 1000 + " [... 100000 characters in all]"
+    assert long_entries[1] == "x" * 1000 + " [... 100000 bytes in all]"
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_drained_lines_split_across_reads_are_kept_line_by_line(fake):
+    process = EngineProcess(fake("good"), entry_limit=1000, transcript_size=20000)
+    await process.start()
+    await process.write_lines(["protover 2", *(f"ping {n}" for n in range(12000))])
+    await asyncio.sleep(0.3)
+    await process.stop(quit_timeout=1.0)
+    pongs = [e.text for e in process.transcript if e.text.startswith("pong")]
+    assert pongs == [f"pong {n}" for n in range(12000)]
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_engine_obeying_quit_stops_at_once_although_its_child_holds_stdout(fake):
+    process = EngineProcess(fake("child-obeys"))
+    await process.start()
+    child_pid = int((await process.read_line()).text.split()[1])
+    began = time.monotonic()
+    code = await process.stop(quit_timeout=3.0, terminate_timeout=1.0)
+    assert code == 0
+    assert time.monotonic() - began < 1.0
+    assert await _wait_gone(child_pid), "the engine's child survived"
+    assert await _group_empty(process.pid or 0)

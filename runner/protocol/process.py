@@ -24,9 +24,12 @@ from runner.protocol.engine import (
     TranscriptEntry,
 )
 
-__all__ = ["EngineProcess", "EngineTransport", "Line"]
+__all__ = ["ENTRY_LIMIT", "EngineProcess", "EngineTransport", "Line", "clip_entry"]
 
 _STDERR_CHUNK = 4096
+_DRAIN_CHUNK = 1 << 16
+ENTRY_LIMIT = 1024
+"""Characters of one transcript entry kept by default; longer text is cut and its length noted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +86,9 @@ class EngineProcess:
         stderr_limit: int = 64 << 10,
         stderr_log: Path | None = None,
         transcript_size: int = 4000,
+        entry_limit: int = ENTRY_LIMIT,
     ) -> None:
+        """`entry_limit` bounds each transcript entry's text (the whole line is still read)."""
         if not argv:
             raise ValueError("empty engine command")
         self.argv = tuple(argv)
@@ -93,6 +98,7 @@ class EngineProcess:
         self.stderr_limit = stderr_limit
         self.stderr_log = stderr_log
         self.transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
+        self.entry_limit = entry_limit
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._drain_task: asyncio.Task[None] | None = None
@@ -146,7 +152,7 @@ class EngineProcess:
 
     def note(self, text: str) -> None:
         """Add a host-side note to the transcript."""
-        self.transcript.append(TranscriptEntry(time.monotonic(), "!", text))
+        self._record(time.monotonic(), "!", text)
 
     async def read_line(self) -> Line:
         """The next stdout line; EngineTerminated at its end, EngineProtocolError if too long."""
@@ -168,7 +174,7 @@ class EngineProcess:
             self.note(f"end of output (exit code {code})")
             raise EngineTerminated(code, self._stderr_summary())
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        self.transcript.append(TranscriptEntry(now, "<", text))
+        self._record(now, "<", text)
         return Line(text, now)
 
     async def write_line(self, text: str) -> float:
@@ -189,7 +195,7 @@ class EngineProcess:
             raise EngineTerminated(code, "its input pipe is closed") from exc
         now = time.monotonic()
         for line in lines:
-            self.transcript.append(TranscriptEntry(now, ">", line))
+            self._record(now, ">", line)
         return now
 
     def send_signal(self, sig: int) -> None:
@@ -246,16 +252,41 @@ class EngineProcess:
             self._drain_task = asyncio.create_task(self._drain_stdout(), name="stdout-drain")
 
     async def _drain_stdout(self) -> None:
+        """Read stdout to its end, recording lines; a line split over chunks stays one entry
+        (its head kept, its full length counted), so a flood costs one bounded entry."""
         assert self._proc is not None and self._proc.stdout is not None
         if self._eof:
             return
+        head = b""  # the start of the current unfinished line, at most entry_limit + 4 bytes
+        length = 0  # the unfinished line's full length in bytes
         while True:
-            chunk = await self._proc.stdout.read(1 << 16)
-            if not chunk:
-                return
+            chunk = await self._proc.stdout.read(_DRAIN_CHUNK)
             now = time.monotonic()
-            for text in chunk.decode("utf-8", errors="replace").splitlines():
-                self.transcript.append(TranscriptEntry(now, "<", text))
+            if not chunk:
+                if length:
+                    self._record_drained(now, head, length)
+                return
+            pieces = chunk.split(b"\n")
+            for index, piece in enumerate(pieces):
+                room = self.entry_limit + 4 - len(head)  # + 4: a UTF-8 character's bytes
+                if room > 0:
+                    head += piece[:room]
+                length += len(piece)
+                if index < len(pieces) - 1:  # a newline ends this line
+                    self._record_drained(now, head, length)
+                    head, length = b"", 0
+
+    def _record_drained(self, when: float, head: bytes, length: int) -> None:
+        text = _decode(head.rstrip(b"\r"))
+        if length > len(head):  # the line was longer than the head kept of it
+            text = clip_entry(text, self.entry_limit, length, unit="bytes")
+            self.transcript.append(TranscriptEntry(when, "<", text))
+        else:
+            self._record(when, "<", text)
+
+    def _record(self, when: float, direction: str, text: str) -> None:
+        """Append a transcript entry, its text clipped to `entry_limit`."""
+        self.transcript.append(TranscriptEntry(when, direction, clip_entry(text, self.entry_limit)))
 
     def _require(self) -> asyncio.subprocess.Process:
         if self._proc is None:
@@ -270,12 +301,47 @@ class EngineProcess:
             self.note(f"sent {signal.Signals(sig).name} to process group {self._proc.pid}")
 
     async def _wait(self, timeout: float | None) -> bool:
+        """Wait up to `timeout` for the process itself to exit; whether it did.
+
+        Not `Process.wait()`: on Python 3.11 that resolves only once every pipe is closed
+        too, and a child of the engine holding its stdout would keep it pending.
+        """
         assert self._proc is not None
+        if self._proc.returncode is not None:
+            return True
         try:
-            await asyncio.wait_for(self._proc.wait(), timeout)
+            await asyncio.wait_for(self._exited(), timeout)
         except TimeoutError:
             return False
         return True
+
+    async def _exited(self) -> None:
+        """Return once asyncio's child watcher has reaped the process (its exit code is set).
+
+        The watcher reaps, so we must not: a pidfd (Linux) tells when the process has
+        exited without reaping it; the exit code follows from the watcher a moment later.
+        Without a pidfd, or if the watcher is slow, the exit code is polled.
+        """
+        proc = self._proc
+        assert proc is not None
+        loop = asyncio.get_running_loop()
+        exited: asyncio.Future[None] = loop.create_future()
+        pidfd = _open_pidfd(proc.pid)
+        if pidfd is not None:
+            loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
+        try:
+            delay = 0.001
+            while proc.returncode is None:
+                if exited.done():
+                    await asyncio.sleep(delay)  # exited: the watcher is about to report it
+                    delay = min(delay * 2, 0.01)
+                else:
+                    await asyncio.wait((exited,), timeout=0.05 if pidfd is not None else 0.01)
+        finally:
+            if pidfd is not None:
+                loop.remove_reader(pidfd)
+                os.close(pidfd)
+            exited.cancel()
 
     async def _exit_code_soon(self) -> int | None:
         """The exit code if the process exits within a moment (it usually just closed stdout)."""
@@ -333,3 +399,27 @@ class EngineProcess:
     def _stderr_summary(self) -> str:
         tail = self.stderr_tail.strip().splitlines()[-3:]
         return " | ".join(tail)
+
+
+def clip_entry(text: str, limit: int = ENTRY_LIMIT, length: int | None = None, *,
+               unit: str = "characters") -> str:
+    """`text` cut to `limit` characters, noting the full length (`length` if given, in `unit`)."""
+    if len(text) <= limit and length is None:
+        return text
+    full = len(text) if length is None else length
+    return f"{text[:limit]} [... {full} {unit} in all]"
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A pidfd for `pid` (readable once it exits), or None where unsupported or already gone."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
