@@ -31,6 +31,8 @@ __all__ = [
     "OpeningCursor",
     "Order",
     "PgnBook",
+    "PolyglotOpenings",
+    "chess960_start_fen",
     "open_book",
 ]
 
@@ -322,16 +324,77 @@ class PgnBook:
         )
 
 
+_POLYGLOT_SIZE = 1 << 20
+"""How many distinct lines a Polyglot book is taken to offer (each index is its own walk)."""
+
+
+class PolyglotOpenings:
+    """Openings drawn from a Polyglot ``.bin`` book: opening ``i`` is a weighted random walk
+    of up to ``plies`` book moves from the start position, seeded by ``seed`` and ``i``, so a
+    resumed tournament replays the same lines."""
+
+    def __init__(self, path: str | Path, *, plies: int | None = None, seed: int = 0) -> None:
+        from runner.polyglot import PolyglotBook  # local: only Polyglot users pay for it
+
+        self.path = Path(path)
+        self.plies = 8 if plies is None else plies
+        self.seed = seed
+        self._book = PolyglotBook(self.path)
+        self.chess960 = False
+
+    def __len__(self) -> int:
+        return _POLYGLOT_SIZE
+
+    def opening(self, index: int) -> Opening:
+        """The book line number `index` (possibly shorter than ``plies`` where the book ends)."""
+        board = Board()
+        rng = random.Random(f"{self.seed}:{index}")
+        line = self._book.line(board, depth=self.plies, rng=rng)
+        return Opening(fen=board.fen(), moves=tuple(move.uci() for move in line), index=index,
+                       source=f"{self.path}#{index}")
+
+
 def open_book(
-    path: str | Path, *, plies: int | None = None, chess960: bool | None = None
-) -> EpdBook | PgnBook:
-    """Open an opening book by its extension: ``.pgn`` games, otherwise EPD/FEN lines."""
+    path: str | Path, *, plies: int | None = None, chess960: bool | None = None,
+    polyglot: bool | None = None, seed: int = 0,
+) -> EpdBook | PgnBook | PolyglotOpenings:
+    """Open an opening book: ``.pgn`` games, ``.bin`` Polyglot books (or ``polyglot=True``),
+    otherwise EPD/FEN lines."""
     target = Path(path)
     if not target.is_file():
         raise OpeningBookError(f"{target}: no such book file")
+    if polyglot or (polyglot is None and target.suffix.lower() == ".bin"):
+        return PolyglotOpenings(target, plies=plies, seed=seed)
     if target.suffix.lower() == ".pgn":
         return PgnBook(target, plies=plies, chess960=chess960)
     return EpdBook(target, chess960=chess960)
+
+
+_KNIGHT_SLOTS = ((0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4))
+
+
+def chess960_start_fen(number: int) -> str:
+    """The Chess960 start position with Scharnagl number `number` (0..959; 518 is the
+    standard position), as Shredder-FEN (castling rights named by rook files)."""
+    if not 0 <= number < 960:
+        raise ValueError(f"Chess960 positions are numbered 0..959, not {number}")
+    rank: list[str | None] = [None] * 8
+    rest, light = divmod(number, 4)
+    rank[2 * light + 1] = "B"
+    rest, dark = divmod(rest, 4)
+    rank[2 * dark] = "B"
+    knights, queen = divmod(rest, 6)
+    empty = [i for i, piece in enumerate(rank) if piece is None]
+    rank[empty[queen]] = "Q"
+    empty = [i for i, piece in enumerate(rank) if piece is None]
+    for slot in _KNIGHT_SLOTS[knights]:
+        rank[empty[slot]] = "N"
+    left, king, right = (i for i, piece in enumerate(rank) if piece is None)
+    rank[left], rank[king], rank[right] = "R", "K", "R"
+    back = "".join(piece or "" for piece in rank)
+    files = "abcdefgh"
+    rights = f"{files[right].upper()}{files[left].upper()}{files[right]}{files[left]}"
+    return f"{back.lower()}/pppppppp/8/8/8/8/PPPPPPPP/{back} w {rights} - 0 1"
 
 
 # -- cursor -----------------------------------------------------------------------------------
