@@ -224,6 +224,10 @@ app.command("play", context_settings={"allow_extra_args": True, "ignore_unknown_
 )
 app.add_typer(engine_app, name="engine")
 
+from runner.cli_tournament import register as _register_tournament  # noqa: E402
+
+_register_tournament(app)
+
 
 def main() -> None:
     """Entry point of the ``runner`` console script."""
