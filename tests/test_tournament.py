@@ -1,0 +1,403 @@
+"""Tournaments end to end through the CLI: runs, resume after kill -9, Ctrl-C, changed configs,
+bad configs, exports read back by python-chess and by our reader, the cutechess-style form.
+
+The engines are the bundled engine at its quickest levels (moves in milliseconds), and games
+are capped at 40 moves by adjudication, so a dozen games take a few seconds.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+from conftest import REPO, require_binary
+from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
+
+from runner.config import parse_config
+from runner.pgn_reader import read_games
+from runner.store import GameFilter, open_database, stream_games, tournaments
+from runner.tournament import Tournament
+
+PY = sys.executable
+BUNDLED = ["python", "-m", "engine"]
+
+
+def _config_text(tmp_path: Path, *, name: str = "t", rounds: int = 3, concurrency: int = 2,
+                 fmt: str = "gauntlet", extra: str = "", engines: int = 3) -> Path:
+    """A small tournament file of quick bundled engines, with an EPD book."""
+    book = tmp_path / "book.epd"
+    book.write_text(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n"
+        "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1\n"
+        "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1\n"
+        "rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1\n")
+    levels = [("one", "1"), ("greedy", "greedy"), ("random", "random"), ("two", "2")][:engines]
+    blocks = "\n".join(
+        f'[[engines]]\nname = "{name_}"\ncommand = ["python", "-m", "engine", "--level", "{lvl}", '
+        f'"--seed", "{i}"]\n' for i, (name_, lvl) in enumerate(levels))
+    path = tmp_path / "t.toml"
+    path.write_text(
+        f'name = "{name}"\nformat = "{fmt}"\nrounds = {rounds}\ngames = 2\ntc = "10+0.1"\n'
+        f'concurrency = {concurrency}\n{extra}\n{blocks}\n'
+        '[openings]\nfile = "book.epd"\norder = "random"\nseed = 3\n\n'
+        '[adjudication]\nmaxmoves = 40\n')
+    return path
+
+
+def _runner(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def _games(db_path: Path) -> list[tuple[int, str, str | None]]:
+    with sqlite3.connect(db_path) as conn:
+        return conn.execute("select job_index, status, result from games order by job_index").fetchall()
+
+
+def _engine_pids(directory: Path) -> set[int]:
+    """Bundled-engine processes working in `directory` (engines inherit the runner's cwd)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if b"engine" in args and cwd == str(directory):
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.timeout(120)
+def test_run_stores_every_game_and_prints_cutechess_summary(tmp_path):
+    config = _config_text(tmp_path)
+    db = tmp_path / "r.db"
+    done = _runner("run", str(config), "--db", f"sqlite:///{db}", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    games = _games(db)
+    assert [g[0] for g in games] == list(range(12))  # 2 encounters x 2 games x 3 rounds
+    assert all(status == "done" and result in ("1-0", "0-1", "1/2-1/2")
+               for _, status, result in games)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("Score of ")]
+    assert len(lines) == 2
+    for line in lines:  # Score of A vs B: W - L - D  [ratio] N
+        head, _, tail = line.partition(": ")
+        wld, _, rest = tail.partition("  [")
+        wins, losses, draws = (int(x) for x in wld.split(" - "))
+        ratio, _, total = rest.partition("] ")
+        assert wins + losses + draws == int(total) == 6
+        assert float(ratio) == pytest.approx((wins + draws / 2) / 6, abs=5e-4)
+    assert "Elo difference:" in done.stdout
+    assert "finished: 12 of 12 games" in done.stderr
+    # A second run of a finished tournament starts a new one (nothing to resume).
+    listing = _runner("list", "--db", f"sqlite:///{db}", cwd=tmp_path)
+    assert "finished" in listing.stdout and "12/12" in listing.stdout
+
+
+@pytest.mark.timeout(180)
+def test_resume_after_kill_9_plays_exactly_the_missing_games(tmp_path):
+    config = _config_text(tmp_path, rounds=6)
+    db = tmp_path / "r.db"
+    proc = subprocess.Popen([PY, "-m", "runner", "run", str(config), "--db", f"sqlite:///{db}",
+                             "--quiet"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                if sum(1 for g in _games(db) if g[1] == "done") >= 5:
+                    break
+            except sqlite3.OperationalError:
+                pass
+    proc.kill()  # SIGKILL: no cleanup at all
+    proc.wait()
+    stored = _games(db)
+    played = [g for g in stored if g[1] == "done"]
+    assert 5 <= len(played) < 24, stored
+    # The engines see their input close and exit on their own.
+    deadline = time.monotonic() + 10
+    while _engine_pids(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (_engine_pids(tmp_path))
+    again = _runner("run", str(config), "--db", f"sqlite:///{db}", "--quiet", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "Resuming" not in again.stderr  # --quiet
+    final = _games(db)
+    assert [g[0] for g in final] == list(range(24))
+    assert all(g[1] == "done" for g in final)
+    assert f"({24 - len(played)} in this run" in again.stderr
+    # Games stored before the kill are untouched.
+    assert [g for g in final if g[0] in {p[0] for p in played}] == played
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select count(*) from tournaments").fetchone()[0] == 1
+        pairs = conn.execute("select pair_index, count(*) from games group by pair_index").fetchall()
+    assert all(count == 2 for _, count in pairs) and len(pairs) == 12
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_once_finishes_running_games_twice_aborts_them(tmp_path, presses):
+    config = _config_text(tmp_path, rounds=20, extra="")
+    db = tmp_path / "r.db"
+    proc = subprocess.Popen([PY, "-m", "runner", "run", str(config), "--db", f"sqlite:///{db}",
+                             "--quiet"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        try:
+            if db.exists() and sum(1 for g in _games(db) if g[1] == "done") >= 3:
+                break
+        except sqlite3.OperationalError:
+            pass
+    for _ in range(presses):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "interrupted" in err and "Run the same command again" in err
+    games = _games(db)
+    done = [g for g in games if g[1] == "done"]
+    assert 3 <= len(done) < 80
+    assert not [g for g in games if g[1] == "running"]  # in-flight games: replay or finished
+    if presses == 2:
+        assert any("aborting" in line for line in err.splitlines())
+    deadline = time.monotonic() + 5
+    while _engine_pids(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (_engine_pids(tmp_path)), "an engine outlived the runner"
+    assert out.count("Score of ") == 2
+
+
+@pytest.mark.timeout(120)
+def test_changed_config_is_refused_unless_forced(tmp_path):
+    config = _config_text(tmp_path, rounds=2)
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    db_file = tmp_path / "r.db"
+    open_database(db).close()
+    # Interrupt a run by faking an unfinished tournament: one played game, the rest missing.
+    cfg = parse_config(_table(config), source=str(config), base_dir=tmp_path)
+    database = open_database(db)
+    try:
+        tournament = Tournament(cfg, database)
+        tournament.prepare()
+    finally:
+        database.close()
+    changed = config.read_text().replace('tc = "10+0.1"', 'tc = "5+0.1"')
+    config.write_text(changed)
+    refused = _runner("run", str(config), "--db", db, "--quiet", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "different configuration" in refused.stderr and "--force" in refused.stderr
+    assert _games(db_file) == []
+    forced = _runner("run", str(config), "--db", db, "--quiet", "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert len(_games(db_file)) == 8
+
+
+def _table(path: Path) -> dict:
+    import tomllib
+
+    return tomllib.loads(path.read_text())
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mutation,expected", [
+    ('rounds = 3', "rounds = \"three\""),
+    ('tc = "10+0.1"', 'tc = "10+0.1"\nbogus = 1'),
+    ('"--seed", "0"]', '"--seed", "0"]\nprotocol = "telepathy"'),
+    ('file = "book.epd"', 'file = "missing.epd"'),
+])
+def test_bad_configs_exit_2_with_file_key_and_value_and_write_nothing(tmp_path, mutation, expected):
+    config = _config_text(tmp_path)
+    config.write_text(config.read_text().replace(mutation, expected, 1))
+    db = tmp_path / "r.db"
+    done = _runner("run", str(config), "--db", f"sqlite:///{db}", cwd=tmp_path)
+    assert done.returncode == 2
+    assert str(config) in done.stderr or config.name in done.stderr
+    assert not db.exists(), "a bad configuration must not touch the database"
+    key = {"rounds = 3": "rounds", 'tc = "10+0.1"': "bogus",
+           '"--seed", "0"]': "protocol", 'file = "book.epd"': "openings.file"}[mutation]
+    assert key in done.stderr
+
+
+@pytest.mark.timeout(60)
+def test_missing_engine_binary_is_a_config_error(tmp_path):
+    config = _config_text(tmp_path)
+    config.write_text(config.read_text().replace('command = ["python", "-m", "engine", "--level", "1"',
+                                                 'command = ["no-such-engine-xyz", "--level", "1"', 1))
+    done = _runner("run", str(config), "--db", f"sqlite:///{tmp_path / 'r.db'}", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "no-such-engine-xyz" in done.stderr
+
+
+@pytest.mark.timeout(120)
+def test_export_reads_back_in_python_chess_and_our_reader(tmp_path):
+    config = _config_text(tmp_path, rounds=2, extra='pgnout = "live.pgn"')
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    assert _runner("run", str(config), "--db", db, "--quiet", cwd=tmp_path).returncode == 0
+    out = tmp_path / "all.pgn"
+    export = _runner("export", "--out", str(out), "--db", db, cwd=tmp_path)
+    assert export.returncode == 0, export.stderr
+    database = open_database(db)
+    try:
+        with database.session() as session:
+            stored = list(stream_games(session, GameFilter(tournament_id=1)))
+            assert tournaments(session)[0].done == 8
+    finally:
+        database.close()
+    for path in (out, tmp_path / "live.pgn"):
+        text = path.read_text()
+        handle = io.StringIO(text)
+        oracle = []
+        while (game := chess.pgn.read_game(handle)) is not None:
+            assert not game.errors, game.errors
+            oracle.append(game)
+        ours = list(read_games(io.BytesIO(text.encode())))
+        assert all(game.error is None for game in ours)
+        assert len(oracle) == len(ours) == len(stored) == 8
+        by_round = {g.headers["Round"]: g for g in oracle}
+        assert len(by_round) == 8
+        results = sorted(g.headers["Result"] for g in oracle)
+        assert results == sorted(g.result for g in stored)
+        for game, mine in zip(oracle, ours, strict=True):
+            assert game.headers["Result"] == mine.tags["Result"] == mine.result
+            board = game.end().board()
+            assert board.fen() == mine.final_fen
+            assert len(list(game.mainline_moves())) == len(mine.moves)
+            if game.headers["Result"] != "*" and game.headers.get("Termination") == "normal":
+                assert board.is_game_over(claim_draw=True)
+    # Filters: only one engine's games, only one result.
+    only = _runner("export", "1", "--engine", "random", "--db", db, cwd=tmp_path)
+    assert only.returncode == 0
+    assert only.stdout.count("[Event ") == 4
+    wins = _runner("export", "1", "--result", "1-0", "--db", db, cwd=tmp_path)
+    assert wins.stdout.count("[Event ") == sum(1 for g in stored if g.result == "1-0")
+
+
+@pytest.mark.timeout(120)
+def test_match_from_the_command_line_in_the_cutechess_vocabulary(tmp_path):
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    done = _runner(
+        "match", "--engine", "cmd=python", "arg=-m", "arg=engine", "arg=--level", "arg=1",
+        "name=alpha", "--engine", "cmd=python -m engine --level random", "name=beta",
+        "--each", "tc=10+0.1", "timemargin=50", "--rounds", "3", "--games", "2",
+        "--concurrency", "2", "--maxmoves", "40", "--draw", "movenumber=30", "movecount=4",
+        "score=5", "--resign", "movecount=3", "score=700", "--pgnout", "m.pgn", "--db", db,
+        "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("Score of "))
+    assert line.startswith("Score of alpha vs beta: ") and line.endswith(" 6")
+    assert (tmp_path / "m.pgn").read_text().count("[Event ") == 6
+    bad = _runner("match", "--engine", "cmd=python", "--engine", "cmd=python", "bogus=1",
+                  "--each", "tc=1+0", cwd=tmp_path)
+    assert bad.returncode == 2 and "bogus" in bad.stderr
+
+
+@pytest.mark.timeout(120)
+def test_chess960_round_robin_draws_start_positions(tmp_path):
+    config = _config_text(tmp_path, rounds=1, fmt="round-robin", extra='variant = "fischerandom"')
+    config.write_text(config.read_text().split("[openings]")[0] + "[adjudication]\nmaxmoves = 30\n")
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    done = _runner("run", str(config), "--db", db, "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    database = open_database(db)
+    try:
+        with database.session() as session:
+            games = list(stream_games(session, GameFilter(tournament_id=1)))
+    finally:
+        database.close()
+    assert len(games) == 6
+    fens = {g.pair_index: g.opening_fen for g in games}
+    for game in games:
+        assert game.opening_fen == fens[game.pair_index]  # both games of a pair share it
+        board = chess.Board(game.opening_fen, chess960=True)
+        assert board.is_valid()
+        assert '[Variant "fischerandom"]' in game.pgn
+    assert len(set(fens.values())) > 1
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.slow
+def test_sprt_match_stops_when_the_test_decides(tmp_path):
+    extra = "[sprt]\nelo0 = 0\nelo1 = 300\nalpha = 0.05\nbeta = 0.05\nmodel = \"logistic\"\n"
+    config = _config_text(tmp_path, rounds=200, fmt="match", engines=2,
+                          extra="")
+    text = config.read_text().replace("[openings]", extra + "\n[openings]")
+    # level 1 against greedy (1-ply) is a mismatch: H1 is accepted long before 400 games.
+    config.write_text(text)
+    db = tmp_path / "r.db"
+    done = _runner("run", str(config), "--db", f"sqlite:///{db}", "--quiet", cwd=tmp_path,
+                   timeout=170)
+    assert done.returncode == 0, done.stderr
+    assert "SPRT: llr" in done.stdout and "H1" in done.stdout
+    played = len(_games(db))
+    assert played < 400
+    with sqlite3.connect(db) as conn:
+        status, decision = conn.execute("select status, sprt_decision from tournaments").fetchone()
+    assert (status, decision) == ("finished", "H1")
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.slow
+def test_gauntlet_with_real_debian_engines(tmp_path):
+    fairymax = require_binary("fairymax")
+    phalanx = require_binary("phalanx")
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    done = _runner(
+        "gauntlet", "--engine", "cmd=python -m engine --level 2", "name=bundled",
+        "--engine", f"cmd={fairymax}", "name=fairymax", "--engine", f"cmd={phalanx}",
+        "name=phalanx", "--each", "tc=5+0.05", "--rounds", "1", "--games", "2",
+        "--concurrency", "2", "--maxmoves", "60", "--db", db, "--quiet", cwd=tmp_path,
+        timeout=230)
+    assert done.returncode == 0, done.stderr
+    database = open_database(db)
+    try:
+        with database.session() as session:
+            games = list(stream_games(session, GameFilter(tournament_id=1)))
+    finally:
+        database.close()
+    assert len(games) == 4
+    bad = {"time forfeit", "stall", "disconnect", "illegal move", "error"}
+    assert not [g for g in games if g.termination in bad], [(g.white, g.black, g.reason)
+                                                             for g in games]
+
+
+@pytest.mark.timeout(240)
+def test_tournament_with_resume_on_postgresql(tmp_path, postgres_server):  # noqa: F811
+    url = postgres_server.new_database()
+    config = _config_text(tmp_path, rounds=2, concurrency=2)
+    cfg = parse_config(_table(config), source=str(config), base_dir=tmp_path)
+    database = open_database(url)
+    try:
+        import asyncio
+
+        first = Tournament(cfg, database)
+        first.prepare()
+        # Stop after the first finished game: a soft stop, then a resume plays the rest.
+        first.on_event = lambda event: first.stop() if type(event).__name__ == "GameFinished" else None
+        outcome = asyncio.run(first.run())
+        assert outcome.status.value == "interrupted" and 1 <= outcome.done < 8
+        second = Tournament(cfg, database)
+        second.prepare()
+        assert second.done_games == outcome.done
+        final = asyncio.run(second.run())
+        assert final.status.value == "finished" and final.done == 8
+        assert final.played_now == 8 - outcome.done
+        with database.session() as session:
+            games = list(stream_games(session, GameFilter(tournament_id=final.tournament_id)))
+        assert sorted(g.job_index for g in games) == list(range(8))
+    finally:
+        database.close()
