@@ -158,7 +158,7 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     state = outcome.status.value
     _err.print(f"Tournament {outcome.tournament_id} {state}: {outcome.done} of "
                f"{outcome.total_games} games stored ({outcome.played_now} in this run, "
-               f"{seconds:.1f} s) in {url}", highlight=False)
+               f"{seconds:.1f} s) in {url}", highlight=False, soft_wrap=True)
     if outcome.error:
         _err.print(f"[bold red]error:[/] {outcome.error}", highlight=False)
     if state != "finished":

@@ -490,7 +490,8 @@ class Tournament:
             start_fen=None if opening is None else opening.fen,
             opening_moves=() if opening is None else opening.moves,
             variant=variant, adjudication=adjudication_rules(config.adjudication),
-            tags={"Event": config.name, "Site": "cecp-runner", "Round": f"{job.round}.{job.pair + 1}"},
+            tags={"Event": config.name, "Site": "cecp-runner",
+                  "Round": f"{job.round}.{job.index % self.pairing.per_round + 1}"},
         )
 
     async def _play_job(self, slot: _Slot, job: GameJob, openings: _Openings,
