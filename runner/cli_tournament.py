@@ -364,7 +364,7 @@ def table_from_arguments(args: list[str], fmt: str) -> dict[str, Any]:
             raise CommandLineError(f"--{key} given twice")
         groups.setdefault(key, []).extend(tokens)
     known = {"each", "openings", "rounds", "games", "repeat", "concurrency", "draw", "resign",
-             "maxmoves", "sprt", "pgnout", "recover", "variant", "name", "event"}
+             "maxmoves", "sprt", "pgnout", "recover", "variant", "name", "event", "affinity"}
     unknown = sorted(set(groups) - known)
     if unknown:
         raise CommandLineError(f"unknown option --{unknown[0]} (known: --engine, "
@@ -404,6 +404,8 @@ def table_from_arguments(args: list[str], fmt: str) -> dict[str, Any]:
         table["variant"] = variant
     if "recover" in groups:
         table["recover"] = True
+    if "affinity" in groups:
+        table["affinity"] = True
     return table
 
 

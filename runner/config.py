@@ -234,6 +234,8 @@ class TournamentConfig:
     pgnout: Path | None = None
     database: str | None = None
     recover: bool = False
+    affinity: bool = False
+    """Pin each game slot's engines to one CPU (Linux), slot n on the n-th allowed CPU."""
     source: str = "<config>"
 
     def engine(self, name: str) -> EngineEntry:
@@ -287,6 +289,7 @@ class TournamentConfig:
         data = self.game_defining()
         data.update(
             name=self.name, concurrency=self.concurrency, recover=self.recover,
+            affinity=self.affinity,
             pgnout=None if self.pgnout is None else str(self.pgnout), database=self.database,
             source=self.source,
         )
@@ -301,7 +304,8 @@ class TournamentConfig:
 # -- reading -----------------------------------------------------------------------------------
 
 _TOP_KEYS = ("name", "format", "engines_file", "engines", "rounds", "games", "tc", "openings",
-             "adjudication", "concurrency", "variant", "sprt", "pgnout", "database", "recover")
+             "adjudication", "concurrency", "variant", "sprt", "pgnout", "database", "recover",
+             "affinity")
 _ENGINE_KEYS = ("use", "name", "command", "dir", "protocol", "tc", "init_strings", "options",
                 "env", "restart")
 _OPENINGS_KEYS = ("file", "format", "order", "seed", "plies", "start")
@@ -372,6 +376,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     pgnout = check.get(data, "pgnout", "", str)
     database = check.get(data, "database", "", str)
     recover = check.get(data, "recover", "", bool, False)
+    affinity = check.get(data, "affinity", "", bool, False)
 
     _check_format(fmt, engines, sprt, check)
     if "tc" not in data:
@@ -387,6 +392,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
         games=games or 2, openings=openings, adjudication=adjudication,
         concurrency=concurrency or 1, variant=variant, sprt=sprt,
         pgnout=None if pgnout is None else Path(pgnout), database=database, recover=recover,
+        affinity=bool(affinity),
         source=source,
     )
 

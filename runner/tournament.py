@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 import signal
 import time
@@ -479,7 +480,20 @@ class Tournament:
             raise
         self._start_failures[name] = 0
         slot.engines[name] = engine
+        if self.config.affinity:
+            self._pin(engine, slot.number)
         return engine
+
+    def _pin(self, engine: Engine, slot: int) -> None:
+        """Pin an engine process to the slot's CPU (its later threads and children follow)."""
+        pid = getattr(engine, "pid", None)
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        if pid is None or not cpus:
+            return
+        try:
+            os.sched_setaffinity(pid, {cpus[slot % len(cpus)]})
+        except OSError as exc:
+            self.on_event(Notice(f"cannot pin {engine.name} to CPU {cpus[slot % len(cpus)]}: {exc}"))
 
     def _spec(self, job: GameJob, opening: Opening | None) -> GameSpec:
         config = self.config

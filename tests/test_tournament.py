@@ -7,6 +7,7 @@ are capped at 40 moves by adjudication, so a dozen games take a few seconds.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -401,3 +402,45 @@ def test_tournament_with_resume_on_postgresql(tmp_path, postgres_server):  # noq
         assert sorted(g.job_index for g in games) == list(range(8))
     finally:
         database.close()
+
+
+@pytest.mark.timeout(120)
+def test_affinity_pins_each_slot_s_engines_to_one_cpu(tmp_path, monkeypatch):
+    import asyncio
+
+    monkeypatch.chdir(tmp_path)  # the engines inherit it: that is how _engine_pids finds them
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs at least 2 CPUs to tell the slots apart")
+    config = _config_text(tmp_path, rounds=1, concurrency=2, extra="affinity = true")
+    cfg = parse_config(_table(config), source=str(config), base_dir=tmp_path)
+    assert cfg.affinity
+    latest: dict[int, set[int]] = {}
+
+    def watch(event: object) -> None:
+        # An engine of the other slot may be starting (not pinned yet): keep the last sight.
+        for pid in _engine_pids(tmp_path):
+            with contextlib.suppress(OSError):
+                latest[pid] = os.sched_getaffinity(pid)
+
+    database = open_database(f"sqlite:///{tmp_path / 'r.db'}")
+    try:
+        tournament = Tournament(cfg, database, on_event=watch)
+        tournament.prepare()
+        outcome = asyncio.run(tournament.run())
+    finally:
+        database.close()
+    assert outcome.done == 4
+    seen = list(latest.values())
+    assert seen and all(len(cpus) == 1 for cpus in seen), seen
+    assert len({min(cpus) for cpus in seen}) == 2  # the two slots use different CPUs
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.slow
+def test_the_demo_configuration_runs_as_the_readme_says(tmp_path):
+    done = _runner("run", str(REPO / "configs" / "demo.toml"), "--db",
+                   f"sqlite:///{tmp_path / 'runner.db'}", "--quiet", cwd=tmp_path, timeout=170)
+    assert done.returncode == 0, done.stderr
+    assert "finished: 48 of 48 games" in done.stderr
+    assert done.stdout.count("Score of level-2 vs ") == 3
+    assert (tmp_path / "demo.pgn").read_text().count("[Event ") == 48
