@@ -223,6 +223,9 @@ app.command("play", context_settings={"allow_extra_args": True, "ignore_unknown_
     play_command
 )
 app.add_typer(engine_app, name="engine")
+from runner.cli_report import report_command  # noqa: E402 - commands defined elsewhere
+
+app.command("report")(report_command)
 
 from runner.cli_tournament import register as _register_tournament  # noqa: E402
 

@@ -7,11 +7,12 @@ ORM rows, so callers cannot accidentally write.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import NamedTuple
 
-from sqlalchemy import Select, case, func, or_, select
+from sqlalchemy import Integer, Select, case, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from runner.stats import Pentanomial, Trinomial
@@ -20,14 +21,18 @@ from runner.store.models import EngineRow, GameRow, GameStatus, MoveRow, Tournam
 __all__ = [
     "GameFilter",
     "PairCounts",
+    "PlayedGame",
     "StoredGame",
     "StoredMove",
+    "TournamentInfo",
     "TournamentProgress",
     "finished_job_keys",
     "find_tournament",
     "game_moves",
     "pair_counts",
     "stream_games",
+    "stream_played",
+    "tournament_info",
     "tournaments",
 ]
 
@@ -264,3 +269,104 @@ def _oriented(white: str, black: str, result: str) -> tuple[tuple[str, str], int
     if white < black:
         return (white, black), _SCORE[result]
     return (black, white), 2 - _SCORE[result]
+
+
+# -- report reads (runner/report.py): one aggregate and one lean stream over the played games --
+
+
+@dataclass(frozen=True)
+class TournamentInfo:
+    """What a report needs of a tournament: settings, engines in entry order, games played."""
+
+    id: int
+    name: str
+    status: str
+    config: dict[str, object]
+    total_games: int
+    sprt_decision: str | None
+    engines: tuple[str, ...]
+    played: int
+    """Games stored as played (``done``), whatever their result."""
+    scored: int
+    """Played games with a result that scores (1-0, 0-1, 1/2-1/2)."""
+    first_started: datetime | None
+    last_ended: datetime | None
+
+
+class PlayedGame(NamedTuple):
+    """One played game as a report replays it, in the order games ended."""
+
+    white: str
+    black: str
+    result: str | None
+    pair_index: int
+    game_in_pair: int
+    termination: str | None
+    plies: int | None
+    at_fault: str | None
+    """The engine whose fault ended the game, for the terminations the caller names."""
+
+
+def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | None:
+    """A tournament's settings and engines, with its game counts and first/last game times."""
+    row = session.execute(
+        select(TournamentRow.id, TournamentRow.name, TournamentRow.status, TournamentRow.config,
+               TournamentRow.total_games, TournamentRow.sprt_decision)
+        .where(TournamentRow.id == tournament_id)).first()
+    if row is None:
+        return None
+    engines = tuple(session.scalars(select(EngineRow.name)
+                                    .where(EngineRow.tournament_id == tournament_id)
+                                    .order_by(EngineRow.id)))
+    scored = func.coalesce(func.sum(case((GameRow.result.in_(tuple(_SCORE)), 1), else_=0)), 0)
+    played, scored_count, first, last = session.execute(
+        select(func.count(), scored, func.min(GameRow.started_at), func.max(GameRow.ended_at))
+        .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE)).one()
+    return TournamentInfo(id=row.id, name=row.name, status=row.status.value,
+                          config=dict(row.config or {}), total_games=row.total_games,
+                          sprt_decision=row.sprt_decision, engines=engines, played=int(played),
+                          scored=int(scored_count), first_started=_utc(first),
+                          last_ended=_utc(last))
+
+
+def _utc(value: object) -> datetime | None:
+    """A timestamp read through an aggregate, made timezone-aware (UTC) like the model does."""
+    if isinstance(value, str):  # in case a backend hands back text
+        value = datetime.fromisoformat(value)
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def stream_played(session: Session, tournament_id: int, *, fault_terminations: Iterable[str] = (),
+                  batch: int = 5000) -> Iterator[PlayedGame]:
+    """Every played game in the order they ended: eight small columns each, streamed in batches.
+
+    For a game ended by one of `fault_terminations`, ``at_fault`` names the loser of a
+    decisive game, or in a drawn one (a time forfeit against a side that cannot mate) the
+    color the reason starts with (``White ...``/``Black ...``); it is worked out by the
+    database, so the reason text is never fetched.
+    """
+    names = dict(session.execute(select(EngineRow.id, EngineRow.name)
+                                 .where(EngineRow.tournament_id == tournament_id)).all())
+    kinds = tuple(fault_terminations)
+    fault = GameRow.termination.in_(kinds)
+    culprit = case(
+        (fault & (GameRow.result == "1-0"), GameRow.black_id),
+        (fault & (GameRow.result == "0-1"), GameRow.white_id),
+        (fault & GameRow.reason.like("White %"), GameRow.white_id),
+        (fault & GameRow.reason.like("Black %"), GameRow.black_id),
+        else_=None,
+    ) if kinds else literal(None, Integer)
+    query = (
+        select(GameRow.white_id, GameRow.black_id, GameRow.result, GameRow.pair_index,
+               GameRow.game_in_pair, GameRow.termination, GameRow.plies, culprit)
+        .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE)
+        .order_by(GameRow.ended_at, GameRow.job_index)
+        .execution_options(yield_per=batch)
+    )
+    # A Core execution on the session's connection: plain rows, no ORM loading overhead.
+    for white, black, result, pair, in_pair, termination, plies, fault in \
+            session.connection().execute(query):
+        yield PlayedGame(names[white], names[black], result, pair, in_pair, termination, plies,
+                         None if fault is None else names[fault])

@@ -1,0 +1,595 @@
+"""A tournament's report, built from the results database: standings, pairings, plots' data.
+
+Pure: reads through `runner.store.queries` (SQL aggregates and one lean stream over the games
+in the order they ended, so memory stays flat on any size of tournament) and returns frozen
+dataclasses; `runner.report_render` turns them into text, JSON or HTML.
+
+Conventions (the figures are fishtest's, from `runner.stats`):
+
+- The reference engine is the first one entered. In a match or gauntlet every other engine's
+  Elo, margin and LOS are its head-to-head figures against the reference, the reference
+  sitting at 0. In a round-robin the Elo and margins are maximum-likelihood ratings over all
+  games (`rate_engines`, the average at 0); LOS is still the head-to-head LOS against the
+  reference, from their direct games.
+- A pairing's headline figures come from its complete game pairs (pentanomial) when there
+  are any, as fishtest does, else from single games; the W/D/L figures are given as well.
+- SPRT settings are not columns of the schema (only the decision is): they are read from the
+  ``sprt`` table of the tournament's stored configuration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy.orm import Session
+
+from runner.stats import (
+    EloModel,
+    MatchStats,
+    Pairing,
+    Pentanomial,
+    SprtResult,
+    SprtSpec,
+    StatsInputError,
+    Trinomial,
+    match_stats,
+    rate_engines,
+    sprt,
+)
+from runner.store.queries import (
+    PlayedGame,
+    TournamentInfo,
+    find_tournament,
+    stream_played,
+    tournament_info,
+)
+
+__all__ = [
+    "FAULT_TERMINATIONS",
+    "CrossCell",
+    "Crosstable",
+    "EloSeries",
+    "EngineFaults",
+    "LengthBin",
+    "LlrPoint",
+    "PairingResult",
+    "Report",
+    "ReportError",
+    "ReportFormat",
+    "SeriesPoint",
+    "SprtState",
+    "Standing",
+    "TerminationTally",
+    "build_report",
+    "headline_counts",
+]
+
+FAULT_TERMINATIONS: Mapping[str, str] = {
+    "time forfeit": "time_forfeits",
+    "illegal move": "illegal_moves",
+    "false claim": "false_claims",
+    "disconnect": "crashes",
+    "stall": "stalls",
+}
+"""Terminations that are one engine's fault, and the `EngineFaults` field counting each."""
+
+_HALF_POINTS = {"1-0": 2, "0-1": 0, "1/2-1/2": 1}
+_NICE_WIDTHS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
+
+
+class ReportError(ValueError):
+    """The report cannot be made: no such tournament, or an empty database."""
+
+
+class ReportFormat(StrEnum):
+    """How a tournament paired its engines (as far as the report is concerned)."""
+
+    MATCH = "match"
+    GAUNTLET = "gauntlet"
+    ROUND_ROBIN = "round-robin"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One engine's line in the standings; figures are None where they do not apply."""
+
+    rank: int
+    engine: str
+    games: int
+    points: float
+    wins: int
+    draws: int
+    losses: int
+    elo: float | None
+    elo_error95: float | None
+    los: float | None
+    """Likelihood of superiority over the reference engine (None for the reference itself)."""
+    reference: bool
+
+    @property
+    def score(self) -> float | None:
+        """Points per game."""
+        return self.points / self.games if self.games else None
+
+
+@dataclass(frozen=True)
+class PairingResult:
+    """Two engines' results against each other, from `first`'s point of view."""
+
+    first: str
+    second: str
+    trinomial: Trinomial
+    pentanomial: Pentanomial
+    stats: MatchStats | None
+    """Headline figures: from complete pairs when there are any, else from single games."""
+    wdl_stats: MatchStats | None
+    """Figures from single games (W/D/L), with the draw ratio."""
+
+
+@dataclass(frozen=True)
+class CrossCell:
+    """The row engine's points and games against the column engine."""
+
+    points: float
+    games: int
+
+
+@dataclass(frozen=True)
+class Crosstable:
+    """Every engine against every other; ``cells[i][j]`` is engine i against engine j."""
+
+    engines: tuple[str, ...]
+    cells: tuple[tuple[CrossCell | None, ...], ...]
+
+
+@dataclass(frozen=True)
+class TerminationTally:
+    """How many games ended one way, split by result."""
+
+    termination: str
+    games: int
+    white_wins: int
+    black_wins: int
+    draws: int
+    unfinished: int
+
+
+@dataclass(frozen=True)
+class EngineFaults:
+    """Games one engine lost (or drew) through its own fault."""
+
+    engine: str
+    time_forfeits: int = 0
+    illegal_moves: int = 0
+    false_claims: int = 0
+    crashes: int = 0
+    """Disconnections: the engine exited or its pipe broke."""
+    stalls: int = 0
+
+    @property
+    def total(self) -> int:
+        """All faults together."""
+        return (self.time_forfeits + self.illegal_moves + self.false_claims + self.crashes
+                + self.stalls)
+
+
+@dataclass(frozen=True)
+class SprtState:
+    """An SPRT's settings and where it stands on the games played."""
+
+    spec: SprtSpec
+    maxgames: int | None
+    result: SprtResult | None
+    """None before the first game."""
+    stored_decision: str | None
+    """The decision the runner stored when it stopped the tournament, if it did."""
+    first: str
+    second: str
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """An Elo estimate with its 95% margin after a number of games played."""
+
+    games: int
+    elo: float
+    elo_error95: float
+
+
+@dataclass(frozen=True)
+class EloSeries:
+    """How one Elo estimate moved as games were played."""
+
+    label: str
+    points: tuple[SeriesPoint, ...]
+
+
+@dataclass(frozen=True)
+class LlrPoint:
+    """The SPRT's log-likelihood ratio after a number of games played."""
+
+    games: int
+    llr: float
+
+
+@dataclass(frozen=True)
+class LengthBin:
+    """Games whose length in plies lies in [low, high]."""
+
+    low: int
+    high: int
+    games: int
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a tournament report shows."""
+
+    tournament_id: int
+    name: str
+    format: ReportFormat
+    status: str
+    games_planned: int
+    games_played: int
+    first_started: datetime | None
+    last_ended: datetime | None
+    engines: tuple[str, ...]
+    reference: str
+    standings: tuple[Standing, ...]
+    pairings: tuple[PairingResult, ...]
+    crosstable: Crosstable | None
+    draw_ratio: float | None
+    terminations: tuple[TerminationTally, ...]
+    faults: tuple[EngineFaults, ...]
+    unattributed_faults: int
+    sprt: SprtState | None
+    elo_series: tuple[EloSeries, ...]
+    elo_series_kind: str
+    """What the Elo plot shows, in words."""
+    llr_series: tuple[LlrPoint, ...]
+    lengths: tuple[LengthBin, ...]
+    mean_plies: float | None
+    notes: tuple[str, ...]
+
+
+def headline_counts(trinomial: Trinomial, pentanomial: Pentanomial) -> Trinomial | Pentanomial:
+    """The counts a pairing's headline figures use: complete pairs when any, else games."""
+    return pentanomial if pentanomial.pairs else trinomial
+
+
+def _figures(trinomial: Trinomial, pentanomial: Pentanomial,
+             spec: SprtSpec | None = None) -> MatchStats | None:
+    """Headline figures of a pairing (None before any game)."""
+    counts = headline_counts(trinomial, pentanomial)
+    return match_stats(counts, spec) if counts.games else None
+
+
+# -- building ----------------------------------------------------------------------------------
+
+
+def build_report(session: Session, tournament_id: int | None = None, *,
+                 max_points: int = 200) -> Report:
+    """The report of one tournament (default: the newest); plots keep at most `max_points`.
+
+    One pass over the played games, in the order they ended, gathers every count (W/D/L,
+    game pairs, terminations, faults, lengths) and a snapshot of the pairings' counts every
+    few games for the plots; memory depends on the number of engines and plot points, not
+    on the number of games.
+    """
+    if tournament_id is None:
+        newest = find_tournament(session)
+        if newest is None:
+            raise ReportError("the database holds no tournament")
+        tournament_id = newest.id
+    info = tournament_info(session, tournament_id)
+    if info is None:
+        raise ReportError(f"no tournament with id {tournament_id}")
+    engines = _engine_order(info)
+    if not engines:
+        raise ReportError(f"tournament {tournament_id} has no engines")
+    notes: list[str] = []
+    replay = _Replay(engines, step=max(1, math.ceil(info.scored / max(1, max_points))))
+    for game in stream_played(session, tournament_id, fault_terminations=FAULT_TERMINATIONS):
+        replay.add(game)
+    replay.snapshot(final=True)
+
+    pairings = [replay.counts(key) for key in replay.pairing_keys()]
+    fmt = _format(info, engines, pairings)
+    spec, maxgames = _sprt_settings(info.config, notes)
+    if spec is not None and len(engines) != 2:
+        notes.append("SPRT settings ignored: an SPRT compares exactly two engines")
+        spec = None
+    results = [
+        PairingResult(first, second, tri, penta,
+                      _figures(tri, penta, spec if (first, second) == engines[:2] else None),
+                      match_stats(tri) if tri.games else None)
+        for first, second, tri, penta in pairings
+    ]
+    sprt_state = None
+    if spec is not None:
+        head = next((p for p in results if (p.first, p.second) == engines[:2]), None)
+        sprt_state = SprtState(
+            spec=spec, maxgames=maxgames,
+            result=None if head is None or head.stats is None else head.stats.sprt,
+            stored_decision=info.sprt_decision, first=engines[0], second=engines[1])
+    faults = tuple(EngineFaults(name, **replay.faults.get(name, {})) for name in engines)
+    if replay.unattributed:
+        notes.append(f"{replay.unattributed} fault(s) could not be put down to an engine")
+    unscored = info.played - info.scored
+    if unscored:
+        notes.append(f"{unscored} played game(s) have no result that scores (*) and are not "
+                     "counted in the figures")
+    series, kind, llr_points = _series(replay, fmt, engines, spec)
+    scored = sum(p.trinomial.games for p in results)
+    lengths, mean_plies = _lengths(replay.lengths)
+    return Report(
+        tournament_id=info.id, name=info.name, format=fmt, status=info.status,
+        games_planned=info.total_games, games_played=info.played,
+        first_started=info.first_started, last_ended=info.last_ended,
+        engines=engines, reference=engines[0],
+        standings=_standings(fmt, engines, results, notes), pairings=tuple(results),
+        crosstable=_crosstable(engines, results) if fmt is ReportFormat.ROUND_ROBIN else None,
+        draw_ratio=sum(p.trinomial.draws for p in results) / scored if scored else None,
+        terminations=_terminations(replay.endings), faults=faults,
+        unattributed_faults=replay.unattributed, sprt=sprt_state, elo_series=series,
+        elo_series_kind=kind, llr_series=llr_points, lengths=lengths, mean_plies=mean_plies,
+        notes=tuple(notes),
+    )
+
+
+def _engine_order(info: TournamentInfo) -> tuple[str, ...]:
+    """Engines in the configuration's order (the stored rows' order when it has none)."""
+    configured = info.config.get("engines")
+    names: list[str] = []
+    if isinstance(configured, list):
+        for entry in configured:
+            name = entry.get("name") if isinstance(entry, Mapping) else entry
+            if isinstance(name, str) and name in info.engines and name not in names:
+                names.append(name)
+    names.extend(name for name in info.engines if name not in names)
+    return tuple(names)
+
+
+_Counts = tuple[str, str, Trinomial, Pentanomial]
+
+
+def _format(info: TournamentInfo, engines: Sequence[str],
+            pairings: Sequence[_Counts]) -> ReportFormat:
+    """The format the configuration names, else the one the games played suggest."""
+    written = info.config.get("format")
+    if isinstance(written, str):
+        written = written.lower().replace("_", "-").replace("roundrobin", "round-robin")
+        if written in {f.value for f in ReportFormat}:
+            return ReportFormat(written)
+    if len(engines) == 2:
+        return ReportFormat.MATCH
+    if all(engines[0] in (first, second) for first, second, _, _ in pairings):
+        return ReportFormat.GAUNTLET
+    return ReportFormat.ROUND_ROBIN
+
+
+def _sprt_settings(config: Mapping[str, object],
+                   notes: list[str]) -> tuple[SprtSpec | None, int | None]:
+    """The SPRT of the stored configuration's ``sprt`` table, if it has a valid one."""
+    table = config.get("sprt")
+    if not isinstance(table, Mapping):
+        return None, None
+    try:
+        spec = SprtSpec(float(table["elo0"]), float(table["elo1"]),
+                        float(table.get("alpha", 0.05)), float(table.get("beta", 0.05)),
+                        EloModel(str(table.get("model", "normalized")).lower()))
+    except (KeyError, TypeError, ValueError) as exc:
+        notes.append(f"the stored SPRT settings are unusable ({exc}); no SPRT shown")
+        return None, None
+    maxgames = table.get("maxgames")
+    return spec, maxgames if isinstance(maxgames, int) else None
+
+
+def _standings(fmt: ReportFormat, engines: Sequence[str], pairings: Sequence[PairingResult],
+               notes: list[str]) -> tuple[Standing, ...]:
+    """Standings, best first; see the module docstring for what Elo and LOS mean."""
+    reference = engines[0]
+    totals = {name: [0, 0, 0] for name in engines}
+    head_to_head: dict[str, MatchStats | None] = {}
+    for p in pairings:
+        for name, view in ((p.first, p.trinomial), (p.second, p.trinomial.swapped())):
+            totals[name][0] += view.wins
+            totals[name][1] += view.draws
+            totals[name][2] += view.losses
+        if p.first == reference:  # the other engine's own point of view
+            head_to_head[p.second] = _figures(p.trinomial.swapped(), p.pentanomial.swapped())
+    ratings = None
+    if fmt is ReportFormat.ROUND_ROBIN and any(p.trinomial.games for p in pairings):
+        try:
+            ratings = rate_engines(Pairing(p.first, p.second, p.trinomial) for p in pairings
+                                   if p.trinomial.games)
+        except StatsInputError as exc:
+            notes.append(f"no ratings: {exc}")
+    rows = []
+    for name in engines:
+        wins, draws, losses = totals[name]
+        own = head_to_head.get(name)
+        elo: float | None
+        error: float | None
+        if ratings is not None:
+            rated = next((e for e in ratings.engines if e.name == name), None)
+            elo, error = (None, None) if rated is None else (rated.elo, rated.error95)
+        elif name == reference:
+            elo, error = (0.0, None) if wins + draws + losses else (None, None)
+        else:
+            elo, error = (None, None) if own is None else (own.elo, own.elo_error95)
+        rows.append((name, wins, draws, losses, elo, error, None if own is None else own.los))
+    rows.sort(key=lambda r: (r[4] is None, -(r[4] or 0.0), -(r[1] + r[2] / 2), r[0]))
+    return tuple(
+        Standing(rank=i, engine=name, games=w + d + l, points=w + d / 2, wins=w, draws=d,
+                 losses=l, elo=elo, elo_error95=error, los=los, reference=name == reference)
+        for i, (name, w, d, l, elo, error, los) in enumerate(rows, start=1)
+    )
+
+
+def _crosstable(engines: Sequence[str], pairings: Sequence[PairingResult]) -> Crosstable:
+    """The round-robin crosstable in entry order."""
+    index = {name: i for i, name in enumerate(engines)}
+    cells: list[list[CrossCell | None]] = [[None] * len(engines) for _ in engines]
+    for p in pairings:
+        t = p.trinomial
+        i, j = index[p.first], index[p.second]
+        cells[i][j] = CrossCell(t.wins + t.draws / 2, t.games)
+        cells[j][i] = CrossCell(t.losses + t.draws / 2, t.games)
+    return Crosstable(tuple(engines), tuple(tuple(row) for row in cells))
+
+
+def _terminations(endings: Mapping[str, list[int]]) -> tuple[TerminationTally, ...]:
+    """Terminations with their results, most frequent first."""
+    tallies = [TerminationTally(name, sum(t), t[0], t[1], t[2], t[3])
+               for name, t in endings.items()]
+    tallies.sort(key=lambda t: (-t.games, t.termination))
+    return tuple(tallies)
+
+
+def _lengths(counts: Mapping[int, int]) -> tuple[tuple[LengthBin, ...], float | None]:
+    """Game lengths in at most about 30 bins of a round width, and the mean length."""
+    if not counts:
+        return (), None
+    low, high = min(counts), max(counts)
+    width = next((w for w in _NICE_WIDTHS if (high - low) // w < 30), _NICE_WIDTHS[-1])
+    start = low - low % width
+    bins = [0] * ((high - start) // width + 1)
+    for plies, games in counts.items():
+        bins[(plies - start) // width] += games
+    total = sum(counts.values())
+    mean = sum(plies * games for plies, games in counts.items()) / total
+    return tuple(LengthBin(start + k * width, start + (k + 1) * width - 1, n)
+                 for k, n in enumerate(bins)), mean
+
+
+# -- one pass over the games played ------------------------------------------------------------
+
+_RESULT_SLOT = {"1-0": 0, "0-1": 1, "1/2-1/2": 2}
+
+
+class _Replay:
+    """Counts fed one game at a time, in the order games ended, with periodic snapshots."""
+
+    def __init__(self, engines: Sequence[str], step: int) -> None:
+        self.rank = {name: i for i, name in enumerate(engines)}
+        self.step = step
+        self.played = 0  # scored games so far
+        self.games: dict[tuple[str, str], list[int]] = {}  # first's [wins, draws, losses]
+        self.pairs: dict[tuple[str, str], list[int]] = {}  # [LL, LD, DD+WL, WD, WW, WL]
+        self.pending: dict[int, PlayedGame] = {}
+        self.endings: dict[str, list[int]] = {}  # termination: [1-0, 0-1, draw, other]
+        self.faults: dict[str, dict[str, int]] = {}
+        self.unattributed = 0
+        self.lengths: dict[int, int] = {}
+        self.snapshots: list[tuple[int, dict[tuple[str, str], tuple[int, ...]]]] = []
+
+    def _key(self, white: str, black: str, result: str) -> tuple[tuple[str, str], int]:
+        """The pairing (entry order) and its first engine's half points in one game."""
+        score = _HALF_POINTS[result]
+        if self.rank[white] < self.rank[black]:
+            return (white, black), score
+        return (black, white), 2 - score
+
+    def add(self, game: PlayedGame) -> None:
+        """Count one played game."""
+        ending = self.endings.setdefault(game.termination or "unknown", [0, 0, 0, 0])
+        ending[_RESULT_SLOT.get(game.result or "", 3)] += 1
+        if game.plies is not None:
+            self.lengths[game.plies] = self.lengths.get(game.plies, 0) + 1
+        if game.termination in FAULT_TERMINATIONS:
+            if game.at_fault is None:
+                self.unattributed += 1
+            else:
+                field = FAULT_TERMINATIONS[game.termination]
+                own = self.faults.setdefault(game.at_fault, {})
+                own[field] = own.get(field, 0) + 1
+        if game.result not in _HALF_POINTS:
+            return
+        key, score = self._key(game.white, game.black, game.result)
+        self.games.setdefault(key, [0, 0, 0])[2 - score] += 1
+        self._pair(game, key, score)
+        self.played += 1
+        if self.played % self.step == 0:
+            self.snapshot()
+
+    def _pair(self, game: PlayedGame, key: tuple[str, str], score: int) -> None:
+        """Complete a game pair when its other game is in (same engines, colors swapped)."""
+        other = self.pending.pop(game.pair_index, None)
+        if other is None:
+            self.pending[game.pair_index] = game
+            return
+        if (other.white, other.black) != (game.black, game.white) \
+                or other.game_in_pair == game.game_in_pair:
+            return
+        _, other_score = self._key(other.white, other.black, other.result or "*")
+        counts = self.pairs.setdefault(key, [0, 0, 0, 0, 0, 0])
+        counts[score + other_score] += 1
+        if score + other_score == 2 and score != 1:
+            counts[5] += 1
+
+    def snapshot(self, final: bool = False) -> None:
+        """Remember every pairing's counts at this point (once per number of games)."""
+        if final and self.snapshots and self.snapshots[-1][0] == self.played:
+            return
+        if final and not self.played:
+            return
+        self.snapshots.append((self.played, {
+            key: (*counts, *self.pairs.get(key, (0, 0, 0, 0, 0, 0)))
+            for key, counts in self.games.items()}))
+
+    def pairing_keys(self) -> list[tuple[str, str]]:
+        """Every pairing that played, in entry order."""
+        return sorted(self.games, key=lambda k: (self.rank[k[0]], self.rank[k[1]]))
+
+    def counts(self, key: tuple[str, str]) -> _Counts:
+        """A pairing's final counts."""
+        return (key[0], key[1], Trinomial(*self.games[key]),
+                _penta(self.pairs.get(key, (0, 0, 0, 0, 0, 0))))
+
+
+def _penta(counts: Sequence[int]) -> Pentanomial:
+    """A pentanomial from [LL, LD, DD+WL, WD, WW, WL]."""
+    ll, ld, dd_wl, wd, ww, wl = counts
+    return Pentanomial(ll, ld, dd_wl, wd, ww, wl_pairs=wl)
+
+
+def _series(replay: _Replay, fmt: ReportFormat, engines: Sequence[str], spec: SprtSpec | None,
+            ) -> tuple[tuple[EloSeries, ...], str, tuple[LlrPoint, ...]]:
+    """Elo (and the SPRT's LLR) at each snapshot of the replay."""
+    reference = engines[0]
+    elo_points: dict[str, list[SeriesPoint]] = {}
+    llr_points: list[LlrPoint] = []
+    for played, snapshot in replay.snapshots:
+        if fmt is ReportFormat.ROUND_ROBIN:
+            try:
+                ratings = rate_engines(Pairing(a, b, Trinomial(*c[:3]))
+                                       for (a, b), c in snapshot.items())
+            except StatsInputError:
+                ratings = None  # not every engine connected by games yet
+            for rated in () if ratings is None else ratings.engines:
+                elo_points.setdefault(rated.name, []).append(
+                    SeriesPoint(played, rated.elo, rated.error95))
+        else:
+            for (first, second), c in snapshot.items():
+                figures = _figures(Trinomial(*c[:3]), _penta(c[3:]))
+                if first == reference and figures is not None:
+                    elo_points.setdefault(f"{first} vs {second}", []).append(
+                        SeriesPoint(played, figures.elo, figures.elo_error95))
+        head = snapshot.get((engines[0], engines[1])) if len(engines) > 1 else None
+        if spec is not None and head is not None:
+            counts = headline_counts(Trinomial(*head[:3]), _penta(head[3:]))
+            llr_points.append(LlrPoint(played, sprt(counts, spec).llr))
+    if fmt is ReportFormat.ROUND_ROBIN:
+        kind = "maximum-likelihood Elo of each engine (average = 0)"
+        order = list(engines)
+    else:
+        kind = f"Elo of {reference} against each opponent"
+        order = [f"{reference} vs {name}" for name in engines[1:]]
+    series = tuple(EloSeries(label, tuple(elo_points[label])) for label in order
+                   if label in elo_points)
+    return series, kind, tuple(llr_points)

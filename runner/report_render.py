@@ -1,0 +1,513 @@
+"""Rendering a `runner.report.Report`: rich text tables, JSON, and one self-contained HTML page.
+
+The HTML page carries its own CSS and inline SVG plots drawn here (Elo with its 95% band over
+games played, LLR against the SPRT bounds, game lengths): no script, no external asset, so the
+file can be mailed or archived as it is. JSON reuses the key names of `runner stats --json`
+and never holds inf or NaN (null instead).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from runner.report import FAULT_TERMINATIONS, Report
+from runner.stats import MatchStats
+
+__all__ = ["render", "render_html", "render_json", "render_text", "report_json"]
+
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
+            "#e377c2", "#7f7f7f", "#bcbd22")
+
+
+def render(report: Report, fmt: str, *, width: int = 110) -> str:
+    """The report as ``text``, ``json`` or ``html``."""
+    renderers: dict[str, Callable[[Report], str]] = {
+        "text": lambda r: render_text(r, width=width), "json": render_json, "html": render_html}
+    try:
+        return renderers[fmt](report)
+    except KeyError:
+        raise ValueError(f"unknown report format {fmt!r}: text, json or html") from None
+
+
+# -- numbers -----------------------------------------------------------------------------------
+
+
+def _finite(value: float | None) -> float | None:
+    """The value, or None for inf/NaN."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _fmt(value: float | None, spec: str = ".1f", none: str = "-") -> str:
+    """A number formatted, or a dash when there is none."""
+    value = _finite(value)
+    return none if value is None else format(value, spec)
+
+
+def _pct(value: float | None) -> str:
+    """A ratio as a percentage."""
+    value = _finite(value)
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _elo(value: float | None, error: float | None) -> str:
+    """``+12.3 +/- 4.5``."""
+    if _finite(value) is None:
+        return "-"
+    text = f"{value:+.1f}"
+    return text if _finite(error) is None else f"{text} +/- {error:.1f}"
+
+
+def _time(value: datetime | None) -> str | None:
+    """An ISO timestamp (UTC)."""
+    return None if value is None else value.isoformat(timespec="seconds")
+
+
+# -- JSON --------------------------------------------------------------------------------------
+
+
+def _stats_json(stats: MatchStats | None) -> dict[str, object] | None:
+    return None if stats is None else stats.to_json()
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The report as JSON-ready data (no inf or NaN anywhere)."""
+    sprt = None
+    if report.sprt is not None:
+        state = report.sprt
+        spec = state.spec
+        sprt = {
+            **({"llr": None, "lower_bound": None, "upper_bound": None, "decision": None}
+               if state.result is None else state.result.to_json()),
+            "elo0": spec.elo0, "elo1": spec.elo1, "alpha": spec.alpha, "beta": spec.beta,
+            "model": spec.model.value, "maxgames": state.maxgames,
+            "stored_decision": state.stored_decision, "first": state.first,
+            "second": state.second, "settings_source": "tournament config (sprt table)",
+        }
+    data: dict[str, Any] = {
+        "tournament": {
+            "id": report.tournament_id, "name": report.name, "format": report.format.value,
+            "status": report.status, "games_planned": report.games_planned,
+            "games_played": report.games_played, "engines": list(report.engines),
+            "reference": report.reference, "first_started": _time(report.first_started),
+            "last_ended": _time(report.last_ended),
+        },
+        "standings": [
+            {"rank": s.rank, "engine": s.engine, "games": s.games, "points": s.points,
+             "score": _finite(s.score), "wins": s.wins, "draws": s.draws, "losses": s.losses,
+             "elo": _finite(s.elo), "elo_error95": _finite(s.elo_error95),
+             "los": _finite(s.los), "reference": s.reference}
+            for s in report.standings
+        ],
+        "pairings": [
+            {"first": p.first, "second": p.second, "wins": p.trinomial.wins,
+             "draws": p.trinomial.draws, "losses": p.trinomial.losses,
+             "pentanomial": list(p.pentanomial.low_to_high),
+             "wl_pairs": p.pentanomial.wl_pairs,
+             "stats": _stats_json(p.stats), "wdl_stats": _stats_json(p.wdl_stats)}
+            for p in report.pairings
+        ],
+        "crosstable": None if report.crosstable is None else {
+            "engines": list(report.crosstable.engines),
+            "cells": [[None if c is None else {"points": c.points, "games": c.games}
+                       for c in row] for row in report.crosstable.cells],
+        },
+        "draw_ratio": _finite(report.draw_ratio),
+        "terminations": [
+            {"termination": t.termination, "games": t.games, "white_wins": t.white_wins,
+             "black_wins": t.black_wins, "draws": t.draws, "unfinished": t.unfinished}
+            for t in report.terminations
+        ],
+        "faults": [
+            {"engine": f.engine, **{field: getattr(f, field) for field in
+                                    FAULT_TERMINATIONS.values()}, "total": f.total}
+            for f in report.faults
+        ],
+        "unattributed_faults": report.unattributed_faults,
+        "sprt": sprt,
+        "series": {
+            "elo_kind": report.elo_series_kind,
+            "elo": [{"label": s.label, "games": [p.games for p in s.points],
+                     "elo": [_finite(p.elo) for p in s.points],
+                     "elo_error95": [_finite(p.elo_error95) for p in s.points]}
+                    for s in report.elo_series],
+            "llr": {"games": [p.games for p in report.llr_series],
+                    "llr": [_finite(p.llr) for p in report.llr_series]},
+        },
+        "lengths": {
+            "mean_plies": _finite(report.mean_plies),
+            "bins": [{"low": b.low, "high": b.high, "games": b.games} for b in report.lengths],
+        },
+        "notes": list(report.notes),
+    }
+    return data
+
+
+def render_json(report: Report) -> str:
+    """The report as a JSON document (raises rather than write inf or NaN)."""
+    return json.dumps(report_json(report), indent=2, allow_nan=False) + "\n"
+
+
+# -- text --------------------------------------------------------------------------------------
+
+
+def _tables(report: Report) -> list[Table]:
+    """The report's rich tables, in reading order."""
+    tables = []
+    standings = Table(title="Standings", title_justify="left")
+    for name, justify in (("#", "right"), ("Engine", "left"), ("Games", "right"),
+                          ("Points", "right"), ("Score", "right"), ("W", "right"),
+                          ("D", "right"), ("L", "right"), ("Elo", "right"), ("LOS", "right")):
+        standings.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for s in report.standings:
+        standings.add_row(str(s.rank), s.engine + (" (ref)" if s.reference else ""),
+                          str(s.games), f"{s.points:g}", _pct(s.score), str(s.wins),
+                          str(s.draws), str(s.losses), _elo(s.elo, s.elo_error95), _pct(s.los))
+    tables.append(standings)
+
+    pairs = Table(title="Pairings (first engine's view; Elo, nElo and LOS from game pairs, as "
+                  "fishtest does)", title_justify="left")
+    for name in ("Pairing", "Games", "W", "D", "L", "Draws", "Elo", "nElo", "LOS",
+                 "Elo (W/D/L)"):
+        pairs.add_column(name, justify="left" if name == "Pairing" else "right", no_wrap=True)
+    penta = Table(title="Game pairs (pentanomial, first engine's point of view)",
+                  title_justify="left")
+    for name in ("Pairing", "Pairs", "LL", "LD", "DD+WL", "WD", "WW", "Pair draws"):
+        penta.add_column(name, justify="left" if name == "Pairing" else "right", no_wrap=True)
+    for p in report.pairings:
+        head, wdl, label = p.stats, p.wdl_stats, f"{p.first} vs {p.second}"
+        pairs.add_row(
+            label, str(p.trinomial.games), str(p.trinomial.wins), str(p.trinomial.draws),
+            str(p.trinomial.losses), _pct(None if wdl is None else wdl.draw_ratio),
+            "-" if head is None else _elo(head.elo, head.elo_error95),
+            "-" if head is None else _elo(head.nelo, head.nelo_error95),
+            _pct(None if head is None else head.los),
+            "-" if wdl is None else _elo(wdl.elo, wdl.elo_error95))
+        penta.add_row(label, str(p.pentanomial.pairs),
+                      *(str(n) for n in p.pentanomial.low_to_high),
+                      _pct(None if head is None else head.pair_draw_ratio))
+    tables.extend((pairs, penta))
+
+    if report.crosstable is not None:
+        cross = Table(title="Crosstable (row engine's points / games)", title_justify="left")
+        cross.add_column("Engine")
+        for name in report.crosstable.engines:
+            cross.add_column(name, justify="right")
+        for name, row in zip(report.crosstable.engines, report.crosstable.cells, strict=True):
+            cross.add_row(name, *("x" if c is None and name == other else "-" if c is None
+                                  else f"{c.points:g}/{c.games}"
+                                  for c, other in zip(row, report.crosstable.engines,
+                                                      strict=True)))
+        tables.append(cross)
+
+    ends = Table(title="Terminations", title_justify="left")
+    for name in ("Termination", "Games", "1-0", "0-1", "Draw", "*"):
+        ends.add_column(name, justify="left" if name == "Termination" else "right")
+    for t in report.terminations:
+        ends.add_row(t.termination, str(t.games), str(t.white_wins), str(t.black_wins),
+                     str(t.draws), str(t.unfinished))
+    tables.append(ends)
+
+    faults = Table(title="Faults per engine", title_justify="left")
+    for name in ("Engine", "Time forfeits", "Illegal moves", "False claims", "Crashes",
+                 "Stalls"):
+        faults.add_column(name, justify="left" if name == "Engine" else "right")
+    for f in report.faults:
+        faults.add_row(f.engine, str(f.time_forfeits), str(f.illegal_moves),
+                       str(f.false_claims), str(f.crashes), str(f.stalls))
+    tables.append(faults)
+    return tables
+
+
+def _summary_lines(report: Report) -> list[str]:
+    """Heading lines: what was played, the draw ratio, the SPRT state."""
+    lines = [
+        f"Tournament {report.tournament_id} '{report.name}': {report.format.value}, "
+        f"{report.status}, {report.games_played} of {report.games_planned} games played",
+        f"Reference engine: {report.reference}; draw ratio {_pct(report.draw_ratio)}; "
+        f"mean length {_fmt(report.mean_plies)} plies",
+    ]
+    if report.sprt is not None:
+        state, spec = report.sprt, report.sprt.spec
+        text = (f"SPRT {state.first} vs {state.second}: {spec.model.value} "
+                f"[{spec.elo0:g}, {spec.elo1:g}], alpha {spec.alpha:g}, beta {spec.beta:g}")
+        if state.result is not None:
+            res = state.result
+            text += (f"; LLR {res.llr:.2f} ({res.lower_bound:.2f}, {res.upper_bound:.2f}), "
+                     f"{res.decision.value}")
+        if state.stored_decision:
+            text += f"; stored decision {state.stored_decision}"
+        lines.append(text)
+    return lines
+
+
+def render_text(report: Report, *, width: int = 110) -> str:
+    """The report as plain text tables (no colors)."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False,
+                      highlight=False)
+    for line in _summary_lines(report):
+        console.print(line, markup=False)
+    for table in _tables(report):
+        console.print()
+        console.print(table)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
+    return buffer.getvalue()
+
+
+# -- SVG plots ---------------------------------------------------------------------------------
+
+_W, _H = 760, 320
+_LEFT, _RIGHT, _TOP, _BOTTOM = 64, 34, 48, 46
+
+
+def _ticks(low: float, high: float, count: int = 6, integer: bool = False) -> list[float]:
+    """Round tick values covering [low, high] (whole numbers only when `integer`)."""
+    if not high > low:
+        high = low + 1.0
+    raw = (high - low) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    if integer:
+        step = max(1, round(step)) if step >= 1 else 1
+    first = math.floor(low / step) * step
+    ticks = []
+    value = first
+    while value <= high + step * 1e-9:
+        ticks.append(round(value, 10))
+        value += step
+    if ticks[-1] < high:
+        ticks.append(ticks[-1] + step)
+    return ticks
+
+
+class _Frame:
+    """Plot coordinates: data ranges mapped onto the SVG's inner box."""
+
+    def __init__(self, xs: tuple[float, float], ys: tuple[float, float], *,
+                 integer_y: bool = False) -> None:
+        self.xticks = _ticks(*xs, integer=True)
+        self.yticks = _ticks(*ys, integer=integer_y)
+        self.x0, self.x1 = self.xticks[0], self.xticks[-1]
+        self.y0, self.y1 = self.yticks[0], self.yticks[-1]
+
+    def x(self, value: float) -> float:
+        """SVG x of a data x."""
+        return _LEFT + (value - self.x0) / (self.x1 - self.x0) * (_W - _LEFT - _RIGHT)
+
+    def y(self, value: float) -> float:
+        """SVG y of a data y."""
+        return _H - _BOTTOM - (value - self.y0) / (self.y1 - self.y0) * (_H - _TOP - _BOTTOM)
+
+    def axes(self, title: str, x_label: str, y_label: str) -> list[str]:
+        """Grid, ticks, labels and title."""
+        out = [f'<text class="title" x="{_LEFT}" y="20">{html.escape(title)}</text>']
+        for value in self.yticks:
+            y = self.y(value)
+            out.append(f'<line class="grid" stroke="#eee" x1="{_LEFT}" x2="{_W - _RIGHT}" '
+                       f'y1="{y:.1f}" y2="{y:.1f}"/><text class="tick" x="{_LEFT - 6}" y="{y + 4:.1f}" '
+                       f'text-anchor="end">{value:g}</text>')
+        for value in self.xticks:
+            x = self.x(value)
+            out.append(f'<line class="grid" stroke="#eee" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" '
+                       f'y2="{_H - _BOTTOM}"/><text class="tick" x="{x:.1f}" '
+                       f'y="{_H - _BOTTOM + 16}" text-anchor="middle">{value:g}</text>')
+        out.append(f'<rect class="frame" fill="none" stroke="#999" x="{_LEFT}" y="{_TOP}" '
+                   f'width="{_W - _LEFT - _RIGHT}" height="{_H - _TOP - _BOTTOM}"/>')
+        out.append(f'<text class="label" x="{(_LEFT + _W - _RIGHT) / 2:.0f}" y="{_H - 8}" '
+                   f'text-anchor="middle">{html.escape(x_label)}</text>')
+        out.append(f'<text class="label" transform="translate(16 {(_TOP + _H - _BOTTOM) / 2:.0f}) '
+                   f'rotate(-90)" text-anchor="middle">{html.escape(y_label)}</text>')
+        return out
+
+
+def _svg(kind: str, body: Sequence[str]) -> str:
+    """An SVG element of the standard plot size."""
+    return (f'<svg class="plot" data-plot="{kind}" xmlns="http://www.w3.org/2000/svg" '
+            f'width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" role="img">'
+            + "".join(body) + "</svg>")
+
+
+def _path(points: Sequence[tuple[float, float]]) -> str:
+    """SVG path data through points."""
+    return "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in points)
+
+
+def _legend(labels: Sequence[tuple[str, str]]) -> list[str]:
+    """Color keys in a row between the title and the plot (cut short if they do not fit)."""
+    out = []
+    x = _LEFT
+    for label, color in labels:
+        width = 16 + 7 * len(label) + 14  # box, gap, text at ~7 px a character, spacing
+        if x + width > _W - _RIGHT:
+            out.append(f'<text class="legend" x="{x}" y="37">...</text>')
+            break
+        out.append(f'<rect x="{x}" y="27" width="12" height="12" fill="{color}"/>'
+                   f'<text class="legend" x="{x + 16}" y="37">{html.escape(label)}</text>')
+        x += width
+    return out
+
+
+def _elo_plot(report: Report) -> str | None:
+    """Elo estimates with their 95% bands over games played.
+
+    The vertical range fits the estimates after the first tenth of the games (the wide early
+    bands would flatten everything else); what lies outside is clipped at the frame.
+    """
+    series = [s for s in report.elo_series if s.points]
+    if not series:
+        return None
+    last = max(p.games for s in series for p in s.points)
+    settled = [p for s in series for p in s.points if p.games >= last / 10] or [
+        p for s in series for p in s.points]
+    low = min(min(p.elo - p.elo_error95 for p in settled), 0.0)
+    high = max(max(p.elo + p.elo_error95 for p in settled), 0.0)
+    frame = _Frame((0, last), (low, high))
+    body = frame.axes(f"Elo over games played: {report.elo_series_kind}", "games played",
+                      "Elo (95% band)")
+    body.append(f'<clipPath id="elo-area"><rect x="{_LEFT}" y="{_TOP}" '
+                f'width="{_W - _LEFT - _RIGHT}" height="{_H - _TOP - _BOTTOM}"/></clipPath>'
+                '<g clip-path="url(#elo-area)">')
+    zero = frame.y(0.0)
+    body.append(f'<line class="zero" stroke="#444" stroke-dasharray="2 3" x1="{_LEFT}" '
+                f'x2="{_W - _RIGHT}" y1="{zero:.1f}" y2="{zero:.1f}"/>')
+    keys = []
+    for k, s in enumerate(series):
+        color = _PALETTE[k % len(_PALETTE)]
+        upper = [(frame.x(p.games), frame.y(p.elo + p.elo_error95)) for p in s.points]
+        lower = [(frame.x(p.games), frame.y(p.elo - p.elo_error95)) for p in reversed(s.points)]
+        body.append(f'<path class="band" d="{_path(upper + lower)} Z" fill="{color}" '
+                    f'fill-opacity="0.18" stroke="none"/>')
+        line = [(frame.x(p.games), frame.y(p.elo)) for p in s.points]
+        body.append(f'<path class="line" d="{_path(line)}" stroke="{color}" fill="none" '
+                    'stroke-width="2"/>')
+        keys.append((s.label, color))
+    body.append("</g>")
+    body.extend(_legend(keys))
+    return _svg("elo", body)
+
+
+def _llr_plot(report: Report) -> str | None:
+    """The SPRT's LLR over games played, between its two bounds."""
+    state = report.sprt
+    if state is None or not report.llr_series:
+        return None
+    lower, upper = (state.result.lower_bound, state.result.upper_bound) if state.result else (
+        math.log(state.spec.beta / (1 - state.spec.alpha)),
+        math.log((1 - state.spec.beta) / state.spec.alpha))
+    values = [p.llr for p in report.llr_series]
+    low, high = min(min(values), lower), max(max(values), upper)
+    margin = 0.08 * (high - low)  # keeps the bounds and their labels off the frame
+    frame = _Frame((0, max(p.games for p in report.llr_series)), (low - margin, high + margin))
+    spec = state.spec
+    body = frame.axes(f"SPRT LLR, {spec.model.value} [{spec.elo0:g}, {spec.elo1:g}]",
+                      "games played", "log-likelihood ratio")
+    for bound, name, shift in ((upper, "H1", -4), (lower, "H0", 13)):
+        y = frame.y(bound)
+        body.append(f'<line class="bound" stroke="#b91c1c" stroke-dasharray="6 4" x1="{_LEFT}" '
+                    f'x2="{_W - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/><text class="tick" x="{_W - _RIGHT - 4}" '
+                    f'y="{y + shift:.1f}" text-anchor="end">{name} {bound:.2f}</text>')
+    line = [(frame.x(p.games), frame.y(p.llr)) for p in report.llr_series]
+    body.append(f'<path class="line" d="{_path(line)}" stroke="{_PALETTE[0]}" fill="none" '
+                'stroke-width="2"/>')
+    return _svg("llr", body)
+
+
+def _length_plot(report: Report) -> str | None:
+    """A histogram of game lengths in plies."""
+    if not report.lengths:
+        return None
+    bins = report.lengths
+    frame = _Frame((bins[0].low, bins[-1].high + 1), (0, max(b.games for b in bins)),
+                   integer_y=True)
+    body = frame.axes(f"Game lengths (mean {_fmt(report.mean_plies)} plies)",
+                      "plies (book moves included)", "games")
+    for b in bins:
+        x0, x1 = frame.x(b.low), frame.x(b.high + 1)
+        y = frame.y(b.games)
+        body.append(f'<rect class="bar" fill="#4c78a8" x="{x0 + 0.5:.1f}" y="{y:.1f}" '
+                    f'width="{max(x1 - x0 - 1, 1):.1f}" height="{frame.y(0) - y:.1f}">'
+                    f'<title>{b.low}-{b.high}: {b.games}</title></rect>')
+    return _svg("lengths", body)
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;
+max-width:980px;color:#222;padding:0 12px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
+p.meta{color:#555;margin:2px 0}
+table{border-collapse:collapse;margin:6px 0}
+th,td{border-bottom:1px solid #ddd;padding:3px 10px;text-align:right;white-space:nowrap}
+th{background:#f3f4f6}td.name,th.name{text-align:left}
+tr.ref td{font-weight:600}
+svg.plot{display:block;margin:8px 0;background:#fff;border:1px solid #e5e7eb}
+svg .grid{stroke:#eee}svg .frame{fill:none;stroke:#999}
+svg .zero{stroke:#444;stroke-dasharray:2 3}svg .bound{stroke:#b91c1c;stroke-dasharray:6 4}
+svg .line{fill:none;stroke-width:2}svg .bar{fill:#4c78a8}
+svg text{font:12px system-ui,sans-serif;fill:#333}svg .title{font-weight:600;font-size:13px}
+.notes li{color:#555}
+"""
+
+
+def _html_table(table: Table, row_classes: Sequence[str] | None = None) -> str:
+    """A rich table as HTML (left-justified columns get the ``name`` class); cells escaped."""
+    left = ['' if column.justify == "right" else ' class="name"' for column in table.columns]
+    headers, rows = _rows(table)
+    head = "".join(f"<th{left[i]}>{html.escape(h)}</th>" for i, h in enumerate(headers))
+    body = []
+    for k, row in enumerate(rows):
+        cls = f' class="{row_classes[k]}"' if row_classes and row_classes[k] else ""
+        cells = "".join(f"<td{left[i]}>{html.escape(c)}</td>" for i, c in enumerate(row))
+        body.append(f"<tr{cls}>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _rows(table: Table) -> tuple[list[str], list[list[str]]]:
+    """Headers and cell texts of a rich table (the text and HTML views share their cells)."""
+    headers = [str(column.header) for column in table.columns]
+    cells = [[str(c) for c in column.cells] for column in table.columns]
+    return headers, [list(row) for row in zip(*cells, strict=True)] if cells else []
+
+
+def render_html(report: Report) -> str:
+    """One self-contained HTML page: summary, tables and inline SVG plots."""
+    parts = [f"<h1>{html.escape(report.name)}</h1>"]
+    parts.extend(f'<p class="meta">{html.escape(line)}</p>' for line in _summary_lines(report))
+    if report.first_started and report.last_ended:
+        parts.append(f'<p class="meta">Played {html.escape(_time(report.first_started) or "")}'
+                     f' to {html.escape(_time(report.last_ended) or "")}</p>')
+    plots = [(title, svg) for title, svg in (
+        ("Elo over games played", _elo_plot(report)),
+        ("SPRT", _llr_plot(report)),
+        ("Game lengths", _length_plot(report)),
+    ) if svg is not None]
+    tables = _tables(report)
+    outcomes = [t for t in tables if str(t.title).startswith(("Terminations", "Faults"))]
+    for table in [t for t in tables if t not in outcomes]:
+        classes = None
+        if table.title == "Standings":
+            classes = ["ref" if s.reference else "" for s in report.standings]
+        parts.append(f"<h2>{html.escape(str(table.title))}</h2>{_html_table(table, classes)}")
+    for title, svg in plots:
+        parts.append(f"<h2>{html.escape(title)}</h2>{svg}")
+    for table in outcomes:
+        parts.append(f"<h2>{html.escape(str(table.title))}</h2>{_html_table(table)}")
+    if report.notes:
+        parts.append('<h2>Notes</h2><ul class="notes">'
+                     + "".join(f"<li>{html.escape(n)}</li>" for n in report.notes) + "</ul>")
+    title = html.escape(f"{report.name}: tournament report")
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{title}</title><style>{_CSS}</style></head><body>"
+            + "\n".join(parts) + "</body></html>\n")
