@@ -111,6 +111,19 @@ def _cli_run(path: Path, fmt: str, out: Path) -> tuple[float, float, int]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
+def _cli_export(path: Path, out: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and peak RSS of one ``runner export`` of every game to a file."""
+    command = [sys.executable, "-m", "runner", "export", "--db", f"sqlite:///{path}",
+               "--out", str(out)]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0 or out.stat().st_size == 0:
+        raise RuntimeError("runner export failed")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
 def _in_process(path: Path, fmt: str) -> tuple[float, int, int]:
     """build_report + render in this process: seconds, tracemalloc peak, games played."""
     db = open_database(f"sqlite:///{path}")
@@ -159,6 +172,12 @@ def main() -> None:
               f"wall (runs: {', '.join(f'{w:.2f}' for w in walls)}), median "
               f"{statistics.median(cpus):.2f} s CPU, peak RSS {max(r for _, _, r in runs) / 1e6:.1f} MB, "
               f"output {out.stat().st_size} bytes")
+        exported = folder / "export.pgn"
+        runs = [_cli_export(path, exported) for _ in range(args.repeat)]
+        print(f"runner export (all games): median {statistics.median(w for w, _, _ in runs):.2f} s "
+              f"wall, {statistics.median(c for _, c, _ in runs):.2f} s CPU, peak RSS "
+              f"{max(r for _, _, r in runs) / 1e6:.1f} MB, {exported.stat().st_size / 1e6:.1f} MB "
+              "of PGN")
         load = os.getloadavg()[0]
         print(f"(load average during the runs: {load:.2f} on {os.cpu_count()} CPUs)")
         if args.small:
