@@ -38,7 +38,7 @@ _out = Console()
 _err = Console(stderr=True)
 _PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 _TC_KEYS = ("tc", "st", "depth", "nodes", "timemargin")
-_ENGINE_KEYS = ("cmd", "arg", "name", "dir", "proto", "restart", "initstr", "ponder", *_TC_KEYS)
+_ENGINE_KEYS = ("cmd", "arg", "name", "dir", "proto", "restart", "initstr", *_TC_KEYS)
 
 
 class CommandLineError(ValueError):
@@ -289,6 +289,10 @@ def _engine_table(tokens: list[str], each: list[str]) -> dict[str, Any]:
             init.append(value)
         elif key in _TC_KEYS:
             tc[key] = value
+        elif key == "ponder":
+            raise CommandLineError("ponder= is not supported: engines never think on the "
+                                   "opponent's time here (CECP 'easy'), which keeps games on "
+                                   "shared cores fair")
         elif key in _ENGINE_KEYS:
             values[key] = value
         else:
