@@ -732,14 +732,6 @@ def test_engine_ignoring_quit_is_killed():
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=False, reason=(
-    "race, so not strict (leaks in 0 to 21 of 40 tries per run here, by load); "
-    "protocol bug (runner/protocol/cecp.py, CecpEngine.new_game): an engine prints its last "
-    "move and then a result claim ('1-0 {White mates}'); when the claim is read after "
-    "new_game() has cleared _pending_end (during its ping wait), _deliver keeps it as the "
-    "pending reply of the NEW game, and the next play() returns it: the engine loses by "
-    "FALSE_CLAIM at ply 0. Fix: drop pending replies once new_game's pong arrives (all output "
-    "before the pong belongs to the old game). Seen in 9 and 21 of 200 benchmark games (overhead.py)"))
 def test_a_claim_after_the_last_move_does_not_leak_into_the_next_game():
     mate_in_one = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"
     control = TimeControl.parse("5+0.05")
