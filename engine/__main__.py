@@ -1,4 +1,4 @@
-"""`python -m engine`: run the bundled CECP engine on stdin/stdout."""
+"""`python -m engine`: run the bundled engine on stdin/stdout (CECP, or UCI with `--uci`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ from engine.protocol import serve
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse the command line and serve CECP until `quit`."""
-    return serve(parse_config(argv))
+    """Parse the command line and serve CECP (or UCI with `--uci`) until `quit`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--uci" in args:
+        from engine.uci import serve_uci, translate_fault_aliases
+
+        args.remove("--uci")
+        return serve_uci(parse_config(translate_fault_aliases(args)))
+    return serve(parse_config(args))
 
 
 if __name__ == "__main__":
