@@ -139,6 +139,14 @@ async def _check(config: EngineConfig, movetime: float) -> int:
             for key, value in features.values.items():
                 table.add_row(key, str(value))
             console.print(table)
+        uci_options = getattr(engine, "options", None)  # UciEngine: the declared options
+        if uci_options:
+            table = Table("option", "type", "default", "min", "max", "choices", title="options")
+            for option in uci_options.values():
+                table.add_row(option.name, option.type, option.default or "",
+                              "" if option.min is None else str(option.min),
+                              "" if option.max is None else str(option.max), " | ".join(option.vars))
+            console.print(table)
         latency = await engine.ping()
         console.print("ping: not supported" if latency is None else f"ping: {latency * 1000:.2f} ms")
         tc = TimeControl.parse(f"st={movetime}")
