@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 from runner.clock import TimeControl
 from runner.protocol.cecp_parse import (
+    Castling960,
+    Chess960Writer,
     DrawOffer,
     ErrorReport,
     FeatureLine,
@@ -53,6 +55,7 @@ from runner.protocol.engine import (
 from runner.protocol.process import EngineProcess, EngineTransport, Line
 
 __all__ = [
+    "Castling960",
     "CecpEngine",
     "CecpFeatures",
     "format_level",
@@ -103,9 +106,12 @@ class CecpFeatures:
 class CecpEngine(Engine):
     """An engine spoken to in CECP over pipes."""
 
-    def __init__(self, config: EngineConfig, *, transport: EngineTransport | None = None) -> None:
-        """`transport` replaces the subprocess (a scripted double in tests, say)."""
+    def __init__(self, config: EngineConfig, *, transport: EngineTransport | None = None,
+                 castling960: Castling960 = Castling960.OO) -> None:
+        """`transport` replaces the subprocess (a scripted double in tests, say);
+        `castling960` is how Chess960 castling is sent (the spec's O-O/O-O-O by default)."""
         self.config = config
+        self.castling960 = castling960
         self._transport_given = transport
         self.features = CecpFeatures()
         self.startup_seconds: float | None = None
@@ -131,6 +137,9 @@ class CecpEngine(Engine):
         self._done0_at = 0.0
         self._rejection: EngineProtocolError | None = None
         self._last_move: str | None = None
+        self._chess960: Chess960Writer | None = None
+        self._chess960_played = 0  # moves of the game the Chess960 writer has followed
+        self._rewritten: set[str] = set()  # moves sent in another form than the caller's
 
     # ----------------------------------------------------------------- Engine API
 
@@ -187,6 +196,11 @@ class CecpEngine(Engine):
         self._own_moves = []
         self._last_move = None
         self._rejection = None
+        self._rewritten = set()
+        self._chess960 = None
+        self._chess960_played = 0
+        if setup.variant is Variant.FISCHERANDOM:
+            self._chess960 = Chess960Writer(setup.start_fen, self.castling960)
         self._pending_end = None
         self._info = None
         self._draw_offered = False
@@ -213,7 +227,7 @@ class CecpEngine(Engine):
             lines.extend(self._position_commands(setup.start_fen))
         await self._send(*lines)
         if setup.moves:
-            await self._send(*(self._move_command(m) for m in setup.moves))
+            await self._send(*(self._move_command(m) for m in self._wire_moves(setup.moves, 0)))
             self._moves_known = list(setup.moves)
         await self._synchronise()
         # Whatever the engine printed before the pong (a late claim of the last game, say)
@@ -249,11 +263,11 @@ class CecpEngine(Engine):
         prefix = moves[:known]
         if (prefix if isinstance(prefix, list) else list(prefix)) != self._moves_known:
             raise ValueError("moves do not extend the moves already sent to the engine")
-        new_moves = list(moves[known:])
         to_move = setup.first_to_move if len(moves) % 2 == 0 else setup.first_to_move.other
         if to_move is not setup.side:
             raise ValueError(
                 f"it is {to_move.value}'s turn, but {self.name} plays {setup.side.value}")
+        new_moves = self._wire_moves(moves, known)
         loop = asyncio.get_running_loop()
         self._reply = loop.create_future()
         self._info = None
@@ -271,7 +285,7 @@ class CecpEngine(Engine):
             lines.append("go")
         else:
             lines.append(self._move_command(new_moves[0]))
-        self._moves_known.extend(new_moves)
+        self._moves_known.extend(moves[known:])
         self._forced = False
         self._thinking = True
         sent_at = 0.0
@@ -397,6 +411,18 @@ class CecpEngine(Engine):
 
     # ----------------------------------------------------------------- commands
 
+    def _wire_moves(self, moves: Sequence[str], first: int) -> list[str]:
+        """``moves[first:]`` as the engine reads them: in Chess960, castling in the configured
+        form (the writer also follows the moves before `first`, the engine's own included)."""
+        writer = self._chess960
+        if writer is None:
+            return list(moves[first:])
+        wire = [writer.write(m) for m in moves[self._chess960_played:]]
+        self._chess960_played = len(moves)
+        sent = wire[len(wire) - (len(moves) - first):] if len(moves) > first else []
+        self._rewritten.update(w for w, m in zip(sent, moves[first:], strict=True) if w != m)
+        return sent
+
     def _move_command(self, move: str) -> str:
         return f"usermove {move}" if self.features.flag("usermove", False) else move
 
@@ -480,7 +506,8 @@ class CecpEngine(Engine):
                 self._draw_offered = True
             case IllegalMoveReport(move=move):
                 self._messages.append(line.text)
-                if move and move.split()[-1] in self._moves_known:
+                word = move.split()[-1] if move else ""
+                if word and (word in self._moves_known or word in self._rewritten):
                     self._rejection = EngineProtocolError(
                         f"{self.name} rejected a move the arbiter accepted: {line.text!r}")
                     self._fail_reply(self._rejection)

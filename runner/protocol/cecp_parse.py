@@ -3,16 +3,20 @@
 No I/O here: every function maps a string to a dataclass, so the wire format is tested
 with plain tables.  Forms accepted follow the protocol specification (sections 9, 10
 and 13), including the old ``1. ... e7e5`` and ``My move is : e7e5`` move forms.
+`Chess960Writer` goes the other way: how our Chess960 castling moves are written.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
 
 from runner.protocol.engine import SearchInfo
 
 __all__ = [
+    "Castling960",
+    "Chess960Writer",
     "DrawOffer",
     "EngineLine",
     "ErrorReport",
@@ -327,3 +331,105 @@ def parse_engine_line(text: str) -> EngineLine:
     if "offer" in words and "draw" in words:
         return DrawOffer()
     return Other(text)
+
+
+class Castling960(enum.Enum):
+    """How Chess960 castling is written to a CECP engine."""
+
+    OO = "oo"  # O-O / O-O-O: the specification's form for variant fischerandom
+    KING_TAKES_ROOK = "kxr"  # e1h1: the king onto its own rook (Fairy-Stockfish accepts only this)
+
+
+_STANDARD_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
+_CASTLING_TEXT = {"O-O": True, "0-0": True, "O-O-O": False, "0-0-0": False}
+
+
+class Chess960Writer:
+    """Follows a Chess960 game's piece placement to write its castling moves as an engine wants.
+
+    Moves come in coordinate notation as the arbiter writes them (castling as king-takes-rook,
+    or the king's move of two or more files); they are not checked, the arbiter did that.
+    The protocol layer may not use the rules core, and needs no more than where pieces stand.
+    """
+
+    def __init__(self, fen: str | None, style: Castling960) -> None:
+        self.style = style
+        fields = (fen or f"{_STANDARD_PLACEMENT} w").split()
+        self._white_to_move = len(fields) < 2 or fields[1] != "b"
+        self._board: dict[int, str] = {}
+        for rank_index, row in enumerate(fields[0].split("/")[:8]):
+            file = 0
+            for char in row:
+                if char.isdigit():
+                    file += int(char)
+                elif file < 8:
+                    self._board[(7 - rank_index) * 8 + file] = char
+                    file += 1
+
+    def write(self, move: str) -> str:
+        """`move` as the engine should read it; the move is then played on the tracked board."""
+        castling = self._castling(move)
+        white = self._white_to_move
+        self._white_to_move = not white
+        if castling is None:
+            self._play_plain(move)
+            return move
+        king, rook, kingside = castling
+        rank = king - king % 8
+        for square in (king, rook):
+            self._board.pop(square, None)
+        self._board[rank + (6 if kingside else 2)] = "K" if white else "k"
+        self._board[rank + (5 if kingside else 3)] = "R" if white else "r"
+        if self.style is Castling960.OO:
+            return "O-O" if kingside else "O-O-O"
+        return _square_name(king) + _square_name(rook)
+
+    def _castling(self, move: str) -> tuple[int, int, bool] | None:
+        """(king square, rook square, kingside) when `move` castles, else None."""
+        king_char = "K" if self._white_to_move else "k"
+        rook_char = "R" if self._white_to_move else "r"
+        text = move.rstrip("+#")
+        if text in _CASTLING_TEXT:
+            kingside = _CASTLING_TEXT[text]
+            king = next((sq for sq, piece in self._board.items() if piece == king_char), None)
+            if king is None:
+                return None
+            return self._with_rook(king, kingside, rook_char)
+        if not is_coordinate_move(text) or len(text) != 4:
+            return None
+        origin, target = _square(text[:2]), _square(text[2:])
+        if self._board.get(origin) != king_char or origin // 8 != target // 8:
+            return None
+        if self._board.get(target) == rook_char:
+            return origin, target, target > origin  # king-takes-rook
+        if abs(target - origin) >= 2:
+            return self._with_rook(origin, target > origin, rook_char)  # the king's long step
+        return None
+
+    def _with_rook(self, king: int, kingside: bool, rook_char: str) -> tuple[int, int, bool] | None:
+        """The castling rook: the outermost own rook on that side of the king, on its rank."""
+        rank = king - king % 8
+        files = range(7, king % 8, -1) if kingside else range(0, king % 8)
+        rook = next((rank + f for f in files if self._board.get(rank + f) == rook_char), None)
+        return None if rook is None else (king, rook, kingside)
+
+    def _play_plain(self, move: str) -> None:
+        if not is_coordinate_move(move):
+            return  # not ours to follow (the arbiter writes coordinates)
+        origin, target = _square(move[:2]), _square(move[2:4])
+        piece = self._board.pop(origin, None)
+        if piece is None:
+            return
+        if piece in "Pp" and origin % 8 != target % 8 and target not in self._board:
+            self._board.pop(origin - origin % 8 + target % 8, None)  # en passant
+        if len(move) == 5:
+            piece = move[4].upper() if piece.isupper() else move[4].lower()
+        self._board[target] = piece
+
+
+def _square(name: str) -> int:
+    return (int(name[1]) - 1) * 8 + "abcdefgh".index(name[0])
+
+
+def _square_name(square: int) -> str:
+    return "abcdefgh"[square % 8] + str(square // 8 + 1)
