@@ -365,10 +365,6 @@ async def test_real_engine_start_ping_two_moves_quit(engine_name, tmp_path):
     await engine.start()
     pgid = engine.pid
     try:
-        if engine_name == "gnuchess" and not engine.features.flag("ping", False) and any(
-                "features assumed" in entry.text for entry in engine.transcript):
-            pytest.xfail("gnuchess 6.2.7 start-up hang in xboard mode: no feature or pong "
-                         "came out within the probe time (see tests/test_real_engines.py)")
         assert engine.features.flag("ping", False), engine.transcript[-20:]
         latency = await engine.ping()
         assert latency is not None and latency < 1.0
@@ -530,3 +526,23 @@ def test_chess960_castling_played_in_the_game_is_relayed_as_configured(style, ou
     want = ("O-O" if kingside else "O-O-O") if style is Castling960.OO else record.moves[index].uci
     receiver = record.transcripts[1 if index % 2 == 0 else 0]
     assert want in _sent_moves(receiver)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+@run_async
+async def test_gnuchess_starts_every_time_in_one_event_loop(tmp_path):
+    # gnuchess 6.2.7 deadlocks at start-up more often than not (see CecpEngine._negotiate);
+    # the second and later starts in one process used to stay silent past the start timeout.
+    gnuchess = _binary("gnuchess")
+    for attempt in range(4):
+        engine = CecpEngine(EngineConfig(name="gnuchess", argv=(gnuchess, "-x"),
+                                         working_dir=tmp_path, env={"HOME": str(tmp_path)}))
+        try:
+            await engine.start()
+            notes = [e.text for e in engine.transcript if e.direction == "!"]
+            assert engine.features.done == 1, (attempt, notes)
+            assert engine.features.flag("ping", False)
+            assert await engine.ping() is not None
+        finally:
+            await engine.quit()

@@ -94,31 +94,10 @@ def protocol_complaints(transcript: tuple[str, ...]) -> list[str]:
     return found
 
 
-# gnuchess 6.2.7 in xboard mode (-x) sometimes hangs at start-up: its stdin thread hands
-# "xboard" on, "protover 2" is lost or left unprocessed, and none of its output (features,
-# pongs) comes out until later input wakes it, often after the game's first "go", too late to
-# move in time. strace shows the lines reaching the engine; python-chess reports the same hang
-# (niklasf/python-chess#572). The runner copes (it assumes v1 features and forfeits the engine
-# on time); the test then records the known engine fault as an xfail instead of a pass.
-GNUCHESS_HANG = ("gnuchess 6.2.7 start-up hang in xboard mode (no move all game, its output "
-                 "held back); the runner forfeited it cleanly")
-
-
-def never_moved(transcript: tuple[str, ...]) -> bool:
-    """True when the engine printed no move at all in the game (a start-up hang)."""
-    return not any(re.search(r" < (?:move |\d+\. \.\.\. )", line) for line in transcript)
-
-
 def check_complete(record: GameRecord, real_sides: tuple[bool, ...]) -> None:
     """The game ended with a result for a reason that is no one's fault, or a real engine's
     fault is shown with the end of its transcript."""
     if record.termination in _FAILURES or record.replay:
-        for white in real_sides:
-            name = record.white if white else record.black
-            transcript = record.transcripts[0 if white else 1]
-            if name == "gnuchess" and never_moved(transcript) and not record.replay \
-                    and record.termination in (GameTermination.TIME_FORFEIT, GameTermination.STALL):
-                pytest.xfail(GNUCHESS_HANG)
         shown = [record.transcripts[0 if white else 1][-30:] for white in real_sides]
         pytest.fail(f"{record.white} vs {record.black}: {record.result} {record.reason}\n"
                     + "\n---\n".join("\n".join(lines) for lines in shown))

@@ -74,7 +74,10 @@ _ACCEPTED = frozenset(
         "debug", "memory", "smp", "egt", "option", "exclude", "setscore", "san",
     }
 )
-_NUDGE_GRACE = 0.3
+# Between ping probes of a silent engine.  Every line we write is a chance for gnuchess 6.2.7
+# to leave its start-up deadlock (see _negotiate), so probes come often: with one a second it
+# took up to 6 probes here, at 0.25 s up to 19 (in 16 starts), at 0.1 s at most 2 (in 16).
+_PROBE_INTERVAL = 0.1
 _PIECE_LETTERS = frozenset("PNBRQK")
 
 
@@ -348,9 +351,15 @@ class CecpEngine(Engine):
         """Wait for ``done=1``: 2 s by default, longer after ``done=0``, nudging silent engines.
 
         An engine silent after the default wait may be a protocol-1 engine or a slow or
-        buffered one (gnuchess answers only after more input arrives): it is probed with
-        ``ping`` once a second until ``start_timeout``; an answer without features means
-        protocol 1.  Silence is never fatal here: only an exit is.
+        stuck one: it is probed with ``ping`` every `_PROBE_INTERVAL` until ``start_timeout``;
+        an answer without features means protocol 1.  Silence is never fatal here: only an
+        exit is.
+
+        gnuchess 6.2.7 (-x) often deadlocks at start-up: its input thread sits in fgets(stdin)
+        holding the stdin lock, blocked in read(), while its adapter thread waits for that
+        lock (setbuf(stdin)) and the main thread waits for the adapter.  Only a line of input
+        releases the lock, for a few microseconds, and the adapter must win that race; so
+        each probe line is one more chance (a gdb backtrace of the stuck process shows it).
         """
         cfg = self.config
         nudges: list[int] = []
@@ -369,7 +378,9 @@ class CecpEngine(Engine):
             else:
                 if answered_at is None and any(self._pongs[n].done() for n in nudges):
                     answered_at = now  # alive; give features that trail the pong a moment
-                if answered_at is not None and now >= answered_at + _NUDGE_GRACE:
+                # A pong means a v2 engine (v1 has no ping): its features may trail the pong
+                # by a while (gnuchess prints them in one burst once unstuck, slowly if busy).
+                if answered_at is not None and now >= answered_at + cfg.feature_timeout:
                     break
                 if now >= began + cfg.start_timeout:
                     break
@@ -378,10 +389,10 @@ class CecpEngine(Engine):
                     nudges.append(number)
                     self._pongs[number] = asyncio.get_running_loop().create_future()
                     await self._send(f"ping {number}")
-                    next_nudge = now + 1.0
+                    next_nudge = now + _PROBE_INTERVAL
                 wake = [began + cfg.start_timeout, next_nudge]
                 if answered_at is not None:
-                    wake.append(answered_at + _NUDGE_GRACE)
+                    wake.append(answered_at + cfg.feature_timeout)
                 deadline = min(wake)
             await self._wait_changed(deadline - time.monotonic())
         for number in nudges:
