@@ -196,7 +196,7 @@ def test_a_game_against_fairymax_through_our_pipe_host():
     fairymax = _debian_engine("fairymax")
     ours, theirs = our_engine("--level", "8"), EnginePipe([fairymax])
     try:
-        outcome = play_cecp_game(ours, theirs, moves_per_session=40, base_s=20.0)
+        outcome = play_cecp_game(ours, theirs, moves_per_session=40, base_s=8.0)
     finally:
         ours.close()
         theirs.close()

@@ -89,8 +89,8 @@ def test_differential_random_chess960_games() -> None:
 
 @pytest.mark.slow
 def test_differential_many_games() -> None:
-    total = sum(_play_random_game(5000 + seed, None, False) for seed in range(400))
-    assert total > 40000
+    total = sum(_play_random_game(5000 + seed, None, False) for seed in range(120))
+    assert total > 12000
 
 
 def _observe(board: Board) -> tuple:

@@ -74,10 +74,12 @@ _ACCEPTED = frozenset(
         "debug", "memory", "smp", "egt", "option", "exclude", "setscore", "san",
     }
 )
-# Between ping probes of a silent engine.  Every line we write is a chance for gnuchess 6.2.7
-# to leave its start-up deadlock (see _negotiate), so probes come often: with one a second it
-# took up to 6 probes here, at 0.25 s up to 19 (in 16 starts), at 0.1 s at most 2 (in 16).
-_PROBE_INTERVAL = 0.1
+# Ping probes for an engine quiet before done=1: the first after `_PROBE_AFTER` seconds without
+# a line, then at intervals growing from `_PROBE_INTERVAL` to 1 s.  gnuchess 6.2.7 (-x) stays
+# stuck at start-up until input arrives, a few lines per burst of features (see _negotiate):
+# probed from the first 2 s wait on, one start in 25 took 7.5 s here.
+_PROBE_AFTER = 0.25
+_PROBE_INTERVAL = 0.05
 _PIECE_LETTERS = frozenset("PNBRQK")
 
 
@@ -136,7 +138,7 @@ class CecpEngine(Engine):
         self._forced = True
         self._thinking = False
         self._period_sent = 0
-        self._last_line_at = 0.0
+        self._last_line_at: float | None = None
         self._done0_at = 0.0
         self._rejection: EngineProtocolError | None = None
         self._last_move: str | None = None
@@ -162,19 +164,41 @@ class CecpEngine(Engine):
         return self._proc.pid if self._proc is not None else None
 
     async def start(self) -> None:
-        """Spawn the engine and negotiate features (``xboard``, ``protover 2``, ``done``)."""
+        """Spawn the engine and negotiate features (``xboard``, ``protover 2``, ``done``).
+
+        An engine that prints nothing at all, not even to the ping probes, within
+        ``silent_restart_after`` seconds is killed and spawned again, up to
+        ``silent_start_retries`` times (see `_negotiate` for the engine that needs it); the
+        last attempt waits the full ``start_timeout`` and then assumes protocol 1.
+        """
         began = time.monotonic()
         cfg = self.config
-        self._proc = self._transport_given or EngineProcess(
-            cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
-            stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
-            transcript_size=cfg.transcript_size,
-        )
-        self._transport_given = None  # a restart (reuse=0) spawns a real process
-        await self._proc.start()
-        self._pump_task = asyncio.create_task(self._pump(), name=f"cecp-{self._proc.pid}")
-        await self._send("xboard", "protover 2")
-        await self._negotiate(began)
+        attempts = 1 + (cfg.silent_start_retries if self._transport_given is None else 0)
+        silent_for: list[float] = []
+        for attempt in range(1, attempts + 1):
+            attempt_began = time.monotonic()
+            self._proc = self._transport_given or EngineProcess(
+                cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
+                stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
+                transcript_size=cfg.transcript_size,
+            )
+            self._transport_given = None  # a restart (reuse=0) spawns a real process
+            await self._proc.start()
+            for seconds in silent_for:
+                self._proc.note(f"a previous process printed nothing in {seconds:.1f} s "
+                                "and was killed")
+            self._last_line_at = None
+            self._pump_task = asyncio.create_task(self._pump(), name=f"cecp-{self._proc.pid}")
+            await self._send("xboard", "protover 2")
+            last = attempt == attempts
+            await self._negotiate(attempt_began,
+                                  None if last else attempt_began + cfg.silent_restart_after)
+            if last or self.features.done == 1 or self._last_line_at is not None:
+                break
+            silent_for.append(time.monotonic() - attempt_began)
+            await self.kill()
+            self.features = CecpFeatures()
+            self._pongs.clear()
         for name, value in cfg.options.items():
             if self.features.options and name not in self.features.options:
                 self._proc.note(f"option {name!r} was not declared by the engine; sent anyway")
@@ -347,23 +371,26 @@ class CecpEngine(Engine):
 
     # ----------------------------------------------------------------- start-up
 
-    async def _negotiate(self, began: float) -> None:
-        """Wait for ``done=1``: 2 s by default, longer after ``done=0``, nudging silent engines.
+    async def _negotiate(self, began: float, silent_limit: float | None = None) -> None:
+        """Wait for ``done=1``: 2 s by default, longer after ``done=0``, probing quiet engines.
 
-        An engine silent after the default wait may be a protocol-1 engine or a slow or
-        stuck one: it is probed with ``ping`` every `_PROBE_INTERVAL` until ``start_timeout``;
-        an answer without features means protocol 1.  Silence is never fatal here: only an
-        exit is.
+        Until ``done=1``, an engine quiet for a moment (`_PROBE_AFTER` at first, then a
+        slowly growing interval from `_PROBE_INTERVAL` up to 1 s) gets a ``ping``.  An engine
+        silent after the default wait may be a protocol-1 engine or a slow or stuck one;
+        a pong without features means protocol 1 after ``feature_timeout`` more; complete
+        silence until ``start_timeout`` means protocol 1 too.  Silence is never fatal here:
+        only an exit, or ``done=0`` without ``done=1`` in ``feature_done_timeout``, is.  With
+        `silent_limit`, an engine that has printed nothing at all by then is given up on (the
+        caller restarts it).
 
-        gnuchess 6.2.7 (-x) often deadlocks at start-up: its input thread sits in fgets(stdin)
-        holding the stdin lock, blocked in read(), while its adapter thread waits for that
-        lock (setbuf(stdin)) and the main thread waits for the adapter.  Only a line of input
-        releases the lock, for a few microseconds, and the adapter must win that race; so
-        each probe line is one more chance (a gdb backtrace of the stuck process shows it).
+        gnuchess 6.2.7 (-x) needs the probes: after "protover 2" it answers nothing until more
+        input arrives, and then only part of its features, a few lines of input at a time (its
+        input thread holds the stdin lock in fgets() while its adapter thread waits for it in
+        setbuf(stdin); every line read releases the lock for a moment).
         """
         cfg = self.config
         nudges: list[int] = []
-        next_nudge = began + cfg.feature_timeout
+        last_probe: float | None = None
         answered_at: float | None = None
         while self.features.done != 1:
             now = time.monotonic()
@@ -379,22 +406,29 @@ class CecpEngine(Engine):
                 if answered_at is None and any(self._pongs[n].done() for n in nudges):
                     answered_at = now  # alive; give features that trail the pong a moment
                 # A pong means a v2 engine (v1 has no ping): its features may trail the pong
-                # by a while (gnuchess prints them in one burst once unstuck, slowly if busy).
+                # by a while (gnuchess prints them in bursts, slowly if busy).
                 if answered_at is not None and now >= answered_at + cfg.feature_timeout:
                     break
                 if now >= began + cfg.start_timeout:
                     break
-                if now >= next_nudge and answered_at is None:
-                    number = next(self._ping_counter)
-                    nudges.append(number)
-                    self._pongs[number] = asyncio.get_running_loop().create_future()
-                    await self._send(f"ping {number}")
-                    next_nudge = now + _PROBE_INTERVAL
-                wake = [began + cfg.start_timeout, next_nudge]
-                if answered_at is not None:
-                    wake.append(answered_at + cfg.feature_timeout)
-                deadline = min(wake)
-            await self._wait_changed(deadline - time.monotonic())
+                if silent_limit is not None and now >= silent_limit \
+                        and self._last_line_at is None:
+                    break
+                deadline = min(began + cfg.start_timeout, silent_limit or math.inf,
+                               (answered_at or math.inf) + cfg.feature_timeout)
+            if last_probe is None:
+                next_probe = max(began, self._last_line_at or began) + _PROBE_AFTER
+            else:
+                gap = _PROBE_INTERVAL if len(nudges) < 100 else 1.0
+                next_probe = max(last_probe, self._last_line_at or began) + gap
+            if now >= next_probe:
+                number = next(self._ping_counter)
+                nudges.append(number)
+                self._pongs[number] = asyncio.get_running_loop().create_future()
+                await self._send(f"ping {number}")
+                last_probe = time.monotonic()
+                continue
+            await self._wait_changed(min(deadline, next_probe) - time.monotonic())
         for number in nudges:
             self._pongs.pop(number, None)
         complete = self.features.done == 1

@@ -94,6 +94,8 @@ class EngineConfig:
     ponder: bool = False
     start_timeout: float = 10.0
     feature_timeout: float = 2.0
+    silent_start_retries: int = 2
+    silent_restart_after: float = 4.0
     feature_done_timeout: float = 120.0
     ping_timeout: float = 15.0
     no_ping_delay: float = 1.0
@@ -112,7 +114,10 @@ class EngineConfig:
         object.__setattr__(self, "argv", tuple(self.argv))
         if self.line_limit < 1024:
             raise ValueError(f"engine {self.name!r}: line limit {self.line_limit} is too small")
-        for name in ("start_timeout", "feature_timeout", "feature_done_timeout", "ping_timeout",
+        if self.silent_start_retries < 0:
+            raise ValueError(f"engine {self.name!r}: silent_start_retries must be >= 0")
+        for name in ("start_timeout", "feature_timeout", "silent_restart_after",
+                     "feature_done_timeout", "ping_timeout",
                      "quit_timeout", "terminate_timeout"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"engine {self.name!r}: {name} must be positive")
