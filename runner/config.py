@@ -89,6 +89,15 @@ class RestartPolicy(Enum):
     OFF = "off"
 
 
+class Castling960Style(Enum):
+    """How Chess960 castling is written to a CECP engine."""
+
+    OO = "oo"
+    """O-O / O-O-O, the specification's form for variant fischerandom."""
+    KXR = "kxr"
+    """The king onto its own rook (e1h1), as Fairy-Stockfish wants it."""
+
+
 class Variant(Enum):
     """The chess variant played."""
 
@@ -141,6 +150,8 @@ class EngineEntry:
     options: tuple[tuple[str, OptionValue], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     restart: RestartPolicy = RestartPolicy.AUTO
+    castling960: Castling960Style = Castling960Style.OO
+    """CECP: how Chess960 castling is written to the engine (``oo`` or ``kxr``)."""
 
     @property
     def options_dict(self) -> dict[str, OptionValue]:
@@ -307,7 +318,7 @@ _TOP_KEYS = ("name", "format", "engines_file", "engines", "rounds", "games", "tc
              "adjudication", "concurrency", "variant", "sprt", "pgnout", "database", "recover",
              "affinity")
 _ENGINE_KEYS = ("use", "name", "command", "dir", "protocol", "tc", "init_strings", "options",
-                "env", "restart")
+                "env", "restart", "castling960")
 _OPENINGS_KEYS = ("file", "format", "order", "seed", "plies", "start")
 _ADJ_KEYS = ("draw", "resign", "maxmoves", "tb")
 _DRAW_KEYS = ("movenumber", "movecount", "score")
@@ -551,9 +562,11 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     options = _options(check.table(raw, "options", path), join_key(path, "options"), check)
     env = _env(check.table(raw, "env", path), join_key(path, "env"), check)
     restart = check.choice(raw, "restart", path, RestartPolicy, RestartPolicy.AUTO)
+    castling = check.choice(raw, "castling960", path, Castling960Style, Castling960Style.OO)
     return EngineEntry(
         name=name, command=command, written_command=written, dir=directory, protocol=protocol,
         tc=tc, init_strings=init, options=options, env=env, restart=restart,
+        castling960=castling,
     )
 
 

@@ -20,11 +20,19 @@ EXTRA_PATHS = "/usr/games:/usr/local/games"
 """Where Debian installs engines; searched after PATH."""
 
 _KEYS = ("cmd", "arg", "name", "dir", "proto", "tc", "st", "depth", "nodes", "timemargin",
-         "restart", "initstr", "ponder")
+         "restart", "initstr", "ponder", "castling960")
 
 
 class EngineSpecError(ValueError):
     """A bad ``key=value`` engine description; the message names the token."""
+
+
+def _castling960(value: str) -> str:
+    """The ``castling960=`` value checked: ``oo`` or ``kxr``."""
+    if value.lower() not in ("oo", "kxr"):
+        raise EngineSpecError(f"castling960={value!r}: expected oo (O-O/O-O-O) or kxr "
+                              "(king takes rook)")
+    return value.lower()
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,7 @@ def parse_engine_tokens(tokens: list[str], each: list[str] | None = None) -> Eng
         name=name, argv=tuple(command + args), working_dir=Path(directory) if directory else None,
         protocol=proto, options=options, init_strings=tuple(init),
         ponder=values.get("ponder", "false").lower() in ("1", "true", "yes", "on"),
+        castling960=_castling960(values.get("castling960", "oo")),
     )
     tc_tokens = tuple(f"{k}={v}" for k, v in tc.items())
     try:

@@ -17,6 +17,7 @@ from conftest import REPO, shared_file
 from runner.clock import TimeControl
 from runner.config import (
     BookFormat,
+    Castling960Style,
     ConfigError,
     OpeningOrder,
     Protocol,
@@ -27,7 +28,10 @@ from runner.config import (
     load_engines_file,
     parse_config,
 )
+from runner.enginespec import EngineSpecError, parse_engine_tokens
 from runner.pairing import pairing_for
+from runner.protocol.cecp import Castling960, CecpEngine
+from runner.tournament import engine_config
 
 CONFIGS = REPO / "configs"
 
@@ -148,6 +152,7 @@ command = ["myengine", "--fast"]
 dir = "../bin"
 protocol = "xboard"
 restart = "off"
+castling960 = "kxr"
 init_strings = ["memory 64"]
 options = { Style = "solid", Depth = 3 }
 env = { LANG = "C" }
@@ -163,12 +168,29 @@ engines = ["mine", { use = "mine", name = "mine-quick", tc = "10+0.1" },
     assert mine.command == (str(program), "--fast")
     assert mine.dir == bindir.resolve()
     assert mine.protocol is Protocol.CECP and mine.restart is RestartPolicy.OFF
+    assert mine.castling960 is Castling960Style.KXR and bundled.castling960 is Castling960Style.OO
+    assert engine_config(mine).castling960 == "kxr"
+    assert CecpEngine(engine_config(mine)).castling960 is Castling960.KING_TAKES_ROOK
+    assert CecpEngine(engine_config(bundled)).castling960 is Castling960.OO
     assert mine.init_strings == ("memory 64",) and mine.env == (("LANG", "C"),)
     assert mine.options_dict == {"Style": "solid", "Depth": 3}
     assert (quick.name, quick.tc, quick.command) == ("mine-quick", "10+0.1", mine.command)
     assert str(config.time_control(quick)) == str(TimeControl.parse("10+0.1"))
     assert config.time_control("mine").periods[0].moves == 40
     assert bundled.command[0] == sys.executable
+
+
+def test_a_bad_castling960_style_is_reported(tmp_path) -> None:
+    problems = _problems(tmp_path, _config("", """
+[[engines]]
+name = "odd"
+command = ["python", "-m", "engine"]
+castling960 = "e1g1"
+"""))
+    assert any('engines[2].castling960 = "e1g1"' in p and "kxr" in p for p in problems), problems
+    with pytest.raises(EngineSpecError, match="castling960='e1g1'"):
+        parse_engine_tokens(["cmd=fairymax", "castling960=e1g1"])
+    assert parse_engine_tokens(["cmd=fairymax", "castling960=KXR"]).config.castling960 == "kxr"
 
 
 def test_unknown_keys_are_reported_with_a_suggestion(tmp_path) -> None:

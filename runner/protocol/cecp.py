@@ -112,11 +112,12 @@ class CecpEngine(Engine):
     """An engine spoken to in CECP over pipes."""
 
     def __init__(self, config: EngineConfig, *, transport: EngineTransport | None = None,
-                 castling960: Castling960 = Castling960.OO) -> None:
+                 castling960: Castling960 | None = None) -> None:
         """`transport` replaces the subprocess (a scripted double in tests, say);
-        `castling960` is how Chess960 castling is sent (the spec's O-O/O-O-O by default)."""
+        `castling960` is how Chess960 castling is sent, by default the configuration's
+        ``castling960`` (the spec's O-O/O-O-O unless it says ``kxr``)."""
         self.config = config
-        self.castling960 = castling960
+        self.castling960 = castling960 or Castling960(config.castling960)
         self._transport_given = transport
         self.features = CecpFeatures()
         self.startup_seconds: float | None = None

@@ -92,6 +92,8 @@ class EngineConfig:
     cores: int | None = None
     nps: int | None = None
     ponder: bool = False
+    castling960: str = "oo"
+    """CECP only: Chess960 castling written as ``oo`` (O-O/O-O-O) or ``kxr`` (king takes rook)."""
     start_timeout: float = 10.0
     feature_timeout: float = 2.0
     silent_start_retries: int = 2
@@ -114,6 +116,9 @@ class EngineConfig:
         object.__setattr__(self, "argv", tuple(self.argv))
         if self.line_limit < 1024:
             raise ValueError(f"engine {self.name!r}: line limit {self.line_limit} is too small")
+        if self.castling960 not in ("oo", "kxr"):
+            raise ValueError(f"engine {self.name!r}: castling960 must be 'oo' or 'kxr', "
+                             f"not {self.castling960!r}")
         if self.silent_start_retries < 0:
             raise ValueError(f"engine {self.name!r}: silent_start_retries must be >= 0")
         for name in ("start_timeout", "feature_timeout", "silent_restart_after",
