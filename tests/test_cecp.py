@@ -546,3 +546,73 @@ async def test_gnuchess_starts_every_time_in_one_event_loop(tmp_path):
             assert await engine.ping() is not None
         finally:
             await engine.quit()
+
+
+# A protocol-1 engine: answers no protover and no ping, only errors for unknown commands.
+_V1_ENGINE = """
+import sys
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "quit":
+        break
+    if word in ("protover", "ping"):
+        print(f"Error (unknown command): {word}", flush=True)
+"""
+# An engine that says nothing at all until it has been started `N` times (a counter file).
+_SILENT_UNTIL_NTH_START = """
+import pathlib, sys
+counter = pathlib.Path(sys.argv[1])
+starts = int(counter.read_text()) + 1 if counter.exists() else 1
+counter.write_text(str(starts))
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "quit":
+        break
+    if starts < int(sys.argv[2]):
+        continue
+    if word == "protover":
+        print("feature ping=1 myname=\\"late\\" done=1", flush=True)
+    elif word == "ping":
+        print(f"pong {line.split()[1]}", flush=True)
+"""
+
+
+@pytest.mark.timeout(30)
+@run_async
+async def test_a_protocol_1_engine_gets_default_features_without_restarts(tmp_path):
+    script = tmp_path / "v1.py"
+    script.write_text(_V1_ENGINE)
+    engine = CecpEngine(EngineConfig(name="v1", argv=(sys.executable, str(script)),
+                                     start_timeout=1.5, silent_restart_after=0.5))
+    try:
+        await engine.start()
+        notes = [e.text for e in engine.transcript if e.direction == "!"]
+        assert engine.features.done is None and not engine.features.flag("ping", False)
+        assert not any("killed" in n for n in notes), notes
+        assert any("assumed (v1 defaults)" in n for n in notes), notes
+        assert 1.4 <= engine.startup_seconds < 5.0
+    finally:
+        await engine.quit()
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("silent_starts", "retries", "complete"), [(2, 2, True), (3, 1, False)])
+@run_async
+async def test_an_engine_silent_at_start_up_is_respawned(tmp_path, silent_starts, retries,
+                                                         complete):
+    script, counter = tmp_path / "silent.py", tmp_path / "starts"
+    script.write_text(_SILENT_UNTIL_NTH_START)
+    engine = CecpEngine(EngineConfig(
+        name="late", argv=(sys.executable, str(script), str(counter), str(silent_starts + 1)),
+        start_timeout=1.5, silent_restart_after=0.5, silent_start_retries=retries))
+    try:
+        await engine.start()
+        notes = [e.text for e in engine.transcript if e.direction == "!"]
+        killed = [n for n in notes if "no features" in n and "killed" in n]
+        assert len(killed) == min(silent_starts, retries), notes
+        assert int(counter.read_text()) == 1 + min(silent_starts, retries)
+        assert (engine.features.done == 1) is complete, notes
+        if complete:
+            assert engine.features.text("myname") == "late" and await engine.ping() is not None
+    finally:
+        await engine.quit()

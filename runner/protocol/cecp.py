@@ -167,8 +167,9 @@ class CecpEngine(Engine):
     async def start(self) -> None:
         """Spawn the engine and negotiate features (``xboard``, ``protover 2``, ``done``).
 
-        An engine that prints nothing at all, not even to the ping probes, within
-        ``silent_restart_after`` seconds is killed and spawned again, up to
+        An engine that sends no feature within ``silent_restart_after`` seconds, and nothing
+        else either or only pongs (a protocol-1 engine would not know ping), is killed and
+        spawned again, up to
         ``silent_start_retries`` times (see `_negotiate` for the engine that needs it); the
         last attempt waits the full ``start_timeout`` and then assumes protocol 1.
         """
@@ -186,15 +187,15 @@ class CecpEngine(Engine):
             self._transport_given = None  # a restart (reuse=0) spawns a real process
             await self._proc.start()
             for seconds in silent_for:
-                self._proc.note(f"a previous process printed nothing in {seconds:.1f} s "
-                                "and was killed")
+                self._proc.note(f"a previous process sent no features in {seconds:.1f} s "
+                                "(nothing at all, or only pongs) and was killed")
             self._last_line_at = None
             self._pump_task = asyncio.create_task(self._pump(), name=f"cecp-{self._proc.pid}")
             await self._send("xboard", "protover 2")
             last = attempt == attempts
-            await self._negotiate(attempt_began,
-                                  None if last else attempt_began + cfg.silent_restart_after)
-            if last or self.features.done == 1 or self._last_line_at is not None:
+            stuck = await self._negotiate(
+                attempt_began, None if last else attempt_began + cfg.silent_restart_after)
+            if not stuck:
                 break
             silent_for.append(time.monotonic() - attempt_began)
             await self.kill()
@@ -372,17 +373,16 @@ class CecpEngine(Engine):
 
     # ----------------------------------------------------------------- start-up
 
-    async def _negotiate(self, began: float, silent_limit: float | None = None) -> None:
+    async def _negotiate(self, began: float, silent_limit: float | None = None) -> bool:
         """Wait for ``done=1``: 2 s by default, longer after ``done=0``, probing quiet engines.
 
         Until ``done=1``, an engine quiet for a moment (`_PROBE_AFTER` at first, then a
         slowly growing interval from `_PROBE_INTERVAL` up to 1 s) gets a ``ping``.  An engine
         silent after the default wait may be a protocol-1 engine or a slow or stuck one;
-        a pong without features means protocol 1 after ``feature_timeout`` more; complete
-        silence until ``start_timeout`` means protocol 1 too.  Silence is never fatal here:
+        no features until ``start_timeout`` means protocol 1.  Silence is never fatal here:
         only an exit, or ``done=0`` without ``done=1`` in ``feature_done_timeout``, is.  With
-        `silent_limit`, an engine that has printed nothing at all by then is given up on (the
-        caller restarts it).
+        `silent_limit`, an engine without features by then that printed nothing at all, or
+        only pongs, is given up on: True is returned and the caller restarts it.
 
         gnuchess 6.2.7 (-x) needs the probes: after "protover 2" it answers nothing until more
         input arrives, and then only part of its features, a few lines of input at a time (its
@@ -392,7 +392,7 @@ class CecpEngine(Engine):
         cfg = self.config
         nudges: list[int] = []
         last_probe: float | None = None
-        answered_at: float | None = None
+        stuck = False
         while self.features.done != 1:
             now = time.monotonic()
             if self.features.done == 0:
@@ -404,19 +404,16 @@ class CecpEngine(Engine):
                 if now >= deadline:
                     break  # features without done=1: the default two-second rule
             else:
-                if answered_at is None and any(self._pongs[n].done() for n in nudges):
-                    answered_at = now  # alive; give features that trail the pong a moment
-                # A pong means a v2 engine (v1 has no ping): its features may trail the pong
-                # by a while (gnuchess prints them in bursts, slowly if busy).
-                if answered_at is not None and now >= answered_at + cfg.feature_timeout:
-                    break
                 if now >= began + cfg.start_timeout:
                     break
+                # A pong means a v2 engine (v1 has no ping) whose features are late: gnuchess
+                # answers pings from one thread while another, stuck, owes the features.
+                ponged = any(self._pongs[n].done() for n in nudges)
                 if silent_limit is not None and now >= silent_limit \
-                        and self._last_line_at is None:
+                        and (self._last_line_at is None or ponged):
+                    stuck = True
                     break
-                deadline = min(began + cfg.start_timeout, silent_limit or math.inf,
-                               (answered_at or math.inf) + cfg.feature_timeout)
+                deadline = min(began + cfg.start_timeout, silent_limit or math.inf)
             if last_probe is None:
                 next_probe = max(began, self._last_line_at or began) + _PROBE_AFTER
             else:
@@ -434,9 +431,10 @@ class CecpEngine(Engine):
             self._pongs.pop(number, None)
         complete = self.features.done == 1
         self._proc_note(
-            f"features {'complete' if complete else 'assumed (v1 defaults)'}"
+            f"features {'complete' if complete else 'missing' if stuck else 'assumed (v1 defaults)'}"
             f"{f' after {len(nudges)} ping probe(s)' if nudges else ''}"
         )
+        return stuck
 
     async def _await_late_features(self) -> None:
         """If the engine sent ``done=0`` late (after start-up), wait for its ``done=1``."""
