@@ -524,7 +524,17 @@ class Tournament:
         await writer.call(self._mark_running, job)
         self.on_event(GameStarted(job, slot.number))
         began = time.monotonic()
-        record = await play_game(white, black, spec)
+        try:
+            record = await play_game(white, black, spec)
+        except ValueError as exc:
+            # A game the configuration cannot set up (a variant or a fixed depth an engine
+            # cannot play): every such game would fail alike, so stop with the reason; the
+            # game stays unplayed and a resumed run plays it.
+            self._error = f"game {job.index + 1} cannot be played: {exc}"
+            self._retry.appendleft(job)
+            self.stop()
+            await slot.drop_all()
+            return
         seconds = time.monotonic() - began
         if record.replay:
             await self._replay(job, record, seconds)

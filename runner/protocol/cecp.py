@@ -142,6 +142,7 @@ class CecpEngine(Engine):
         self._last_line_at: float | None = None
         self._done0_at = 0.0
         self._rejection: EngineProtocolError | None = None
+        self._refused_depth: str | None = None
         self._last_move: str | None = None
         self._chess960: Chess960Writer | None = None
         self._chess960_played = 0  # moves of the game the Chess960 writer has followed
@@ -225,6 +226,7 @@ class CecpEngine(Engine):
         self._own_moves = []
         self._last_move = None
         self._rejection = None
+        self._refused_depth = None
         self._rewritten = set()
         self._chess960 = None
         self._chess960_played = 0
@@ -249,7 +251,9 @@ class CecpEngine(Engine):
         lines.extend(self._time_control_commands(setup.time_control))
         lines.append("post")
         lines.append("hard" if cfg.ponder else "easy")
-        lines.append("computer")
+        # No "computer": fairymax, gnuchess and phalanx reject it as an unknown command, and
+        # fairymax 5.0b-1+b1 (Debian 12) then crashes with SIGSEGV about one time in two (it
+        # parses the word as a move). Users who want it can list it in init_strings.
         if setup.opponent and self.features.flag("name", False):
             lines.append(f"name {setup.opponent}")
         if setup.start_fen is not None:
@@ -259,6 +263,14 @@ class CecpEngine(Engine):
             await self._send(*(self._move_command(m) for m in self._wire_moves(setup.moves, 0)))
             self._moves_known = list(setup.moves)
         await self._synchronise()
+        if self._refused_depth is not None:
+            # gnuchess 6.2.7 ("Invalid move: sd 3") and phalanx XXII know no "sd": the game
+            # would run on "st 86400" alone, a day per move. Every game would fail alike, so
+            # this is a set-up error, like a variant the engine does not play.
+            raise ValueError(
+                f"engine {self.name} cannot play to a fixed depth: it answered "
+                f"{self._refused_depth!r} to 'sd {setup.time_control.depth}'; give it a clock "
+                "or a move time instead (or an init string it understands)")
         # Whatever the engine printed before the pong (a late claim of the last game, say)
         # belongs to the old game.
         self._pending_end = None
@@ -550,12 +562,16 @@ class CecpEngine(Engine):
                 self._draw_offered = True
             case IllegalMoveReport(move=move):
                 self._messages.append(line.text)
+                self._note_refused(move, line.text)
                 word = move.split()[-1] if move else ""
                 if word and (word in self._moves_known or word in self._rewritten):
                     self._rejection = EngineProtocolError(
                         f"{self.name} rejected a move the arbiter accepted: {line.text!r}")
                     self._fail_reply(self._rejection)
-            case ErrorReport() | Tell():
+            case ErrorReport(command=command):
+                self._messages.append(line.text)
+                self._note_refused(command, line.text)
+            case Tell():
                 self._messages.append(line.text)
             case _:
                 pass
@@ -623,6 +639,13 @@ class CecpEngine(Engine):
             reply_future.set_result(reply)
         elif self._setup is not None and self._pending_end is None:
             self._pending_end = reply
+
+    def _note_refused(self, command: str, text: str) -> None:
+        """Remember a refused ``sd``: the engine would otherwise ignore a depth limit."""
+        words = command.split()
+        if words and words[0] == "sd" and self._setup is not None \
+                and self._setup.time_control.depth is not None:
+            self._refused_depth = text
 
     def _is_resignation(self, result: str, comment: str) -> bool:
         if "resign" not in comment.lower() or self._setup is None:
