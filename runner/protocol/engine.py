@@ -12,6 +12,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from runner.clock import TimeControl
 
@@ -205,9 +206,12 @@ class EngineReply:
         return max(0.0, self.received_at - self.sent_at)
 
 
-@dataclass(frozen=True)
-class TranscriptEntry:
-    """One protocol line: monotonic time, direction (``>`` sent, ``<`` received, ``!`` note)."""
+class TranscriptEntry(NamedTuple):
+    """One protocol line: monotonic time, direction (``>`` sent, ``<`` received, ``!`` note).
+
+    A named tuple, not a dataclass: one is made for every line an engine prints, and a
+    frozen dataclass costs several times as much to build.
+    """
 
     time: float
     direction: str

@@ -13,9 +13,8 @@ import signal
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from runner.protocol.engine import (
     EngineError,
@@ -32,8 +31,7 @@ ENTRY_LIMIT = 1024
 """Characters of one transcript entry kept by default; longer text is cut and its length noted."""
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
     """A line read from the engine, without its end-of-line, and the monotonic read time."""
 
     text: str

@@ -186,7 +186,9 @@ def record_game(session: Session, tournament_id: int, job: GameJob,
     row.pgn = record.pgn
     session.flush()
     if record.moves:
-        session.execute(insert(MoveRow), [
+        # The table, not the mapped class: a plain executemany. Through the ORM's bulk path
+        # the same insert cost the writer thread about 5 ms a game.
+        session.execute(insert(MoveRow.__table__), [
             {"game_id": row.id, "ply": ply, "san": m.san, "uci": m.uci, "time_ms": m.time_ms,
              "depth": m.depth, "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
             for ply, m in enumerate(record.moves, start=1)
