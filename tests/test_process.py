@@ -315,6 +315,21 @@ async def test_transcript_entries_are_clipped_but_lines_are_read_whole(fake):
 
 @pytest.mark.timeout(20)
 @run_async
+async def test_engine_pipes_are_read_in_64_kib_chunks(fake):
+    """asyncio's 256 KiB reads cost about an eighth of the runner's CPU per move; if a Python
+    release moves the pipe transports, this says so instead of the runner silently slowing."""
+    process = EngineProcess(fake("good"))
+    await process.start()
+    try:
+        transport = process._proc._transport
+        sizes = [transport.get_pipe_transport(fd).max_size for fd in (1, 2)]
+        assert sizes == [65536, 65536]
+    finally:
+        await process.stop(quit_timeout=1.0)
+
+
+@pytest.mark.timeout(20)
+@run_async
 async def test_drained_lines_split_across_reads_are_kept_line_by_line(fake):
     process = EngineProcess(fake("good"), entry_limit=1000, transcript_size=20000)
     await process.start()
