@@ -616,7 +616,9 @@ def _find_program(program: str, directory: Path | None, base: Path) -> str | Non
         if not candidate.is_absolute():
             candidate = (directory or base) / candidate
         if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate.resolve())
+            # Absolute, but symlinks kept: a virtualenv's bin/python is a link to the base
+            # interpreter, and only the link's path makes Python use the venv's packages.
+            return os.path.abspath(candidate)
         return None
     if directory is not None:
         local = directory / program

@@ -138,6 +138,21 @@ def test_an_inline_config_resolves_commands_and_defaults(tmp_path) -> None:
         first.name = "x"  # type: ignore[misc]
 
 
+def test_a_command_through_a_symlink_keeps_the_link(tmp_path) -> None:
+    """A virtualenv's bin/python is a symlink to the base interpreter; following it would run
+    the engine without the venv's packages ("No module named engine")."""
+    real = tmp_path / "real-engine"
+    real.write_text("#!/bin/sh\n")
+    real.chmod(0o755)
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    link = tmp_path / "venv" / "bin" / "python"
+    link.symlink_to(real)
+    text = BASE.replace('command = ["python", "-m", "engine", "--level", "1"]',
+                        'command = ["venv/bin/python", "-m", "engine"]')
+    config = load_config(_write(tmp_path, text))
+    assert config.engines[0].command == (str(link), "-m", "engine")
+
+
 def test_engines_by_name_with_overrides_and_dirs(tmp_path) -> None:
     bindir = tmp_path / "bin"
     bindir.mkdir()

@@ -378,17 +378,18 @@ def test_gauntlet_with_real_debian_engines(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_engine_refusing_a_fixed_depth_stops_the_run_with_the_reason(tmp_path):
-    """gnuchess 6.2.7 knows no "sd": a depth=3 match stops before its first game and says
-    why, instead of letting gnuchess think for a day per move on "st 86400"."""
-    gnuchess = require_binary("gnuchess")
+    """phalanx XXII (like gnuchess 6.2.7) knows no "sd": a depth=3 match stops before its
+    first game and says why, instead of letting phalanx think for a day per move on
+    "st 86400"."""
+    phalanx = require_binary("phalanx")
     db = f"sqlite:///{tmp_path / 'r.db'}"
     done = _runner(
-        "match", "--engine", f"cmd={gnuchess}", "name=gnu", "--engine",
+        "match", "--engine", f"cmd={phalanx}", "name=ph", "--engine",
         "cmd=python -m engine --level 1", "name=bundled", "--each", "depth=3", "--rounds", "1",
         "--db", db, "--quiet", cwd=tmp_path, timeout=50)
     assert done.returncode == 1, done.stderr
     message = " ".join(done.stderr.split())
-    assert "engine gnu cannot play to a fixed depth" in message, done.stderr
+    assert "engine ph cannot play to a fixed depth" in message, done.stderr
     assert "sd 3" in message, done.stderr
     assert "0 of 2 games stored" in message, done.stderr
 
