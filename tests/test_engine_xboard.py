@@ -7,12 +7,12 @@ transcript: an engine complaint ("Error", "Illegal move") or a forfeit fails the
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import require_binary
 
 from runner.pgn_reader import read_games
 from runner.rules import Board
@@ -24,13 +24,7 @@ _BAD_ENDINGS = ("flag fell", "illegal", "forfeit", "crash", "exit", "false", "di
 
 
 def _xboard() -> tuple[str, str]:
-    xboard = shutil.which("xboard") or ("/usr/games/xboard" if Path("/usr/games/xboard").exists()
-                                         else None)
-    xvfb_run = shutil.which("xvfb-run")
-    if xboard is None or xvfb_run is None:
-        pytest.skip("XBoard under a virtual screen needs Debian's xboard and xvfb "
-                    "(apt-get install xboard xvfb xauth)")
-    return xboard, xvfb_run
+    return require_binary("xboard"), require_binary("xvfb-run")
 
 
 def _engine(level: int) -> str:
