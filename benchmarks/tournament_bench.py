@@ -32,8 +32,8 @@ CUTECHESS_CPU_PER_PLY_US = 238.0
 CUTECHESS_PLIES = 6940
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
+def _cpu(who: int = resource.RUSAGE_SELF) -> float:
+    usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
 
 
@@ -53,8 +53,11 @@ def run_once(games: int, workdir: Path) -> tuple[float, float, int]:
         tournament = Tournament(config, db)
         tournament.prepare()
         cpu0, wall0 = _cpu(), time.perf_counter()
+        engines0 = _cpu(resource.RUSAGE_CHILDREN)
         outcome = asyncio.run(tournament.run())
         wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
+        engines = _cpu(resource.RUSAGE_CHILDREN) - engines0
+        print(f"  engines' CPU (reaped children): {engines:.2f} s")
         with db.engine.connect() as conn:
             from sqlalchemy import func, select
 

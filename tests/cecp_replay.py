@@ -108,6 +108,9 @@ class ReplayTransport:
         self.transcript.append(TranscriptEntry(now, "<", text))
         return Line(text, now)
 
+    async def read_lines(self) -> list[Line]:
+        return [await self.read_line()]
+
     async def write_lines(self, lines: Sequence[str]) -> float:
         now = time.monotonic()
         for line in lines:

@@ -529,8 +529,11 @@ class CecpEngine(Engine):
         assert self._proc is not None
         try:
             while True:
-                line = await self._proc.read_line()
-                await self._handle(line)
+                for line in await self._proc.read_lines():
+                    features = self._handle(line)
+                    if features:
+                        await self._handle_features(features)
+                self._changed.set()
         except EngineError as exc:
             for future in (self._reply, *self._pongs.values()):
                 if future is not None and not future.done():
@@ -538,12 +541,13 @@ class CecpEngine(Engine):
             self._changed.set()
             raise
 
-    async def _handle(self, line: Line) -> None:
+    def _handle(self, line: Line) -> tuple[tuple[str, str], ...] | None:
+        """Act on one line; a feature line's pairs are returned for the (async) answer."""
         self._last_line_at = line.time
         parsed = parse_engine_line(line.text)
         match parsed:
             case FeatureLine(pairs=pairs):
-                await self._handle_features(pairs)
+                return pairs
             case Pong(number=number):
                 future = self._pongs.get(number)
                 if future is not None and not future.done():
@@ -575,7 +579,7 @@ class CecpEngine(Engine):
                 self._messages.append(line.text)
             case _:
                 pass
-        self._changed.set()
+        return None
 
     async def _handle_features(self, pairs: tuple[tuple[str, str], ...]) -> None:
         answers = []

@@ -27,6 +27,7 @@ __all__ = ["ENTRY_LIMIT", "EngineProcess", "EngineTransport", "Line", "clip_entr
 
 _STDERR_CHUNK = 4096
 _DRAIN_CHUNK = 1 << 16
+_READ_CHUNK = 1 << 16
 ENTRY_LIMIT = 1024
 """Characters of one transcript entry kept by default; longer text is cut and its length noted."""
 
@@ -54,6 +55,8 @@ class EngineTransport(Protocol):
     def note(self, text: str) -> None: ...
 
     async def read_line(self) -> Line: ...
+
+    async def read_lines(self) -> list[Line]: ...
 
     async def write_lines(self, lines: Sequence[str]) -> float: ...
 
@@ -103,6 +106,9 @@ class EngineProcess:
         self._stderr_tail = bytearray()
         self._stderr_logged = 0
         self._eof = False
+        self._lines: deque[Line] = deque()  # complete lines read but not yet handed out
+        self._partial = bytearray()  # the start of the next line, its newline not read yet
+        self._read_error: EngineProtocolError | None = None
 
     @property
     def pid(self) -> int | None:
@@ -155,26 +161,78 @@ class EngineProcess:
 
     async def read_line(self) -> Line:
         """The next stdout line; EngineTerminated at its end, EngineProtocolError if too long."""
+        if not self._lines:
+            await self._fill()
+        return self._lines.popleft()
+
+    async def read_lines(self) -> list[Line]:
+        """Every complete stdout line read so far (at least one: waits for it), oldest first.
+
+        One call per chunk of output instead of one per line: an engine printing several lines
+        per move (thinking output, comments) costs one wake-up, not one per line.
+        """
+        if not self._lines:
+            await self._fill()
+        lines = list(self._lines)
+        self._lines.clear()
+        return lines
+
+    async def _fill(self) -> None:
+        """Read stdout until at least one complete line is queued (or fail as documented)."""
         proc = self._require()
         assert proc.stdout is not None
         if self._drain_task is not None:
             raise EngineTerminated(proc.returncode, "the engine is being stopped")
-        try:
-            raw = await proc.stdout.readline()
-        except ValueError as exc:  # the StreamReader limit: a line longer than line_limit
-            self.note(f"line longer than {self.line_limit} bytes")
-            raise EngineProtocolError(
-                f"engine wrote a line longer than {self.line_limit} bytes"
-            ) from exc
-        now = time.monotonic()
-        if not raw:
+        while not self._lines:
+            if self._read_error is not None:
+                raise self._read_error
+            if self._eof:
+                code = await self._exit_code_soon()
+                raise EngineTerminated(code, self._stderr_summary())
+            chunk = await proc.stdout.read(_READ_CHUNK)
+            now = time.monotonic()
+            if chunk:
+                self._split(chunk, now)
+                continue
             self._eof = True
+            if self._partial:  # the last line, without its newline
+                self._add_line(bytes(self._partial), now)
+                self._partial.clear()
+                return
             code = await self._exit_code_soon()
             self.note(f"end of output (exit code {code})")
             raise EngineTerminated(code, self._stderr_summary())
-        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        self._record(now, "<", text)
-        return Line(text, now)
+
+    def _split(self, chunk: bytes, now: float) -> None:
+        """Queue the complete lines in `chunk`; keep the unfinished end for the next chunk."""
+        if b"\n" not in chunk:
+            self._partial += chunk
+            self._check_length(len(self._partial))
+            return
+        pieces = chunk.split(b"\n")
+        if self._partial:
+            pieces[0] = bytes(self._partial) + pieces[0]
+            self._partial.clear()
+        self._partial += pieces.pop()
+        for raw in pieces:
+            if len(raw) > self.line_limit:
+                self._check_length(len(raw))
+                return  # the lines before it stay queued; the error comes after them
+            self._add_line(raw, now)
+        self._check_length(len(self._partial))
+
+    def _add_line(self, raw: bytes, now: float) -> None:
+        text = raw.rstrip(b"\r").decode("utf-8", errors="replace")
+        self.transcript.append(TranscriptEntry(now, "<", clip_entry(text, self.entry_limit)))
+        self._lines.append(Line(text, now))
+
+    def _check_length(self, length: int) -> None:
+        """A line longer than `line_limit` is the engine's fault: fail its next read."""
+        if length > self.line_limit and self._read_error is None:
+            self.note(f"line longer than {self.line_limit} bytes")
+            self._read_error = EngineProtocolError(
+                f"engine wrote a line longer than {self.line_limit} bytes")
+            self._partial.clear()
 
     async def write_line(self, text: str) -> float:
         """Write one line and drain it; the monotonic time when it was handed to the pipe."""
@@ -256,8 +314,11 @@ class EngineProcess:
         assert self._proc is not None and self._proc.stdout is not None
         if self._eof:
             return
-        head = b""  # the start of the current unfinished line, at most entry_limit + 4 bytes
-        length = 0  # the unfinished line's full length in bytes
+        # The start of the current unfinished line (at most entry_limit + 4 bytes; it may have
+        # begun in a chunk read_lines already took) and that line's full length in bytes.
+        head = bytes(self._partial[:self.entry_limit + 4])
+        length = len(self._partial)
+        self._partial.clear()
         while True:
             chunk = await self._proc.stdout.read(_DRAIN_CHUNK)
             now = time.monotonic()

@@ -535,7 +535,8 @@ class UciEngine(Engine):
         assert self._proc is not None
         try:
             while True:
-                self._handle(await self._proc.read_line())
+                for line in await self._proc.read_lines():
+                    self._handle(line)
         except EngineError as exc:
             for future in (self._reply, self._uciok, *self._ready_waiters.values()):
                 if future is not None and not future.done():
