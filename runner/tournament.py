@@ -52,6 +52,7 @@ from runner.store import (
     GameFilter,
     TournamentStatus,
     create_tournament,
+    engine_ids,
     finish_tournament,
     finished_job_keys,
     mark_running,
@@ -295,6 +296,7 @@ class Tournament:
             self.scoreboard.pairing(first, second)
         self.sprt = sprt_spec(config)
         self.sprt_result: SprtResult | None = None
+        self._engine_ids: dict[str, int] | None = None  # the writer thread's, fetched once
         self.tournament_id = -1
         self._entries = {e.name: e for e in config.engines}
         self._soft_stop = False
@@ -585,11 +587,14 @@ class Tournament:
 
     def _mark_running(self, job: GameJob) -> None:
         with self.db.session() as session:
-            mark_running(session, self.tournament_id, job)
+            if self._engine_ids is None:
+                self._engine_ids = engine_ids(session, self.tournament_id)
+            mark_running(session, self.tournament_id, job, engine_ids=self._engine_ids)
 
     def _store(self, writer: _Writer, job: GameJob, record: GameRecord, pgn: str) -> None:
         with self.db.session() as session:
-            record_game(session, self.tournament_id, job, finished_game(record, pgn))
+            record_game(session, self.tournament_id, job, finished_game(record, pgn),
+                        engine_ids=self._engine_ids)
         # The PGN file follows the database: a game is in the file only once it is stored.
         writer.append_pgn(pgn)
 
