@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import itertools
 import math
+import re
 import signal
 import time
 from collections.abc import Sequence
@@ -32,10 +33,12 @@ from runner.protocol.cecp_parse import (
     Tell,
     ThinkingLine,
     is_coordinate_move,
+    match_thinking,
     parse_engine_line,
     parse_features,
     parse_option,
     parse_thinking,
+    thinking_info,
 )
 from runner.protocol.engine import (
     ClockState,
@@ -53,6 +56,7 @@ from runner.protocol.engine import (
     Variant,
 )
 from runner.protocol.process import EngineProcess, EngineTransport, Line
+from runner.protocol.waiting import wait_answer
 
 __all__ = [
     "Castling960",
@@ -130,6 +134,7 @@ class CecpEngine(Engine):
         self._reply: asyncio.Future[EngineReply] | None = None
         self._reply_sent_at = 0.0
         self._info: SearchInfo | None = None
+        self._info_match: re.Match[str] | None = None  # the latest thinking line, not parsed yet
         self._draw_offered = False
         self._messages: list[str] = []
         self._pending_end: EngineReply | None = None
@@ -234,6 +239,7 @@ class CecpEngine(Engine):
             self._chess960 = Chess960Writer(setup.start_fen, self.castling960)
         self._pending_end = None
         self._info = None
+        self._info_match = None
         self._draw_offered = False
         self._period_sent = 0
         cfg = self.config
@@ -312,6 +318,7 @@ class CecpEngine(Engine):
         loop = asyncio.get_running_loop()
         self._reply = loop.create_future()
         self._info = None
+        self._info_match = None
         self._messages = []
         lines: list[str] = []
         if opponent_offers_draw and self.features.flag("draw", True):
@@ -544,7 +551,17 @@ class CecpEngine(Engine):
     def _handle(self, line: Line) -> tuple[tuple[str, str], ...] | None:
         """Act on one line; a feature line's pairs are returned for the (async) answer."""
         self._last_line_at = line.time
-        parsed = parse_engine_line(line.text)
+        text = line.text
+        head = text[:1]
+        if head == "#":
+            return None  # an engine's comment line
+        if self._thinking and (head == " " or head.isdigit()):
+            # Thinking output, several lines a move: only the last one is parsed, at the move.
+            match = match_thinking(text)
+            if match is not None:
+                self._info_match = match
+                return None
+        parsed = parse_engine_line(text)
         match parsed:
             case FeatureLine(pairs=pairs):
                 return pairs
@@ -555,6 +572,7 @@ class CecpEngine(Engine):
             case ThinkingLine(info=info):
                 if self._thinking:
                     self._info = info
+                    self._info_match = None
             case MoveLine(move=move):
                 self._deliver(line, move=move)
             case Resign():
@@ -612,6 +630,13 @@ class CecpEngine(Engine):
             with contextlib.suppress(EngineError):
                 await self._send(*answers)
 
+    def _search_info(self) -> SearchInfo | None:
+        """The search information of the latest thinking line of this move."""
+        if self._info_match is not None:
+            self._info = thinking_info(self._info_match)
+            self._info_match = None
+        return self._info
+
     def _deliver(self, line: Line, *, move: str | None = None, resigned: bool = False,
                  claim: ResultClaim | None = None) -> None:
         """A move, a resignation or a claim: the reply to `play`, or kept for the next call."""
@@ -629,7 +654,7 @@ class CecpEngine(Engine):
         reply = EngineReply(
             move=move,
             move_is_san=move is not None and not is_coordinate_move(move),
-            info=self._info,
+            info=self._search_info(),
             resigned=resigned,
             claim=claim,
             draw_offered=self._draw_offered,
@@ -693,26 +718,8 @@ class CecpEngine(Engine):
         return max(timeout, 2.0 * (self.startup_seconds or 0.0))
 
     async def _wait(self, future: asyncio.Future, timeout: float | None, what: str):  # noqa: ANN202
-        """Await one of our own futures, which fails with EngineStalled after `timeout`.
-
-        The future is awaited directly, with a timer that fails it: the reply then reaches
-        the waiting task in one event-loop hop (``wait_for(shield(...))`` took three, about
-        20 us of every relayed move).
-        """
-        if timeout is None:
-            return await future
-        began = time.monotonic()
-
-        def expire() -> None:
-            if not future.done():
-                future.set_exception(
-                    EngineStalled(f"{self.name}: {what}", time.monotonic() - began))
-
-        timer = asyncio.get_running_loop().call_later(max(timeout, 0.0), expire)
-        try:
-            return await future
-        finally:
-            timer.cancel()
+        """Await one of our own futures; EngineStalled after `timeout`."""
+        return await wait_answer(future, timeout, f"{self.name}: {what}")
 
     async def _wait_changed(self, timeout: float) -> None:
         self._changed.clear()

@@ -31,11 +31,13 @@ __all__ = [
     "Tell",
     "ThinkingLine",
     "is_coordinate_move",
+    "match_thinking",
     "mate_from_score",
     "parse_engine_line",
     "parse_features",
     "parse_option",
     "parse_thinking",
+    "thinking_info",
 ]
 
 
@@ -252,9 +254,21 @@ def parse_thinking(text: str) -> SearchInfo | None:
     Time is in centiseconds, except in the old GNU Chess form where a character
     follows the ply (``3&``, ``4.``) and time is in seconds.
     """
-    match = _THINKING_RE.match(text)
-    if match is None:
-        return None
+    match = match_thinking(text)
+    return None if match is None else thinking_info(match)
+
+
+def match_thinking(text: str) -> re.Match[str] | None:
+    """The match of a thinking-output line (for `thinking_info`), or None for any other line.
+
+    Engines print many thinking lines per move and only the last one counts: a client can
+    keep the match and build the `SearchInfo` only for the line that stands at move time.
+    """
+    return _THINKING_RE.match(text)
+
+
+def thinking_info(match: re.Match[str]) -> SearchInfo:
+    """The search information of a thinking line matched by `match_thinking`."""
     score = int(match["score"])
     time_units = int(match["time"])
     seconds = float(time_units) if match["flag"] else time_units / 100.0

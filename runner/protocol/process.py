@@ -205,20 +205,35 @@ class EngineProcess:
 
     def _split(self, chunk: bytes, now: float) -> None:
         """Queue the complete lines in `chunk`; keep the unfinished end for the next chunk."""
-        if b"\n" not in chunk:
+        end = chunk.rfind(b"\n")
+        if end < 0:
             self._partial += chunk
             self._check_length(len(self._partial))
             return
-        pieces = chunk.split(b"\n")
         if self._partial:
-            pieces[0] = bytes(self._partial) + pieces[0]
+            self._partial += chunk[:end]
+            complete = bytes(self._partial)
             self._partial.clear()
-        self._partial += pieces.pop()
-        for raw in pieces:
-            if len(raw) > self.line_limit:
-                self._check_length(len(raw))
-                return  # the lines before it stay queued; the error comes after them
-            self._add_line(raw, now)
+        else:
+            complete = chunk[:end]
+        self._partial += chunk[end + 1:]
+        # Decoded once for the chunk: the newline bytes cannot be part of a UTF-8 sequence.
+        texts = complete.decode("utf-8", errors="replace").split("\n")
+        if len(complete) > self.line_limit:
+            # A line (in bytes) over the limit, counted the slow way now that it may be here.
+            for count, raw in enumerate(complete.split(b"\n")):
+                if len(raw) > self.line_limit:
+                    self._check_length(len(raw))
+                    texts = texts[:count]  # the lines before it stay queued
+                    break
+        limit = self.entry_limit
+        transcript, lines = self.transcript, self._lines
+        for text in texts:
+            if text[-1:] == "\r":
+                text = text.rstrip("\r")
+            transcript.append(TranscriptEntry(
+                now, "<", text if len(text) <= limit else clip_entry(text, limit)))
+            lines.append(Line(text, now))
         self._check_length(len(self._partial))
 
     def _add_line(self, raw: bytes, now: float) -> None:

@@ -27,13 +27,13 @@ from runner.protocol.engine import (
     EngineConfig,
     EngineError,
     EngineReply,
-    EngineStalled,
     GameSetup,
     SearchInfo,
     TranscriptEntry,
     Variant,
 )
 from runner.protocol.process import EngineProcess, EngineTransport, Line
+from runner.protocol.waiting import wait_answer
 
 __all__ = [
     "OPTION_TYPES",
@@ -644,11 +644,8 @@ class UciEngine(Engine):
         return max(timeout, 2.0 * (self.startup_seconds or 0.0))
 
     async def _wait(self, future: asyncio.Future, timeout: float | None, what: str):  # noqa: ANN202
-        began = time.monotonic()
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
-        except TimeoutError:
-            raise EngineStalled(f"{self.name}: {what}", time.monotonic() - began) from None
+        """Await one of our own futures; EngineStalled after `timeout`."""
+        return await wait_answer(future, timeout, f"{self.name}: {what}")
 
     def _check_alive(self) -> None:
         task = self._pump_task
