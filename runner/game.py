@@ -419,14 +419,13 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         if clock.spend(elapsed):
             return _time_forfeit(board, mover, f"{elapsed:.3f} s used")
         info = reply.info
+        zeroing = board.is_zeroing(move)
+        fullmove = board.fullmove_number
         played = PlayedMove(
-            uci=move.uci(), san=board.san(move), time=elapsed,
+            uci=move.uci(), san=board.san_and_push(move), time=elapsed,
             depth=info.depth if info else None, score_cp=info.score_cp if info else None,
             mate=info.mate if info else None, nodes=info.nodes if info else None,
         )
-        zeroing = board.is_zeroing(move)
-        fullmove = board.fullmove_number
-        board.push(move)
         ignored_claims[mover] = 0
         moves.append(played)
         sent.append(played.uci)

@@ -70,6 +70,12 @@ def test_san_corpus(case: dict) -> None:
     reread = Board(board.fen(), chess960=case["chess960"])
     assert reread.fen() == board.fen()
     assert reread.fen(shredder=True) == board.fen(shredder=True)
+    # The game loop's form: the same SAN, and the move left played (as push would leave it).
+    pushed = Board(case["fen"], chess960=case["chess960"])
+    assert pushed.san_and_push(move) == case["san"]
+    board.push(move)
+    assert pushed.fen() == board.fen() and pushed.move_stack == board.move_stack
+    assert pushed.is_repetition(1) and pushed.peek() == move
 
 
 def _outcome_cases() -> list:

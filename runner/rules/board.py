@@ -20,6 +20,7 @@ from runner.rules.fen import (
 )
 from runner.rules.move import _MOVES, IllegalMoveError, Move, Piece
 from runner.rules.movegen import generate_legal
+from runner.rules.san import move_to_san, parse_san, san_and_push
 from runner.rules.squares import (
     BB_DIAG_ATTACKS,
     BB_DIAG_MASKS,
@@ -670,8 +671,6 @@ class Board(GameEndRules):
         """
         text = uci.strip()
         if text[:1] in ("O", "0", "o") and "-" in text:
-            from runner.rules.san import parse_san
-
             return parse_san(self, text)
         move = Move.from_uci(text)
         if not move:
@@ -689,20 +688,18 @@ class Board(GameEndRules):
 
     def san(self, move: Move) -> str:
         """Standard Algebraic Notation of a legal move."""
-        from runner.rules.san import move_to_san
-
         return move_to_san(self, move)
+
+    def san_and_push(self, move: Move) -> str:
+        """SAN of a legal move, then play it (one push instead of a trial push and pop)."""
+        return san_and_push(self, move)
 
     def lan(self, move: Move) -> str:
         """Long Algebraic Notation of a legal move (``Ng1-f3``, ``e4xd5``)."""
-        from runner.rules.san import move_to_san
-
         return move_to_san(self, move, long=True)
 
     def parse_san(self, san: str) -> Move:
         """The legal move named by a SAN string (read tolerantly)."""
-        from runner.rules.san import parse_san
-
         return parse_san(self, san)
 
     def push_san(self, san: str) -> Move:

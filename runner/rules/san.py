@@ -40,6 +40,15 @@ def move_to_san(board: Board, move: Move, *, long: bool = False) -> str:
     return text
 
 
+def san_and_push(board: Board, move: Move) -> str:
+    """SAN of a legal move, which is then left played on `board`."""
+    text = _san_body(board, move, False)
+    board.push(move)
+    if board.is_check():
+        text += "#" if board.is_checkmate() else "+"
+    return text
+
+
 def _san_body(board: Board, move: Move, long: bool) -> str:
     """SAN without the check suffix."""
     if not move:
