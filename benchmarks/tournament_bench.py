@@ -57,7 +57,10 @@ def run_once(games: int, workdir: Path) -> tuple[float, float, int]:
         outcome = asyncio.run(tournament.run())
         wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
         engines = _cpu(resource.RUSAGE_CHILDREN) - engines0
-        print(f"  engines' CPU (reaped children): {engines:.2f} s")
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        print(f"  engines' CPU (reaped children): {engines:.2f} s; runner user {usage.ru_utime:.2f} s, "
+              f"system {usage.ru_stime:.2f} s (whole process), "
+              f"context switches {usage.ru_nvcsw} voluntary, {usage.ru_nivcsw} involuntary")
         with db.engine.connect() as conn:
             from sqlalchemy import func, select
 

@@ -61,6 +61,15 @@ FAKE_ENGINE = textwrap.dedent(
                 out.flush()
                 os.write(1, b"tellusererror caf\xc3\xa9 \xff\xfe bad\n")
                 out.write("move e7e5\n")
+            elif mode == "split":
+                # Lines cut anywhere, even inside a UTF-8 character, and a last line without
+                # its newline: each piece written on its own with a pause between.
+                out.flush()
+                for piece in (b"tellusererror caf\xc3", b"\xa9 one\r\n# two\n thr", b"ee\n",
+                              b"move e7e5\nlast words"):
+                    os.write(1, piece)
+                    time.sleep(0.05)
+                break
             elif mode == "echo":
                 # gnuchess-like: each move printed twice, the second form arriving late.
                 replies = ["e7e5", "d7d5"]
@@ -224,6 +233,22 @@ async def test_invalid_utf8_is_decoded_with_replacement(fake):
     assert reply.move == "e7e5"
     assert any("caf\u00e9 \ufffd\ufffd bad" in message for message in reply.messages)
     await engine.quit()
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_lines_are_assembled_across_reads(fake):
+    process = EngineProcess(fake("split"))
+    await process.start()
+    await process.write_lines(["go"])
+    texts = []
+    with pytest.raises(EngineTerminated):
+        while True:
+            texts.extend(line.text for line in await process.read_lines())
+    assert texts == ["tellusererror caf\u00e9 one", "# two", " three", "move e7e5", "last words"]
+    read = [e.text for e in process.transcript if e.direction == "<"]
+    assert read == texts
+    await process.stop(quit_timeout=0.5, terminate_timeout=0.5)
 
 
 @pytest.mark.timeout(20)
