@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.rules import Board, Move
+from runner.rules.movegen import generate_legal
 
 START_960 = [
     "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 0 1",
@@ -24,6 +25,11 @@ START_960 = [
 def _check_same(ours: Board, ref: chess.Board) -> None:
     """Compare every observable of the two boards at one ply."""
     ref_moves = {m.uci() for m in ref.legal_moves}
+    # The game-end tests first, before anything has generated (and cached) the full move list:
+    # they look only for a first legal move.
+    first = {m.uci() for m in generate_legal(ours, first=True)}
+    assert first <= ref_moves and bool(first) == bool(ref_moves), ref.fen()
+    assert ours.is_checkmate() == ref.is_checkmate() and ours.is_stalemate() == ref.is_stalemate()
     our_moves = {m.uci() for m in ours.legal_moves}
     assert our_moves == ref_moves, ref.fen()
     assert ours.fen() == ref.fen()

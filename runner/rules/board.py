@@ -333,6 +333,13 @@ class Board(GameEndRules):
         self._cache_moves = moves
         return moves
 
+    def _any_legal(self) -> bool:
+        """Whether the side to move has a legal move: the cached list if there is one, else a
+        generation that stops at the first move found (and is not cached)."""
+        if self._cache_key == self._key:
+            return bool(self._cache_moves)
+        return bool(generate_legal(self, first=True))
+
     def generate_legal_moves(self) -> Iterator[Move]:
         """Iterate over the legal moves."""
         return iter(self._legal())

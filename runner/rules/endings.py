@@ -15,11 +15,11 @@ class GameEndRules:
 
     def is_checkmate(self) -> bool:
         """Whether the side to move is checkmated."""
-        return self.is_check() and not self._legal()
+        return self.is_check() and not self._any_legal()
 
     def is_stalemate(self) -> bool:
         """Whether the side to move has no legal move and is not in check."""
-        return not self.is_check() and not self._legal()
+        return not self.is_check() and not self._any_legal()
 
     def has_insufficient_material(self, color: Color) -> bool:
         """Whether ``color`` cannot possibly mate, whatever the opponent plays."""
@@ -72,7 +72,7 @@ class GameEndRules:
 
     def is_fifty_moves(self) -> bool:
         """Whether 50 moves by each side have passed without pawn move or capture (and no mate)."""
-        return self.halfmove_clock >= 100 and bool(self._legal())
+        return self.halfmove_clock >= 100 and self._any_legal()
 
     def can_claim_fifty_moves(self) -> bool:
         """Whether the fifty-move draw can be claimed now or with the next move (9.3)."""
@@ -92,7 +92,7 @@ class GameEndRules:
 
     def is_seventyfive_moves(self) -> bool:
         """Whether 75 moves by each side passed without pawn move or capture (ends the game, 9.6.2)."""
-        return self.halfmove_clock >= 150 and bool(self._legal())
+        return self.halfmove_clock >= 150 and self._any_legal()
 
     def can_claim_draw(self) -> bool:
         """Whether a draw by fifty moves or threefold repetition can be claimed."""
@@ -100,7 +100,7 @@ class GameEndRules:
 
     def outcome(self, *, claim_draw: bool = False) -> Outcome | None:
         """How the game ends by the rules here, or ``None``; claimable draws with ``claim_draw``."""
-        has_moves = bool(self._legal())
+        has_moves = self._any_legal()
         if not has_moves and self.is_check():
             return Outcome(Termination.CHECKMATE, not self.turn)
         if self.is_insufficient_material():

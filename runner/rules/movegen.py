@@ -51,8 +51,12 @@ _ALL = (1 << 64) - 1
 
 
 
-def generate_legal(board: Board) -> list[Move]:
-    """Generate every legal move of the side to move."""
+def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
+    """Generate every legal move of the side to move.
+
+    With `first`, stop as soon as some legal move is found: the list then holds at least one
+    move if there is any, but usually not all of them (a mate or stalemate test).
+    """
     turn = board.turn
     occ_co = board.occupied_co
     us = occ_co[turn]
@@ -99,6 +103,8 @@ def generate_legal(board: Board) -> list[Move]:
                 & them_orth)
         ):
             append(mv[base + t])
+    if first and moves:
+        return moves
 
     if checkers:
         if checkers & (checkers - 1):
@@ -131,6 +137,8 @@ def generate_legal(board: Board) -> list[Move]:
             tl = targets & -targets
             targets ^= tl
             append(mv[base + tl.bit_length() - 1])
+    if first and moves:
+        return moves
 
     # Sliders.
     froms = (bishops | queens) & us
@@ -159,6 +167,8 @@ def generate_legal(board: Board) -> list[Move]:
             tl = targets & -targets
             targets ^= tl
             append(mv[base + tl.bit_length() - 1])
+    if first and moves:
+        return moves
 
     # Pawns: unpinned ones in bulk with shifts, pinned ones one by one.
     our_pawns = pawns & us
@@ -213,6 +223,8 @@ def generate_legal(board: Board) -> list[Move]:
                 moves.extend(_PROMOTIONS[f * 64 + t])
             else:
                 append(mv[f * 64 + t])
+    if first and moves:
+        return moves
 
     # En passant: test the resulting occupancy directly (covers every discovered check).
     ep = board.ep_square
