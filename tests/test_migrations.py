@@ -24,6 +24,7 @@ from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pyte
 from sqlalchemy import inspect
 
 from runner.store.db import (
+    SCHEMA_REVISION,
     alembic_config,
     create_db_engine,
     current_revision,
@@ -54,6 +55,29 @@ def _differences(url: str) -> list[object]:
             context = MigrationContext.configure(
                 connection, opts={"compare_type": True, "target_metadata": Base.metadata})
             return list(compare_metadata(context, Base.metadata))
+    finally:
+        engine.dispose()
+
+
+def test_schema_revision_constant_is_alembics_head() -> None:
+    # open_database skips alembic for a database already at SCHEMA_REVISION: a new migration
+    # must move the constant too, or databases would stay behind.
+    assert head_revision() == SCHEMA_REVISION
+
+
+def test_opening_an_up_to_date_database_does_not_load_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    probe = ("import sys; from runner.store import open_database; open_database(sys.argv[1]); "
+             "print('alembic' in sys.modules)")
+    first = subprocess.run([sys.executable, "-c", probe, url], capture_output=True, text=True,
+                           check=True, timeout=60)
+    assert first.stdout.strip() == "True"  # an empty database is migrated through alembic
+    again = subprocess.run([sys.executable, "-c", probe, url], capture_output=True, text=True,
+                           check=True, timeout=60)
+    assert again.stdout.strip() == "False"
+    engine = create_db_engine(url)
+    try:
+        assert current_revision(engine) == head_revision()
     finally:
         engine.dispose()
 
