@@ -5,19 +5,21 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from runner.adjudication import AdjudicationRules
-from runner.clock import TimeControl
-from runner.engines import make_engine, running_engines, stop_engines
 from runner.enginespec import EngineSpecError, group_options, parse_engine_tokens
-from runner.game import GameSpec, play_game
-from runner.protocol.engine import ClockState, EngineConfig, EngineError, GameSetup, Side, Variant
-from runner.records import game_pgn
-from runner.rules import STARTING_FEN, Board
+
+if TYPE_CHECKING:
+    from runner.adjudication import AdjudicationRules
+    from runner.game import GameSpec
+    from runner.protocol.engine import EngineConfig
+
+# The engine, game and rules modules are imported by the commands that play, not with the CLI:
+# 'runner report' or 'runner list' start faster without them.
 
 engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True)
 _err = Console(stderr=True)
@@ -31,6 +33,8 @@ class CommandError(Exception):
 def parse_adjudication(groups: dict[str, list[str]]) -> AdjudicationRules:
     """Adjudication from ``--draw movenumber= movecount= score=``, ``--resign movecount= score=
     twosided=`` and ``--maxmoves N``."""
+    from runner.adjudication import AdjudicationRules
+
     values: dict[str, object] = {}
     for key, tokens in groups.items():
         if key == "maxmoves":
@@ -70,6 +74,11 @@ def _int_token(what: str, text: str) -> int:
 def play_command(ctx: typer.Context) -> None:
     """Play one game: --engine cmd=... (twice) [--each tc=10+0.1] [--fen F | --moves e2e4,e7e5]
     [--variant fischerandom] [--draw ...] [--resign ...] [--maxmoves N]; prints its PGN."""
+    from runner.game import GameSpec
+    from runner.protocol.engine import Variant
+    from runner.records import game_pgn
+    from runner.rules import STARTING_FEN, Board
+
     try:
         groups = group_options(list(ctx.args))
         engines = [tokens for key, tokens in groups if key == "engine"]
@@ -101,6 +110,9 @@ def play_command(ctx: typer.Context) -> None:
 
 
 async def _play_one(configs: list[EngineConfig], spec: GameSpec):  # noqa: ANN202
+    from runner.engines import running_engines
+    from runner.game import play_game
+
     async with running_engines(configs) as (white, black):
         return await play_game(white, black, spec)
 
@@ -127,6 +139,11 @@ def engine_check(
 
 
 async def _check(config: EngineConfig, movetime: float) -> int:
+    from runner.clock import TimeControl
+    from runner.engines import make_engine, stop_engines
+    from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
+    from runner.rules import Board
+
     console = Console()
     engine = make_engine(config)
     try:

@@ -12,7 +12,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console, Group
@@ -24,15 +24,9 @@ from runner.config import ConfigError, TournamentConfig, load_config, parse_conf
 from runner.enginespec import EngineSpecError, group_options
 from runner.scoreboard import Scoreboard
 from runner.store import Database, GameFilter, open_database, stream_games, tournaments
-from runner.tournament import (
-    Event,
-    GameFinished,
-    GameStarted,
-    Notice,
-    RunOutcome,
-    Tournament,
-    TournamentError,
-)
+
+if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
+    from runner.tournament import Event, RunOutcome, Tournament
 
 _out = Console()
 _err = Console(stderr=True)
@@ -87,6 +81,8 @@ class _View:
 
     def event(self, event: Event) -> None:
         """Show one event of the run."""
+        from runner.tournament import GameFinished, GameStarted, Notice
+
         if isinstance(event, GameFinished):
             if not event.replay:
                 self.progress.update(self.task, completed=self.tournament.done_games)
@@ -124,6 +120,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    new: bool, tournament_id: int | None = None,
                    concurrency: int | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
+    from runner.tournament import Tournament, TournamentError
+
     db = _open_db(db_url or config.database)
     try:
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
