@@ -233,6 +233,13 @@ def test_parse_bestmove(line, expected):
         ("5+0.1 depth=3", ClockState(own=5.0, opponent=5.0), True,
          "go wtime 5000 btime 5000 winc 100 binc 100 depth 3"),
         ("inf", ClockState(), True, "go movetime 86400000"),
+        # Time controls that differ per engine: each side's own increment.
+        ("60+0.5", ClockState(own=59.0, opponent=30.0, opponent_increment=0.1), True,
+         "go wtime 59000 btime 30000 winc 500 binc 100"),
+        ("60", ClockState(own=59.0, opponent=30.0, opponent_increment=0.25), False,
+         "go btime 59000 wtime 30000 winc 250"),
+        ("60+1", ClockState(own=59.0, opponent=30.0, opponent_increment=0.0), True,
+         "go wtime 59000 btime 30000 winc 1000"),
     ],
 )
 def test_format_go(tc, clocks, white, expected):
@@ -671,3 +678,17 @@ def test_the_bundled_engine_help_still_works():
                             capture_output=True, text=True, timeout=30, check=False)
     assert result.returncode == 0
     assert "--level" in result.stdout
+
+
+@pytest.mark.timeout(60)
+def test_each_side_is_told_the_other_sides_own_increment() -> None:
+    # Time controls that differ per engine: the go line carries each side's own increment.
+    spec = game_spec("10+0.1", black_tc="10+0.25", adjudication=AdjudicationRules(max_moves=4))
+    played = run_any(bundled_uci("w", "--level", "random"), bundled_uci("b", "--level", "random"),
+                     spec)
+    for white in (True, False):
+        goes = [line for line in sent_lines(played.record, white) if line.startswith("go ")]
+        assert goes, played.record.transcripts
+        for line in goes:
+            words = line.split()
+            assert words[words.index("winc") + 1] == "100" and words[words.index("binc") + 1] == "250"

@@ -159,6 +159,8 @@ class ClockState:
     opponent: float | None = None
     moves_to_go: int | None = None
     period: int = 0
+    opponent_increment: float | None = None
+    """The opponent's increment per move now (UCI sends it); None: taken to be the engine's own."""
 
 
 @dataclass(frozen=True)

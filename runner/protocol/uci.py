@@ -271,8 +271,8 @@ def format_position(start_fen: str | None, moves: Sequence[str]) -> str:
 def format_go(tc: TimeControl, clocks: ClockState, white_to_move: bool) -> str:
     """The ``go`` command for a time control and the clocks when the engine must move.
 
-    The opponent's increment is taken to be the engine's own (the engine sees only its
-    own control); depth and node limits combine with any clock.
+    The opponent's increment comes from `clocks` (the engine's own when it is not given);
+    depth and node limits combine with any clock.
     """
     parts = ["go"]
     if tc.move_time is not None:
@@ -285,8 +285,11 @@ def format_go(tc: TimeControl, clocks: ClockState, white_to_move: bool) -> str:
             parts += [f"{other}time", str(_milliseconds(clocks.opponent))]
         if increment:
             parts += [f"{own}inc", str(_milliseconds(increment))]
-            if clocks.opponent is not None:
-                parts += [f"{other}inc", str(_milliseconds(increment))]
+        if clocks.opponent is not None:
+            other_increment = (increment if clocks.opponent_increment is None
+                               else clocks.opponent_increment)
+            if other_increment:
+                parts += [f"{other}inc", str(_milliseconds(other_increment))]
         if clocks.moves_to_go is not None:
             parts += ["movestogo", str(max(1, clocks.moves_to_go))]
     if tc.depth is not None:
