@@ -179,6 +179,13 @@ class Clock:
         return moves - self._moves_in_period if moves else None
 
     @property
+    def increment(self) -> float | None:
+        """Seconds added after each move in the current period; None without clock periods."""
+        if not self.control.periods:
+            return None
+        return self.control.period(self.period_index).increment
+
+    @property
     def running(self) -> bool:
         """Whether `start` was called without a matching `stop`."""
         return self._started_at is not None

@@ -391,8 +391,7 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         other = clocks[not mover]
         state = ClockState(own=clock.time_left(), opponent=other.time_left(),
                            moves_to_go=clock.moves_to_go, period=clock.period_index,
-                           opponent_increment=(other.control.period(other.period_index).increment
-                                               if other.control.periods else None))
+                           opponent_increment=other.increment)
         started = time.monotonic()
         try:
             reply = await engine.play(sent, state, timeout=_timeout_for(clock, spec.untimed_move_timeout),

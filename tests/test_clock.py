@@ -148,3 +148,13 @@ def test_spend_rejects_nonsense():
     clock = Clock(TimeControl.parse("5"))
     with pytest.raises(ValueError):
         clock.spend(-1.0)
+
+
+def test_increment_follows_the_current_period() -> None:
+    clock = Clock(TimeControl.parse("2/60+1:30+0.5"))
+    assert clock.increment == 1.0
+    clock.spend(0.1)
+    clock.spend(0.1)  # the first period's two moves are made: the second period starts
+    assert clock.increment == 0.5
+    assert Clock(TimeControl.parse("st=1")).increment is None
+    assert Clock(TimeControl.parse("depth=3")).increment is None

@@ -27,7 +27,6 @@ __all__ = ["ENTRY_LIMIT", "EngineProcess", "EngineTransport", "Line", "clip_entr
 
 _STDERR_CHUNK = 4096
 _DRAIN_CHUNK = 1 << 16
-_READ_CHUNK = 1 << 16
 ENTRY_LIMIT = 1024
 """Characters of one transcript entry kept by default; longer text is cut and its length noted."""
 
@@ -195,10 +194,9 @@ class EngineProcess:
                 self._split(chunk, now)
                 continue
             self._eof = True
-            if self._partial:  # the last line, without its newline
-                self._add_line(bytes(self._partial), now)
-                self._partial.clear()
-                return
+            if self._partial:  # the last line, without its newline: end it as one
+                self._split(b"\n", now)
+                continue
             code = await self._exit_code_soon()
             self.note(f"end of output (exit code {code})")
             raise EngineTerminated(code, self._stderr_summary())
@@ -235,11 +233,6 @@ class EngineProcess:
                 now, "<", text if len(text) <= limit else clip_entry(text, limit)))
             lines.append(Line(text, now))
         self._check_length(len(self._partial))
-
-    def _add_line(self, raw: bytes, now: float) -> None:
-        text = raw.rstrip(b"\r").decode("utf-8", errors="replace")
-        self.transcript.append(TranscriptEntry(now, "<", clip_entry(text, self.entry_limit)))
-        self._lines.append(Line(text, now))
 
     def _check_length(self, length: int) -> None:
         """A line longer than `line_limit` is the engine's fault: fail its next read."""
