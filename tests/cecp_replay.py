@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.protocol.cecp_parse import MoveLine, parse_engine_line
-from runner.protocol.engine import EngineTerminated, TranscriptEntry
-from runner.protocol.process import Line
+from runner.protocol.engine import EngineError, EngineTerminated, TranscriptEntry
+from runner.protocol.process import EndHandler, Line, LineHandler
 
 _RAW_RE = re.compile(r"^\s*[\d.]+ ms (<<|>>) ?(.*)$")
 
@@ -85,6 +85,7 @@ class ReplayTransport:
         self._held: list[str] = []
         self._startup_after = startup_after_inputs
         self._running = False
+        self._pump: asyncio.Task[None] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -111,12 +112,28 @@ class ReplayTransport:
     async def read_lines(self) -> list[Line]:
         return [await self.read_line()]
 
-    async def write_lines(self, lines: Sequence[str]) -> float:
+    def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None:
+        """Hand the replayed lines over one at a time, from a task (the real transport does
+        it from its read callback)."""
+        async def pump() -> None:
+            try:
+                while True:
+                    on_lines([await self.read_line()])
+            except EngineError as exc:
+                on_end(exc)
+
+        self._pump = asyncio.get_running_loop().create_task(pump())
+
+    def write_nowait(self, lines: Sequence[str]) -> float:
         now = time.monotonic()
         for line in lines:
             self.transcript.append(TranscriptEntry(now, ">", line))
             self.sent.append(line)
             self._respond(line)
+        return now
+
+    async def write_lines(self, lines: Sequence[str]) -> float:
+        now = self.write_nowait(lines)
         await asyncio.sleep(0)
         return now
 

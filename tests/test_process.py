@@ -329,8 +329,9 @@ async def test_transcript_entries_are_clipped_but_lines_are_read_whole(fake):
     await process.write_lines(["go"])
     line = await process.read_line()
     assert line.text == "x" * 100000  # the protocol layer sees the whole line
-    await process.write_lines(["go"])  # a second long line, left for stop() to drain
-    await asyncio.sleep(0.2)
+    # A second long line, written while stop() already drains: no event-loop turn passes
+    # between the write and the start of stop(), so it is recorded the draining way.
+    await process.write_lines(["go"])
     await process.stop(quit_timeout=0.5, terminate_timeout=0.5)
     long_entries = [e.text for e in process.transcript if e.text.startswith("xxx")]
     assert len(long_entries) == 2, [t[:40] for t in long_entries]

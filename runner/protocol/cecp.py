@@ -56,7 +56,7 @@ from runner.protocol.engine import (
     Variant,
 )
 from runner.protocol.process import EngineProcess, EngineTransport, Line
-from runner.protocol.waiting import wait_answer
+from runner.protocol.waiting import OutputState, wait_answer
 
 __all__ = [
     "Castling960",
@@ -127,7 +127,7 @@ class CecpEngine(Engine):
         self.startup_seconds: float | None = None
         self.games_started = 0
         self._proc: EngineTransport | None = None
-        self._pump_task: asyncio.Task[None] | None = None
+        self._output = OutputState()
         self._changed = asyncio.Event()
         self._ping_counter = itertools.count(1)
         self._pongs: dict[int, asyncio.Future[float]] = {}
@@ -196,7 +196,8 @@ class CecpEngine(Engine):
                 self._proc.note(f"a previous process sent no features in {seconds:.1f} s "
                                 "(nothing at all, or only pongs) and was killed")
             self._last_line_at = None
-            self._pump_task = asyncio.create_task(self._pump(), name=f"cecp-{self._proc.pid}")
+            self._output.begin()
+            self._proc.listen(self._on_lines, self._on_end)
             await self._send("xboard", "protover 2")
             last = attempt == attempts
             stuck = await self._negotiate(
@@ -375,7 +376,7 @@ class CecpEngine(Engine):
         """``quit``, then SIGTERM (if the engine allows it) and SIGKILL to the group."""
         if self._proc is None:
             return None
-        await self._stop_pump()
+        self._output.stop(self.name)
         return await self._proc.stop(
             "quit",
             quit_timeout=self.config.quit_timeout,
@@ -387,7 +388,7 @@ class CecpEngine(Engine):
         """SIGKILL the engine's process group and reap it."""
         if self._proc is None:
             return None
-        await self._stop_pump()
+        self._output.stop(self.name)
         return await self._proc.kill()
 
     # ----------------------------------------------------------------- start-up
@@ -531,25 +532,21 @@ class CecpEngine(Engine):
 
     # ----------------------------------------------------------------- reading
 
-    async def _pump(self) -> None:
-        """Read and handle every line until the engine's output ends or breaks the rules."""
-        assert self._proc is not None
-        try:
-            while True:
-                for line in await self._proc.read_lines():
-                    features = self._handle(line)
-                    if features:
-                        await self._handle_features(features)
-                self._changed.set()
-        except EngineError as exc:
-            for future in (self._reply, *self._pongs.values()):
-                if future is not None and not future.done():
-                    future.set_exception(exc)
-            self._changed.set()
-            raise
+    def _on_lines(self, lines: list[Line]) -> None:
+        """Act on each line of a chunk of output, as it arrives (see EngineTransport.listen)."""
+        for line in lines:
+            features = self._handle(line)
+            if features:
+                self._handle_features(features)
+        self._changed.set()
+
+    def _on_end(self, exc: EngineError) -> None:
+        """The output ended or broke a limit: whoever waits for an answer gets `exc`."""
+        self._output.end(exc, (self._reply, *self._pongs.values()))
+        self._changed.set()
 
     def _handle(self, line: Line) -> tuple[tuple[str, str], ...] | None:
-        """Act on one line; a feature line's pairs are returned for the (async) answer."""
+        """Act on one line; a feature line's pairs are returned for `_handle_features`."""
         self._last_line_at = line.time
         text = line.text
         head = text[:1]
@@ -599,7 +596,8 @@ class CecpEngine(Engine):
                 pass
         return None
 
-    async def _handle_features(self, pairs: tuple[tuple[str, str], ...]) -> None:
+    def _handle_features(self, pairs: tuple[tuple[str, str], ...]) -> None:
+        """Record the features of one line and answer each (``accepted``/``rejected``)."""
         answers = []
         for name, value in pairs:
             if name == "done":
@@ -626,9 +624,9 @@ class CecpEngine(Engine):
                 answers.append(f"accepted {name}")
             else:
                 answers.append(f"rejected {name}")
-        if answers:
+        if answers and self._proc is not None:
             with contextlib.suppress(EngineError):
-                await self._send(*answers)
+                self._proc.write_nowait(answers)
 
     def _search_info(self) -> SearchInfo | None:
         """The search information of the latest thinking line of this move."""
@@ -729,12 +727,7 @@ class CecpEngine(Engine):
         self._check_alive()
 
     def _check_alive(self) -> None:
-        task = self._pump_task
-        if task is None:
-            raise EngineError(f"engine {self.name} is not started")
-        if task.done():
-            exc = task.exception() if not task.cancelled() else None
-            raise exc if isinstance(exc, EngineError) else EngineError(f"{self.name} is stopped")
+        self._output.check(self.name)
 
     def _require_game(self) -> GameSetup:
         if self._setup is None:
@@ -748,14 +741,6 @@ class CecpEngine(Engine):
     def _proc_note(self, text: str) -> None:
         if self._proc is not None:
             self._proc.note(text)
-
-    async def _stop_pump(self) -> None:
-        task = self._pump_task
-        if task is not None and not task.done():
-            task.cancel()
-        if task is not None:
-            with contextlib.suppress(asyncio.CancelledError, EngineError):
-                await task
 
 
 def format_seconds_arg(seconds: float) -> str:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import time
+from asyncio.subprocess import Process, SubprocessStreamProtocol
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -23,10 +25,14 @@ from runner.protocol.engine import (
     TranscriptEntry,
 )
 
-__all__ = ["ENTRY_LIMIT", "EngineProcess", "EngineTransport", "Line", "clip_entry"]
+__all__ = [
+    "ENTRY_LIMIT", "EndHandler", "EngineProcess", "EngineTransport", "Line", "LineHandler",
+    "clip_entry",
+]
+
+log = logging.getLogger(__name__)
 
 _STDERR_CHUNK = 4096
-_DRAIN_CHUNK = 1 << 16
 ENTRY_LIMIT = 1024
 """Characters of one transcript entry kept by default; longer text is cut and its length noted."""
 
@@ -36,6 +42,12 @@ class Line(NamedTuple):
 
     text: str
     time: float
+
+
+LineHandler = Callable[[list[Line]], None]
+"""Called with the complete lines of each chunk of engine output, as it arrives."""
+EndHandler = Callable[[EngineError], None]
+"""Called once when the engine's output ends (EngineTerminated) or breaks a limit."""
 
 
 class EngineTransport(Protocol):
@@ -56,6 +68,10 @@ class EngineTransport(Protocol):
     async def read_line(self) -> Line: ...
 
     async def read_lines(self) -> list[Line]: ...
+
+    def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None: ...
+
+    def write_nowait(self, lines: Sequence[str]) -> float: ...
 
     async def write_lines(self, lines: Sequence[str]) -> float: ...
 
@@ -100,14 +116,24 @@ class EngineProcess:
         self.transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self.entry_limit = entry_limit
         self._proc: asyncio.subprocess.Process | None = None
+        self._stdout_pipe: asyncio.ReadTransport | None = None
         self._stderr_task: asyncio.Task[None] | None = None
-        self._drain_task: asyncio.Task[None] | None = None
         self._stderr_tail = bytearray()
         self._stderr_logged = 0
         self._eof = False
+        self._end_noted = False
         self._lines: deque[Line] = deque()  # complete lines read but not yet handed out
         self._partial = bytearray()  # the start of the next line, its newline not read yet
         self._read_error: EngineProtocolError | None = None
+        self._waiter: asyncio.Future[None] | None = None  # a read_line(s) call waiting for data
+        self._paused = False  # stdout reading paused: too many lines queued and not read
+        self._on_lines: LineHandler | None = None
+        self._on_end: EndHandler | None = None
+        self._end_task: asyncio.Task[None] | None = None
+        self._draining = False  # stopping: output is only recorded in the transcript
+        self._drain_head = b""  # while draining: the start of the current line...
+        self._drain_length = 0  # ... and its full length in bytes
+        self._stdout_closed: asyncio.Future[None] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -136,22 +162,26 @@ class EngineProcess:
         env = None
         if self.env is not None:
             env = {**os.environ, **self.env}
+        loop = asyncio.get_running_loop()
+        self._stdout_closed = loop.create_future()
         try:
-            self._proc = await asyncio.create_subprocess_exec(
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _EngineProtocol(self, self.line_limit, loop),
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
                 env=env,
-                limit=self.line_limit,
                 start_new_session=True,
                 close_fds=True,
             )
         except OSError as exc:
             raise EngineError(f"cannot start {self.argv[0]!r}: {exc}") from exc
+        self._proc = Process(transport, protocol, loop)
+        self._stdout_pipe = transport.get_pipe_transport(1)
         self.note(f"started pid {self._proc.pid}: {' '.join(self.argv)}")
-        _shrink_reads(self._proc)
+        _shrink_reads(transport)
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{self.pid}")
 
     def note(self, text: str) -> None:
@@ -162,7 +192,10 @@ class EngineProcess:
         """The next stdout line; EngineTerminated at its end, EngineProtocolError if too long."""
         if not self._lines:
             await self._fill()
-        return self._lines.popleft()
+        line = self._lines.popleft()
+        if self._paused:
+            self._resume()
+        return line
 
     async def read_lines(self) -> list[Line]:
         """Every complete stdout line read so far (at least one: waits for it), oldest first.
@@ -174,32 +207,118 @@ class EngineProcess:
             await self._fill()
         lines = list(self._lines)
         self._lines.clear()
+        if self._paused:
+            self._resume()
         return lines
 
+    def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None:
+        """Hand every chunk's complete lines to `on_lines` as they arrive, instead of queueing
+        them for `read_lines`; `on_end` gets the error that ends the output (once).
+
+        The handlers run inside the event loop's read callback: no task wakes up per chunk,
+        which is most of what reading costs. They must not block; an exception they raise
+        is logged and ends the output with an EngineError.
+        """
+        self._require()
+        self._on_lines, self._on_end = on_lines, on_end
+        if self._lines or self._read_error is not None or self._eof:
+            asyncio.get_running_loop().call_soon(self._deliver)
+
+    def _on_stdout(self, chunk: bytes) -> None:
+        """Protocol callback: a chunk of the engine's standard output."""
+        now = time.monotonic()
+        if self._draining:
+            self._drain_chunk(chunk, now)
+            return
+        if self._read_error is not None:
+            return  # the output is already broken; it is read on (and dropped) until stop
+        self._split(chunk, now)
+        self._deliver()
+
+    def _on_stdout_closed(self) -> None:
+        """Protocol callback: the engine's standard output is at its end."""
+        now = time.monotonic()
+        if self._draining:
+            if self._drain_length:
+                self._record_drained(now, self._drain_head, self._drain_length)
+                self._drain_head, self._drain_length = b"", 0
+        else:
+            if self._partial and self._read_error is None:
+                self._split(b"\n", now)  # the last line, without its newline: end it as one
+            self._eof = True
+            self._deliver()
+        if self._stdout_closed is not None and not self._stdout_closed.done():
+            self._stdout_closed.set_result(None)
+
+    def _deliver(self) -> None:
+        """Pass queued lines (and the end of the output) to the listener, or wake a reader."""
+        on_lines = self._on_lines
+        if on_lines is None:
+            waiter = self._waiter
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+            elif len(self._lines) > _QUEUE_LIMIT and not self._paused \
+                    and self._stdout_pipe is not None:
+                self._stdout_pipe.pause_reading()  # nobody reads: let the engine wait
+                self._paused = True
+            return
+        if self._lines:
+            lines = list(self._lines)
+            self._lines.clear()
+            try:
+                on_lines(lines)
+            except Exception as exc:  # a bug of ours must not pass for the engine's output
+                log.exception("error while handling the output of %s", self.argv[0])
+                self._end(EngineError(f"runner error while reading the engine: {exc!r}"))
+                return
+        if self._read_error is not None:
+            self._end(self._read_error)
+        elif self._eof and self._end_task is None:
+            self._end_task = asyncio.get_running_loop().create_task(
+                self._end_of_output(), name=f"stdout-end-{self.pid}")
+
+    async def _end_of_output(self) -> None:
+        """The listener's end of output: the exit code is awaited a moment, then reported."""
+        self._end(EngineTerminated(await self._note_end(), self._stderr_summary()))
+
+    def _end(self, exc: EngineError) -> None:
+        """Tell the listener, once, that the output has ended."""
+        on_end, self._on_end, self._on_lines = self._on_end, None, None
+        if on_end is not None:
+            on_end(exc)
+
+    async def _note_end(self) -> int | None:
+        """The exit code soon after the end of output, noted once in the transcript."""
+        code = await self._exit_code_soon()
+        if not self._end_noted:
+            self._end_noted = True
+            self.note(f"end of output (exit code {code})")
+        return code
+
+    def _resume(self) -> None:
+        if len(self._lines) <= _QUEUE_LIMIT // 2 and self._stdout_pipe is not None:
+            self._paused = False
+            self._stdout_pipe.resume_reading()
+
     async def _fill(self) -> None:
-        """Read stdout until at least one complete line is queued (or fail as documented)."""
+        """Wait until at least one complete line is queued (or fail as documented)."""
         proc = self._require()
-        assert proc.stdout is not None
-        if self._drain_task is not None:
+        if self._draining:
             raise EngineTerminated(proc.returncode, "the engine is being stopped")
+        if self._on_lines is not None:
+            raise RuntimeError("read_lines() while a listener takes the lines")
         while not self._lines:
             if self._read_error is not None:
                 raise self._read_error
             if self._eof:
-                code = await self._exit_code_soon()
-                raise EngineTerminated(code, self._stderr_summary())
-            chunk = await proc.stdout.read(_READ_CHUNK)
-            now = time.monotonic()
-            if chunk:
-                self._split(chunk, now)
-                continue
-            self._eof = True
-            if self._partial:  # the last line, without its newline: end it as one
-                self._split(b"\n", now)
-                continue
-            code = await self._exit_code_soon()
-            self.note(f"end of output (exit code {code})")
-            raise EngineTerminated(code, self._stderr_summary())
+                raise EngineTerminated(await self._note_end(), self._stderr_summary())
+            if self._paused:
+                self._resume()
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
     def _split(self, chunk: bytes, now: float) -> None:
         """Queue the complete lines in `chunk`; keep the unfinished end for the next chunk."""
@@ -241,6 +360,19 @@ class EngineProcess:
             self._read_error = EngineProtocolError(
                 f"engine wrote a line longer than {self.line_limit} bytes")
             self._partial.clear()
+
+    def write_nowait(self, lines: Sequence[str]) -> float:
+        """Write lines without waiting for the pipe to drain (small answers inside a line
+        handler); an engine gone already is noticed by the next read or awaited write."""
+        proc = self._require()
+        assert proc.stdin is not None
+        now = time.monotonic()
+        if proc.stdin.is_closing():
+            return now
+        proc.stdin.write("".join(f"{line}\n" for line in lines).encode("utf-8"))
+        for line in lines:
+            self._record(now, ">", line)
+        return now
 
     async def write_line(self, text: str) -> float:
         """Write one line and drain it; the monotonic time when it was handed to the pipe."""
@@ -311,38 +443,40 @@ class EngineProcess:
         return proc.returncode
 
     def _start_drain(self) -> None:
-        """Keep reading stdout while stopping: an engine blocked on a full pipe cannot quit,
-        and asyncio reaps a process only once all its pipes are closed."""
-        if self._drain_task is None and self._proc is not None:
-            self._drain_task = asyncio.create_task(self._drain_stdout(), name="stdout-drain")
-
-    async def _drain_stdout(self) -> None:
-        """Read stdout to its end, recording lines; a line split over chunks stays one entry
-        (its head kept, its full length counted), so a flood costs one bounded entry."""
-        assert self._proc is not None and self._proc.stdout is not None
-        if self._eof:
+        """Keep reading stdout while stopping, only recording it: an engine blocked on a full
+        pipe cannot quit, and asyncio reaps a process only once all its pipes are closed.
+        A line split over chunks stays one entry (its head kept, its full length counted),
+        so a flood costs one bounded entry."""
+        if self._draining or self._proc is None:
             return
-        # The start of the current unfinished line (at most entry_limit + 4 bytes; it may have
-        # begun in a chunk read_lines already took) and that line's full length in bytes.
-        head = bytes(self._partial[:self.entry_limit + 4])
-        length = len(self._partial)
+        self._draining = True
+        self._on_lines = self._on_end = None
+        # The start of the current unfinished line (it may have begun in a chunk already
+        # split) and that line's full length in bytes.
+        self._drain_head = bytes(self._partial[:self.entry_limit + 4])
+        self._drain_length = len(self._partial)
         self._partial.clear()
-        while True:
-            chunk = await self._proc.stdout.read(_DRAIN_CHUNK)
-            now = time.monotonic()
-            if not chunk:
-                if length:
-                    self._record_drained(now, head, length)
-                return
-            pieces = chunk.split(b"\n")
-            for index, piece in enumerate(pieces):
-                room = self.entry_limit + 4 - len(head)  # + 4: a UTF-8 character's bytes
-                if room > 0:
-                    head += piece[:room]
-                length += len(piece)
-                if index < len(pieces) - 1:  # a newline ends this line
-                    self._record_drained(now, head, length)
-                    head, length = b"", 0
+        if self._paused and self._stdout_pipe is not None:
+            self._paused = False
+            self._stdout_pipe.resume_reading()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _drain_chunk(self, chunk: bytes, now: float) -> None:
+        """Record a chunk read while stopping, line by line, each entry bounded."""
+        head, length = self._drain_head, self._drain_length
+        pieces = chunk.split(b"\n")
+        last = len(pieces) - 1
+        for index, piece in enumerate(pieces):
+            room = self.entry_limit + 4 - len(head)  # + 4: a UTF-8 character's bytes
+            if room > 0:
+                head += piece[:room]
+            length += len(piece)
+            if index < last:  # a newline ends this line
+                self._record_drained(now, head, length)
+                head, length = b"", 0
+        self._drain_head, self._drain_length = head, length
 
     def _record_drained(self, when: float, head: bytes, length: int) -> None:
         text = _decode(head.rstrip(b"\r"))
@@ -425,13 +559,16 @@ class EngineProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, signal.SIGKILL)
             self.note("killed leftover members of the process group")
-        for task in (self._drain_task, self._stderr_task):
-            if task is None:
+        for waited in (self._stdout_closed, self._stderr_task):
+            if waited is None:
                 continue
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(task), 0.5)
+                await asyncio.wait_for(asyncio.shield(waited), 0.5)
+        for task in (self._stderr_task, self._end_task):
+            if task is None:
+                continue
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, EngineError):
                 await task
         if self._proc.stdin is not None:
             self._proc.stdin.close()
@@ -469,25 +606,49 @@ class EngineProcess:
         return " | ".join(tail)
 
 
+_QUEUE_LIMIT = 10_000
+"""Lines queued unread (no listener) before stdout reading pauses until they are read."""
 _READ_CHUNK = 65536
 """Bytes asked of the engine's pipes per read: a Linux pipe holds 64 KiB, so one read empties it."""
 
 
-def _shrink_reads(proc: asyncio.subprocess.Process) -> None:
+def _shrink_reads(transport: asyncio.SubprocessTransport) -> None:
     """Read the engine's stdout and stderr in 64 KiB chunks instead of asyncio's 256 KiB.
 
     Every read of 256 KiB allocates (and mostly frees) a buffer above glibc's mmap threshold;
     for short engine lines that was about an eighth of the runner's CPU per move (measured with
-    benchmarks/overhead.py: 396 -> 342 us). The pipe transports are only reachable through the
-    process's private ``_transport``; without it nothing changes but the speed.
+    benchmarks/overhead.py: 396 -> 342 us). ``max_size`` is an attribute of asyncio's pipe
+    transports, not public API; without it nothing changes but the speed.
     """
-    transport = getattr(proc, "_transport", None)
-    if transport is None:
-        return
     for fd in (1, 2):
         pipe = transport.get_pipe_transport(fd)
         if pipe is not None and isinstance(getattr(pipe, "max_size", None), int):
             pipe.max_size = _READ_CHUNK
+
+
+class _EngineProtocol(SubprocessStreamProtocol):
+    """asyncio's subprocess stream protocol, stdout going straight to the EngineProcess.
+
+    stdin and stderr keep asyncio's stream objects; stdout bytes are split into lines in
+    the read callback itself, so no reader task has to wake up for them.
+    """
+
+    def __init__(self, owner: EngineProcess, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self._owner = owner
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        """stdout to the owner, the rest as asyncio does it."""
+        if fd == 1:
+            self._owner._on_stdout(data)
+        else:
+            super().pipe_data_received(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        """The end of stdout is the owner's to handle; asyncio's bookkeeping still runs."""
+        super().pipe_connection_lost(fd, exc)
+        if fd == 1:
+            self._owner._on_stdout_closed()
 
 
 def clip_entry(text: str, limit: int = ENTRY_LIMIT, length: int | None = None, *,

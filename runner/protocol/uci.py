@@ -33,7 +33,7 @@ from runner.protocol.engine import (
     Variant,
 )
 from runner.protocol.process import EngineProcess, EngineTransport, Line
-from runner.protocol.waiting import wait_answer
+from runner.protocol.waiting import OutputState, wait_answer
 
 __all__ = [
     "OPTION_TYPES",
@@ -322,7 +322,7 @@ class UciEngine(Engine):
         """What was sent with ``setoption`` (declared spelling -> wire value)."""
         self.startup_seconds: float | None = None
         self._proc: EngineTransport | None = None
-        self._pump_task: asyncio.Task[None] | None = None
+        self._output = OutputState()
         self._uciok: asyncio.Future[float] | None = None
         self._ready_sent = 0
         self._ready_seen = 0
@@ -373,7 +373,8 @@ class UciEngine(Engine):
         self._transport = None
         await self._proc.start()
         self._uciok = asyncio.get_running_loop().create_future()
-        self._pump_task = asyncio.create_task(self._pump(), name=f"uci-{self._proc.pid}")
+        self._output.begin()
+        self._proc.listen(self._on_lines, self._on_end)
         await self._send("uci")
         await self._wait(self._uciok, cfg.start_timeout, "no uciok")
         self._proc.note(f"uciok after {time.monotonic() - began:.3f} s, "
@@ -463,7 +464,7 @@ class UciEngine(Engine):
         """``quit``, then SIGTERM and SIGKILL to the group."""
         if self._proc is None:
             return None
-        await self._stop_pump()
+        self._output.stop(self.name)
         return await self._proc.stop(
             "quit", quit_timeout=self.config.quit_timeout,
             terminate_timeout=self.config.terminate_timeout, use_sigterm=True,
@@ -473,7 +474,7 @@ class UciEngine(Engine):
         """SIGKILL the engine's process group and reap it."""
         if self._proc is None:
             return None
-        await self._stop_pump()
+        self._output.stop(self.name)
         return await self._proc.kill()
 
     def _position(self, start_fen: str | None, moves: Sequence[str]) -> str:
@@ -533,18 +534,14 @@ class UciEngine(Engine):
 
     # ----------------------------------------------------------------- reading
 
-    async def _pump(self) -> None:
-        """Read and handle every line until the engine's output ends or breaks the rules."""
-        assert self._proc is not None
-        try:
-            while True:
-                for line in await self._proc.read_lines():
-                    self._handle(line)
-        except EngineError as exc:
-            for future in (self._reply, self._uciok, *self._ready_waiters.values()):
-                if future is not None and not future.done():
-                    future.set_exception(exc)
-            raise
+    def _on_lines(self, lines: list[Line]) -> None:
+        """Act on each line of a chunk of output, as it arrives (see EngineTransport.listen)."""
+        for line in lines:
+            self._handle(line)
+
+    def _on_end(self, exc: EngineError) -> None:
+        """The output ended or broke a limit: whoever waits for an answer gets `exc`."""
+        self._output.end(exc, (self._reply, self._uciok, *self._ready_waiters.values()))
 
     def _handle(self, line: Line) -> None:
         text = line.text.strip()
@@ -651,12 +648,7 @@ class UciEngine(Engine):
         return await wait_answer(future, timeout, f"{self.name}: {what}")
 
     def _check_alive(self) -> None:
-        task = self._pump_task
-        if task is None:
-            raise EngineError(f"engine {self.name} is not started")
-        if task.done():
-            exc = task.exception() if not task.cancelled() else None
-            raise exc if isinstance(exc, EngineError) else EngineError(f"{self.name} is stopped")
+        self._output.check(self.name)
 
     def _require_game(self) -> GameSetup:
         if self._setup is None:
@@ -670,11 +662,3 @@ class UciEngine(Engine):
     def _proc_note(self, text: str) -> None:
         if self._proc is not None:
             self._proc.note(text)
-
-    async def _stop_pump(self) -> None:
-        task = self._pump_task
-        if task is not None and not task.done():
-            task.cancel()
-        if task is not None:
-            with contextlib.suppress(asyncio.CancelledError, EngineError):
-                await task

@@ -1,14 +1,15 @@
-"""Waiting for an answer from an engine with a deadline, in one event-loop hop."""
+"""Waiting for an engine's answers: a deadline in one event-loop hop, and the end of output."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TypeVar
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
-from runner.protocol.engine import EngineStalled
+from runner.protocol.engine import EngineError, EngineStalled
 
-__all__ = ["wait_answer"]
+__all__ = ["OutputState", "wait_answer"]
 
 _T = TypeVar("_T")
 
@@ -33,3 +34,37 @@ async def wait_answer(future: asyncio.Future[_T], timeout: float | None, what: s
         return await future
     finally:
         timer.cancel()
+
+
+class OutputState:
+    """Whether a client is taking its engine's output, and the error that ended it."""
+
+    __slots__ = ("ended", "listening")
+
+    def __init__(self) -> None:
+        self.listening = False
+        self.ended: EngineError | None = None
+
+    def begin(self) -> None:
+        """A (new) process's output is being taken from now on."""
+        self.listening, self.ended = True, None
+
+    def end(self, exc: EngineError, waiting: Iterable[asyncio.Future[Any] | None]) -> None:
+        """The output ended with `exc`: every future still `waiting` fails with it."""
+        if self.ended is None:
+            self.ended = exc
+        for future in waiting:
+            if future is not None and not future.done():
+                future.set_exception(exc)
+
+    def stop(self, name: str) -> None:
+        """The client stopped taking output (quit or kill): later calls fail."""
+        if self.ended is None:
+            self.ended = EngineError(f"{name} is stopped")
+
+    def check(self, name: str) -> None:
+        """Raise the error that ended the output, or one saying the engine never started."""
+        if not self.listening:
+            raise EngineError(f"engine {name} is not started")
+        if self.ended is not None:
+            raise self.ended
