@@ -331,8 +331,12 @@ async def _start_game(engines: dict[bool, Engine], spec: GameSpec, board: Board,
         except EngineError as exc:
             raise _fault(white, exc) from exc
 
-    await one(True)
-    await one(False)
+    # Both at once: an engine's "new" can take a while (fairymax clears its hash, about
+    # 15 ms here), and neither engine waits for the other. If both fail, White's fault counts.
+    started = await asyncio.gather(one(True), one(False), return_exceptions=True)
+    for outcome in started:
+        if isinstance(outcome, BaseException):
+            raise outcome
     if board.outcome() is not None:
         raise _outcome_by_rules(board) or _GameOver("*", GameTermination.ERROR, "game over at start")
 

@@ -461,6 +461,19 @@ def test_resign_adjudication_with_real_engine_scores(two_sided):
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("faulty", ["white", "black", "both"])
+def test_an_engine_failing_the_new_game_loses_and_white_counts_first(faulty):
+    """Both engines get the new game at once; if both fail it, White's fault is the one."""
+    fault = ("--fault", "no-pong")
+    white = bundled("w", "--level", "1", *(fault if faulty != "black" else ()), ping_timeout=1.0)
+    black = bundled("b", "--level", "1", *(fault if faulty != "white" else ()), ping_timeout=1.0)
+    record = run_game(white, black, game_spec()).record
+    assert record.termination is GameTermination.STALL
+    loser_won_by(record, faulty_white=faulty != "black")
+    assert record.plies == 0
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("faulty_white", [True, False])
 def test_crash_is_a_disconnect_loss(faulty_white):
     fault = ("--fault", "crash@3")
