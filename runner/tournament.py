@@ -249,6 +249,14 @@ class _Writer:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.pool, fn, *args)
 
+    def submit(self, fn: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
+        """Queue `fn(*args)` on the writer thread without waiting; await the future later to
+        see its outcome (writes run in the order they were queued)."""
+        future = asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+        # Retrieved here too, so an outcome nobody awaits (a cancelled game) is not reported.
+        future.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return future
+
     def append_pgn(self, text: str) -> None:
         """Append one game to the ``--pgnout`` file (opened on first use), flushed at once."""
         if self.pgnout is None:
@@ -523,7 +531,9 @@ class Tournament:
             self.on_event(Notice(f"game {job.index + 1}: an engine failed to start: {exc}"))
             self._retry.appendleft(job)
             return
-        await writer.call(self._mark_running, job)
+        # The row marked running is written while the game starts: the single writer thread
+        # stores it before the finished game, and a game without a row is replayed anyway.
+        marked = writer.submit(self._mark_running, job)
         self.on_event(GameStarted(job, slot.number))
         began = time.monotonic()
         try:
@@ -533,11 +543,13 @@ class Tournament:
             # cannot play): every such game would fail alike, so stop with the reason; the
             # game stays unplayed and a resumed run plays it.
             self._error = f"game {job.index + 1} cannot be played: {exc}"
+            await marked
             self._retry.appendleft(job)
             self.stop()
             await slot.drop_all()
             return
         seconds = time.monotonic() - began
+        await marked
         if record.replay:
             await self._replay(job, record, seconds)
             await slot.drop_all()
