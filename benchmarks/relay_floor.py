@@ -13,19 +13,17 @@ Run: python benchmarks/relay_floor.py [--games 100] [--repeat 3]
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
-import resource
 import shutil
 import statistics
 import time
-from pathlib import Path
+
+from tournament_bench import BOOK, workload_arguments
 
 from runner.openings import OpeningCursor, open_book
 from runner.protocol.cecp import _edit_commands
 
-BOOK = Path(__file__).resolve().parents[2] / "shared" / "data" / "books" / "noob_3moves.epd"
 MAX_PLIES = 400
 _RESULTS = (b"1-0", b"0-1", b"1/2-1/2", b"resign")
 
@@ -149,14 +147,8 @@ async def run_once(games: int) -> tuple[float, float, float, int]:
 
 def main() -> None:
     """Run the floor benchmark and print medians per ply."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    if not BOOK.exists():
-        raise SystemExit(f"{BOOK} is missing (the shared corpora beside the repository)")
-    print(f"load average {os.getloadavg()[0]:.2f}; {os.cpu_count()} CPUs; "
-          f"self CPU from getrusage: {resource.getrusage(resource.RUSAGE_SELF).ru_utime:.2f} s")
+    args = workload_arguments(__doc__.splitlines()[0])
+    print(f"load average {os.getloadavg()[0]:.2f}; {os.cpu_count()} CPUs")
     relay_us, engine_us, walls, cores_needed = [], [], [], []
     for attempt in range(args.repeat):
         wall, cpu, engines_cpu, plies = asyncio.run(run_once(args.games))

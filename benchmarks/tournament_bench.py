@@ -73,14 +73,20 @@ def run_once(games: int, workdir: Path) -> tuple[float, float, int]:
         db.close()
 
 
-def main() -> None:
-    """Run the benchmark and print medians against cutechess-cli's figures."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def workload_arguments(description: str) -> argparse.Namespace:
+    """--games and --repeat for this workload (relay_floor.py shares it); exits without the book."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if not BOOK.exists():
         raise SystemExit(f"{BOOK} is missing (the shared corpora beside the repository)")
+    return args
+
+
+def main() -> None:
+    """Run the benchmark and print medians against cutechess-cli's figures."""
+    args = workload_arguments(__doc__.splitlines()[0])
     walls, per_ply, wall_per_ply = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for attempt in range(args.repeat):
