@@ -383,12 +383,7 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
     resigns = ResignTracker(rules)
     offer_pending = {True: False, False: False}
     ignored_claims = {True: 0, False: 0}
-    loop = asyncio.get_running_loop()
     while True:
-        # Checking the reply needs this position's legal moves; they are generated in the next
-        # turn of the event loop, once the last move has gone out to the engine (the game-end
-        # test before it only looks for one legal move).
-        loop.call_soon(board.legal_moves.__len__)
         mover = board.turn
         engine = engines[mover]
         clock = clocks[mover]

@@ -22,9 +22,32 @@ START_960 = [
 ]
 
 
-def _check_same(ours: Board, ref: chess.Board) -> None:
-    """Compare every observable of the two boards at one ply."""
+def _check_single_moves(ours: Board, ref: chess.Board, ref_moves: set[str]) -> None:
+    """is_legal and SAN on a copy that never holds the full move list: each generates only
+    the squares it concerns. A sample of the legal moves (all of them would double the
+    file's time), and of moves that are not."""
+    fresh = ours.copy()
+    rng = random.Random(ref.fen())
+    legal = sorted(ref.legal_moves, key=lambda m: m.uci())
+    for move in rng.sample(legal, min(len(legal), 6)):
+        ours_move = Move.from_uci(move.uci())
+        assert fresh.is_legal(ours_move), (ref.fen(), move.uci())
+        assert fresh.san(ours_move) == ref.san(move), (ref.fen(), move.uci())
+    own = [sq for sq in chess.SQUARES if ref.color_at(sq) == ref.turn]
+    for _ in range(12):
+        candidate = chess.Move(rng.choice(own), rng.randrange(64))
+        if candidate.from_square == candidate.to_square:
+            continue
+        assert fresh.is_legal(Move.from_uci(candidate.uci())) == (candidate.uci() in ref_moves), (
+            ref.fen(), candidate.uci())
+    assert fresh._cache_key != fresh._key, "the probes above built the full list"
+
+
+def _check_same(ours: Board, ref: chess.Board, probe: bool = False) -> None:
+    """Compare every observable of the two boards at one ply (with `probe`, single moves too)."""
     ref_moves = {m.uci() for m in ref.legal_moves}
+    if probe:
+        _check_single_moves(ours, ref, ref_moves)
     # The game-end tests first, before anything has generated (and cached) the full move list:
     # they look only for a first legal move.
     first = {m.uci() for m in generate_legal(ours, first=True)}
@@ -44,15 +67,17 @@ def _check_same(ours: Board, ref: chess.Board) -> None:
     assert ours.is_repetition(3) == ref.is_repetition(3)
 
 
-def _play_random_game(seed: int, fen: str | None, chess960: bool, max_plies: int = 300) -> int:
-    """Play one seeded random game on both boards, comparing at every ply; returns plies played."""
+def _play_random_game(seed: int, fen: str | None, chess960: bool, max_plies: int = 300,
+                      probe_every: int = 0) -> int:
+    """Play one seeded random game on both boards, comparing at every ply (single-move probes
+    every `probe_every` plies, 0: none); returns plies played."""
     rng = random.Random(seed)
     ours = Board(fen or chess.STARTING_FEN, chess960=chess960)
     ref = chess.Board(fen or chess.STARTING_FEN, chess960=chess960)
     fens = [ours.fen()]
     plies = 0
     while plies < max_plies:
-        _check_same(ours, ref)
+        _check_same(ours, ref, probe=bool(probe_every) and plies % probe_every == 0)
         ref_moves = sorted(ref.legal_moves, key=lambda m: m.uci())
         if not ref_moves or ref.is_fivefold_repetition() or ref.is_seventyfive_moves():
             break
@@ -82,14 +107,15 @@ def _play_random_game(seed: int, fen: str | None, chess960: bool, max_plies: int
 
 
 def test_differential_random_standard_games() -> None:
-    total = sum(_play_random_game(seed, None, False) for seed in range(60))
+    total = sum(_play_random_game(seed, None, False, probe_every=5) for seed in range(60))
     assert total > 5000
 
 
 def test_differential_random_chess960_games() -> None:
     total = 0
     for seed in range(40):
-        total += _play_random_game(1000 + seed, START_960[seed % len(START_960)], True)
+        total += _play_random_game(1000 + seed, START_960[seed % len(START_960)], True,
+                                   probe_every=5)
     assert total > 3000
 
 

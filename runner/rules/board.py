@@ -644,7 +644,20 @@ class Board(GameEndRules):
 
     def is_legal(self, move: Move) -> bool:
         """Whether a move is legal in the position (the null move never is)."""
-        return bool(move) and move in self._legal()
+        if not move:
+            return False
+        if self._cache_key == self._key:
+            return move in self._cache_moves
+        return move in generate_legal(self, from_mask=BB_SQUARES[move.from_square],
+                                      to_mask=BB_SQUARES[move.to_square])
+
+    def _legal_between(self, from_mask: Bitboard, to_mask: Bitboard) -> list[Move]:
+        """The legal moves from `from_mask` squares to `to_mask` squares (from the cached
+        list when there is one, else generated for those squares only)."""
+        if self._cache_key == self._key:
+            return [m for m in self._cache_moves
+                    if BB_SQUARES[m.from_square] & from_mask and BB_SQUARES[m.to_square] & to_mask]
+        return generate_legal(self, from_mask=from_mask, to_mask=to_mask)
 
     def _normalize(self, move: Move) -> Move:
         """Accept castling both as the king's two-square step and as king-takes-rook."""

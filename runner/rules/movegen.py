@@ -51,11 +51,14 @@ _ALL = (1 << 64) - 1
 
 
 
-def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
+def generate_legal(board: Board, *, first: bool = False, from_mask: Bitboard = _ALL,
+                   to_mask: Bitboard = _ALL) -> list[Move]:
     """Generate every legal move of the side to move.
 
     With `first`, stop as soon as some legal move is found: the list then holds at least one
-    move if there is any, but usually not all of them (a mate or stalemate test).
+    move if there is any, but usually not all of them (a mate or stalemate test). With
+    `from_mask`/`to_mask`, only the legal moves from and to those squares (castling counts
+    by its move's squares): checking one move costs a fraction of the whole list.
     """
     turn = board.turn
     occ_co = board.occupied_co
@@ -89,7 +92,7 @@ def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
     # King moves: the destination must not be attacked once the king has left its square.
     occ_nk = occ ^ (1 << king)
     base = king * 64
-    targets = BB_KING_ATTACKS[king] & ~us
+    targets = BB_KING_ATTACKS[king] & ~us & to_mask if (1 << king) & from_mask else 0
     while targets:
         low = targets & -targets
         t = low.bit_length() - 1
@@ -113,6 +116,7 @@ def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
         target = BB_BETWEEN[king][checker] | checkers
     else:
         target = ~us & _ALL
+    target &= to_mask
 
     # Pinned pieces may only move along the line through their king.
     pinned = 0
@@ -126,7 +130,7 @@ def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
     line = BB_LINE[king]
 
     # Knights (a pinned knight never moves).
-    froms = knights & us & ~pinned
+    froms = knights & us & ~pinned & from_mask
     while froms:
         low = froms & -froms
         froms ^= low
@@ -141,7 +145,7 @@ def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
         return moves
 
     # Sliders.
-    froms = (bishops | queens) & us
+    froms = (bishops | queens) & us & from_mask
     while froms:
         low = froms & -froms
         froms ^= low
@@ -154,7 +158,7 @@ def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
             tl = targets & -targets
             targets ^= tl
             append(mv[base + tl.bit_length() - 1])
-    froms = (rooks | queens) & us
+    froms = (rooks | queens) & us & from_mask
     while froms:
         low = froms & -froms
         froms ^= low
@@ -171,7 +175,7 @@ def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
         return moves
 
     # Pawns: unpinned ones in bulk with shifts, pinned ones one by one.
-    our_pawns = pawns & us
+    our_pawns = pawns & us & from_mask
     free = our_pawns & ~pinned
     empty = ~occ & _ALL
     if turn:
@@ -228,7 +232,7 @@ def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
 
     # En passant: test the resulting occupancy directly (covers every discovered check).
     ep = board.ep_square
-    if ep is not None:
+    if ep is not None and BB_SQUARES[ep] & to_mask:
         capturers = BB_PAWN_ATTACKS[not turn][ep] & our_pawns
         if capturers:
             captured = ep - 8 if turn else ep + 8
@@ -247,13 +251,13 @@ def generate_legal(board: Board, *, first: bool = False) -> list[Move]:
                     append(mv[(low.bit_length() - 1) * 64 + ep])
 
     # Castling.
-    if not checkers:
+    if not checkers and (1 << king) & from_mask:
         rights = board.castling_rights & us
         while rights:
             low = rights & -rights
             rights ^= low
             move = _castling_move(board, king, low.bit_length() - 1, occ)
-            if move is not None:
+            if move is not None and BB_SQUARES[move.to_square] & to_mask:
                 append(move)
     return moves
 

@@ -78,12 +78,9 @@ def _san_body(board: Board, move: Move, long: bool) -> str:
     text = letter
     if piece_type != KING:
         others = 0
-        for other in board._legal():
-            if (
-                other.to_square == move.to_square
-                and other.from_square != move.from_square
-                and board.piece_type_at(other.from_square) == piece_type
-            ):
+        rivals = board.pieces_mask(piece_type, board.turn) & ~BB_SQUARES[move.from_square]
+        if rivals:  # other pieces of the same kind that may reach the square too
+            for other in board._legal_between(rivals, BB_SQUARES[move.to_square]):
                 others |= BB_SQUARES[other.from_square]
         if others:
             need_file = need_rank = False
