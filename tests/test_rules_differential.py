@@ -7,7 +7,7 @@ import random
 import chess
 import chess.polyglot
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from runner.rules import Board, Move
@@ -148,6 +148,7 @@ def test_push_pop_restores_fen_and_hash(seed: int, plies: int) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=0, max_value=80), st.booleans())
+@example(513153684, 31, False)  # g2g4 beside a black pawn whose capture would expose its king
 def test_fen_round_trips(seed: int, plies: int, shredder: bool) -> None:
     rng = random.Random(seed)
     board = Board()
@@ -159,7 +160,12 @@ def test_fen_round_trips(seed: int, plies: int, shredder: bool) -> None:
     fen = board.fen(shredder=shredder)
     again = Board(fen)
     assert again.fen(shredder=shredder) == fen
-    assert again.zobrist_hash() == board.zobrist_hash()
+    assert again.repetition_key() == board.repetition_key()
+    # The Polyglot key counts an en passant capture that is only pseudo-legal, while the FEN
+    # keeps the square only when the capture is legal (python-chess does the same): then the
+    # position read back has another Polyglot key.
+    if board.has_pseudo_legal_en_passant() == board.has_legal_en_passant():
+        assert again.zobrist_hash() == board.zobrist_hash()
     assert {m.uci() for m in again.legal_moves} == {m.uci() for m in board.legal_moves}
 
 
