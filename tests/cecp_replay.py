@@ -109,9 +109,6 @@ class ReplayTransport:
         self.transcript.append(TranscriptEntry(now, "<", text))
         return Line(text, now)
 
-    async def read_lines(self) -> list[Line]:
-        return [await self.read_line()]
-
     def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None:
         """Hand the replayed lines over one at a time, from a task (the real transport does
         it from its read callback)."""

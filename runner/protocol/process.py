@@ -51,7 +51,10 @@ EndHandler = Callable[[EngineError], None]
 
 
 class EngineTransport(Protocol):
-    """What a protocol needs from the line transport; `EngineProcess` is the real one."""
+    """What a protocol needs from the line transport; `EngineProcess` is the real one.
+
+    Clients take lines through `listen`; `EngineProcess` also offers `read_line(s)` for
+    callers that drive an engine by hand (tests, diagnostics)."""
 
     transcript: deque[TranscriptEntry]
 
@@ -64,10 +67,6 @@ class EngineTransport(Protocol):
     async def start(self) -> None: ...
 
     def note(self, text: str) -> None: ...
-
-    async def read_line(self) -> Line: ...
-
-    async def read_lines(self) -> list[Line]: ...
 
     def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None: ...
 
