@@ -33,7 +33,7 @@ SAMPLE_GAMES = 2_000
 _CHILD = """
 import json, sys, time, tracemalloc
 started = time.perf_counter()
-from runner.openings import OpeningCursor, open_book
+from runner.books.openings import OpeningCursor, open_book
 imported = time.perf_counter()
 if sys.argv[3] == "memory":
     tracemalloc.start()

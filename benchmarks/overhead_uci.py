@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.clock import TimeControl
-from runner.engines import make_engine
-from runner.game import GameRecord, GameSpec, GameTermination, play_game
+from runner.game.play import GameRecord, GameSpec, GameTermination, play_game
 from runner.protocol.engine import EngineConfig
+from runner.protocol.factory import make_engine
 
 REPO = Path(__file__).resolve().parent.parent
 _FAULTS = frozenset({GameTermination.TIME_FORFEIT, GameTermination.STALL,

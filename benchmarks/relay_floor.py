@@ -21,7 +21,7 @@ import time
 
 from tournament_bench import BOOK, workload_arguments
 
-from runner.openings import OpeningCursor, open_book
+from runner.books.openings import OpeningCursor, open_book
 from runner.protocol.cecp import _edit_commands
 
 MAX_PLIES = 400

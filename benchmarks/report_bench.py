@@ -34,11 +34,11 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
-from runner.pairing import match, round_robin
-from runner.report import build_report
-from runner.report_render import render
+from runner.report.build import build_report
+from runner.report.render import render
 from runner.store import EngineSpec, GameStatus, create_tournament, open_database
 from runner.store.models import EngineRow, GameRow
+from runner.tournament.pairing import match, round_robin
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 _ENDINGS = (("checkmate", 0.30), ("adjudication", 0.30), ("threefold repetition", 0.15),

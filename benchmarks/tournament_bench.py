@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.config import parse_config
+from runner.config.model import parse_config
 from runner.store import open_database
-from runner.tournament import Tournament
+from runner.tournament.run import Tournament
 
 BOOK = Path(__file__).resolve().parents[2] / "shared" / "data" / "books" / "noob_3moves.epd"
 CUTECHESS_WALL = 5.5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.adjudication import (
+from runner.game.adjudication import (
     MATE_SCORE_CP,
     AdjudicationRules,
     DrawTracker,

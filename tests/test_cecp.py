@@ -14,9 +14,9 @@ from pathlib import Path
 import chess
 import pytest
 
-from runner.adjudication import AdjudicationRules
 from runner.clock import Clock, TimeControl
-from runner.game import GameRecord, GameSpec, GameTermination, play_game
+from runner.game.adjudication import AdjudicationRules
+from runner.game.play import GameRecord, GameSpec, GameTermination, play_game
 from runner.protocol.cecp import CecpEngine, _edit_commands, format_level
 from runner.protocol.cecp_parse import (
     Castling960,

@@ -13,7 +13,7 @@ import chess.pgn
 import pytest
 from conftest import REPO
 
-from runner.pgn_reader import parse_games
+from runner.pgn.reader import parse_games
 
 BUNDLED = [f"cmd={sys.executable}", "arg=-m", "arg=engine", f"dir={REPO}"]
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, shared_file
 
+from runner.cli.vocabulary import EngineSpecError, parse_engine_tokens
 from runner.clock import TimeControl
-from runner.config import (
+from runner.config.model import (
     BookFormat,
     Castling960Style,
     ConfigError,
@@ -28,10 +29,9 @@ from runner.config import (
     load_engines_file,
     parse_config,
 )
-from runner.enginespec import EngineSpecError, parse_engine_tokens
-from runner.pairing import pairing_for
 from runner.protocol.cecp import Castling960, CecpEngine
-from runner.tournament import engine_config
+from runner.tournament.pairing import pairing_for
+from runner.tournament.run import engine_config
 
 CONFIGS = REPO / "configs"
 

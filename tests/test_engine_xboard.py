@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import require_binary
 
-from runner.pgn_reader import read_games
+from runner.pgn.reader import read_games
 from runner.rules import Board
 
 REPO = Path(__file__).resolve().parents[1]

@@ -20,9 +20,9 @@ from pathlib import Path
 import chess
 import pytest
 
-from runner.adjudication import AdjudicationRules, effective_score
 from runner.clock import TimeControl
-from runner.game import (
+from runner.game.adjudication import AdjudicationRules, effective_score
+from runner.game.play import (
     TRANSCRIPT_LINE_LIMIT,
     GameRecord,
     GameSpec,

@@ -17,7 +17,7 @@ import chess.pgn
 import chess.polyglot
 import pytest
 
-from runner.openings import (
+from runner.books.openings import (
     CursorState,
     EpdBook,
     OpeningBookError,
@@ -25,7 +25,7 @@ from runner.openings import (
     PgnBook,
     open_book,
 )
-from runner.polyglot import PolyglotBook, PolyglotError, decode_move, probe
+from runner.books.polyglot import PolyglotBook, PolyglotError, decode_move, probe
 from runner.rules import Board
 from tests.conftest import shared_file
 

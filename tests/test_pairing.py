@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner.pairing import GameJob, Pairing, gauntlet, match, round_robin
+from runner.tournament.pairing import GameJob, Pairing, gauntlet, match, round_robin
 
 
 def _check_pairs(schedule: Pairing) -> list[GameJob]:

@@ -11,7 +11,7 @@ import chess
 import chess.pgn
 import pytest
 
-from runner.pgn_reader import (
+from runner.pgn.reader import (
     PgnGame,
     TokenKind,
     check_pgn,

@@ -10,8 +10,8 @@ import chess.pgn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.pgn_reader import PgnGame, parse_games, read_games, unescape_tag_value
-from runner.pgn_writer import (
+from runner.pgn.reader import PgnGame, parse_games, read_games, unescape_tag_value
+from runner.pgn.writer import (
     LINE_WIDTH,
     SEVEN_TAG_ROSTER,
     GameDescription,

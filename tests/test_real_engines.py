@@ -25,8 +25,8 @@ from test_game import (
     run_game,
 )
 
-from runner.adjudication import AdjudicationRules
-from runner.game import GameRecord, GameTermination
+from runner.game.adjudication import AdjudicationRules
+from runner.game.play import GameRecord, GameTermination
 from runner.protocol.engine import EngineConfig
 
 pytestmark = pytest.mark.slow

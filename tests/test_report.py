@@ -2,7 +2,7 @@
 
 Each tournament's games are chosen by hand (who wins which game, how it ends, how long it
 lasts), so every figure of the report is checked against counts worked out here and against
-`runner.stats` called directly. The HTML page is opened in a real headless browser (Debian's
+`runner.stats.elo` called directly. The HTML page is opened in a real headless browser (Debian's
 chromium): a copy of it with a measuring script appended reports the plots' sizes from the
 browser's layout, and a screenshot of the page itself is checked to hold a real picture.
 """
@@ -29,11 +29,10 @@ from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pyte
 from sqlalchemy import insert, select
 from typer.testing import CliRunner
 
-from runner.cli import app
-from runner.pairing import GameJob, Pairing, gauntlet, match, round_robin
-from runner.report import ReportError, ReportFormat, build_report, headline_counts
-from runner.report_render import render_html, render_json, render_text, report_json
-from runner.stats import (
+from runner.cli.app import app
+from runner.report.build import ReportError, ReportFormat, build_report, headline_counts
+from runner.report.render import render_html, render_json, render_text, report_json
+from runner.stats.elo import (
     EloModel,
     Pentanomial,
     SprtSpec,
@@ -42,7 +41,7 @@ from runner.stats import (
     rate_engines,
     sprt,
 )
-from runner.stats import Pairing as RatedPairing
+from runner.stats.elo import Pairing as RatedPairing
 from runner.store import (
     Database,
     EngineSpec,
@@ -55,6 +54,7 @@ from runner.store import (
     record_game,
 )
 from runner.store.models import EngineRow, GameRow
+from runner.tournament.pairing import GameJob, Pairing, gauntlet, match, round_robin
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SPRT_CONFIG = {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05, "model": "normalized",

@@ -20,7 +20,6 @@ from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pyte
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import IntegrityError
 
-from runner.pairing import GameJob, Pairing, gauntlet, match
 from runner.store import (
     Database,
     DuplicateGameError,
@@ -45,6 +44,7 @@ from runner.store import (
 )
 from runner.store.models import EngineRow, GameRow, MoveRow
 from runner.store.queries import game_moves
+from runner.tournament.pairing import GameJob, Pairing, gauntlet, match
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 RESULTS = ("1-0", "0-1", "1/2-1/2")
@@ -104,7 +104,7 @@ def test_record_and_read_back_games_with_moves(database: Database) -> None:
     for job in schedule:
         record = _finished(job, rng)
         with database.session() as session:
-            record_game(session, tid, job, record)
+            record_game(session, tid, job.key, record)
         written[job.index] = (job, record)
 
     with database.session() as session:
@@ -138,7 +138,7 @@ def test_filters_select_by_engine_result_and_termination(database: Database) -> 
     for job in schedule:
         records[job.index] = (job, _finished(job, rng))
         with database.session() as session:
-            record_game(session, tid, job, records[job.index][1])
+            record_game(session, tid, job.key, records[job.index][1])
     with database.session() as session:
         for where, keep in [
             (GameFilter(tid, engine="c"), lambda j, r: "c" in j.engines),
@@ -159,11 +159,11 @@ def test_a_job_is_stored_once(database: Database) -> None:
     job = schedule.job(0)
     rng = random.Random(1)
     with database.session() as session:
-        record_game(session, tid, job, _finished(job, rng))
+        record_game(session, tid, job.key, _finished(job, rng))
     with pytest.raises(DuplicateGameError), database.session() as session:
-        record_game(session, tid, job, _finished(job, rng))
+        record_game(session, tid, job.key, _finished(job, rng))
     with pytest.raises(DuplicateGameError), database.session() as session:
-        mark_running(session, tid, job)
+        mark_running(session, tid, job.key)
     # The unique key holds even for a writer that bypasses record_game.
     with pytest.raises(IntegrityError), database.session() as session:
         white = session.scalar(select(GameRow.white_id).where(GameRow.tournament_id == tid))
@@ -184,7 +184,7 @@ def test_a_failed_game_write_leaves_nothing_behind(database: Database) -> None:
     broken = FinishedGame("1-0", "checkmate", T0, T0, moves=[
         MoveRecord("e4", "e2e4"), MoveRecord(None, "e7e5")])  # type: ignore[arg-type]
     with pytest.raises(IntegrityError), database.session() as session:
-        record_game(session, tid, job, broken)
+        record_game(session, tid, job.key, broken)
     with database.session() as session:
         assert session.scalar(select(func.count()).select_from(GameRow)) == 0
         assert session.scalar(select(func.count()).select_from(MoveRow)) == 0
@@ -198,12 +198,12 @@ def test_resume_bookkeeping(database: Database) -> None:
     jobs = list(schedule)
     for job in jobs[:3]:
         with database.session() as session:
-            mark_running(session, tid, job, started_at=T0)
+            mark_running(session, tid, job.key, started_at=T0)
         with database.session() as session:
-            record_game(session, tid, job, _finished(job, rng))
+            record_game(session, tid, job.key, _finished(job, rng))
     for job in jobs[3:5]:  # in flight when the runner was killed
         with database.session() as session:
-            mark_running(session, tid, job)
+            mark_running(session, tid, job.key)
     with database.session() as session:
         progress = find_tournament(session, tournament_id=tid)
         assert progress is not None
@@ -219,9 +219,9 @@ def test_resume_bookkeeping(database: Database) -> None:
     for index in todo:
         job = schedule.job(index)
         with database.session() as session:
-            mark_running(session, tid, job)
+            mark_running(session, tid, job.key)
         with database.session() as session:
-            record_game(session, tid, job, _finished(job, rng))
+            record_game(session, tid, job.key, _finished(job, rng))
     with database.session() as session:
         finish_tournament(session, tid, sprt_decision="H1")
     with database.session() as session:
@@ -245,7 +245,7 @@ def test_pair_counts_match_an_independent_count(database: Database) -> None:
         record = _finished(job, rng)
         per_pair.setdefault(job.pair, []).append((job, record.result))
         with database.session() as session:
-            record_game(session, tid, job, record)
+            record_game(session, tid, job.key, record)
     expected_wdl: dict[tuple[str, str], Counter[str]] = {}
     expected_penta: dict[tuple[str, str], Counter[float]] = {}
     for games in per_pair.values():

@@ -30,10 +30,9 @@ from test_game import (
     replay,
 )
 
-from runner.adjudication import AdjudicationRules
 from runner.clock import TimeControl
-from runner.engines import make_engine
-from runner.game import TRANSCRIPT_LINE_LIMIT, GameRecord, GameSpec, GameTermination, play_game
+from runner.game.adjudication import AdjudicationRules
+from runner.game.play import TRANSCRIPT_LINE_LIMIT, GameRecord, GameSpec, GameTermination, play_game
 from runner.protocol.engine import (
     ClockState,
     Engine,
@@ -44,6 +43,7 @@ from runner.protocol.engine import (
     Side,
     Variant,
 )
+from runner.protocol.factory import make_engine
 from runner.protocol.uci import (
     UciEngine,
     UciInfo,

@@ -22,9 +22,9 @@ from test_game import bundled, game_spec, leftover_processes, replay
 from test_real_engines import check_complete
 from test_uci import bundled_uci, run_any, sent_lines
 
-from runner.adjudication import AdjudicationRules
 from runner.clock import TimeControl
-from runner.game import GameRecord, GameTermination, play_game
+from runner.game.adjudication import AdjudicationRules
+from runner.game.play import GameRecord, GameTermination, play_game
 from runner.protocol.engine import ClockState, EngineConfig, GameSetup, Side, Variant
 from runner.protocol.uci import UciEngine
 

@@ -1,7 +1,8 @@
 """Writing to the results database: tournaments, their engines, and finished games.
 
 The tournament runner (the only writer) calls these with plain data: a `FinishedGame` built
-from the game loop's record, and a `runner.pairing.GameJob`. Each function works inside the
+from the game loop's record, and a `JobKey`
+(where the game sits in the schedule). Each function works inside the
 caller's session; `record_game` is meant to be the whole of one transaction, so a game and
 its moves are stored together or not at all.
 """
@@ -11,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from runner.pairing import GameJob
 from runner.store.models import (
     EngineRow,
     GameRow,
@@ -30,6 +30,7 @@ __all__ = [
     "DuplicateGameError",
     "EngineSpec",
     "FinishedGame",
+    "JobKey",
     "MoveRecord",
     "create_tournament",
     "engine_ids",
@@ -41,6 +42,23 @@ __all__ = [
 ]
 
 _RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
+
+
+class JobKey(NamedTuple):
+    """Where a game sits in its tournament's schedule, as plain values; `index` is the resume key."""
+
+    index: int
+    round: int
+    pair: int
+    game_in_pair: int
+    white: str
+    black: str
+    opening_index: int
+
+    @property
+    def engines(self) -> tuple[str, str]:
+        """The two engines, White first."""
+        return (self.white, self.black)
 
 
 class DuplicateGameError(ValueError):
@@ -127,7 +145,7 @@ def engine_ids(session: Session, tournament_id: int) -> dict[str, int]:
     return {name: ident for name, ident in rows}
 
 
-def _game_values(session: Session, tournament_id: int, job: GameJob,
+def _game_values(session: Session, tournament_id: int, job: JobKey,
                  ids: Mapping[str, int] | None) -> dict[str, Any]:
     """The schedule columns of a game row for `job`."""
     if ids is None or any(name not in ids for name in job.engines):
@@ -143,7 +161,7 @@ def _game_values(session: Session, tournament_id: int, job: GameJob,
     }
 
 
-def _stored(session: Session, tournament_id: int, job: GameJob) -> int | None:
+def _stored(session: Session, tournament_id: int, job: JobKey) -> int | None:
     """The id of the job's stored row, if any (locked for update where the database can);
     DuplicateGameError when that row is already a played game."""
     found = session.connection().execute(
@@ -159,7 +177,7 @@ def _stored(session: Session, tournament_id: int, job: GameJob) -> int | None:
     return int(found.id)
 
 
-def _write_game(session: Session, tournament_id: int, job: GameJob, values: dict[str, Any],
+def _write_game(session: Session, tournament_id: int, job: JobKey, values: dict[str, Any],
                 ids: Mapping[str, int] | None) -> int:
     """Insert or update the job's row with `values`; its id.
 
@@ -176,7 +194,7 @@ def _write_game(session: Session, tournament_id: int, job: GameJob, values: dict
     return game_id
 
 
-def mark_running(session: Session, tournament_id: int, job: GameJob,
+def mark_running(session: Session, tournament_id: int, job: JobKey,
                  started_at: datetime | None = None, *,
                  engine_ids: Mapping[str, int] | None = None) -> int:
     """Note that `job` has started (a row in ``running`` state); refuses a finished job.
@@ -188,7 +206,7 @@ def mark_running(session: Session, tournament_id: int, job: GameJob,
         engine_ids)
 
 
-def record_game(session: Session, tournament_id: int, job: GameJob,
+def record_game(session: Session, tournament_id: int, job: JobKey,
                 record: FinishedGame, *, engine_ids: Mapping[str, int] | None = None) -> int:
     """Store a finished game with all its moves (commit the session right after); its id.
 

@@ -19,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
-from runner.pgn_reader import needs_chess960, read_games
+from runner.pgn.reader import needs_chess960, read_games
 from runner.rules import Board
 
 __all__ = [
@@ -334,7 +334,7 @@ class PolyglotOpenings:
     resumed tournament replays the same lines."""
 
     def __init__(self, path: str | Path, *, plies: int | None = None, seed: int = 0) -> None:
-        from runner.polyglot import PolyglotBook  # local: only Polyglot users pay for it
+        from runner.books.polyglot import PolyglotBook  # local: only Polyglot users pay for it
 
         self.path = Path(path)
         self.plies = 8 if plies is None else plies

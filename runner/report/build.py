@@ -2,9 +2,9 @@
 
 Pure: reads through `runner.store.queries` (SQL aggregates and one lean stream over the games
 in the order they ended, so memory stays flat on any size of tournament) and returns frozen
-dataclasses; `runner.report_render` turns them into text, JSON or HTML.
+dataclasses; `runner.report.render` turns them into text, JSON or HTML.
 
-Conventions (the figures are fishtest's, from `runner.stats`):
+Conventions (the figures are fishtest's, from `runner.stats.elo`):
 
 - The reference engine is the first one entered. In a match or gauntlet every other engine's
   Elo, margin and LOS are its head-to-head figures against the reference, the reference
@@ -27,7 +27,7 @@ from enum import StrEnum
 
 from sqlalchemy.orm import Session
 
-from runner.stats import (
+from runner.stats.elo import (
     EloModel,
     MatchStats,
     Pairing,

@@ -16,14 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from runner.adjudication import (
+from runner.clock import Clock, TimeControl
+from runner.game.adjudication import (
     AdjudicationRules,
     DrawTracker,
     ResignTracker,
     effective_score,
     max_moves_verdict,
 )
-from runner.clock import Clock, TimeControl
 from runner.protocol.engine import (
     ClockState,
     Engine,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from runner.game import GameRecord
-from runner.pgn_writer import GameDescription, MoveRecord, format_game
+from runner.game.play import GameRecord
+from runner.pgn.writer import GameDescription, MoveRecord, format_game
 from runner.protocol.engine import Variant
 from runner.store.recording import FinishedGame
 from runner.store.recording import MoveRecord as StoredMove

@@ -33,8 +33,8 @@ def report_command(
     tournament; --format html writes one self-contained page with plots."""
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-    from runner.report import ReportError, build_report
-    from runner.report_render import render
+    from runner.report.build import ReportError, build_report
+    from runner.report.render import render
     from runner.store.db import open_database
 
     fmt = fmt.lower()

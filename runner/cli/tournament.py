@@ -20,13 +20,13 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from runner.config import ConfigError, TournamentConfig, load_config, parse_config
-from runner.enginespec import EngineSpecError, group_options
-from runner.scoreboard import Scoreboard
+from runner.cli.vocabulary import EngineSpecError, group_options
+from runner.config.model import ConfigError, TournamentConfig, load_config, parse_config
 from runner.store import Database, GameFilter, open_database, stream_games, tournaments
+from runner.tournament.scoreboard import Scoreboard
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
-    from runner.tournament import Event, RunOutcome, Tournament
+    from runner.tournament.run import Event, RunOutcome, Tournament
 
 _out = Console()
 _err = Console(stderr=True)
@@ -81,7 +81,7 @@ class _View:
 
     def event(self, event: Event) -> None:
         """Show one event of the run."""
-        from runner.tournament import GameFinished, GameStarted, Notice
+        from runner.tournament.run import GameFinished, GameStarted, Notice
 
         if isinstance(event, GameFinished):
             if not event.replay:
@@ -120,7 +120,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    new: bool, tournament_id: int | None = None,
                    concurrency: int | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
-    from runner.tournament import Tournament, TournamentError
+    from runner.tournament.run import Tournament, TournamentError
 
     db = _open_db(db_url or config.database)
     try:

@@ -28,25 +28,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from runner.adjudication import AdjudicationRules
-from runner.config import (
+from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
+from runner.config.model import (
     AdjudicationConfig,
     BookFormat,
     EngineEntry,
     RestartPolicy,
     TournamentConfig,
 )
-from runner.config import (
+from runner.config.model import (
     Variant as ConfigVariant,
 )
-from runner.engines import make_engine
-from runner.game import GameRecord, GameSpec, GameTermination, play_game
-from runner.openings import Opening, OpeningCursor, chess960_start_fen, open_book
-from runner.pairing import GameJob, Pairing, pairing_for
+from runner.game.adjudication import AdjudicationRules
+from runner.game.play import GameRecord, GameSpec, GameTermination, play_game
 from runner.protocol.engine import Engine, EngineConfig, EngineError, Variant
-from runner.records import finished_game, game_pgn
-from runner.scoreboard import Scoreboard
-from runner.stats import EloModel, SprtDecision, SprtResult, SprtSpec
+from runner.protocol.factory import make_engine
+from runner.stats.elo import EloModel, SprtDecision, SprtResult, SprtSpec
 from runner.store import (
     Database,
     GameFilter,
@@ -63,6 +60,9 @@ from runner.store import (
 from runner.store.models import TournamentRow
 from runner.store.recording import EngineSpec, save_book_state
 from runner.store.resume import latest_named, reopen, replace_config
+from runner.tournament.pairing import GameJob, Pairing, pairing_for
+from runner.tournament.records import finished_game, game_pgn
+from runner.tournament.scoreboard import Scoreboard
 
 __all__ = [
     "GameFinished",
@@ -601,11 +601,11 @@ class Tournament:
         with self.db.session() as session:
             if self._engine_ids is None:
                 self._engine_ids = engine_ids(session, self.tournament_id)
-            mark_running(session, self.tournament_id, job, engine_ids=self._engine_ids)
+            mark_running(session, self.tournament_id, job.key, engine_ids=self._engine_ids)
 
     def _store(self, writer: _Writer, job: GameJob, record: GameRecord, pgn: str) -> None:
         with self.db.session() as session:
-            record_game(session, self.tournament_id, job, finished_game(record, pgn),
+            record_game(session, self.tournament_id, job.key, finished_game(record, pgn),
                         engine_ids=self._engine_ids)
         # The PGN file follows the database: a game is in the file only once it is stored.
         writer.append_pgn(pgn)

@@ -11,11 +11,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runner.enginespec import EngineSpecError, group_options, parse_engine_tokens
+from runner.cli.vocabulary import EngineSpecError, group_options, parse_engine_tokens
 
 if TYPE_CHECKING:
-    from runner.adjudication import AdjudicationRules
-    from runner.game import GameSpec
+    from runner.game.adjudication import AdjudicationRules
+    from runner.game.play import GameSpec
     from runner.protocol.engine import EngineConfig
 
 # The engine, game and rules modules are imported by the commands that play, not with the CLI:
@@ -33,7 +33,7 @@ class CommandError(Exception):
 def parse_adjudication(groups: dict[str, list[str]]) -> AdjudicationRules:
     """Adjudication from ``--draw movenumber= movecount= score=``, ``--resign movecount= score=
     twosided=`` and ``--maxmoves N``."""
-    from runner.adjudication import AdjudicationRules
+    from runner.game.adjudication import AdjudicationRules
 
     values: dict[str, object] = {}
     for key, tokens in groups.items():
@@ -74,10 +74,10 @@ def _int_token(what: str, text: str) -> int:
 def play_command(ctx: typer.Context) -> None:
     """Play one game: --engine cmd=... (twice) [--each tc=10+0.1] [--fen F | --moves e2e4,e7e5]
     [--variant fischerandom] [--draw ...] [--resign ...] [--maxmoves N]; prints its PGN."""
-    from runner.game import GameSpec
+    from runner.game.play import GameSpec
     from runner.protocol.engine import Variant
-    from runner.records import game_pgn
     from runner.rules import STARTING_FEN, Board
+    from runner.tournament.records import game_pgn
 
     try:
         groups = group_options(list(ctx.args))
@@ -110,8 +110,8 @@ def play_command(ctx: typer.Context) -> None:
 
 
 async def _play_one(configs: list[EngineConfig], spec: GameSpec):  # noqa: ANN202
-    from runner.engines import running_engines
-    from runner.game import play_game
+    from runner.game.play import play_game
+    from runner.protocol.factory import running_engines
 
     async with running_engines(configs) as (white, black):
         return await play_game(white, black, spec)
@@ -140,8 +140,8 @@ def engine_check(
 
 async def _check(config: EngineConfig, movetime: float) -> int:
     from runner.clock import TimeControl
-    from runner.engines import make_engine, stop_engines
     from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
+    from runner.protocol.factory import make_engine, stop_engines
     from runner.rules import Board
 
     console = Console()

@@ -19,7 +19,7 @@ err_console = Console(stderr=True)
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from runner.stats import MatchStats
+    from runner.stats.elo import MatchStats
 
 
 class UserError(Exception):
@@ -75,7 +75,7 @@ def stats(
     """Elo, error bars, LOS, nElo and SPRT from match counts (fishtest's figures)."""
     import json
 
-    from runner import stats as st
+    from runner.stats import elo as st
 
     if (wdl is None) == (penta is None):
         raise UserError("give exactly one of --wdl W D L or --penta LL LD DDWL WD WW")
@@ -143,7 +143,7 @@ def pgn_check(files: list[str] = _PGN_FILES) -> None:
     """Count games and report broken ones with line numbers; exit 1 if any game is broken."""
     from pathlib import Path
 
-    from runner.pgn_reader import check_pgn
+    from runner.pgn.reader import check_pgn
 
     broken = 0
     for name in files:
@@ -170,7 +170,7 @@ def book_probe(
     chess960: bool = typer.Option(False, "--chess960", help="Treat castling rights as Chess960."),
 ) -> None:
     """List the book moves for a position with their weights."""
-    from runner.polyglot import probe
+    from runner.books.polyglot import probe
 
     try:
         lines = probe(book, fen, chess960=chess960)
@@ -217,17 +217,17 @@ def db_upgrade(
                       f"revision {revision}", highlight=False, markup=False)
 
 
-from runner.cli_games import engine_app, play_command  # noqa: E402 - commands defined elsewhere
+from runner.cli.games import engine_app, play_command  # noqa: E402 - commands defined elsewhere
 
 app.command("play", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
     play_command
 )
 app.add_typer(engine_app, name="engine")
-from runner.cli_report import report_command  # noqa: E402 - commands defined elsewhere
+from runner.cli.report import report_command  # noqa: E402 - commands defined elsewhere
 
 app.command("report")(report_command)
 
-from runner.cli_tournament import register as _register_tournament  # noqa: E402
+from runner.cli.tournament import register as _register_tournament  # noqa: E402
 
 _register_tournament(app)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.clock import TimeControl
-from runner.config_check import (
+from runner.config.check import (
     MISSING,
     Checker,
     ConfigError,

@@ -1,4 +1,4 @@
-"""Rendering a `runner.report.Report`: rich text tables, JSON, and one self-contained HTML page.
+"""Rendering a `runner.report.build.Report`: rich text tables, JSON, and one self-contained HTML page.
 
 The HTML page carries its own CSS and inline SVG plots drawn here (Elo with its 95% band over
 games played, LLR against the SPRT bounds, game lengths): no script, no external asset, so the
@@ -19,8 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from runner.report import FAULT_TERMINATIONS, Report
-from runner.stats import MatchStats
+from runner.report.build import FAULT_TERMINATIONS, Report
+from runner.stats.elo import MatchStats
 
 __all__ = ["render", "render_html", "render_json", "render_text", "report_json"]
 

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runner.config import TournamentConfig, TournamentFormat
+from runner.config.model import TournamentConfig, TournamentFormat
+from runner.store.recording import JobKey
 
 __all__ = ["GameJob", "Pairing", "gauntlet", "match", "pairing_for", "round_robin"]
 
@@ -48,6 +49,12 @@ class GameJob:
     def engines(self) -> tuple[str, str]:
         """The two engines, White first."""
         return (self.white, self.black)
+
+    @property
+    def key(self) -> JobKey:
+        """The job's place in the schedule as the store keeps it."""
+        return JobKey(self.index, self.round, self.pair, self.game_in_pair, self.white,
+                      self.black, self.opening_index)
 
     def to_dict(self) -> dict[str, Any]:
         """The job as JSON-ready data."""
