@@ -42,7 +42,7 @@ def peer_perft(board: chess.Board, depth: int) -> int:
     return total
 
 
-def timed(fn, repeats: int) -> tuple[float, object]:  # noqa: ANN001
+def timed(fn, repeats: int) -> tuple[float, object]:
     """Median wall time of ``repeats`` calls, and the last result."""
     times = []
     result = None

@@ -162,7 +162,7 @@ def spawn_stray_child() -> int:
     The child shares our process group, so a host that kills the group removes it; it also
     gives up by itself after MAX_MISBEHAVIOUR_S.
     """
-    child = subprocess.Popen(  # noqa: S603 - fixed argument list, no shell
+    child = subprocess.Popen(
         [sys.executable, "-c", f"import time; time.sleep({MAX_MISBEHAVIOUR_S})"],
         stdin=subprocess.DEVNULL,
         close_fds=False,

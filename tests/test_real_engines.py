@@ -115,7 +115,7 @@ def check_complete(record: GameRecord, real_sides: tuple[bool, ...]) -> None:
     check_clocks(record)
 
 
-def _spec():  # noqa: ANN202 - a GameSpec
+def _spec():
     return game_spec(TC, adjudication=AdjudicationRules(max_moves=MAX_MOVES))
 
 

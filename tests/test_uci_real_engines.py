@@ -58,7 +58,7 @@ def real_uci(name: str, tmp_path: Path, **options: str) -> EngineConfig:
                         terminate_timeout=1.0)
 
 
-def _spec(**fields: object):  # noqa: ANN202 - a GameSpec
+def _spec(**fields: object):
     return game_spec(TC, adjudication=AdjudicationRules(max_moves=MAX_MOVES), **fields)
 
 

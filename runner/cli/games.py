@@ -109,7 +109,7 @@ def play_command(ctx: typer.Context) -> None:
     _err.print(f"{record.white} vs {record.black}: {record.result} ({record.reason})", highlight=False)
 
 
-async def _play_one(configs: list[EngineConfig], spec: GameSpec):  # noqa: ANN202
+async def _play_one(configs: list[EngineConfig], spec: GameSpec):
     from runner.game.play import play_game
     from runner.protocol.factory import running_engines
 

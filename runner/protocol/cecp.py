@@ -715,7 +715,7 @@ class CecpEngine(Engine):
         """Engines that showed a long start-up get a proportionally longer ping wait."""
         return max(timeout, 2.0 * (self.startup_seconds or 0.0))
 
-    async def _wait(self, future: asyncio.Future, timeout: float | None, what: str):  # noqa: ANN202
+    async def _wait(self, future: asyncio.Future, timeout: float | None, what: str):
         """Await one of our own futures; EngineStalled after `timeout`."""
         return await wait_answer(future, timeout, f"{self.name}: {what}")
 

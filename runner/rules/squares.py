@@ -76,7 +76,7 @@ def square_mirror(sq: Square) -> Square:
     return sq ^ 0x38
 
 
-def scan_forward(bb: Bitboard):  # noqa: ANN201 - generator of squares
+def scan_forward(bb: Bitboard):
     """Yield the squares of a bitboard from a1 upwards."""
     while bb:
         low = bb & -bb
