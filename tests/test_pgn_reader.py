@@ -11,16 +11,8 @@ import chess
 import chess.pgn
 import pytest
 
-from runner.pgn.reader import (
-    PgnGame,
-    TokenKind,
-    check_pgn,
-    needs_chess960,
-    parse_games,
-    read_games,
-    split_games,
-    unescape_tag_value,
-)
+from runner.pgn.reader import PgnGame, check_pgn, needs_chess960, parse_games, read_games
+from runner.pgn.splitter import TokenKind, split_games, unescape_tag_value
 from tests.conftest import SHARED_DATA, shared_file
 
 PGN_DIR = SHARED_DATA / "pgn"

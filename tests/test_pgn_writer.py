@@ -10,7 +10,8 @@ import chess.pgn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.pgn.reader import PgnGame, parse_games, read_games, unescape_tag_value
+from runner.pgn.reader import PgnGame, parse_games, read_games
+from runner.pgn.splitter import unescape_tag_value
 from runner.pgn.writer import (
     LINE_WIDTH,
     SEVEN_TAG_ROSTER,

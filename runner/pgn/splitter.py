@@ -1,0 +1,356 @@
+"""The PGN splitter: a byte stream cut into raw games, with line numbers, and no chess in it.
+
+It knows the PGN import format (tag pairs, brace and semicolon comments, ``%`` escape lines,
+recursive variations, NAGs, game termination markers); `runner.pgn.reader` replays what it
+yields on the rules core's board.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import BinaryIO, NamedTuple
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "PgnError",
+    "RawGame",
+    "Token",
+    "TokenKind",
+    "split_games",
+    "unescape_tag_value",
+]
+
+MAX_LINE_BYTES = 1 << 20
+"""Longest physical line read in one piece; longer lines are read in several pieces."""
+
+_BOM = b"\xef\xbb\xbf"
+
+# A tag pair: [Name "value"], the value with backslash escapes for quote and backslash.
+_TAG_PAIR = re.compile(r'\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s*"((?:[^"\\]|\\.)*)"\s*\]')
+_TAG_LINE = re.compile(r'\s*(?:\[\s*[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s*"(?:[^"\\]|\\.)*"\s*\]\s*)+$')
+_TAG_NAME_START = re.compile(r"\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)")
+_UNESCAPE = re.compile(r"\\(.)")
+
+# One movetext token; whitespace is skipped before it.  A result marker only counts as one when
+# a delimiter follows, so that "0-0" stays a (castling) word.
+_MOVETEXT_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<brace>\{)
+      | (?P<semicolon>;)
+      | (?P<open>\()
+      | (?P<close>\))
+      | (?P<nag>\$\d+)
+      | (?P<result>1-0|0-1|1/2-1/2|\*)(?=[\s(){};]|$)
+      | (?P<number>\d+\.+)
+      | (?P<word>[^\s{}();]+)
+    )""",
+    re.VERBOSE,
+)
+
+
+class PgnError(ValueError):
+    """A problem in a PGN file, located by file name, line number and the offending token."""
+
+    def __init__(self, message: str, *, source: str, line: int, token: str = "") -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.token = token
+        where = f"{source}:{line}: {message}"
+        super().__init__(f"{where} at {show_token(token)}" if token else where)
+
+
+def show_token(token: str, limit: int = 40) -> str:
+    """Quote a token for a message, shortened and with control characters made visible."""
+    shown = token if len(token) <= limit else token[:limit] + "..."
+    return repr(shown)
+
+
+class TokenKind(Enum):
+    """What a movetext token is, as far as the lexer can tell without a board."""
+
+    WORD = "word"  # a move in SAN or coordinate notation, a null move, or junk
+    COMMENT = "comment"
+    NAG = "nag"
+    OPEN = "open"  # start of a recursive variation
+    CLOSE = "close"
+    RESULT = "result"
+
+
+class Token(NamedTuple):
+    """One movetext token and the line it starts on."""
+
+    kind: TokenKind
+    text: str
+    line: int
+
+
+@dataclass(slots=True)
+class RawGame:
+    """One game as found in the file, before its moves are checked on a board."""
+
+    source: str
+    line: int
+    offset: int
+    tags: list[tuple[str, str, int]] = field(default_factory=list)
+    tokens: list[Token] = field(default_factory=list)
+    problems: list[PgnError] = field(default_factory=list)
+    end_offset: int = 0
+
+
+def unescape_tag_value(raw: str) -> str:
+    """Undo the PGN string escapes (backslash before a quote or a backslash)."""
+    return _UNESCAPE.sub(r"\1", raw) if "\\" in raw else raw
+
+
+def _physical_lines(
+    stream: BinaryIO, offset: int, line: int
+) -> Iterator[tuple[int, int, int, str]]:
+    """Yield (line number, byte offset, byte length, text without end of line) per line.
+
+    A line longer than MAX_LINE_BYTES comes in several pieces with the same line number, so
+    that a file of binary junk never makes one unbounded read.
+    """
+    first = offset == 0
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES)
+        if not raw:
+            return
+        size = len(raw)
+        body = raw
+        if first and raw.startswith(_BOM):
+            body = raw[len(_BOM) :]
+        first = False
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = body.decode("latin-1")
+        yield line, offset, size, text.rstrip("\r\n")
+        offset += size
+        if raw.endswith(b"\n"):
+            line += 1
+
+
+_SIMPLE_KINDS = {
+    "word": TokenKind.WORD,
+    "nag": TokenKind.NAG,
+    "open": TokenKind.OPEN,
+    "close": TokenKind.CLOSE,
+    "result": TokenKind.RESULT,
+}
+
+
+class _State(Enum):
+    BETWEEN = 0
+    TAGS = 1
+    MOVETEXT = 2
+
+
+class _Splitter:
+    """A line-by-line state machine that cuts the stream into RawGame records."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.state = _State.BETWEEN
+        self.game: RawGame | None = None
+        self.blank_in_tags = False
+        self.tag_names: set[str] = set()
+        self.comment: list[str] | None = None  # open brace comment: pieces so far
+        self.comment_line = 0
+        self.previous_blank = False
+        self.finished: list[RawGame] = []
+        self.emitted = 0
+
+    # -- game boundaries ------------------------------------------------------------------
+
+    def _start(self, line: int, offset: int, state: _State) -> None:
+        self.game = RawGame(source=self.source, line=line, offset=offset)
+        self.state = state
+        self.blank_in_tags = False
+        self.tag_names = set()
+        self.comment = None
+
+    def _finish(self, end_offset: int) -> None:
+        game = self.game
+        if game is None:
+            return
+        if self.comment is not None:
+            game.problems.append(
+                PgnError("unterminated comment", source=self.source, line=self.comment_line,
+                         token="{" + self.comment[0].strip()[:30])
+            )
+            self.comment = None
+        game.end_offset = end_offset
+        self.finished.append(game)
+        self.emitted += 1
+        self.game = None
+        self.state = _State.BETWEEN
+
+    # -- line handling ----------------------------------------------------------------------
+
+    def feed(self, number: int, offset: int, size: int, text: str) -> None:
+        blank = not text.strip()
+        if self.comment is not None:
+            self._comment_line(number, offset, text, blank)
+        elif self.state is _State.BETWEEN:
+            self._between(number, offset, text, blank)
+        elif self.state is _State.TAGS:
+            self._tags(number, offset, text, blank)
+        else:
+            self._movetext_line(number, offset, text, blank)
+        self.previous_blank = blank
+
+    def _between(self, number: int, offset: int, text: str, blank: bool) -> None:
+        if blank or text.startswith(("%", ";")):
+            return
+        if text.lstrip().startswith("["):
+            self._start(number, offset, _State.TAGS)
+            self._tags(number, offset, text, blank)
+        else:
+            self._start(number, offset, _State.MOVETEXT)
+            self._movetext_line(number, offset, text, blank)
+
+    def _tags(self, number: int, offset: int, text: str, blank: bool) -> None:
+        game = self.game
+        assert game is not None
+        if blank:
+            self.blank_in_tags = True
+            return
+        if text.startswith("%"):
+            return
+        stripped = text.lstrip()
+        if not stripped.startswith("["):
+            self.state = _State.MOVETEXT
+            self._movetext_line(number, offset, text, blank)
+            return
+        single = _TAG_PAIR.fullmatch(stripped.rstrip())
+        if single is not None:  # the usual case: one tag pair on the line
+            name, value = single.groups()
+            if self.blank_in_tags and name in self.tag_names:
+                self._finish(offset)
+                self._start(number, offset, _State.TAGS)
+                game = self.game
+                assert game is not None
+            game.tags.append((name, unescape_tag_value(value), number))
+            self.tag_names.add(name)
+            return
+        pairs = _TAG_PAIR.findall(stripped)
+        names = {name for name, _ in pairs} | set(_TAG_NAME_START.findall(stripped))
+        if self.blank_in_tags and names & self.tag_names:
+            # A tag seen already, after a blank line: a game with no movetext ended there.
+            self._finish(offset)
+            self._start(number, offset, _State.TAGS)
+            game = self.game
+            assert game is not None
+        if not _TAG_LINE.match(stripped):
+            game.problems.append(
+                PgnError("malformed tag pair", source=self.source, line=number, token=stripped)
+            )
+        for name, value in pairs:
+            game.tags.append((name, unescape_tag_value(value), number))
+        self.tag_names |= names
+
+    def _movetext_line(self, number: int, offset: int, text: str, blank: bool) -> None:
+        if blank:
+            self._finish(offset)
+            return
+        if text.startswith("%"):
+            return
+        if text.startswith("["):
+            # A tag line right after movetext: the next game starts here.
+            self._finish(offset)
+            self._start(number, offset, _State.TAGS)
+            self._tags(number, offset, text, blank)
+            return
+        self._lex(number, text, 0)
+
+    def _comment_line(self, number: int, offset: int, text: str, blank: bool) -> None:
+        assert self.comment is not None
+        if self.previous_blank and _TAG_LINE.match(text) and text.startswith("["):
+            # A comment never closed: the next game's tags arrived.  Report and resynchronise.
+            self._finish(offset)
+            self._start(number, offset, _State.TAGS)
+            self._tags(number, offset, text, blank)
+            return
+        close = text.find("}")
+        if close < 0:
+            self.comment.append("\n" + text)
+            return
+        self.comment.append("\n" + text[:close])
+        self._close_comment()
+        self._lex(number, text, close + 1)
+
+    def _close_comment(self) -> None:
+        assert self.game is not None and self.comment is not None
+        body = " ".join("".join(self.comment).split())
+        self.game.tokens.append(Token(TokenKind.COMMENT, body, self.comment_line))
+        self.comment = None
+
+    def _lex(self, number: int, text: str, pos: int) -> None:
+        game = self.game
+        assert game is not None
+        tokens = game.tokens
+        while True:
+            for match in _MOVETEXT_TOKEN.finditer(text, pos):
+                kind = match.lastgroup
+                simple = _SIMPLE_KINDS.get(kind)  # type: ignore[arg-type]
+                if simple is not None:
+                    tokens.append(Token(simple, match.group(kind), number))  # type: ignore[arg-type]
+                elif kind == "number":
+                    continue
+                elif kind == "semicolon":
+                    tokens.append(Token(TokenKind.COMMENT, text[match.end():].strip(), number))
+                    return
+                else:  # an opening brace: the comment may end on this line or a later one
+                    start = match.end()
+                    close = text.find("}", start)
+                    self.comment_line = number
+                    if close < 0:
+                        self.comment = [text[start:]]
+                        return
+                    self.comment = [text[start:close]]
+                    self._close_comment()
+                    pos = close + 1
+                    break
+            else:
+                return
+
+    def close(self, end_offset: int) -> None:
+        self._finish(end_offset)
+
+
+def split_games(
+    stream: BinaryIO,
+    *,
+    source: str,
+    offset: int = 0,
+    line: int = 1,
+    limit: int | None = None,
+) -> Iterator[RawGame]:
+    """Yield the raw games of a binary PGN stream read from ``offset`` (at line ``line``).
+
+    The stream is read line by line, so memory stays proportional to one game. ``limit``
+    stops after that many games.
+    """
+    splitter = _Splitter(source)
+    end = offset
+    for number, start, size, text in _physical_lines(stream, offset, line):
+        splitter.feed(number, start, size, text)
+        end = start + size
+        while splitter.finished:
+            yield splitter.finished.pop(0)
+            if limit is not None and splitter.emitted >= limit:
+                return
+    splitter.close(end)
+    while splitter.finished:
+        yield splitter.finished.pop(0)
+        if limit is not None and splitter.emitted >= limit:
+            return
+
+
+# --------------------------------------------------------------------------------------------
+# Replay: raw games played on a board
+# --------------------------------------------------------------------------------------------
