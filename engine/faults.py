@@ -108,7 +108,7 @@ class FaultPlan:
     @classmethod
     def parse(cls, specs: list[str] | tuple[str, ...]) -> FaultPlan:
         """Build a plan from `--fault` values (each may hold a comma-separated list)."""
-        faults = []
+        faults: list[Fault] = []
         for spec in specs:
             faults.extend(parse_fault(part) for part in spec.split(",") if part.strip())
         return cls(tuple(faults))

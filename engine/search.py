@@ -53,12 +53,12 @@ class SearchInfo:
 class SearchResult:
     """The outcome of a search: the move to play (None only without legal moves)."""
 
-    move: object | None
+    move: Move | None
     score: int
     depth: int
     nodes: int
     elapsed_s: float
-    pv: tuple
+    pv: tuple[Move, ...]
 
 
 class _Abort(Exception):

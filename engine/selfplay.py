@@ -80,6 +80,8 @@ def play_game(white: Player, black: Player, fen: str, *, max_plies: int = 300) -
             return GameRecord(claim.result, claim.reason, ply)
         player = white if board.turn else black
         result = player.choose(board, _UNBOUNDED)
+        if result.move is None:
+            raise RuntimeError(f"no move chosen in a position with no game end: {board.fen()}")
         board.push(result.move)
     claim = rules_claim(board)
     if claim is not None:

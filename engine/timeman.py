@@ -118,10 +118,10 @@ def allocate(clock: Clock, *, abuse: bool = False) -> TimeBudget:
     if abuse:
         overstay = max(remaining, 0.0) * 1.5 + 2.0
         return TimeBudget(overstay, overstay)
-    budget = fischer_budget(remaining, clock.increment_s, clock.moves_to_go())
+    soft, hard = _fischer_limits(remaining, clock.increment_s, clock.moves_to_go())
     if clock.nps:
-        return TimeBudget(None, None, max_nodes=max(1, int(budget.hard_s * clock.nps)))
-    return budget
+        return TimeBudget(None, None, max_nodes=max(1, int(hard * clock.nps)))
+    return TimeBudget(soft_s=soft, hard_s=hard)
 
 
 def fischer_budget(remaining_s: float, increment_s: float, moves_to_go: int) -> TimeBudget:
@@ -132,6 +132,12 @@ def fischer_budget(remaining_s: float, increment_s: float, moves_to_go: int) -> 
     run on to a few shares but is capped so that, even if every remaining move hit it, the
     clock would not run out before the next time control.
     """
+    soft, hard = _fischer_limits(remaining_s, increment_s, moves_to_go)
+    return TimeBudget(soft_s=soft, hard_s=hard)
+
+
+def _fischer_limits(remaining_s: float, increment_s: float, moves_to_go: int) -> tuple[float, float]:
+    """The soft and hard limits (seconds) of `fischer_budget`."""
     moves_to_go = max(1, moves_to_go)
     reserve = _LATENCY_RESERVE_S + _PER_MOVE_LATENCY_S * min(moves_to_go, 40)
     usable = max(0.0, remaining_s - reserve)
@@ -144,4 +150,4 @@ def fischer_budget(remaining_s: float, increment_s: float, moves_to_go: int) -> 
     ceiling = min(ceiling, remaining_s - _LATENCY_RESERVE_S - _PER_MOVE_LATENCY_S)
     hard = max(_MIN_BUDGET_S, min(share * 2.5, ceiling))
     soft = max(_MIN_BUDGET_S, min(share, hard))
-    return TimeBudget(soft_s=soft * 0.6, hard_s=hard)
+    return soft * 0.6, hard
