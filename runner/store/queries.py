@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import Integer, Select, case, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
@@ -119,7 +119,7 @@ class PairCounts:
     pentanomial: Pentanomial
 
 
-def _progress_query() -> Select[tuple[TournamentRow, int, int]]:
+def _progress_query() -> Select[TournamentRow, int, int]:
     """Tournaments with their done and running game counts."""
     done = func.coalesce(func.sum(case((GameRow.status == GameStatus.DONE, 1), else_=0)), 0)
     running = func.coalesce(
@@ -167,7 +167,7 @@ def finished_job_keys(session: Session, tournament_id: int) -> set[int]:
     return set(session.scalars(query))
 
 
-def _games_query(where: GameFilter) -> Select[tuple[object, ...]]:
+def _games_query(where: GameFilter) -> Select[*tuple[Any, ...]]:
     """The columns of `StoredGame`, filtered and in schedule order."""
     white = aliased(EngineRow)
     black = aliased(EngineRow)
