@@ -8,21 +8,26 @@ with ``runner.rules``, keeps the clocks, asks the adjudication trackers, and ret
 from __future__ import annotations
 
 import asyncio
-import enum
-import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import UTC, datetime
 
-from runner.clock import Clock, TimeControl
+from runner.clock import Clock
 from runner.game.adjudication import (
     AdjudicationRules,
     DrawTracker,
     ResignTracker,
     effective_score,
     max_moves_verdict,
+)
+from runner.game.record import (
+    TRANSCRIPT_LINE_LIMIT,
+    UNTIMED_MOVE_TIMEOUT,
+    GameRecord,
+    GameSpec,
+    GameTermination,
+    MoveRecord,
 )
 from runner.protocol.engine import (
     ClockState,
@@ -39,55 +44,24 @@ from runner.protocol.engine import (
 )
 from runner.rules import STARTING_FEN, Board, IllegalMoveError, InvalidMoveError, Move, Termination
 
+__all__ = [
+    "GRACE",
+    "TRANSCRIPT_LINE_LIMIT",
+    "UNTIMED_MOVE_TIMEOUT",
+    "GameRecord",
+    "GameSpec",
+    "GameTermination",
+    "MoveRecord",
+    "play_game",
+]
+
 log = logging.getLogger(__name__)
 
-UNTIMED_MOVE_TIMEOUT = 600.0
-"""Seconds an engine may think on a move when no clock runs (depth or node limits, ``inf``)."""
-TRANSCRIPT_LINE_LIMIT = 2000
-"""Characters of one protocol line kept in a game record's transcripts."""
 _MAX_IGNORED_CLAIMS = 3
 """False claims without a move ignored in a row (``false_claim_loses`` off) before one loses."""
 GRACE = 1.0
 """Seconds past an engine's own time before the runner stops waiting (the flag decides)."""
 
-
-class GameTermination(enum.Enum):
-    """Why a game ended, as the runner records it."""
-
-    CHECKMATE = "checkmate"
-    STALEMATE = "stalemate"
-    INSUFFICIENT_MATERIAL = "insufficient material"
-    THREEFOLD_REPETITION = "threefold repetition"
-    FIVEFOLD_REPETITION = "fivefold repetition"
-    FIFTY_MOVES = "fifty moves"
-    SEVENTYFIVE_MOVES = "seventy-five moves"
-    RESIGNATION = "resignation"
-    DRAW_AGREEMENT = "draw agreement"
-    ADJUDICATION = "adjudication"
-    MAX_MOVES = "max moves"
-    TIME_FORFEIT = "time forfeit"
-    ILLEGAL_MOVE = "illegal move"
-    FALSE_CLAIM = "false claim"
-    DISCONNECT = "disconnect"
-    STALL = "stall"
-    ERROR = "error"
-
-    @property
-    def pgn_tag(self) -> str:
-        """The PGN ``Termination`` tag value for this end."""
-        return _PGN_TERMINATION.get(self, "normal")
-
-
-_PGN_TERMINATION = {
-    GameTermination.ADJUDICATION: "adjudication",
-    GameTermination.MAX_MOVES: "adjudication",
-    GameTermination.TIME_FORFEIT: "time forfeit",
-    GameTermination.ILLEGAL_MOVE: "rules infraction",
-    GameTermination.FALSE_CLAIM: "rules infraction",
-    GameTermination.DISCONNECT: "abandoned",
-    GameTermination.STALL: "stalled connection",
-    GameTermination.ERROR: "unterminated",
-}
 
 _RULES_TERMINATION = {
     Termination.CHECKMATE: GameTermination.CHECKMATE,
@@ -107,79 +81,6 @@ _RULES_REASON = {
     Termination.FIFTY_MOVES: "Draw by fifty moves rule",
     Termination.SEVENTYFIVE_MOVES: "Draw by seventy-five moves rule",
 }
-
-
-@dataclass(frozen=True)
-class GameSpec:
-    """A plain, serialisable description of one game to play (no engine handles)."""
-
-    white_tc: TimeControl
-    black_tc: TimeControl
-    start_fen: str | None = None
-    opening_moves: tuple[str, ...] = ()
-    variant: Variant = Variant.STANDARD
-    adjudication: AdjudicationRules = field(default_factory=AdjudicationRules)
-    tags: Mapping[str, str] = field(default_factory=dict)
-    untimed_move_timeout: float = UNTIMED_MOVE_TIMEOUT
-    """Seconds before an engine without a running clock (depth, ``inf``) is declared stalled."""
-
-    def __post_init__(self) -> None:
-        if self.untimed_move_timeout <= 0:
-            raise ValueError(f"untimed move timeout must be positive, not {self.untimed_move_timeout}")
-
-
-@dataclass(frozen=True)
-class PlayedMove:
-    """One ply of the game with what the engine reported about it."""
-
-    uci: str
-    san: str
-    book: bool = False
-    time: float | None = None
-    depth: int | None = None
-    score_cp: int | None = None
-    mate: int | None = None
-    nodes: int | None = None
-
-
-@dataclass(frozen=True)
-class GameRecord:
-    """The outcome of one game: moves with their data, result, termination, timings, transcripts."""
-
-    white: str
-    black: str
-    spec: GameSpec
-    moves: tuple[PlayedMove, ...]
-    result: str
-    termination: GameTermination
-    reason: str
-    started_at: datetime
-    ended_at: datetime
-    final_fen: str
-    protocol_lines: tuple[tuple[TranscriptEntry, ...], tuple[TranscriptEntry, ...]] = ((), ())
-    """Each engine's transcript entries of this game (white's, then black's)."""
-    replay: bool = False
-    """A runner-side failure: the game has no valid result and should be played again."""
-
-    @functools.cached_property
-    def transcripts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """Each engine's protocol lines of this game as text, cut to a readable length.
-
-        Formatted on first use only: most games are stored without anyone reading them, and
-        formatting every line of every game cost the runner about a tenth of its CPU.
-        """
-        white, black = self.protocol_lines
-        return tuple(_clip(str(e)) for e in white), tuple(_clip(str(e)) for e in black)
-
-    @property
-    def plies(self) -> int:
-        """Number of half-moves, opening moves included."""
-        return len(self.moves)
-
-    @property
-    def duration(self) -> float:
-        """Wall-clock seconds the game took."""
-        return (self.ended_at - self.started_at).total_seconds()
 
 
 class _GameOver(Exception):
@@ -248,7 +149,7 @@ async def play_game(
     black: Engine,
     spec: GameSpec,
     *,
-    on_move: Callable[[PlayedMove, Board], None] | None = None,
+    on_move: Callable[[MoveRecord, Board], None] | None = None,
 ) -> GameRecord:
     """Play one game between two started engines and return its record.
 
@@ -261,11 +162,11 @@ async def play_game(
     began = time.monotonic()
     chess960 = spec.variant is Variant.FISCHERANDOM
     board = Board(spec.start_fen or STARTING_FEN, chess960=chess960)
-    moves: list[PlayedMove] = []
+    moves: list[MoveRecord] = []
     sent: list[str] = []
     for text in spec.opening_moves:
         move = board.parse_uci(text)
-        moves.append(PlayedMove(uci=move.uci(), san=board.san(move), book=True))
+        moves.append(MoveRecord(uci=move.uci(), san=board.san(move), book=True))
         sent.append(move.uci())
         board.push(move)
     engines = {True: white, False: black}
@@ -299,12 +200,6 @@ def _game_lines(engine: Engine, began: float) -> tuple[TranscriptEntry, ...]:
         lines.append(entry)
     lines.reverse()
     return tuple(lines)
-
-
-def _clip(line: str) -> str:
-    if len(line) <= TRANSCRIPT_LINE_LIMIT:
-        return line
-    return f"{line[:TRANSCRIPT_LINE_LIMIT]}... ({len(line)} characters)"
 
 
 async def _tell_result(engines: dict[bool, Engine], result: str, reason: str) -> None:
@@ -354,8 +249,8 @@ def _fault(white: bool, exc: EngineError) -> _GameOver:
     return _GameOver(_win_for(not white), GameTermination.DISCONNECT, f"{name} fails ({exc})")
 
 
-async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[PlayedMove],
-               sent: list[str], on_move: Callable[[PlayedMove, Board], None] | None) -> _GameOver:
+async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[MoveRecord],
+               sent: list[str], on_move: Callable[[MoveRecord, Board], None] | None) -> _GameOver:
     """Start both engines on the game, then the move loop; returns (or raises) how it ended.
 
     Set-up errors (a bad position, an engine that cannot play the variant) escape as they
@@ -374,8 +269,8 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
                         replay=True) from exc
 
 
-async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[PlayedMove],
-                sent: list[str], on_move: Callable[[PlayedMove, Board], None] | None) -> _GameOver:
+async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[MoveRecord],
+                sent: list[str], on_move: Callable[[MoveRecord, Board], None] | None) -> _GameOver:
     """Ask for moves until the game ends; returns (or raises) how."""
     clocks = {True: Clock(spec.white_tc), False: Clock(spec.black_tc)}
     rules = spec.adjudication
@@ -426,7 +321,7 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         info = reply.info
         zeroing = board.is_zeroing(move)
         fullmove = board.fullmove_number
-        played = PlayedMove(
+        played = MoveRecord(
             uci=move.uci(), san=board.san_and_push(move), time=elapsed,
             depth=info.depth if info else None, score_cp=info.score_cp if info else None,
             mate=info.mate if info else None, nodes=info.nodes if info else None,

@@ -54,7 +54,11 @@ _WRITER_TAGS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class MoveRecord:
-    """One move as the game loop saw it: SAN plus what the engine said about it."""
+    """One ply as played: SAN and coordinate form, plus what the engine said about it.
+
+    The one move record of the runner: the game loop fills it, this writer formats it and the
+    store keeps it, each reading the fields it needs (the writer ignores `uci` and `nodes`).
+    """
 
     san: str
     score_cp: int | None = None
@@ -69,6 +73,10 @@ class MoveRecord:
     """An opening-book move (written ``{book}``)."""
     comment: str = ""
     """Free text added after the annotation."""
+    uci: str = ""
+    """The move in coordinate form (``e2e4``, ``e7e8q``); empty for a move known only as SAN."""
+    nodes: int | None = None
+    """Nodes the engine searched for the move."""
 
 
 @dataclass(frozen=True, slots=True)

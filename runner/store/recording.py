@@ -1,10 +1,9 @@
 """Writing to the results database: tournaments, their engines, and finished games.
 
-The tournament runner (the only writer) calls these with plain data: a `FinishedGame` built
-from the game loop's record, and a `JobKey`
-(where the game sits in the schedule). Each function works inside the
-caller's session; `record_game` is meant to be the whole of one transaction, so a game and
-its moves are stored together or not at all.
+The tournament runner (the only writer) calls these with the game loop's own `GameRecord`
+(and its PGN text) and a `JobKey` (where the game sits in the schedule, as plain values).
+Each function works inside the caller's session; `record_game` is meant to be the whole of
+one transaction, so a game and its moves are stored together or not at all.
 """
 
 from __future__ import annotations
@@ -12,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, cast
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Table, insert, select, update
 from sqlalchemy.orm import Session
 
+from runner.game.record import GameRecord
 from runner.store.models import (
     EngineRow,
     GameRow,
@@ -29,9 +29,7 @@ from runner.store.models import (
 __all__ = [
     "DuplicateGameError",
     "EngineSpec",
-    "FinishedGame",
     "JobKey",
-    "MoveRecord",
     "create_tournament",
     "engine_ids",
     "finish_tournament",
@@ -44,7 +42,8 @@ __all__ = [
 _RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
 
 
-class JobKey(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class JobKey:
     """Where a game sits in its tournament's schedule, as plain values; `index` is the resume key."""
 
     index: int
@@ -63,50 +62,6 @@ class JobKey(NamedTuple):
 
 class DuplicateGameError(ValueError):
     """A game whose job is already stored as played: a resume must never play it twice."""
-
-
-@dataclass(frozen=True)
-class MoveRecord:
-    """One ply as the store keeps it: SAN and coordinate move, plus what the engine reported.
-
-    Opening (book) moves are included with no time, depth or score.
-    """
-
-    san: str
-    uci: str
-    time_ms: int | None = None
-    depth: int | None = None
-    score_cp: int | None = None
-    """Score in centipawns from the mover's point of view (None for mate scores)."""
-    mate: int | None = None
-    """Moves to mate, negative when the mover is being mated."""
-    nodes: int | None = None
-
-
-@dataclass(frozen=True)
-class FinishedGame:
-    """What the store needs from the game loop's GameRecord to keep a finished game.
-
-    ``moves`` are every ply from ``opening_fen`` (the book moves first), so
-    ``plies == len(moves)``. Times are timezone-aware (UTC preferred).
-    """
-
-    result: str
-    """``1-0``, ``0-1``, ``1/2-1/2`` (or ``*`` for an unfinished record)."""
-    termination: str
-    """A short machine-readable kind: ``checkmate``, ``time forfeit``, ``adjudication``..."""
-    started_at: datetime
-    ended_at: datetime
-    moves: Sequence[MoveRecord] = ()
-    reason: str = ""
-    """Human-readable detail (``White mates``, ``engine crashed: exit code 11``)."""
-    opening_fen: str | None = None
-    opening_moves: Sequence[str] = ()
-    pgn: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.result not in _RESULTS:
-            raise ValueError(f"unknown game result {self.result!r}")
 
 
 @dataclass(frozen=True)
@@ -134,8 +89,8 @@ def create_tournament(
     return row
 
 
-_GAMES = GameRow.__table__
-_MOVES = MoveRow.__table__
+_GAMES = cast(Table, GameRow.__table__)
+_MOVES = cast(Table, MoveRow.__table__)
 
 
 def engine_ids(session: Session, tournament_id: int) -> dict[str, int]:
@@ -189,7 +144,9 @@ def _write_game(session: Session, tournament_id: int, job: JobKey, values: dict[
     if game_id is None:
         inserted = connection.execute(
             insert(_GAMES), {**_game_values(session, tournament_id, job, ids), **values})
-        return int(inserted.inserted_primary_key[0])
+        key = inserted.inserted_primary_key
+        assert key is not None  # an INSERT of one row always reports its key
+        return int(key[0])
     connection.execute(update(_GAMES).where(_GAMES.c.id == game_id), values)
     return game_id
 
@@ -206,24 +163,28 @@ def mark_running(session: Session, tournament_id: int, job: JobKey,
         engine_ids)
 
 
-def record_game(session: Session, tournament_id: int, job: JobKey,
-                record: FinishedGame, *, engine_ids: Mapping[str, int] | None = None) -> int:
+def record_game(session: Session, tournament_id: int, job: JobKey, record: GameRecord, *,
+                pgn: str | None = None, engine_ids: Mapping[str, int] | None = None) -> int:
     """Store a finished game with all its moves (commit the session right after); its id.
 
-    Raises DuplicateGameError when the job was already stored as played; the unique
-    (tournament, job index) key also stops two writers racing on one job.
+    Every ply of the record is stored, the book moves first. Raises DuplicateGameError when
+    the job was already stored as played; the unique (tournament, job index) key also stops
+    two writers racing on one job.
     """
+    if record.result not in _RESULTS:
+        raise ValueError(f"unknown game result {record.result!r}")
     game_id = _write_game(session, tournament_id, job, {
-        "status": GameStatus.DONE, "result": record.result, "termination": record.termination,
-        "reason": record.reason or None, "plies": len(record.moves),
-        "started_at": record.started_at, "ended_at": record.ended_at,
-        "opening_fen": record.opening_fen,
-        "opening_moves": " ".join(record.opening_moves) or None, "pgn": record.pgn,
+        "status": GameStatus.DONE, "result": record.result,
+        "termination": record.termination.value, "reason": record.reason or None,
+        "plies": len(record.moves), "started_at": record.started_at,
+        "ended_at": record.ended_at, "opening_fen": record.spec.start_fen,
+        "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
     }, engine_ids)
     if record.moves:
         session.connection().execute(insert(_MOVES), [
-            {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci, "time_ms": m.time_ms,
-             "depth": m.depth, "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
+            {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
+             "time_ms": None if m.time is None else round(m.time * 1000), "depth": m.depth,
+             "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
             for ply, m in enumerate(record.moves, start=1)
         ])
     return game_id

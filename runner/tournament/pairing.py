@@ -1,9 +1,11 @@
-"""Pairings: match, gauntlet and round-robin turned into a flat, resumable list of game jobs.
+"""Pairings: match, gauntlet and round-robin turned into a flat, resumable list of scheduled games.
 
 Pure and deterministic: no I/O, no clocks. Every opening is played as a game pair by the same
-two engines with colors swapped, one game after the other, so job ``2k`` and job ``2k+1`` are
+two engines with colors swapped, one game after the other, so games ``2k`` and ``2k+1`` are
 the two games of pair ``k`` and share opening ``k`` (the ``k``-th opening the book cursor
-serves). A job's `index` is its key: a resumed tournament skips the indices already stored.
+serves). A game's `index` is its key: a resumed tournament skips the indices already stored.
+An entry says who plays whom where in the schedule; the worker's `GameJob` (runner.game.job)
+is built from it by the tournament.
 
 Order: round by round; inside a round, encounter by encounter (round-robin encounters follow
 the circle method, so consecutive encounters involve different engines where possible);
@@ -14,18 +16,17 @@ alternates from pair to pair.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from runner.config.model import TournamentConfig, TournamentFormat
 from runner.store.recording import JobKey
 
-__all__ = ["GameJob", "Pairing", "gauntlet", "match", "pairing_for", "round_robin"]
+__all__ = ["Pairing", "ScheduledGame", "gauntlet", "match", "pairing_for", "round_robin"]
 
 
 @dataclass(frozen=True, slots=True)
-class GameJob:
-    """One game to play: who has which color, which opening, and where it sits in the schedule."""
+class ScheduledGame:
+    """One entry of the schedule: who has which color, which opening, where it sits."""
 
     index: int
     """Position in the schedule (0-based), unique in a tournament: the resume key."""
@@ -52,22 +53,9 @@ class GameJob:
 
     @property
     def key(self) -> JobKey:
-        """The job's place in the schedule as the store keeps it."""
+        """The game's place in the schedule as the store keeps it."""
         return JobKey(self.index, self.round, self.pair, self.game_in_pair, self.white,
                       self.black, self.opening_index)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The job as JSON-ready data."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GameJob:
-        """Rebuild a job from `to_dict` output."""
-        return cls(
-            index=int(data["index"]), round=int(data["round"]), pair=int(data["pair"]),
-            game_in_pair=int(data["game_in_pair"]), white=str(data["white"]),
-            black=str(data["black"]), encounter=int(data["encounter"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -105,10 +93,10 @@ class Pairing:
             return full
         return min(full, self.max_games - self.max_games % 2)
 
-    def job(self, index: int) -> GameJob:
-        """The job at `index` (random access, for resume and distributed workers)."""
+    def job(self, index: int) -> ScheduledGame:
+        """The game at `index` (random access: an index is all a resume needs to keep)."""
         if not 0 <= index < self.total():
-            raise IndexError(f"job {index} is outside the schedule (0..{self.total() - 1})")
+            raise IndexError(f"game {index} is outside the schedule (0..{self.total() - 1})")
         round_index, in_round = divmod(index, self.per_round)
         encounter, in_encounter = divmod(in_round, self.games)
         pair_in_encounter, game_in_pair = divmod(in_encounter, 2)
@@ -116,19 +104,19 @@ class Pairing:
         if pair_in_encounter % 2:
             first, second = second, first
         white, black = (first, second) if game_in_pair == 0 else (second, first)
-        return GameJob(
+        return ScheduledGame(
             index=index, round=round_index + 1, pair=index // 2, game_in_pair=game_in_pair,
             white=white, black=black, encounter=encounter,
         )
 
     def jobs(self, start: int = 0, skip: frozenset[int] | set[int] = frozenset(),
-             ) -> Iterator[GameJob]:
-        """Jobs in schedule order from `start`, leaving out the indices in `skip`."""
+             ) -> Iterator[ScheduledGame]:
+        """Games in schedule order from `start`, leaving out the indices in `skip`."""
         for index in range(start, self.total()):
             if index not in skip:
                 yield self.job(index)
 
-    def __iter__(self) -> Iterator[GameJob]:
+    def __iter__(self) -> Iterator[ScheduledGame]:
         return self.jobs()
 
     def __len__(self) -> int:
@@ -177,11 +165,11 @@ def pairing_for(config: TournamentConfig) -> Pairing:
     """The schedule a tournament configuration asks for."""
     names = [engine.name for engine in config.engines]
     max_games = config.sprt.maxgames if config.sprt is not None else None
-    common = {"rounds": config.rounds, "games": config.games, "max_games": max_games}
+    rounds, games = config.rounds, config.games
     if config.format is TournamentFormat.MATCH:
         if len(names) != 2:
             raise ValueError(f"a match needs exactly 2 engines, not {len(names)}")
-        return match(names[0], names[1], **common)
+        return match(names[0], names[1], rounds=rounds, games=games, max_games=max_games)
     if config.format is TournamentFormat.GAUNTLET:
-        return gauntlet(names[0], names[1:], **common)
-    return round_robin(names, **common)
+        return gauntlet(names[0], names[1:], rounds=rounds, games=games, max_games=max_games)
+    return round_robin(names, rounds=rounds, games=games, max_games=max_games)

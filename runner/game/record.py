@@ -1,0 +1,173 @@
+"""One game's description and its record: what to play (`GameSpec`) and what happened (`GameRecord`).
+
+`GameRecord` is the runner's one record of a played game: the game loop returns it, the store
+keeps it as it is and the PGN text is made from it here. Its moves are the PGN writer's
+`MoveRecord` (the layer below), so no layer translates a ply into a type of its own.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from runner.clock import TimeControl
+from runner.game.adjudication import AdjudicationRules
+from runner.pgn.writer import GameDescription, MoveRecord, format_game
+from runner.protocol.engine import TranscriptEntry, Variant
+
+__all__ = [
+    "TRANSCRIPT_LINE_LIMIT",
+    "UNTIMED_MOVE_TIMEOUT",
+    "GameRecord",
+    "GameSpec",
+    "GameTermination",
+    "MoveRecord",
+    "game_description",
+    "game_pgn",
+]
+
+UNTIMED_MOVE_TIMEOUT = 600.0
+"""Seconds an engine may think on a move when no clock runs (depth or node limits, ``inf``)."""
+TRANSCRIPT_LINE_LIMIT = 2000
+"""Characters of one protocol line kept in a game record's transcripts."""
+
+
+class GameTermination(enum.Enum):
+    """Why a game ended, as the runner records it."""
+
+    CHECKMATE = "checkmate"
+    STALEMATE = "stalemate"
+    INSUFFICIENT_MATERIAL = "insufficient material"
+    THREEFOLD_REPETITION = "threefold repetition"
+    FIVEFOLD_REPETITION = "fivefold repetition"
+    FIFTY_MOVES = "fifty moves"
+    SEVENTYFIVE_MOVES = "seventy-five moves"
+    RESIGNATION = "resignation"
+    DRAW_AGREEMENT = "draw agreement"
+    ADJUDICATION = "adjudication"
+    MAX_MOVES = "max moves"
+    TIME_FORFEIT = "time forfeit"
+    ILLEGAL_MOVE = "illegal move"
+    FALSE_CLAIM = "false claim"
+    DISCONNECT = "disconnect"
+    STALL = "stall"
+    ERROR = "error"
+
+    @property
+    def pgn_tag(self) -> str:
+        """The PGN ``Termination`` tag value for this end."""
+        return _PGN_TERMINATION.get(self, "normal")
+
+
+_PGN_TERMINATION = {
+    GameTermination.ADJUDICATION: "adjudication",
+    GameTermination.MAX_MOVES: "adjudication",
+    GameTermination.TIME_FORFEIT: "time forfeit",
+    GameTermination.ILLEGAL_MOVE: "rules infraction",
+    GameTermination.FALSE_CLAIM: "rules infraction",
+    GameTermination.DISCONNECT: "abandoned",
+    GameTermination.STALL: "stalled connection",
+    GameTermination.ERROR: "unterminated",
+}
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """A plain, serialisable description of one game to play (no engine handles)."""
+
+    white_tc: TimeControl
+    black_tc: TimeControl
+    start_fen: str | None = None
+    opening_moves: tuple[str, ...] = ()
+    variant: Variant = Variant.STANDARD
+    adjudication: AdjudicationRules = field(default_factory=AdjudicationRules)
+    tags: Mapping[str, str] = field(default_factory=dict)
+    untimed_move_timeout: float = UNTIMED_MOVE_TIMEOUT
+    """Seconds before an engine without a running clock (depth, ``inf``) is declared stalled."""
+
+    def __post_init__(self) -> None:
+        if self.untimed_move_timeout <= 0:
+            raise ValueError(f"untimed move timeout must be positive, not {self.untimed_move_timeout}")
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """The outcome of one game: moves with their data, result, termination, timings, transcripts."""
+
+    white: str
+    black: str
+    spec: GameSpec
+    moves: tuple[MoveRecord, ...]
+    """Every ply from the start position, the opening (book) moves first."""
+    result: str
+    termination: GameTermination
+    reason: str
+    """Human-readable detail (``White mates``, ``Black disconnects (exit code 11)``)."""
+    started_at: datetime
+    ended_at: datetime
+    final_fen: str
+    protocol_lines: tuple[tuple[TranscriptEntry, ...], tuple[TranscriptEntry, ...]] = ((), ())
+    """Each engine's transcript entries of this game (white's, then black's)."""
+    replay: bool = False
+    """A runner-side failure: the game has no valid result and should be played again."""
+
+    @functools.cached_property
+    def transcripts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Each engine's protocol lines of this game as text, cut to a readable length.
+
+        Formatted on first use only: most games are stored without anyone reading them, and
+        formatting every line of every game is a noticeable share of the runner's CPU.
+        """
+        white, black = self.protocol_lines
+        return tuple(_clip(str(e)) for e in white), tuple(_clip(str(e)) for e in black)
+
+    @property
+    def plies(self) -> int:
+        """Number of half-moves, opening moves included."""
+        return len(self.moves)
+
+    @property
+    def duration(self) -> float:
+        """Wall-clock seconds the game took."""
+        return (self.ended_at - self.started_at).total_seconds()
+
+    @property
+    def opening_moves(self) -> tuple[str, ...]:
+        """The book moves the game started with, in coordinate form."""
+        return tuple(m.uci for m in self.moves if m.book)
+
+
+def _clip(line: str) -> str:
+    if len(line) <= TRANSCRIPT_LINE_LIMIT:
+        return line
+    return f"{line[:TRANSCRIPT_LINE_LIMIT]}... ({len(line)} characters)"
+
+
+def game_description(record: GameRecord, tags: Mapping[str, str] | None = None) -> GameDescription:
+    """The PGN writer's view of a game: tags, annotated moves, result and reasons."""
+    all_tags = {"Event": "?", "Site": "?", "Round": "?"}
+    all_tags.update(record.spec.tags)
+    if tags:
+        all_tags.update(tags)
+    all_tags["White"] = record.white
+    all_tags["Black"] = record.black
+    all_tags.setdefault("Date", record.started_at.strftime("%Y.%m.%d"))
+    white_tc, black_tc = record.spec.white_tc, record.spec.black_tc
+    time_control = white_tc.to_pgn() if white_tc == black_tc else None
+    if time_control is None:
+        all_tags.setdefault("WhiteTimeControl", white_tc.to_pgn())
+        all_tags.setdefault("BlackTimeControl", black_tc.to_pgn())
+    return GameDescription(
+        tags=all_tags, moves=record.moves, result=record.result, start_fen=record.spec.start_fen,
+        chess960=record.spec.variant is Variant.FISCHERANDOM, time_control=time_control,
+        termination=record.termination.pgn_tag, reason=record.reason,
+        start_time=record.started_at, end_time=record.ended_at,
+    )
+
+
+def game_pgn(record: GameRecord, tags: Mapping[str, str] | None = None) -> str:
+    """The game as export-format PGN text."""
+    return format_game(game_description(record, tags))
