@@ -27,7 +27,7 @@ from runner.game.play import (
     GameRecord,
     GameSpec,
     GameTermination,
-    PlayedMove,
+    MoveRecord,
     play_game,
 )
 from runner.protocol.cecp import CecpEngine
@@ -72,7 +72,7 @@ class Played:
 
 
 async def play_engines(white: EngineConfig, black: EngineConfig, spec: GameSpec,
-                       on_move: Callable[[PlayedMove, Board], None] | None = None) -> Played:
+                       on_move: Callable[[MoveRecord, Board], None] | None = None) -> Played:
     """Start both engines, play one game, always stop both."""
     engines = (CecpEngine(white), CecpEngine(black))
     pgids: list[int] = []
@@ -339,7 +339,7 @@ def test_chess960_engine_castling_as_o_o():
 
 @pytest.mark.timeout(60)
 def test_a_runner_side_error_gives_no_result_and_a_replay_mark():
-    def failing_hook(move: PlayedMove, board: Board) -> None:
+    def failing_hook(move: MoveRecord, board: Board) -> None:
         if board.fullmove_number == 4:
             raise RuntimeError("hook failed on purpose")
 

@@ -3,6 +3,7 @@ balance, stable job keys, and random access agreeing with iteration."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from itertools import combinations
@@ -11,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner.tournament.pairing import GameJob, Pairing, gauntlet, match, round_robin
+from runner.tournament.pairing import Pairing, ScheduledGame, gauntlet, match, round_robin
 
 
-def _check_pairs(schedule: Pairing) -> list[GameJob]:
+def _check_pairs(schedule: Pairing) -> list[ScheduledGame]:
     """Invariants every schedule keeps; returns its jobs."""
     jobs = list(schedule)
     assert len(jobs) == schedule.total() == len(schedule)
@@ -34,7 +35,7 @@ def _check_pairs(schedule: Pairing) -> list[GameJob]:
     return jobs
 
 
-def _colors(jobs: list[GameJob]) -> tuple[Counter[str], Counter[str]]:
+def _colors(jobs: list[ScheduledGame]) -> tuple[Counter[str], Counter[str]]:
     """How often each engine had White and Black."""
     return Counter(j.white for j in jobs), Counter(j.black for j in jobs)
 
@@ -116,14 +117,19 @@ def test_resume_skips_finished_jobs_and_keys_are_stable() -> None:
     assert [job.index for job in schedule.jobs(start=9)] == list(range(9, schedule.total()))
 
 
-def test_jobs_are_plain_serialisable_values() -> None:
-    for job in gauntlet("a", ["b", "c"], rounds=2):
-        data = json.loads(json.dumps(job.to_dict()))
-        assert GameJob.from_dict(data) == job
-        assert hash(GameJob.from_dict(data)) == hash(job)
-    job = match("a", "b").job(0)
+def test_scheduled_games_are_frozen_values_rebuilt_from_their_index() -> None:
+    schedule = gauntlet("a", ["b", "c"], rounds=2)
+    again = gauntlet("a", ["b", "c"], rounds=2)
+    for game in schedule:
+        rebuilt = again.job(game.index)
+        assert rebuilt == game and hash(rebuilt) == hash(game)
+        key = game.key
+        assert json.loads(json.dumps(dataclasses.astuple(key))) == [
+            game.index, game.round, game.pair, game.game_in_pair, game.white, game.black,
+            game.opening_index]
+    game = match("a", "b").job(0)
     with pytest.raises(AttributeError):
-        job.white = "c"  # type: ignore[misc]
+        game.white = "c"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("make, message", [

@@ -30,6 +30,8 @@ from sqlalchemy import insert, select
 from typer.testing import CliRunner
 
 from runner.cli.app import app
+from runner.clock import TimeControl
+from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
 from runner.report.build import ReportError, ReportFormat, build_report, headline_counts
 from runner.report.render import render_html, render_json, render_text, report_json
 from runner.stats.elo import (
@@ -45,16 +47,14 @@ from runner.stats.elo import Pairing as RatedPairing
 from runner.store import (
     Database,
     EngineSpec,
-    FinishedGame,
     GameStatus,
-    MoveRecord,
     create_tournament,
     finish_tournament,
     open_database,
     record_game,
 )
 from runner.store.models import EngineRow, GameRow
-from runner.tournament.pairing import GameJob, Pairing, gauntlet, match, round_robin
+from runner.tournament.pairing import Pairing, ScheduledGame, gauntlet, match, round_robin
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SPRT_CONFIG = {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05, "model": "normalized",
@@ -97,10 +97,21 @@ def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]
         database.close()
 
 
-def _result(job: GameJob, first: str, score: float) -> str:
+def _result(job: ScheduledGame, first: str, score: float) -> str:
     """The PGN result of `job` when engine `first` scores `score`."""
     white_score = score if job.white == first else 1 - score
     return {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[white_score]
+
+
+def _record(job: ScheduledGame, result: str, termination: str, start: datetime, *,
+            plies: int = 0, seconds: float = 30, reason: str = "") -> GameRecord:
+    """The game loop's record of a game of `job` ending as asked, `plies` long."""
+    control = TimeControl.parse("10+0.1")
+    return GameRecord(
+        white=job.white, black=job.black, spec=GameSpec(control, control),
+        moves=(MoveRecord("e4", uci="e2e4"),) * plies, result=result,
+        termination=GameTermination(termination), reason=reason, started_at=start,
+        ended_at=start + timedelta(seconds=seconds), final_fen="8/8/8/8/8/8/8/8 w - - 0 1")
 
 
 def _store(db: Database, schedule: Pairing, engines: Sequence[str], plan: Sequence[Planned],
@@ -116,13 +127,10 @@ def _store(db: Database, schedule: Pairing, engines: Sequence[str], plan: Sequen
     for job, want in zip(schedule.jobs(), plan, strict=False):
         first = schedule.encounters[job.encounter][0]
         start = T0 + timedelta(minutes=minutes_between * job.index)
-        record = FinishedGame(
-            result=_result(job, first, want.score), termination=want.termination,
-            started_at=start, ended_at=start + timedelta(seconds=30),
-            moves=[MoveRecord("e4", "e2e4")] * want.plies, reason=want.reason,
-            pgn=f'[Event "{name}"]\n\n*\n')
+        record = _record(job, _result(job, first, want.score), want.termination, start,
+                         plies=want.plies, reason=want.reason)
         with db.session() as session:
-            record_game(session, tid, job, record)
+            record_game(session, tid, job, record, pgn=f'[Event "{name}"]\n\n*\n')
     return tid
 
 
@@ -291,8 +299,8 @@ def test_unscored_games_are_counted_apart(db: Database) -> None:
     schedule = match("A", "B", rounds=2)
     tid = _store(db, schedule, ["A", "B"], plan, fmt="match")
     with db.session() as session:
-        record_game(session, tid, schedule.job(2), FinishedGame(
-            "*", "error", T0 + timedelta(hours=1), T0 + timedelta(hours=1), reason="boom"))
+        record_game(session, tid, schedule.job(2), _record(
+            schedule.job(2), "*", "error", T0 + timedelta(hours=1), seconds=0, reason="boom"))
         report = build_report(session, tid)
     assert report.games_played == 3
     assert report.pairings[0].trinomial == Trinomial(1, 1, 0)

@@ -20,14 +20,14 @@ from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pyte
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import IntegrityError
 
+from runner.clock import TimeControl
+from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
 from runner.store import (
     Database,
     DuplicateGameError,
     EngineSpec,
-    FinishedGame,
     GameFilter,
     GameStatus,
-    MoveRecord,
     TournamentStatus,
     create_tournament,
     find_tournament,
@@ -44,7 +44,7 @@ from runner.store import (
 )
 from runner.store.models import EngineRow, GameRow, MoveRow
 from runner.store.queries import game_moves
-from runner.tournament.pairing import GameJob, Pairing, gauntlet, match
+from runner.tournament.pairing import Pairing, ScheduledGame, gauntlet, match
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 RESULTS = ("1-0", "0-1", "1/2-1/2")
@@ -78,22 +78,40 @@ def _tournament(db: Database, schedule: Pairing, name: str = "t") -> int:
         return row.id
 
 
-def _finished(job: GameJob, rng: random.Random) -> FinishedGame:
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+
+
+def _record(job: ScheduledGame, result: str, termination: str, start: datetime,
+            moves: list[MoveRecord], *, reason: str = "", seconds: float = 42) -> GameRecord:
+    """The game loop's record of a game of `job`, as plain as the store needs it."""
+    control = TimeControl.parse("10+0.1")
+    return GameRecord(
+        white=job.white, black=job.black, spec=GameSpec(control, control, start_fen=START),
+        moves=tuple(moves), result=result, termination=GameTermination(termination),
+        reason=reason, started_at=start, ended_at=start + timedelta(seconds=seconds),
+        final_fen=START)
+
+
+def _finished(job: ScheduledGame, rng: random.Random) -> GameRecord:
     """A plausible finished game for `job` with a few moves carrying search info."""
-    moves = [MoveRecord("e4", "e2e4"), MoveRecord("e5", "e7e5")]
+    moves = [MoveRecord("e4", uci="e2e4", book=True), MoveRecord("e5", uci="e7e5", book=True)]
     for ply in range(rng.randrange(0, 6)):
-        moves.append(MoveRecord("Nf3" if ply % 2 == 0 else "Nc6", "g1f3" if ply % 2 == 0
-                                else "b8c6", time_ms=rng.randrange(1, 500), depth=ply + 1,
+        moves.append(MoveRecord("Nf3" if ply % 2 == 0 else "Nc6", uci="g1f3" if ply % 2 == 0
+                                else "b8c6", time=rng.randrange(1, 500) / 1000, depth=ply + 1,
                                 score_cp=rng.randrange(-90, 90), nodes=rng.randrange(10**9)))
     if rng.random() < 0.2:
-        moves.append(MoveRecord("Qxf7#", "d1f7", time_ms=3, depth=2, mate=1, nodes=5 * 10**9))
-    start = T0 + timedelta(minutes=job.index)
-    return FinishedGame(
-        result=rng.choice(RESULTS), termination=rng.choice(TERMINATIONS),
-        started_at=start, ended_at=start + timedelta(seconds=42), moves=moves,
-        reason=f"game {job.index}", opening_fen="rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w "
-        "KQkq - 0 1", opening_moves=("e2e4", "e7e5"), pgn=f'[Event "t"]\n\n{job.index} *\n',
-    )
+        moves.append(MoveRecord("Qxf7#", uci="d1f7", time=0.0034, depth=2, mate=1,
+                                nodes=5 * 10**9))
+    return _record(job, rng.choice(RESULTS), rng.choice(TERMINATIONS),
+                   T0 + timedelta(minutes=job.index), moves, reason=f"game {job.index}")
+
+
+def _pgn(job: ScheduledGame) -> str:
+    return f'[Event "t"]\n\n{job.index} *\n'
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)
 
 
 def test_record_and_read_back_games_with_moves(database: Database) -> None:
@@ -104,7 +122,7 @@ def test_record_and_read_back_games_with_moves(database: Database) -> None:
     for job in schedule:
         record = _finished(job, rng)
         with database.session() as session:
-            record_game(session, tid, job.key, record)
+            record_game(session, tid, job.key, record, pgn=_pgn(job))
         written[job.index] = (job, record)
 
     with database.session() as session:
@@ -117,16 +135,17 @@ def test_record_and_read_back_games_with_moves(database: Database) -> None:
                 job.round, job.pair, job.game_in_pair)
             assert game.opening_index == job.opening_index
             assert (game.result, game.termination, game.reason) == (
-                record.result, record.termination, record.reason)
+                record.result, record.termination.value, record.reason)
             assert game.plies == len(record.moves)
-            assert game.status == "done" and game.pgn == record.pgn
+            assert game.status == "done" and game.pgn == _pgn(job)
+            assert game.opening_fen == START
             assert game.started_at == record.started_at and game.ended_at == record.ended_at
             assert game.started_at.tzinfo is not None
             assert game.opening_moves == "e2e4 e7e5"
             stored = game_moves(session, game.id)
             assert [(m.ply, m.san, m.uci, m.time_ms, m.depth, m.score_cp, m.mate, m.nodes)
                     for m in stored] == [
-                (ply, m.san, m.uci, m.time_ms, m.depth, m.score_cp, m.mate, m.nodes)
+                (ply, m.san, m.uci, _ms(m.time), m.depth, m.score_cp, m.mate, m.nodes)
                 for ply, m in enumerate(record.moves, start=1)]
 
 
@@ -143,7 +162,7 @@ def test_filters_select_by_engine_result_and_termination(database: Database) -> 
         for where, keep in [
             (GameFilter(tid, engine="c"), lambda j, r: "c" in j.engines),
             (GameFilter(tid, result="1/2-1/2"), lambda j, r: r.result == "1/2-1/2"),
-            (GameFilter(tid, termination="checkmate"), lambda j, r: r.termination == "checkmate"),
+            (GameFilter(tid, termination="checkmate"), lambda j, r: r.termination.value == "checkmate"),
             (GameFilter(tid, engine="b", result="1-0"),
              lambda j, r: "b" in j.engines and r.result == "1-0"),
         ]:
@@ -181,8 +200,8 @@ def test_a_failed_game_write_leaves_nothing_behind(database: Database) -> None:
     schedule = match("a", "b")
     tid = _tournament(database, schedule)
     job = schedule.job(0)
-    broken = FinishedGame("1-0", "checkmate", T0, T0, moves=[
-        MoveRecord("e4", "e2e4"), MoveRecord(None, "e7e5")])  # type: ignore[arg-type]
+    broken = _record(job, "1-0", "checkmate", T0, [
+        MoveRecord("e4", uci="e2e4"), MoveRecord(None, uci="e7e5")])  # type: ignore[arg-type]
     with pytest.raises(IntegrityError), database.session() as session:
         record_game(session, tid, job.key, broken)
     with database.session() as session:
@@ -238,7 +257,7 @@ def test_pair_counts_match_an_independent_count(database: Database) -> None:
     tid = _tournament(database, schedule)
     rng = random.Random(3)
     score_of = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
-    per_pair: dict[int, list[tuple[GameJob, str]]] = {}
+    per_pair: dict[int, list[tuple[ScheduledGame, str]]] = {}
     for job in schedule:
         if job.index == 7:
             continue  # an unfinished game: its pair must not count as a pair

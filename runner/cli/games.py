@@ -75,9 +75,9 @@ def play_command(ctx: typer.Context) -> None:
     """Play one game: --engine cmd=... (twice) [--each tc=10+0.1] [--fen F | --moves e2e4,e7e5]
     [--variant fischerandom] [--draw ...] [--resign ...] [--maxmoves N]; prints its PGN."""
     from runner.game.play import GameSpec
+    from runner.game.record import game_pgn
     from runner.protocol.engine import Variant
     from runner.rules import STARTING_FEN, Board
-    from runner.tournament.records import game_pgn
 
     try:
         groups = group_options(list(ctx.args))

@@ -1,4 +1,6 @@
-"""Running a tournament: the schedule of game pairs, the slots that play it, the single writer.
+"""Running a tournament: the schedule of game pairs, the jobs built from it, the scheduler
+that plays them, the openings, the standings and SPRT, and the single writer.
 
-Imports the config, the store, books, the game layer and stats; never the report or the CLI.
+Imports the config, the store, books, the game layer, the protocol and stats; never the
+report or the CLI. `run` holds the `Tournament`; `scheduler` is all it knows of how games run.
 """

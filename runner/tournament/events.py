@@ -1,0 +1,62 @@
+"""What a run tells its watcher (games started and finished, notices) and how a run ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runner.stats.elo import SprtResult
+from runner.store import TournamentStatus
+from runner.tournament.pairing import ScheduledGame
+from runner.tournament.scoreboard import Scoreboard
+
+__all__ = ["Event", "GameFinished", "GameStarted", "Notice", "RunOutcome", "TournamentError"]
+
+
+class TournamentError(RuntimeError):
+    """A run that cannot start or go on: a changed configuration, an engine that never starts."""
+
+
+@dataclass(frozen=True)
+class GameStarted:
+    """A game began in a slot."""
+
+    job: ScheduledGame
+    slot: int
+
+
+@dataclass(frozen=True)
+class GameFinished:
+    """A game ended and was stored (or, with ``replay``, will be played again)."""
+
+    job: ScheduledGame
+    result: str
+    termination: str
+    reason: str
+    plies: int
+    seconds: float
+    replay: bool = False
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should read (a stop requested, an engine restarted...)."""
+
+    text: str
+
+
+Event = GameStarted | GameFinished | Notice
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended: the tournament, its status, the games played in this run."""
+
+    tournament_id: int
+    status: TournamentStatus
+    total_games: int
+    done: int
+    played_now: int
+    scoreboard: Scoreboard
+    sprt: SprtResult | None = None
+    resumed: bool = False
+    error: str | None = None

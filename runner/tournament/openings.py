@@ -1,0 +1,62 @@
+"""Opening policy: which opening each game pair starts from, and the cursor state to store.
+
+Both games of pair ``k`` share the ``k``-th opening the book cursor serves (or, in Chess960
+without a book, start position number ``k`` of a seeded draw), so a resumed run recomputes
+every opening from the pair numbers alone.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
+from runner.config.model import BookFormat, TournamentConfig
+from runner.config.model import Variant as ConfigVariant
+
+__all__ = ["OpeningPolicy"]
+
+_CACHE_LIMIT = 4096
+"""Openings remembered by pair number; both games of a pair are usually played close together."""
+
+
+class OpeningPolicy:
+    """The opening of each game pair: from the book cursor, a Chess960 draw, or none."""
+
+    def __init__(self, config: TournamentConfig) -> None:
+        self.chess960 = config.variant is ConfigVariant.FISCHERANDOM
+        self.cursor: OpeningCursor | None = None
+        self._cache: dict[int, Opening | None] = {}
+        self._seed = 0
+        cfg = config.openings
+        if cfg is not None:
+            book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960 or None,
+                             polyglot=cfg.format is BookFormat.POLYGLOT, seed=cfg.seed)
+            self.cursor = OpeningCursor(book, order=cfg.order.value, seed=cfg.seed,
+                                        start=cfg.start_index)
+            self._seed = cfg.seed
+
+    def for_pair(self, pair: int) -> Opening | None:
+        """The opening both games of `pair` start from (None: the standard start position)."""
+        if pair in self._cache:
+            return self._cache[pair]
+        opening: Opening | None = None
+        if self.cursor is not None:
+            self.cursor.served = pair
+            opening = self.cursor.next()
+        elif self.chess960:
+            number = random.Random(f"chess960:{self._seed}:{pair}").randrange(960)
+            opening = Opening(fen=chess960_start_fen(number), chess960=True, index=number,
+                              source=f"chess960 #{number}")
+        if len(self._cache) > _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[pair] = opening
+        return opening
+
+    def state(self, pairs_served: int) -> dict[str, Any] | None:
+        """The cursor state to store (resumes recompute openings from pair numbers anyway)."""
+        if self.cursor is None:
+            return None
+        state = self.cursor.state.to_dict()
+        state["served"] = pairs_served
+        return state

@@ -1,0 +1,108 @@
+"""From the configuration to what runs: engine configs, adjudication, SPRT, game jobs, scheduler.
+
+Pure translations (no I/O): the tournament calls them to turn its `TournamentConfig` and a
+schedule entry with its opening into the plain `GameJob` a scheduler plays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from runner.books.openings import Opening
+from runner.config.model import (
+    AdjudicationConfig,
+    EngineEntry,
+    RestartPolicy,
+    TournamentConfig,
+)
+from runner.config.model import (
+    Variant as ConfigVariant,
+)
+from runner.game.adjudication import AdjudicationRules
+from runner.game.job import GameJob
+from runner.game.record import GameSpec
+from runner.protocol.engine import EngineConfig, Variant
+from runner.stats.elo import EloModel, SprtSpec
+from runner.tournament.pairing import ScheduledGame
+from runner.tournament.scheduler import LocalScheduler
+
+__all__ = [
+    "adjudication_rules",
+    "engine_config",
+    "engine_configs",
+    "game_job",
+    "game_spec",
+    "local_scheduler",
+    "sprt_spec",
+]
+
+
+def engine_config(entry: EngineEntry) -> EngineConfig:
+    """The protocol layer's configuration for a tournament engine entry."""
+    uci = entry.protocol.value == "uci"
+    options: dict[str, str] = {}
+    for name, value in entry.options:
+        if isinstance(value, bool):
+            options[name] = ("true" if value else "false") if uci else ("1" if value else "0")
+        else:
+            options[name] = str(value)
+    return EngineConfig(
+        name=entry.name, argv=entry.command, working_dir=entry.dir,
+        env=dict(entry.env) or None, protocol=entry.protocol.value, options=options,
+        init_strings=entry.init_strings, castling960=entry.castling960.value,
+    )
+
+
+def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
+    """The game loop's adjudication rules from the configuration's tables."""
+    values: dict[str, Any] = {"max_moves": config.maxmoves}
+    if config.draw is not None:
+        values.update(draw_move_number=config.draw.movenumber,
+                      draw_move_count=config.draw.movecount, draw_score=config.draw.score)
+    if config.resign is not None:
+        values.update(resign_move_count=config.resign.movecount,
+                      resign_score=config.resign.score,
+                      resign_two_sided=config.resign.twosided)
+    return AdjudicationRules(**values)
+
+
+def sprt_spec(config: TournamentConfig) -> SprtSpec | None:
+    """The SPRT a configuration asks for, if any."""
+    if config.sprt is None:
+        return None
+    s = config.sprt
+    return SprtSpec(elo0=s.elo0, elo1=s.elo1, alpha=s.alpha, beta=s.beta, model=EloModel(s.model))
+
+
+def engine_configs(config: TournamentConfig) -> dict[str, EngineConfig]:
+    """Every engine's protocol configuration, by name."""
+    return {entry.name: engine_config(entry) for entry in config.engines}
+
+
+def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
+              per_round: int) -> GameSpec:
+    """What to play in scheduled `game`: clocks, start, variant, adjudication and PGN tags."""
+    variant = (Variant.FISCHERANDOM if config.variant is ConfigVariant.FISCHERANDOM
+               else Variant.STANDARD)
+    return GameSpec(
+        white_tc=config.time_control(game.white), black_tc=config.time_control(game.black),
+        start_fen=None if opening is None else opening.fen,
+        opening_moves=() if opening is None else opening.moves,
+        variant=variant, adjudication=adjudication_rules(config.adjudication),
+        tags={"Event": config.name, "Site": "cecp-runner",
+              "Round": f"{game.round}.{game.index % per_round + 1}"},
+    )
+
+
+def game_job(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
+             per_round: int, engines: Mapping[str, EngineConfig]) -> GameJob:
+    """The worker's job for scheduled `game`, starting from `opening`."""
+    return GameJob(index=game.index, white=engines[game.white], black=engines[game.black],
+                   spec=game_spec(config, game, opening, per_round))
+
+
+def local_scheduler(config: TournamentConfig, concurrency: int) -> LocalScheduler:
+    """The in-process scheduler a configuration asks for (slots, CPU pinning, restarts)."""
+    fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
+    return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh)
