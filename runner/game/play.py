@@ -280,24 +280,9 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
     ignored_claims = {True: 0, False: 0}
     while True:
         mover = board.turn
-        engine = engines[mover]
         clock = clocks[mover]
-        other = clocks[not mover]
-        state = ClockState(own=clock.time_left(), opponent=other.time_left(),
-                           moves_to_go=clock.moves_to_go, period=clock.period_index,
-                           opponent_increment=other.increment)
-        started = time.monotonic()
-        try:
-            reply = await engine.play(sent, state, timeout=_timeout_for(clock, spec.untimed_move_timeout),
-                                      opponent_offers_draw=offer_pending[not mover])
-        except EngineStalled as exc:
-            if clock.control.is_timed:
-                clock.spend(time.monotonic() - started)
-                return _time_forfeit(board, mover, f"no move within its time ({exc})")
-            raise _fault(mover, exc) from exc
-        except EngineError as exc:
-            raise _fault(mover, exc) from exc
-        elapsed = reply.elapsed if reply.received_at else time.monotonic() - started
+        reply, elapsed = await _ask(engines[mover], board, clock, clocks[not mover], sent,
+                                    spec.untimed_move_timeout, offer_pending[not mover])
         if reply.resigned:
             return _GameOver(_win_for(not mover), GameTermination.RESIGNATION,
                              f"{_color_name(mover)} resigns")
@@ -341,12 +326,43 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         score = effective_score(played.score_cp, played.mate)
         draws.update(score, fullmove, zeroing)
         resigns.update(mover, score)
-        verdict = resigns.verdict() or draws.verdict()
-        if verdict is not None:
-            return _GameOver(verdict.result, GameTermination.ADJUDICATION, verdict.reason)
-        verdict = max_moves_verdict(rules, len(moves))
-        if verdict is not None:
-            return _GameOver(verdict.result, GameTermination.MAX_MOVES, verdict.reason)
+        adjudicated = _adjudicate(draws, resigns, rules, len(moves))
+        if adjudicated is not None:
+            return adjudicated
+
+
+def _adjudicate(draws: DrawTracker, resigns: ResignTracker, rules: AdjudicationRules,
+                plies: int) -> _GameOver | None:
+    """The arbiter's early end after a move: by the engines' scores, or by the game's length."""
+    verdict = resigns.verdict() or draws.verdict()
+    if verdict is not None:
+        return _GameOver(verdict.result, GameTermination.ADJUDICATION, verdict.reason)
+    verdict = max_moves_verdict(rules, plies)
+    if verdict is not None:
+        return _GameOver(verdict.result, GameTermination.MAX_MOVES, verdict.reason)
+    return None
+
+
+async def _ask(engine: Engine, board: Board, clock: Clock, other: Clock, sent: list[str],
+               untimed: float, draw_offered: bool) -> tuple[EngineReply, float]:
+    """The side to move's reply and the seconds it took; a fault or a flag ends the game."""
+    mover = board.turn
+    state = ClockState(own=clock.time_left(), opponent=other.time_left(),
+                       moves_to_go=clock.moves_to_go, period=clock.period_index,
+                       opponent_increment=other.increment)
+    started = time.monotonic()
+    try:
+        reply = await engine.play(sent, state, timeout=_timeout_for(clock, untimed),
+                                  opponent_offers_draw=draw_offered)
+    except EngineStalled as exc:
+        if clock.control.is_timed:
+            clock.spend(time.monotonic() - started)
+            raise _time_forfeit(board, mover, f"no move within its time ({exc})") from exc
+        raise _fault(mover, exc) from exc
+    except EngineError as exc:
+        raise _fault(mover, exc) from exc
+    elapsed = reply.elapsed if reply.received_at else time.monotonic() - started
+    return reply, elapsed
 
 
 def _parse_reply_move(board: Board, mover: bool, reply: EngineReply) -> Move:
