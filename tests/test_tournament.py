@@ -15,6 +15,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import AsyncGenerator, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import chess
@@ -24,9 +26,12 @@ from conftest import REPO, require_binary
 from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 
 from runner.config.model import parse_config
+from runner.game.job import GameJob
+from runner.game.record import GameRecord, GameTermination, MoveRecord
 from runner.pgn.reader import read_games
 from runner.store import GameFilter, open_database, stream_games, tournaments
 from runner.tournament.run import Tournament
+from runner.tournament.scheduler import JobFinished, JobStarted, Scheduler, SchedulerEvent
 
 PY = sys.executable
 BUNDLED = ["python", "-m", "engine"]
@@ -462,3 +467,79 @@ def test_the_demo_configuration_runs_as_the_readme_says(tmp_path):
     assert "finished: 48 of 48 games" in done.stderr
     assert done.stdout.count("Score of level-2 vs ") == 3
     assert (tmp_path / "demo.pgn").read_text().count("[Event ") == 48
+
+
+class _ScriptedScheduler(Scheduler):
+    """A scheduler without engines: every job 'ends' at once, White winning even indices.
+
+    Shows that the tournament needs nothing from a scheduler but its events, and records
+    which jobs it was given."""
+
+    def __init__(self, replay_first: bool = False) -> None:
+        self.jobs: list[GameJob] = []
+        self.replay_first = replay_first
+        self.stopped = False
+
+    def submit(self, jobs: Iterable[GameJob]) -> None:
+        self._source = iter(jobs)
+
+    def stop(self, hard: bool = False) -> None:
+        self.stopped = True
+
+    async def events(self) -> AsyncGenerator[SchedulerEvent, None]:
+        while not self.stopped and (job := next(self._source, None)) is not None:
+            self.jobs.append(job)
+            yield JobStarted(job, 0)
+            now = datetime.now(UTC)
+            replay = self.replay_first and len(self.jobs) == 1
+            record = GameRecord(
+                white=job.white.name, black=job.black.name, spec=job.spec,
+                moves=(MoveRecord("e4", uci="e2e4", time=0.25, depth=3, score_cp=20),),
+                result="*" if replay else ("1-0" if job.index % 2 == 0 else "1/2-1/2"),
+                termination=GameTermination.ERROR if replay else GameTermination.ADJUDICATION,
+                reason="scripted", started_at=now, ended_at=now, final_fen=job.spec.start_fen
+                or "", replay=replay)
+            yield JobFinished(job, record, 0.0)
+
+
+def test_the_tournament_stores_what_any_scheduler_reports_and_resumes(tmp_path, monkeypatch):
+    """A tournament run through a scripted scheduler: games marked, stored with their moves
+    and PGN, a replayed game not counted, a soft stop, then a resume that submits only the
+    missing games."""
+    monkeypatch.chdir(tmp_path)  # pgnout is taken from the working directory
+    config = _config_text(tmp_path, rounds=2, extra='pgnout = "live.pgn"')
+    cfg = parse_config(_table(config), source=str(config), base_dir=tmp_path)
+    database = open_database(f"sqlite:///{tmp_path / 'r.db'}")
+    try:
+        import asyncio
+
+        scripted = _ScriptedScheduler(replay_first=True)
+        seen: list[object] = []
+        first = Tournament(cfg, database, scheduler=scripted)
+
+        def watch(event: object) -> None:
+            seen.append(event)
+            if sum(type(e).__name__ == "GameFinished" and not e.replay for e in seen) == 3:
+                first.stop()
+
+        first.on_event = watch
+        outcome = asyncio.run(first.run())
+        assert (outcome.status.value, outcome.done, outcome.played_now) == ("interrupted", 3, 3)
+        assert [job.index for job in scripted.jobs] == [0, 1, 2, 3]  # job 0 reported a replay
+        assert [type(e).__name__ for e in seen].count("GameStarted") == 4
+        assert any(getattr(e, "replay", False) for e in seen)
+        second_scheduler = _ScriptedScheduler()
+        second = Tournament(cfg, database, scheduler=second_scheduler)
+        second.prepare()
+        final = asyncio.run(second.run())
+        assert final.status.value == "finished" and final.done == 8
+        assert [job.index for job in second_scheduler.jobs] == [0, 4, 5, 6, 7]
+        with database.session() as session:
+            games = list(stream_games(session, GameFilter(tournament_id=final.tournament_id)))
+        assert [(g.job_index, g.result) for g in games] == [
+            (i, "1-0" if i % 2 == 0 else "1/2-1/2") for i in range(8)]
+        assert all(g.termination == "adjudication" and g.plies == 1 for g in games)
+        assert all(g.pgn is not None and '[Termination "adjudication"]' in g.pgn for g in games)
+    finally:
+        database.close()
+    assert (tmp_path / "live.pgn").read_text().count("[Event ") == 8
