@@ -2,7 +2,7 @@
 
 Each tournament's games are chosen by hand (who wins which game, how it ends, how long it
 lasts), so every figure of the report is checked against counts worked out here and against
-`runner.stats.elo` called directly. The HTML page is opened in a real headless browser (Debian's
+`runner.stats` called directly. The HTML page is opened in a real headless browser (Debian's
 chromium): a copy of it with a measuring script appended reports the plots' sizes from the
 browser's layout, and a screenshot of the page itself is checked to hold a real picture.
 """
@@ -32,7 +32,7 @@ from typer.testing import CliRunner
 from runner.cli.app import app
 from runner.report.build import ReportError, ReportFormat, build_report, headline_counts
 from runner.report.render import render_html, render_json, render_text, report_json
-from runner.stats.elo import (
+from runner.stats import (
     EloModel,
     Pentanomial,
     SprtSpec,
@@ -41,7 +41,7 @@ from runner.stats.elo import (
     rate_engines,
     sprt,
 )
-from runner.stats.elo import Pairing as RatedPairing
+from runner.stats import Pairing as RatedPairing
 from runner.store import (
     Database,
     EngineSpec,

@@ -1,4 +1,4 @@
-"""runner.stats.elo against the peers' reference figures, by properties, by simulation, and the CLI.
+"""runner.stats against the peers' reference figures, by properties, by simulation, and the CLI.
 
 Reference data: ../shared/data/stats-examples.json (numbers produced by running fishtest,
 fastchess, cutechess and OpenBench code). fishtest is our reference: its cases must agree to a
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from runner.stats.elo import (
+from runner.stats import (
     NELO_PER_T,
     Z95,
     EloModel,

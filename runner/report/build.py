@@ -4,7 +4,7 @@ Pure: reads through `runner.store.queries` (SQL aggregates and one lean stream o
 in the order they ended, so memory stays flat on any size of tournament) and returns frozen
 dataclasses; `runner.report.render` turns them into text, JSON or HTML.
 
-Conventions (the figures are fishtest's, from `runner.stats.elo`):
+Conventions (the figures are fishtest's, from `runner.stats`):
 
 - The reference engine is the first one entered. In a match or gauntlet every other engine's
   Elo, margin and LOS are its head-to-head figures against the reference, the reference
@@ -27,7 +27,7 @@ from enum import StrEnum
 
 from sqlalchemy.orm import Session
 
-from runner.stats.elo import (
+from runner.stats import (
     EloModel,
     MatchStats,
     Pairing,

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.report.build import FAULT_TERMINATIONS, Report
-from runner.stats.elo import MatchStats
+from runner.stats import MatchStats
 
 __all__ = ["render", "render_html", "render_json", "render_text", "report_json"]
 

@@ -7,7 +7,7 @@ The API follows python-chess's names (``Board``, ``Move``, ``push``, ``pop``, ``
 from runner.rules.board import Board, LegalMoveGenerator
 from runner.rules.fen import STARTING_BOARD_FEN, STARTING_FEN, InvalidFenError
 from runner.rules.move import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, Move, Piece
-from runner.rules.outcome import Outcome, Termination
+from runner.rules.outcome import Outcome, Result, Termination
 from runner.rules.perft import perft, perft_divide
 from runner.rules.squares import (
     BB_SQUARES,
@@ -41,7 +41,7 @@ from runner.rules.squares import (
 )
 
 __all__ = [
-    "Board", "LegalMoveGenerator", "Move", "Piece", "Outcome", "Termination",
+    "Board", "LegalMoveGenerator", "Move", "Piece", "Outcome", "Result", "Termination",
     "InvalidFenError", "IllegalMoveError", "InvalidMoveError", "AmbiguousMoveError",
     "STARTING_FEN", "STARTING_BOARD_FEN", "perft", "perft_divide",
     "WHITE", "BLACK", "PAWN", "KNIGHT", "BISHOP", "ROOK", "QUEEN", "KING", "PIECE_TYPES",

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from sqlalchemy import Integer, Select, case, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from runner.stats.elo import Pentanomial, Trinomial
+from runner.stats import Pentanomial, Trinomial
 from runner.store.models import EngineRow, GameRow, GameStatus, MoveRow, TournamentRow
 
 __all__ = [

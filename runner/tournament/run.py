@@ -43,7 +43,7 @@ from runner.game.adjudication import AdjudicationRules
 from runner.game.play import GameRecord, GameSpec, GameTermination, play_game
 from runner.protocol.engine import Engine, EngineConfig, EngineError, Variant
 from runner.protocol.factory import make_engine
-from runner.stats.elo import EloModel, SprtDecision, SprtResult, SprtSpec
+from runner.stats import EloModel, SprtDecision, SprtResult, SprtSpec
 from runner.store import (
     Database,
     GameFilter,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from runner.stats.elo import Pentanomial, SprtResult, SprtSpec, Trinomial, match_stats, sprt
+from runner.stats import Pentanomial, SprtResult, SprtSpec, Trinomial, match_stats, sprt
 
 __all__ = ["EngineStanding", "PairingTally", "Scoreboard", "white_points"]
 
