@@ -30,6 +30,7 @@ from sqlalchemy import insert, select
 from typer.testing import CliRunner
 
 from runner.cli.app import app
+from runner.game.play import GameTermination
 from runner.report.build import ReportError, ReportFormat, build_report, headline_counts
 from runner.report.render import render_html, render_json, render_text, report_json
 from runner.stats import (
@@ -209,9 +210,11 @@ def test_match_report_numbers_by_hand(any_db: Database) -> None:
     ends = {t.termination: (t.games, t.white_wins, t.black_wins, t.draws)
             for t in report.terminations}
     assert ends == {
-        "checkmate": (1, 1, 0, 0), "time forfeit": (2, 0, 1, 1), "resignation": (1, 0, 1, 0),
-        "threefold repetition": (1, 0, 0, 1), "stalemate": (1, 0, 0, 1),
-        "adjudication": (2, 0, 1, 1), "disconnect": (1, 0, 1, 0), "illegal move": (1, 0, 1, 0),
+        GameTermination.CHECKMATE: (1, 1, 0, 0), GameTermination.TIME_FORFEIT: (2, 0, 1, 1),
+        GameTermination.RESIGNATION: (1, 0, 1, 0),
+        GameTermination.THREEFOLD_REPETITION: (1, 0, 0, 1),
+        GameTermination.STALEMATE: (1, 0, 0, 1), GameTermination.ADJUDICATION: (2, 0, 1, 1),
+        GameTermination.DISCONNECT: (1, 0, 1, 0), GameTermination.ILLEGAL_MOVE: (1, 0, 1, 0),
     }
     assert [t.games for t in report.terminations] == sorted(
         (t.games for t in report.terminations), reverse=True)
@@ -296,7 +299,8 @@ def test_unscored_games_are_counted_apart(db: Database) -> None:
         report = build_report(session, tid)
     assert report.games_played == 3
     assert report.pairings[0].trinomial == Trinomial(1, 1, 0)
-    assert {t.termination: t.unfinished for t in report.terminations}["error"] == 1
+    assert {t.termination: t.unfinished
+            for t in report.terminations}[GameTermination.ERROR] == 1
     assert any("no result that scores" in note for note in report.notes)
 
 

@@ -122,7 +122,7 @@ def report_json(report: Report) -> dict[str, Any]:
         },
         "draw_ratio": _finite(report.draw_ratio),
         "terminations": [
-            {"termination": t.termination, "games": t.games, "white_wins": t.white_wins,
+            {"termination": t.label, "games": t.games, "white_wins": t.white_wins,
              "black_wins": t.black_wins, "draws": t.draws, "unfinished": t.unfinished}
             for t in report.terminations
         ],
@@ -212,7 +212,7 @@ def _tables(report: Report) -> list[Table]:
     for name in ("Termination", "Games", "1-0", "0-1", "Draw", "*"):
         ends.add_column(name, justify="left" if name == "Termination" else "right")
     for t in report.terminations:
-        ends.add_row(t.termination, str(t.games), str(t.white_wins), str(t.black_wins),
+        ends.add_row(t.label, str(t.games), str(t.white_wins), str(t.black_wins),
                      str(t.draws), str(t.unfinished))
     tables.append(ends)
 
