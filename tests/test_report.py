@@ -33,6 +33,7 @@ from runner.cli.app import app
 from runner.game.play import GameTermination
 from runner.report.build import ReportError, ReportFormat, build_report, headline_counts
 from runner.report.render import render_html, render_json, render_text, report_json
+from runner.rules import Result
 from runner.stats import (
     EloModel,
     Pentanomial,
@@ -98,10 +99,9 @@ def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]
         database.close()
 
 
-def _result(job: GameJob, first: str, score: float) -> str:
+def _result(job: GameJob, first: str, score: float) -> Result:
     """The PGN result of `job` when engine `first` scores `score`."""
-    white_score = score if job.white == first else 1 - score
-    return {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[white_score]
+    return Result.from_white_points(score if job.white == first else 1 - score)
 
 
 def _store(db: Database, schedule: Pairing, engines: Sequence[str], plan: Sequence[Planned],

@@ -271,7 +271,6 @@ def test_played_games_tally_matches_an_independent_count(database: Database) -> 
     schedule = gauntlet("a", ["b", "c"], rounds=10)
     tid = _tournament(database, schedule)
     rng = random.Random(3)
-    score_of = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
     per_pair: dict[int, list[tuple[GameJob, str]]] = {}
     for job in schedule:
         if job.index == 7:
@@ -287,7 +286,7 @@ def test_played_games_tally_matches_an_independent_count(database: Database) -> 
         for job, result in games:
             key = tuple(sorted(job.engines))
             first_white = job.white == key[0]
-            score = score_of[result] if first_white else 1 - score_of[result]
+            score = Result(result).points(first_white)
             expected_wdl.setdefault(key, Counter())[{1.0: "w", 0.5: "d", 0.0: "l"}[score]] += 1
             points.append(score)
         if len(points) == 2:
