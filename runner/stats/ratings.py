@@ -81,21 +81,8 @@ def rate_engines(
     """
     if prior_draws < 0.0 or not math.isfinite(prior_draws):
         raise StatsInputError("prior_draws must be a finite non-negative number")
-    names: list[str] = []
-    index: dict[str, int] = {}
-    tallies: dict[tuple[int, int], list[int]] = {}  # (i, j), i < j: i's [wins, draws, losses]
-    for pairing in pairings:
-        for name in (pairing.first, pairing.second):
-            if name not in index:
-                index[name] = len(names)
-                names.append(name)
-        i, j = index[pairing.first], index[pairing.second]
-        res = pairing.results if i < j else pairing.results.swapped()
-        tally = tallies.setdefault((min(i, j), max(i, j)), [0, 0, 0])
-        tally[0] += res.wins
-        tally[1] += res.draws
-        tally[2] += res.losses
-    if anchor is not None and anchor not in index:
+    names, tallies = _fold(pairings)
+    if anchor is not None and anchor not in names:
         raise StatsInputError(f"anchor engine {anchor!r} played no game")
     tallies = {key: t for key, t in tallies.items() if sum(t) > 0}
     if not names:
@@ -105,26 +92,10 @@ def rate_engines(
     weight = {key: sum(t) + prior_draws for key, t in tallies.items()}
     scored = {key: t[0] + 0.5 * t[1] + 0.5 * prior_draws for key, t in tallies.items()}
     size = len(names)
-    fixed = index[anchor] if anchor is not None else 0
+    fixed = names.index(anchor) if anchor is not None else 0
     free = [k for k in range(size) if k != fixed]
-    ratings = [0.0] * size
-    for _ in range(200):
-        gradient, information = _likelihood_derivatives(ratings, weight, scored, size)
-        reduced = [[information[a][b] for b in free] for a in free]
-        step = _solve(reduced, [gradient[a] for a in free])
-        largest = max((abs(x) for x in step), default=0.0)
-        damping = min(1.0, 400.0 / largest) if largest > 0.0 else 1.0  # Elo per iteration
-        for k, delta in zip(free, step, strict=True):
-            ratings[k] += damping * delta
-        if largest < 1e-9:
-            break
-
-    _, information = _likelihood_derivatives(ratings, weight, scored, size)
-    covariance_free = _inverse([[information[a][b] for b in free] for a in free])
-    covariance = [[0.0] * size for _ in range(size)]
-    for x, a in enumerate(free):
-        for y, b in enumerate(free):
-            covariance[a][b] = covariance_free[x][y]
+    ratings = _maximise_likelihood(weight, scored, size, free)
+    covariance = _covariance(ratings, weight, scored, size, free)
     dispersion = _dispersion(ratings, tallies)
     if anchor is None:  # re-express relative to the mean: r' = (I - J/n) r
         mean = sum(ratings) / size
@@ -150,6 +121,57 @@ def rate_engines(
     ]
     entries.sort(key=lambda e: (-e.elo, e.name))
     return Ratings(tuple(entries), anchor, anchor_elo)
+
+
+def _fold(pairings: Iterable[Pairing]) -> tuple[list[str], dict[tuple[int, int], list[int]]]:
+    """Engines in order of appearance, and each unordered pair (i < j) as i's [W, D, L]."""
+    names: list[str] = []
+    index: dict[str, int] = {}
+    tallies: dict[tuple[int, int], list[int]] = {}
+    for pairing in pairings:
+        for name in (pairing.first, pairing.second):
+            if name not in index:
+                index[name] = len(names)
+                names.append(name)
+        i, j = index[pairing.first], index[pairing.second]
+        res = pairing.results if i < j else pairing.results.swapped()
+        tally = tallies.setdefault((min(i, j), max(i, j)), [0, 0, 0])
+        tally[0] += res.wins
+        tally[1] += res.draws
+        tally[2] += res.losses
+    return names, tallies
+
+
+def _maximise_likelihood(weight: dict[tuple[int, int], float],
+                         scored: dict[tuple[int, int], float], size: int,
+                         free: Sequence[int]) -> list[float]:
+    """Ratings maximising the likelihood, by damped Newton steps on the `free` engines."""
+    ratings = [0.0] * size
+    for _ in range(200):
+        gradient, information = _likelihood_derivatives(ratings, weight, scored, size)
+        reduced = [[information[a][b] for b in free] for a in free]
+        step = _solve(reduced, [gradient[a] for a in free])
+        largest = max((abs(x) for x in step), default=0.0)
+        damping = min(1.0, 400.0 / largest) if largest > 0.0 else 1.0  # Elo per iteration
+        for k, delta in zip(free, step, strict=True):
+            ratings[k] += damping * delta
+        if largest < 1e-9:
+            break
+    return ratings
+
+
+def _covariance(ratings: Sequence[float], weight: dict[tuple[int, int], float],
+                scored: dict[tuple[int, int], float], size: int,
+                free: Sequence[int]) -> list[list[float]]:
+    """Covariance of the ratings: the inverse information of the free engines, the fixed
+    engine's row and column zero."""
+    _, information = _likelihood_derivatives(ratings, weight, scored, size)
+    covariance_free = _inverse([[information[a][b] for b in free] for a in free])
+    covariance = [[0.0] * size for _ in range(size)]
+    for x, a in enumerate(free):
+        for y, b in enumerate(free):
+            covariance[a][b] = covariance_free[x][y]
+    return covariance
 
 
 def _expected(ri: float, rj: float) -> float:
