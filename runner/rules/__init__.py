@@ -1,7 +1,11 @@
 """The rules core: legal chess, SAN, FEN, repetition and every FIDE game end. Pure Python, no I/O.
 
 The API follows python-chess's names (``Board``, ``Move``, ``push``, ``pop``, ``legal_moves``,
-``san``, ``fen``, ``outcome``) so that readers of either feel at home.
+``san``, ``fen``, ``outcome``) so that readers of either feel at home. ``Board`` is built in
+steps, one module each: `position` (state, setup, queries, legal moves, keys) < `makemove`
+(push/pop) < `endings` (mate, draws, the outcome) < `board` (UCI, SAN, LAN and FEN text).
+`outcome` holds `Result`, the one result type (PGN text and points) the whole runner uses.
+This is the lowest room: it imports nothing of ours.
 """
 
 from runner.rules.board import Board, LegalMoveGenerator
