@@ -2,7 +2,7 @@
 
 Each tournament's games are chosen by hand (who wins which game, how it ends, how long it
 lasts), so every figure of the report is checked against counts worked out here and against
-`runner.stats.elo` called directly. The HTML page is opened in a real headless browser (Debian's
+`runner.stats` called directly. The HTML page is opened in a real headless browser (Debian's
 chromium): a copy of it with a measuring script appended reports the plots' sizes from the
 browser's layout, and a screenshot of the page itself is checked to hold a real picture.
 """
@@ -34,7 +34,8 @@ from runner.clock import TimeControl
 from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
 from runner.report.build import ReportError, ReportFormat, build_report, headline_counts
 from runner.report.render import render_html, render_json, render_text, report_json
-from runner.stats.elo import (
+from runner.rules import Result
+from runner.stats import (
     EloModel,
     Pentanomial,
     SprtSpec,
@@ -43,7 +44,7 @@ from runner.stats.elo import (
     rate_engines,
     sprt,
 )
-from runner.stats.elo import Pairing as RatedPairing
+from runner.stats import Pairing as RatedPairing
 from runner.store import (
     Database,
     EngineSpec,
@@ -97,10 +98,9 @@ def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]
         database.close()
 
 
-def _result(job: ScheduledGame, first: str, score: float) -> str:
+def _result(job: ScheduledGame, first: str, score: float) -> Result:
     """The PGN result of `job` when engine `first` scores `score`."""
-    white_score = score if job.white == first else 1 - score
-    return {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[white_score]
+    return Result.from_white_points(score if job.white == first else 1 - score)
 
 
 def _record(job: ScheduledGame, result: str, termination: str, start: datetime, *,
@@ -217,9 +217,11 @@ def test_match_report_numbers_by_hand(any_db: Database) -> None:
     ends = {t.termination: (t.games, t.white_wins, t.black_wins, t.draws)
             for t in report.terminations}
     assert ends == {
-        "checkmate": (1, 1, 0, 0), "time forfeit": (2, 0, 1, 1), "resignation": (1, 0, 1, 0),
-        "threefold repetition": (1, 0, 0, 1), "stalemate": (1, 0, 0, 1),
-        "adjudication": (2, 0, 1, 1), "disconnect": (1, 0, 1, 0), "illegal move": (1, 0, 1, 0),
+        GameTermination.CHECKMATE: (1, 1, 0, 0), GameTermination.TIME_FORFEIT: (2, 0, 1, 1),
+        GameTermination.RESIGNATION: (1, 0, 1, 0),
+        GameTermination.THREEFOLD_REPETITION: (1, 0, 0, 1),
+        GameTermination.STALEMATE: (1, 0, 0, 1), GameTermination.ADJUDICATION: (2, 0, 1, 1),
+        GameTermination.DISCONNECT: (1, 0, 1, 0), GameTermination.ILLEGAL_MOVE: (1, 0, 1, 0),
     }
     assert [t.games for t in report.terminations] == sorted(
         (t.games for t in report.terminations), reverse=True)
@@ -304,7 +306,8 @@ def test_unscored_games_are_counted_apart(db: Database) -> None:
         report = build_report(session, tid)
     assert report.games_played == 3
     assert report.pairings[0].trinomial == Trinomial(1, 1, 0)
-    assert {t.termination: t.unfinished for t in report.terminations}["error"] == 1
+    assert {t.termination: t.unfinished
+            for t in report.terminations}[GameTermination.ERROR] == 1
     assert any("no result that scores" in note for note in report.notes)
 
 

@@ -1,4 +1,4 @@
-"""runner.stats.elo against the peers' reference figures, by properties, by simulation, and the CLI.
+"""runner.stats against the peers' reference figures, by properties, by simulation, and the CLI.
 
 Reference data: ../shared/data/stats-examples.json (numbers produced by running fishtest,
 fastchess, cutechess and OpenBench code). fishtest is our reference: its cases must agree to a
@@ -20,16 +20,19 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from runner.stats.elo import (
+from runner.rules import Board, Result
+from runner.stats import (
     NELO_PER_T,
     Z95,
     EloModel,
     MatchStats,
     Pairing,
+    PairingCounts,
     Pentanomial,
     SprtDecision,
     SprtSpec,
     StatsInputError,
+    Tally,
     Trinomial,
     elo_from_score,
     llr_bayeselo_legacy,
@@ -39,6 +42,7 @@ from runner.stats.elo import (
     sprt,
     sprt_bounds,
 )
+from runner.tournament.scoreboard import Scoreboard
 from tests.conftest import REPO, shared_file
 
 JSON_KEYS = {
@@ -492,6 +496,128 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "runner", "stats", *args],
         capture_output=True, text=True, timeout=60, cwd=REPO,
     )  # fmt: skip
+
+
+# -- results and the tally ---------------------------------------------------------------------
+
+
+def test_result_points_and_lookups() -> None:
+    table = {Result.WHITE_WINS: (1.0, 0.0, True), Result.BLACK_WINS: (0.0, 1.0, False),
+             Result.DRAW: (0.5, 0.5, None)}
+    for result, (white, black, winner) in table.items():
+        assert (result.white_points, result.black_points, result.winner) == (white, black, winner)
+        assert result.points(True) == white and result.points(False) == black
+        assert result.finished and Result.from_white_points(white) is result
+        assert Result.from_text(f" {result.value} ") is result and result == result.value
+    unfinished = Result.UNFINISHED
+    assert unfinished == "*" and not unfinished.finished and unfinished.winner is None
+    assert (unfinished.white_points, unfinished.black_points, unfinished.white_half_points) == (
+        None, None, None)
+    with pytest.raises(ValueError, match="not a PGN result"):
+        Result.from_text("1-1")
+    with pytest.raises(ValueError, match="cannot score"):
+        Result.from_white_points(0.25)
+    mated = Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
+    assert mated.result() is Result.WHITE_WINS and Board().result() is Result.UNFINISHED
+
+
+_ENGINES = ("a", "b", "c")
+_game_pair = st.tuples(st.sampled_from([(0, 1), (1, 0), (0, 2), (2, 1)]),
+                       st.sampled_from(list(Result)), st.sampled_from(list(Result)))
+
+
+def _expected_counts(pairs: list[tuple[tuple[int, int], Result, Result]],
+                     ) -> dict[tuple[str, str], tuple[list[int], list[int]]]:
+    """Per pairing in entry order: [W, D, L] and [LL, LD, DD+WL, WD, WW, WL], pair by pair."""
+    expected: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
+    for (x, y), first_game, second_game in pairs:
+        low, high = sorted((x, y))
+        wdl, penta = expected.setdefault((_ENGINES[low], _ENGINES[high]), ([0] * 3, [0] * 6))
+        # The engine listed first in entry order is White in the first game iff it is x.
+        halves = []
+        for result, low_is_white in ((first_game, x == low), (second_game, x != low)):
+            if result.white_half_points is None:
+                continue
+            half = result.white_half_points if low_is_white else 2 - result.white_half_points
+            wdl[2 - half] += 1
+            halves.append(half)
+        if len(halves) == 2:
+            penta[sum(halves)] += 1
+            penta[5] += sorted(halves) == [0, 2]
+    return expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_game_pair, max_size=30), st.randoms(use_true_random=False))
+def test_tally_matches_an_independent_count_in_any_arrival_order(
+        pairs: list[tuple[tuple[int, int], Result, Result]], rng: Any) -> None:
+    games = []
+    for index, ((x, y), first_game, second_game) in enumerate(pairs):
+        games.append((_ENGINES[x], _ENGINES[y], first_game, index))
+        games.append((_ENGINES[y], _ENGINES[x], second_game, index))
+    rng.shuffle(games)
+    tally = Tally(_ENGINES)
+    for white, black, result, pair in games:
+        assert tally.add(white, black, result.value if pair % 2 else result, pair) \
+            == result.finished
+    # A pairing opens at its first finished game.
+    expected = {key: counts for key, counts in _expected_counts(pairs).items() if sum(counts[0])}
+    got = {(p.first, p.second): p for p in tally.pairings()}
+    assert set(got) == set(expected)
+    for key, (wdl, penta) in expected.items():
+        assert got[key].trinomial == Trinomial(*wdl)
+        assert got[key].pentanomial == Pentanomial(*penta[:5], wl_pairs=penta[5])
+        assert tally.pairing(key[1], key[0]) == got[key].swapped()
+    assert tally.games == sum(p.games for p in got.values())
+    for engine in tally.engines():
+        mine = [p if p.first == engine.name else p.swapped() for p in got.values()
+                if engine.name in (p.first, p.second)]
+        assert (engine.wins, engine.draws, engine.losses) == (
+            sum(p.trinomial.wins for p in mine), sum(p.trinomial.draws for p in mine),
+            sum(p.trinomial.losses for p in mine))
+
+
+def test_tally_orientation_and_pairs_that_do_not_match() -> None:
+    tally = Tally(["a", "b"])
+    tally.open("b", "a")  # a schedule's orientation wins over the entry order
+    assert tally.add("a", "b", Result.WHITE_WINS, 0) and tally.add("b", "a", "1/2-1/2", 0)
+    assert tally.pairings() == [PairingCounts("b", "a", Trinomial(0, 1, 1),
+                                              Pentanomial(0, 1, 0, 0, 0, wl_pairs=0))]
+    # Two games of one pair index with the same colors are not a game pair.
+    tally.add("a", "b", "0-1", 1)
+    tally.add("a", "b", "0-1", 1)
+    assert tally.pairing("b", "a").pentanomial.pairs == 1
+    assert tally.pairing("b", "a").trinomial == Trinomial(2, 1, 1)
+    assert not tally.add("a", "b", "*", 2) and tally.games == 4
+    assert tally.engine("c").games == 0 and tally.pairing("a", "c").games == 0
+    with pytest.raises(ValueError):
+        tally.add("a", "b", "2-0", 3)
+
+
+def test_scoreboard_summary_lines_and_standings() -> None:
+    board = Scoreboard(["A", "B", "C"])
+    board.pairing("B", "A")
+    board.pairing("A", "C")
+    for white, black, result, pair in (("B", "A", "1-0", 0), ("A", "B", "1/2-1/2", 0),
+                                       ("B", "A", "0-1", 1), ("A", "B", "0-1", 1)):
+        board.add(white, black, result, pair, termination="checkmate")
+    board.add("A", "C", "*", 2, termination="error")
+    assert board.games == 4 and board.terminations == {"checkmate": 4}
+    figures = match_stats(Trinomial(2, 1, 1))
+    assert board.summary_lines() == [
+        "Score of B vs A: 2 - 1 - 1  [0.625] 4",
+        f"Elo difference: {figures.elo:.1f} +/- {figures.elo_error95:.1f}, "
+        f"LOS: {100 * figures.los:.1f} %, DrawRatio: 25.0 %",
+        "Ptnml(0-2): [0, 0, 1, 1, 0], 2 pairs",
+        "Score of A vs C: 0 - 0 - 0  [0.000] 0",
+    ]
+    assert [(s.name, s.points, s.games) for s in board.ranked()] == [
+        ("B", 2.5, 4), ("A", 1.5, 4), ("C", 0.0, 0)]
+    spec = SprtSpec(0, 10)
+    state = board.sprt_state("A", "B", spec)
+    assert state is not None and state.llr == pytest.approx(
+        sprt(Pentanomial(0, 1, 1, 0, 0), spec).llr)
+    assert board.sprt_state("A", "C", spec) is None
 
 
 @pytest.mark.timeout(120)

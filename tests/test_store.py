@@ -22,6 +22,8 @@ from sqlalchemy.exc import IntegrityError
 
 from runner.clock import TimeControl
 from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.rules import Result
+from runner.stats import PairingCounts, Tally
 from runner.store import (
     Database,
     DuplicateGameError,
@@ -35,7 +37,6 @@ from runner.store import (
     finished_job_keys,
     mark_running,
     open_database,
-    pair_counts,
     record_game,
     reset_unfinished,
     resolve_url,
@@ -43,7 +44,7 @@ from runner.store import (
     tournaments,
 )
 from runner.store.models import EngineRow, GameRow, MoveRow
-from runner.store.queries import game_moves
+from runner.store.queries import game_moves, stream_played
 from runner.tournament.pairing import Pairing, ScheduledGame, gauntlet, match
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -252,11 +253,42 @@ def test_resume_bookkeeping(database: Database) -> None:
     assert TournamentStatus.FINISHED.value == "finished"
 
 
-def test_pair_counts_match_an_independent_count(database: Database) -> None:
+def _tally(session, tournament_id: int, engines: list[str]) -> list[PairingCounts]:
+    """Every pairing's counts, from the played games as the report reads them."""
+    tally = Tally(engines)
+    for game in stream_played(session, tournament_id):
+        if game.result is not None:
+            tally.add(game.white, game.black, game.result, game.pair_index)
+    return sorted(tally.pairings(), key=lambda p: (p.first, p.second))
+
+
+def test_played_games_read_back_as_enums(database: Database) -> None:
+    schedule = match("a", "b", rounds=2)
+    tid = _tournament(database, schedule)
+    rng = random.Random(5)
+    stored = {}
+    for job in schedule:
+        record = _finished(job, rng)
+        stored[job.index] = record
+        with database.session() as session:
+            record_game(session, tid, job.key, record)
+    with database.session() as session:
+        played = list(stream_played(session, tid,
+                                    fault_terminations=[GameTermination.TIME_FORFEIT]))
+    assert [(g.result, g.termination) for g in played] == [
+        (Result(r.result), GameTermination(r.termination)) for r in stored.values()]
+    for game in played:
+        assert isinstance(game.result, Result) and isinstance(game.termination, GameTermination)
+        if game.termination is GameTermination.TIME_FORFEIT and game.result.winner is not None:
+            assert game.at_fault == (game.black if game.result.winner else game.white)
+        elif game.termination is not GameTermination.TIME_FORFEIT:
+            assert game.at_fault is None
+
+
+def test_played_games_tally_matches_an_independent_count(database: Database) -> None:
     schedule = gauntlet("a", ["b", "c"], rounds=10)
     tid = _tournament(database, schedule)
     rng = random.Random(3)
-    score_of = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
     per_pair: dict[int, list[tuple[ScheduledGame, str]]] = {}
     for job in schedule:
         if job.index == 7:
@@ -272,13 +304,13 @@ def test_pair_counts_match_an_independent_count(database: Database) -> None:
         for job, result in games:
             key = tuple(sorted(job.engines))
             first_white = job.white == key[0]
-            score = score_of[result] if first_white else 1 - score_of[result]
+            score = Result(result).points(first_white)
             expected_wdl.setdefault(key, Counter())[{1.0: "w", 0.5: "d", 0.0: "l"}[score]] += 1
             points.append(score)
         if len(points) == 2:
             expected_penta.setdefault(key, Counter())[sum(points)] += 1
     with database.session() as session:
-        counts = pair_counts(session, tid)
+        counts = _tally(session, tid, ["a", "b", "c"])
     assert [(c.first, c.second) for c in counts] == [("a", "b"), ("a", "c")]
     for c in counts:
         wdl = expected_wdl[(c.first, c.second)]
@@ -360,12 +392,12 @@ def test_streaming_100k_games_keeps_memory_flat(tmp_path) -> None:
         assert growth < 25_000_000, f"memory grew {growth / 1e6:.1f} MB while streaming"
         with db.session() as session:
             started = time.perf_counter()
-            counts = pair_counts(session, tid)
+            counts = _tally(session, tid, ["a", "b", "c", "d"])
             pair_seconds = time.perf_counter() - started
         assert sum(c.trinomial.games for c in counts) == total
         assert sum(c.pentanomial.ll + c.pentanomial.ld + c.pentanomial.dd_wl + c.pentanomial.wd
                    + c.pentanomial.ww for c in counts) == total // 2
         print(f"\n100k games: insert {insert_seconds:.2f} s, stream {stream_seconds:.2f} s, "
-              f"RSS growth {growth / 1e6:.2f} MB, pair counts {pair_seconds:.2f} s")
+              f"RSS growth {growth / 1e6:.2f} MB, tally {pair_seconds:.2f} s")
     finally:
         db.close()

@@ -19,7 +19,7 @@ err_console = Console(stderr=True)
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from runner.stats.elo import MatchStats
+    from runner.stats import MatchStats
 
 
 class UserError(Exception):
@@ -75,7 +75,7 @@ def stats(
     """Elo, error bars, LOS, nElo and SPRT from match counts (fishtest's figures)."""
     import json
 
-    from runner.stats import elo as st
+    from runner import stats as st
 
     if (wdl is None) == (penta is None):
         raise UserError("give exactly one of --wdl W D L or --penta LL LD DDWL WD WW")

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from runner.rules import Result
+
 __all__ = [
     "LINE_WIDTH",
     "SEVEN_TAG_ROSTER",
@@ -43,7 +45,7 @@ _ROSTER_DEFAULTS = {"Date": "????.??.??"}
 STANDARD_START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 """The standard starting position: games from it get no FEN/SetUp tags."""
 
-RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+_RESULTS = frozenset(Result)
 _TAG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WRITER_TAGS = frozenset(
@@ -242,7 +244,7 @@ def _tag_pairs(game: GameDescription) -> list[tuple[str, str]]:
     for name in game.tags:
         if not _TAG_NAME.match(name):
             raise ValueError(f"invalid PGN tag name {name!r}")
-    if game.result not in RESULTS:
+    if game.result not in _RESULTS:
         raise ValueError(f"invalid PGN result {game.result!r}")
     given = dict(game.tags)
     if "Date" not in given and game.start_time is not None:

@@ -4,7 +4,7 @@ Pure: reads through `runner.store.queries` (SQL aggregates and one lean stream o
 in the order they ended, so memory stays flat on any size of tournament) and returns frozen
 dataclasses; `runner.report.render` turns them into text, JSON or HTML.
 
-Conventions (the figures are fishtest's, from `runner.stats.elo`):
+Conventions (the figures are fishtest's, from `runner.stats`):
 
 - The reference engine is the first one entered. In a match or gauntlet every other engine's
   Elo, margin and LOS are its head-to-head figures against the reference, the reference
@@ -27,14 +27,19 @@ from enum import StrEnum
 
 from sqlalchemy.orm import Session
 
-from runner.stats.elo import (
+from runner.game.record import GameTermination
+from runner.rules import Result
+from runner.stats import (
     EloModel,
+    EngineScore,
     MatchStats,
     Pairing,
+    PairingCounts,
     Pentanomial,
     SprtResult,
     SprtSpec,
     StatsInputError,
+    Tally,
     Trinomial,
     match_stats,
     rate_engines,
@@ -68,16 +73,15 @@ __all__ = [
     "headline_counts",
 ]
 
-FAULT_TERMINATIONS: Mapping[str, str] = {
-    "time forfeit": "time_forfeits",
-    "illegal move": "illegal_moves",
-    "false claim": "false_claims",
-    "disconnect": "crashes",
-    "stall": "stalls",
+FAULT_TERMINATIONS: Mapping[GameTermination, str] = {
+    GameTermination.TIME_FORFEIT: "time_forfeits",
+    GameTermination.ILLEGAL_MOVE: "illegal_moves",
+    GameTermination.FALSE_CLAIM: "false_claims",
+    GameTermination.DISCONNECT: "crashes",
+    GameTermination.STALL: "stalls",
 }
 """Terminations that are one engine's fault, and the `EngineFaults` field counting each."""
 
-_HALF_POINTS = {"1-0": 2, "0-1": 0, "1/2-1/2": 1}
 _NICE_WIDTHS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
 
 
@@ -150,12 +154,18 @@ class Crosstable:
 class TerminationTally:
     """How many games ended one way, split by result."""
 
-    termination: str
+    termination: GameTermination | None
+    """None for games stored without a termination this runner knows."""
     games: int
     white_wins: int
     black_wins: int
     draws: int
     unfinished: int
+
+    @property
+    def label(self) -> str:
+        """The termination as the report writes it."""
+        return "unknown" if self.termination is None else self.termination.value
 
 
 @dataclass(frozen=True)
@@ -297,25 +307,13 @@ def build_report(session: Session, tournament_id: int | None = None, *,
         replay.add(game)
     replay.snapshot(final=True)
 
-    pairings = [replay.counts(key) for key in replay.pairing_keys()]
+    pairings = replay.pairings()
     fmt = _format(info, engines, pairings)
     spec, maxgames = _sprt_settings(info.config, notes)
     if spec is not None and len(engines) != 2:
         notes.append("SPRT settings ignored: an SPRT compares exactly two engines")
         spec = None
-    results = [
-        PairingResult(first, second, tri, penta,
-                      _figures(tri, penta, spec if (first, second) == engines[:2] else None),
-                      match_stats(tri) if tri.games else None)
-        for first, second, tri, penta in pairings
-    ]
-    sprt_state = None
-    if spec is not None:
-        head = next((p for p in results if (p.first, p.second) == engines[:2]), None)
-        sprt_state = SprtState(
-            spec=spec, maxgames=maxgames,
-            result=None if head is None or head.stats is None else head.stats.sprt,
-            stored_decision=info.sprt_decision, first=engines[0], second=engines[1])
+    results = _pairing_results(pairings, engines, spec)
     faults = tuple(EngineFaults(name, **replay.faults.get(name, {})) for name in engines)
     if replay.unattributed:
         notes.append(f"{replay.unattributed} fault(s) could not be put down to an engine")
@@ -324,21 +322,47 @@ def build_report(session: Session, tournament_id: int | None = None, *,
         notes.append(f"{unscored} played game(s) have no result that scores (*) and are not "
                      "counted in the figures")
     series, kind, llr_points = _series(replay, fmt, engines, spec)
-    scored = sum(p.trinomial.games for p in results)
+    scored = replay.tally.games
     lengths, mean_plies = _lengths(replay.lengths)
     return Report(
         tournament_id=info.id, name=info.name, format=fmt, status=info.status,
         games_planned=info.total_games, games_played=info.played,
         first_started=info.first_started, last_ended=info.last_ended,
         engines=engines, reference=engines[0],
-        standings=_standings(fmt, engines, results, notes), pairings=tuple(results),
+        standings=_standings(fmt, replay.tally.engines(), results, notes),
+        pairings=tuple(results),
         crosstable=_crosstable(engines, results) if fmt is ReportFormat.ROUND_ROBIN else None,
         draw_ratio=sum(p.trinomial.draws for p in results) / scored if scored else None,
         terminations=_terminations(replay.endings), faults=faults,
-        unattributed_faults=replay.unattributed, sprt=sprt_state, elo_series=series,
-        elo_series_kind=kind, llr_series=llr_points, lengths=lengths, mean_plies=mean_plies,
-        notes=tuple(notes),
+        unattributed_faults=replay.unattributed,
+        sprt=_sprt_state(spec, maxgames, results, engines, info.sprt_decision),
+        elo_series=series, elo_series_kind=kind, llr_series=llr_points, lengths=lengths,
+        mean_plies=mean_plies, notes=tuple(notes),
     )
+
+
+def _pairing_results(pairings: Sequence[PairingCounts], engines: Sequence[str],
+                     spec: SprtSpec | None) -> list[PairingResult]:
+    """Each pairing's figures; the SPRT (if any) runs on the first two engines' pairing."""
+    head = tuple(engines[:2])
+    return [
+        PairingResult(p.first, p.second, p.trinomial, p.pentanomial,
+                      _figures(p.trinomial, p.pentanomial,
+                               spec if (p.first, p.second) == head else None),
+                      match_stats(p.trinomial) if p.trinomial.games else None)
+        for p in pairings
+    ]
+
+
+def _sprt_state(spec: SprtSpec | None, maxgames: int | None, results: Sequence[PairingResult],
+                engines: Sequence[str], stored_decision: str | None) -> SprtState | None:
+    """Where the SPRT of the first two engines stands (None without SPRT settings)."""
+    if spec is None:
+        return None
+    head = next((p for p in results if (p.first, p.second) == tuple(engines[:2])), None)
+    return SprtState(spec=spec, maxgames=maxgames,
+                     result=None if head is None or head.stats is None else head.stats.sprt,
+                     stored_decision=stored_decision, first=engines[0], second=engines[1])
 
 
 def _engine_order(info: TournamentInfo) -> tuple[str, ...]:
@@ -354,11 +378,8 @@ def _engine_order(info: TournamentInfo) -> tuple[str, ...]:
     return tuple(names)
 
 
-_Counts = tuple[str, str, Trinomial, Pentanomial]
-
-
 def _format(info: TournamentInfo, engines: Sequence[str],
-            pairings: Sequence[_Counts]) -> ReportFormat:
+            pairings: Sequence[PairingCounts]) -> ReportFormat:
     """The format the configuration names, else the one the games played suggest."""
     written = info.config.get("format")
     if isinstance(written, str):
@@ -367,7 +388,7 @@ def _format(info: TournamentInfo, engines: Sequence[str],
             return ReportFormat(written)
     if len(engines) == 2:
         return ReportFormat.MATCH
-    if all(engines[0] in (first, second) for first, second, _, _ in pairings):
+    if all(engines[0] in (p.first, p.second) for p in pairings):
         return ReportFormat.GAUNTLET
     return ReportFormat.ROUND_ROBIN
 
@@ -389,17 +410,12 @@ def _sprt_settings(config: Mapping[str, object],
     return spec, maxgames if isinstance(maxgames, int) else None
 
 
-def _standings(fmt: ReportFormat, engines: Sequence[str], pairings: Sequence[PairingResult],
-               notes: list[str]) -> tuple[Standing, ...]:
+def _standings(fmt: ReportFormat, scores: Sequence[EngineScore],
+               pairings: Sequence[PairingResult], notes: list[str]) -> tuple[Standing, ...]:
     """Standings, best first; see the module docstring for what Elo and LOS mean."""
-    reference = engines[0]
-    totals = {name: [0, 0, 0] for name in engines}
+    reference = scores[0].name
     head_to_head: dict[str, MatchStats | None] = {}
     for p in pairings:
-        for name, view in ((p.first, p.trinomial), (p.second, p.trinomial.swapped())):
-            totals[name][0] += view.wins
-            totals[name][1] += view.draws
-            totals[name][2] += view.losses
         if p.first == reference:  # the other engine's own point of view
             head_to_head[p.second] = _figures(p.trinomial.swapped(), p.pentanomial.swapped())
     ratings = None
@@ -410,8 +426,8 @@ def _standings(fmt: ReportFormat, engines: Sequence[str], pairings: Sequence[Pai
         except StatsInputError as exc:
             notes.append(f"no ratings: {exc}")
     rows = []
-    for name in engines:
-        wins, draws, losses = totals[name]
+    for score in scores:
+        name, wins, draws, losses = score.name, score.wins, score.draws, score.losses
         own = head_to_head.get(name)
         elo: float | None
         error: float | None
@@ -443,11 +459,12 @@ def _crosstable(engines: Sequence[str], pairings: Sequence[PairingResult]) -> Cr
     return Crosstable(tuple(engines), tuple(tuple(row) for row in cells))
 
 
-def _terminations(endings: Mapping[str, list[int]]) -> tuple[TerminationTally, ...]:
+def _terminations(endings: Mapping[GameTermination | None, list[int]],
+                  ) -> tuple[TerminationTally, ...]:
     """Terminations with their results, most frequent first."""
-    tallies = [TerminationTally(name, sum(t), t[0], t[1], t[2], t[3])
-               for name, t in endings.items()]
-    tallies.sort(key=lambda t: (-t.games, t.termination))
+    tallies = [TerminationTally(kind, sum(t), t[0], t[1], t[2], t[3])
+               for kind, t in endings.items()]
+    tallies.sort(key=lambda t: (-t.games, t.label))
     return tuple(tallies)
 
 
@@ -469,93 +486,57 @@ def _lengths(counts: Mapping[int, int]) -> tuple[tuple[LengthBin, ...], float | 
 
 # -- one pass over the games played ------------------------------------------------------------
 
-_RESULT_SLOT = {"1-0": 0, "0-1": 1, "1/2-1/2": 2}
+_RESULT_SLOT = {Result.WHITE_WINS: 0, Result.BLACK_WINS: 1, Result.DRAW: 2}
+"""A result's column in a `TerminationTally` (anything else: the last one)."""
+
+_Snapshot = tuple[int, dict[tuple[str, str], PairingCounts]]
+"""Games counted so far, and every pairing's counts at that point."""
 
 
 class _Replay:
-    """Counts fed one game at a time, in the order games ended, with periodic snapshots."""
+    """The pass over the games played, in the order they ended: the tally of results, the
+    terminations, faults and lengths, and a snapshot of the pairings every `step` games."""
 
     def __init__(self, engines: Sequence[str], step: int) -> None:
+        self.tally = Tally(engines)
         self.rank = {name: i for i, name in enumerate(engines)}
         self.step = step
-        self.played = 0  # scored games so far
-        self.games: dict[tuple[str, str], list[int]] = {}  # first's [wins, draws, losses]
-        self.pairs: dict[tuple[str, str], list[int]] = {}  # [LL, LD, DD+WL, WD, WW, WL]
-        self.pending: dict[int, PlayedGame] = {}
-        self.endings: dict[str, list[int]] = {}  # termination: [1-0, 0-1, draw, other]
+        self.endings: dict[GameTermination | None, list[int]] = {}  # [1-0, 0-1, draw, other]
         self.faults: dict[str, dict[str, int]] = {}
         self.unattributed = 0
         self.lengths: dict[int, int] = {}
-        self.snapshots: list[tuple[int, dict[tuple[str, str], tuple[int, ...]]]] = []
-
-    def _key(self, white: str, black: str, result: str) -> tuple[tuple[str, str], int]:
-        """The pairing (entry order) and its first engine's half points in one game."""
-        score = _HALF_POINTS[result]
-        if self.rank[white] < self.rank[black]:
-            return (white, black), score
-        return (black, white), 2 - score
+        self.snapshots: list[_Snapshot] = []
 
     def add(self, game: PlayedGame) -> None:
         """Count one played game."""
-        ending = self.endings.setdefault(game.termination or "unknown", [0, 0, 0, 0])
-        ending[_RESULT_SLOT.get(game.result or "", 3)] += 1
+        ending = self.endings.setdefault(game.termination, [0, 0, 0, 0])
+        ending[3 if game.result is None else _RESULT_SLOT.get(game.result, 3)] += 1
         if game.plies is not None:
             self.lengths[game.plies] = self.lengths.get(game.plies, 0) + 1
-        if game.termination in FAULT_TERMINATIONS:
+        if game.termination is not None and game.termination in FAULT_TERMINATIONS:
             if game.at_fault is None:
                 self.unattributed += 1
             else:
                 field = FAULT_TERMINATIONS[game.termination]
                 own = self.faults.setdefault(game.at_fault, {})
                 own[field] = own.get(field, 0) + 1
-        if game.result not in _HALF_POINTS:
+        if game.result is None \
+                or not self.tally.add(game.white, game.black, game.result, game.pair_index):
             return
-        key, score = self._key(game.white, game.black, game.result)
-        self.games.setdefault(key, [0, 0, 0])[2 - score] += 1
-        self._pair(game, key, score)
-        self.played += 1
-        if self.played % self.step == 0:
+        if self.tally.games % self.step == 0:
             self.snapshot()
-
-    def _pair(self, game: PlayedGame, key: tuple[str, str], score: int) -> None:
-        """Complete a game pair when its other game is in (same engines, colors swapped)."""
-        other = self.pending.pop(game.pair_index, None)
-        if other is None:
-            self.pending[game.pair_index] = game
-            return
-        if (other.white, other.black) != (game.black, game.white) \
-                or other.game_in_pair == game.game_in_pair:
-            return
-        _, other_score = self._key(other.white, other.black, other.result or "*")
-        counts = self.pairs.setdefault(key, [0, 0, 0, 0, 0, 0])
-        counts[score + other_score] += 1
-        if score + other_score == 2 and score != 1:
-            counts[5] += 1
 
     def snapshot(self, final: bool = False) -> None:
         """Remember every pairing's counts at this point (once per number of games)."""
-        if final and self.snapshots and self.snapshots[-1][0] == self.played:
+        played = self.tally.games
+        if final and (not played or (self.snapshots and self.snapshots[-1][0] == played)):
             return
-        if final and not self.played:
-            return
-        self.snapshots.append((self.played, {
-            key: (*counts, *self.pairs.get(key, (0, 0, 0, 0, 0, 0)))
-            for key, counts in self.games.items()}))
+        self.snapshots.append((played, {(p.first, p.second): p for p in self.tally.pairings()}))
 
-    def pairing_keys(self) -> list[tuple[str, str]]:
+    def pairings(self) -> list[PairingCounts]:
         """Every pairing that played, in entry order."""
-        return sorted(self.games, key=lambda k: (self.rank[k[0]], self.rank[k[1]]))
-
-    def counts(self, key: tuple[str, str]) -> _Counts:
-        """A pairing's final counts."""
-        return (key[0], key[1], Trinomial(*self.games[key]),
-                _penta(self.pairs.get(key, (0, 0, 0, 0, 0, 0))))
-
-
-def _penta(counts: Sequence[int]) -> Pentanomial:
-    """A pentanomial from [LL, LD, DD+WL, WD, WW, WL]."""
-    ll, ld, dd_wl, wd, ww, wl = counts
-    return Pentanomial(ll, ld, dd_wl, wd, ww, wl_pairs=wl)
+        return sorted(self.tally.pairings(),
+                      key=lambda p: (self.rank[p.first], self.rank[p.second]))
 
 
 def _series(replay: _Replay, fmt: ReportFormat, engines: Sequence[str], spec: SprtSpec | None,
@@ -567,22 +548,22 @@ def _series(replay: _Replay, fmt: ReportFormat, engines: Sequence[str], spec: Sp
     for played, snapshot in replay.snapshots:
         if fmt is ReportFormat.ROUND_ROBIN:
             try:
-                ratings = rate_engines(Pairing(a, b, Trinomial(*c[:3]))
-                                       for (a, b), c in snapshot.items())
+                ratings = rate_engines(Pairing(p.first, p.second, p.trinomial)
+                                       for p in snapshot.values())
             except StatsInputError:
                 ratings = None  # not every engine connected by games yet
             for rated in () if ratings is None else ratings.engines:
                 elo_points.setdefault(rated.name, []).append(
                     SeriesPoint(played, rated.elo, rated.error95))
         else:
-            for (first, second), c in snapshot.items():
-                figures = _figures(Trinomial(*c[:3]), _penta(c[3:]))
-                if first == reference and figures is not None:
-                    elo_points.setdefault(f"{first} vs {second}", []).append(
+            for p in snapshot.values():
+                figures = _figures(p.trinomial, p.pentanomial)
+                if p.first == reference and figures is not None:
+                    elo_points.setdefault(f"{p.first} vs {p.second}", []).append(
                         SeriesPoint(played, figures.elo, figures.elo_error95))
         head = snapshot.get((engines[0], engines[1])) if len(engines) > 1 else None
         if spec is not None and head is not None:
-            counts = headline_counts(Trinomial(*head[:3]), _penta(head[3:]))
+            counts = headline_counts(head.trinomial, head.pentanomial)
             llr_points.append(LlrPoint(played, sprt(counts, spec).llr))
     if fmt is ReportFormat.ROUND_ROBIN:
         kind = "maximum-likelihood Elo of each engine (average = 0)"

@@ -19,8 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from runner.report.build import FAULT_TERMINATIONS, Report
-from runner.stats.elo import MatchStats
+from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report
+from runner.stats import MatchStats
 
 __all__ = ["render", "render_html", "render_json", "render_text", "report_json"]
 
@@ -78,20 +78,37 @@ def _stats_json(stats: MatchStats | None) -> dict[str, object] | None:
     return None if stats is None else stats.to_json()
 
 
+def _sprt_json(report: Report) -> dict[str, object] | None:
+    """The SPRT's settings and state, or None without one."""
+    if report.sprt is None:
+        return None
+    state = report.sprt
+    spec = state.spec
+    return {
+        **({"llr": None, "lower_bound": None, "upper_bound": None, "decision": None}
+           if state.result is None else state.result.to_json()),
+        "elo0": spec.elo0, "elo1": spec.elo1, "alpha": spec.alpha, "beta": spec.beta,
+        "model": spec.model.value, "maxgames": state.maxgames,
+        "stored_decision": state.stored_decision, "first": state.first,
+        "second": state.second, "settings_source": "tournament config (sprt table)",
+    }
+
+
+def _series_json(report: Report) -> dict[str, object]:
+    """The plots' data: Elo series and the LLR."""
+    return {
+        "elo_kind": report.elo_series_kind,
+        "elo": [{"label": s.label, "games": [p.games for p in s.points],
+                 "elo": [_finite(p.elo) for p in s.points],
+                 "elo_error95": [_finite(p.elo_error95) for p in s.points]}
+                for s in report.elo_series],
+        "llr": {"games": [p.games for p in report.llr_series],
+                "llr": [_finite(p.llr) for p in report.llr_series]},
+    }
+
+
 def report_json(report: Report) -> dict[str, Any]:
     """The report as JSON-ready data (no inf or NaN anywhere)."""
-    sprt = None
-    if report.sprt is not None:
-        state = report.sprt
-        spec = state.spec
-        sprt = {
-            **({"llr": None, "lower_bound": None, "upper_bound": None, "decision": None}
-               if state.result is None else state.result.to_json()),
-            "elo0": spec.elo0, "elo1": spec.elo1, "alpha": spec.alpha, "beta": spec.beta,
-            "model": spec.model.value, "maxgames": state.maxgames,
-            "stored_decision": state.stored_decision, "first": state.first,
-            "second": state.second, "settings_source": "tournament config (sprt table)",
-        }
     data: dict[str, Any] = {
         "tournament": {
             "id": report.tournament_id, "name": report.name, "format": report.format.value,
@@ -122,7 +139,7 @@ def report_json(report: Report) -> dict[str, Any]:
         },
         "draw_ratio": _finite(report.draw_ratio),
         "terminations": [
-            {"termination": t.termination, "games": t.games, "white_wins": t.white_wins,
+            {"termination": t.label, "games": t.games, "white_wins": t.white_wins,
              "black_wins": t.black_wins, "draws": t.draws, "unfinished": t.unfinished}
             for t in report.terminations
         ],
@@ -132,16 +149,8 @@ def report_json(report: Report) -> dict[str, Any]:
             for f in report.faults
         ],
         "unattributed_faults": report.unattributed_faults,
-        "sprt": sprt,
-        "series": {
-            "elo_kind": report.elo_series_kind,
-            "elo": [{"label": s.label, "games": [p.games for p in s.points],
-                     "elo": [_finite(p.elo) for p in s.points],
-                     "elo_error95": [_finite(p.elo_error95) for p in s.points]}
-                    for s in report.elo_series],
-            "llr": {"games": [p.games for p in report.llr_series],
-                    "llr": [_finite(p.llr) for p in report.llr_series]},
-        },
+        "sprt": _sprt_json(report),
+        "series": _series_json(report),
         "lengths": {
             "mean_plies": _finite(report.mean_plies),
             "bins": [{"low": b.low, "high": b.high, "games": b.games} for b in report.lengths],
@@ -161,7 +170,13 @@ def render_json(report: Report) -> str:
 
 def _tables(report: Report) -> list[Table]:
     """The report's rich tables, in reading order."""
-    tables = []
+    cross = [] if report.crosstable is None else [_crosstable_table(report.crosstable)]
+    return [_standings_table(report), *_pairing_tables(report), *cross,
+            _terminations_table(report), _faults_table(report)]
+
+
+def _standings_table(report: Report) -> Table:
+    """Standings with Elo and LOS."""
     standings = Table(title="Standings", title_justify="left")
     for name, justify in (("#", "right"), ("Engine", "left"), ("Games", "right"),
                           ("Points", "right"), ("Score", "right"), ("W", "right"),
@@ -171,8 +186,11 @@ def _tables(report: Report) -> list[Table]:
         standings.add_row(str(s.rank), s.engine + (" (ref)" if s.reference else ""),
                           str(s.games), f"{s.points:g}", _pct(s.score), str(s.wins),
                           str(s.draws), str(s.losses), _elo(s.elo, s.elo_error95), _pct(s.los))
-    tables.append(standings)
+    return standings
 
+
+def _pairing_tables(report: Report) -> tuple[Table, Table]:
+    """Each pairing's figures, and its game pairs (pentanomial)."""
     pairs = Table(title="Pairings (first engine's view; Elo, nElo and LOS from game pairs, as "
                   "fishtest does)", title_justify="left")
     for name in ("Pairing", "Games", "W", "D", "L", "Draws", "Elo", "nElo", "LOS",
@@ -194,28 +212,35 @@ def _tables(report: Report) -> list[Table]:
         penta.add_row(label, str(p.pentanomial.pairs),
                       *(str(n) for n in p.pentanomial.low_to_high),
                       _pct(None if head is None else head.pair_draw_ratio))
-    tables.extend((pairs, penta))
+    return pairs, penta
 
-    if report.crosstable is not None:
-        cross = Table(title="Crosstable (row engine's points / games)", title_justify="left")
-        cross.add_column("Engine")
-        for name in report.crosstable.engines:
-            cross.add_column(name, justify="right")
-        for name, row in zip(report.crosstable.engines, report.crosstable.cells, strict=True):
-            cross.add_row(name, *("x" if c is None and name == other else "-" if c is None
-                                  else f"{c.points:g}/{c.games}"
-                                  for c, other in zip(row, report.crosstable.engines,
-                                                      strict=True)))
-        tables.append(cross)
 
+def _crosstable_table(table: Crosstable) -> Table:
+    """A round-robin crosstable."""
+    cross = Table(title="Crosstable (row engine's points / games)", title_justify="left")
+    cross.add_column("Engine")
+    for name in table.engines:
+        cross.add_column(name, justify="right")
+    for name, row in zip(table.engines, table.cells, strict=True):
+        cross.add_row(name, *("x" if c is None and name == other else "-" if c is None
+                              else f"{c.points:g}/{c.games}"
+                              for c, other in zip(row, table.engines, strict=True)))
+    return cross
+
+
+def _terminations_table(report: Report) -> Table:
+    """How the games ended, by result."""
     ends = Table(title="Terminations", title_justify="left")
     for name in ("Termination", "Games", "1-0", "0-1", "Draw", "*"):
         ends.add_column(name, justify="left" if name == "Termination" else "right")
     for t in report.terminations:
-        ends.add_row(t.termination, str(t.games), str(t.white_wins), str(t.black_wins),
+        ends.add_row(t.label, str(t.games), str(t.white_wins), str(t.black_wins),
                      str(t.draws), str(t.unfinished))
-    tables.append(ends)
+    return ends
 
+
+def _faults_table(report: Report) -> Table:
+    """Each engine's faults."""
     faults = Table(title="Faults per engine", title_justify="left")
     for name in ("Engine", "Time forfeits", "Illegal moves", "False claims", "Crashes",
                  "Stalls"):
@@ -223,8 +248,7 @@ def _tables(report: Report) -> list[Table]:
     for f in report.faults:
         faults.add_row(f.engine, str(f.time_forfeits), str(f.illegal_moves),
                        str(f.false_claims), str(f.crashes), str(f.stalls))
-    tables.append(faults)
-    return tables
+    return faults
 
 
 def _summary_lines(report: Report) -> list[str]:

@@ -1,13 +1,17 @@
 """The rules core: legal chess, SAN, FEN, repetition and every FIDE game end. Pure Python, no I/O.
 
 The API follows python-chess's names (``Board``, ``Move``, ``push``, ``pop``, ``legal_moves``,
-``san``, ``fen``, ``outcome``) so that readers of either feel at home.
+``san``, ``fen``, ``outcome``) so that readers of either feel at home. ``Board`` is built in
+steps, one module each: `position` (state, setup, queries, legal moves, keys) < `makemove`
+(push/pop) < `endings` (mate, draws, the outcome) < `board` (UCI, SAN, LAN and FEN text).
+`outcome` holds `Result`, the one result type (PGN text and points) the whole runner uses.
+This is the lowest room: it imports nothing of ours.
 """
 
 from runner.rules.board import Board, LegalMoveGenerator
 from runner.rules.fen import STARTING_BOARD_FEN, STARTING_FEN, InvalidFenError
 from runner.rules.move import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, Move, Piece
-from runner.rules.outcome import Outcome, Termination
+from runner.rules.outcome import Outcome, Result, Termination
 from runner.rules.perft import perft, perft_divide
 from runner.rules.squares import (
     BB_SQUARES,
@@ -41,7 +45,7 @@ from runner.rules.squares import (
 )
 
 __all__ = [
-    "Board", "LegalMoveGenerator", "Move", "Piece", "Outcome", "Termination",
+    "Board", "LegalMoveGenerator", "Move", "Piece", "Outcome", "Result", "Termination",
     "InvalidFenError", "IllegalMoveError", "InvalidMoveError", "AmbiguousMoveError",
     "STARTING_FEN", "STARTING_BOARD_FEN", "perft", "perft_divide",
     "WHITE", "BLACK", "PAWN", "KNIGHT", "BISHOP", "ROOK", "QUEEN", "KING", "PIECE_TYPES",

@@ -1,17 +1,18 @@
-"""The game-end rules of the FIDE Laws as a mixin of ``Board``: mate, stalemate, draws."""
+"""The game-end rules of the FIDE Laws: mate, stalemate, dead positions, draws, the outcome."""
 
 from __future__ import annotations
 
-from runner.rules.outcome import Outcome, Termination
+from runner.rules.makemove import MoveMaker
+from runner.rules.outcome import Outcome, Result, Termination
 from runner.rules.squares import BB_DARK_SQUARES, BB_LIGHT_SQUARES, BLACK, WHITE, Color
 
+__all__ = ["GameEndRules"]
 
-class GameEndRules:
+
+class GameEndRules(MoveMaker):
     """Checkmate, stalemate, dead positions, repetitions and the 50/75-move rules."""
 
     __slots__ = ()
-
-    # Works on the state and helpers of Board (see board.py), which inherits it.
 
     def is_checkmate(self) -> bool:
         """Whether the side to move is checkmated."""
@@ -122,7 +123,7 @@ class GameEndRules:
         """Whether the game is over by the rules."""
         return self.outcome(claim_draw=claim_draw) is not None
 
-    def result(self, *, claim_draw: bool = False) -> str:
+    def result(self, *, claim_draw: bool = False) -> Result:
         """The PGN result by the rules, ``*`` while the game goes on."""
         outcome = self.outcome(claim_draw=claim_draw)
-        return outcome.result if outcome else "*"
+        return outcome.result if outcome else Result.UNFINISHED

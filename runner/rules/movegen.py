@@ -35,7 +35,7 @@ from runner.rules.squares import (
 )
 
 if TYPE_CHECKING:
-    from runner.rules.board import Board
+    from runner.rules.position import Position
 
 _PROMOTIONS: dict[int, tuple[Move, Move, Move, Move]] = {}
 for _f in range(64):
@@ -51,7 +51,7 @@ _ALL = (1 << 64) - 1
 
 
 
-def generate_legal(board: Board, *, first: bool = False, from_mask: Bitboard = _ALL,
+def generate_legal(board: Position, *, first: bool = False, from_mask: Bitboard = _ALL,
                    to_mask: Bitboard = _ALL) -> list[Move]:
     """Generate every legal move of the side to move.
 
@@ -261,7 +261,7 @@ def generate_legal(board: Board, *, first: bool = False, from_mask: Bitboard = _
                 append(move)
     return moves
 
-def _castling_move(board: Board, king: Square, rook: Square, occ: Bitboard) -> Move | None:
+def _castling_move(board: Position, king: Square, rook: Square, occ: Bitboard) -> Move | None:
     """The castling move with the rook on ``rook`` if it is legal now (king not in check)."""
     back = king & 56
     kingside = rook > king

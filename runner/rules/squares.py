@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 Color = bool
 Square = int
 PieceType = int
@@ -76,7 +78,7 @@ def square_mirror(sq: Square) -> Square:
     return sq ^ 0x38
 
 
-def scan_forward(bb: Bitboard):
+def scan_forward(bb: Bitboard) -> Iterator[Square]:
     """Yield the squares of a bitboard from a1 upwards."""
     while bb:
         low = bb & -bb

@@ -1,4 +1,60 @@
-"""Statistics of game results: Elo, error bars, LOS, pentanomial models, SPRT, ratings.
+"""Statistics of game results: the tally, Elo, error bars, LOS, pentanomial models, SPRT, ratings.
 
-Pure functions over counts; imports nothing else of ours.
+Pure functions over counts, no I/O; imports nothing of ours but the rules core's `Result`.
+The rooms, each a step of the way from games to figures:
+
+- `tally`: finished games -> per-engine W/D/L, per-pairing trinomial and pentanomial counts;
+- `counts`: those counts as checked values (`Trinomial`, `Pentanomial`);
+- `elo`: the Elo scale (score <-> Elo, the normal law, counts as a distribution);
+- `match`: a two-engine match's figures (Elo +- 95%, LOS, draw ratios, nElo);
+- `sprt`: the generalized SPRT;
+- `ratings`: maximum-likelihood ratings of several engines.
 """
+
+from runner.stats.counts import Counts, Pentanomial, StatsInputError, Trinomial
+from runner.stats.elo import NELO_PER_T, Z95, elo_from_score, score_from_elo
+from runner.stats.match import MatchStats, match_stats
+from runner.stats.ratings import EngineRating, Pairing, Ratings, rate_engines
+from runner.stats.sprt import (
+    EloModel,
+    SprtDecision,
+    SprtResult,
+    SprtSpec,
+    bayeselo_to_logistic,
+    draw_elo,
+    llr,
+    llr_bayeselo_legacy,
+    sprt,
+    sprt_bounds,
+)
+from runner.stats.tally import EngineScore, PairingCounts, Tally
+
+__all__ = [
+    "NELO_PER_T",
+    "Z95",
+    "Counts",
+    "EloModel",
+    "EngineRating",
+    "EngineScore",
+    "MatchStats",
+    "Pairing",
+    "PairingCounts",
+    "Pentanomial",
+    "Ratings",
+    "SprtDecision",
+    "SprtResult",
+    "SprtSpec",
+    "StatsInputError",
+    "Tally",
+    "Trinomial",
+    "bayeselo_to_logistic",
+    "draw_elo",
+    "elo_from_score",
+    "llr",
+    "llr_bayeselo_legacy",
+    "match_stats",
+    "rate_engines",
+    "score_from_elo",
+    "sprt",
+    "sprt_bounds",
+]

@@ -8,12 +8,10 @@ from runner.store.db import DEFAULT_URL, ENV_VAR, Database, open_database, resol
 from runner.store.models import GameStatus, TournamentStatus
 from runner.store.queries import (
     GameFilter,
-    PairCounts,
     StoredGame,
     TournamentProgress,
     find_tournament,
     finished_job_keys,
-    pair_counts,
     stream_games,
     tournaments,
 )
@@ -36,7 +34,6 @@ __all__ = [
     "EngineSpec",
     "GameFilter",
     "GameStatus",
-    "PairCounts",
     "StoredGame",
     "TournamentProgress",
     "TournamentStatus",
@@ -47,7 +44,6 @@ __all__ = [
     "finished_job_keys",
     "mark_running",
     "open_database",
-    "pair_counts",
     "record_game",
     "reset_unfinished",
     "resolve_url",

@@ -15,12 +15,12 @@ from typing import Any, NamedTuple
 from sqlalchemy import Integer, Select, case, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from runner.stats.elo import Pentanomial, Trinomial
+from runner.game.record import GameTermination
+from runner.rules import Result
 from runner.store.models import EngineRow, GameRow, GameStatus, MoveRow, TournamentRow
 
 __all__ = [
     "GameFilter",
-    "PairCounts",
     "PlayedGame",
     "StoredGame",
     "StoredMove",
@@ -29,15 +29,14 @@ __all__ = [
     "finished_job_keys",
     "find_tournament",
     "game_moves",
-    "pair_counts",
     "stream_games",
     "stream_played",
     "tournament_info",
     "tournaments",
 ]
 
-_SCORE = {"1-0": 2, "0-1": 0, "1/2-1/2": 1}
-"""White's score in half points."""
+_SCORING = tuple(result.value for result in Result if result.finished)
+"""The stored results that score."""
 
 
 @dataclass(frozen=True)
@@ -104,19 +103,6 @@ class StoredMove:
     score_cp: int | None
     mate: int | None
     nodes: int | None
-
-
-@dataclass(frozen=True)
-class PairCounts:
-    """Results between two engines, from `first`'s point of view.
-
-    ``pentanomial`` counts only complete game pairs (both games played, by these two engines).
-    """
-
-    first: str
-    second: str
-    trinomial: Trinomial
-    pentanomial: Pentanomial
 
 
 def _progress_query() -> Select[TournamentRow, int, int]:
@@ -215,63 +201,7 @@ def game_moves(session: Session, game_id: int) -> list[StoredMove]:
     return [StoredMove(*row) for row in session.execute(query)]
 
 
-def pair_counts(session: Session, tournament_id: int) -> list[PairCounts]:
-    """W/D/L and pentanomial game-pair counts for every pair of engines that met.
-
-    Each pair of engines is reported once, the first name being the alphabetically smaller.
-    Both counts are aggregated by the database (GROUP BY), so no game is loaded; a game pair
-    is the two consecutive jobs ``2k`` and ``2k+1`` of one pair index, both played, with the
-    colors swapped.
-    """
-    names = dict(session.execute(select(EngineRow.id, EngineRow.name)
-                                 .where(EngineRow.tournament_id == tournament_id)).all())
-    scored = tuple(_SCORE)
-    single = (
-        select(GameRow.white_id, GameRow.black_id, GameRow.result, func.count())
-        .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE,
-               GameRow.result.in_(scored))
-        .group_by(GameRow.white_id, GameRow.black_id, GameRow.result)
-    )
-    wdl: dict[tuple[str, str], list[int]] = {}
-    for white_id, black_id, result, count in session.execute(single):
-        key, first_score = _oriented(names[white_id], names[black_id], result)
-        wdl.setdefault(key, [0, 0, 0])[2 - first_score] += count
-    one, two = aliased(GameRow), aliased(GameRow)
-    pairs = (
-        select(one.white_id, one.black_id, one.result, two.result, func.count())
-        .join(two, (two.tournament_id == one.tournament_id)
-              & (two.job_index == one.job_index + 1) & (two.pair_index == one.pair_index))
-        .where(one.tournament_id == tournament_id, one.game_in_pair == 0,
-               two.game_in_pair == 1, one.status == GameStatus.DONE,
-               two.status == GameStatus.DONE, one.result.in_(scored), two.result.in_(scored),
-               two.white_id == one.black_id, two.black_id == one.white_id)
-        .group_by(one.white_id, one.black_id, one.result, two.result)
-    )
-    penta: dict[tuple[str, str], list[int]] = {}
-    for white_id, black_id, first_result, second_result, count in session.execute(pairs):
-        key, first = _oriented(names[white_id], names[black_id], first_result)
-        _, second = _oriented(names[black_id], names[white_id], second_result)
-        counts = penta.setdefault(key, [0, 0, 0, 0, 0, 0])
-        counts[first + second] += count
-        if first + second == 2 and first != 1:
-            counts[5] += count
-    result_list = []
-    for key in sorted(wdl):
-        wins, draws, losses = wdl[key]
-        ll, ld, dd_wl, wd, ww, wl = penta.get(key, [0, 0, 0, 0, 0, 0])
-        result_list.append(PairCounts(key[0], key[1], Trinomial(wins, draws, losses),
-                                      Pentanomial(ll, ld, dd_wl, wd, ww, wl_pairs=wl)))
-    return result_list
-
-
-def _oriented(white: str, black: str, result: str) -> tuple[tuple[str, str], int]:
-    """The engine pair in name order, and the first engine's score in half points."""
-    if white < black:
-        return (white, black), _SCORE[result]
-    return (black, white), 2 - _SCORE[result]
-
-
-# -- report reads (runner/report.py): one aggregate and one lean stream over the played games --
+# -- report reads (runner/report/build.py): one aggregate and one lean stream over the played games --
 
 
 @dataclass(frozen=True)
@@ -298,10 +228,11 @@ class PlayedGame(NamedTuple):
 
     white: str
     black: str
-    result: str | None
+    result: Result | None
     pair_index: int
     game_in_pair: int
-    termination: str | None
+    termination: GameTermination | None
+    """None when the row has none, or one this version of the runner does not know."""
     plies: int | None
     at_fault: str | None
     """The engine whose fault ended the game, for the terminations the caller names."""
@@ -318,7 +249,7 @@ def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | No
     engines = tuple(session.scalars(select(EngineRow.name)
                                     .where(EngineRow.tournament_id == tournament_id)
                                     .order_by(EngineRow.id)))
-    scored = func.coalesce(func.sum(case((GameRow.result.in_(tuple(_SCORE)), 1), else_=0)), 0)
+    scored = func.coalesce(func.sum(case((GameRow.result.in_(_SCORING), 1), else_=0)), 0)
     played, scored_count, first, last = session.execute(
         select(func.count(), scored, func.min(GameRow.started_at), func.max(GameRow.ended_at))
         .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE)).one()
@@ -338,7 +269,13 @@ def _utc(value: object) -> datetime | None:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def stream_played(session: Session, tournament_id: int, *, fault_terminations: Iterable[str] = (),
+_RESULTS: dict[str | None, Result] = {result.value: result for result in Result}
+_TERMINATIONS: dict[str | None, GameTermination] = {kind.value: kind for kind in GameTermination}
+"""Stored text -> enum; a text not in it (or NULL) reads as None."""
+
+
+def stream_played(session: Session, tournament_id: int, *,
+                  fault_terminations: Iterable[GameTermination] = (),
                   batch: int = 5000) -> Iterator[PlayedGame]:
     """Every played game in the order they ended: eight small columns each, streamed in batches.
 
@@ -349,11 +286,11 @@ def stream_played(session: Session, tournament_id: int, *, fault_terminations: I
     """
     names = dict(session.execute(select(EngineRow.id, EngineRow.name)
                                  .where(EngineRow.tournament_id == tournament_id)).all())
-    kinds = tuple(fault_terminations)
+    kinds = tuple(kind.value for kind in fault_terminations)
     fault = GameRow.termination.in_(kinds)
     culprit = case(
-        (fault & (GameRow.result == "1-0"), GameRow.black_id),
-        (fault & (GameRow.result == "0-1"), GameRow.white_id),
+        (fault & (GameRow.result == Result.WHITE_WINS.value), GameRow.black_id),
+        (fault & (GameRow.result == Result.BLACK_WINS.value), GameRow.white_id),
         (fault & GameRow.reason.like("White %"), GameRow.white_id),
         (fault & GameRow.reason.like("Black %"), GameRow.black_id),
         else_=None,
@@ -368,5 +305,7 @@ def stream_played(session: Session, tournament_id: int, *, fault_terminations: I
     # A Core execution on the session's connection: plain rows, no ORM loading overhead.
     for white, black, result, pair, in_pair, termination, plies, fault in \
             session.connection().execute(query):
-        yield PlayedGame(names[white], names[black], result, pair, in_pair, termination, plies,
+        yield PlayedGame(names[white], names[black], _RESULTS.get(result), pair, in_pair,
+                         _TERMINATIONS.get(termination), plies,
                          None if fault is None else names[fault])
+

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.stats.elo import SprtResult
+from runner.stats import SprtResult
 from runner.store import TournamentStatus
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scoreboard import Scoreboard

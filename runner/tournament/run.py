@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
 from runner.game.record import game_pgn
-from runner.stats.elo import SprtDecision, SprtResult
+from runner.stats import SprtDecision, SprtResult
 from runner.store import (
     Database,
     GameFilter,

@@ -23,7 +23,7 @@ from runner.game.adjudication import AdjudicationRules
 from runner.game.job import GameJob
 from runner.game.record import GameSpec
 from runner.protocol.engine import EngineConfig, Variant
-from runner.stats.elo import EloModel, SprtSpec
+from runner.stats import EloModel, SprtSpec
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scheduler import LocalScheduler
 

@@ -1,0 +1,433 @@
+"""A chess position: bitboards, setup from FEN, piece and attack queries, legal moves, keys.
+
+Bitboards (Python ints, bit 0 = a1) hold the position. The state also carries what the
+subclasses keep up to date as moves are played (`runner.rules.makemove`): an undo stack of
+plain tuples, an incrementally updated Polyglot piece hash, and a map from position key to
+number of occurrences so that repetition questions are answered without replaying the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from runner.rules.fen import (
+    STARTING_FEN,
+    InvalidFenError,
+    castling_rights_from_field,
+    parse_fen,
+)
+from runner.rules.move import Move, Piece
+from runner.rules.movegen import generate_legal
+from runner.rules.squares import (
+    BB_DIAG_ATTACKS,
+    BB_DIAG_MASKS,
+    BB_FILE_ATTACKS,
+    BB_FILE_MASKS,
+    BB_KING_ATTACKS,
+    BB_KNIGHT_ATTACKS,
+    BB_PAWN_ATTACKS,
+    BB_RANK_1,
+    BB_RANK_8,
+    BB_RANK_ATTACKS,
+    BB_RANK_MASKS,
+    BB_SQUARES,
+    BISHOP,
+    BLACK,
+    KING,
+    KNIGHT,
+    PAWN,
+    PIECE_SYMBOLS,
+    QUEEN,
+    ROOK,
+    WHITE,
+    Bitboard,
+    Color,
+    PieceType,
+    Square,
+    scan_forward,
+)
+from runner.rules.zobrist import (
+    EP_KEYS,
+    PIECE_KEYS,
+    TURN_KEY,
+    castling_key,
+    polyglot_castling_key,
+)
+
+__all__ = ["LegalMoveGenerator", "Position", "Undo"]
+
+Undo = tuple[Bitboard, Bitboard, Bitboard, Bitboard, Bitboard, Bitboard, Bitboard, Bitboard,
+             Bitboard, Square | None, int, int, int, int]
+"""What a push saved: the six piece bitboards, Black's and White's occupancy, castling rights,
+en passant square, halfmove clock, fullmove number, piece hash and position key."""
+
+
+class LegalMoveGenerator:
+    """A live view of a board's legal moves: iterable, sized, supports ``in`` and ``bool``."""
+
+    __slots__ = ("_board",)
+
+    def __init__(self, board: Position) -> None:
+        self._board = board
+
+    def __iter__(self) -> Iterator[Move]:
+        return iter(self._board._legal())
+
+    def __len__(self) -> int:
+        return len(self._board._legal())
+
+    def __bool__(self) -> bool:
+        return bool(self._board._legal())
+
+    def __contains__(self, move: object) -> bool:
+        return isinstance(move, Move) and self._board.is_legal(move)
+
+    def __repr__(self) -> str:
+        return f"<LegalMoveGenerator ({', '.join(m.uci() for m in self)})>"
+
+
+
+class Position:
+    """A position with the state its move history needs; `runner.rules.Board` is the full API.
+
+    ``Position()`` is the starting position, ``Position(fen)`` any FEN/X-FEN/Shredder-FEN
+    position, ``Position(None)`` an empty board. With ``chess960=True`` castling moves are
+    king-takes-rook.
+    """
+
+    __slots__ = (
+        "pawns", "knights", "bishops", "rooks", "queens", "kings", "occupied_co", "occupied",
+        "turn", "castling_rights", "ep_square", "halfmove_clock", "fullmove_number", "chess960",
+        "move_stack", "_stack", "_phash", "_key", "_counts", "_repeated", "_cache_key",
+        "_cache_moves",
+    )
+
+    pawns: Bitboard
+    knights: Bitboard
+    bishops: Bitboard
+    rooks: Bitboard
+    queens: Bitboard
+    kings: Bitboard
+    occupied_co: list[Bitboard]
+    """Occupancy by color, indexed by `Color` (Black 0, White 1)."""
+    occupied: Bitboard
+    turn: Color
+    castling_rights: Bitboard
+    """The squares of the rooks that may still castle."""
+    ep_square: Square | None
+    halfmove_clock: int
+    fullmove_number: int
+    chess960: bool
+    move_stack: list[Move]
+    _stack: list[Undo]
+    _phash: int
+    _key: int
+    _counts: dict[int, int]
+    _repeated: int
+    """How many positions have occurred at least twice."""
+    _cache_key: int
+    _cache_moves: list[Move]
+
+    def __init__(self, fen: str | None = STARTING_FEN, *, chess960: bool = False) -> None:
+        self.chess960 = chess960
+        if fen is None:
+            self._set_empty()
+        else:
+            self.set_fen(fen)
+
+    # ------------------------------------------------------------------ setup
+
+    def _set_empty(self) -> None:
+        """Clear the board: no pieces, White to move, no history."""
+        self.pawns = self.knights = self.bishops = self.rooks = self.queens = self.kings = 0
+        self.occupied_co = [0, 0]
+        self.occupied = 0
+        self.turn = WHITE
+        self.castling_rights = 0
+        self.ep_square = None
+        self.halfmove_clock = 0
+        self.fullmove_number = 1
+        self._reset_history()
+
+    def _reset_history(self) -> None:
+        """Forget the move stack and restart repetition counting from the current position."""
+        self.move_stack = []
+        self._stack = []
+        self._phash = self._compute_piece_hash()
+        self._cache_key = -1
+        self._cache_moves = []
+        self._key = self._compute_key()
+        self._counts = {self._key: 1}
+        self._repeated = 0
+
+    def set_fen(self, fen: str) -> None:
+        """Set the position from a FEN, X-FEN or Shredder-FEN string and clear the history."""
+        fields = parse_fen(fen)
+        self.pawns = self.knights = self.bishops = self.rooks = self.queens = self.kings = 0
+        self.occupied_co = [0, 0]
+        for sq, symbol in fields.placement:
+            self._put(sq, PIECE_SYMBOLS.index(symbol.lower()), symbol.isupper())
+        self.occupied = self.occupied_co[0] | self.occupied_co[1]
+        for color, name in ((WHITE, "white"), (BLACK, "black")):
+            count = (self.kings & self.occupied_co[color]).bit_count()
+            if count != 1:
+                raise InvalidFenError(
+                    f"piece placement must have exactly one {name} king, found {count} (in {fen!r})"
+                )
+        if self.pawns & (BB_RANK_1 | BB_RANK_8):
+            raise InvalidFenError(f"piece placement has a pawn on the first or eighth rank (in {fen!r})")
+        self.turn = fields.turn
+        self.castling_rights = castling_rights_from_field(
+            fields.castling,
+            self.rooks & self.occupied_co[WHITE],
+            self.rooks & self.occupied_co[BLACK],
+            {WHITE: self.king(WHITE), BLACK: self.king(BLACK)},
+        )
+        self.castling_rights = self._clean_castling_rights()
+        ep = fields.ep_square
+        if ep is not None:
+            # Keep an en passant square only where a pawn could just have made a double step.
+            pushed = ep - 8 if self.turn == WHITE else ep + 8
+            origin = ep + 8 if self.turn == WHITE else ep - 8
+            if (
+                (ep >> 3) != (5 if self.turn == WHITE else 2)
+                or not (self.pawns & self.occupied_co[not self.turn] & BB_SQUARES[pushed])
+                or self.occupied & (BB_SQUARES[ep] | BB_SQUARES[origin])
+            ):
+                ep = None
+        self.ep_square = ep
+        self.halfmove_clock = fields.halfmove_clock
+        self.fullmove_number = fields.fullmove_number
+        self._reset_history()
+
+    def reset(self) -> None:
+        """Restore the starting position and clear the history."""
+        self.set_fen(STARTING_FEN)
+
+    def _put(self, sq: Square, piece_type: PieceType, color: Color) -> None:
+        """Place a piece on an empty square during setup."""
+        bb = BB_SQUARES[sq]
+        if piece_type == PAWN:
+            self.pawns |= bb
+        elif piece_type == KNIGHT:
+            self.knights |= bb
+        elif piece_type == BISHOP:
+            self.bishops |= bb
+        elif piece_type == ROOK:
+            self.rooks |= bb
+        elif piece_type == QUEEN:
+            self.queens |= bb
+        else:
+            self.kings |= bb
+        self.occupied_co[color] |= bb
+
+    def _clean_castling_rights(self) -> Bitboard:
+        """Drop castling rights that no rook and king on their home rank can still use."""
+        rights = self.castling_rights & self.rooks
+        result = 0
+        for color, backrank in ((WHITE, BB_RANK_1), (BLACK, BB_RANK_8)):
+            own = rights & backrank & self.occupied_co[color]
+            king_bb = self.kings & self.occupied_co[color] & backrank
+            if not own or not king_bb:
+                continue
+            king = king_bb.bit_length() - 1
+            if not self.chess960:
+                if king != (4 if color else 60):
+                    continue
+                own &= BB_SQUARES[0 if color else 56] | BB_SQUARES[7 if color else 63]
+                result |= own
+                continue
+            a_side = own & -own
+            h_side = 1 << (own.bit_length() - 1)
+            if a_side.bit_length() - 1 < king:
+                result |= a_side
+            if h_side.bit_length() - 1 > king:
+                result |= h_side
+        return result
+
+    # ------------------------------------------------------------------ queries
+
+    def piece_type_at(self, sq: Square) -> PieceType | None:
+        """Type of the piece on a square, or ``None``."""
+        bb = BB_SQUARES[sq]
+        if not self.occupied & bb:
+            return None
+        if self.pawns & bb:
+            return PAWN
+        if self.knights & bb:
+            return KNIGHT
+        if self.bishops & bb:
+            return BISHOP
+        if self.rooks & bb:
+            return ROOK
+        if self.queens & bb:
+            return QUEEN
+        return KING
+
+    def color_at(self, sq: Square) -> Color | None:
+        """Color of the piece on a square, or ``None``."""
+        bb = BB_SQUARES[sq]
+        if self.occupied_co[WHITE] & bb:
+            return WHITE
+        if self.occupied_co[BLACK] & bb:
+            return BLACK
+        return None
+
+    def piece_at(self, sq: Square) -> Piece | None:
+        """The piece on a square, or ``None``."""
+        piece_type = self.piece_type_at(sq)
+        if piece_type is None:
+            return None
+        return Piece(piece_type, bool(self.occupied_co[WHITE] & BB_SQUARES[sq]))
+
+    def piece_map(self) -> dict[Square, Piece]:
+        """All pieces by square."""
+        return {sq: p for sq in scan_forward(self.occupied) if (p := self.piece_at(sq)) is not None}
+
+    def pieces_mask(self, piece_type: PieceType, color: Color) -> Bitboard:
+        """Bitboard of the pieces of a type and color."""
+        bb = (self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings)[piece_type - 1]
+        return bb & self.occupied_co[color]
+
+    def pieces(self, piece_type: PieceType, color: Color) -> list[Square]:
+        """Squares of the pieces of a type and color, a1 first."""
+        return list(scan_forward(self.pieces_mask(piece_type, color)))
+
+    def king(self, color: Color) -> Square | None:
+        """Square of the king of a color, or ``None`` on a board without one."""
+        bb = self.kings & self.occupied_co[color]
+        return bb.bit_length() - 1 if bb else None
+
+    def _attackers(self, color: Color, sq: Square | None, occupied: Bitboard) -> Bitboard:
+        """Pieces of ``color`` attacking ``sq`` given the occupied squares."""
+        if sq is None:
+            return 0
+        them = self.occupied_co[color]
+        queens = self.queens
+        return them & (
+            (BB_KNIGHT_ATTACKS[sq] & self.knights)
+            | (BB_KING_ATTACKS[sq] & self.kings)
+            | (BB_PAWN_ATTACKS[not color][sq] & self.pawns)
+            | (BB_DIAG_ATTACKS[sq][BB_DIAG_MASKS[sq] & occupied] & (self.bishops | queens))
+            | (
+                (BB_RANK_ATTACKS[sq][BB_RANK_MASKS[sq] & occupied]
+                 | BB_FILE_ATTACKS[sq][BB_FILE_MASKS[sq] & occupied])
+                & (self.rooks | queens)
+            )
+        )
+
+    def attackers_mask(self, color: Color, sq: Square) -> Bitboard:
+        """Bitboard of the pieces of ``color`` that attack ``sq``."""
+        return self._attackers(color, sq, self.occupied)
+
+    def is_attacked_by(self, color: Color, sq: Square) -> bool:
+        """Whether any piece of ``color`` attacks ``sq``."""
+        return bool(self._attackers(color, sq, self.occupied))
+
+    def checkers_mask(self) -> Bitboard:
+        """Bitboard of the pieces giving check to the side to move."""
+        return self._attackers(not self.turn, self.king(self.turn), self.occupied)
+
+    def is_check(self) -> bool:
+        """Whether the side to move is in check."""
+        return bool(self._attackers(not self.turn, self.king(self.turn), self.occupied))
+
+    # ------------------------------------------------------------------ move generation
+
+    def _legal(self) -> list[Move]:
+        """The legal moves of the position (cached per position; do not mutate the list)."""
+        if self._cache_key == self._key:
+            return self._cache_moves
+        moves = self._generate()
+        self._cache_key = self._key
+        self._cache_moves = moves
+        return moves
+
+    def _any_legal(self) -> bool:
+        """Whether the side to move has a legal move: the cached list if there is one, else a
+        generation that stops at the first move found (and is not cached)."""
+        if self._cache_key == self._key:
+            return bool(self._cache_moves)
+        return bool(generate_legal(self, first=True))
+
+    def generate_legal_moves(self) -> Iterator[Move]:
+        """Iterate over the legal moves."""
+        return iter(self._legal())
+
+    @property
+    def legal_moves(self) -> LegalMoveGenerator:
+        """The legal moves, as a live view (``len``, ``in``, iteration)."""
+        return LegalMoveGenerator(self)
+
+    def _generate(self) -> list[Move]:
+        """Generate every legal move of the side to move."""
+        return generate_legal(self)
+    # ------------------------------------------------------------------ hashing
+
+    def _compute_piece_hash(self) -> int:
+        """Polyglot piece-square part of the hash, computed from scratch."""
+        h = 0
+        for color in (WHITE, BLACK):
+            keys = PIECE_KEYS[color]
+            for piece_type, bb in ((PAWN, self.pawns), (KNIGHT, self.knights),
+                                   (BISHOP, self.bishops), (ROOK, self.rooks),
+                                   (QUEEN, self.queens), (KING, self.kings)):
+                for sq in scan_forward(bb & self.occupied_co[color]):
+                    h ^= keys[piece_type][sq]
+        return h
+
+    def _compute_key(self) -> int:
+        """The repetition key: placement, side to move, castling rights, legal en passant file."""
+        key = self._phash ^ castling_key(self.castling_rights)
+        if self.turn:
+            key ^= TURN_KEY
+        if self.ep_square is not None and self.has_legal_en_passant():
+            key ^= EP_KEYS[self.ep_square & 7]
+        return key
+
+    def repetition_key(self) -> int:
+        """Hash identifying the position for repetition (FIDE 9.2.3), not the Polyglot key."""
+        return self._key
+
+    def zobrist_hash(self) -> int:
+        """The Polyglot opening-book key of the position."""
+        key = self._phash ^ polyglot_castling_key(
+            self.castling_rights, self.kings & self.occupied_co[WHITE], self.kings & self.occupied_co[BLACK])
+        if self.turn:
+            key ^= TURN_KEY
+        ep = self.ep_square
+        if ep is not None and self.has_pseudo_legal_en_passant():
+            key ^= EP_KEYS[ep & 7]
+        return key
+
+    def has_pseudo_legal_en_passant(self) -> bool:
+        """Whether a pawn of the side to move stands ready to capture en passant."""
+        ep = self.ep_square
+        if ep is None:
+            return False
+        return bool(BB_PAWN_ATTACKS[not self.turn][ep] & self.pawns & self.occupied_co[self.turn])
+
+    def has_legal_en_passant(self) -> bool:
+        """Whether an en passant capture is legal in the position."""
+        ep = self.ep_square
+        if ep is None or not self.has_pseudo_legal_en_passant():
+            return False
+        return any(m.to_square == ep and self.pawns & BB_SQUARES[m.from_square]
+                   for m in self._generate())
+    def is_legal(self, move: Move) -> bool:
+        """Whether a move is legal in the position (the null move never is)."""
+        if not move:
+            return False
+        if self._cache_key == self._key:
+            return move in self._cache_moves
+        return move in generate_legal(self, from_mask=BB_SQUARES[move.from_square],
+                                      to_mask=BB_SQUARES[move.to_square])
+
+    def _legal_between(self, from_mask: Bitboard, to_mask: Bitboard) -> list[Move]:
+        """The legal moves from `from_mask` squares to `to_mask` squares (from the cached
+        list when there is one, else generated for those squares only)."""
+        if self._cache_key == self._key:
+            return [m for m in self._cache_moves
+                    if BB_SQUARES[m.from_square] & from_mask and BB_SQUARES[m.to_square] & to_mask]
+        return generate_legal(self, from_mask=from_mask, to_mask=to_mask)
+
