@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from runner.store import (
     Database,
     DuplicateGameError,
-    EngineSpec,
+    EngineRowValues,
     FinishedGame,
     GameFilter,
     GameStatus,
@@ -72,7 +72,7 @@ def _tournament(db: Database, schedule: Pairing, name: str = "t") -> int:
     with db.session() as session:
         row = create_tournament(
             session, name=name, config={"format": "test"}, fingerprint=f"fp-{name}",
-            engines=[EngineSpec(n, ["python", "-m", "engine"], options={"x": 1}) for n in names],
+            engines=[EngineRowValues(n, ["python", "-m", "engine"], options={"x": 1}) for n in names],
             total_games=schedule.total(), book_state={"order": "sequential", "served": 0},
         )
         return row.id

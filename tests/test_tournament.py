@@ -23,7 +23,7 @@ import pytest
 from conftest import REPO, require_binary
 from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 
-from runner.config.model import parse_config
+from runner.config.parse import parse_config
 from runner.pgn.reader import read_games
 from runner.store import GameFilter, open_database, stream_games, tournaments
 from runner.tournament.run import Tournament

@@ -19,7 +19,7 @@ from runner.store.queries import (
 )
 from runner.store.recording import (
     DuplicateGameError,
-    EngineSpec,
+    EngineRowValues,
     FinishedGame,
     MoveRecord,
     create_tournament,
@@ -35,7 +35,7 @@ __all__ = [
     "ENV_VAR",
     "Database",
     "DuplicateGameError",
-    "EngineSpec",
+    "EngineRowValues",
     "FinishedGame",
     "GameFilter",
     "GameStatus",

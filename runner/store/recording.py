@@ -10,7 +10,7 @@ its moves are stored together or not at all.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -28,7 +28,7 @@ from runner.store.models import (
 
 __all__ = [
     "DuplicateGameError",
-    "EngineSpec",
+    "EngineRowValues",
     "FinishedGame",
     "JobKey",
     "MoveRecord",
@@ -109,26 +109,25 @@ class FinishedGame:
             raise ValueError(f"unknown game result {self.result!r}")
 
 
-@dataclass(frozen=True)
-class EngineSpec:
-    """An engine as a tournament records it."""
+class EngineRowValues(NamedTuple):
+    """The values of one engine row of a tournament (the configuration's engine, as stored)."""
 
     name: str
     command: Sequence[str]
     protocol: str = "cecp"
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] | None = None
 
 
 def create_tournament(
     session: Session, *, name: str, config: dict[str, Any], fingerprint: str,
-    engines: Sequence[EngineSpec], total_games: int, book_state: dict[str, Any] | None = None,
+    engines: Sequence[EngineRowValues], total_games: int, book_state: dict[str, Any] | None = None,
 ) -> TournamentRow:
     """Insert a tournament and its engines; returns the row (with its id assigned)."""
     row = TournamentRow(name=name, config=config, fingerprint=fingerprint,
                         total_games=total_games, status=TournamentStatus.RUNNING,
                         book_state=book_state)
     row.engines = [EngineRow(name=e.name, command=list(e.command), protocol=e.protocol,
-                             options=dict(e.options) or None) for e in engines]
+                             options=dict(e.options or {}) or None) for e in engines]
     session.add(row)
     session.flush()
     return row

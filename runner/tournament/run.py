@@ -32,7 +32,7 @@ from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, op
 from runner.config.model import (
     AdjudicationConfig,
     BookFormat,
-    EngineEntry,
+    EngineSpec,
     RestartPolicy,
     TournamentConfig,
 )
@@ -58,7 +58,7 @@ from runner.store import (
     stream_games,
 )
 from runner.store.models import TournamentRow
-from runner.store.recording import EngineSpec, save_book_state
+from runner.store.recording import EngineRowValues, save_book_state
 from runner.store.resume import latest_named, reopen, replace_config
 from runner.tournament.pairing import GameJob, Pairing, pairing_for
 from runner.tournament.records import finished_game, game_pgn
@@ -137,8 +137,8 @@ class RunOutcome:
     error: str | None = None
 
 
-def engine_config(entry: EngineEntry) -> EngineConfig:
-    """The protocol layer's configuration for a tournament engine entry."""
+def engine_config(entry: EngineSpec) -> EngineConfig:
+    """The protocol layer's configuration for a configured engine."""
     uci = entry.protocol.value == "uci"
     options: dict[str, str] = {}
     for name, value in entry.options:
@@ -371,8 +371,8 @@ class Tournament:
             if row is None:
                 row = create_tournament(
                     session, name=config.name, config=config.to_json(), fingerprint=fingerprint,
-                    engines=[EngineSpec(e.name, list(e.written_command), e.protocol.value,
-                                        {k: v for k, v in e.options}) for e in config.engines],
+                    engines=[EngineRowValues(e.name, list(e.written_command), e.protocol.value,
+                                             {k: v for k, v in e.options}) for e in config.engines],
                     total_games=self.total_games)
             else:
                 self._resumed = True
