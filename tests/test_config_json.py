@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -197,3 +199,13 @@ def test_unknown_keys_and_bad_values_are_config_errors_with_key_paths(tmp_path) 
     keys = {problem.key for problem in caught.value.problems}
     assert {"engines[1].hash_policy", "engines[0].castling960"} <= keys
     assert all(problem.file == "tournament 3" for problem in caught.value.problems)
+
+
+def test_the_command_line_starts_without_pydantic() -> None:
+    # pydantic is imported when a configuration is converted, not when the CLI starts.
+    code = ("import sys, runner.cli.app, runner.config.parse, runner.tournament.run; "
+            "print('pydantic' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

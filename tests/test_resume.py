@@ -9,6 +9,7 @@ take a few seconds.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -145,3 +146,36 @@ def test_resume_of_an_unknown_tournament_is_an_error(tmp_path):
     open_database(url).close()
     result = CliRunner().invoke(app, ["resume", "7", "--db", url])
     assert result.exit_code == 2
+
+
+def _as_older_runners_stored(data: dict[str, Any]) -> dict[str, Any]:
+    """The stored layout before the JSON round trip: written argv as ``command`` beside
+    ``resolved_command``, the book's name beside its ``path``, no env or castling960."""
+    for entry in data["engines"]:
+        entry["resolved_command"] = entry.pop("command")
+        entry["command"] = entry.pop("written_command")
+        del entry["env"], entry["castling960"]
+    openings = data["openings"]
+    openings["path"] = openings["file"]
+    openings["file"] = Path(openings["file"]).name
+    return data
+
+
+@pytest.mark.timeout(120)
+def test_resume_reads_a_tournament_stored_by_an_older_runner(tmp_path, monkeypatch):
+    db_path = tmp_path / "r.db"
+    url = f"sqlite:///{db_path}"
+    monkeypatch.chdir(tmp_path)
+    config = _config(tmp_path, url)
+    tournament_id = _interrupted_run(config, url, games=4)
+    with sqlite3.connect(db_path) as conn:
+        (text,) = conn.execute("select config from tournaments where id = ?",
+                               (tournament_id,)).fetchone()
+        legacy = _as_older_runners_stored(json.loads(text))
+        conn.execute("update tournaments set config = ? where id = ?",
+                     (json.dumps(legacy), tournament_id))
+    monkeypatch.setattr(os, "sched_setaffinity", lambda pid, cpus: None, raising=False)
+    result = CliRunner().invoke(app, ["resume", str(tournament_id), "--db", url, "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "older runner" in result.output  # typer's runner shows stderr there too
+    assert [(row[1], row[3]) for row in _rows(db_path)] == [(n, "done") for n in range(6)]
