@@ -36,7 +36,7 @@ from sqlalchemy import insert
 
 from runner.report.build import build_report
 from runner.report.render import render
-from runner.store import EngineSpec, GameStatus, create_tournament, open_database
+from runner.store import EngineRowValues, GameStatus, create_tournament, open_database
 from runner.store.models import EngineRow, GameRow
 from runner.tournament.pairing import match, round_robin
 
@@ -65,7 +65,7 @@ def build_database(path: Path, games: int, kind: str, seed: int = 7) -> int:
         with db.session() as session:
             tid = create_tournament(
                 session, name=config["name"], config=config, fingerprint="bench",
-                engines=[EngineSpec(n, ["engine", n]) for n in names], total_games=games).id
+                engines=[EngineRowValues(n, ["engine", n]) for n in names], total_games=games).id
             ids = {row.name: row.id for row in session.query(EngineRow)}
         endings, weights = zip(*_ENDINGS, strict=True)
         with db.engine.begin() as connection:

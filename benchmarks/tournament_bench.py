@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.config.model import parse_config
+from runner.config.parse import parse_config
 from runner.store import open_database
 from runner.tournament.run import Tournament
 

@@ -4,7 +4,6 @@ with the file, the key path and the value, all of them at once."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import stat
@@ -16,19 +15,18 @@ from conftest import REPO, shared_file
 
 from runner.cli.vocabulary import EngineSpecError, parse_engine_tokens
 from runner.clock import TimeControl
+from runner.config.check import ConfigError
+from runner.config.engines import load_engines_file
 from runner.config.model import (
     BookFormat,
     Castling960Style,
-    ConfigError,
     OpeningOrder,
     Protocol,
     RestartPolicy,
     TournamentFormat,
     Variant,
-    load_config,
-    load_engines_file,
-    parse_config,
 )
+from runner.config.parse import load_config, parse_config
 from runner.protocol.cecp import Castling960, CecpEngine
 from runner.tournament.pairing import pairing_for
 from runner.tournament.run import engine_config
@@ -360,12 +358,3 @@ def test_the_fingerprint_follows_the_games_not_the_machine(tmp_path) -> None:
         assert old in text
         changed = load_config(_write(copy_dir, text.replace(old, new), "variant.toml"))
         assert changed.fingerprint() != original.fingerprint(), new
-
-
-def test_the_whole_config_is_json_for_the_database() -> None:
-    config = load_config(CONFIGS / "demo.toml")
-    data = json.loads(json.dumps(config.to_json()))
-    assert data["name"] == config.name and data["concurrency"] == 2
-    assert [e["name"] for e in data["engines"]] == [e.name for e in config.engines]
-    assert data["engines"][0]["resolved_command"][0] == sys.executable
-    assert data["openings"]["path"] == str(config.openings.file)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.clock import TimeControl, TimePeriod
-from runner.config.model import parse_config
+from runner.config.parse import parse_config
 from runner.game.adjudication import AdjudicationRules
 from runner.game.job import GameJob
 from runner.game.record import GameSpec

@@ -47,7 +47,7 @@ from runner.stats import (
 from runner.stats import Pairing as RatedPairing
 from runner.store import (
     Database,
-    EngineSpec,
+    EngineRowValues,
     GameStatus,
     create_tournament,
     finish_tournament,
@@ -122,7 +122,7 @@ def _store(db: Database, schedule: Pairing, engines: Sequence[str], plan: Sequen
                                  "engines": [{"name": e} for e in engines], "sprt": sprt_config}
     with db.session() as session:
         tid = create_tournament(session, name=name, config=config, fingerprint=f"fp-{name}",
-                                engines=[EngineSpec(e, ["engine", e]) for e in engines],
+                                engines=[EngineRowValues(e, ["engine", e]) for e in engines],
                                 total_games=schedule.total()).id
     for job, want in zip(schedule.jobs(), plan, strict=False):
         first = schedule.encounters[job.encounter][0]
@@ -442,7 +442,7 @@ def _bulk(db: Database, games: int) -> tuple[int, Trinomial]:
     with db.session() as session:
         tid = create_tournament(session, name=f"bulk{games}", fingerprint="x",
                                 config={"format": "match", "sprt": SPRT_CONFIG},
-                                engines=[EngineSpec("A", ["a"]), EngineSpec("B", ["b"])],
+                                engines=[EngineRowValues("A", ["a"]), EngineRowValues("B", ["b"])],
                                 total_games=games).id
         ids = dict(session.execute(select(EngineRow.name, EngineRow.id)
                                    .where(EngineRow.tournament_id == tid)).all())

@@ -27,7 +27,7 @@ from runner.stats import PairingCounts, Tally
 from runner.store import (
     Database,
     DuplicateGameError,
-    EngineSpec,
+    EngineRowValues,
     GameFilter,
     GameStatus,
     TournamentStatus,
@@ -73,7 +73,7 @@ def _tournament(db: Database, schedule: Pairing, name: str = "t") -> int:
     with db.session() as session:
         row = create_tournament(
             session, name=name, config={"format": "test"}, fingerprint=f"fp-{name}",
-            engines=[EngineSpec(n, ["python", "-m", "engine"], options={"x": 1}) for n in names],
+            engines=[EngineRowValues(n, ["python", "-m", "engine"], options={"x": 1}) for n in names],
             total_games=schedule.total(), book_state={"order": "sequential", "served": 0},
         )
         return row.id

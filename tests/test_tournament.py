@@ -25,7 +25,7 @@ import pytest
 from conftest import REPO, require_binary
 from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 
-from runner.config.model import parse_config
+from runner.config.parse import parse_config
 from runner.game.job import GameJob
 from runner.game.record import GameRecord, GameTermination, MoveRecord
 from runner.pgn.reader import read_games

@@ -21,7 +21,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from runner.cli.vocabulary import EngineSpecError, group_options
-from runner.config.model import ConfigError, TournamentConfig, load_config, parse_config
+from runner.config.check import ConfigError
+from runner.config.model import TournamentConfig
+from runner.config.parse import load_config, parse_config
 from runner.store import Database, GameFilter, open_database, stream_games, tournaments
 from runner.tournament.scoreboard import Scoreboard
 
@@ -202,65 +204,31 @@ def resume_command(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
+    from runner.config.model import is_legacy_json
+    from runner.store.resume import stored_config
+
     database = _open_db(db)
     try:
         with database.session() as session:
-            found = [t for t in tournaments(session) if t.id == tournament_id]
-            if not found:
-                _err.print(f"[bold red]error:[/] no tournament {tournament_id} in {database.url}")
-                raise typer.Exit(2)
-            from runner.store.models import TournamentRow
-
-            stored = dict(session.get(TournamentRow, tournament_id).config)  # type: ignore[union-attr]
+            stored = stored_config(session, tournament_id)
         url = database.url
     finally:
         database.close()
+    if stored is None:
+        _err.print(f"[bold red]error:[/] no tournament {tournament_id} in {url}")
+        raise typer.Exit(2)
     try:
-        config = parse_config(_table_from_stored(stored), source=f"tournament {tournament_id}")
+        config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
     except ConfigError as exc:
         _err.print(f"[bold red]{exc}[/]", highlight=False)
         raise typer.Exit(2) from None
+    if is_legacy_json(stored):
+        _err.print("[yellow]This tournament was stored by an older runner, which did not keep "
+                   "the engines' env and castling960 settings: they are resumed with their "
+                   "defaults.[/]", highlight=False)
     outcome = run_tournament(config, db_url=url, quiet=quiet, force=False, new=False,
                              tournament_id=tournament_id, concurrency=concurrency)
     raise typer.Exit(0 if outcome.error is None else 1)
-
-
-def _table_from_stored(stored: dict[str, Any]) -> dict[str, Any]:
-    """A configuration table rebuilt from what a tournament stored (`TournamentConfig.to_json`)."""
-    table: dict[str, Any] = {key: stored[key] for key in ("name", "format", "rounds", "games",
-                                                          "variant", "concurrency")
-                             if stored.get(key) is not None}
-    if stored.get("tc") is not None:
-        table["tc"] = stored["tc"]
-    if stored.get("pgnout"):
-        table["pgnout"] = stored["pgnout"]
-    engines = []
-    for entry in stored["engines"]:
-        engine: dict[str, Any] = {"name": entry["name"], "command": entry["command"],
-                                  "protocol": entry["protocol"]}
-        for key in ("tc", "dir", "restart"):
-            if entry.get(key) is not None:
-                engine[key] = entry[key]
-        if entry.get("init_strings"):
-            engine["init_strings"] = entry["init_strings"]
-        if entry.get("options"):
-            engine["options"] = dict(entry["options"])
-        engines.append(engine)
-    table["engines"] = engines
-    openings = stored.get("openings")
-    if openings:
-        table["openings"] = {key: value for key, value in (
-            ("file", openings.get("path") or openings["file"]), ("format", openings["format"]),
-            ("order", openings["order"]), ("seed", openings["seed"]),
-            ("plies", openings.get("plies")), ("start", openings.get("start")),
-        ) if value is not None}
-    adjudication = stored.get("adjudication") or {}
-    adj = {key: value for key, value in adjudication.items() if value is not None}
-    if adj:
-        table["adjudication"] = adj
-    if stored.get("sprt"):
-        table["sprt"] = {k: v for k, v in stored["sprt"].items() if v is not None}
-    return table
 
 
 # -- match and gauntlet from the command line ---------------------------------------------------

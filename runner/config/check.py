@@ -2,20 +2,25 @@
 
 `Checker` reads typed values out of parsed TOML tables and, instead of stopping at the first
 mistake, records a `ConfigProblem` (file, key path, value, message) for each one, so that
-`ConfigError` can report everything wrong with a file at once.
+`ConfigError` can report everything wrong with a file at once. `read_toml` and
+`time_control` read a file and a time-control value the same way.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
-__all__ = ["MISSING", "Checker", "ConfigError", "ConfigProblem", "join_key", "show_value",
-           "type_name"]
+from runner.clock import TimeControl
+
+__all__ = ["MISSING", "Checker", "ConfigError", "ConfigProblem", "join_key", "read_toml",
+           "show_value", "time_control", "type_name"]
 
 
 @dataclass(frozen=True)
@@ -152,3 +157,32 @@ class Checker:
 def join_key(path: str, key: str) -> str:
     """A dotted key path."""
     return f"{path}.{key}" if path else key
+
+
+def read_toml(path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:
+    """Parse a TOML file, reporting unreadable files and syntax errors."""
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        problems.append(ConfigProblem(str(path), "", "", f"cannot read file: {exc.strerror}"))
+    except tomllib.TOMLDecodeError as exc:
+        problems.append(ConfigProblem(str(path), "", "", f"invalid TOML: {exc}"))
+    return None
+
+
+def time_control(value: object, where: str, check: Checker) -> str | None:
+    """A time-control string that `TimeControl.parse` accepts (numbers taken as seconds)."""
+    if value is MISSING:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = f"{value:g}"
+    if not isinstance(value, str):
+        check.add(where, value, f"expected a time control string, not {type_name(value)}")
+        return None
+    try:
+        TimeControl.parse(value)
+    except ValueError as exc:
+        check.add(where, value, str(exc))
+        return None
+    return value

@@ -17,7 +17,7 @@ from runner.store.queries import (
 )
 from runner.store.recording import (
     DuplicateGameError,
-    EngineSpec,
+    EngineRowValues,
     create_tournament,
     engine_ids,
     finish_tournament,
@@ -31,7 +31,7 @@ __all__ = [
     "ENV_VAR",
     "Database",
     "DuplicateGameError",
-    "EngineSpec",
+    "EngineRowValues",
     "GameFilter",
     "GameStatus",
     "StoredGame",

@@ -9,14 +9,15 @@ one transaction, so a game and its moves are stored together or not at all.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Table, insert, select, update
 from sqlalchemy.orm import Session
 
 from runner.game.record import GameRecord
+from runner.rules import Result
 from runner.store.models import (
     EngineRow,
     GameRow,
@@ -28,7 +29,7 @@ from runner.store.models import (
 
 __all__ = [
     "DuplicateGameError",
-    "EngineSpec",
+    "EngineRowValues",
     "JobKey",
     "create_tournament",
     "engine_ids",
@@ -39,7 +40,7 @@ __all__ = [
     "save_book_state",
 ]
 
-_RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
+_RESULTS = frozenset(Result)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,26 +65,25 @@ class DuplicateGameError(ValueError):
     """A game whose job is already stored as played: a resume must never play it twice."""
 
 
-@dataclass(frozen=True)
-class EngineSpec:
-    """An engine as a tournament records it."""
+class EngineRowValues(NamedTuple):
+    """The values of one engine row of a tournament (the configuration's engine, as stored)."""
 
     name: str
     command: Sequence[str]
     protocol: str = "cecp"
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] | None = None
 
 
 def create_tournament(
     session: Session, *, name: str, config: dict[str, Any], fingerprint: str,
-    engines: Sequence[EngineSpec], total_games: int, book_state: dict[str, Any] | None = None,
+    engines: Sequence[EngineRowValues], total_games: int, book_state: dict[str, Any] | None = None,
 ) -> TournamentRow:
     """Insert a tournament and its engines; returns the row (with its id assigned)."""
     row = TournamentRow(name=name, config=config, fingerprint=fingerprint,
                         total_games=total_games, status=TournamentStatus.RUNNING,
                         book_state=book_state)
     row.engines = [EngineRow(name=e.name, command=list(e.command), protocol=e.protocol,
-                             options=dict(e.options) or None) for e in engines]
+                             options=dict(e.options or {}) or None) for e in engines]
     session.add(row)
     session.flush()
     return row

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from runner.store.models import TournamentRow, TournamentStatus
 
-__all__ = ["latest_named", "replace_config", "reopen"]
+__all__ = ["latest_named", "replace_config", "reopen", "stored_config"]
 
 
 def latest_named(session: Session, name: str) -> TournamentRow | None:
@@ -18,6 +18,13 @@ def latest_named(session: Session, name: str) -> TournamentRow | None:
         select(TournamentRow).where(TournamentRow.name == name)
         .order_by(TournamentRow.id.desc()).limit(1)
     ).one_or_none()
+
+
+def stored_config(session: Session, tournament_id: int) -> dict[str, Any] | None:
+    """The configuration a tournament was stored with (JSON data), or None if there is no such
+    tournament."""
+    config = session.scalar(select(TournamentRow.config).where(TournamentRow.id == tournament_id))
+    return None if config is None else dict(config)
 
 
 def replace_config(session: Session, tournament_id: int, *, config: dict[str, Any],

@@ -12,7 +12,7 @@ from typing import Any
 
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
 from runner.config.model import BookFormat, TournamentConfig
-from runner.config.model import Variant as ConfigVariant
+from runner.protocol.engine import Variant
 
 __all__ = ["OpeningPolicy"]
 
@@ -24,7 +24,7 @@ class OpeningPolicy:
     """The opening of each game pair: from the book cursor, a Chess960 draw, or none."""
 
     def __init__(self, config: TournamentConfig) -> None:
-        self.chess960 = config.variant is ConfigVariant.FISCHERANDOM
+        self.chess960 = config.variant is Variant.FISCHERANDOM
         self.cursor: OpeningCursor | None = None
         self._cache: dict[int, Opening | None] = {}
         self._seed = 0

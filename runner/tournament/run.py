@@ -37,7 +37,7 @@ from runner.store import (
     stream_games,
 )
 from runner.store.models import TournamentRow
-from runner.store.recording import EngineSpec
+from runner.store.recording import EngineRowValues
 from runner.store.resume import latest_named, reopen, replace_config
 from runner.tournament.events import (
     Event,
@@ -218,7 +218,7 @@ class Tournament:
         config = self.config
         return create_tournament(
             session, name=config.name, config=config.to_json(), fingerprint=config.fingerprint(),
-            engines=[EngineSpec(e.name, list(e.written_command), e.protocol.value,
+            engines=[EngineRowValues(e.name, list(e.written_command), e.protocol.value,
                                 {k: v for k, v in e.options}) for e in config.engines],
             total_games=self.total_games)
 

@@ -12,17 +12,14 @@ from typing import Any
 from runner.books.openings import Opening
 from runner.config.model import (
     AdjudicationConfig,
-    EngineEntry,
+    EngineSpec,
     RestartPolicy,
     TournamentConfig,
-)
-from runner.config.model import (
-    Variant as ConfigVariant,
 )
 from runner.game.adjudication import AdjudicationRules
 from runner.game.job import GameJob
 from runner.game.record import GameSpec
-from runner.protocol.engine import EngineConfig, Variant
+from runner.protocol.engine import EngineConfig
 from runner.stats import EloModel, SprtSpec
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scheduler import LocalScheduler
@@ -38,8 +35,8 @@ __all__ = [
 ]
 
 
-def engine_config(entry: EngineEntry) -> EngineConfig:
-    """The protocol layer's configuration for a tournament engine entry."""
+def engine_config(entry: EngineSpec) -> EngineConfig:
+    """The protocol layer's configuration for a configured engine."""
     uci = entry.protocol.value == "uci"
     options: dict[str, str] = {}
     for name, value in entry.options:
@@ -83,13 +80,11 @@ def engine_configs(config: TournamentConfig) -> dict[str, EngineConfig]:
 def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
               per_round: int) -> GameSpec:
     """What to play in scheduled `game`: clocks, start, variant, adjudication and PGN tags."""
-    variant = (Variant.FISCHERANDOM if config.variant is ConfigVariant.FISCHERANDOM
-               else Variant.STANDARD)
     return GameSpec(
         white_tc=config.time_control(game.white), black_tc=config.time_control(game.black),
         start_fen=None if opening is None else opening.fen,
         opening_moves=() if opening is None else opening.moves,
-        variant=variant, adjudication=adjudication_rules(config.adjudication),
+        variant=config.variant, adjudication=adjudication_rules(config.adjudication),
         tags={"Event": config.name, "Site": "cecp-runner",
               "Round": f"{game.round}.{game.index % per_round + 1}"},
     )

@@ -1,0 +1,279 @@
+"""Reading engine tables (inline, or named from an engines file) into `EngineSpec` values.
+
+An engine's input paths (``dir``, a relative program) are resolved relative to the file that
+names the engine; its command is an argv (a plain string is split with `shlex`, never given
+to a shell), and a leading ``python`` means the interpreter running the runner, so the
+bundled engine (``["python", "-m", "engine"]``) starts in whatever virtual environment is
+active.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.config.check import (
+    MISSING,
+    Checker,
+    ConfigError,
+    ConfigProblem,
+    join_key,
+    read_toml,
+    show_value,
+    time_control,
+    type_name,
+)
+from runner.config.model import (
+    ENUM_ALIASES,
+    Castling960Style,
+    EngineSpec,
+    OptionValue,
+    Protocol,
+    RestartPolicy,
+)
+
+__all__ = ["ENGINE_KEYS", "load_engines_file", "read_engines"]
+
+ENGINE_KEYS = ("use", "name", "command", "dir", "protocol", "tc", "init_strings", "options",
+               "env", "restart", "castling960")
+"""The keys of an engine table."""
+
+
+def load_engines_file(path: str | Path) -> tuple[EngineSpec, ...]:
+    """Read an engines file (``[[engines]]`` tables) on its own; raises ConfigError."""
+    source = Path(path)
+    problems: list[ConfigProblem] = []
+    entries = _engines_file(source, problems)
+    if problems:
+        raise ConfigError(problems)
+    return tuple(_build_engine(raw, where, problems) for raw, where in entries.values())
+
+
+def read_engines(data: Mapping[str, Any], base: Path, check: Checker) -> list[EngineSpec]:
+    """The tournament's engines: inline tables, names from the engines file, or both."""
+    library: dict[str, tuple[Mapping[str, Any], _Where]] = {}
+    engines_file = check.get(data, "engines_file", "", str)
+    if engines_file is not None:
+        path = base / engines_file
+        library = _engines_file(path, check.problems, where=("engines_file", engines_file))
+    raw = data.get("engines", MISSING)
+    if raw is MISSING:
+        check.add("engines", MISSING, "missing required key: list the engines to play")
+        return []
+    if not isinstance(raw, list):
+        check.add("engines", raw, f"expected an array, not {type_name(raw)}")
+        return []
+    here = _Where(check, base, "")
+    result: list[EngineSpec] = []
+    for index, item in enumerate(raw):
+        path = f"engines[{index}]"
+        if isinstance(item, str):
+            item = {"use": item}
+        if not isinstance(item, dict):
+            check.add(path, item, "expected an engine table or the name of an engine in "
+                      f"the engines file, not {type_name(item)}")
+            continue
+        use = item.get("use", MISSING)
+        if use is MISSING:
+            result.append(_build_engine(item, here.at(path), check.problems))
+            continue
+        if not isinstance(use, str):
+            check.add(f"{path}.use", use, f"expected a string, not {type_name(use)}")
+            continue
+        if use not in library:
+            known = ", ".join(library) or "none"
+            reason = ("no engines_file is set" if engines_file is None
+                      else f"not in {engines_file} (known: {known})")
+            check.add(f"{path}.use", use, f"unknown engine: {reason}")
+            continue
+        base_table, where = library[use]
+        overrides = {k: v for k, v in item.items() if k != "use"}
+        if overrides:
+            # The merged entry is reported at its place in the tournament file; paths in it
+            # stay relative to the engines file that defined the engine.
+            where = _Where(check, where.base, path)
+        result.append(_build_engine({**base_table, **overrides}, where, check.problems))
+    return result
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where an engine table came from: its file's checker, base directory and key path."""
+
+    check: Checker
+    base: Path
+    path: str
+
+    def at(self, path: str) -> _Where:
+        """The same file, another key path."""
+        return _Where(self.check, self.base, path)
+
+
+def _engines_file(path: Path, problems: list[ConfigProblem],
+                  where: tuple[str, str] | None = None,
+                  ) -> dict[str, tuple[Mapping[str, Any], _Where]]:
+    """Engine tables of an engines file, by name."""
+    if not path.is_file():
+        key, value = where if where is not None else ("", "")
+        problems.append(ConfigProblem(str(path), key, show_value(value),
+                                      "engines file not found or not a file"))
+        return {}
+    data = read_toml(path, problems)
+    if data is None:
+        return {}
+    check = Checker(str(path), problems, ENUM_ALIASES)
+    check.keys(data, "", ("engines",))
+    raw = data.get("engines", [])
+    if not isinstance(raw, list):
+        check.add("engines", raw, f"expected an array of tables, not {type_name(raw)}")
+        return {}
+    found: dict[str, tuple[Mapping[str, Any], _Where]] = {}
+    for index, item in enumerate(raw):
+        key = f"engines[{index}]"
+        if not isinstance(item, dict):
+            check.add(key, item, f"expected a table, not {type_name(item)}")
+            continue
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            check.add(f"{key}.name", item.get("name", MISSING),
+                      "every engine in an engines file needs a name (a string)")
+            continue
+        if name in found:
+            check.add(f"{key}.name", name, "duplicate engine name")
+            continue
+        found[name] = (item, _Where(check, path.resolve().parent, key))
+    return found
+
+
+def _build_engine(raw: Mapping[str, Any], where: _Where,
+                  problems: list[ConfigProblem]) -> EngineSpec:
+    """Check one engine table and resolve its command."""
+    check, path = where.check, where.path
+    check.keys(raw, path, ENGINE_KEYS)
+    name = check.get(raw, "name", path, str, "", required=True)
+    if isinstance(raw.get("name"), str) and not name.strip():
+        check.add(join_key(path, "name"), name, "must not be empty")
+    written = _command(raw.get("command", MISSING), join_key(path, "command"), check)
+    dir_text = check.get(raw, "dir", path, str)
+    directory: Path | None = None
+    if dir_text is not None:
+        directory = (where.base / dir_text).resolve()
+        if not directory.is_dir():
+            check.add(join_key(path, "dir"), dir_text, f"no such directory ({directory})")
+            directory = None
+    command = _resolve_command(written, directory, where) if written else ()
+    protocol = check.choice(raw, "protocol", path, Protocol, Protocol.CECP)
+    tc = time_control(raw.get("tc", MISSING), join_key(path, "tc"), check)
+    init = _string_list(raw.get("init_strings", MISSING), join_key(path, "init_strings"), check)
+    options = _options(check.table(raw, "options", path), join_key(path, "options"), check)
+    env = _env(check.table(raw, "env", path), join_key(path, "env"), check)
+    restart = check.choice(raw, "restart", path, RestartPolicy, RestartPolicy.AUTO)
+    castling = check.choice(raw, "castling960", path, Castling960Style, Castling960Style.OO)
+    return EngineSpec(
+        name=name, command=command, written_command=written, dir=directory, protocol=protocol,
+        tc=tc, init_strings=init, options=options, env=env, restart=restart,
+        castling960=castling,
+    )
+
+
+def _command(value: object, where: str, check: Checker) -> tuple[str, ...]:
+    """An argv: a list of strings, or a string split like a POSIX shell would (never run by one)."""
+    if value is MISSING:
+        check.add(where, MISSING, "missing required key: the engine's command line")
+        return ()
+    if isinstance(value, str):
+        try:
+            argv = shlex.split(value)
+        except ValueError as exc:
+            check.add(where, value, f"cannot split the command: {exc}")
+            return ()
+    elif isinstance(value, list) and all(isinstance(part, str) for part in value):
+        argv = list(value)
+    else:
+        check.add(where, value, "expected an array of strings (argv) or a string")
+        return ()
+    if not argv or not argv[0]:
+        check.add(where, value, "empty command")
+        return ()
+    return tuple(argv)
+
+
+def _resolve_command(argv: tuple[str, ...], directory: Path | None,
+                     where: _Where) -> tuple[str, ...]:
+    """The argv with its program made absolute; a missing program is reported."""
+    program = argv[0]
+    if program in ("python", "python3"):
+        return (sys.executable, *argv[1:])
+    found = _find_program(program, directory, where.base)
+    if found is None:
+        place = f"in {directory} or on PATH" if directory is not None else "on PATH"
+        if os.sep in program:
+            place = f"at {(directory or where.base) / program}"
+        where.check.add(join_key(where.path, "command"), list(argv),
+                        f"engine program {program!r} not found {place} (or not executable)")
+        return argv
+    return (found, *argv[1:])
+
+
+def _find_program(program: str, directory: Path | None, base: Path) -> str | None:
+    """An executable file for `program`: a path (relative to `directory`), or a PATH search."""
+    if os.sep in program or (os.altsep and os.altsep in program):
+        candidate = Path(program)
+        if not candidate.is_absolute():
+            candidate = (directory or base) / candidate
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            # Absolute, but symlinks kept: a virtualenv's bin/python is a link to the base
+            # interpreter, and only the link's path makes Python use the venv's packages.
+            return os.path.abspath(candidate)
+        return None
+    if directory is not None:
+        local = directory / program
+        if local.is_file() and os.access(local, os.X_OK):
+            return str(local)
+    return shutil.which(program)
+
+
+def _string_list(value: object, where: str, check: Checker) -> tuple[str, ...]:
+    """An array of strings (a single string is taken as a one-element array)."""
+    if value is MISSING:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    check.add(where, value, "expected an array of strings")
+    return ()
+
+
+def _options(table: Mapping[str, Any] | None, where: str,
+             check: Checker) -> tuple[tuple[str, OptionValue], ...]:
+    """Engine options: names mapped to strings, numbers or booleans."""
+    if table is None:
+        return ()
+    result: list[tuple[str, OptionValue]] = []
+    for key, value in table.items():
+        if isinstance(value, (str, int, float, bool)):
+            result.append((key, value))
+        else:
+            check.add(join_key(where, key), value, "an option value must be a string, number or "
+                      f"boolean, not {type_name(value)}")
+    return tuple(result)
+
+
+def _env(table: Mapping[str, Any] | None, where: str, check: Checker) -> tuple[tuple[str, str], ...]:
+    """Extra environment variables for the engine process."""
+    if table is None:
+        return ()
+    result: list[tuple[str, str]] = []
+    for key, value in table.items():
+        if isinstance(value, str):
+            result.append((key, value))
+        else:
+            check.add(join_key(where, key), value, "environment values must be strings")
+    return tuple(result)

@@ -1,0 +1,244 @@
+"""Reading a tournament: a TOML file (or a table the command line builds) checked into the model.
+
+A tournament file names its engines inline (``[[engines]]`` tables) or by name from an
+engines file (``engines_file = "engines.toml"``, whose ``[[engines]]`` tables have the same
+keys; see `engines`), and sets the format, rounds and games, time control, openings,
+adjudication, concurrency, variant, optional SPRT bounds, PGN output and database URL.
+
+Every problem found is collected, not just the first: `ConfigError` carries them all, each
+with the file, the key path (``engines[2].command``) and the offending value. Input files
+(engines file, openings book, engine ``dir``) are resolved relative to the file that names
+them; output paths (``pgnout``, a SQLite ``database``) are kept as written, relative to the
+working directory of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from runner.config.check import (
+    MISSING,
+    Checker,
+    ConfigError,
+    ConfigProblem,
+    read_toml,
+    time_control,
+)
+from runner.config.engines import read_engines
+from runner.config.model import (
+    BOOK_SUFFIXES,
+    ENUM_ALIASES,
+    AdjudicationConfig,
+    BookFormat,
+    DrawAdjudication,
+    EngineSpec,
+    OpeningOrder,
+    OpeningsConfig,
+    ResignAdjudication,
+    SprtConfig,
+    TournamentConfig,
+    TournamentFormat,
+    Variant,
+)
+
+__all__ = ["load_config", "parse_config"]
+
+_TOP_KEYS = ("name", "format", "engines_file", "engines", "rounds", "games", "tc", "openings",
+             "adjudication", "concurrency", "variant", "sprt", "pgnout", "database", "recover",
+             "affinity")
+_OPENINGS_KEYS = ("file", "format", "order", "seed", "plies", "start")
+_ADJ_KEYS = ("draw", "resign", "maxmoves", "tb")
+_DRAW_KEYS = ("movenumber", "movecount", "score")
+_RESIGN_KEYS = ("movecount", "score", "twosided")
+_SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model", "maxgames")
+_SPRT_MODELS = ("logistic", "normalized", "bayeselo")
+
+
+def load_config(path: str | Path) -> TournamentConfig:
+    """Read, check and resolve a tournament file; raises ConfigError listing every problem."""
+    source = Path(path)
+    problems: list[ConfigProblem] = []
+    data = read_toml(source, problems)
+    if data is None:
+        raise ConfigError(problems)
+    return parse_config(data, source=str(source), base_dir=source.resolve().parent)
+
+
+def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
+                 base_dir: Path | None = None) -> TournamentConfig:
+    """Check a parsed tournament table (from TOML or built by the CLI) and resolve it.
+
+    Relative input paths are taken from `base_dir` (default: the working directory).
+    """
+    base = base_dir if base_dir is not None else Path.cwd()
+    problems: list[ConfigProblem] = []
+    check = Checker(source, problems, ENUM_ALIASES)
+    check.keys(data, "", _TOP_KEYS)
+
+    name = check.get(data, "name", "", str, "tournament")
+    fmt = check.choice(data, "format", "", TournamentFormat, TournamentFormat.GAUNTLET)
+    engines = read_engines(data, base, check)
+    rounds = check.integer(data, "rounds", "", 1, 1)
+    games = check.integer(data, "games", "", 2, 2)
+    if games is not None and games % 2:
+        check.add("games", games, "must be even: every opening is played as a pair of games "
+                  "with colors swapped")
+    tc = time_control(data.get("tc", MISSING), "tc", check)
+    concurrency = check.integer(data, "concurrency", "", 1, 1)
+    variant = check.choice(data, "variant", "", Variant, Variant.STANDARD)
+    openings = _openings(check.table(data, "openings", ""), base, check)
+    adjudication = _adjudication(check.table(data, "adjudication", ""), check)
+    sprt = _sprt(check.table(data, "sprt", ""), check)
+    pgnout = check.get(data, "pgnout", "", str)
+    database = check.get(data, "database", "", str)
+    recover = check.get(data, "recover", "", bool, False)
+    affinity = check.get(data, "affinity", "", bool, False)
+
+    _check_format(fmt, engines, sprt, check)
+    if "tc" not in data:
+        for index, engine in enumerate(engines):
+            if engine.tc is None:
+                check.add(f"engines[{index}].tc", MISSING,
+                          f"engine {engine.name!r} has no time control: set tc at the top "
+                          "level or for this engine")
+    if problems:
+        raise ConfigError(problems)
+    return TournamentConfig(
+        name=name, format=fmt, engines=tuple(engines), tc=tc, rounds=rounds or 1,
+        games=games or 2, openings=openings, adjudication=adjudication,
+        concurrency=concurrency or 1, variant=variant, sprt=sprt,
+        pgnout=None if pgnout is None else Path(pgnout), database=database, recover=recover,
+        affinity=bool(affinity),
+        source=source,
+    )
+
+
+def _check_format(fmt: TournamentFormat, engines: list[EngineSpec],
+                  sprt: SprtConfig | None, check: Checker) -> None:
+    """Engine counts that the format (and an SPRT) need; unique engine names."""
+    count = len(engines)
+    names = [engine.name for engine in engines]
+    if fmt is TournamentFormat.MATCH and count != 2:
+        check.add("engines", names, "a match needs exactly 2 engines")
+    elif count < 2:
+        check.add("engines", names, f"a {fmt.value} needs at least 2 engines")
+    if sprt is not None and count != 2:
+        check.add("sprt", names, "an SPRT compares exactly 2 engines")
+    seen: set[str] = set()
+    for index, engine in enumerate(engines):
+        if engine.name in seen:
+            check.add(f"engines[{index}].name", engine.name, "engine names must be unique")
+        seen.add(engine.name)
+
+
+def _openings(table: Mapping[str, Any] | None, base: Path,
+              check: Checker) -> OpeningsConfig | None:
+    """The openings section: a readable book file and how to walk it."""
+    if table is None:
+        return None
+    path = "openings"
+    check.keys(table, path, _OPENINGS_KEYS)
+    file_text = check.get(table, "file", path, str, required=True)
+    fmt = check.choice(table, "format", path, BookFormat, None)
+    order = check.choice(table, "order", path, OpeningOrder, OpeningOrder.SEQUENTIAL)
+    seed = check.integer(table, "seed", path, 0, 0)
+    plies = check.integer(table, "plies", path, None, 0)
+    start = check.integer(table, "start", path, 1, 1)
+    if file_text is None:
+        return None
+    book = (base / file_text).resolve()
+    problem = _unreadable(book)
+    if problem is not None:
+        check.add("openings.file", file_text, f"{problem} ({book})")
+        return None
+    if fmt is None:
+        fmt = BOOK_SUFFIXES.get(book.suffix.lower())
+        if fmt is None:
+            check.add("openings.file", file_text,
+                      "cannot tell the book format from the extension: set openings.format")
+            return None
+    return OpeningsConfig(file=book, format=fmt, order=order, seed=seed or 0, plies=plies,
+                          start=start or 1)
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why a file cannot be used as an openings book, or None when it can."""
+    if not path.exists():
+        return "openings file not found"
+    if not path.is_file():
+        return "openings file is not a regular file"
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(1)
+    except OSError as exc:
+        return f"openings file cannot be read: {exc.strerror}"
+    if not first:
+        return "openings file is empty"
+    return None
+
+
+def _adjudication(table: Mapping[str, Any] | None, check: Checker) -> AdjudicationConfig:
+    """The adjudication section (every rule off when absent)."""
+    if table is None:
+        return AdjudicationConfig()
+    path = "adjudication"
+    check.keys(table, path, _ADJ_KEYS)
+    draw = resign = None
+    draw_table = check.table(table, "draw", path)
+    if draw_table is not None:
+        where = "adjudication.draw"
+        check.keys(draw_table, where, _DRAW_KEYS)
+        default = DrawAdjudication()
+        draw = DrawAdjudication(
+            movenumber=check.integer(draw_table, "movenumber", where, default.movenumber, 0)
+            or 0,
+            movecount=check.integer(draw_table, "movecount", where, default.movecount, 1) or 1,
+            score=check.integer(draw_table, "score", where, default.score, 0) or 0,
+        )
+    resign_table = check.table(table, "resign", path)
+    if resign_table is not None:
+        where = "adjudication.resign"
+        check.keys(resign_table, where, _RESIGN_KEYS)
+        default_r = ResignAdjudication()
+        resign = ResignAdjudication(
+            movecount=check.integer(resign_table, "movecount", where, default_r.movecount, 1)
+            or 1,
+            score=check.integer(resign_table, "score", where, default_r.score, 1) or 1,
+            twosided=check.get(resign_table, "twosided", where, bool, default_r.twosided),
+        )
+    maxmoves = check.integer(table, "maxmoves", path, None, 1)
+    tb = check.get(table, "tb", path, str, "none")
+    if tb != "none":
+        check.add("adjudication.tb", tb, "tablebase adjudication is not supported: use \"none\"")
+        tb = "none"
+    return AdjudicationConfig(draw=draw, resign=resign, maxmoves=maxmoves, tb=tb)
+
+
+def _sprt(table: Mapping[str, Any] | None, check: Checker) -> SprtConfig | None:
+    """The SPRT section: bounds, error rates, model, optional game limit."""
+    if table is None:
+        return None
+    path = "sprt"
+    check.keys(table, path, _SPRT_KEYS)
+    elo0 = check.number(table, "elo0", path, None)
+    elo1 = check.number(table, "elo1", path, None)
+    for key, value in (("elo0", elo0), ("elo1", elo1)):
+        if value is None and key not in table:
+            check.add(f"sprt.{key}", MISSING, "missing required key")
+    alpha = check.number(table, "alpha", path, 0.05)
+    beta = check.number(table, "beta", path, 0.05)
+    for key, rate in (("alpha", alpha), ("beta", beta)):
+        if rate is not None and not 0.0 < rate < 0.5:
+            check.add(f"sprt.{key}", rate, "must be between 0 and 0.5")
+    model = check.get(table, "model", path, str, "normalized")
+    if model.lower() not in _SPRT_MODELS:
+        check.add("sprt.model", model, f"expected one of: {', '.join(_SPRT_MODELS)}")
+    maxgames = check.integer(table, "maxgames", path, None, 2)
+    if elo0 is not None and elo1 is not None and not elo0 < elo1:
+        check.add("sprt.elo1", elo1, f"must be greater than elo0 ({elo0:g})")
+    if elo0 is None or elo1 is None:
+        return None
+    return SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha or 0.05, beta=beta or 0.05,
+                      model=model.lower(), maxgames=maxgames)

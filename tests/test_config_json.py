@@ -1,0 +1,211 @@
+"""The configuration's JSON form: config -> JSON -> config is the identity, for every field.
+
+This JSON is what the store keeps with a tournament (and what `runner resume` reads back), so a
+setting the round trip loses is a setting a resumed tournament silently changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runner.config.check import ConfigError
+from runner.config.model import (
+    AdjudicationConfig,
+    BookFormat,
+    Castling960Style,
+    DrawAdjudication,
+    EngineSpec,
+    OpeningOrder,
+    OpeningsConfig,
+    Protocol,
+    ResignAdjudication,
+    RestartPolicy,
+    SprtConfig,
+    TournamentConfig,
+    TournamentFormat,
+    Variant,
+    is_legacy_json,
+)
+from runner.config.parse import load_config, parse_config
+
+CONFIGS = REPO / "configs"
+
+_text = st.text(max_size=12)
+_paths = st.builds(Path, st.text(min_size=1, max_size=24))
+_numbers = st.floats(allow_nan=False, allow_infinity=False)
+_option_values = st.one_of(st.text(max_size=8), st.integers(), _numbers, st.booleans())
+_pairs = st.lists(st.tuples(_text, _text), max_size=3).map(tuple)
+_argv = st.lists(_text, min_size=1, max_size=4).map(tuple)
+
+# One strategy per field of each dataclass; `test_the_strategies_cover_every_field` keeps
+# them complete when a field is added.
+ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "name": _text, "command": _argv, "written_command": _argv, "dir": st.none() | _paths,
+    "protocol": st.sampled_from(Protocol), "tc": st.none() | _text,
+    "init_strings": st.lists(_text, max_size=3).map(tuple),
+    "options": st.lists(st.tuples(_text, _option_values), max_size=5).map(tuple),
+    "env": _pairs, "restart": st.sampled_from(RestartPolicy),
+    "castling960": st.sampled_from(Castling960Style),
+}
+OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "file": _paths, "format": st.sampled_from(BookFormat), "order": st.sampled_from(OpeningOrder),
+    "seed": st.integers(), "plies": st.none() | st.integers(min_value=0),
+    "start": st.integers(min_value=1),
+}
+DRAW_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "movenumber": st.integers(min_value=0), "movecount": st.integers(min_value=1),
+    "score": st.integers(min_value=0),
+}
+RESIGN_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "movecount": st.integers(min_value=1), "score": st.integers(min_value=1),
+    "twosided": st.booleans(),
+}
+ADJUDICATION_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "draw": st.none() | st.builds(DrawAdjudication, **DRAW_FIELDS),
+    "resign": st.none() | st.builds(ResignAdjudication, **RESIGN_FIELDS),
+    "maxmoves": st.none() | st.integers(min_value=1), "tb": st.just("none") | _text,
+}
+SPRT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "elo0": _numbers, "elo1": _numbers, "alpha": _numbers, "beta": _numbers,
+    "model": st.sampled_from(["logistic", "normalized", "bayeselo"]),
+    "maxgames": st.none() | st.integers(min_value=2),
+}
+TOURNAMENT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "name": _text, "format": st.sampled_from(TournamentFormat),
+    "engines": st.lists(st.builds(EngineSpec, **ENGINE_FIELDS), max_size=4).map(tuple),
+    "tc": st.none() | _text, "rounds": st.integers(min_value=1),
+    "games": st.integers(min_value=1).map(lambda n: 2 * n),
+    "openings": st.none() | st.builds(OpeningsConfig, **OPENINGS_FIELDS),
+    "adjudication": st.builds(AdjudicationConfig, **ADJUDICATION_FIELDS),
+    "concurrency": st.integers(min_value=1), "variant": st.sampled_from(Variant),
+    "sprt": st.none() | st.builds(SprtConfig, **SPRT_FIELDS),
+    "pgnout": st.none() | _paths, "database": st.none() | _text, "recover": st.booleans(),
+    "affinity": st.booleans(), "source": _text,
+}
+configs = st.builds(TournamentConfig, **TOURNAMENT_FIELDS)
+
+
+def _through_text(config: TournamentConfig) -> TournamentConfig:
+    """`config` written as standard JSON text and read back."""
+    text = json.dumps(config.to_json(), allow_nan=False)
+    return TournamentConfig.from_json(json.loads(text))
+
+
+@pytest.mark.parametrize(("cls", "strategies"), [
+    (EngineSpec, ENGINE_FIELDS), (OpeningsConfig, OPENINGS_FIELDS),
+    (DrawAdjudication, DRAW_FIELDS), (ResignAdjudication, RESIGN_FIELDS),
+    (AdjudicationConfig, ADJUDICATION_FIELDS), (SprtConfig, SPRT_FIELDS),
+    (TournamentConfig, TOURNAMENT_FIELDS),
+])
+def test_the_strategies_cover_every_field(cls: type, strategies: dict[str, Any]) -> None:
+    assert set(strategies) == {f.name for f in dataclasses.fields(cls)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(configs)
+def test_config_to_json_and_back_is_the_identity(config: TournamentConfig) -> None:
+    back = _through_text(config)
+    assert back == config
+    assert repr(back) == repr(config)  # equal and of the same types: 1, 1.0 and True stay apart
+
+
+@settings(max_examples=100, deadline=None)
+@given(configs)
+def test_the_fingerprint_survives_the_round_trip(config: TournamentConfig) -> None:
+    assert _through_text(config).fingerprint() == config.fingerprint()
+
+
+def test_option_values_keep_their_type() -> None:
+    engine = EngineSpec(name="e", command=("e",), written_command=("e",),
+                        options=(("b", True), ("i", 1), ("f", 1.0), ("s", "1"), ("z", False)))
+    config = TournamentConfig(name="t", format=TournamentFormat.MATCH, engines=(engine,))
+    back = _through_text(config).engines[0].options
+    assert [type(value) for _, value in back] == [bool, int, float, str, bool]
+
+
+@pytest.mark.parametrize("name", ["demo.toml", "sprt-v2-vs-v1.toml"])
+def test_the_shipped_configs_round_trip(name: str) -> None:
+    config = load_config(CONFIGS / name)
+    assert _through_text(config) == config
+
+
+def test_fingerprints_of_the_shipped_configs_do_not_change() -> None:
+    # Stored tournaments are matched by these: a change makes every stored run unresumable.
+    assert load_config(CONFIGS / "demo.toml").fingerprint() == (
+        "ea527d7358e5ff58b675b63fda745d1241e9b19da7731f18be015f8e8a297786")
+    assert load_config(CONFIGS / "sprt-v2-vs-v1.toml").fingerprint() == (
+        "4bbe73575a001d77d5ee52960ff63670a3c0f914fa4d0c40b165942fab602685")
+
+
+def test_the_json_keeps_both_commands_and_the_book_path() -> None:
+    config = load_config(CONFIGS / "demo.toml")
+    data = json.loads(json.dumps(config.to_json()))
+    assert data["name"] == config.name and data["concurrency"] == 2
+    assert [e["name"] for e in data["engines"]] == [e.name for e in config.engines]
+    assert data["engines"][0]["command"][0] == sys.executable
+    assert data["engines"][0]["written_command"][0] == "python"
+    assert data["openings"]["file"] == str(config.openings.file)
+    # The report reads these keys of the stored configuration.
+    assert data["format"] == "gauntlet" and data["sprt"] is None
+
+
+def _legacy_json(config: TournamentConfig) -> dict[str, Any]:
+    """What runners before the JSON round trip stored: no env, no castling960."""
+    data = config.game_defining()
+    data.update(name=config.name, concurrency=config.concurrency, recover=config.recover,
+                affinity=config.affinity, database=config.database, source=config.source,
+                pgnout=None if config.pgnout is None else str(config.pgnout))
+    for out, entry in zip(data["engines"], config.engines, strict=True):
+        out.update(resolved_command=list(entry.command), restart=entry.restart.value,
+                   dir=None if entry.dir is None else str(entry.dir))
+    if config.openings is not None:
+        data["openings"]["path"] = str(config.openings.file)
+    return data
+
+
+def test_a_config_stored_by_an_older_runner_is_read_with_defaults_for_what_it_lacks() -> None:
+    config = load_config(CONFIGS / "sprt-v2-vs-v1.toml")
+    engines = tuple(dataclasses.replace(e, env=(("X", "1"),), castling960=Castling960Style.KXR)
+                    for e in config.engines)
+    config = dataclasses.replace(config, engines=engines, affinity=True)
+    stored = json.loads(json.dumps(_legacy_json(config)))
+    assert is_legacy_json(stored) and not is_legacy_json(config.to_json())
+    back = TournamentConfig.from_json(stored)
+    expected = dataclasses.replace(config, engines=tuple(
+        dataclasses.replace(e, env=(), castling960=Castling960Style.OO) for e in engines))
+    assert back == expected
+    assert back.fingerprint() == config.fingerprint()
+
+
+def test_unknown_keys_and_bad_values_are_config_errors_with_key_paths(tmp_path) -> None:
+    config = parse_config({"tc": "1+0", "engines": [
+        {"name": n, "command": ["python", "-m", "engine"]} for n in "ab"]}, base_dir=tmp_path)
+    data = config.to_json()
+    data["engines"][1]["hash_policy"] = "x"  # a newer runner's key is refused, not dropped
+    data["engines"][0]["castling960"] = "sideways"
+    with pytest.raises(ConfigError) as caught:
+        TournamentConfig.from_json(data, where="tournament 3")
+    keys = {problem.key for problem in caught.value.problems}
+    assert {"engines[1].hash_policy", "engines[0].castling960"} <= keys
+    assert all(problem.file == "tournament 3" for problem in caught.value.problems)
+
+
+def test_the_command_line_starts_without_pydantic() -> None:
+    # pydantic is imported when a configuration is converted, not when the CLI starts.
+    code = ("import sys, runner.cli.app, runner.config.parse, runner.tournament.run; "
+            "print('pydantic' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
