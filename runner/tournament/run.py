@@ -150,6 +150,7 @@ def engine_config(entry: EngineEntry) -> EngineConfig:
         name=entry.name, argv=entry.command, working_dir=entry.dir,
         env=dict(entry.env) or None, protocol=entry.protocol.value, options=options,
         init_strings=entry.init_strings, castling960=entry.castling960.value,
+        ponder=entry.ponder,
     )
 
 
