@@ -49,7 +49,6 @@ def play_command(ctx: typer.Context) -> None:
         count = len(arguments.table["engines"])
         if count != 2:
             raise CommandLineError(f"'runner play' needs exactly two --engine groups, got {count}")
-        arguments.table.setdefault("tc", "inf")  # one game: no clock unless one is asked for
         config = arguments.config()
         variant = Variant(config.variant.value)
         try:

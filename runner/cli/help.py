@@ -8,7 +8,8 @@ built from the same key tables the parser uses.
 
 from __future__ import annotations
 
-import click
+from typing import Any
+
 import typer.rich_utils
 from rich.console import Console
 from rich.panel import Panel
@@ -27,7 +28,9 @@ class VocabularyCommand(TyperCommand):
     vocabulary = "match"
     """The command whose words are shown (``play``, ``match``, ``engine check``...)."""
 
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    # Typer vendors its own click (typer._click), whose Context and HelpFormatter have no
+    # public name: the arguments are passed through untouched.
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         """Typer's help, then the vocabulary's sections (rich panels, or plain text)."""
         super().format_help(ctx, formatter)
         sections = help_sections(self.vocabulary)

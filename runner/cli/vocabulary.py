@@ -77,7 +77,8 @@ ENGINE_KEYS: tuple[Key, ...] = (
         "the module of 'python -m MODULE')"),
     Key("dir", "DIR", "the engine's working directory"),
     Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; default cecp)"),
-    Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), inf"),
+    Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), inf; "
+        "tournaments need one of tc=, st=, depth=, nodes=, a single game is untimed without"),
     Key("st", "SECONDS", "a fixed time per move"),
     Key("depth", "N", "search depth limit"),
     Key("nodes", "N", "node limit"),
@@ -149,8 +150,6 @@ OPTIONS: tuple[Option, ...] = (
            _ALL, "many", ENGINE_KEYS),
     Option("each", "KEY=VALUE ...", "engine keys given to every engine (an engine's own win)",
            _GAMES, "many", ENGINE_KEYS),
-    Option("tc", "TC", "the time control of every engine without its own tc=, st=, depth= or "
-           "nodes= ('runner play' plays without a clock when none is given)", _GAMES, "many"),
     Option("variant", "NAME", "standard or fischerandom (also chess960, frc)", _GAMES),
     Option("fen", "FEN", "the start position", frozenset({PLAY}), "many"),
     Option("moves", "M1,M2,...", "moves in UCI notation played first", frozenset({PLAY}), "many"),
@@ -357,8 +356,8 @@ def read_arguments(args: list[str], command: str) -> Arguments:
     table: dict[str, Any] = {"format": fmt, "engines": tables}
     table["name"] = (groups["name"][0] if "name" in groups
                      else f"{fmt} {time.strftime('%Y-%m-%d %H:%M:%S')}")
-    if "tc" in groups:
-        table["tc"] = " ".join(groups["tc"])
+    if command == "play":
+        table["tc"] = "inf"  # one game at the terminal: no clock unless an engine has one
     for key in ("rounds", "games", "concurrency"):
         if key in groups:
             table[key] = _integer(groups[key][0])
