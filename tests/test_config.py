@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, shared_file
 
-from runner.cli.vocabulary import EngineSpecError, parse_engine_tokens
+from runner.cli.vocabulary import read_engine
 from runner.clock import TimeControl
 from runner.config.check import ConfigError
 from runner.config.engines import load_engines_file
@@ -201,9 +201,9 @@ command = ["python", "-m", "engine"]
 castling960 = "e1g1"
 """))
     assert any('engines[2].castling960 = "e1g1"' in p and "kxr" in p for p in problems), problems
-    with pytest.raises(EngineSpecError, match="castling960='e1g1'"):
-        parse_engine_tokens(["cmd=fairymax", "castling960=e1g1"])
-    assert parse_engine_tokens(["cmd=fairymax", "castling960=KXR"]).config.castling960 == "kxr"
+    with pytest.raises(ConfigError, match='castling960 = "e1g1": expected one of: oo, kxr'):
+        read_engine(["--engine", "cmd=python", "castling960=e1g1"])
+    assert read_engine(["--engine", "cmd=python", "castling960=KXR"]).castling960 is Castling960Style.KXR
 
 
 def test_unknown_keys_are_reported_with_a_suggestion(tmp_path) -> None:

@@ -57,6 +57,7 @@ ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "options": st.lists(st.tuples(_text, _option_values), max_size=5).map(tuple),
     "env": _pairs, "restart": st.sampled_from(RestartPolicy),
     "castling960": st.sampled_from(Castling960Style),
+    "ponder": st.booleans(),
 }
 OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "file": _paths, "format": st.sampled_from(BookFormat), "order": st.sampled_from(OpeningOrder),

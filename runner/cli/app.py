@@ -84,9 +84,11 @@ def stats(
     if wl_pairs is not None and penta is None:
         raise UserError("--wl-pairs splits the DD+WL pairs of --penta; it means nothing with --wdl")
     try:
-        counts: st.Trinomial | st.Pentanomial = (
-            st.Trinomial(*wdl) if wdl is not None else st.Pentanomial(*penta, wl_pairs=wl_pairs)
-        )
+        counts: st.Trinomial | st.Pentanomial
+        if penta is not None:
+            counts = st.Pentanomial(*penta, wl_pairs=wl_pairs)
+        elif wdl is not None:  # exactly one of the two is given (checked above)
+            counts = st.Trinomial(*wdl)
         spec = None
         if elo0 is not None and elo1 is not None:
             if model.lower() not in {m.value for m in st.EloModel}:
@@ -217,11 +219,11 @@ def db_upgrade(
                       f"revision {revision}", highlight=False, markup=False)
 
 
-from runner.cli.games import engine_app, play_command  # noqa: E402 - commands defined elsewhere
+from runner.cli.games import engine_app, play_command  # noqa: E402
+from runner.cli.help import vocabulary_help  # noqa: E402
+from runner.cli.vocabulary import PASSTHROUGH  # noqa: E402
 
-app.command("play", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
-    play_command
-)
+app.command("play", cls=vocabulary_help("play"), context_settings=PASSTHROUGH)(play_command)
 app.add_typer(engine_app, name="engine")
 from runner.cli.report import report_command  # noqa: E402 - commands defined elsewhere
 

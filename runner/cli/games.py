@@ -1,8 +1,12 @@
-"""CLI commands that play: ``runner play`` (one game) and ``runner engine check``."""
+"""CLI commands that play: ``runner play`` (one game) and ``runner engine check``.
+
+Both read the cutechess vocabulary with `runner.cli.vocabulary`, as the tournament commands do.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import shlex
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -11,10 +15,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runner.cli.vocabulary import EngineSpecError, group_options, parse_engine_tokens
+from runner.cli.help import vocabulary_help
+from runner.cli.vocabulary import (
+    PASSTHROUGH,
+    CommandLineError,
+    exit_on_error,
+    read_arguments,
+    read_engine,
+)
+from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
-    from runner.game.adjudication import AdjudicationRules
     from runner.game.play import GameSpec
     from runner.protocol.engine import EngineConfig
 
@@ -23,88 +34,38 @@ if TYPE_CHECKING:
 
 engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True)
 _err = Console(stderr=True)
-_PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
-
-
-class CommandError(Exception):
-    """A user error in a play command: printed plainly, exit code 2."""
-
-
-def parse_adjudication(groups: dict[str, list[str]]) -> AdjudicationRules:
-    """Adjudication from ``--draw movenumber= movecount= score=``, ``--resign movecount= score=
-    twosided=`` and ``--maxmoves N``."""
-    from runner.game.adjudication import AdjudicationRules
-
-    values: dict[str, object] = {}
-    for key, tokens in groups.items():
-        if key == "maxmoves":
-            values["max_moves"] = _int_token(key, tokens[0] if tokens else "")
-            continue
-        if key not in ("draw", "resign"):
-            continue
-        for token in tokens:
-            name, _, value = token.partition("=")
-            field = {"draw": {"movenumber": "draw_move_number", "movecount": "draw_move_count",
-                              "score": "draw_score"},
-                     "resign": {"movecount": "resign_move_count", "score": "resign_score",
-                                "twosided": "resign_two_sided"}}[key].get(name)
-            if field is None:
-                raise CommandError(f"unknown --{key} setting {token!r}")
-            if field == "resign_two_sided":
-                values[field] = value.lower() in ("1", "true", "yes", "on")
-            else:
-                values[field] = _int_token(f"--{key} {name}", value)
-        if key == "draw":
-            values.setdefault("draw_move_number", 0)
-        if key == "resign":
-            values.setdefault("resign_move_count", 3)
-    try:
-        return AdjudicationRules(**values)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise CommandError(str(exc)) from exc
-
-
-def _int_token(what: str, text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise CommandError(f"{what} needs a whole number, got {text!r}") from None
 
 
 def play_command(ctx: typer.Context) -> None:
-    """Play one game: --engine cmd=... (twice) [--each tc=10+0.1] [--fen F | --moves e2e4,e7e5]
-    [--variant fischerandom] [--draw ...] [--resign ...] [--maxmoves N]; prints its PGN."""
+    """Play one game between two --engine groups and print its PGN (the words it takes are below)."""
     from runner.game.play import GameSpec
     from runner.game.record import game_pgn
     from runner.protocol.engine import Variant
     from runner.rules import STARTING_FEN, Board
+    from runner.tournament.runtime import adjudication_rules, engine_config
 
     try:
-        groups = group_options(list(ctx.args))
-        engines = [tokens for key, tokens in groups if key == "engine"]
-        single = {key: tokens for key, tokens in groups if key != "engine"}
-        unknown = set(single) - {"each", "fen", "moves", "variant", "draw", "resign", "maxmoves"}
-        if unknown:
-            raise CommandError(f"unknown option --{sorted(unknown)[0]} for 'runner play'")
-        if len(engines) != 2:
-            raise CommandError(f"'runner play' needs exactly two --engine groups, got {len(engines)}")
-        each = single.get("each", [])
-        specs = [parse_engine_tokens(tokens, each) for tokens in engines]
-        variant = Variant((single.get("variant") or ["standard"])[0])
-        fen = " ".join(single["fen"]) if "fen" in single else None
-        moves = tuple(m for part in single.get("moves", []) for m in part.split(",") if m)
-        board = Board(fen or STARTING_FEN, chess960=variant is Variant.FISCHERANDOM)
-        for uci in moves:
-            board.push_uci(uci)
+        arguments = read_arguments(list(ctx.args), "play")
+        count = len(arguments.table["engines"])
+        if count != 2:
+            raise CommandLineError(f"'runner play' needs exactly two --engine groups, got {count}")
+        config = arguments.config()
+        variant = Variant(config.variant.value)
+        try:
+            board = Board(arguments.fen or STARTING_FEN, chess960=variant is Variant.FISCHERANDOM)
+            for uci in arguments.moves:
+                board.push_uci(uci)
+        except ValueError as exc:
+            raise CommandLineError(str(exc)) from None
+        white, black = config.engines
         spec = GameSpec(
-            white_tc=specs[0].time_control(), black_tc=specs[1].time_control(), start_fen=fen,
-            opening_moves=moves, variant=variant, adjudication=parse_adjudication(single),
-            tags={"Event": "runner play"},
+            white_tc=config.time_control(white), black_tc=config.time_control(black),
+            start_fen=arguments.fen, opening_moves=arguments.moves, variant=variant,
+            adjudication=adjudication_rules(config.adjudication), tags={"Event": "runner play"},
         )
-    except (EngineSpecError, CommandError, ValueError) as exc:
-        _err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from None
-    record = asyncio.run(_play_one([s.config for s in specs], spec))
+    except (CommandLineError, ConfigError) as exc:
+        raise exit_on_error(exc) from None
+    record = asyncio.run(_play_one([engine_config(white), engine_config(black)], spec))
     sys.stdout.write(game_pgn(record))
     _err.print(f"{record.white} vs {record.black}: {record.result} ({record.reason})", highlight=False)
 
@@ -117,24 +78,28 @@ async def _play_one(configs: list[EngineConfig], spec: GameSpec):
         return await play_game(white, black, spec)
 
 
-@engine_app.command("check", context_settings=_PASSTHROUGH)
+@engine_app.command("check", cls=vocabulary_help("engine check"), context_settings=PASSTHROUGH)
 def engine_check(
     ctx: typer.Context,
-    proto: str = typer.Option("cecp", "--proto", help="cecp or uci"),
+    proto: str = typer.Option("cecp", "--proto", help="cecp or uci (an --engine's proto= wins)."),
     movetime: float = typer.Option(1.0, "--movetime", help="Seconds for the test move."),
 ) -> None:
-    """Start an engine (runner engine check -- CMD ARGS...), show its features, ping, one move."""
+    """Start an engine (runner engine check -- CMD ARGS..., or --engine KEY=VALUE ...), show its
+    features, ping, one move."""
+    from runner.tournament.run import engine_config
+
     argv = list(ctx.args)
     if not argv:
         _err.print("[bold red]error:[/] give the engine command after --, "
                    "e.g. runner engine check -- fairymax")
         raise typer.Exit(2)
+    if argv[0].lstrip("-") != "engine":
+        argv = ["--engine", f"cmd={shlex.quote(argv[0])}", *(f"arg={a}" for a in argv[1:])]
     try:
-        spec = parse_engine_tokens([f"cmd={argv[0]}", *(f"arg={a}" for a in argv[1:]), f"proto={proto}"])
-    except EngineSpecError as exc:
-        _err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from None
-    code = asyncio.run(_check(spec.config, movetime))
+        entry = read_engine(argv, each=[f"proto={proto}"])
+    except (CommandLineError, ConfigError) as exc:
+        raise exit_on_error(exc) from None
+    code = asyncio.run(_check(engine_config(entry), movetime))
     raise typer.Exit(code)
 
 

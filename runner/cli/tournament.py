@@ -1,14 +1,13 @@
 """CLI commands for tournaments: ``run``, ``resume``, ``match``, ``gauntlet``, ``list``, ``export``.
 
-``match`` and ``gauntlet`` take the cutechess-cli/fastchess vocabulary with double dashes
-(``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each tc=10+0.1 --rounds 50``),
-turn it into the same table a TOML file gives, and run it through the same checks.
+``match``, ``gauntlet`` and ``roundrobin`` take the cutechess-cli/fastchess vocabulary with
+double dashes (``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each tc=10+0.1
+--rounds 50``), read by `runner.cli.vocabulary` into the same table a TOML file gives.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -20,10 +19,16 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from runner.cli.vocabulary import EngineSpecError, group_options
+from runner.cli.help import vocabulary_help
+from runner.cli.vocabulary import (
+    PASSTHROUGH,
+    CommandLineError,
+    exit_on_error,
+    read_arguments,
+)
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
-from runner.config.parse import load_config, parse_config
+from runner.config.parse import load_config
 from runner.store import Database, GameFilter, open_database, stream_games, tournaments
 from runner.tournament.scoreboard import Scoreboard
 
@@ -32,13 +37,6 @@ if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the
 
 _out = Console()
 _err = Console(stderr=True)
-_PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
-_TC_KEYS = ("tc", "st", "depth", "nodes", "timemargin")
-_ENGINE_KEYS = ("cmd", "arg", "name", "dir", "proto", "restart", "initstr", *_TC_KEYS)
-
-
-class CommandLineError(ValueError):
-    """A bad cutechess-style argument: printed plainly, exit code 2."""
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -231,194 +229,34 @@ def resume_command(
     raise typer.Exit(0 if outcome.error is None else 1)
 
 
-# -- match and gauntlet from the command line ---------------------------------------------------
+# -- match, gauntlet and round-robin from the command line -------------------------------------
 
 
-def _engine_table(tokens: list[str], each: list[str]) -> dict[str, Any]:
-    """One ``--engine`` group (with ``--each`` first) as a configuration engine table."""
-    values: dict[str, str] = {}
-    args: list[str] = []
-    init: list[str] = []
-    options: dict[str, Any] = {}
-    tc: dict[str, str] = {}
-    for token in [*each, *tokens]:
-        key, sep, value = token.partition("=")
-        if not sep:
-            raise CommandLineError(f"engine setting {token!r} is not of the form key=value")
-        if key.startswith("option."):
-            if not key[7:]:
-                raise CommandLineError(f"engine setting {token!r} has no option name")
-            options[key[7:]] = value
-        elif key == "arg":
-            args.append(value)
-        elif key == "initstr":
-            init.append(value)
-        elif key in _TC_KEYS:
-            tc[key] = value
-        elif key == "ponder":
-            raise CommandLineError("ponder= is not supported: engines never think on the "
-                                   "opponent's time here (CECP 'easy'), which keeps games on "
-                                   "shared cores fair")
-        elif key in _ENGINE_KEYS:
-            values[key] = value
-        else:
-            raise CommandLineError(f"unknown engine setting {key!r} in {token!r} (known: "
-                                   f"{', '.join(_ENGINE_KEYS)}, option.NAME)")
-    if "cmd" not in values:
-        raise CommandLineError(f"--engine {' '.join(tokens)!r} has no cmd=")
-    command = [*shlex.split(values["cmd"]), *args]
-    if not command:
-        raise CommandLineError("empty cmd=")
-    name = values.get("name") or (command[2] if len(command) > 2 and command[1] == "-m"
-                                  else Path(command[0]).name)
-    proto = values.get("proto", "cecp").lower()
-    table: dict[str, Any] = {"name": name, "command": command,
-                             "protocol": "cecp" if proto in ("xboard", "winboard") else proto}
-    if "dir" in values:
-        table["dir"] = values["dir"]
-    if "restart" in values:
-        table["restart"] = values["restart"]
-    if init:
-        table["init_strings"] = init
-    if options:
-        table["options"] = options
-    if tc:
-        table["tc"] = " ".join(f"{k}={v}" for k, v in tc.items())
-    return table
-
-
-def _settings(tokens: list[str], what: str, known: tuple[str, ...]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for token in tokens:
-        key, sep, value = token.partition("=")
-        if not sep or key not in known:
-            raise CommandLineError(f"--{what}: {token!r} is not one of "
-                                   f"{', '.join(k + '=...' for k in known)}")
-        result[key] = _scalar(value)
-    return result
-
-
-def _scalar(text: str) -> Any:
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _single(groups: dict[str, list[str]], key: str) -> str | None:
-    tokens = groups.get(key)
-    if tokens is None:
-        return None
-    if len(tokens) != 1:
-        raise CommandLineError(f"--{key} takes exactly one value, got {tokens or 'none'}")
-    return tokens[0]
-
-
-def table_from_arguments(args: list[str], fmt: str) -> dict[str, Any]:
-    """A tournament table (as a TOML file would give) from cutechess-style arguments."""
+def _cli_run(ctx: typer.Context, command: str) -> None:
+    """Read the cutechess words of ``runner COMMAND``, check them as a file's table, run."""
     try:
-        grouped = group_options(args)
-    except EngineSpecError as exc:
-        raise CommandLineError(str(exc)) from None
-    engines = [tokens for key, tokens in grouped if key == "engine"]
-    groups: dict[str, list[str]] = {}
-    for key, tokens in grouped:
-        if key == "engine":
-            continue
-        if key in groups and key != "each":
-            raise CommandLineError(f"--{key} given twice")
-        groups.setdefault(key, []).extend(tokens)
-    known = {"each", "openings", "rounds", "games", "repeat", "concurrency", "draw", "resign",
-             "maxmoves", "sprt", "pgnout", "recover", "variant", "name", "event", "affinity"}
-    unknown = sorted(set(groups) - known)
-    if unknown:
-        raise CommandLineError(f"unknown option --{unknown[0]} (known: --engine, "
-                               f"{', '.join('--' + k for k in sorted(known))})")
-    table: dict[str, Any] = {
-        "name": _single(groups, "name") or _single(groups, "event") or f"{fmt} "
-        + time.strftime("%Y-%m-%d %H:%M:%S"),
-        "format": fmt,
-        "engines": [_engine_table(tokens, groups.get("each", [])) for tokens in engines],
-    }
-    for key in ("rounds", "games", "concurrency"):
-        value = _single(groups, key)
-        if value is not None:
-            table[key] = _scalar(value)
-    if "openings" in groups:
-        table["openings"] = _settings(groups["openings"], "openings",
-                                      ("file", "format", "order", "seed", "plies", "start"))
-    adjudication: dict[str, Any] = {}
-    if "draw" in groups:
-        adjudication["draw"] = _settings(groups["draw"], "draw", ("movenumber", "movecount", "score"))
-    if "resign" in groups:
-        adjudication["resign"] = _settings(groups["resign"], "resign",
-                                           ("movecount", "score", "twosided"))
-    maxmoves = _single(groups, "maxmoves")
-    if maxmoves is not None:
-        adjudication["maxmoves"] = _scalar(maxmoves)
-    if adjudication:
-        table["adjudication"] = adjudication
-    if "sprt" in groups:
-        table["sprt"] = _settings(groups["sprt"], "sprt",
-                                  ("elo0", "elo1", "alpha", "beta", "model", "maxgames"))
-    pgnout = _single(groups, "pgnout")
-    if pgnout is not None:
-        table["pgnout"] = pgnout
-    variant = _single(groups, "variant")
-    if variant is not None:
-        table["variant"] = variant
-    if "recover" in groups:
-        table["recover"] = True
-    if "affinity" in groups:
-        table["affinity"] = True
-    return table
-
-
-def _cli_run(ctx: typer.Context, fmt: str) -> None:
-    args = list(ctx.args)
-    db = quiet = None
-    rest: list[str] = []
-    iterator = iter(args)
-    for token in iterator:
-        if token in ("--db", "-db"):
-            db = next(iterator, None)
-        elif token in ("--quiet", "-q"):
-            quiet = True
-        else:
-            rest.append(token)
-    try:
-        table = table_from_arguments(rest, fmt)
-        config = parse_config(table, source="command line")
-    except CommandLineError as exc:
-        _err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from None
-    except ConfigError as exc:
-        _err.print(f"[bold red]{exc}[/]", highlight=False)
-        raise typer.Exit(2) from None
-    outcome = run_tournament(config, db_url=db, quiet=bool(quiet), force=False, new=True)
+        arguments = read_arguments(list(ctx.args), command)
+        config = arguments.config()
+    except (CommandLineError, ConfigError) as exc:
+        raise exit_on_error(exc) from None
+    outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet, force=False,
+                             new=True)
     raise typer.Exit(0 if outcome.error is None else 1)
 
 
 def match_command(ctx: typer.Context) -> None:
-    """Two engines, every opening as a game pair: --engine cmd=A ... --engine cmd=B ...
-    --each tc=10+0.1 [--rounds N] [--games 2] [--openings file=F order=random] [--concurrency N]
-    [--draw ...] [--resign ...] [--maxmoves N] [--sprt elo0=0 elo1=2] [--pgnout F] [--db URL]."""
+    """Two engines, every opening as a game pair (the words it takes are below)."""
     _cli_run(ctx, "match")
 
 
 def gauntlet_command(ctx: typer.Context) -> None:
-    """The first --engine against each of the others (same options as 'runner match')."""
+    """The first --engine against each of the others (the words it takes are below)."""
     _cli_run(ctx, "gauntlet")
 
 
 def roundrobin_command(ctx: typer.Context) -> None:
-    """Every --engine against every other (same options as 'runner match')."""
-    _cli_run(ctx, "round-robin")
+    """Every --engine against every other (the words it takes are below)."""
+    _cli_run(ctx, "roundrobin")
 
 
 # -- list and export ----------------------------------------------------------------------------
@@ -483,8 +321,8 @@ def register(app: typer.Typer) -> None:
     """Add the tournament commands to the ``runner`` application."""
     app.command("run")(run_command)
     app.command("resume")(resume_command)
-    app.command("match", context_settings=_PASSTHROUGH)(match_command)
-    app.command("gauntlet", context_settings=_PASSTHROUGH)(gauntlet_command)
-    app.command("roundrobin", context_settings=_PASSTHROUGH)(roundrobin_command)
+    for name, command in (("match", match_command), ("gauntlet", gauntlet_command),
+                          ("roundrobin", roundrobin_command)):
+        app.command(name, cls=vocabulary_help(name), context_settings=PASSTHROUGH)(command)
     app.command("list")(list_command)
     app.command("export")(export_command)

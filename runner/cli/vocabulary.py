@@ -1,125 +1,202 @@
-"""The cutechess-style ``key=value`` engine vocabulary of the command line, parsed into configs.
+"""The cutechess-cli vocabulary of the command line, read into the table a TOML file holds.
 
-``--engine cmd=fairymax name=fm arg=-x proto=cecp option.Hash=64 tc=10+0.1`` and
-``--each tc=40/60 timemargin=50`` become an ``EngineConfig`` plus a ``TimeControl``. Pure
-functions: nothing is started here.
+``runner play``, ``match``, ``gauntlet``, ``roundrobin`` and ``engine check`` all read their
+``--engine cmd=fairymax name=fm option.Hash=64``, ``--each tc=10+0.1``, ``--draw``... words
+here. They become the table a tournament file would hold, and `parse_config` (or
+`parse_engine`) checks and resolves it, so every key means the same on each command and in a
+file. The key tables below are also what each command's ``--help`` lists. Nothing is started
+here.
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
-import sys
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from runner.clock import TimeControl
-from runner.protocol.engine import EngineConfig
+import typer
+from rich.console import Console
+from rich.markup import escape
 
-EXTRA_PATHS = "/usr/games:/usr/local/games"
-"""Where Debian installs engines; searched after PATH."""
+from runner.config.check import ConfigError
+from runner.config.engines import parse_engine
+from runner.config.model import DrawAdjudication, EngineSpec, ResignAdjudication, TournamentConfig
+from runner.config.parse import parse_config
 
-_KEYS = ("cmd", "arg", "name", "dir", "proto", "tc", "st", "depth", "nodes", "timemargin",
-         "restart", "initstr", "ponder", "castling960")
+__all__ = [
+    "CHECK", "DRAW_KEYS", "ENGINE_KEYS", "OPENINGS_KEYS", "OPTIONS", "PASSTHROUGH", "PLAY",
+    "RESIGN_KEYS",
+    "SPRT_KEYS", "TOURNAMENT", "Arguments", "CommandLineError", "Key", "Option",
+    "engine_table", "exit_on_error", "group_options", "help_sections", "read_arguments",
+    "read_engine",
+]
+
+PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
+"""Click context settings of the commands that read their words here rather than through Typer."""
+
+SOURCE = "command line"
+"""How problems found by the configuration checks name the command line."""
+
+PLAY = "play"
+TOURNAMENT = "tournament"
+"""``match``, ``gauntlet`` and ``roundrobin``: they take the same options."""
+CHECK = "engine check"
 
 
-class EngineSpecError(ValueError):
-    """A bad ``key=value`` engine description; the message names the token."""
-
-
-def _castling960(value: str) -> str:
-    """The ``castling960=`` value checked: ``oo`` or ``kxr``."""
-    if value.lower() not in ("oo", "kxr"):
-        raise EngineSpecError(f"castling960={value!r}: expected oo (O-O/O-O-O) or kxr "
-                              "(king takes rook)")
-    return value.lower()
+class CommandLineError(ValueError):
+    """A bad cutechess-style argument: printed plainly, exit code 2."""
 
 
 @dataclass(frozen=True)
-class EngineSpec:
-    """An engine from the command line: how to run it and its own time-control tokens."""
+class Key:
+    """One ``key=value`` word: its name, a placeholder for its value, what it does, its type."""
 
-    config: EngineConfig
-    tc_tokens: tuple[str, ...] = ()
-    options: dict[str, str] = field(default_factory=dict)
-
-    def time_control(self, default: str = "inf") -> TimeControl:
-        """The engine's time control: its own tokens, else ``default``."""
-        text = " ".join(self.tc_tokens) if self.tc_tokens else default
-        return TimeControl.parse(text)
+    name: str
+    value: str
+    help: str
+    kind: type = str
+    """The type written into the table: str, int, float or bool."""
 
 
-def resolve_program(program: str, directory: str | None = None) -> str:
-    """Find an engine program: a path, on PATH, in Debian's /usr/games; ``python`` is this Python."""
-    if program in ("python", "python3"):
-        return sys.executable
-    if "/" in program:
-        path = Path(directory or ".") / program if not Path(program).is_absolute() else Path(program)
-        return str(path)
-    found = shutil.which(program) or shutil.which(program, path=EXTRA_PATHS)
-    if found is None:
-        raise EngineSpecError(f"engine program {program!r} not found on PATH or in {EXTRA_PATHS}")
-    return found
+_DRAW = DrawAdjudication()
+_RESIGN = ResignAdjudication()
+
+ENGINE_KEYS: tuple[Key, ...] = (
+    Key("cmd", "COMMAND", "the program and its arguments, split like a shell (required); a bare "
+        "name is looked for in dir=, on PATH, then in /usr/games and /usr/local/games; python "
+        "is the Python running the runner"),
+    Key("arg", "ARG", "one more argument for the program (repeatable)"),
+    Key("name", "NAME", "the name in PGN tags and standings (default: the program's name, or "
+        "the module of 'python -m MODULE')"),
+    Key("dir", "DIR", "the engine's working directory"),
+    Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; default cecp)"),
+    Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), inf; "
+        "tournaments need one of tc=, st=, depth=, nodes=, a single game is untimed without"),
+    Key("st", "SECONDS", "a fixed time per move"),
+    Key("depth", "N", "search depth limit"),
+    Key("nodes", "N", "node limit"),
+    Key("timemargin", "MS", "milliseconds a move may overrun the clock without a forfeit"),
+    Key("restart", "auto|on|off", "start a fresh process for each game (default auto)"),
+    Key("initstr", "TEXT", "a line sent to a CECP engine after it starts (repeatable)"),
+    Key("ponder", "true|false", "let the engine think on its opponent's time (default false)",
+        bool),
+    Key("castling960", "oo|kxr", "how Chess960 castling is written to a CECP engine: O-O/O-O-O "
+        "or king takes rook (default oo)"),
+    Key("option.NAME", "VALUE", "set the engine option NAME (UCI setoption, CECP option)"),
+)
+_TC_KEYS = ("tc", "st", "depth", "nodes", "timemargin")
+
+DRAW_KEYS: tuple[Key, ...] = (
+    Key("movenumber", "N", f"from this full move on (default {_DRAW.movenumber})", int),
+    Key("movecount", "N", "for this many consecutive moves of each side "
+        f"(default {_DRAW.movecount})", int),
+    Key("score", "CP", f"both scores within this many centipawns of 0 (default {_DRAW.score})",
+        int),
+)
+RESIGN_KEYS: tuple[Key, ...] = (
+    Key("movecount", "N", f"for this many consecutive moves (default {_RESIGN.movecount})", int),
+    Key("score", "CP", "a side's score at or below minus this many centipawns "
+        f"(default {_RESIGN.score})", int),
+    Key("twosided", "true|false", "the winner's score must agree "
+        f"(default {str(_RESIGN.twosided).lower()})", bool),
+)
+OPENINGS_KEYS: tuple[Key, ...] = (
+    Key("file", "FILE", "the book: EPD, PGN or Polyglot .bin (required)"),
+    Key("format", "epd|pgn|polyglot", "the book's format (default: from the file extension)"),
+    Key("order", "sequential|random", "the order openings are taken in (default sequential)"),
+    Key("seed", "N", "the seed of order=random and of Polyglot choices (default 0)", int),
+    Key("plies", "N", "play at most this many plies of each opening", int),
+    Key("start", "N", "the first opening used, counted from 1 (default 1)", int),
+)
+SPRT_KEYS: tuple[Key, ...] = (
+    Key("elo0", "ELO", "the H0 bound (required)", float),
+    Key("elo1", "ELO", "the H1 bound (required)", float),
+    Key("alpha", "P", "the false-positive rate (default 0.05)", float),
+    Key("beta", "P", "the false-negative rate (default 0.05)", float),
+    Key("model", "normalized|logistic|bayeselo", "the units of elo0 and elo1 "
+        "(default normalized)"),
+    Key("maxgames", "N", "stop after this many games", int),
+)
+
+_ALL = frozenset({PLAY, TOURNAMENT, CHECK})
+_GAMES = frozenset({PLAY, TOURNAMENT})
+_RUNS = frozenset({TOURNAMENT})
 
 
-def parse_engine_tokens(tokens: list[str], each: list[str] | None = None) -> EngineSpec:
-    """Parse one ``--engine`` group of tokens, with ``--each`` tokens applied first."""
-    values: dict[str, str] = {}
-    args: list[str] = []
-    init: list[str] = []
-    options: dict[str, str] = {}
-    tc: dict[str, str] = {}
-    for token in [*(each or []), *tokens]:
-        key, sep, value = token.partition("=")
-        if not sep:
-            raise EngineSpecError(f"engine option {token!r} is not of the form key=value")
-        if key.startswith("option."):
-            name = key[len("option."):]
-            if not name:
-                raise EngineSpecError(f"engine option {token!r} has no option name")
-            options[name] = value
-        elif key == "arg":
-            args.append(value)
-        elif key == "initstr":
-            init.append(value)
-        elif key in ("tc", "st", "depth", "nodes", "timemargin"):
-            tc[key] = value
-        elif key in _KEYS:
-            values[key] = value
-        else:
-            raise EngineSpecError(
-                f"unknown engine option {key!r} in {token!r} (known: {', '.join(_KEYS)}, option.NAME)")
-    if "cmd" not in values:
-        raise EngineSpecError(f"engine {' '.join(tokens)!r} has no cmd=")
-    command = shlex.split(values["cmd"])
-    if not command:
-        raise EngineSpecError("empty cmd=")
-    directory = values.get("dir")
-    command[0] = resolve_program(command[0], directory)
-    proto = values.get("proto", "cecp").lower()
-    if proto in ("xboard", "winboard"):
-        proto = "cecp"
-    if proto not in ("cecp", "uci"):
-        raise EngineSpecError(f"unknown protocol proto={values['proto']!r} (cecp or uci)")
-    name = values.get("name") or Path(command[0]).name
-    if command[0] == sys.executable and len(command) > 2 and command[1] == "-m":
-        name = values.get("name") or command[2]
-    config = EngineConfig(
-        name=name, argv=tuple(command + args), working_dir=Path(directory) if directory else None,
-        protocol=proto, options=options, init_strings=tuple(init),
-        ponder=values.get("ponder", "false").lower() in ("1", "true", "yes", "on"),
-        castling960=_castling960(values.get("castling960", "oo")),
-    )
-    tc_tokens = tuple(f"{k}={v}" for k, v in tc.items())
-    try:
-        TimeControl.parse(" ".join(tc_tokens) if tc_tokens else "inf")
-    except ValueError as exc:
-        raise EngineSpecError(f"engine {name!r}: {exc}") from exc
-    return EngineSpec(config=config, tc_tokens=tc_tokens, options=options)
+@dataclass(frozen=True)
+class Option:
+    """One ``--option``: how many words it takes, what it does, which commands accept it."""
+
+    name: str
+    value: str
+    """A placeholder for its words; empty for a flag."""
+    help: str
+    commands: frozenset[str]
+    arity: str = "one"
+    """flag (no word), one, optional (none or one), many."""
+    keys: tuple[Key, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("engine", "KEY=VALUE ...", "an engine (one --engine per engine); its keys are below",
+           _ALL, "many", ENGINE_KEYS),
+    Option("each", "KEY=VALUE ...", "engine keys given to every engine (an engine's own win)",
+           _GAMES, "many", ENGINE_KEYS),
+    Option("variant", "NAME", "standard or fischerandom (also chess960, frc)", _GAMES),
+    Option("fen", "FEN", "the start position", frozenset({PLAY}), "many"),
+    Option("moves", "M1,M2,...", "moves in UCI notation played first", frozenset({PLAY}), "many"),
+    Option("openings", "KEY=VALUE ...", "an opening book; every opening is played as a game "
+           "pair with colors swapped", _RUNS, "many", OPENINGS_KEYS),
+    Option("rounds", "N", "how many times the schedule is played (default 1)", _RUNS),
+    Option("games", "N", "games per encounter and round, an even number (default 2)", _RUNS),
+    Option("repeat", "", "accepted for cutechess-cli: each opening is always played twice",
+           _RUNS, "optional"),
+    Option("concurrency", "N", "games played at once (default 1)", _RUNS),
+    Option("draw", "KEY=VALUE ...", "adjudicate a draw when both engines' scores stay near 0",
+           _GAMES, "many", DRAW_KEYS),
+    Option("resign", "KEY=VALUE ...", "adjudicate a loss when a side's score stays very low",
+           _GAMES, "many", RESIGN_KEYS),
+    Option("maxmoves", "N", "adjudicate a draw after this many full moves", _GAMES),
+    Option("sprt", "KEY=VALUE ...", "stop a match once the SPRT decides", _RUNS, "many",
+           SPRT_KEYS),
+    Option("pgnout", "FILE", "also append every game to this PGN file", _RUNS),
+    Option("recover", "", "restart an engine that crashed instead of stopping", _RUNS, "flag"),
+    Option("affinity", "", "pin each game slot's engines to one CPU (Linux)", _RUNS, "flag"),
+    Option("name", "NAME", "the tournament's name (default: the format and the time)", _RUNS,
+           aliases=("event",)),
+    Option("db", "URL", "the database: SQLAlchemy URL or SQLite file (default: $RUNNER_DB, "
+           "else ./runner.db)", _RUNS),
+    Option("quiet", "", "no live view; summary lines only", _RUNS, "flag", aliases=("q",)),
+)
+_KINDS = {"play": PLAY, "engine check": CHECK}
+_FORMATS = {"play": "match", "match": "match", "gauntlet": "gauntlet", "roundrobin": "round-robin"}
+_BY_NAME = {name: option for option in OPTIONS for name in (option.name, *option.aliases)}
+
+
+@dataclass
+class Arguments:
+    """A command line read in the vocabulary: the configuration table and the run's own words."""
+
+    table: dict[str, Any]
+    """What a tournament file would hold (the input of `parse_config`)."""
+    fen: str | None = None
+    moves: tuple[str, ...] = ()
+    db: str | None = None
+    quiet: bool = False
+
+    def config(self) -> TournamentConfig:
+        """The checked, resolved configuration; raises ConfigError listing every problem."""
+        return parse_config(self.table, source=SOURCE)
+
+
+# -- reading ------------------------------------------------------------------------------------
 
 
 def group_options(args: list[str]) -> list[tuple[str, list[str]]]:
-    """Split cutechess-style arguments into (option, values) groups.
+    """Split arguments into (option, words) groups.
 
     ``--engine cmd=a name=x --each tc=1+0 --rounds 2`` gives
     ``[("engine", ["cmd=a", "name=x"]), ("each", ["tc=1+0"]), ("rounds", ["2"])]``.
@@ -132,5 +209,233 @@ def group_options(args: list[str]) -> list[tuple[str, list[str]]]:
         elif groups:
             groups[-1][1].append(token)
         else:
-            raise EngineSpecError(f"unexpected argument {token!r} before any --option")
+            raise CommandLineError(f"unexpected argument {token!r} before any --option")
     return groups
+
+
+def _typed(key: Key, text: str) -> Any:
+    """A word's value as the table's type; left a string when it does not parse, so that the
+    configuration check reports it with its key."""
+    if key.kind is bool:
+        lowered = text.lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        return text
+    if key.kind in (int, float):
+        try:
+            return key.kind(text)
+        except ValueError:
+            return text
+    return text
+
+
+def _split_word(token: str, what: str) -> tuple[str, str]:
+    key, sep, value = token.partition("=")
+    if not sep or not key:
+        raise CommandLineError(f"{what}: {token!r} is not of the form key=value")
+    return key, value
+
+
+def engine_table(tokens: list[str], each: list[str] | None = None) -> dict[str, Any]:
+    """One ``--engine`` group (after the ``--each`` words) as a configuration engine table."""
+    known = {key.name: key for key in ENGINE_KEYS}
+    values: dict[str, Any] = {}
+    args: list[str] = []
+    init: list[str] = []
+    options: dict[str, str] = {}
+    tc: dict[str, str] = {}
+    for token in [*(each or []), *tokens]:
+        key, value = _split_word(token, "--engine")
+        if key.startswith("option."):
+            if not key[len("option."):]:
+                raise CommandLineError(f"--engine: {token!r} has no option name")
+            options[key[len("option."):]] = value
+        elif key not in known:
+            raise CommandLineError(f"unknown engine key {key!r} in {token!r} (known: "
+                                   f"{', '.join(k.name for k in ENGINE_KEYS)})")
+        elif key == "arg":
+            args.append(value)
+        elif key == "initstr":
+            init.append(value)
+        elif key in _TC_KEYS:
+            tc[key] = value
+        else:
+            values[key] = _typed(known[key], value)
+    if "cmd" not in values:
+        raise CommandLineError(f"--engine {' '.join(tokens)!r} has no cmd=")
+    try:
+        command = [*shlex.split(values.pop("cmd")), *args]
+    except ValueError as exc:
+        raise CommandLineError(f"cannot split cmd=: {exc}") from None
+    if not command:
+        raise CommandLineError("empty cmd=")
+    table: dict[str, Any] = {"name": values.pop("name", None) or _default_name(command),
+                             "command": command}
+    for key, target in (("proto", "protocol"), ("dir", "dir"), ("restart", "restart"),
+                        ("ponder", "ponder"), ("castling960", "castling960")):
+        if key in values:
+            table[target] = values[key]
+    if init:
+        table["init_strings"] = init
+    if options:
+        table["options"] = options
+    if tc:
+        table["tc"] = " ".join(f"{k}={v}" for k, v in tc.items())
+    return table
+
+
+def _default_name(command: list[str]) -> str:
+    """An engine's name when none is given: the module of ``python -m M``, else the program's."""
+    if len(command) > 2 and command[1] == "-m":
+        return command[2]
+    return Path(command[0]).name
+
+
+def _settings(tokens: list[str], option: Option) -> dict[str, Any]:
+    """The ``key=value`` words of ``--draw``, ``--openings``... as a table."""
+    known = {key.name: key for key in option.keys}
+    result: dict[str, Any] = {}
+    for token in tokens:
+        key, sep, value = token.partition("=")
+        if not sep or key not in known:
+            raise CommandLineError(f"--{option.name}: {token!r} is not one of "
+                                   f"{', '.join(k.name + '=...' for k in option.keys)}")
+        result[key] = _typed(known[key], value)
+    return result
+
+
+def _grouped(args: list[str], command: str) -> tuple[list[list[str]], dict[str, list[str]]]:
+    """The ``--engine`` groups and every other option's words, checked against `command`."""
+    kind = _KINDS.get(command, TOURNAMENT)
+    engines: list[list[str]] = []
+    groups: dict[str, list[str]] = {}
+    for given, tokens in group_options(args):
+        option = _BY_NAME.get(given)
+        if option is None or kind not in option.commands:
+            accepted = ", ".join(f"--{o.name}" for o in OPTIONS if kind in o.commands)
+            raise CommandLineError(f"unknown option --{given} for 'runner {command}' "
+                                   f"(known: {accepted})")
+        if option.name == "engine":
+            engines.append(tokens)
+            continue
+        if option.name in groups and option.name != "each":
+            raise CommandLineError(f"--{option.name} given twice")
+        arity = len(tokens)
+        if ((option.arity == "flag" and arity) or (option.arity == "one" and arity != 1)
+                or (option.arity == "optional" and arity > 1)):
+            wanted = {"flag": "no value", "one": "exactly one value",
+                      "optional": "at most one value"}[option.arity]
+            raise CommandLineError(f"--{option.name} takes {wanted}, got {tokens or 'none'}")
+        groups.setdefault(option.name, []).extend(tokens)
+    return engines, groups
+
+
+def _integer(text: str) -> int | str:
+    """A whole number, or the word itself for the configuration check to report."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def read_arguments(args: list[str], command: str) -> Arguments:
+    """Read the words of ``runner COMMAND`` (play, match, gauntlet, roundrobin) into a
+    configuration table; ``play`` reads as a match."""
+    fmt = _FORMATS[command]
+    engines, groups = _grouped(args, command)
+    each = groups.get("each", [])
+    tables = _unique_names([engine_table(tokens, each) for tokens in engines],
+                           [[*each, *tokens] for tokens in engines])
+    table: dict[str, Any] = {"format": fmt, "engines": tables}
+    table["name"] = (groups["name"][0] if "name" in groups
+                     else f"{fmt} {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    if command == "play":
+        table["tc"] = "inf"  # one game at the terminal: no clock unless an engine has one
+    for key in ("rounds", "games", "concurrency"):
+        if key in groups:
+            table[key] = _integer(groups[key][0])
+    for key in ("variant", "pgnout"):
+        if key in groups:
+            table[key] = groups[key][0]
+    for key in ("recover", "affinity"):
+        if key in groups:
+            table[key] = True
+    for key in ("openings", "sprt"):
+        if key in groups:
+            table[key] = _settings(groups[key], _BY_NAME[key])
+    adjudication: dict[str, Any] = {}
+    for key in ("draw", "resign"):
+        if key in groups:
+            adjudication[key] = _settings(groups[key], _BY_NAME[key])
+    if "maxmoves" in groups:
+        adjudication["maxmoves"] = _integer(groups["maxmoves"][0])
+    if adjudication:
+        table["adjudication"] = adjudication
+    moves = tuple(m for part in groups.get("moves", []) for m in part.split(",") if m)
+    return Arguments(table=table, fen=" ".join(groups["fen"]) if "fen" in groups else None,
+                     moves=moves, db=groups["db"][0] if "db" in groups else None,
+                     quiet="quiet" in groups)
+
+
+def _unique_names(tables: list[dict[str, Any]], words: list[list[str]]) -> list[dict[str, Any]]:
+    """Engines whose name was not given and repeats another's get a number (``fairymax-2``),
+    so two copies of one program can play; names given with name= are left to the checks."""
+    taken = {t["name"] for t, w in zip(tables, words, strict=True)
+             if any(word.startswith("name=") for word in w)}
+    for table, given in zip(tables, words, strict=True):
+        if any(word.startswith("name=") for word in given):
+            continue
+        name, number = table["name"], 1
+        while table["name"] in taken:
+            number += 1
+            table["name"] = f"{name}-{number}"
+        taken.add(table["name"])
+    return tables
+
+
+def read_engine(args: list[str], each: list[str] | None = None) -> EngineSpec:
+    """One engine from ``--engine KEY=VALUE ...`` (for ``runner engine check``); raises
+    CommandLineError or ConfigError."""
+    engines, _ = _grouped(args, CHECK)
+    if len(engines) != 1:
+        raise CommandLineError(f"give one --engine, got {len(engines)}")
+    return parse_engine(engine_table(engines[0], each), source=SOURCE)
+
+
+def exit_on_error(exc: CommandLineError | ConfigError) -> typer.Exit:
+    """Print a command-line or configuration error the same way for every command; the caller
+    raises the returned exit (code 2)."""
+    console = Console(stderr=True)
+    if isinstance(exc, ConfigError):
+        console.print(f"[bold red]{escape(str(exc))}[/]", highlight=False)
+    else:
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    return typer.Exit(2)
+
+
+# -- help ---------------------------------------------------------------------------------------
+
+
+def _dashed(name: str) -> str:
+    return f"-{name}" if len(name) == 1 else f"--{name}"
+
+
+def help_sections(command: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every option ``runner COMMAND`` reads here and every key of those options, as titled
+    (word, meaning) rows: the source of the command's ``--help`` panels."""
+    kind = _KINDS.get(command, TOURNAMENT)
+    options = [o for o in OPTIONS if kind in o.commands]
+    sections = [("Cutechess-cli options (-option works too)", [
+        (f"--{o.name} {o.value}".rstrip(),
+         o.help + (f" (also {', '.join(_dashed(a) for a in o.aliases)})" if o.aliases else ""))
+        for o in options])]
+    shown: set[tuple[Key, ...]] = set()
+    for option in options:
+        if option.keys and option.keys not in shown:
+            shown.add(option.keys)
+            users = " and ".join(f"--{o.name}" for o in options if o.keys == option.keys)
+            sections.append((f"Keys of {users}",
+                             [(f"{key.name}={key.value}", key.help) for key in option.keys]))
+    return sections

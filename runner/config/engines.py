@@ -9,10 +9,7 @@ active.
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +34,12 @@ from runner.config.model import (
     Protocol,
     RestartPolicy,
 )
+from runner.config.programs import find_program, searched_places
 
-__all__ = ["ENGINE_KEYS", "load_engines_file", "read_engines"]
+__all__ = ["ENGINE_KEYS", "load_engines_file", "parse_engine", "read_engines"]
 
 ENGINE_KEYS = ("use", "name", "command", "dir", "protocol", "tc", "init_strings", "options",
-               "env", "restart", "castling960")
+               "env", "restart", "castling960", "ponder")
 """The keys of an engine table."""
 
 
@@ -53,6 +51,17 @@ def load_engines_file(path: str | Path) -> tuple[EngineSpec, ...]:
     if problems:
         raise ConfigError(problems)
     return tuple(_build_engine(raw, where, problems) for raw, where in entries.values())
+
+
+def parse_engine(data: Mapping[str, Any], *, source: str = "<config>",
+                 base_dir: Path | None = None) -> EngineSpec:
+    """Check and resolve one engine table (the keys of ``[[engines]]``); raises ConfigError."""
+    problems: list[ConfigProblem] = []
+    where = _Where(Checker(source, problems, ENUM_ALIASES), base_dir or Path.cwd(), "")
+    entry = _build_engine(data, where, problems)
+    if problems:
+        raise ConfigError(problems)
+    return entry
 
 
 def read_engines(data: Mapping[str, Any], base: Path, check: Checker) -> list[EngineSpec]:
@@ -175,10 +184,11 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     env = _env(check.table(raw, "env", path), join_key(path, "env"), check)
     restart = check.choice(raw, "restart", path, RestartPolicy, RestartPolicy.AUTO)
     castling = check.choice(raw, "castling960", path, Castling960Style, Castling960Style.OO)
+    ponder = check.get(raw, "ponder", path, bool, False)
     return EngineSpec(
         name=name, command=command, written_command=written, dir=directory, protocol=protocol,
         tc=tc, init_strings=init, options=options, env=env, restart=restart,
-        castling960=castling,
+        castling960=castling, ponder=ponder,
     )
 
 
@@ -208,35 +218,13 @@ def _resolve_command(argv: tuple[str, ...], directory: Path | None,
                      where: _Where) -> tuple[str, ...]:
     """The argv with its program made absolute; a missing program is reported."""
     program = argv[0]
-    if program in ("python", "python3"):
-        return (sys.executable, *argv[1:])
-    found = _find_program(program, directory, where.base)
+    found = find_program(program, directory, where.base)
     if found is None:
-        place = f"in {directory} or on PATH" if directory is not None else "on PATH"
-        if os.sep in program:
-            place = f"at {(directory or where.base) / program}"
+        place = searched_places(program, directory, where.base)
         where.check.add(join_key(where.path, "command"), list(argv),
                         f"engine program {program!r} not found {place} (or not executable)")
         return argv
     return (found, *argv[1:])
-
-
-def _find_program(program: str, directory: Path | None, base: Path) -> str | None:
-    """An executable file for `program`: a path (relative to `directory`), or a PATH search."""
-    if os.sep in program or (os.altsep and os.altsep in program):
-        candidate = Path(program)
-        if not candidate.is_absolute():
-            candidate = (directory or base) / candidate
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            # Absolute, but symlinks kept: a virtualenv's bin/python is a link to the base
-            # interpreter, and only the link's path makes Python use the venv's packages.
-            return os.path.abspath(candidate)
-        return None
-    if directory is not None:
-        local = directory / program
-        if local.is_file() and os.access(local, os.X_OK):
-            return str(local)
-    return shutil.which(program)
 
 
 def _string_list(value: object, where: str, check: Checker) -> tuple[str, ...]:

@@ -136,6 +136,8 @@ class EngineSpec:
     restart: RestartPolicy = RestartPolicy.AUTO
     castling960: Castling960Style = Castling960Style.OO
     """CECP: how Chess960 castling is written to the engine (``oo`` or ``kxr``)."""
+    ponder: bool = False
+    """Whether the engine may think on its opponent's time (CECP ``hard``, UCI ``go ponder``)."""
 
     @property
     def options_dict(self) -> dict[str, OptionValue]:
@@ -148,6 +150,8 @@ class EngineSpec:
             "name": self.name, "command": list(self.written_command),
             "protocol": self.protocol.value, "tc": self.tc,
             "init_strings": list(self.init_strings), "options": [list(o) for o in self.options],
+            # Only when on: stored tournaments from before the key keep their fingerprint.
+            **({"ponder": True} if self.ponder else {}),
         }
 
 

@@ -1,0 +1,55 @@
+"""The ``--help`` of the commands that read the cutechess vocabulary: its words as panels.
+
+Typer only knows the options it parses itself; ``play``, ``match``, ``gauntlet``,
+``roundrobin`` and ``engine check`` read their ``--engine``/``--draw``... words on their own,
+so their help adds one panel per section of `runner.cli.vocabulary.help_sections`, which is
+built from the same key tables the parser uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer.rich_utils
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from typer.core import TyperCommand
+
+from runner.cli.vocabulary import help_sections
+
+__all__ = ["VocabularyCommand", "vocabulary_help"]
+
+
+class VocabularyCommand(TyperCommand):
+    """A Typer command whose help also lists the vocabulary words of `vocabulary`."""
+
+    vocabulary = "match"
+    """The command whose words are shown (``play``, ``match``, ``engine check``...)."""
+
+    # Typer vendors its own click (typer._click), whose Context and HelpFormatter have no
+    # public name: the arguments are passed through untouched.
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """Typer's help, then the vocabulary's sections (rich panels, or plain text)."""
+        super().format_help(ctx, formatter)
+        sections = help_sections(self.vocabulary)
+        if self.rich_markup_mode is None or not typer.core.HAS_RICH:
+            for title, rows in sections:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+            return
+        console = Console(width=typer.rich_utils.MAX_WIDTH)
+        for title, rows in sections:
+            table = Table.grid(padding=(0, 2))
+            table.add_column(style="bold cyan", no_wrap=True)
+            table.add_column()
+            for word, meaning in rows:
+                table.add_row(Text(word), Text(meaning))
+            console.print(Panel(table, title=title, title_align="left", border_style="dim"))
+
+
+def vocabulary_help(command: str) -> type[VocabularyCommand]:
+    """The command class to register ``runner COMMAND`` with (``app.command(cls=...)``)."""
+    return type(f"{command.title().replace(' ', '')}Command", (VocabularyCommand,),
+                {"vocabulary": command})
