@@ -17,7 +17,8 @@ import pytest
 from runner.clock import Clock, TimeControl
 from runner.game.adjudication import AdjudicationRules
 from runner.game.play import GameRecord, GameSpec, GameTermination, play_game
-from runner.protocol.cecp import CecpEngine, _edit_commands, format_level
+from runner.protocol.cecp import CecpEngine
+from runner.protocol.cecp_commands import edit_commands, format_level
 from runner.protocol.cecp_parse import (
     Castling960,
     Chess960Writer,
@@ -26,7 +27,6 @@ from runner.protocol.cecp_parse import (
     FeatureLine,
     IllegalMoveReport,
     MoveLine,
-    OptionSpec,
     Other,
     Pong,
     Resign,
@@ -39,7 +39,7 @@ from runner.protocol.cecp_parse import (
     parse_option,
     parse_thinking,
 )
-from runner.protocol.engine import ClockState, EngineConfig, GameSetup, Side, Variant
+from runner.protocol.engine import ClockState, EngineConfig, EngineOption, GameSetup, Side, Variant
 from tests.cecp_replay import RecordedTranscript, ReplayTransport
 from tests.conftest import SHARED_DATA, shared_file
 
@@ -105,22 +105,22 @@ def test_features_of_every_transcript_match_its_summary(path):
 @pytest.mark.parametrize(
     ("value", "spec"),
     [
-        ("Resign -check 0", OptionSpec("Resign", "check", "0")),
-        ("Resign Threshold -spin 800 200 1200", OptionSpec("Resign Threshold", "spin", "800",
+        ("Resign -check 0", EngineOption("Resign", "check", "0")),
+        ("Resign Threshold -spin 800 200 1200", EngineOption("Resign Threshold", "spin", "800",
                                                             200, 1200)),
         ("Makruk rules -combo makruk /// Cambodian /// Ai-wok",
-         OptionSpec("Makruk rules", "combo", "makruk", choices=("makruk", "Cambodian", "Ai-wok"))),
+         EngineOption("Makruk rules", "combo", "makruk", choices=("makruk", "Cambodian", "Ai-wok"))),
         ("Level -combo Clueless /// Random /// Static /// *Normal",
-         OptionSpec("Level", "combo", "Normal",
+         EngineOption("Level", "combo", "Normal",
                     choices=("Clueless", "Random", "Static", "Normal"))),
         ("Dummy String Example -string happy birthday!",
-         OptionSpec("Dummy String Example", "string", "happy birthday!")),
-        ("Clear Hash -button", OptionSpec("Clear Hash", "button")),
-        ("Polyglot Save -save", OptionSpec("Polyglot Save", "save")),
-        ("Debug Log File -file <empty>", OptionSpec("Debug Log File", "file", "<empty>")),
-        ("Randomizer (0-50) -slider 0 0 50", OptionSpec("Randomizer (0-50)", "slider", "0", 0, 50)),
+         EngineOption("Dummy String Example", "string", "happy birthday!")),
+        ("Clear Hash -button", EngineOption("Clear Hash", "button")),
+        ("Polyglot Save -save", EngineOption("Polyglot Save", "save")),
+        ("Debug Log File -file <empty>", EngineOption("Debug Log File", "file", "<empty>")),
+        ("Randomizer (0-50) -slider 0 0 50", EngineOption("Randomizer (0-50)", "slider", "0", 0, 50)),
         ("verbose -spin 0 -2147483648 2147483647",
-         OptionSpec("verbose", "spin", "0", -2147483648, 2147483647)),
+         EngineOption("verbose", "spin", "0", -2147483648, 2147483647)),
     ],
 )
 def test_parse_option_table(value, spec):
@@ -243,9 +243,9 @@ def test_format_level(moves, base, inc, text):
 
 def test_edit_fallback_places_pieces_and_uses_the_black_kludge():
     fen = "4k3/8/8/8/8/8/4P3/4K2R b K - 0 1"
-    assert _edit_commands(fen) == ["a2a3", "edit", "#", "Pe2", "Ke1", "Rh1", "c", "Ke8", "."]
+    assert edit_commands(fen) == ["a2a3", "edit", "#", "Pe2", "Ke1", "Rh1", "c", "Ke8", "."]
     with pytest.raises(ValueError):
-        _edit_commands("8/8/8 w - - 0 1")
+        edit_commands("8/8/8 w - - 0 1")
 
 
 # ----------------------------------------------------------------------------- replay

@@ -37,6 +37,7 @@ from runner.protocol.engine import (
     ClockState,
     Engine,
     EngineConfig,
+    EngineOption,
     EngineStalled,
     GameSetup,
     SearchInfo,
@@ -44,12 +45,12 @@ from runner.protocol.engine import (
     Variant,
 )
 from runner.protocol.factory import make_engine
-from runner.protocol.uci import (
-    UciEngine,
+from runner.protocol.uci import UciEngine
+from runner.protocol.uci_parse import (
     UciInfo,
-    UciOption,
     format_go,
     format_position,
+    option_value,
     parse_bestmove,
     parse_info,
     parse_option,
@@ -110,21 +111,21 @@ def check_finished(record: GameRecord) -> None:
     ("line", "expected"),
     [
         ("option name Hash type spin default 16 min 1 max 33554432",
-         UciOption("Hash", "spin", "16", 1, 33554432)),
-        ("option name Clear Hash type button", UciOption("Clear Hash", "button")),
-        ("option name Ponder type check default false", UciOption("Ponder", "check", "false")),
+         EngineOption("Hash", "spin", "16", 1, 33554432)),
+        ("option name Clear Hash type button", EngineOption("Clear Hash", "button")),
+        ("option name Ponder type check default false", EngineOption("Ponder", "check", "false")),
         ("option name Debug Log File type string default ",
-         UciOption("Debug Log File", "string", "")),
+         EngineOption("Debug Log File", "string", "")),
         ("option name SyzygyPath type string default <empty>",
-         UciOption("SyzygyPath", "string", "")),
+         EngineOption("SyzygyPath", "string", "")),
         ("option name NullMove Pruning type combo default Always var Always var Fail High var Never",
-         UciOption("NullMove Pruning", "combo", "Always", vars=("Always", "Fail High", "Never"))),
+         EngineOption("NullMove Pruning", "combo", "Always", choices=("Always", "Fail High", "Never"))),
         ("option name Skill Level type spin default 20 min -20 max 20",
-         UciOption("Skill Level", "spin", "20", -20, 20)),
+         EngineOption("Skill Level", "spin", "20", -20, 20)),
         ("option name Mobility (Middle Game) type spin default 100 min 0 max 200",
-         UciOption("Mobility (Middle Game)", "spin", "100", 0, 200)),
+         EngineOption("Mobility (Middle Game)", "spin", "100", 0, 200)),
         ("option name BookFile type string default /usr/share/my book.bin",
-         UciOption("BookFile", "string", "/usr/share/my book.bin")),
+         EngineOption("BookFile", "string", "/usr/share/my book.bin")),
     ],
 )
 def test_parse_option(line, expected):
@@ -140,11 +141,11 @@ def test_parse_option_rejects_malformed_declarations(line):
         parse_option(line)
 
 
-_SPIN = UciOption("Hash", "spin", "16", 1, 1024)
-_CHECK = UciOption("Ponder", "check", "false")
-_COMBO = UciOption("Style", "combo", "Normal", vars=("Solid", "Normal", "Fail High"))
-_BUTTON = UciOption("Clear Hash", "button")
-_STRING = UciOption("SyzygyPath", "string", "")
+_SPIN = EngineOption("Hash", "spin", "16", 1, 1024)
+_CHECK = EngineOption("Ponder", "check", "false")
+_COMBO = EngineOption("Style", "combo", "Normal", choices=("Solid", "Normal", "Fail High"))
+_BUTTON = EngineOption("Clear Hash", "button")
+_STRING = EngineOption("SyzygyPath", "string", "")
 
 
 @pytest.mark.parametrize(
@@ -159,7 +160,7 @@ _STRING = UciOption("SyzygyPath", "string", "")
     ],
 )
 def test_option_values_are_checked_and_normalised(option, value, wire):
-    assert option.check(value) == wire
+    assert option_value(option, value) == wire
 
 
 @pytest.mark.parametrize(
@@ -173,7 +174,7 @@ def test_option_values_are_checked_and_normalised(option, value, wire):
 )
 def test_bad_option_values_are_refused_clearly(option, value, message):
     with pytest.raises(ValueError, match=message):
-        option.check(value)
+        option_value(option, value)
 
 
 @pytest.mark.parametrize(

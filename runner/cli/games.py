@@ -150,19 +150,17 @@ async def _check(config: EngineConfig, movetime: float) -> int:
         began = time.monotonic()
         await engine.start()
         console.print(f"[bold]{engine.name}[/] started in {time.monotonic() - began:.3f} s", highlight=False)
-        features = getattr(engine, "features", None)
-        if features is not None and getattr(features, "values", None):
+        if engine.features:
             table = Table("feature", "value", title="features")
-            for key, value in features.values.items():
+            for key, value in engine.features.items():
                 table.add_row(key, str(value))
             console.print(table)
-        uci_options = getattr(engine, "options", None)  # UciEngine: the declared options
-        if uci_options:
+        if engine.options:
             table = Table("option", "type", "default", "min", "max", "choices", title="options")
-            for option in uci_options.values():
+            for option in engine.options.values():
                 table.add_row(option.name, option.type, option.default or "",
                               "" if option.min is None else str(option.min),
-                              "" if option.max is None else str(option.max), " | ".join(option.vars))
+                              "" if option.max is None else str(option.max), " | ".join(option.choices))
             console.print(table)
         latency = await engine.ping()
         console.print("ping: not supported" if latency is None else f"ping: {latency * 1000:.2f} ms")

@@ -496,7 +496,7 @@ class Tournament:
 
     def _pin(self, engine: Engine, slot: int) -> None:
         """Pin an engine process to the slot's CPU (its later threads and children follow)."""
-        pid = getattr(engine, "pid", None)
+        pid = engine.pid
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         if pid is None or not cpus:
             return
