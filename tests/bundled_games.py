@@ -189,6 +189,19 @@ def leftover_processes(pgids: tuple[int, ...], wait: float = 3.0) -> list[str]:
         time.sleep(0.05)
 
 
+async def group_empty(pgid: int, seconds: float = 3.0) -> bool:
+    """Whether no process is left in the group (orphaned zombies wait for init to reap them)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+
+
 def sent_lines(record: GameRecord, white: bool) -> list[str]:
     """What the runner wrote to one engine during the game."""
     return [line.split(" > ", 1)[1] for line in record.transcripts[0 if white else 1]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import random
 import shutil
 import sys
@@ -40,6 +39,7 @@ from runner.protocol.cecp_parse import (
     parse_thinking,
 )
 from runner.protocol.engine import ClockState, EngineConfig, EngineOption, GameSetup, Side, Variant
+from tests.bundled_games import group_empty
 from tests.cecp_replay import RecordedTranscript, ReplayTransport
 from tests.conftest import SHARED_DATA, shared_file
 
@@ -343,18 +343,6 @@ ENGINES = {
 START_FEN = "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
 
 
-async def _group_empty(pgid: int, seconds: float = 3.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-
-
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("engine_name", list(ENGINES))
 @run_async
@@ -391,7 +379,7 @@ async def test_real_engine_start_ping_two_moves_quit(engine_name, tmp_path):
     finally:
         code = await engine.quit()
     assert code is not None
-    assert await _group_empty(pgid), f"{engine_name} left processes behind"
+    assert await group_empty(pgid), f"{engine_name} left processes behind"
 
 
 @pytest.mark.timeout(60)
