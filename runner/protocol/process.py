@@ -1,6 +1,7 @@
-"""An engine subprocess over asyncio pipes: bounded line reads, writes, a clean stop.
+"""An engine subprocess over asyncio pipes: spawn, write lines, stop cleanly, reap.
 
-The process runs in its own session (so its own process group): stopping it signals the
+Its standard output is cut into bounded lines by a `LineReader` (reading.py); the rest is
+here: writes, signals, the polite-then-forceful stop, stderr's bounded tail.  The process runs in its own session (so its own process group): stopping it signals the
 whole group, so helpers it spawned (polyglot's UCI engine, for instance) die with it.
 """
 
