@@ -1,8 +1,9 @@
 """An engine subprocess over asyncio pipes: spawn, write lines, stop cleanly, reap.
 
 Its standard output is cut into bounded lines by a `LineReader` (reading.py); the rest is
-here: writes, signals, the polite-then-forceful stop, stderr's bounded tail.  The process runs in its own session (so its own process group): stopping it signals the
-whole group, so helpers it spawned (polyglot's UCI engine, for instance) die with it.
+here: writes, signals, the polite-then-forceful stop, stderr's bounded tail.  The process
+runs in its own session (so its own process group): stopping it signals the whole group,
+so helpers it spawned (polyglot's UCI engine, for instance) die with it.
 """
 
 from __future__ import annotations
