@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.clock import TimeControl
-from runner.game.play import GameRecord, GameSpec, GameTermination, play_game
+from runner.game.play import play_game
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.protocol.engine import EngineConfig
 from runner.protocol.factory import make_engine
 

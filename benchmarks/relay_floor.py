@@ -22,7 +22,7 @@ import time
 from tournament_bench import BOOK, workload_arguments
 
 from runner.books.openings import OpeningCursor, open_book
-from runner.protocol.cecp import _edit_commands
+from runner.protocol.cecp_commands import edit_commands
 
 MAX_PLIES = 400
 _RESULTS = (b"1-0", b"0-1", b"1/2-1/2", b"resign")
@@ -94,7 +94,7 @@ async def _sync(relay: _Relay, text: str) -> None:
 async def _game(engines: tuple[_Relay, _Relay], fen: str) -> int:
     """One game from `fen`, White's engine first; the number of plies played."""
     setup = "new\nforce\nst 86400\nsd 1\npost\neasy\n" + "".join(
-        f"{line}\n" for line in _edit_commands(fen))
+        f"{line}\n" for line in edit_commands(fen))
     await asyncio.gather(*(_sync(engine, setup) for engine in engines))
     mover = 0 if fen.split()[1] == "w" else 1
     engines[mover].send("go\n")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from runner.protocol.cecp_parse import MoveLine, parse_engine_line
 from runner.protocol.engine import EngineError, EngineTerminated, TranscriptEntry
-from runner.protocol.process import EndHandler, Line, LineHandler
+from runner.protocol.transport import EndHandler, Line, LineHandler
 
 _RAW_RE = re.compile(r"^\s*[\d.]+ ms (<<|>>) ?(.*)$")
 

@@ -28,7 +28,7 @@ from runner.config.model import Castling960Style
 from runner.config.parse import load_config
 from runner.config.programs import GAMES_DIRS, find_program, searched_places
 from runner.pgn.reader import parse_games
-from runner.tournament.run import adjudication_rules, engine_config
+from runner.tournament.runtime import adjudication_rules, engine_config
 
 ENGINES = shlex.split(
     "--engine 'cmd=python -m engine' name=kxr castling960=kxr ponder=false "

@@ -29,7 +29,7 @@ from runner.config.model import (
 from runner.config.parse import load_config, parse_config
 from runner.protocol.cecp import Castling960, CecpEngine
 from runner.tournament.pairing import pairing_for
-from runner.tournament.run import engine_config
+from runner.tournament.runtime import engine_config
 
 CONFIGS = REPO / "configs"
 

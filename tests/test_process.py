@@ -31,6 +31,7 @@ from runner.protocol.engine import (
     Side,
 )
 from runner.protocol.process import EngineProcess
+from tests.bundled_games import group_empty
 
 FAKE_ENGINE = textwrap.dedent(
     r'''
@@ -128,19 +129,6 @@ async def _wait_gone(pid: int, seconds: float = 3.0) -> bool:
             return True
         await asyncio.sleep(0.02)
     return _gone(pid)
-
-
-async def _group_empty(pgid: int, seconds: float = 3.0) -> bool:
-    """Whether no process is left in the group (orphaned zombies wait for init to reap them)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.02)
 
 
 async def _one_move(engine: CecpEngine) -> None:
@@ -265,7 +253,7 @@ async def test_engine_ignoring_quit_and_sigterm_is_killed_with_its_children(fake
     assert time.monotonic() - began < 2.5
     assert await _wait_gone(pgid)
     assert await _wait_gone(child_pid), "the engine's child survived"
-    assert await _group_empty(pgid)
+    assert await group_empty(pgid)
     notes = [e.text for e in process.transcript if e.direction == "!"]
     assert any("SIGTERM" in n for n in notes) and any("SIGKILL" in n for n in notes)
 
@@ -377,4 +365,4 @@ async def test_engine_obeying_quit_stops_at_once_although_its_child_holds_stdout
     assert code == 0
     assert time.monotonic() - began < 1.0
     assert await _wait_gone(child_pid), "the engine's child survived"
-    assert await _group_empty(process.pid or 0)
+    assert await group_empty(process.pid or 0)

@@ -15,7 +15,11 @@ from pathlib import Path
 
 import pytest
 from conftest import require_binary
-from test_game import (
+
+from runner.game.adjudication import AdjudicationRules
+from runner.game.record import GameRecord, GameTermination
+from runner.protocol.engine import EngineConfig
+from tests.bundled_games import (
     RULES_ENDINGS,
     bundled,
     check_clocks,
@@ -24,10 +28,6 @@ from test_game import (
     game_spec,
     run_game,
 )
-
-from runner.game.adjudication import AdjudicationRules
-from runner.game.play import GameRecord, GameTermination
-from runner.protocol.engine import EngineConfig
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,9 @@ from runner.cli.app import app
 from runner.config.model import Castling960Style, RestartPolicy, TournamentConfig
 from runner.config.parse import parse_config
 from runner.store import open_database
-from runner.tournament.run import GameFinished, Tournament, engine_config
+from runner.tournament.events import GameFinished
+from runner.tournament.run import Tournament
+from runner.tournament.runtime import engine_config
 
 BOOK = [
     "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -",

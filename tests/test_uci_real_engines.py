@@ -18,15 +18,23 @@ from pathlib import Path
 
 import pytest
 from conftest import require_binary
-from test_game import bundled, game_spec, leftover_processes, replay
 from test_real_engines import check_complete
-from test_uci import bundled_uci, run_any, sent_lines
 
 from runner.clock import TimeControl
 from runner.game.adjudication import AdjudicationRules
-from runner.game.play import GameRecord, GameTermination, play_game
+from runner.game.play import play_game
+from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import ClockState, EngineConfig, GameSetup, Side, Variant
 from runner.protocol.uci import UciEngine
+from tests.bundled_games import (
+    bundled,
+    bundled_uci,
+    game_spec,
+    leftover_processes,
+    replay,
+    run_game,
+    sent_lines,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +90,7 @@ def test_games_against_the_bundled_engine_over_cecp_and_uci(name, tmp_path):
     for real_white, bot in ((True, bundled("bundled-cecp", "--level", "2", "--seed", "1")),
                             (False, bundled_uci("bundled-uci", "--level", "2", "--seed", "1"))):
         white, black = (real, bot) if real_white else (bot, real)
-        record = run_any(white, black, _spec()).record
+        record = run_game(white, black, _spec()).record
         check_uci_game(record, (real_white,))
         own = [m for i, m in enumerate(record.moves) if (i % 2 == 0) == real_white]
         assert own and all(m.depth is not None for m in own)
@@ -96,7 +104,7 @@ _PAIRS = [("stockfish", "ethereal-chess"), ("toga2", "glaurung"), ("fairy-stockf
 @pytest.mark.parametrize("white_name,black_name",
                          [pytest.param(w, b, id=f"{w}-{b}") for w, b in _PAIRS])
 def test_uci_engine_against_uci_engine(white_name, black_name, tmp_path):
-    record = run_any(real_uci(white_name, tmp_path), real_uci(black_name, tmp_path),
+    record = run_game(real_uci(white_name, tmp_path), real_uci(black_name, tmp_path),
                      _spec()).record
     check_uci_game(record, (True, False))
 
@@ -159,7 +167,7 @@ def test_chess960_game_with_stockfish(protocol, tmp_path):
     bot = bundled_uci("bundled", "--level", "2", "--seed", "3") if protocol == "uci" else \
         bundled("bundled", "--level", "2", "--seed", "3")
     spec = _spec(start_fen=_960_START, variant=Variant.FISCHERANDOM)
-    record = run_any(real_uci("stockfish", tmp_path), bot, spec).record
+    record = run_game(real_uci("stockfish", tmp_path), bot, spec).record
     check_uci_game(record, (True,))
     assert replay(record).chess960
     sent = sent_lines(record, True)

@@ -26,7 +26,7 @@ from runner.cli.vocabulary import (
 from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
-    from runner.game.play import GameSpec
+    from runner.game.record import GameSpec
     from runner.protocol.engine import EngineConfig
 
 # The engine, game and rules modules are imported by the commands that play, not with the CLI:
@@ -38,8 +38,7 @@ _err = Console(stderr=True)
 
 def play_command(ctx: typer.Context) -> None:
     """Play one game between two --engine groups and print its PGN (the words it takes are below)."""
-    from runner.game.play import GameSpec
-    from runner.game.record import game_pgn
+    from runner.game.record import GameSpec, game_pgn
     from runner.protocol.engine import Variant
     from runner.rules import STARTING_FEN, Board
     from runner.tournament.runtime import adjudication_rules, engine_config
@@ -86,7 +85,7 @@ def engine_check(
 ) -> None:
     """Start an engine (runner engine check -- CMD ARGS..., or --engine KEY=VALUE ...), show its
     features, ping, one move."""
-    from runner.tournament.run import engine_config
+    from runner.tournament.runtime import engine_config
 
     argv = list(ctx.args)
     if not argv:
@@ -115,19 +114,17 @@ async def _check(config: EngineConfig, movetime: float) -> int:
         began = time.monotonic()
         await engine.start()
         console.print(f"[bold]{engine.name}[/] started in {time.monotonic() - began:.3f} s", highlight=False)
-        features = getattr(engine, "features", None)
-        if features is not None and getattr(features, "values", None):
+        if engine.features:
             table = Table("feature", "value", title="features")
-            for key, value in features.values.items():
+            for key, value in engine.features.items():
                 table.add_row(key, str(value))
             console.print(table)
-        uci_options = getattr(engine, "options", None)  # UciEngine: the declared options
-        if uci_options:
+        if engine.options:
             table = Table("option", "type", "default", "min", "max", "choices", title="options")
-            for option in uci_options.values():
+            for option in engine.options.values():
                 table.add_row(option.name, option.type, option.default or "",
                               "" if option.min is None else str(option.min),
-                              "" if option.max is None else str(option.max), " | ".join(option.vars))
+                              "" if option.max is None else str(option.max), " | ".join(option.choices))
             console.print(table)
         latency = await engine.ping()
         console.print("ping: not supported" if latency is None else f"ping: {latency * 1000:.2f} ms")

@@ -33,7 +33,8 @@ from runner.store import Database, GameFilter, open_database, stream_games, tour
 from runner.tournament.scoreboard import Scoreboard
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
-    from runner.tournament.run import Event, RunOutcome, Tournament
+    from runner.tournament.events import Event, RunOutcome
+    from runner.tournament.run import Tournament
 
 _out = Console()
 _err = Console(stderr=True)
@@ -81,7 +82,7 @@ class _View:
 
     def event(self, event: Event) -> None:
         """Show one event of the run."""
-        from runner.tournament.run import GameFinished, GameStarted, Notice
+        from runner.tournament.events import GameFinished, GameStarted, Notice
 
         if isinstance(event, GameFinished):
             if not event.replay:
@@ -120,7 +121,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    new: bool, tournament_id: int | None = None,
                    concurrency: int | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
-    from runner.tournament.run import Tournament, TournamentError
+    from runner.tournament.events import TournamentError
+    from runner.tournament.run import Tournament
 
     db = _open_db(db_url or config.database)
     try:

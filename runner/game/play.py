@@ -48,10 +48,6 @@ __all__ = [
     "GRACE",
     "TRANSCRIPT_LINE_LIMIT",
     "UNTIMED_MOVE_TIMEOUT",
-    "GameRecord",
-    "GameSpec",
-    "GameTermination",
-    "MoveRecord",
     "play_game",
 ]
 

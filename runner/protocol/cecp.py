@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import itertools
 import math
 import re
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from runner.clock import TimeControl
+from runner.protocol.cecp_commands import (
+    clock_commands,
+    edit_commands,
+    time_control_commands,
+)
+from runner.protocol.cecp_features import CecpFeatures
 from runner.protocol.cecp_parse import (
     Castling960,
     Chess960Writer,
@@ -26,7 +31,6 @@ from runner.protocol.cecp_parse import (
     FeatureLine,
     IllegalMoveReport,
     MoveLine,
-    OptionSpec,
     Pong,
     Resign,
     ResultLine,
@@ -35,16 +39,13 @@ from runner.protocol.cecp_parse import (
     is_coordinate_move,
     match_thinking,
     parse_engine_line,
-    parse_features,
-    parse_option,
-    parse_thinking,
     thinking_info,
 )
 from runner.protocol.engine import (
     ClockState,
-    Engine,
     EngineConfig,
     EngineError,
+    EngineOption,
     EngineProtocolError,
     EngineReply,
     EngineStalled,
@@ -52,67 +53,22 @@ from runner.protocol.engine import (
     ResultClaim,
     SearchInfo,
     Side,
-    TranscriptEntry,
     Variant,
 )
-from runner.protocol.process import EngineProcess, EngineTransport, Line
-from runner.protocol.waiting import OutputState, wait_answer
+from runner.protocol.pipe import PipeEngine
+from runner.protocol.transport import EngineTransport, Line
 
-__all__ = [
-    "Castling960",
-    "CecpEngine",
-    "CecpFeatures",
-    "format_level",
-    "format_seconds_arg",
-    "parse_engine_line",
-    "parse_features",
-    "parse_option",
-    "parse_thinking",
-]
+__all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
 
-# Features we implement and therefore accept; anything else is rejected.
-_ACCEPTED = frozenset(
-    {
-        "ping", "setboard", "playother", "usermove", "time", "draw", "sigint", "sigterm",
-        "reuse", "analyze", "myname", "variants", "colors", "ics", "name", "pause", "nps",
-        "debug", "memory", "smp", "egt", "option", "exclude", "setscore", "san",
-    }
-)
 # Ping probes for an engine quiet before done=1: the first after `_PROBE_AFTER` seconds without
 # a line, then at intervals growing from `_PROBE_INTERVAL` to 1 s.  gnuchess 6.2.7 (-x) stays
 # stuck at start-up until input arrives, a few lines per burst of features (see _negotiate):
-# probed from the first 2 s wait on, one start in 25 took 7.5 s here.
+# probing only after the first 2 s wait made its start-up take seconds now and then.
 _PROBE_AFTER = 0.25
 _PROBE_INTERVAL = 0.05
-_PIECE_LETTERS = frozenset("PNBRQK")
 
 
-class CecpFeatures:
-    """Feature values an engine announced, with the protocol's defaults."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-        self.options: dict[str, OptionSpec] = {}
-        self.seen_any = False
-        self.done: int | None = None
-
-    def flag(self, name: str, default: bool) -> bool:
-        """A boolean feature (``1``/``0``), or its default when the engine said nothing."""
-        value = self.values.get(name)
-        return default if value is None else value.strip() == "1"
-
-    def text(self, name: str) -> str | None:
-        """A string feature, or None when the engine did not set it."""
-        return self.values.get(name)
-
-    @property
-    def variants(self) -> tuple[str, ...] | None:
-        """The variants the engine plays, None if it did not say (then: all)."""
-        value = self.values.get("variants")
-        return None if value is None else tuple(v.strip() for v in value.split(",") if v.strip())
-
-
-class CecpEngine(Engine):
+class CecpEngine(PipeEngine):
     """An engine spoken to in CECP over pipes."""
 
     def __init__(self, config: EngineConfig, *, transport: EngineTransport | None = None,
@@ -120,32 +76,22 @@ class CecpEngine(Engine):
         """`transport` replaces the subprocess (a scripted double in tests, say);
         `castling960` is how Chess960 castling is sent, by default the configuration's
         ``castling960`` (the spec's O-O/O-O-O unless it says ``kxr``)."""
-        self.config = config
+        super().__init__(config, transport)
         self.castling960 = castling960 or Castling960(config.castling960)
-        self._transport_given = transport
-        self.features = CecpFeatures()
-        self.startup_seconds: float | None = None
+        self._features = CecpFeatures()
         self.games_started = 0
-        self._proc: EngineTransport | None = None
-        self._output = OutputState()
         self._changed = asyncio.Event()
         self._ping_counter = itertools.count(1)
         self._pongs: dict[int, asyncio.Future[float]] = {}
-        self._reply: asyncio.Future[EngineReply] | None = None
-        self._reply_sent_at = 0.0
-        self._info: SearchInfo | None = None
         self._info_match: re.Match[str] | None = None  # the latest thinking line, not parsed yet
         self._draw_offered = False
-        self._messages: list[str] = []
         self._pending_end: EngineReply | None = None
         self._moves_known: list[str] = []
         self._own_moves: list[int] = []  # indices of own moves not yet in the caller's notation
-        self._setup: GameSetup | None = None
         self._forced = True
         self._thinking = False
         self._period_sent = 0
         self._last_line_at: float | None = None
-        self._done0_at = 0.0
         self._rejection: EngineProtocolError | None = None
         self._refused_depth: str | None = None
         self._last_move: str | None = None
@@ -156,19 +102,14 @@ class CecpEngine(Engine):
     # ----------------------------------------------------------------- Engine API
 
     @property
-    def name(self) -> str:
-        """The configured name, else the engine's ``myname``."""
-        return self.config.name or self.features.text("myname") or self.config.argv[0]
+    def features(self) -> CecpFeatures:
+        """The features the engine announced, with the protocol's defaults."""
+        return self._features
 
     @property
-    def transcript(self) -> Sequence[TranscriptEntry]:
-        """Sent and received lines with monotonic times (bounded)."""
-        return tuple(self._proc.transcript) if self._proc is not None else ()
-
-    @property
-    def pid(self) -> int | None:
-        """The engine's process id while it runs."""
-        return self._proc.pid if self._proc is not None else None
+    def options(self) -> Mapping[str, EngineOption]:
+        """The options the engine declared with ``feature option=...``."""
+        return self._features.options
 
     async def start(self) -> None:
         """Spawn the engine and negotiate features (``xboard``, ``protover 2``, ``done``).
@@ -185,19 +126,12 @@ class CecpEngine(Engine):
         silent_for: list[float] = []
         for attempt in range(1, attempts + 1):
             attempt_began = time.monotonic()
-            self._proc = self._transport_given or EngineProcess(
-                cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
-                stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
-                transcript_size=cfg.transcript_size,
-            )
-            self._transport_given = None  # a restart (reuse=0) spawns a real process
-            await self._proc.start()
+            proc = await self._spawn()
             for seconds in silent_for:
-                self._proc.note(f"a previous process sent no features in {seconds:.1f} s "
-                                "(nothing at all, or only pongs) and was killed")
+                proc.note(f"a previous process sent no features in {seconds:.1f} s "
+                          "(nothing at all, or only pongs) and was killed")
             self._last_line_at = None
-            self._output.begin()
-            self._proc.listen(self._on_lines, self._on_end)
+            self._listen(proc)
             await self._send("xboard", "protover 2")
             last = attempt == attempts
             stuck = await self._negotiate(
@@ -206,23 +140,23 @@ class CecpEngine(Engine):
                 break
             silent_for.append(time.monotonic() - attempt_began)
             await self.kill()
-            self.features = CecpFeatures()
+            self._features = CecpFeatures()
             self._pongs.clear()
         for name, value in cfg.options.items():
-            if self.features.options and name not in self.features.options:
-                self._proc.note(f"option {name!r} was not declared by the engine; sent anyway")
+            if self._features.options and name not in self._features.options:
+                self._proc_note(f"option {name!r} was not declared by the engine; sent anyway")
             await self._send(f"option {name}={value}" if value != "" else f"option {name}")
-        self.startup_seconds = time.monotonic() - began
+        self._started(began)
 
     async def new_game(self, setup: GameSetup) -> None:
         """Reset the engine for a game: position, variant, time control; then synchronise."""
         if setup.time_control.nodes is not None:
             raise ValueError("CECP has no node limit; use st=, depth= or a clock for CECP engines")
-        if self.games_started and not self.features.flag("reuse", True):
+        if self.games_started and not self._features.flag("reuse", True):
             await self._restart()
         self._check_alive()
         await self._await_late_features()
-        variants = self.features.variants
+        variants = self._features.variants
         if setup.variant is Variant.FISCHERANDOM and variants is not None \
                 and "fischerandom" not in variants:
             raise ValueError(f"engine {self.name} does not play fischerandom (variants={variants})")
@@ -245,9 +179,9 @@ class CecpEngine(Engine):
         self._period_sent = 0
         cfg = self.config
         lines: list[str] = []
-        if cfg.memory_mb is not None and self.features.flag("memory", False):
+        if cfg.memory_mb is not None and self._features.flag("memory", False):
             lines.append(f"memory {cfg.memory_mb}")
-        if cfg.cores is not None and self.features.flag("smp", False):
+        if cfg.cores is not None and self._features.flag("smp", False):
             lines.append(f"cores {cfg.cores}")
         lines.append("new")
         lines.extend(cfg.init_strings)
@@ -255,13 +189,14 @@ class CecpEngine(Engine):
             lines.append("variant fischerandom")
         lines.append("force")
         self._forced = True
-        lines.extend(self._time_control_commands(setup.time_control))
+        nps = cfg.nps if self._features.flag("nps", True) else None
+        lines.extend(time_control_commands(setup.time_control, nps))
         lines.append("post")
         lines.append("hard" if cfg.ponder else "easy")
         # No "computer": fairymax, gnuchess and phalanx reject it as an unknown command, and
         # fairymax 5.0b-1+b1 (Debian 12) then crashes with SIGSEGV about one time in two (it
         # parses the word as a move). Users who want it can list it in init_strings.
-        if setup.opponent and self.features.flag("name", False):
+        if setup.opponent and self._features.flag("name", False):
             lines.append(f"name {setup.opponent}")
         if setup.start_fen is not None:
             lines.extend(self._position_commands(setup.start_fen))
@@ -311,25 +246,21 @@ class CecpEngine(Engine):
         prefix = moves[:known]
         if (prefix if isinstance(prefix, list) else list(prefix)) != self._moves_known:
             raise ValueError("moves do not extend the moves already sent to the engine")
-        to_move = setup.first_to_move if len(moves) % 2 == 0 else setup.first_to_move.other
-        if to_move is not setup.side:
-            raise ValueError(
-                f"it is {to_move.value}'s turn, but {self.name} plays {setup.side.value}")
+        self._check_turn(setup, moves)
         new_moves = self._wire_moves(moves, known)
-        loop = asyncio.get_running_loop()
-        self._reply = loop.create_future()
-        self._info = None
+        self._begin_search()
         self._info_match = None
-        self._messages = []
         lines: list[str] = []
-        if opponent_offers_draw and self.features.flag("draw", True):
+        if opponent_offers_draw and self._features.flag("draw", True):
             lines.append("draw")
-        lines.extend(self._clock_commands(setup.time_control, clocks))
+        clock_lines, self._period_sent = clock_commands(
+            setup.time_control, clocks, self._period_sent, self._features.flag("time", True))
+        lines.extend(clock_lines)
         if self._forced or len(new_moves) != 1:
             if not self._forced:
                 lines.append("force")
             lines.extend(self._move_command(m) for m in new_moves)
-            if self.features.flag("colors", True):
+            if self._features.flag("colors", True):
                 lines.append(setup.side.value)
             lines.append("go")
         else:
@@ -337,16 +268,8 @@ class CecpEngine(Engine):
         self._moves_known.extend(moves[known:])
         self._forced = False
         self._thinking = True
-        sent_at = 0.0
-        try:
-            sent_at = await self._send(*lines)
-            self._reply_sent_at = sent_at
-            reply = await self._wait(self._reply, timeout, "no move")
-        finally:
-            self._reply = None
+        reply = await self._await_reply(lines, timeout, "no move")
         self._thinking = False
-        if reply.sent_at != sent_at:
-            reply = dataclasses.replace(reply, sent_at=sent_at)
         if reply.move is not None:
             self._own_moves.append(len(self._moves_known))
             self._moves_known.append(reply.move)
@@ -355,7 +278,7 @@ class CecpEngine(Engine):
     async def ping(self) -> float | None:
         """Send ``ping N`` and wait for ``pong N``; latency in seconds, None without ping."""
         self._check_alive()
-        if not self.features.flag("ping", False):
+        if not self._features.flag("ping", False):
             return None
         return await self._ping(self.config.ping_timeout)
 
@@ -363,7 +286,7 @@ class CecpEngine(Engine):
         """Send ``result`` and ``force``; a search still running is interrupted first."""
         if self._proc is None or not self._proc.running:
             return
-        if self._thinking and self.features.flag("sigint", True):
+        if self._thinking and self._features.flag("sigint", True):
             self._proc.send_signal(signal.SIGINT)
         text = f"result {result}" + (f" {{{comment}}}" if comment else "")
         with contextlib.suppress(EngineError):
@@ -372,24 +295,9 @@ class CecpEngine(Engine):
         self._thinking = False
         self._setup = None
 
-    async def quit(self) -> int | None:
-        """``quit``, then SIGTERM (if the engine allows it) and SIGKILL to the group."""
-        if self._proc is None:
-            return None
-        self._output.stop(self.name)
-        return await self._proc.stop(
-            "quit",
-            quit_timeout=self.config.quit_timeout,
-            terminate_timeout=self.config.terminate_timeout,
-            use_sigterm=self.features.flag("sigterm", True),
-        )
-
-    async def kill(self) -> int | None:
-        """SIGKILL the engine's process group and reap it."""
-        if self._proc is None:
-            return None
-        self._output.stop(self.name)
-        return await self._proc.kill()
+    def _accepts_sigterm(self) -> bool:
+        """``feature sigterm=0`` asks not to be sent SIGTERM."""
+        return self._features.flag("sigterm", True)
 
     # ----------------------------------------------------------------- start-up
 
@@ -413,13 +321,13 @@ class CecpEngine(Engine):
         nudges: list[int] = []
         last_probe: float | None = None
         stuck = False
-        while self.features.done != 1:
+        while self._features.done != 1:
             now = time.monotonic()
-            if self.features.done == 0:
-                deadline = self._done0_at + cfg.feature_done_timeout
+            if self._features.done == 0:
+                deadline = self._features.done0_at + cfg.feature_done_timeout
                 if now >= deadline:
                     raise EngineStalled("engine said done=0 but never done=1", now - began)
-            elif self.features.seen_any:
+            elif self._features.seen_any:
                 deadline = began + cfg.feature_timeout
                 if now >= deadline:
                     break  # features without done=1: the default two-second rule
@@ -449,7 +357,7 @@ class CecpEngine(Engine):
             await self._wait_changed(min(deadline, next_probe) - time.monotonic())
         for number in nudges:
             self._pongs.pop(number, None)
-        complete = self.features.done == 1
+        complete = self._features.done == 1
         self._proc_note(
             f"features {'complete' if complete else 'missing' if stuck else 'assumed (v1 defaults)'}"
             f"{f' after {len(nudges)} ping probe(s)' if nudges else ''}"
@@ -459,8 +367,8 @@ class CecpEngine(Engine):
     async def _await_late_features(self) -> None:
         """If the engine sent ``done=0`` late (after start-up), wait for its ``done=1``."""
         began = time.monotonic()
-        while self.features.done == 0:
-            remaining = self._done0_at + self.config.feature_done_timeout - time.monotonic()
+        while self._features.done == 0:
+            remaining = self._features.done0_at + self.config.feature_done_timeout - time.monotonic()
             if remaining <= 0:
                 raise EngineStalled("engine said done=0 but never done=1",
                                     time.monotonic() - began)
@@ -469,7 +377,7 @@ class CecpEngine(Engine):
     async def _restart(self) -> None:
         """reuse=0: a fresh process for every game."""
         await self.quit()
-        self.features = CecpFeatures()
+        self._features = CecpFeatures()
         self._pongs.clear()
         await self.start()
 
@@ -488,47 +396,12 @@ class CecpEngine(Engine):
         return sent
 
     def _move_command(self, move: str) -> str:
-        return f"usermove {move}" if self.features.flag("usermove", False) else move
-
-    def _time_control_commands(self, tc: TimeControl) -> list[str]:
-        lines = []
-        if tc.periods:
-            period = tc.periods[0]
-            lines.append(format_level(period.moves, period.base, period.increment))
-        elif tc.move_time is not None and tc.move_time == int(tc.move_time):
-            lines.append(f"st {int(tc.move_time)}")
-        elif tc.move_time is not None:
-            # Fractional st is not portable (hoichess exits, sjeng reads 0 and thinks for
-            # seconds): one move per session, the budget given by ``time`` before each move.
-            lines.append(format_level(1, tc.move_time, 0.0))
-        else:
-            lines.append("st 86400")  # depth-only or infinite: no practical time limit
-        if tc.depth is not None:
-            lines.append(f"sd {tc.depth}")
-        if self.config.nps is not None and self.features.flag("nps", True):
-            lines.append(f"nps {self.config.nps}")
-        return lines
-
-    def _clock_commands(self, tc: TimeControl, clocks: ClockState) -> list[str]:
-        lines = []
-        if tc.periods and clocks.period != self._period_sent and clocks.own is not None:
-            period = tc.period(clocks.period)
-            moves = clocks.moves_to_go if clocks.moves_to_go is not None else period.moves
-            lines.append(format_level(moves, max(clocks.own, 0.0), period.increment))
-            self._period_sent = clocks.period
-        own, opponent = clocks.own, clocks.opponent
-        if tc.move_time is not None:
-            own = opponent = tc.move_time
-        if self.features.flag("time", True) and own is not None:
-            lines.append(f"time {_centiseconds(own)}")
-            if opponent is not None:
-                lines.append(f"otim {_centiseconds(opponent)}")
-        return lines
+        return f"usermove {move}" if self._features.flag("usermove", False) else move
 
     def _position_commands(self, fen: str) -> list[str]:
-        if self.features.flag("setboard", False):
+        if self._features.flag("setboard", False):
             return [f"setboard {fen}"]
-        return _edit_commands(fen)
+        return edit_commands(fen)
 
     # ----------------------------------------------------------------- reading
 
@@ -542,8 +415,16 @@ class CecpEngine(Engine):
 
     def _on_end(self, exc: EngineError) -> None:
         """The output ended or broke a limit: whoever waits for an answer gets `exc`."""
-        self._output.end(exc, (self._reply, *self._pongs.values()))
+        super()._on_end(exc)
         self._changed.set()
+
+    def _waiters(self) -> Iterable[asyncio.Future[Any] | None]:
+        """The move awaited and the pongs awaited."""
+        return (self._reply, *self._pongs.values())
+
+    def _self_name(self) -> str | None:
+        """The name in ``feature myname=...``."""
+        return self._features.text("myname")
 
     def _handle(self, line: Line) -> tuple[tuple[str, str], ...] | None:
         """Act on one line; a feature line's pairs are returned for `_handle_features`."""
@@ -598,32 +479,7 @@ class CecpEngine(Engine):
 
     def _handle_features(self, pairs: tuple[tuple[str, str], ...]) -> None:
         """Record the features of one line and answer each (``accepted``/``rejected``)."""
-        answers = []
-        for name, value in pairs:
-            if name == "done":
-                self.features.done = 1 if value.strip() == "1" else 0
-                if self.features.done == 0:
-                    self._done0_at = time.monotonic()
-                continue
-            self.features.seen_any = True
-            if name == "option":
-                try:
-                    spec = parse_option(value)
-                except ValueError:
-                    answers.append(f"rejected option {value}")
-                    continue
-                self.features.options[spec.name] = spec
-                answers.append("accepted option")
-                continue
-            if name == "san" and value.strip() == "1":
-                # We send coordinate moves only; engines still may print SAN (flagged).
-                answers.append("rejected san")
-                continue
-            if name in _ACCEPTED:
-                self.features.values[name] = value
-                answers.append(f"accepted {name}")
-            else:
-                answers.append(f"rejected {name}")
+        answers = self._features.record(pairs)
         if answers and self._proc is not None:
             with contextlib.suppress(EngineError):
                 self._proc.write_nowait(answers)
@@ -689,7 +545,7 @@ class CecpEngine(Engine):
     async def _synchronise(self) -> None:
         """After ``new``/``setboard``: ``ping``/``pong``, or a conservative pause without ping."""
         await self._await_late_features()
-        if self.features.flag("ping", False):
+        if self._features.flag("ping", False):
             await self._ping(self.config.ping_timeout)
         else:
             await asyncio.sleep(self.config.no_ping_delay)
@@ -702,22 +558,8 @@ class CecpEngine(Engine):
 
     async def _ping(self, timeout: float) -> float:
         number = next(self._ping_counter)
-        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
-        self._pongs[number] = future
-        try:
-            sent = await self._send(f"ping {number}")
-            pong_at = await self._wait(future, self._patient(timeout), f"no pong {number}")
-        finally:
-            self._pongs.pop(number, None)
-        return max(0.0, pong_at - sent)
-
-    def _patient(self, timeout: float) -> float:
-        """Engines that showed a long start-up get a proportionally longer ping wait."""
-        return max(timeout, 2.0 * (self.startup_seconds or 0.0))
-
-    async def _wait(self, future: asyncio.Future, timeout: float | None, what: str):
-        """Await one of our own futures; EngineStalled after `timeout`."""
-        return await wait_answer(future, timeout, f"{self.name}: {what}")
+        return await self._round_trip(self._pongs, number, f"ping {number}",
+                                      self._patient(timeout), f"no pong {number}")
 
     async def _wait_changed(self, timeout: float) -> None:
         self._changed.clear()
@@ -725,72 +567,3 @@ class CecpEngine(Engine):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._changed.wait(), max(timeout, 0.0))
         self._check_alive()
-
-    def _check_alive(self) -> None:
-        self._output.check(self.name)
-
-    def _require_game(self) -> GameSetup:
-        if self._setup is None:
-            raise RuntimeError("play() called outside a game: call new_game() first")
-        return self._setup
-
-    async def _send(self, *lines: str) -> float:
-        assert self._proc is not None
-        return await self._proc.write_lines(lines)
-
-    def _proc_note(self, text: str) -> None:
-        if self._proc is not None:
-            self._proc.note(text)
-
-
-def format_seconds_arg(seconds: float) -> str:
-    """Seconds for ``st``: whole numbers bare, fractions kept (never truncated to 0)."""
-    if seconds == int(seconds):
-        return str(int(seconds))
-    return f"{seconds:.3f}".rstrip("0").rstrip(".")
-
-
-def format_level(moves: int, base_seconds: float, increment: float) -> str:
-    """``level MPS BASE INC`` with BASE in minutes, or ``min:sec`` when not whole minutes."""
-    whole = math.floor(base_seconds)
-    if whole % 60 == 0 and whole == base_seconds and whole:
-        base = str(whole // 60)
-    else:
-        whole = max(whole, 1)
-        base = f"{whole // 60}:{whole % 60:02d}"
-    return f"level {moves} {base} {format_seconds_arg(increment)}"
-
-
-def _centiseconds(seconds: float) -> int:
-    return max(0, round(seconds * 100))
-
-
-def _edit_commands(fen: str) -> list[str]:
-    """The old ``edit`` idiom for engines without ``setboard``.
-
-    Castling rights are implied by kings and rooks on their home squares and en passant
-    is lost: the limits of ``edit`` itself.  Black to move uses the specification's
-    ``a2a3`` kludge before ``edit`` (which does not change the side to move).
-    """
-    fields = fen.split()
-    placement = fields[0]
-    black_to_move = len(fields) > 1 and fields[1] == "b"
-    white: list[str] = []
-    black: list[str] = []
-    ranks = placement.split("/")
-    if len(ranks) != 8:
-        raise ValueError(f"bad FEN placement {placement!r}")
-    for rank_index, rank in enumerate(ranks):
-        file = 0
-        for char in rank:
-            if char.isdigit():
-                file += int(char)
-                continue
-            square = f"{'abcdefgh'[file]}{8 - rank_index}"
-            if char.upper() not in _PIECE_LETTERS or file > 7:
-                raise ValueError(f"bad FEN placement {placement!r}")
-            (white if char.isupper() else black).append(f"{char.upper()}{square}")
-            file += 1
-    lines = ["a2a3"] if black_to_move else []
-    lines += ["edit", "#", *white, "c", *black, "."]
-    return lines

@@ -12,7 +12,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from runner.protocol.engine import SearchInfo
+from runner.protocol.engine import EngineOption, SearchInfo
 
 __all__ = [
     "Castling960",
@@ -23,7 +23,6 @@ __all__ = [
     "FeatureLine",
     "IllegalMoveReport",
     "MoveLine",
-    "OptionSpec",
     "Other",
     "Pong",
     "Resign",
@@ -125,18 +124,6 @@ EngineLine = (
 )
 
 
-@dataclass(frozen=True)
-class OptionSpec:
-    """An engine option declared with ``feature option="NAME -TYPE ..."``."""
-
-    name: str
-    type: str
-    default: str | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-    choices: tuple[str, ...] = ()
-
-
 _OPTION_TYPES = frozenset(
     {"button", "save", "reset", "check", "string", "spin", "combo", "slider", "file", "path"}
 )
@@ -195,7 +182,7 @@ def parse_features(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def parse_option(value: str) -> OptionSpec:
+def parse_option(value: str) -> EngineOption:
     """Parse the value of ``feature option=...``; ValueError when it is malformed."""
     words = value.split(" ")
     type_index = next(
@@ -210,25 +197,25 @@ def parse_option(value: str) -> OptionSpec:
     if not name:
         raise ValueError(f"option without a name: {value!r}")
     if kind in ("button", "save", "reset"):
-        return OptionSpec(name, kind)
+        return EngineOption(name, kind)
     if kind in ("spin", "slider"):
         numbers = args.split()
         if len(numbers) != 3:
             raise ValueError(f"-{kind} option needs VALUE MIN MAX: {value!r}")
         try:
-            default, low, high = (int(n) for n in numbers)
+            start, low, high = (int(n) for n in numbers)
         except ValueError:
             raise ValueError(f"-{kind} option with a non-integer: {value!r}") from None
-        return OptionSpec(name, kind, str(default), low, high)
+        return EngineOption(name, kind, str(start), low, high)
     if kind == "check":
         if args not in ("0", "1"):
             raise ValueError(f"-check option needs 0 or 1: {value!r}")
-        return OptionSpec(name, kind, args)
+        return EngineOption(name, kind, args)
     if kind == "combo":
         choices = tuple(c.strip() for c in args.split("///"))
         default = next((c[1:] for c in choices if c.startswith("*")), choices[0])
-        return OptionSpec(name, kind, default, choices=tuple(c.lstrip("*") for c in choices))
-    return OptionSpec(name, kind, args)
+        return EngineOption(name, kind, default, choices=tuple(c.lstrip("*") for c in choices))
+    return EngineOption(name, kind, args)
 
 
 def mate_from_score(score: int) -> int | None:

@@ -21,6 +21,7 @@ __all__ = [
     "Engine",
     "EngineConfig",
     "EngineError",
+    "EngineOption",
     "EngineProtocolError",
     "EngineReply",
     "EngineStalled",
@@ -130,6 +131,22 @@ class EngineConfig:
 
 
 @dataclass(frozen=True)
+class EngineOption:
+    """An option an engine declared: name, type, default, bounds (spins), choices (combos).
+
+    Both protocols declare options of the same kinds (CECP's ``feature option=``, UCI's
+    ``option name``); each client parses its own syntax into this one form.
+    """
+
+    name: str
+    type: str
+    default: str | None = None
+    min: int | None = None
+    max: int | None = None
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class GameSetup:
     """How a game starts for one engine: position, moves already played, variant, clock, side."""
 
@@ -235,6 +252,21 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def transcript(self) -> Sequence[TranscriptEntry]:
         """The bounded record of protocol lines exchanged, for debugging."""
+
+    @property
+    @abc.abstractmethod
+    def pid(self) -> int | None:
+        """The engine's process id while it runs (None before it starts)."""
+
+    @property
+    @abc.abstractmethod
+    def features(self) -> Mapping[str, str]:
+        """The features the engine announced (CECP ``feature`` lines; none over UCI)."""
+
+    @property
+    @abc.abstractmethod
+    def options(self) -> Mapping[str, EngineOption]:
+        """The options the engine declared, by name."""
 
     @abc.abstractmethod
     async def start(self) -> None:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from runner.protocol.cecp import CecpEngine
 from runner.protocol.engine import Engine, EngineConfig
+from runner.protocol.uci import UciEngine
 
 
 def make_engine(config: EngineConfig) -> Engine:
@@ -15,10 +16,6 @@ def make_engine(config: EngineConfig) -> Engine:
     if config.protocol == "cecp":
         return CecpEngine(config)
     if config.protocol == "uci":
-        try:
-            from runner.protocol.uci import UciEngine  # type: ignore[import-not-found]
-        except ImportError as exc:
-            raise ValueError(f"engine {config.name!r}: the UCI protocol is not available yet") from exc
         return UciEngine(config)
     raise ValueError(f"engine {config.name!r}: unknown protocol {config.protocol!r}")
 

@@ -1,91 +1,31 @@
-"""An engine subprocess over asyncio pipes: bounded line reads, writes, a clean stop.
+"""An engine subprocess over asyncio pipes: spawn, write lines, stop cleanly, reap.
 
-The process runs in its own session (so its own process group): stopping it signals the
-whole group, so helpers it spawned (polyglot's UCI engine, for instance) die with it.
+Its standard output is cut into bounded lines by a `LineReader` (reading.py); the rest is
+here: writes, signals, the polite-then-forceful stop, stderr's bounded tail.  The process
+runs in its own session (so its own process group): stopping it signals the whole group,
+so helpers it spawned (polyglot's UCI engine, for instance) die with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import signal
 import time
 from asyncio.subprocess import Process, SubprocessStreamProtocol
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any
 
-from runner.protocol.engine import (
-    EngineError,
-    EngineProtocolError,
-    EngineTerminated,
-    TranscriptEntry,
-)
+from runner.protocol.engine import EngineError, EngineTerminated, TranscriptEntry
+from runner.protocol.reading import LineReader
+from runner.protocol.transport import ENTRY_LIMIT, EndHandler, Line, LineHandler, clip_entry
 
-__all__ = [
-    "ENTRY_LIMIT", "EndHandler", "EngineProcess", "EngineTransport", "Line", "LineHandler",
-    "clip_entry",
-]
-
-log = logging.getLogger(__name__)
+__all__ = ["EngineProcess"]
 
 _STDERR_CHUNK = 4096
-ENTRY_LIMIT = 1024
-"""Characters of one transcript entry kept by default; longer text is cut and its length noted."""
-
-
-class Line(NamedTuple):
-    """A line read from the engine, without its end-of-line, and the monotonic read time."""
-
-    text: str
-    time: float
-
-
-LineHandler = Callable[[list[Line]], None]
-"""Called with the complete lines of each chunk of engine output, as it arrives."""
-EndHandler = Callable[[EngineError], None]
-"""Called once when the engine's output ends (EngineTerminated) or breaks a limit."""
-
-
-class EngineTransport(Protocol):
-    """What a protocol needs from the line transport; `EngineProcess` is the real one.
-
-    Clients take lines through `listen`; `EngineProcess` also offers `read_line(s)` for
-    callers that drive an engine by hand (tests, diagnostics)."""
-
-    transcript: deque[TranscriptEntry]
-
-    @property
-    def pid(self) -> int | None: ...
-
-    @property
-    def running(self) -> bool: ...
-
-    async def start(self) -> None: ...
-
-    def note(self, text: str) -> None: ...
-
-    def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None: ...
-
-    def write_nowait(self, lines: Sequence[str]) -> float: ...
-
-    async def write_lines(self, lines: Sequence[str]) -> float: ...
-
-    def send_signal(self, sig: int) -> None: ...
-
-    async def stop(
-        self,
-        quit_command: str | None = "quit",
-        *,
-        quit_timeout: float = 5.0,
-        terminate_timeout: float = 2.0,
-        use_sigterm: bool = True,
-    ) -> int | None: ...
-
-    async def kill(self) -> int | None: ...
 
 
 class EngineProcess:
@@ -115,24 +55,14 @@ class EngineProcess:
         self.transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self.entry_limit = entry_limit
         self._proc: asyncio.subprocess.Process | None = None
-        self._stdout_pipe: asyncio.ReadTransport | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._stderr_tail = bytearray()
         self._stderr_logged = 0
-        self._eof = False
         self._end_noted = False
-        self._lines: deque[Line] = deque()  # complete lines read but not yet handed out
-        self._partial = bytearray()  # the start of the next line, its newline not read yet
-        self._read_error: EngineProtocolError | None = None
-        self._waiter: asyncio.Future[None] | None = None  # a read_line(s) call waiting for data
-        self._paused = False  # stdout reading paused: too many lines queued and not read
-        self._on_lines: LineHandler | None = None
-        self._on_end: EndHandler | None = None
-        self._end_task: asyncio.Task[None] | None = None
-        self._draining = False  # stopping: output is only recorded in the transcript
-        self._drain_head = b""  # while draining: the start of the current line...
-        self._drain_length = 0  # ... and its full length in bytes
-        self._stdout_closed: asyncio.Future[None] | None = None
+        self._reader = LineReader(
+            self.transcript, line_limit=line_limit, entry_limit=entry_limit, note=self.note,
+            terminated=self._terminated, returncode=lambda: self.returncode,
+            label=self.argv[0])
 
     @property
     def pid(self) -> int | None:
@@ -162,10 +92,10 @@ class EngineProcess:
         if self.env is not None:
             env = {**os.environ, **self.env}
         loop = asyncio.get_running_loop()
-        self._stdout_closed = loop.create_future()
+        self._reader.closed = loop.create_future()
         try:
             transport, protocol = await loop.subprocess_exec(
-                lambda: _EngineProtocol(self, self.line_limit, loop),
+                lambda: _EngineProtocol(self._reader, self.line_limit, loop),
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -178,7 +108,9 @@ class EngineProcess:
         except OSError as exc:
             raise EngineError(f"cannot start {self.argv[0]!r}: {exc}") from exc
         self._proc = Process(transport, protocol, loop)
-        self._stdout_pipe = transport.get_pipe_transport(1)
+        stdout = transport.get_pipe_transport(1)
+        assert isinstance(stdout, asyncio.ReadTransport)
+        self._reader.pipe = stdout
         self.note(f"started pid {self._proc.pid}: {' '.join(self.argv)}")
         _shrink_reads(transport)
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{self.pid}")
@@ -189,12 +121,8 @@ class EngineProcess:
 
     async def read_line(self) -> Line:
         """The next stdout line; EngineTerminated at its end, EngineProtocolError if too long."""
-        if not self._lines:
-            await self._fill()
-        line = self._lines.popleft()
-        if self._paused:
-            self._resume()
-        return line
+        self._require()
+        return await self._reader.read_line()
 
     async def read_lines(self) -> list[Line]:
         """Every complete stdout line read so far (at least one: waits for it), oldest first.
@@ -202,13 +130,8 @@ class EngineProcess:
         One call per chunk of output instead of one per line: an engine printing several lines
         per move (thinking output, comments) costs one wake-up, not one per line.
         """
-        if not self._lines:
-            await self._fill()
-        lines = list(self._lines)
-        self._lines.clear()
-        if self._paused:
-            self._resume()
-        return lines
+        self._require()
+        return await self._reader.read_lines()
 
     def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None:
         """Hand every chunk's complete lines to `on_lines` as they arrive, instead of queueing
@@ -219,72 +142,11 @@ class EngineProcess:
         is logged and ends the output with an EngineError.
         """
         self._require()
-        self._on_lines, self._on_end = on_lines, on_end
-        if self._lines or self._read_error is not None or self._eof:
-            asyncio.get_running_loop().call_soon(self._deliver)
+        self._reader.listen(on_lines, on_end)
 
-    def _on_stdout(self, chunk: bytes) -> None:
-        """Protocol callback: a chunk of the engine's standard output."""
-        now = time.monotonic()
-        if self._draining:
-            self._drain_chunk(chunk, now)
-            return
-        if self._read_error is not None:
-            return  # the output is already broken; it is read on (and dropped) until stop
-        self._split(chunk, now)
-        self._deliver()
-
-    def _on_stdout_closed(self) -> None:
-        """Protocol callback: the engine's standard output is at its end."""
-        now = time.monotonic()
-        if self._draining:
-            if self._drain_length:
-                self._record_drained(now, self._drain_head, self._drain_length)
-                self._drain_head, self._drain_length = b"", 0
-        else:
-            if self._partial and self._read_error is None:
-                self._split(b"\n", now)  # the last line, without its newline: end it as one
-            self._eof = True
-            self._deliver()
-        if self._stdout_closed is not None and not self._stdout_closed.done():
-            self._stdout_closed.set_result(None)
-
-    def _deliver(self) -> None:
-        """Pass queued lines (and the end of the output) to the listener, or wake a reader."""
-        on_lines = self._on_lines
-        if on_lines is None:
-            waiter = self._waiter
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
-            elif len(self._lines) > _QUEUE_LIMIT and not self._paused \
-                    and self._stdout_pipe is not None:
-                self._stdout_pipe.pause_reading()  # nobody reads: let the engine wait
-                self._paused = True
-            return
-        if self._lines:
-            lines = list(self._lines)
-            self._lines.clear()
-            try:
-                on_lines(lines)
-            except Exception as exc:  # a bug of ours must not pass for the engine's output
-                log.exception("error while handling the output of %s", self.argv[0])
-                self._end(EngineError(f"runner error while reading the engine: {exc!r}"))
-                return
-        if self._read_error is not None:
-            self._end(self._read_error)
-        elif self._eof and self._end_task is None:
-            self._end_task = asyncio.get_running_loop().create_task(
-                self._end_of_output(), name=f"stdout-end-{self.pid}")
-
-    async def _end_of_output(self) -> None:
-        """The listener's end of output: the exit code is awaited a moment, then reported."""
-        self._end(EngineTerminated(await self._note_end(), self._stderr_summary()))
-
-    def _end(self, exc: EngineError) -> None:
-        """Tell the listener, once, that the output has ended."""
-        on_end, self._on_end, self._on_lines = self._on_end, None, None
-        if on_end is not None:
-            on_end(exc)
+    async def _terminated(self) -> EngineTerminated:
+        """The error for the end of output: the exit code (awaited a moment) and stderr's tail."""
+        return EngineTerminated(await self._note_end(), self._stderr_summary())
 
     async def _note_end(self) -> int | None:
         """The exit code soon after the end of output, noted once in the transcript."""
@@ -293,72 +155,6 @@ class EngineProcess:
             self._end_noted = True
             self.note(f"end of output (exit code {code})")
         return code
-
-    def _resume(self) -> None:
-        if len(self._lines) <= _QUEUE_LIMIT // 2 and self._stdout_pipe is not None:
-            self._paused = False
-            self._stdout_pipe.resume_reading()
-
-    async def _fill(self) -> None:
-        """Wait until at least one complete line is queued (or fail as documented)."""
-        proc = self._require()
-        if self._draining:
-            raise EngineTerminated(proc.returncode, "the engine is being stopped")
-        if self._on_lines is not None:
-            raise RuntimeError("read_lines() while a listener takes the lines")
-        while not self._lines:
-            if self._read_error is not None:
-                raise self._read_error
-            if self._eof:
-                raise EngineTerminated(await self._note_end(), self._stderr_summary())
-            if self._paused:
-                self._resume()
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-
-    def _split(self, chunk: bytes, now: float) -> None:
-        """Queue the complete lines in `chunk`; keep the unfinished end for the next chunk."""
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            self._partial += chunk
-            self._check_length(len(self._partial))
-            return
-        if self._partial:
-            self._partial += chunk[:end]
-            complete = bytes(self._partial)
-            self._partial.clear()
-        else:
-            complete = chunk[:end]
-        self._partial += chunk[end + 1:]
-        # Decoded once for the chunk: the newline bytes cannot be part of a UTF-8 sequence.
-        texts = complete.decode("utf-8", errors="replace").split("\n")
-        if len(complete) > self.line_limit:
-            # A line (in bytes) over the limit, counted the slow way now that it may be here.
-            for count, raw in enumerate(complete.split(b"\n")):
-                if len(raw) > self.line_limit:
-                    self._check_length(len(raw))
-                    texts = texts[:count]  # the lines before it stay queued
-                    break
-        limit = self.entry_limit
-        transcript, lines = self.transcript, self._lines
-        for text in texts:
-            if text[-1:] == "\r":
-                text = text.rstrip("\r")
-            transcript.append(TranscriptEntry(
-                now, "<", text if len(text) <= limit else clip_entry(text, limit)))
-            lines.append(Line(text, now))
-        self._check_length(len(self._partial))
-
-    def _check_length(self, length: int) -> None:
-        """A line longer than `line_limit` is the engine's fault: fail its next read."""
-        if length > self.line_limit and self._read_error is None:
-            self.note(f"line longer than {self.line_limit} bytes")
-            self._read_error = EngineProtocolError(
-                f"engine wrote a line longer than {self.line_limit} bytes")
-            self._partial.clear()
 
     def write_nowait(self, lines: Sequence[str]) -> float:
         """Write lines without waiting for the pipe to drain (small answers inside a line
@@ -442,48 +238,9 @@ class EngineProcess:
         return proc.returncode
 
     def _start_drain(self) -> None:
-        """Keep reading stdout while stopping, only recording it: an engine blocked on a full
-        pipe cannot quit, and asyncio reaps a process only once all its pipes are closed.
-        A line split over chunks stays one entry (its head kept, its full length counted),
-        so a flood costs one bounded entry."""
-        if self._draining or self._proc is None:
-            return
-        self._draining = True
-        self._on_lines = self._on_end = None
-        # The start of the current unfinished line (it may have begun in a chunk already
-        # split) and that line's full length in bytes.
-        self._drain_head = bytes(self._partial[:self.entry_limit + 4])
-        self._drain_length = len(self._partial)
-        self._partial.clear()
-        if self._paused and self._stdout_pipe is not None:
-            self._paused = False
-            self._stdout_pipe.resume_reading()
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _drain_chunk(self, chunk: bytes, now: float) -> None:
-        """Record a chunk read while stopping, line by line, each entry bounded."""
-        head, length = self._drain_head, self._drain_length
-        pieces = chunk.split(b"\n")
-        last = len(pieces) - 1
-        for index, piece in enumerate(pieces):
-            room = self.entry_limit + 4 - len(head)  # + 4: a UTF-8 character's bytes
-            if room > 0:
-                head += piece[:room]
-            length += len(piece)
-            if index < last:  # a newline ends this line
-                self._record_drained(now, head, length)
-                head, length = b"", 0
-        self._drain_head, self._drain_length = head, length
-
-    def _record_drained(self, when: float, head: bytes, length: int) -> None:
-        text = _decode(head.rstrip(b"\r"))
-        if length > len(head):  # the line was longer than the head kept of it
-            text = clip_entry(text, self.entry_limit, length, unit="bytes")
-            self.transcript.append(TranscriptEntry(when, "<", text))
-        else:
-            self._record(when, "<", text)
+        """From now on stdout is only recorded (see `LineReader.start_drain`)."""
+        if self._proc is not None:
+            self._reader.start_drain()
 
     def _record(self, when: float, direction: str, text: str) -> None:
         """Append a transcript entry, its text clipped to `entry_limit`."""
@@ -529,7 +286,11 @@ class EngineProcess:
         exited: asyncio.Future[None] = loop.create_future()
         pidfd = _open_pidfd(proc.pid)
         if pidfd is not None:
-            loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
+            def on_exit() -> None:
+                if not exited.done():
+                    exited.set_result(None)
+
+            loop.add_reader(pidfd, on_exit)
         try:
             delay = 0.001
             while proc.returncode is None:
@@ -558,12 +319,12 @@ class EngineProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, signal.SIGKILL)
             self.note("killed leftover members of the process group")
-        for waited in (self._stdout_closed, self._stderr_task):
+        for waited in (self._reader.closed, self._stderr_task):
             if waited is None:
                 continue
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(waited), 0.5)
-        for task in (self._stderr_task, self._end_task):
+        for task in (self._stderr_task, self._reader.end_task):
             if task is None:
                 continue
             task.cancel()
@@ -605,8 +366,6 @@ class EngineProcess:
         return " | ".join(tail)
 
 
-_QUEUE_LIMIT = 10_000
-"""Lines queued unread (no listener) before stdout reading pauses until they are read."""
 _READ_CHUNK = 65536
 """Bytes asked of the engine's pipes per read: a Linux pipe holds 64 KiB, so one read empties it."""
 
@@ -615,14 +374,15 @@ def _shrink_reads(transport: asyncio.SubprocessTransport) -> None:
     """Read the engine's stdout and stderr in 64 KiB chunks instead of asyncio's 256 KiB.
 
     Every read of 256 KiB allocates (and mostly frees) a buffer above glibc's mmap threshold;
-    for short engine lines that was about an eighth of the runner's CPU per move (measured with
-    benchmarks/overhead.py: 396 -> 342 us). ``max_size`` is an attribute of asyncio's pipe
+    for short engine lines that is a sizeable share of the runner's CPU per move (figures in
+    the commit that made this change). ``max_size`` is an attribute of asyncio's pipe
     transports, not public API; without it nothing changes but the speed.
     """
     for fd in (1, 2):
         pipe = transport.get_pipe_transport(fd)
-        if pipe is not None and isinstance(getattr(pipe, "max_size", None), int):
-            pipe.max_size = _READ_CHUNK
+        sized: Any = pipe
+        if sized is not None and isinstance(getattr(sized, "max_size", None), int):
+            sized.max_size = _READ_CHUNK
 
 
 class _EngineProtocol(SubprocessStreamProtocol):
@@ -632,14 +392,14 @@ class _EngineProtocol(SubprocessStreamProtocol):
     the read callback itself, so no reader task has to wake up for them.
     """
 
-    def __init__(self, owner: EngineProcess, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, reader: LineReader, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(limit=limit, loop=loop)
-        self._owner = owner
+        self._reader = reader
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        """stdout to the owner, the rest as asyncio does it."""
-        if fd == 1:
-            self._owner._on_stdout(data)
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        """stdout to the line reader, the rest as asyncio does it."""
+        if fd == 1 and isinstance(data, bytes):
+            self._reader.on_chunk(data, time.monotonic())
         else:
             super().pipe_data_received(fd, data)
 
@@ -647,16 +407,7 @@ class _EngineProtocol(SubprocessStreamProtocol):
         """The end of stdout is the owner's to handle; asyncio's bookkeeping still runs."""
         super().pipe_connection_lost(fd, exc)
         if fd == 1:
-            self._owner._on_stdout_closed()
-
-
-def clip_entry(text: str, limit: int = ENTRY_LIMIT, length: int | None = None, *,
-               unit: str = "characters") -> str:
-    """`text` cut to `limit` characters, noting the full length (`length` if given, in `unit`)."""
-    if len(text) <= limit and length is None:
-        return text
-    full = len(text) if length is None else length
-    return f"{text[:limit]} [... {full} {unit} in all]"
+            self._reader.on_closed(time.monotonic())
 
 
 def _open_pidfd(pid: int) -> int | None:
@@ -665,10 +416,6 @@ def _open_pidfd(pid: int) -> int | None:
     if opener is None:
         return None
     try:
-        return opener(pid)
+        return int(opener(pid))
     except OSError:
         return None
-
-
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")

@@ -50,8 +50,6 @@ from runner.tournament.events import (
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import Pairing, pairing_for
 from runner.tournament.runtime import (
-    adjudication_rules,
-    engine_config,
     engine_configs,
     game_job,
     local_scheduler,
@@ -67,18 +65,7 @@ from runner.tournament.scheduler import (
 from runner.tournament.scoreboard import Scoreboard
 from runner.tournament.writer import GameWriter
 
-__all__ = [
-    "Event",
-    "GameFinished",
-    "GameStarted",
-    "Notice",
-    "RunOutcome",
-    "Tournament",
-    "TournamentError",
-    "adjudication_rules",
-    "engine_config",
-    "sprt_spec",
-]
+__all__ = ["Tournament"]
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,8 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from runner.game.job import GameJob
-from runner.game.play import GameRecord, GameTermination, play_game
+from runner.game.play import play_game
+from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine
 from runner.tournament.events import Notice
@@ -290,7 +291,7 @@ class LocalScheduler(Scheduler):
 
     async def _pin(self, engine: Engine, slot: int) -> None:
         """Pin an engine process to the slot's CPU (its later threads and children follow)."""
-        pid = getattr(engine, "pid", None)
+        pid = engine.pid
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         if pid is None or not cpus:
             return

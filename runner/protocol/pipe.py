@@ -1,0 +1,210 @@
+"""`PipeEngine`: what every engine client over pipes shares, whatever protocol it speaks.
+
+The lifecycle of the process (spawn, listen, quit, kill), the name and transcript, and
+the waits: a move request answered by one reply future, a synchronisation request
+answered by a numbered future, the liveness check every call makes first.  A protocol
+subclass says how lines are read (`_handle`), which futures wait on the output
+(`_waiters`), what the engine calls itself and whether it may be sent SIGTERM.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import dataclasses
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from runner.protocol.engine import (
+    Engine,
+    EngineConfig,
+    EngineError,
+    EngineReply,
+    GameSetup,
+    SearchInfo,
+    TranscriptEntry,
+)
+from runner.protocol.process import EngineProcess
+from runner.protocol.transport import EngineTransport, Line
+from runner.protocol.waiting import OutputState, wait_answer
+
+__all__ = ["PipeEngine"]
+
+_T = TypeVar("_T")
+
+
+class PipeEngine(Engine):
+    """An `Engine` whose process is spoken to over pipes: the lifecycle and the waits."""
+
+    def __init__(self, config: EngineConfig, transport: EngineTransport | None) -> None:
+        """`transport` replaces the subprocess for the first start (a scripted double in tests)."""
+        self.config = config
+        self.startup_seconds: float | None = None
+        """Seconds the last start took, spawn to handshake done."""
+        self._transport_given = transport
+        self._proc: EngineTransport | None = None
+        self._output = OutputState()
+        self._setup: GameSetup | None = None
+        self._reply: asyncio.Future[EngineReply] | None = None
+        self._reply_sent_at = 0.0
+        self._info: SearchInfo | None = None
+        self._messages: list[str] = []
+
+    # ----------------------------------------------------------------- what subclasses say
+
+    @abc.abstractmethod
+    def _self_name(self) -> str | None:
+        """The name the engine gave itself, if it did."""
+
+    @abc.abstractmethod
+    def _handle(self, line: Line) -> object:
+        """Act on one line the engine printed."""
+
+    @abc.abstractmethod
+    def _waiters(self) -> Iterable[asyncio.Future[Any] | None]:
+        """The futures waiting on the engine's output now (failed when it ends)."""
+
+    def _accepts_sigterm(self) -> bool:
+        """Whether `quit` may send SIGTERM before SIGKILL."""
+        return True
+
+    # ----------------------------------------------------------------- Engine API
+
+    @property
+    def name(self) -> str:
+        """The configured name, else the engine's own, else its command."""
+        return self.config.name or self._self_name() or self.config.argv[0]
+
+    @property
+    def transcript(self) -> Sequence[TranscriptEntry]:
+        """Sent and received lines with monotonic times (bounded)."""
+        return tuple(self._proc.transcript) if self._proc is not None else ()
+
+    @property
+    def pid(self) -> int | None:
+        """The engine's process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    async def quit(self) -> int | None:
+        """``quit``, then SIGTERM (if the engine allows it) and SIGKILL to the group."""
+        if self._proc is None:
+            return None
+        self._output.stop(self.name)
+        return await self._proc.stop(
+            "quit",
+            quit_timeout=self.config.quit_timeout,
+            terminate_timeout=self.config.terminate_timeout,
+            use_sigterm=self._accepts_sigterm(),
+        )
+
+    async def kill(self) -> int | None:
+        """SIGKILL the engine's process group and reap it."""
+        if self._proc is None:
+            return None
+        self._output.stop(self.name)
+        return await self._proc.kill()
+
+    # ----------------------------------------------------------------- the process
+
+    async def _spawn(self) -> EngineTransport:
+        """Start a process (or the transport given once) and take its output from now on."""
+        cfg = self.config
+        proc = self._transport_given or EngineProcess(
+            cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
+            stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
+            transcript_size=cfg.transcript_size,
+        )
+        self._transport_given = None  # a restart spawns a real process
+        self._proc = proc
+        await proc.start()
+        return proc
+
+    def _listen(self, proc: EngineTransport) -> None:
+        """Take the output of `proc` (after anything noted about earlier attempts)."""
+        self._output.begin()
+        proc.listen(self._on_lines, self._on_end)
+
+    @property
+    def _running(self) -> bool:
+        """Whether a process was started and has not exited."""
+        return self._proc is not None and self._proc.running
+
+    def _on_lines(self, lines: list[Line]) -> None:
+        """Act on each line of a chunk of output, as it arrives (see EngineTransport.listen)."""
+        for line in lines:
+            self._handle(line)
+
+    def _on_end(self, exc: EngineError) -> None:
+        """The output ended or broke a limit: whoever waits for an answer gets `exc`."""
+        self._output.end(exc, self._waiters())
+
+    # ----------------------------------------------------------------- requests and waits
+
+    def _check_turn(self, setup: GameSetup, moves: Sequence[str]) -> bool:
+        """Raise unless the engine's side is to move after `moves`; whether White is."""
+        to_move = setup.first_to_move if len(moves) % 2 == 0 else setup.first_to_move.other
+        if to_move is not setup.side:
+            raise ValueError(
+                f"it is {to_move.value}'s turn, but {self.name} plays {setup.side.value}")
+        return to_move.value == "white"
+
+    def _begin_search(self) -> None:
+        """A move is asked for: a new reply future, and this search's info and messages."""
+        self._reply = asyncio.get_running_loop().create_future()
+        self._info = None
+        self._messages = []
+
+    async def _await_reply(self, lines: Sequence[str], timeout: float | None,
+                           what: str) -> EngineReply:
+        """Send `lines` and await the reply `_begin_search` prepared; EngineStalled(`what`)."""
+        assert self._reply is not None
+        try:
+            sent_at = await self._send(*lines)
+            self._reply_sent_at = sent_at
+            reply = await self._wait(self._reply, timeout, what)
+        finally:
+            self._reply = None
+        if reply.sent_at != sent_at:  # the answer was read before the write had drained
+            reply = dataclasses.replace(reply, sent_at=sent_at)
+        return reply
+
+    async def _round_trip(self, waiters: dict[int, asyncio.Future[float]], number: int,
+                          command: str, timeout: float, what: str) -> float:
+        """Send `command` and await the answer numbered `number`; the latency in seconds."""
+        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        waiters[number] = future
+        try:
+            sent = await self._send(command)
+            answered = await self._wait(future, timeout, what)
+        finally:
+            waiters.pop(number, None)
+        return max(0.0, answered - sent)
+
+    def _patient(self, timeout: float) -> float:
+        """Engines that showed a long start-up get a proportionally longer wait."""
+        return max(timeout, 2.0 * (self.startup_seconds or 0.0))
+
+    def _started(self, began: float) -> None:
+        """Start-up is complete: remember how long it took."""
+        self.startup_seconds = time.monotonic() - began
+
+    async def _wait(self, future: asyncio.Future[_T], timeout: float | None, what: str) -> _T:
+        """Await one of our own futures; EngineStalled after `timeout`."""
+        return await wait_answer(future, timeout, f"{self.name}: {what}")
+
+    def _check_alive(self) -> None:
+        self._output.check(self.name)
+
+    def _require_game(self) -> GameSetup:
+        if self._setup is None:
+            raise RuntimeError("play() called outside a game: call new_game() first")
+        return self._setup
+
+    async def _send(self, *lines: str) -> float:
+        assert self._proc is not None
+        return await self._proc.write_lines(lines)
+
+    def _proc_note(self, text: str) -> None:
+        if self._proc is not None:
+            self._proc.note(text)

@@ -1,0 +1,88 @@
+"""What a protocol client needs from the line transport under it, and the lines it reads.
+
+`EngineProcess` (process.py) is the real transport; tests put scripted doubles in its
+place.  Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Protocol
+
+from runner.protocol.engine import EngineError, TranscriptEntry
+
+__all__ = ["ENTRY_LIMIT", "EndHandler", "EngineTransport", "Line", "LineHandler", "clip_entry"]
+
+ENTRY_LIMIT = 1024
+"""Characters of one transcript entry kept by default; longer text is cut and its length noted."""
+
+
+class Line(NamedTuple):
+    """A line read from the engine, without its end-of-line, and the monotonic read time."""
+
+    text: str
+    time: float
+
+
+LineHandler = Callable[[list[Line]], None]
+"""Called with the complete lines of each chunk of engine output, as it arrives."""
+EndHandler = Callable[[EngineError], None]
+"""Called once when the engine's output ends (EngineTerminated) or breaks a limit."""
+
+
+class EngineTransport(Protocol):
+    """What a protocol needs from the line transport; `EngineProcess` is the real one.
+
+    Clients take lines through `listen`; `EngineProcess` also offers `read_line(s)` for
+    callers that drive an engine by hand (tests, diagnostics)."""
+
+    transcript: deque[TranscriptEntry]
+
+    @property
+    def pid(self) -> int | None:
+        """The process id, once started."""
+
+    @property
+    def running(self) -> bool:
+        """Whether the process was started and has not been reaped yet."""
+
+    async def start(self) -> None:
+        """Spawn the process."""
+
+    def note(self, text: str) -> None:
+        """Add a host-side note to the transcript."""
+
+    def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None:
+        """Hand every chunk's complete lines to `on_lines`; `on_end` gets the end of output."""
+
+    def write_nowait(self, lines: Sequence[str]) -> float:
+        """Write lines without waiting for the pipe to drain; the monotonic time."""
+
+    async def write_lines(self, lines: Sequence[str]) -> float:
+        """Write lines and drain; the monotonic time after it."""
+
+    def send_signal(self, sig: int) -> None:
+        """Send a signal to the engine process itself."""
+
+    async def stop(
+        self,
+        quit_command: str | None = "quit",
+        *,
+        quit_timeout: float = 5.0,
+        terminate_timeout: float = 2.0,
+        use_sigterm: bool = True,
+    ) -> int | None:
+        """Quit politely, then signal the process group; the exit code."""
+
+    async def kill(self) -> int | None:
+        """SIGKILL the process group at once; the exit code."""
+
+
+def clip_entry(text: str, limit: int = ENTRY_LIMIT, length: int | None = None, *,
+               unit: str = "characters") -> str:
+    """`text` cut to `limit` characters, noting the full length (`length` if given, in `unit`)."""
+    if len(text) <= limit and length is None:
+        return text
+    full = len(text) if length is None else length
+    return f"{text[:limit]} [... {full} {unit} in all]"

@@ -1,0 +1,272 @@
+"""Pure parsers and formatters for the UCI wire: option declarations, ``info`` and
+``bestmove`` lines, and the ``position`` and ``go`` commands.
+
+No I/O here: every function maps strings to values, so the wire format is tested with
+plain tables; `UciEngine` (uci.py) speaks the protocol with them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runner.clock import TimeControl
+from runner.protocol.engine import ClockState, EngineOption
+
+__all__ = [
+    "OPTION_TYPES",
+    "UciInfo",
+    "format_go",
+    "format_position",
+    "option_value",
+    "parse_bestmove",
+    "parse_info",
+    "parse_option",
+]
+
+OPTION_TYPES = frozenset({"check", "spin", "combo", "button", "string"})
+"""The option types UCI declares."""
+
+_OPTION_KEYWORDS = frozenset({"default", "min", "max", "var"})
+_INT_FIELDS = frozenset({"depth", "seldepth", "nodes", "nps", "time", "hashfull", "tbhits",
+                         "sbhits", "multipv", "currmovenumber", "cpuload"})
+_MOVE_RE = re.compile(r"^(?:[a-h][1-8][a-h][1-8][qrbnk]?|0000)$")
+_NULL_MOVES = frozenset({"0000", "(none)", "none", "null"})
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+_NO_LIMIT_MS = 86_400_000  # untimed, no depth or nodes: a day per move (CECP sends st 86400)
+
+
+# ----------------------------------------------------------------------------- options
+
+
+def option_value(option: EngineOption, value: object) -> str | None:
+    """`value` for `option` as it goes on the wire (None: a button, no value); ValueError
+    if the declaration forbids it."""
+    text = _option_text(value)
+    name = option.name
+    if "\n" in text or "\r" in text:
+        raise ValueError(f"option {name!r}: a value may not contain a line break")
+    if option.type == "button":
+        if text not in ("", "true", "True"):
+            raise ValueError(f"option {name!r} is a button: it takes no value, not {text!r}")
+        return None
+    if option.type == "check":
+        lowered = text.strip().lower()
+        if lowered in _TRUE:
+            return "true"
+        if lowered in _FALSE:
+            return "false"
+        raise ValueError(f"option {name!r} is a check: true or false, not {text!r}")
+    if option.type == "spin":
+        try:
+            number = int(text.strip())
+        except ValueError:
+            raise ValueError(f"option {name!r} is a spin: an integer, not {text!r}") from None
+        if (option.min is not None and number < option.min) or \
+                (option.max is not None and number > option.max):
+            raise ValueError(f"option {name!r}: {number} is outside {option.min}..{option.max}")
+        return str(number)
+    if option.type == "combo":
+        for choice in option.choices:
+            if choice.lower() == text.strip().lower():
+                return choice
+        raise ValueError(f"option {name!r}: {text!r} is not one of {', '.join(option.choices)}")
+    return text  # string
+
+
+def _option_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def parse_option(text: str) -> EngineOption:
+    """Parse ``option name N type T [default D] [min m] [max M] [var V]*``; ValueError if bad.
+
+    Names and values may hold spaces: a name runs up to ``type``, a value up to the next
+    keyword.  An empty default (``default`` alone, or ``<empty>``) is the empty string.
+    """
+    tokens = text.split()
+    if len(tokens) < 2 or tokens[0] != "option" or tokens[1] != "name":
+        raise ValueError(f"not an option declaration: {text!r}")
+    try:
+        type_at = tokens.index("type", 2)
+    except ValueError:
+        raise ValueError(f"option declaration without a type: {text!r}") from None
+    name = " ".join(tokens[2:type_at])
+    if not name or type_at + 1 >= len(tokens):
+        raise ValueError(f"option declaration without a name or type: {text!r}")
+    kind = tokens[type_at + 1]
+    if kind not in OPTION_TYPES:
+        raise ValueError(f"option {name!r}: unknown type {kind!r}")
+    fields: dict[str, list[str]] = {}
+    vars_: list[str] = []
+    key: str | None = None
+    words: list[str] = []
+
+    def close() -> None:
+        if key == "var":
+            vars_.append(" ".join(words))
+        elif key is not None:
+            fields[key] = words
+
+    for token in tokens[type_at + 2:]:
+        if token in _OPTION_KEYWORDS:
+            close()
+            key, words = token, []
+        elif key is not None:
+            words.append(token)
+    close()
+    default = None
+    if "default" in fields:
+        default = " ".join(fields["default"])
+        if default == "<empty>":
+            default = ""
+    return EngineOption(name, kind, default, _option_int(name, fields.get("min")),
+                         _option_int(name, fields.get("max")), tuple(vars_))
+
+
+def _option_int(name: str, words: list[str] | None) -> int | None:
+    if not words:
+        return None
+    try:
+        return int(words[0])
+    except ValueError:
+        raise ValueError(f"option {name!r}: bound {words[0]!r} is not an integer") from None
+
+
+@dataclass(frozen=True)
+class UciInfo:
+    """One ``info`` line, parsed (fields absent from the line are None)."""
+
+    depth: int | None = None
+    seldepth: int | None = None
+    score_cp: int | None = None
+    mate: int | None = None
+    bound: str | None = None
+    """``lower`` or ``upper`` when the score is only a bound, else None."""
+    nodes: int | None = None
+    nps: int | None = None
+    time: float | None = None
+    """Seconds (UCI sends milliseconds)."""
+    hashfull: int | None = None
+    tbhits: int | None = None
+    multipv: int | None = None
+    pv: tuple[str, ...] = ()
+    currmove: str | None = None
+    string: str | None = None
+
+    @property
+    def has_score(self) -> bool:
+        """Whether the line carried a score."""
+        return self.score_cp is not None or self.mate is not None
+
+
+def parse_info(text: str) -> UciInfo:
+    """Parse an ``info`` line leniently: unknown or malformed fields are skipped, never fatal."""
+    tokens = text.split()
+    values: dict[str, object] = {}
+    index = 1 if tokens and tokens[0] == "info" else 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        if token == "string":
+            values["string"] = text.split("string", 1)[1].strip()
+            break
+        if token in _INT_FIELDS:
+            if index < len(tokens):
+                with contextlib.suppress(ValueError):
+                    values[token] = int(tokens[index])
+                index += 1
+        elif token == "score":
+            while index < len(tokens) and tokens[index] in ("cp", "mate", "lowerbound",
+                                                            "upperbound"):
+                word = tokens[index]
+                index += 1
+                if word in ("lowerbound", "upperbound"):
+                    values["bound"] = word[:5]
+                elif index < len(tokens):
+                    with contextlib.suppress(ValueError):
+                        values["score_cp" if word == "cp" else "mate"] = int(tokens[index])
+                    index += 1
+        elif token in ("pv", "refutation", "currline"):
+            moves = []
+            while index < len(tokens) and _MOVE_RE.match(tokens[index].lower()):
+                moves.append(tokens[index].lower())
+                index += 1
+            if token == "pv":
+                values["pv"] = tuple(moves)
+        elif token == "currmove" and index < len(tokens):
+            values["currmove"] = tokens[index]
+            index += 1
+        elif token == "wdl":
+            index += 3
+    ms = values.pop("time", None)
+    values.pop("sbhits", None)
+    values.pop("currmovenumber", None)
+    values.pop("cpuload", None)
+    return UciInfo(**values, time=ms / 1000.0 if isinstance(ms, int) else None)  # type: ignore[arg-type]
+
+
+def parse_bestmove(text: str) -> tuple[str, str | None]:
+    """``bestmove X [ponder Y]`` -> (X, Y); a null answer (``(none)``, ``0000``, nothing)
+    comes back as ``0000``, which no legal position accepts as a move."""
+    tokens = text.split()
+    move = tokens[1] if len(tokens) > 1 else "0000"
+    if move.lower() in _NULL_MOVES:
+        move = "0000"
+    elif _MOVE_RE.match(move.lower()):
+        move = move.lower()
+    ponder = None
+    if len(tokens) > 3 and tokens[2] == "ponder":
+        ponder = tokens[3]
+    return move, ponder
+
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def format_position(start_fen: str | None, moves: Sequence[str]) -> str:
+    """``position startpos|fen FEN [moves ...]``."""
+    head = "position startpos" if start_fen is None else f"position fen {start_fen}"
+    return f"{head} moves {' '.join(moves)}" if moves else head
+
+
+def format_go(tc: TimeControl, clocks: ClockState, white_to_move: bool) -> str:
+    """The ``go`` command for a time control and the clocks when the engine must move.
+
+    The opponent's increment comes from `clocks` (the engine's own when it is not given);
+    depth and node limits combine with any clock.
+    """
+    parts = ["go"]
+    if tc.move_time is not None:
+        parts += ["movetime", str(_milliseconds(tc.move_time))]
+    elif tc.periods and clocks.own is not None:
+        increment = tc.period(clocks.period).increment
+        own, other = ("w", "b") if white_to_move else ("b", "w")
+        parts += [f"{own}time", str(_milliseconds(clocks.own))]
+        if clocks.opponent is not None:
+            parts += [f"{other}time", str(_milliseconds(clocks.opponent))]
+        if increment:
+            parts += [f"{own}inc", str(_milliseconds(increment))]
+        if clocks.opponent is not None:
+            other_increment = (increment if clocks.opponent_increment is None
+                               else clocks.opponent_increment)
+            if other_increment:
+                parts += [f"{other}inc", str(_milliseconds(other_increment))]
+        if clocks.moves_to_go is not None:
+            parts += ["movestogo", str(max(1, clocks.moves_to_go))]
+    if tc.depth is not None:
+        parts += ["depth", str(tc.depth)]
+    if tc.nodes is not None:
+        parts += ["nodes", str(tc.nodes)]
+    if len(parts) == 1:
+        parts += ["movetime", str(_NO_LIMIT_MS)]
+    return " ".join(parts)
+
+
+def _milliseconds(seconds: float) -> int:
+    return max(0, round(seconds * 1000))
