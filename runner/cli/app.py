@@ -8,22 +8,19 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
+from runner.cli.errors import UserError, open_db, report_error
+
 app = typer.Typer(
     help="Run chess-engine matches, gauntlets and round-robins; compare engine versions.",
     no_args_is_help=True,
     add_completion=False,
 )
 console = Console()
-err_console = Console(stderr=True)
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from runner.stats import MatchStats
-
-
-class UserError(Exception):
-    """An error the user can act on: printed plainly, exit code 2."""
 
 
 @app.command()
@@ -203,17 +200,9 @@ def db_upgrade(
     ),
 ) -> None:
     """Create the database or bring its schema up to date (alembic upgrade head)."""
-    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+    from runner.store.db import current_revision
 
-    from runner.store.db import current_revision, open_database
-
-    try:
-        database = open_database(db)
-    except ArgumentError as exc:
-        raise UserError(f"bad database URL {db!r}: {exc}") from exc
-    except (SQLAlchemyError, OSError) as exc:
-        raise UserError(f"cannot open or upgrade the database: {exc}") from exc
-    with database:
+    with open_db(db) as database:
         revision = current_revision(database.engine)
         console.print(f"{database.engine.url.render_as_string(hide_password=True)}: schema at "
                       f"revision {revision}", highlight=False, markup=False)
@@ -239,5 +228,5 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        report_error(str(exc))
         sys.exit(2)

@@ -15,14 +15,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from runner.cli.errors import exit_on_error
 from runner.cli.help import vocabulary_help
-from runner.cli.vocabulary import (
-    PASSTHROUGH,
-    CommandLineError,
-    exit_on_error,
-    read_arguments,
-    read_engine,
-)
+from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments, read_engine
 from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
@@ -66,7 +61,8 @@ def play_command(ctx: typer.Context) -> None:
         raise exit_on_error(exc) from None
     record = asyncio.run(_play_one([engine_config(white), engine_config(black)], spec))
     sys.stdout.write(game_pgn(record))
-    _err.print(f"{record.white} vs {record.black}: {record.result} ({record.reason})", highlight=False)
+    _err.print(f"{record.white} vs {record.black}: {record.result} ({record.reason})", highlight=False,
+               markup=False)
 
 
 async def _play_one(configs: list[EngineConfig], spec: GameSpec):
@@ -108,12 +104,13 @@ async def _check(config: EngineConfig, movetime: float) -> int:
     from runner.protocol.factory import make_engine, stop_engines
     from runner.rules import Board
 
-    console = Console()
+    # Names, features, options and errors all come from the engine: nothing here is markup.
+    console = Console(markup=False, highlight=False)
     engine = make_engine(config)
     try:
         began = time.monotonic()
         await engine.start()
-        console.print(f"[bold]{engine.name}[/] started in {time.monotonic() - began:.3f} s", highlight=False)
+        console.print(f"{engine.name} started in {time.monotonic() - began:.3f} s")
         if engine.features:
             table = Table("feature", "value", title="features")
             for key, value in engine.features.items():
@@ -139,11 +136,12 @@ async def _check(config: EngineConfig, movetime: float) -> int:
             legality = "ILLEGAL"
         info = reply.info
         console.print(f"move from the start position: {reply.move} {legality} in {reply.elapsed:.3f} s"
-                      + (f", depth {info.depth}, score {info.score_cp}" if info else ""), highlight=False)
+                      + (f", depth {info.depth}, score {info.score_cp}" if info else ""), highlight=False,
+                      markup=False)
         await engine.end_game("*")
         return 0 if legality != "ILLEGAL" else 1
     except EngineError as exc:
-        console.print(f"[bold red]engine failed:[/] {exc}", highlight=False)
+        console.print(f"engine failed: {exc}", style="bold red")
         for entry in list(engine.transcript)[-20:]:
             console.print(str(entry), highlight=False, markup=False)
         return 1

@@ -16,20 +16,19 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
+from runner.cli.errors import err_console as _err
+from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import vocabulary_help
-from runner.cli.vocabulary import (
-    PASSTHROUGH,
-    CommandLineError,
-    exit_on_error,
-    read_arguments,
-)
+from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
 from runner.config.parse import load_config
-from runner.store import Database, GameFilter, open_database, stream_games, tournaments
+from runner.store import GameFilter, stream_games, tournaments
 from runner.tournament.scoreboard import Scoreboard
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
@@ -37,7 +36,6 @@ if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the
     from runner.tournament.run import Tournament
 
 _out = Console()
-_err = Console(stderr=True)
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -53,7 +51,7 @@ class _View:
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
-        self.task = self.progress.add_task(tournament.config.name, total=tournament.total_games,
+        self.task = self.progress.add_task(escape(tournament.config.name), total=tournament.total_games,
                                            completed=tournament.done_games)
         self.live: Live | None = None
         self.last_notice = ""
@@ -77,7 +75,7 @@ class _View:
             parts.append(f"SPRT: LLR {sprt.llr:.2f} [{sprt.lower_bound:.2f}, "
                          f"{sprt.upper_bound:.2f}] {sprt.decision.value}")
         if self.last_notice:
-            parts.append(f"[yellow]{self.last_notice}[/]")
+            parts.append(f"[yellow]{escape(self.last_notice)}[/]")
         return Group(*parts)
 
     def event(self, event: Event) -> None:
@@ -91,16 +89,16 @@ class _View:
                 job = event.job
                 tail = " (will be replayed)" if event.replay else ""
                 _err.print(f"Finished game {job.index + 1} ({job.white} vs {job.black}): "
-                           f"{event.result} {{{event.reason}}}{tail}", highlight=False)
+                           f"{event.result} {{{event.reason}}}{tail}", highlight=False, markup=False)
         elif isinstance(event, GameStarted):
             if not self.live_enabled and not self.quiet:
                 job = event.job
                 _err.print(f"Started game {job.index + 1} of {self.tournament.total_games} "
-                           f"({job.white} vs {job.black})", highlight=False)
+                           f"({job.white} vs {job.black})", highlight=False, markup=False)
         elif isinstance(event, Notice):
             self.last_notice = event.text
             if not self.live_enabled:
-                _err.print(f"[yellow]{event.text}[/]", highlight=False)
+                _err.print(f"[yellow]{escape(event.text)}[/]", highlight=False)
         if self.live is not None:
             self.live.update(self._render())
 
@@ -112,7 +110,7 @@ def standings_table(board: Scoreboard) -> Table:
         table.add_column(column, justify="left" if column == "Engine" else "right")
     for rank, standing in enumerate(board.ranked(), start=1):
         score = "-" if standing.score is None else f"{100 * standing.score:.1f}%"
-        table.add_row(str(rank), standing.name, str(standing.games), f"{standing.points:g}", score,
+        table.add_row(str(rank), Text(standing.name), str(standing.games), f"{standing.points:g}", score,
                       str(standing.wins), str(standing.draws), str(standing.losses))
     return table
 
@@ -124,19 +122,19 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
     from runner.tournament.events import TournamentError
     from runner.tournament.run import Tournament
 
-    db = _open_db(db_url or config.database)
+    db = open_db(db_url or config.database)
     try:
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
                                 concurrency=concurrency)
         try:
             tournament.prepare()
         except TournamentError as exc:
-            _err.print(f"[bold red]error:[/] {exc}", highlight=False)
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         if tournament.done_games and not quiet:
             _err.print(f"Resuming tournament {tournament.tournament_id} "
                        f"({config.name!r}): {tournament.done_games} of "
-                       f"{tournament.total_games} games already played", highlight=False)
+                       f"{tournament.total_games} games already played", highlight=False,
+                       markup=False)
         view = _View(tournament, quiet=quiet, live=_err.is_terminal)
         tournament.on_event = view.event
         began = time.monotonic()
@@ -150,7 +148,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     for line in outcome.scoreboard.summary_lines():
-        _out.print(line, highlight=False, soft_wrap=True)
+        _out.print(line, highlight=False, soft_wrap=True, markup=False)
     if outcome.sprt is not None:
         s = outcome.sprt
         _out.print(f"SPRT: llr {s.llr:.3f}, lbound {s.lower_bound:.3f}, ubound "
@@ -158,27 +156,18 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     state = outcome.status.value
     _err.print(f"Tournament {outcome.tournament_id} {state}: {outcome.done} of "
                f"{outcome.total_games} games stored ({outcome.played_now} in this run, "
-               f"{seconds:.1f} s) in {url}", highlight=False, soft_wrap=True)
+               f"{seconds:.1f} s) in {url}", highlight=False, soft_wrap=True, markup=False)
     if outcome.error:
-        _err.print(f"[bold red]error:[/] {outcome.error}", highlight=False)
+        report_error(outcome.error)
     if state != "finished":
         _err.print("Run the same command again to play the missing games.", highlight=False)
-
-
-def _open_db(url: str | None) -> Database:
-    try:
-        return open_database(url)
-    except Exception as exc:  # a bad URL, an unreachable server, a failed migration
-        _err.print(f"[bold red]error:[/] cannot open the database: {exc}", highlight=False)
-        raise typer.Exit(2) from None
 
 
 def _load(path: Path) -> TournamentConfig:
     try:
         return load_config(path)
     except ConfigError as exc:
-        _err.print(f"[bold red]{exc}[/]", highlight=False)
-        raise typer.Exit(2) from None
+        raise exit_on_error(exc) from None
 
 
 def run_command(
@@ -207,7 +196,7 @@ def resume_command(
     from runner.config.model import is_legacy_json
     from runner.store.resume import stored_config
 
-    database = _open_db(db)
+    database = open_db(db)
     try:
         with database.session() as session:
             stored = stored_config(session, tournament_id)
@@ -215,13 +204,11 @@ def resume_command(
     finally:
         database.close()
     if stored is None:
-        _err.print(f"[bold red]error:[/] no tournament {tournament_id} in {url}")
-        raise typer.Exit(2)
+        raise fail(f"no tournament {tournament_id} in {url}")
     try:
         config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
     except ConfigError as exc:
-        _err.print(f"[bold red]{exc}[/]", highlight=False)
-        raise typer.Exit(2) from None
+        raise exit_on_error(exc) from None
     if is_legacy_json(stored):
         _err.print("[yellow]This tournament was stored by an older runner, which did not keep "
                    "the engines' env and castling960 settings: they are resumed with their "
@@ -266,17 +253,17 @@ def roundrobin_command(ctx: typer.Context) -> None:
 
 def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.")) -> None:
     """Tournaments in the database with their progress."""
-    database = _open_db(db)
+    database = open_db(db)
     try:
         with database.session() as session:
             found = tournaments(session)
     finally:
         database.close()
-    table = Table(title=f"Tournaments in {database.url}", title_justify="left")
+    table = Table(title=Text(f"Tournaments in {database.url}"), title_justify="left")
     for column in ("ID", "Name", "Status", "Games", "Running", "Created", "SPRT"):
         table.add_column(column)
     for t in found:
-        table.add_row(str(t.id), t.name, t.status, f"{t.done}/{t.total_games}", str(t.running),
+        table.add_row(str(t.id), Text(t.name), t.status, f"{t.done}/{t.total_games}", str(t.running),
                       t.created_at.strftime("%Y-%m-%d %H:%M"), t.sprt_decision or "")
     _out.print(table)
 
@@ -291,15 +278,14 @@ def export_command(
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""
-    database = _open_db(db)
+    database = open_db(db)
     count = 0
     try:
         with database.session() as session:
             if tournament_id is None:
                 found = tournaments(session)
                 if not found:
-                    _err.print(f"[bold red]error:[/] no tournament in {database.url}")
-                    raise typer.Exit(2)
+                    raise fail(f"no tournament in {database.url}")
                 tournament_id = found[-1].id
             where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
                                termination=termination)
@@ -316,7 +302,7 @@ def export_command(
     finally:
         database.close()
     _err.print(f"{count} game(s) of tournament {tournament_id} exported"
-               f"{f' to {out}' if out else ''}", highlight=False)
+               f"{f' to {out}' if out else ''}", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -16,11 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import typer
-from rich.console import Console
-from rich.markup import escape
-
-from runner.config.check import ConfigError
 from runner.config.engines import parse_engine
 from runner.config.model import DrawAdjudication, EngineSpec, ResignAdjudication, TournamentConfig
 from runner.config.parse import parse_config
@@ -29,7 +24,7 @@ __all__ = [
     "CHECK", "DRAW_KEYS", "ENGINE_KEYS", "OPENINGS_KEYS", "OPTIONS", "PASSTHROUGH", "PLAY",
     "RESIGN_KEYS",
     "SPRT_KEYS", "TOURNAMENT", "Arguments", "CommandLineError", "Key", "Option",
-    "engine_table", "exit_on_error", "group_options", "help_sections", "read_arguments",
+    "engine_table", "group_options", "help_sections", "read_arguments",
     "read_engine",
 ]
 
@@ -402,17 +397,6 @@ def read_engine(args: list[str], each: list[str] | None = None) -> EngineSpec:
     if len(engines) != 1:
         raise CommandLineError(f"give one --engine, got {len(engines)}")
     return parse_engine(engine_table(engines[0], each), source=SOURCE)
-
-
-def exit_on_error(exc: CommandLineError | ConfigError) -> typer.Exit:
-    """Print a command-line or configuration error the same way for every command; the caller
-    raises the returned exit (code 2)."""
-    console = Console(stderr=True)
-    if isinstance(exc, ConfigError):
-        console.print(f"[bold red]{escape(str(exc))}[/]", highlight=False)
-    else:
-        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-    return typer.Exit(2)
 
 
 # -- help ---------------------------------------------------------------------------------------

@@ -276,8 +276,9 @@ def _summary_lines(report: Report) -> list[str]:
 def render_text(report: Report, *, width: int = 110) -> str:
     """The report as plain text tables (no colors)."""
     buffer = io.StringIO()
+    # Engine names and tournament names are the users' text: no cell is read as markup.
     console = Console(file=buffer, width=width, color_system=None, force_terminal=False,
-                      highlight=False)
+                      highlight=False, markup=False)
     for line in _summary_lines(report):
         console.print(line, markup=False)
     for table in _tables(report):
