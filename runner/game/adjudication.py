@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runner.rules import Result
+
 MATE_SCORE_CP = 100_000
 """The centipawn value a mate score counts as when compared with thresholds."""
 
@@ -46,7 +48,7 @@ class AdjudicationRules:
 class Verdict:
     """An adjudicated end: the result and a sentence saying why."""
 
-    result: str
+    result: Result
     reason: str
 
 
@@ -78,7 +80,7 @@ class DrawTracker:
         """A draw once both sides kept the score small for the required number of moves."""
         rules = self.rules
         if rules.draw_move_number is not None and self.count >= 2 * rules.draw_move_count:
-            return Verdict("1/2-1/2", f"Draw by adjudication: scores within {rules.draw_score} cp "
+            return Verdict(Result.DRAW, f"Draw by adjudication: scores within {rules.draw_score} cp "
                                       f"for {rules.draw_move_count} moves")
         return None
 
@@ -114,12 +116,13 @@ class ResignTracker:
                 not rules.resign_two_sided or self.winning[not loser] >= need
             ):
                 winner_name = "Black" if loser else "White"
-                return Verdict("0-1" if loser else "1-0", f"{winner_name} wins by adjudication")
+                return Verdict(Result.BLACK_WINS if loser else Result.WHITE_WINS,
+                               f"{winner_name} wins by adjudication")
         return None
 
 
 def max_moves_verdict(rules: AdjudicationRules, plies: int) -> Verdict | None:
     """A draw once the game reached the maximum number of full moves."""
     if rules.max_moves is not None and rules.max_moves > 0 and plies >= 2 * rules.max_moves:
-        return Verdict("1/2-1/2", f"Draw by maximum game length ({rules.max_moves} moves)")
+        return Verdict(Result.DRAW, f"Draw by maximum game length ({rules.max_moves} moves)")
     return None

@@ -42,7 +42,15 @@ from runner.protocol.engine import (
     TranscriptEntry,
     Variant,
 )
-from runner.rules import STARTING_FEN, Board, IllegalMoveError, InvalidMoveError, Move, Termination
+from runner.rules import (
+    STARTING_FEN,
+    Board,
+    IllegalMoveError,
+    InvalidMoveError,
+    Move,
+    Result,
+    Termination,
+)
 
 __all__ = [
     "GRACE",
@@ -82,7 +90,7 @@ _RULES_REASON = {
 class _GameOver(Exception):
     """Internal: raised inside the loop to end the game with a result."""
 
-    def __init__(self, result: str, termination: GameTermination, reason: str, replay: bool = False):
+    def __init__(self, result: Result, termination: GameTermination, reason: str, replay: bool = False):
         super().__init__(reason)
         self.result = result
         self.termination = termination
@@ -94,8 +102,8 @@ def _color_name(white: bool) -> str:
     return "White" if white else "Black"
 
 
-def _win_for(white: bool) -> str:
-    return "1-0" if white else "0-1"
+def _win_for(white: bool) -> Result:
+    return Result.WHITE_WINS if white else Result.BLACK_WINS
 
 
 def _timeout_for(clock: Clock, untimed: float) -> float:
@@ -119,7 +127,7 @@ def _outcome_by_rules(board: Board) -> _GameOver | None:
             outcome_term = Termination.FIFTY_MOVES
         else:
             return None
-        return _GameOver("1/2-1/2", _RULES_TERMINATION[outcome_term], _RULES_REASON[outcome_term])
+        return _GameOver(Result.DRAW, _RULES_TERMINATION[outcome_term], _RULES_REASON[outcome_term])
     if outcome.termination is Termination.CHECKMATE:
         winner = outcome.winner is True
         return _GameOver(outcome.result, GameTermination.CHECKMATE, f"{_color_name(winner)} mates")
@@ -229,7 +237,8 @@ async def _start_game(engines: dict[bool, Engine], spec: GameSpec, board: Board,
         if isinstance(outcome, BaseException):
             raise outcome
     if board.outcome() is not None:
-        raise _outcome_by_rules(board) or _GameOver("*", GameTermination.ERROR, "game over at start")
+        raise _outcome_by_rules(board) or _GameOver(Result.UNFINISHED, GameTermination.ERROR,
+                                                    "game over at start")
 
 
 def _fault(white: bool, exc: EngineError) -> _GameOver:
@@ -261,7 +270,8 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
     except Exception as exc:
         log.exception("runner error after %d plies of %s vs %s", len(moves), engines[True].name,
                       engines[False].name)
-        raise _GameOver("*", GameTermination.ERROR, f"runner error: {type(exc).__name__}: {exc}",
+        raise _GameOver(Result.UNFINISHED, GameTermination.ERROR,
+                        f"runner error: {type(exc).__name__}: {exc}",
                         replay=True) from exc
 
 
@@ -283,7 +293,7 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
             return _GameOver(_win_for(not mover), GameTermination.RESIGNATION,
                              f"{_color_name(mover)} resigns")
         if reply.draw_offered and offer_pending[not mover]:
-            return _GameOver("1/2-1/2", GameTermination.DRAW_AGREEMENT, "Draw by mutual agreement")
+            return _GameOver(Result.DRAW, GameTermination.DRAW_AGREEMENT, "Draw by mutual agreement")
         offer_pending[mover] = reply.draw_offered
         offer_pending[not mover] = False
         if reply.move is None:
@@ -379,7 +389,7 @@ def _parse_reply_move(board: Board, mover: bool, reply: EngineReply) -> Move:
 def _time_forfeit(board: Board, mover: bool, detail: str) -> _GameOver:
     """Loss on time, or a draw when the opponent cannot mate by any series of moves (FIDE 6.9)."""
     if board.has_insufficient_material(not mover):
-        return _GameOver("1/2-1/2", GameTermination.TIME_FORFEIT,
+        return _GameOver(Result.DRAW, GameTermination.TIME_FORFEIT,
                          f"{_color_name(mover)} loses on time, but {_color_name(not mover)} "
                          f"cannot mate: draw ({detail})")
     return _GameOver(_win_for(not mover), GameTermination.TIME_FORFEIT,

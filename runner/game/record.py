@@ -17,6 +17,7 @@ from runner.clock import TimeControl
 from runner.game.adjudication import AdjudicationRules
 from runner.pgn.writer import GameDescription, MoveRecord, format_game
 from runner.protocol.engine import TranscriptEntry, Variant
+from runner.rules import Result
 
 __all__ = [
     "TRANSCRIPT_LINE_LIMIT",
@@ -102,7 +103,7 @@ class GameRecord:
     spec: GameSpec
     moves: tuple[MoveRecord, ...]
     """Every ply from the start position, the opening (book) moves first."""
-    result: str
+    result: Result
     termination: GameTermination
     reason: str
     """Human-readable detail (``White mates``, ``Black disconnects (exit code 11)``)."""
