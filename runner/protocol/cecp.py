@@ -160,6 +160,27 @@ class CecpEngine(PipeEngine):
         if setup.variant is Variant.FISCHERANDOM and variants is not None \
                 and "fischerandom" not in variants:
             raise ValueError(f"engine {self.name} does not play fischerandom (variants={variants})")
+        self._reset_game_state(setup)
+        await self._send(*self._game_commands(setup))
+        if setup.moves:
+            await self._send(*(self._move_command(m) for m in self._wire_moves(setup.moves, 0)))
+            self._moves_known = list(setup.moves)
+        await self._synchronise()
+        if self._refused_depth is not None:
+            # gnuchess 6.2.7 ("Invalid move: sd 3") and phalanx XXII know no "sd": the game
+            # would run on "st 86400" alone, a day per move. Every game would fail alike, so
+            # this is a set-up error, like a variant the engine does not play.
+            raise ValueError(
+                f"engine {self.name} cannot play to a fixed depth: it answered "
+                f"{self._refused_depth!r} to 'sd {setup.time_control.depth}'; give it a clock "
+                "or a move time instead (or an init string it understands)")
+        # Whatever the engine printed before the pong (a late claim of the last game, say)
+        # belongs to the old game.
+        self._pending_end = None
+        self._draw_offered = False
+
+    def _reset_game_state(self, setup: GameSetup) -> None:
+        """Forget everything the previous game left behind and note the new game's setup."""
         self.games_started += 1
         self._setup = setup
         self._moves_known = []
@@ -177,6 +198,10 @@ class CecpEngine(PipeEngine):
         self._info_match = None
         self._draw_offered = False
         self._period_sent = 0
+        self._forced = True  # the game's commands end in force mode
+
+    def _game_commands(self, setup: GameSetup) -> list[str]:
+        """The lines that start a game: resources, new, variant, force, clock, position."""
         cfg = self.config
         lines: list[str] = []
         if cfg.memory_mb is not None and self._features.flag("memory", False):
@@ -188,7 +213,6 @@ class CecpEngine(PipeEngine):
         if setup.variant is Variant.FISCHERANDOM:
             lines.append("variant fischerandom")
         lines.append("force")
-        self._forced = True
         nps = cfg.nps if self._features.flag("nps", True) else None
         lines.extend(time_control_commands(setup.time_control, nps))
         lines.append("post")
@@ -200,23 +224,7 @@ class CecpEngine(PipeEngine):
             lines.append(f"name {setup.opponent}")
         if setup.start_fen is not None:
             lines.extend(self._position_commands(setup.start_fen))
-        await self._send(*lines)
-        if setup.moves:
-            await self._send(*(self._move_command(m) for m in self._wire_moves(setup.moves, 0)))
-            self._moves_known = list(setup.moves)
-        await self._synchronise()
-        if self._refused_depth is not None:
-            # gnuchess 6.2.7 ("Invalid move: sd 3") and phalanx XXII know no "sd": the game
-            # would run on "st 86400" alone, a day per move. Every game would fail alike, so
-            # this is a set-up error, like a variant the engine does not play.
-            raise ValueError(
-                f"engine {self.name} cannot play to a fixed depth: it answered "
-                f"{self._refused_depth!r} to 'sd {setup.time_control.depth}'; give it a clock "
-                "or a move time instead (or an init string it understands)")
-        # Whatever the engine printed before the pong (a late claim of the last game, say)
-        # belongs to the old game.
-        self._pending_end = None
-        self._draw_offered = False
+        return lines
 
     async def play(
         self,

@@ -102,13 +102,7 @@ def rate_engines(
         ratings = [r - mean for r in ratings]
         covariance = _centre(covariance)
 
-    per_engine_games = [0] * size
-    per_engine_points = [0.0] * size
-    for (i, j), (wins, draws, losses) in tallies.items():
-        per_engine_games[i] += wins + draws + losses
-        per_engine_games[j] += wins + draws + losses
-        per_engine_points[i] += wins + 0.5 * draws
-        per_engine_points[j] += losses + 0.5 * draws
+    per_engine_games, per_engine_points = _totals(tallies, size)
     entries = [
         EngineRating(
             name=names[k],
@@ -121,6 +115,18 @@ def rate_engines(
     ]
     entries.sort(key=lambda e: (-e.elo, e.name))
     return Ratings(tuple(entries), anchor, anchor_elo)
+
+
+def _totals(tallies: dict[tuple[int, int], list[int]], size: int) -> tuple[list[int], list[float]]:
+    """Games and points of each engine, summed over its pairings."""
+    games = [0] * size
+    points = [0.0] * size
+    for (i, j), (wins, draws, losses) in tallies.items():
+        games[i] += wins + draws + losses
+        games[j] += wins + draws + losses
+        points[i] += wins + 0.5 * draws
+        points[j] += losses + 0.5 * draws
+    return games, points
 
 
 def _fold(pairings: Iterable[Pairing]) -> tuple[list[str], dict[tuple[int, int], list[int]]]:
