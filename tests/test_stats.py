@@ -20,6 +20,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from runner.game.record import GameTermination
 from runner.rules import Board, Result
 from runner.stats import (
     NELO_PER_T,
@@ -600,9 +601,9 @@ def test_scoreboard_summary_lines_and_standings() -> None:
     board.pairing("A", "C")
     for white, black, result, pair in (("B", "A", "1-0", 0), ("A", "B", "1/2-1/2", 0),
                                        ("B", "A", "0-1", 1), ("A", "B", "0-1", 1)):
-        board.add(white, black, result, pair, termination="checkmate")
-    board.add("A", "C", "*", 2, termination="error")
-    assert board.games == 4 and board.terminations == {"checkmate": 4}
+        board.add(white, black, result, pair, termination=GameTermination.CHECKMATE)
+    board.add("A", "C", "*", 2, termination=GameTermination.ERROR)
+    assert board.games == 4 and board.terminations == {GameTermination.CHECKMATE: 4}
     figures = match_stats(Trinomial(2, 1, 1))
     assert board.summary_lines() == [
         "Score of B vs A: 2 - 1 - 1  [0.625] 4",

@@ -136,9 +136,9 @@ def test_record_and_read_back_games_with_moves(database: Database) -> None:
                 job.round, job.pair, job.game_in_pair)
             assert game.opening_index == job.opening_index
             assert (game.result, game.termination, game.reason) == (
-                record.result, record.termination.value, record.reason)
+                record.result, record.termination, record.reason)
             assert game.plies == len(record.moves)
-            assert game.status == "done" and game.pgn == _pgn(job)
+            assert game.status is GameStatus.DONE and game.pgn == _pgn(job)
             assert game.opening_fen == START
             assert game.started_at == record.started_at and game.ended_at == record.ended_at
             assert game.started_at.tzinfo is not None
@@ -162,9 +162,10 @@ def test_filters_select_by_engine_result_and_termination(database: Database) -> 
     with database.session() as session:
         for where, keep in [
             (GameFilter(tid, engine="c"), lambda j, r: "c" in j.engines),
-            (GameFilter(tid, result="1/2-1/2"), lambda j, r: r.result == "1/2-1/2"),
-            (GameFilter(tid, termination="checkmate"), lambda j, r: r.termination.value == "checkmate"),
-            (GameFilter(tid, engine="b", result="1-0"),
+            (GameFilter(tid, result=Result.DRAW), lambda j, r: r.result == "1/2-1/2"),
+            (GameFilter(tid, termination=GameTermination.CHECKMATE),
+             lambda j, r: r.termination is GameTermination.CHECKMATE),
+            (GameFilter(tid, engine="b", result=Result.WHITE_WINS),
              lambda j, r: "b" in j.engines and r.result == "1-0"),
         ]:
             got = [g.job_index for g in stream_games(session, where, batch=3)]

@@ -376,7 +376,8 @@ def test_gauntlet_with_real_debian_engines(tmp_path):
     finally:
         database.close()
     assert len(games) == 4
-    bad = {"time forfeit", "stall", "disconnect", "illegal move", "error"}
+    bad = {GameTermination.TIME_FORFEIT, GameTermination.STALL, GameTermination.DISCONNECT,
+           GameTermination.ILLEGAL_MOVE, GameTermination.ERROR}
     assert not [g for g in games if g.termination in bad], [(g.white, g.black, g.reason)
                                                              for g in games]
 
@@ -538,7 +539,7 @@ def test_the_tournament_stores_what_any_scheduler_reports_and_resumes(tmp_path, 
             games = list(stream_games(session, GameFilter(tournament_id=final.tournament_id)))
         assert [(g.job_index, g.result) for g in games] == [
             (i, "1-0" if i % 2 == 0 else "1/2-1/2") for i in range(8)]
-        assert all(g.termination == "adjudication" and g.plies == 1 for g in games)
+        assert all(g.termination is GameTermination.ADJUDICATION and g.plies == 1 for g in games)
         assert all(g.pgn is not None and '[Termination "adjudication"]' in g.pgn for g in games)
     finally:
         database.close()

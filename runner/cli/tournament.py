@@ -28,6 +28,8 @@ from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
 from runner.config.parse import load_config
+from runner.game.record import GameTermination
+from runner.rules import Result
 from runner.store import GameFilter, stream_games, tournaments
 from runner.tournament.scoreboard import Scoreboard
 
@@ -272,9 +274,9 @@ def export_command(
     tournament_id: int | None = typer.Argument(None, help="Tournament id (default: the newest)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="PGN file to write (default: stdout)."),
     engine: str | None = typer.Option(None, "--engine", help="Only games of this engine."),
-    result: str | None = typer.Option(None, "--result", help="Only games with this result."),
-    termination: str | None = typer.Option(None, "--termination",
-                                           help="Only games ended this way (e.g. 'time forfeit')."),
+    result: Result | None = typer.Option(None, "--result", help="Only games with this result."),
+    termination: GameTermination | None = typer.Option(
+        None, "--termination", help="Only games ended this way (e.g. 'time forfeit')."),
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""

@@ -55,14 +55,19 @@ class TournamentProgress:
     sprt_decision: str | None
 
 
+_RESULTS: dict[str | None, Result] = {result.value: result for result in Result}
+_TERMINATIONS: dict[str | None, GameTermination] = {kind.value: kind for kind in GameTermination}
+"""Stored text -> enum; a text not in it (or NULL) reads as None."""
+
+
 @dataclass(frozen=True)
 class GameFilter:
     """Which games to read; None means any. `engine` matches either color."""
 
     tournament_id: int | None = None
     engine: str | None = None
-    result: str | None = None
-    termination: str | None = None
+    result: Result | None = None
+    termination: GameTermination | None = None
     status: GameStatus | None = GameStatus.DONE
 
 
@@ -81,9 +86,11 @@ class StoredGame:
     opening_index: int
     opening_fen: str | None
     opening_moves: str | None
-    status: str
-    result: str | None
-    termination: str | None
+    status: GameStatus
+    result: Result | None
+    """None for a game not played to its end (running, or to be played again)."""
+    termination: GameTermination | None
+    """None for an unfinished game, or a kind this version of the runner does not know."""
     reason: str | None
     plies: int | None
     started_at: datetime | None
@@ -177,9 +184,9 @@ def _games_query(where: GameFilter) -> Select[*tuple[Any, ...]]:
     if where.engine is not None:
         query = query.where(or_(white.name == where.engine, black.name == where.engine))
     if where.result is not None:
-        query = query.where(GameRow.result == where.result)
+        query = query.where(GameRow.result == where.result.value)
     if where.termination is not None:
-        query = query.where(GameRow.termination == where.termination)
+        query = query.where(GameRow.termination == where.termination.value)
     return query
 
 
@@ -189,7 +196,8 @@ def stream_games(session: Session, where: GameFilter | None = None, *,
     query = _games_query(where or GameFilter()).execution_options(yield_per=batch)
     for row in session.execute(query):
         values = row._asdict()
-        values["status"] = values["status"].value
+        values["result"] = _RESULTS.get(values["result"])
+        values["termination"] = _TERMINATIONS.get(values["termination"])
         yield StoredGame(**values)
 
 
@@ -269,9 +277,6 @@ def _utc(value: object) -> datetime | None:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-_RESULTS: dict[str | None, Result] = {result.value: result for result in Result}
-_TERMINATIONS: dict[str | None, GameTermination] = {kind.value: kind for kind in GameTermination}
-"""Stored text -> enum; a text not in it (or NULL) reads as None."""
 
 
 def stream_played(session: Session, tournament_id: int, *,

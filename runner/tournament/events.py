@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runner.game.record import GameTermination
+from runner.rules import Result
 from runner.stats import SprtResult
 from runner.store import TournamentStatus
 from runner.tournament.pairing import ScheduledGame
@@ -29,8 +31,8 @@ class GameFinished:
     """A game ended and was stored (or, with ``replay``, will be played again)."""
 
     job: ScheduledGame
-    result: str
-    termination: str
+    result: Result
+    termination: GameTermination
     reason: str
     plies: int
     seconds: float

@@ -289,7 +289,7 @@ class Tournament:
         game = self.pairing.job(event.job.index)
         record = event.record
         if record.replay:
-            self.on_event(GameFinished(game, record.result, record.termination.value,
+            self.on_event(GameFinished(game, record.result, record.termination,
                                        record.reason, record.plies, event.seconds, replay=True))
             return
         await writer.call(writer.store, game.key, record, game_pgn(record))
@@ -297,8 +297,8 @@ class Tournament:
         self._played_now += 1
         self._max_pair = max(self._max_pair, game.pair + 1)
         self.scoreboard.add(game.white, game.black, record.result, game.pair,
-                            record.termination.value)
-        self.on_event(GameFinished(game, record.result, record.termination.value, record.reason,
+                            record.termination)
+        self.on_event(GameFinished(game, record.result, record.termination, record.reason,
                                    record.plies, event.seconds))
         if self.sprt is not None:
             self._check_sprt()

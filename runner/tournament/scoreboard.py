@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import (
     EngineScore,
@@ -28,7 +29,7 @@ class Scoreboard:
 
     def __init__(self, engines: Iterable[str]) -> None:
         self.tally = Tally(engines)
-        self.terminations: dict[str, int] = {}
+        self.terminations: dict[GameTermination, int] = {}
 
     @property
     def games(self) -> int:
@@ -41,7 +42,7 @@ class Scoreboard:
         return self.tally.pairing(first, second)
 
     def add(self, white: str, black: str, result: Result | str, pair: int,
-            termination: str | None = None) -> None:
+            termination: GameTermination | None = None) -> None:
         """Count one finished game; an unfinished result (``*``) is ignored."""
         if self.tally.add(white, black, result, pair) and termination:
             self.terminations[termination] = self.terminations.get(termination, 0) + 1
