@@ -1,11 +1,15 @@
-"""Shared test fixtures: where the third-party corpora live, and skip helpers."""
+"""Shared test fixtures: where the third-party corpora live, skip helpers, results databases."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
+
+from runner.store import Database, open_database
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -25,3 +29,18 @@ def require_binary(name: str) -> str:
     if found is None:
         pytest.skip(f"{name} is not installed (CI installs it with apt-get; see .ci/run)")
     return found
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """An empty, migrated database on each backend (PostgreSQL: a real temporary server)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'runner.db'}"
+    else:
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        url = server.new_database()
+    database = open_database(url)
+    try:
+        yield database
+    finally:
+        database.close()

@@ -20,7 +20,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from conftest import REPO
-from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
+from postgres_server import PostgresServer
 from sqlalchemy import inspect
 
 from runner.store.db import (

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 from conftest import require_binary
-from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 from sqlalchemy import insert, select
 from typer.testing import CliRunner
 
@@ -77,21 +76,6 @@ class Planned:
 def db(tmp_path: Path) -> Iterator[Database]:
     """An empty, migrated SQLite database in a temporary directory."""
     database = open_database(f"sqlite:///{tmp_path / 'runner.db'}")
-    try:
-        yield database
-    finally:
-        database.close()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """An empty, migrated database on each backend (PostgreSQL: a real temporary server)."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'runner.db'}"
-    else:
-        server: PostgresServer = request.getfixturevalue("postgres_server")
-        url = server.new_database()
-    database = open_database(url)
     try:
         yield database
     finally:

@@ -12,11 +12,9 @@ import os
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import IntegrityError
 
@@ -52,19 +50,10 @@ RESULTS = ("1-0", "0-1", "1/2-1/2")
 TERMINATIONS = ("checkmate", "adjudication", "time forfeit", "stalemate")
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path) -> Iterator[Database]:
-    """An upgraded, empty database on each backend."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'runner.db'}"
-    else:
-        server: PostgresServer = request.getfixturevalue("postgres_server")
-        url = server.new_database()
-    db = open_database(url)
-    try:
-        yield db
-    finally:
-        db.close()
+@pytest.fixture
+def database(any_db: Database) -> Database:
+    """The shared database on each backend, under the name these tests use."""
+    return any_db
 
 
 def _tournament(db: Database, schedule: Pairing, name: str = "t") -> int:

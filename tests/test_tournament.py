@@ -23,7 +23,6 @@ import chess
 import chess.pgn
 import pytest
 from conftest import REPO, require_binary
-from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 
 from runner.config.parse import parse_config
 from runner.game.job import GameJob
@@ -401,7 +400,7 @@ def test_engine_refusing_a_fixed_depth_stops_the_run_with_the_reason(tmp_path):
 
 
 @pytest.mark.timeout(240)
-def test_tournament_with_resume_on_postgresql(tmp_path, postgres_server):  # noqa: F811
+def test_tournament_with_resume_on_postgresql(tmp_path, postgres_server):
     url = postgres_server.new_database()
     config = _config_text(tmp_path, rounds=2, concurrency=2)
     cfg = parse_config(_table(config), source=str(config), base_dir=tmp_path)
