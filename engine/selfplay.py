@@ -8,7 +8,6 @@ Each opening is played twice with colours swapped.  No pipes, no clocks: depth o
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -18,7 +17,8 @@ from engine.config import EngineConfig
 from engine.notation import rules_claim
 from engine.player import Player
 from engine.timeman import TimeBudget
-from runner.rules import STARTING_FEN, Board
+from runner.rules import STARTING_FEN, Board, Result
+from runner.stats import elo_from_score
 
 # A few balanced openings used when no book is given.
 _BUILTIN_OPENINGS = (
@@ -45,11 +45,20 @@ class GameRecord:
 
 @dataclass
 class MatchScore:
-    """Wins, draws and losses of the first configuration."""
+    """Wins, draws and losses of the first configuration (counted as the runner counts them)."""
 
     wins: int = 0
     draws: int = 0
     losses: int = 0
+
+    def add(self, points: float) -> None:
+        """Count one game in which the first configuration scored `points`."""
+        if points == 1.0:
+            self.wins += 1
+        elif points == 0.0:
+            self.losses += 1
+        else:
+            self.draws += 1
 
     @property
     def games(self) -> int:
@@ -62,11 +71,8 @@ class MatchScore:
         return self.wins + 0.5 * self.draws
 
     def elo(self) -> float:
-        """Logistic Elo difference implied by the score (clamped away from 0% and 100%)."""
-        if not self.games:
-            return 0.0
-        share = min(max(self.points / self.games, 0.5 / self.games), 1 - 0.5 / self.games)
-        return -400.0 * math.log10(1.0 / share - 1.0)
+        """Logistic Elo difference implied by the score (0 before the first game)."""
+        return elo_from_score(self.points / self.games) if self.games else 0.0
 
 
 def play_game(white: Player, black: Player, fen: str, *, max_plies: int = 300) -> GameRecord:
@@ -121,14 +127,9 @@ def run_match(
         for a_is_white in (True, False):
             white, black = (a, b) if a_is_white else (b, a)
             record = play_game(white, black, fen, max_plies=max_plies)
-            points = {"1-0": 1.0, "0-1": 0.0}.get(record.result, 0.5)
-            mine = points if a_is_white else 1.0 - points
-            if mine == 1.0:
-                score.wins += 1
-            elif mine == 0.0:
-                score.losses += 1
-            else:
-                score.draws += 1
+            # An unfinished record (no claim by max_plies) is scored as the draw it is adjudicated.
+            mine = Result.from_text(record.result).points(a_is_white)
+            score.add(0.5 if mine is None else mine)
             if progress:
                 print(f"opening {index + 1} {'white' if a_is_white else 'black'}: "
                       f"{record.result} ({record.reason}, {record.plies} plies)  "
