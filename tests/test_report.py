@@ -30,8 +30,9 @@ from typer.testing import CliRunner
 
 from runner.cli.app import app
 from runner.clock import TimeControl
+from runner.config.model import TournamentFormat
 from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
-from runner.report.build import ReportError, ReportFormat, build_report, headline_counts
+from runner.report.build import ReportError, build_report, headline_counts
 from runner.report.render import render_html, render_json, render_text, report_json
 from runner.rules import Result
 from runner.stats import (
@@ -158,7 +159,7 @@ def test_match_report_numbers_by_hand(any_db: Database) -> None:
     with db.session() as session:
         report = build_report(session, tid)
 
-    assert report.format is ReportFormat.MATCH and report.reference == "A"
+    assert report.format is TournamentFormat.MATCH and report.reference == "A"
     assert (report.games_played, report.games_planned) == (10, 10)
     (pairing,) = report.pairings
     assert (pairing.first, pairing.second) == ("A", "B")
@@ -317,7 +318,7 @@ def test_round_robin_crosstable_and_ratings(any_db: Database) -> None:
     with db.session() as session:
         report = build_report(session, tid)
 
-    assert report.format is ReportFormat.ROUND_ROBIN and report.games_played == 12
+    assert report.format is TournamentFormat.ROUND_ROBIN and report.games_played == 12
     pairs = {(p.first, p.second): p for p in report.pairings}
     assert pairs[("A", "B")].trinomial == Trinomial(4, 0, 0)
     assert pairs[("A", "C")].trinomial == Trinomial(0, 4, 0)
@@ -367,7 +368,7 @@ def test_gauntlet_rates_each_opponent_against_the_first_engine(db: Database) -> 
     tid = _store(db, schedule, ["G", "X", "Y"], plan, fmt="gauntlet")
     with db.session() as session:
         report = build_report(session, tid)
-    assert report.format is ReportFormat.GAUNTLET and report.crosstable is None
+    assert report.format is TournamentFormat.GAUNTLET and report.crosstable is None
     by_name = {s.engine: s for s in report.standings}
     pairs = {(p.first, p.second): p for p in report.pairings}
     assert set(pairs) == {("G", "X"), ("G", "Y")}

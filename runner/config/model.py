@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from runner.clock import TimeControl
 from runner.config.check import ConfigError, ConfigProblem, show_value
 from runner.protocol.engine import Variant
+from runner.stats import EloModel, SprtSpec
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -222,6 +223,11 @@ class SprtConfig:
     beta: float = 0.05
     model: str = "normalized"
     maxgames: int | None = None
+
+    def spec(self) -> SprtSpec:
+        """The statistics module's test for these settings; ValueError for an unknown model."""
+        return SprtSpec(elo0=float(self.elo0), elo1=float(self.elo1), alpha=float(self.alpha),
+                        beta=float(self.beta), model=EloModel(str(self.model).lower()))
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy.orm import Session
 
+from runner.config.model import ENUM_ALIASES, SprtConfig, TournamentFormat
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import (
-    EloModel,
     EngineScore,
     MatchStats,
     Pairing,
@@ -64,7 +63,6 @@ __all__ = [
     "PairingResult",
     "Report",
     "ReportError",
-    "ReportFormat",
     "SeriesPoint",
     "SprtState",
     "Standing",
@@ -87,14 +85,6 @@ _NICE_WIDTHS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
 
 class ReportError(ValueError):
     """The report cannot be made: no such tournament, or an empty database."""
-
-
-class ReportFormat(StrEnum):
-    """How a tournament paired its engines (as far as the report is concerned)."""
-
-    MATCH = "match"
-    GAUNTLET = "gauntlet"
-    ROUND_ROBIN = "round-robin"
 
 
 @dataclass(frozen=True)
@@ -241,7 +231,7 @@ class Report:
 
     tournament_id: int
     name: str
-    format: ReportFormat
+    format: TournamentFormat
     status: str
     games_planned: int
     games_played: int
@@ -331,7 +321,7 @@ def build_report(session: Session, tournament_id: int | None = None, *,
         engines=engines, reference=engines[0],
         standings=_standings(fmt, replay.tally.engines(), results, notes),
         pairings=tuple(results),
-        crosstable=_crosstable(engines, results) if fmt is ReportFormat.ROUND_ROBIN else None,
+        crosstable=_crosstable(engines, results) if fmt is TournamentFormat.ROUND_ROBIN else None,
         draw_ratio=sum(p.trinomial.draws for p in results) / scored if scored else None,
         terminations=_terminations(replay.endings), faults=faults,
         unattributed_faults=replay.unattributed,
@@ -379,18 +369,19 @@ def _engine_order(info: TournamentInfo) -> tuple[str, ...]:
 
 
 def _format(info: TournamentInfo, engines: Sequence[str],
-            pairings: Sequence[PairingCounts]) -> ReportFormat:
+            pairings: Sequence[PairingCounts]) -> TournamentFormat:
     """The format the configuration names, else the one the games played suggest."""
     written = info.config.get("format")
     if isinstance(written, str):
-        written = written.lower().replace("_", "-").replace("roundrobin", "round-robin")
-        if written in {f.value for f in ReportFormat}:
-            return ReportFormat(written)
+        written = written.lower()
+        written = ENUM_ALIASES[TournamentFormat].get(written, written)
+        if written in {f.value for f in TournamentFormat}:
+            return TournamentFormat(written)
     if len(engines) == 2:
-        return ReportFormat.MATCH
+        return TournamentFormat.MATCH
     if all(engines[0] in (p.first, p.second) for p in pairings):
-        return ReportFormat.GAUNTLET
-    return ReportFormat.ROUND_ROBIN
+        return TournamentFormat.GAUNTLET
+    return TournamentFormat.ROUND_ROBIN
 
 
 def _sprt_settings(config: Mapping[str, object],
@@ -400,17 +391,15 @@ def _sprt_settings(config: Mapping[str, object],
     if not isinstance(table, Mapping):
         return None, None
     try:
-        spec = SprtSpec(float(table["elo0"]), float(table["elo1"]),
-                        float(table.get("alpha", 0.05)), float(table.get("beta", 0.05)),
-                        EloModel(str(table.get("model", "normalized")).lower()))
-    except (KeyError, TypeError, ValueError) as exc:
+        settings = SprtConfig(**table)
+        spec = settings.spec()
+    except (TypeError, ValueError) as exc:
         notes.append(f"the stored SPRT settings are unusable ({exc}); no SPRT shown")
         return None, None
-    maxgames = table.get("maxgames")
-    return spec, maxgames if isinstance(maxgames, int) else None
+    return spec, settings.maxgames if isinstance(settings.maxgames, int) else None
 
 
-def _standings(fmt: ReportFormat, scores: Sequence[EngineScore],
+def _standings(fmt: TournamentFormat, scores: Sequence[EngineScore],
                pairings: Sequence[PairingResult], notes: list[str]) -> tuple[Standing, ...]:
     """Standings, best first; see the module docstring for what Elo and LOS mean."""
     reference = scores[0].name
@@ -419,7 +408,7 @@ def _standings(fmt: ReportFormat, scores: Sequence[EngineScore],
         if p.first == reference:  # the other engine's own point of view
             head_to_head[p.second] = _figures(p.trinomial.swapped(), p.pentanomial.swapped())
     ratings = None
-    if fmt is ReportFormat.ROUND_ROBIN and any(p.trinomial.games for p in pairings):
+    if fmt is TournamentFormat.ROUND_ROBIN and any(p.trinomial.games for p in pairings):
         try:
             ratings = rate_engines(Pairing(p.first, p.second, p.trinomial) for p in pairings
                                    if p.trinomial.games)
@@ -539,14 +528,14 @@ class _Replay:
                       key=lambda p: (self.rank[p.first], self.rank[p.second]))
 
 
-def _series(replay: _Replay, fmt: ReportFormat, engines: Sequence[str], spec: SprtSpec | None,
+def _series(replay: _Replay, fmt: TournamentFormat, engines: Sequence[str], spec: SprtSpec | None,
             ) -> tuple[tuple[EloSeries, ...], str, tuple[LlrPoint, ...]]:
     """Elo (and the SPRT's LLR) at each snapshot of the replay."""
     reference = engines[0]
     elo_points: dict[str, list[SeriesPoint]] = {}
     llr_points: list[LlrPoint] = []
     for played, snapshot in replay.snapshots:
-        if fmt is ReportFormat.ROUND_ROBIN:
+        if fmt is TournamentFormat.ROUND_ROBIN:
             try:
                 ratings = rate_engines(Pairing(p.first, p.second, p.trinomial)
                                        for p in snapshot.values())
@@ -565,7 +554,7 @@ def _series(replay: _Replay, fmt: ReportFormat, engines: Sequence[str], spec: Sp
         if spec is not None and head is not None:
             counts = headline_counts(head.trinomial, head.pentanomial)
             llr_points.append(LlrPoint(played, sprt(counts, spec).llr))
-    if fmt is ReportFormat.ROUND_ROBIN:
+    if fmt is TournamentFormat.ROUND_ROBIN:
         kind = "maximum-likelihood Elo of each engine (average = 0)"
         order = list(engines)
     else:

@@ -20,7 +20,7 @@ from runner.game.adjudication import AdjudicationRules
 from runner.game.job import GameJob
 from runner.game.record import GameSpec
 from runner.protocol.engine import EngineConfig
-from runner.stats import EloModel, SprtSpec
+from runner.stats import SprtSpec
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scheduler import LocalScheduler
 
@@ -67,10 +67,7 @@ def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
 
 def sprt_spec(config: TournamentConfig) -> SprtSpec | None:
     """The SPRT a configuration asks for, if any."""
-    if config.sprt is None:
-        return None
-    s = config.sprt
-    return SprtSpec(elo0=s.elo0, elo1=s.elo1, alpha=s.alpha, beta=s.beta, model=EloModel(s.model))
+    return None if config.sprt is None else config.sprt.spec()
 
 
 def engine_configs(config: TournamentConfig) -> dict[str, EngineConfig]:
