@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from runner.cli.errors import UserError, open_db, report_error
+from runner.cli.words import plural
 
 app = typer.Typer(
     help="Run chess-engine matches, gauntlets and round-robins; compare engine versions.",
@@ -95,7 +96,13 @@ def stats(
     except ValueError as exc:
         raise UserError(str(exc)) from exc
     if as_json:
-        typer.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
+        data = result.to_json()
+        if not result.games:  # nothing was played: no figure exists (not the regularised ones)
+            data.update({key: None for key in data if key not in ("games", "pairs", "sprt")})
+        typer.echo(json.dumps(data, indent=2, allow_nan=False))
+    elif not result.games:
+        console.print("No games: there is no score, Elo, LOS or draw ratio to estimate.",
+                      highlight=False)
     else:
         console.print(_stats_table(result))
 
@@ -104,19 +111,23 @@ def _stats_table(result: MatchStats) -> Table:
     """A rich table of a match's figures (percentages for LOS and draw ratios)."""
     from rich.table import Table
 
+    from runner import stats as st
+
     table = Table(title="Match statistics (fishtest conventions)", show_header=False)
     table.add_column(style="bold")
     table.add_column(justify="right")
-    games = f"{result.games}" + (f" ({result.pairs} pairs)" if result.pairs is not None else "")
+    games = f"{result.games}" + (f" ({result.pairs} {plural(result.pairs, 'pair')})"
+                                 if result.pairs is not None else "")
     table.add_row("Games", games)
     table.add_row("Score", f"{100 * result.score:.2f} %")
-    table.add_row("Elo", f"{result.elo:.2f} +/- {result.elo_error95:.2f} (95%)")
+    table.add_row("Elo", f"{st.format_elo(result.elo, result.elo_error95, result.sweep, '.2f')} (95%)")
     table.add_row("LOS", f"{100 * result.los:.2f} %")
     if result.draw_ratio is not None:
         table.add_row("Draw ratio", f"{100 * result.draw_ratio:.2f} %")
     if result.pair_draw_ratio is not None:
         table.add_row("Pair draw ratio", f"{100 * result.pair_draw_ratio:.2f} %")
-    table.add_row("nElo", f"{result.nelo:.2f} +/- {result.nelo_error95:.2f} (95%)")
+    table.add_row("nElo",
+                  f"{st.format_elo(result.nelo, result.nelo_error95, result.sweep, '.2f')} (95%)")
     if result.sprt is not None:
         test = result.sprt
         bounds = f"{test.spec.model.value} [{test.spec.elo0:g}, {test.spec.elo1:g}]"
@@ -154,7 +165,8 @@ def pgn_check(files: list[str] = _PGN_FILES) -> None:
         for notice in report.notices:
             console.print(f"note: {notice}", highlight=False, markup=False, soft_wrap=True)
         console.print(
-            f"{name}: {report.games} games, {len(report.errors)} broken", highlight=False,
+            f"{name}: {report.games} {plural(report.games, 'game')}, {len(report.errors)} broken",
+            highlight=False,
             markup=False, soft_wrap=True,
         )
         broken += len(report.errors)

@@ -6,12 +6,14 @@ escaped before rich sees them: a ``[/]`` in a value must print as itself, not en
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from runner.cli.dburl import redact
 from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
@@ -28,8 +30,9 @@ class UserError(Exception):
 
 
 def report_error(message: str, *, label: str = "error:") -> None:
-    """Print `message` in the error style; its text is never read as markup."""
-    err_console.print(f"[bold red]{escape(label)}[/] {escape(message)}", highlight=False)
+    """Print `message` in the error style; its text is never read as markup, and a database
+    URL's password in it is hidden."""
+    err_console.print(f"[bold red]{escape(label)}[/] {escape(redact(message))}", highlight=False)
 
 
 def fail(message: str) -> typer.Exit:
@@ -44,20 +47,83 @@ def exit_on_error(exc: Exception) -> typer.Exit:
     A configuration error is printed whole (it lists every problem with its file and key).
     """
     if isinstance(exc, ConfigError):
-        err_console.print(f"[bold red]{escape(str(exc))}[/]", highlight=False)
+        err_console.print(f"[bold red]{escape(redact(str(exc)))}[/]", highlight=False)
         return typer.Exit(2)
     return fail(str(exc))
 
 
-def open_db(url: str | None) -> Database:
-    """Open (creating or migrating) the results database, or exit 2 saying why not."""
-    from sqlalchemy.exc import ArgumentError
+def open_db(url: str | None, *, create: bool = True) -> Database:
+    """Open (and migrate) the results database, or exit 2 saying why not.
 
+    `url` is checked first (`runner.cli.dburl.check_db_value`); with `create` False (the
+    commands that only read: list, report, export, resume) a database that does not exist yet
+    is an error, never created. File permissions are named before SQLite gets to fail on them.
+    """
+    from runner.cli.dburl import DbValueError, check_db_value, redact, shown_url
     from runner.store.db import open_database
 
     try:
-        return open_database(url)
-    except ArgumentError as exc:
-        raise fail(f"bad database URL {url!r}: {exc}") from None
+        target = check_db_value(url)
+    except DbValueError as exc:
+        raise fail(str(exc)) from None
+    if target.file is not None:
+        problem = _file_problem(target.file, create=create)
+        if problem:
+            raise fail(problem)
+    elif not create:
+        _require_schema(target.url)
+    try:
+        return open_database(target.url)
     except Exception as exc:  # an unreachable server, a failed migration, an unwritable file
-        raise fail(f"cannot open the database: {exc}") from None
+        cause = redact(str(getattr(exc, "orig", None) or exc)).strip()
+        where = str(target.file) if target.file is not None else shown_url(target.url)
+        if "readonly" in cause or "read-only" in cause:
+            cause += " (permission denied: the file or its directory is read-only)"
+        raise fail(f"cannot open the database {where}: {cause}") from None
+
+
+def _file_problem(path: Path, *, create: bool) -> str | None:
+    """Why the SQLite file `path` cannot be used (None when it can, as far as one can tell)."""
+    import os
+
+    if not path.exists():
+        if not create:
+            return (f"no database at {path} (nothing was created): give --db with the file "
+                    "your tournaments are stored in, or run one first")
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            return f"cannot create the database {path}: permission denied in {parent}"
+        return None
+    if path.is_dir():
+        return f"{path} is a directory, not a database file"
+    if not os.access(path, os.R_OK):
+        return f"cannot read the database {path}: permission denied"
+    if create and not os.access(path, os.W_OK):
+        return (f"cannot write the database {path}: permission denied (the file is "
+                "read-only)")
+    return None
+
+
+def _require_schema(url: str) -> None:
+    """Exit 2 unless the server database `url` already holds a runner schema (read-only
+    commands never create one)."""
+    from sqlalchemy import inspect
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from runner.cli.dburl import redact, shown_url
+    from runner.store.db import create_db_engine
+
+    engine = create_db_engine(url)
+    try:
+        present = inspect(engine).has_table("alembic_version")
+    except SQLAlchemyError as exc:
+        cause = redact(str(getattr(exc, "orig", None) or exc)).strip()
+        raise fail(f"cannot open the database {shown_url(url)}: {cause}") from None
+    finally:
+        engine.dispose()
+    if not present:
+        raise fail(f"no runner database at {shown_url(url)} (it has no runner tables; "
+                   "nothing was created): run a tournament into it first, or "
+                   "'runner db upgrade --db URL'")

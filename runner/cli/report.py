@@ -33,7 +33,7 @@ def report_command(
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise fail(f"unknown --format {fmt!r}: text, json or html")
-    database = open_db(db)
+    database = open_db(db, create=False)
     try:
         with database, database.session() as session:
             report = build_report(session, tournament_id)

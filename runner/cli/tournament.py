@@ -21,10 +21,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from runner.cli.dburl import shown_url
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import vocabulary_help
 from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
+from runner.cli.words import plural
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
 from runner.config.parse import load_config
@@ -34,6 +36,7 @@ from runner.store import GameFilter, stream_games, tournaments
 from runner.tournament.scoreboard import Scoreboard
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
+    from runner.store.db import Database
     from runner.tournament.events import Event, RunOutcome
     from runner.tournament.run import Tournament
 
@@ -126,6 +129,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
 
     db = open_db(db_url or config.database)
     try:
+        if not new and not force and tournament_id is None:
+            _stop_if_finished(db, config)
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
                                 concurrency=concurrency)
         try:
@@ -135,17 +140,37 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         if tournament.done_games and not quiet:
             _err.print(f"Resuming tournament {tournament.tournament_id} "
                        f"({config.name!r}): {tournament.done_games} of "
-                       f"{tournament.total_games} games already played", highlight=False,
-                       markup=False)
+                       f"{tournament.total_games} {plural(tournament.total_games, 'game')} "
+                       "already played", highlight=False, markup=False)
         view = _View(tournament, quiet=quiet, live=_err.is_terminal)
         tournament.on_event = view.event
         began = time.monotonic()
         with view:
             outcome = asyncio.run(tournament.run(handle_signals=True))
-        _print_summary(outcome, time.monotonic() - began, db.url)
+        _print_summary(outcome, time.monotonic() - began, shown_url(db.url))
         return outcome
     finally:
         db.close()
+
+
+def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
+    """Exit 0 without playing when the newest tournament of this name is finished: running the
+    same file again used to start a new tournament silently (and append every game to the same
+    --pgnout file); a new one is started only when asked with --new."""
+    from runner.store.models import TournamentStatus
+    from runner.store.resume import latest_named
+
+    with db.session() as session:
+        row = latest_named(session, config.name)
+        if row is None or row.status is not TournamentStatus.FINISHED:
+            return
+        found, total = row.id, row.total_games
+    where = shown_url(db.url)
+    _err.print(f"Tournament {found} ({config.name!r}) in {where} is already finished "
+               f"({total} {plural(total, 'game')} planned): nothing to play.\n"
+               f"See its results with 'runner report {found}', or start a new tournament from "
+               "this file with --new.", highlight=False, markup=False, soft_wrap=True)
+    raise typer.Exit(0)
 
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
@@ -157,7 +182,8 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
                    f"{s.upper_bound:.3f} - {s.decision.value}", highlight=False)
     state = outcome.status.value
     _err.print(f"Tournament {outcome.tournament_id} {state}: {outcome.done} of "
-               f"{outcome.total_games} games stored ({outcome.played_now} in this run, "
+               f"{outcome.total_games} {plural(outcome.total_games, 'game')} stored "
+               f"({outcome.played_now} in this run, "
                f"{seconds:.1f} s) in {url}", highlight=False, soft_wrap=True, markup=False)
     if outcome.error:
         report_error(outcome.error)
@@ -198,7 +224,7 @@ def resume_command(
     from runner.config.model import is_legacy_json
     from runner.store.resume import stored_config
 
-    database = open_db(db)
+    database = open_db(db, create=False)
     try:
         with database.session() as session:
             stored = stored_config(session, tournament_id)
@@ -206,7 +232,7 @@ def resume_command(
     finally:
         database.close()
     if stored is None:
-        raise fail(f"no tournament {tournament_id} in {url}")
+        raise fail(f"no tournament {tournament_id} in {shown_url(url)}")
     try:
         config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
     except ConfigError as exc:
@@ -255,13 +281,13 @@ def roundrobin_command(ctx: typer.Context) -> None:
 
 def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.")) -> None:
     """Tournaments in the database with their progress."""
-    database = open_db(db)
+    database = open_db(db, create=False)
     try:
         with database.session() as session:
             found = tournaments(session)
     finally:
         database.close()
-    table = Table(title=Text(f"Tournaments in {database.url}"), title_justify="left")
+    table = Table(title=Text(f"Tournaments in {shown_url(database.url)}"), title_justify="left")
     for column in ("ID", "Name", "Status", "Games", "Running", "Created", "SPRT"):
         table.add_column(column)
     for t in found:
@@ -280,14 +306,14 @@ def export_command(
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""
-    database = open_db(db)
+    database = open_db(db, create=False)
     count = 0
     try:
         with database.session() as session:
             if tournament_id is None:
                 found = tournaments(session)
                 if not found:
-                    raise fail(f"no tournament in {database.url}")
+                    raise fail(f"no tournament in {shown_url(database.url)}")
                 tournament_id = found[-1].id
             where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
                                termination=termination)

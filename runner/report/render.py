@@ -19,8 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report
-from runner.stats import MatchStats
+from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report, Standing
+from runner.stats import MatchStats, format_elo
 
 __all__ = ["render", "render_html", "render_json", "render_text", "report_json"]
 
@@ -58,12 +58,22 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _elo(value: float | None, error: float | None) -> str:
-    """``+12.3 +/- 4.5``."""
+def _elo(value: float | None, error: float | None, sweep: int = 0) -> str:
+    """``+12.3 +/- 4.5``; ``+inf +/- n/a`` for a sweep (see `runner.stats.format_elo`)."""
+    if sweep:
+        return format_elo(0.0, 0.0, sweep)
     if _finite(value) is None:
         return "-"
     text = f"{value:+.1f}"
     return text if _finite(error) is None else f"{text} +/- {error:.1f}"
+
+
+def _standing_elo(standing: Standing) -> str:
+    """A standing's Elo; an engine (not the reference) that won or lost every game has no
+    finite rating, whatever the regularised fit says."""
+    sweep = 0 if standing.reference or not standing.games else (
+        1 if standing.score == 1 else -1 if standing.score == 0 else 0)
+    return _elo(standing.elo, standing.elo_error95, sweep)
 
 
 def _time(value: datetime | None) -> str | None:
@@ -185,7 +195,7 @@ def _standings_table(report: Report) -> Table:
     for s in report.standings:
         standings.add_row(str(s.rank), s.engine + (" (ref)" if s.reference else ""),
                           str(s.games), f"{s.points:g}", _pct(s.score), str(s.wins),
-                          str(s.draws), str(s.losses), _elo(s.elo, s.elo_error95), _pct(s.los))
+                          str(s.draws), str(s.losses), _standing_elo(s), _pct(s.los))
     return standings
 
 
@@ -205,10 +215,10 @@ def _pairing_tables(report: Report) -> tuple[Table, Table]:
         pairs.add_row(
             label, str(p.trinomial.games), str(p.trinomial.wins), str(p.trinomial.draws),
             str(p.trinomial.losses), _pct(None if wdl is None else wdl.draw_ratio),
-            "-" if head is None else _elo(head.elo, head.elo_error95),
-            "-" if head is None else _elo(head.nelo, head.nelo_error95),
+            "-" if head is None else _elo(head.elo, head.elo_error95, head.sweep),
+            "-" if head is None else _elo(head.nelo, head.nelo_error95, head.sweep),
             _pct(None if head is None else head.los),
-            "-" if wdl is None else _elo(wdl.elo, wdl.elo_error95))
+            "-" if wdl is None else _elo(wdl.elo, wdl.elo_error95, wdl.sweep))
         penta.add_row(label, str(p.pentanomial.pairs),
                       *(str(n) for n in p.pentanomial.low_to_high),
                       _pct(None if head is None else head.pair_draw_ratio))
@@ -255,7 +265,8 @@ def _summary_lines(report: Report) -> list[str]:
     """Heading lines: what was played, the draw ratio, the SPRT state."""
     lines = [
         f"Tournament {report.tournament_id} '{report.name}': {report.format.value}, "
-        f"{report.status}, {report.games_played} of {report.games_planned} games played",
+        f"{report.status}, {report.games_played} of {report.games_planned} "
+        f"game{'' if report.games_planned == 1 else 's'} played",
         f"Reference engine: {report.reference}; draw ratio {_pct(report.draw_ratio)}; "
         f"mean length {_fmt(report.mean_plies)} plies",
     ]

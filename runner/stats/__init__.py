@@ -13,7 +13,7 @@ The rooms, each a step of the way from games to figures:
 
 from runner.stats.counts import Counts, Pentanomial, StatsInputError, Trinomial
 from runner.stats.elo import NELO_PER_T, Z95, elo_from_score, score_from_elo
-from runner.stats.match import MatchStats, match_stats
+from runner.stats.match import MatchStats, format_elo, match_stats
 from runner.stats.ratings import EngineRating, Pairing, Ratings, rate_engines
 from runner.stats.sprt import (
     EloModel,
@@ -50,6 +50,7 @@ __all__ = [
     "bayeselo_to_logistic",
     "draw_elo",
     "elo_from_score",
+    "format_elo",
     "llr",
     "llr_bayeselo_legacy",
     "match_stats",

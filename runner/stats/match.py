@@ -14,7 +14,7 @@ from runner.stats.counts import Counts, Trinomial
 from runner.stats.elo import NELO_PER_T, Z95, distribution, elo_from_score, mean_var, normal_cdf
 from runner.stats.sprt import SprtResult, SprtSpec, sprt
 
-__all__ = ["MatchStats", "match_stats"]
+__all__ = ["MatchStats", "format_elo", "match_stats"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,10 @@ class MatchStats:
     nelo: float
     nelo_error95: float
     sprt: SprtResult | None = None
+    sweep: int = 0
+    """+1 when the first side scored every point, -1 when it scored none, else 0: the Elo and
+    nElo above are then fishtest's regularised finite stand-ins for an unbounded value, and
+    `format_elo` shows them as +inf/-inf with no margin."""
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready mapping with exactly the issue's key names (never inf or NaN)."""
@@ -98,5 +102,28 @@ def match_stats(counts: Counts, sprt_spec: SprtSpec | None = None) -> MatchStats
         nelo=nelo,
         nelo_error95=nelo_error,
         sprt=None if sprt_spec is None else sprt(counts, sprt_spec),
+        sweep=_sweep(counts.low_to_high),
     )
+
+
+def _sweep(counts: tuple[int, ...] | list[int]) -> int:
+    """+1 if only the best outcome occurred, -1 if only the worst did, else 0 (none too)."""
+    if not any(counts):
+        return 0
+    if not any(counts[:-1]):
+        return 1
+    if not any(counts[1:]):
+        return -1
+    return 0
+
+
+def format_elo(value: float, error: float, sweep: int = 0, spec: str = "+.1f") -> str:
+    """An Elo figure with its 95% margin as text; a sweep's is "+inf"/"-inf" with the margin
+    "n/a" (no finite estimate exists), a non-finite value "n/a"."""
+    if sweep:
+        return f"{'+' if sweep > 0 else '-'}inf +/- n/a"
+    if not math.isfinite(value):
+        return "n/a"
+    margin = format(error, spec.lstrip("+")) if math.isfinite(error) else "n/a"
+    return f"{format(value, spec)} +/- {margin}"
 

@@ -17,6 +17,7 @@ from runner.stats import (
     SprtResult,
     SprtSpec,
     Tally,
+    format_elo,
     match_stats,
     sprt,
 )
@@ -76,10 +77,11 @@ def summary_lines(counts: PairingCounts) -> list[str]:
     lines = [f"Score of {counts.first} vs {counts.second}: {tri.wins} - {tri.losses} - "
              f"{tri.draws}  [{points / games:.3f}] {games}"]
     figures = match_stats(tri)
-    lines.append(f"Elo difference: {figures.elo:.1f} +/- {figures.elo_error95:.1f}, "
+    elo = format_elo(figures.elo, figures.elo_error95, figures.sweep, ".1f")
+    lines.append(f"Elo difference: {elo}, "
                  f"LOS: {100 * figures.los:.1f} %, DrawRatio: {100 * tri.draws / games:.1f} %")
     pairs = counts.pentanomial
     if pairs.pairs:
         lines.append(f"Ptnml(0-2): [{', '.join(str(n) for n in pairs.low_to_high)}], "
-                     f"{pairs.pairs} pairs")
+                     f"{pairs.pairs} pair{'' if pairs.pairs == 1 else 's'}")
     return lines

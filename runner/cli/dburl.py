@@ -1,0 +1,107 @@
+"""The ``--db`` value as the user typed it: checked before anything is opened, shown without
+its password.
+
+A value without ``://`` is a SQLite file path, so a mistyped URL (``sqlite:/x.db``, ``::::``)
+used to become a file or a directory of that name. A path with a colon is refused here unless
+it is written as a path (``./a:b.db``, ``/data/a:b.db``); a URL is parsed by SQLAlchemy and its
+database kind must be one SQLAlchemy can load. Passwords never reach the terminal: every URL
+shown goes through `shown_url`, and error text through `redact`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DbTarget", "DbValueError", "check_db_value", "redact", "shown_url"]
+
+_ENV_VAR = "RUNNER_DB"  # runner.store.db.ENV_VAR; not imported, so that this module stays light
+_DEFAULT_FILE = "runner.db"
+
+# scheme://user:password@ -> scheme://user:***@ (a password may hold anything but '@' and space)
+_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*:)[^@\s]*(?P<at>@)")
+
+
+class DbValueError(ValueError):
+    """A ``--db`` (or ``$RUNNER_DB``) value that names no database: a usage error."""
+
+
+@dataclass(frozen=True)
+class DbTarget:
+    """A checked database value: the URL to open and, for SQLite, its file."""
+
+    url: str
+    file: Path | None
+    """The SQLite file (None for an in-memory SQLite database or another backend)."""
+
+
+def redact(text: str) -> str:
+    """`text` with the password of every ``scheme://user:password@`` in it replaced by ***."""
+    return _PASSWORD.sub(r"\g<head>***\g<at>", text)
+
+
+def shown_url(url: str) -> str:
+    """A database URL as it may be printed: its password hidden."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not parseable: hide what looks like a password all the same
+        return redact(url)
+
+
+def check_db_value(value: str | None, env: Mapping[str, str] | None = None) -> DbTarget:
+    """The database `value` names (else ``$RUNNER_DB``, else ./runner.db), checked; raises
+    DbValueError naming the value and where it came from."""
+    environ = os.environ if env is None else env
+    where = "--db"
+    if not value:
+        value, where = environ.get(_ENV_VAR) or _DEFAULT_FILE, f"${_ENV_VAR}"
+        if not environ.get(_ENV_VAR):
+            where = "the default database"
+    if "://" not in value:
+        if ":" in value and not value.startswith(("/", "./", "../", "~")):
+            raise DbValueError(
+                f"{where} {redact(value)!r} is neither a database URL nor a file path: URLs are "
+                "written scheme://..., e.g. sqlite:///results.db or "
+                "postgresql+psycopg://user@host/db (to mean a file whose name has a colon, "
+                "write ./NAME)")
+        if not value.strip():
+            raise DbValueError(f"{where} is empty: give a SQLite file or a database URL")
+        path = Path(value).expanduser()
+        return DbTarget(f"sqlite:///{path}", path)
+    return _checked_url(value, where)
+
+
+def _checked_url(value: str, where: str) -> DbTarget:
+    """A ``scheme://`` value parsed by SQLAlchemy, its database kind loadable."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    shown = redact(value)
+    try:
+        url = make_url(value)
+    except (ArgumentError, ValueError) as exc:
+        raise DbValueError(f"{where} {shown!r} is not a valid database URL: "
+                           f"{redact(str(exc))}") from None
+    try:
+        url.get_dialect()
+    except NoSuchModuleError:
+        raise DbValueError(f"{where} {shown!r}: unknown database kind {url.drivername!r} "
+                           "(sqlite:///FILE, or postgresql+psycopg://... with the [postgres] "
+                           "extra)") from None
+    except ImportError as exc:
+        raise DbValueError(f"{where} {shown!r}: the driver for {url.drivername!r} is not "
+                           f"installed ({exc})") from None
+    if url.get_backend_name() != "sqlite":
+        return DbTarget(value, None)
+    if url.host or url.port or url.username:
+        raise DbValueError(f"{where} {shown!r}: a SQLite URL names a file after three slashes "
+                           "(sqlite:///relative.db, sqlite:////absolute/path.db)")
+    database = url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return DbTarget(value, None)
+    return DbTarget(value, Path(database).expanduser())
