@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -17,6 +17,43 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console()
+
+
+def _flag_type_hidden() -> None:
+    """Typer shows a ``<bool>`` type after every flag (--quiet, --help...): a flag takes no
+    value, so its help row shows none (one override for every command, present and future)."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flag_type_hidden()
+
+
+def _version(value: bool) -> None:
+    """Print the installed version and exit (``runner --version``)."""
+    if value:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("cecp-runner")
+        except metadata.PackageNotFoundError:  # run from a checkout that is not installed
+            from runner import __version__ as version
+        typer.echo(f"runner (cecp-runner) {version}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Run chess-engine matches, gauntlets and round-robins; compare engine versions."""
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import typer
@@ -41,7 +43,9 @@ def report_command(
         raise fail(str(exc)) from None
     except SQLAlchemyError as exc:
         raise fail(f"cannot read the database: {exc}") from None
-    text = render(report, fmt)
+    # A terminal gets its own width; a file or a pipe the tables' full width (nothing cut).
+    width = shutil.get_terminal_size().columns if out is None and sys.stdout.isatty() else None
+    text = render(report, fmt, width=width)
     if out is None:
         typer.echo(text, nl=False)
         return

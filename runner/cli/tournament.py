@@ -310,11 +310,7 @@ def export_command(
     count = 0
     try:
         with database.session() as session:
-            if tournament_id is None:
-                found = tournaments(session)
-                if not found:
-                    raise fail(f"no tournament in {shown_url(database.url)}")
-                tournament_id = found[-1].id
+            tournament_id = _export_target(session, tournament_id, engine, database.url)
             where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
                                termination=termination)
             handle = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
@@ -329,8 +325,31 @@ def export_command(
                     handle.close()
     finally:
         database.close()
-    _err.print(f"{count} game(s) of tournament {tournament_id} exported"
+    _err.print(f"{count} {plural(count, 'game')} of tournament {tournament_id} exported"
                f"{f' to {out}' if out else ''}", highlight=False, markup=False)
+    if not count and (engine or result or termination):
+        _err.print("warning: no stored game matches the filters (--engine, --result, "
+                   "--termination)", highlight=False, markup=False)
+
+
+def _export_target(session: Any, tournament_id: int | None, engine: str | None,
+                   url: str) -> int:
+    """The tournament to export (the newest by default), checked to exist and to have the
+    --engine asked for: a typo used to export 0 games and report success."""
+    from runner.store.queries import tournament_info
+
+    if tournament_id is None:
+        found = tournaments(session)
+        if not found:
+            raise fail(f"no tournament in {shown_url(url)}")
+        tournament_id = found[-1].id
+    info = tournament_info(session, tournament_id)
+    if info is None:
+        raise fail(f"no tournament {tournament_id} in {shown_url(url)} (see 'runner list')")
+    if engine is not None and engine not in info.engines:
+        raise fail(f"--engine {engine!r}: no engine of that name in tournament {tournament_id} "
+                   f"(its engines: {', '.join(info.engines)})")
+    return tournament_id
 
 
 def register(app: typer.Typer) -> None:

@@ -22,14 +22,14 @@ from rich.table import Table
 from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report, Standing
 from runner.stats import MatchStats, format_elo
 
-__all__ = ["render", "render_html", "render_json", "render_text", "report_json"]
+__all__ = ["MIN_TEXT_WIDTH", "render", "render_html", "render_json", "render_text", "report_json"]
 
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
             "#e377c2", "#7f7f7f", "#bcbd22")
 
 
-def render(report: Report, fmt: str, *, width: int = 110) -> str:
-    """The report as ``text``, ``json`` or ``html``."""
+def render(report: Report, fmt: str, *, width: int | None = None) -> str:
+    """The report as ``text``, ``json`` or ``html`` (text `width`: see `render_text`)."""
     renderers: dict[str, Callable[[Report], str]] = {
         "text": lambda r: render_text(r, width=width), "json": render_json, "html": render_html}
     try:
@@ -181,8 +181,12 @@ def render_json(report: Report) -> str:
 def _tables(report: Report) -> list[Table]:
     """The report's rich tables, in reading order."""
     cross = [] if report.crosstable is None else [_crosstable_table(report.crosstable)]
-    return [_standings_table(report), *_pairing_tables(report), *cross,
-            _terminations_table(report), _faults_table(report)]
+    tables = [_standings_table(report), *_pairing_tables(report), *cross,
+              _terminations_table(report), _faults_table(report)]
+    for table in tables:  # a name or figure too long for a narrow column folds, never is cut
+        for column in table.columns:
+            column.overflow = "fold"
+    return tables
 
 
 def _standings_table(report: Report) -> Table:
@@ -205,11 +209,11 @@ def _pairing_tables(report: Report) -> tuple[Table, Table]:
                   "fishtest does)", title_justify="left")
     for name in ("Pairing", "Games", "W", "D", "L", "Draws", "Elo", "nElo", "LOS",
                  "Elo (W/D/L)"):
-        pairs.add_column(name, justify="left" if name == "Pairing" else "right", no_wrap=True)
+        pairs.add_column(name, justify="left" if name == "Pairing" else "right")
     penta = Table(title="Game pairs (pentanomial, first engine's point of view)",
                   title_justify="left")
     for name in ("Pairing", "Pairs", "LL", "LD", "DD+WL", "WD", "WW", "Pair draws"):
-        penta.add_column(name, justify="left" if name == "Pairing" else "right", no_wrap=True)
+        penta.add_column(name, justify="left" if name == "Pairing" else "right")
     for p in report.pairings:
         head, wdl, label = p.stats, p.wdl_stats, f"{p.first} vs {p.second}"
         pairs.add_row(
@@ -284,15 +288,25 @@ def _summary_lines(report: Report) -> list[str]:
     return lines
 
 
-def render_text(report: Report, *, width: int = 110) -> str:
-    """The report as plain text tables (no colors)."""
+MIN_TEXT_WIDTH = 60
+"""The narrowest text report: below it, figures would be cut rather than wrapped."""
+
+
+def render_text(report: Report, *, width: int | None = None) -> str:
+    """The report as plain text tables (no colors), `width` columns wide (a terminal's width);
+    None: as wide as the widest table needs, so that nothing is cut (files and pipes). Cells
+    that do not fit wrap at their spaces (``+12.3`` over ``+/- 4.5``) instead of being cut."""
     buffer = io.StringIO()
+    tables = _tables(report)
     # Engine names and tournament names are the users' text: no cell is read as markup.
-    console = Console(file=buffer, width=width, color_system=None, force_terminal=False,
+    console = Console(file=buffer, width=10_000, color_system=None, force_terminal=False,
                       highlight=False, markup=False)
+    if width is None:
+        width = max(console.measure(table).maximum for table in tables)
+    console.width = max(width, MIN_TEXT_WIDTH)
     for line in _summary_lines(report):
         console.print(line, markup=False)
-    for table in _tables(report):
+    for table in tables:
         console.print()
         console.print(table)
     for note in report.notes:
