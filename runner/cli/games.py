@@ -6,10 +6,11 @@ Both read the cutechess vocabulary with `runner.cli.vocabulary`, as the tourname
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -76,7 +77,9 @@ async def _play_one(configs: list[EngineConfig], spec: GameSpec):
 @engine_app.command("check", cls=vocabulary_help("engine check"), context_settings=PASSTHROUGH)
 def engine_check(
     ctx: typer.Context,
-    proto: str = typer.Option("cecp", "--proto", help="cecp or uci (an --engine's proto= wins)."),
+    proto: str | None = typer.Option(
+        None, "--proto", help="cecp or uci (an --engine's proto= wins; default: cecp, switching "
+        "to uci when the engine answers CECP's greeting as a UCI engine does)."),
     movetime: float = typer.Option(1.0, "--movetime", help="Seconds for the test move."),
 ) -> None:
     """Start an engine (runner engine check -- CMD ARGS..., or --engine KEY=VALUE ...), show its
@@ -91,14 +94,53 @@ def engine_check(
     if argv[0].lstrip("-") != "engine":
         argv = ["--engine", f"cmd={shlex.quote(argv[0])}", *(f"arg={a}" for a in argv[1:])]
     try:
-        entry = read_engine(argv, each=[f"proto={proto}"])
+        entry = read_engine(argv, each=[f"proto={proto or 'cecp'}"])
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
-    code = asyncio.run(_check(engine_config(entry), movetime))
+    guessing = proto is None and not any(word.startswith("proto=") for word in argv)
+    code = asyncio.run(_check(engine_config(entry), movetime, detect_uci=guessing))
+    if code == _UCI_DETECTED:
+        _err.print("This engine answers like a UCI engine; checking it again with --proto uci.",
+                   highlight=False, markup=False)
+        code = asyncio.run(_check(engine_config(read_engine(argv, each=["proto=uci"])),
+                                  movetime))
     raise typer.Exit(code)
 
 
-async def _check(config: EngineConfig, movetime: float) -> int:
+_UCI_DETECTED = -1
+"""`_check`'s answer when the engine, spoken to in CECP, answered as a UCI engine."""
+_UCI_SIGNS = ("id name ", "id author ", "uciok", "option name ")
+"""How a UCI engine's lines start; Stockfish says "Unknown command: 'xboard'" instead."""
+
+
+def _looks_uci(text: str) -> bool:
+    """Whether a line an engine printed at start-up is a UCI engine's."""
+    text = text.strip()
+    return text.startswith(_UCI_SIGNS) or text.startswith(("Unknown command: 'xboard'",
+                                                            "Unknown command: 'protover"))
+
+
+async def _start(engine: Any, *, detect_uci: bool) -> bool:
+    """Start `engine`; with `detect_uci`, give up (returning False) as soon as it answers the
+    CECP greeting with a UCI line, instead of waiting for features that never come."""
+    task = asyncio.ensure_future(engine.start())
+    seen = 0
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=0.02)
+        if done:
+            task.result()
+            return True
+        if detect_uci:
+            lines = engine.transcript
+            if any(e.direction == "<" and _looks_uci(e.text) for e in lines[seen:]):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+                return False
+            seen = len(lines)
+
+
+async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = False) -> int:
     from runner.clock import TimeControl
     from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
     from runner.protocol.factory import make_engine, stop_engines
@@ -109,7 +151,8 @@ async def _check(config: EngineConfig, movetime: float) -> int:
     engine = make_engine(config)
     try:
         began = time.monotonic()
-        await engine.start()
+        if not await _start(engine, detect_uci=detect_uci):
+            return _UCI_DETECTED
         console.print(f"{engine.name} started in {time.monotonic() - began:.3f} s")
         if engine.features:
             table = Table("feature", "value", title="features")
@@ -144,6 +187,8 @@ async def _check(config: EngineConfig, movetime: float) -> int:
         console.print(f"engine failed: {exc}", style="bold red")
         for entry in list(engine.transcript)[-20:]:
             console.print(str(entry), highlight=False, markup=False)
+        if config.protocol == "cecp":
+            console.print("hint: if this is a UCI engine, check it with --proto uci")
         return 1
     finally:
         await stop_engines([engine])
