@@ -21,8 +21,9 @@ __all__ = ["DbTarget", "DbValueError", "check_db_value", "redact", "shown_url"]
 _ENV_VAR = "RUNNER_DB"  # runner.store.db.ENV_VAR; not imported, so that this module stays light
 _DEFAULT_FILE = "runner.db"
 
-# scheme://user:password@ -> scheme://user:***@ (a password may hold anything but '@' and space)
-_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*:)[^@\s]*(?P<at>@)")
+# scheme://user:password@host -> scheme://user:***@host; up to the last '@' of the word, since
+# an unencoded '@' in a password is a mistake to protect too (hiding too much is harmless)
+_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*:)\S*(?P<at>@)")
 
 
 class DbValueError(ValueError):
