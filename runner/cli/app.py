@@ -16,7 +16,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-console = Console()
+console = Console(emoji=False)  # see runner.cli.errors.err_console
 
 
 def _flag_type_hidden() -> None:

@@ -21,8 +21,11 @@ if TYPE_CHECKING:
 
 __all__ = ["UserError", "err_console", "exit_on_error", "fail", "open_db", "report_error"]
 
-err_console = Console(stderr=True)
-"""Where errors, notices and the live view go (stdout keeps results: PGN, JSON, summaries)."""
+err_console = Console(stderr=True, emoji=False)
+"""Where errors, notices and the live view go (stdout keeps results: PGN, JSON, summaries).
+
+No console of the command line replaces ``:name:`` codes by emoji: ``markup=False`` and
+`escape` leave them, so an engine called ``x:cat:y`` would print as ``x🐱y``."""
 
 
 class UserError(Exception):

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # 'runner report' or 'runner list' start faster without them.
 
 engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True)
-_err = Console(stderr=True)
+_err = Console(stderr=True, emoji=False)  # see runner.cli.errors.err_console
 
 
 def play_command(ctx: typer.Context) -> None:
@@ -147,7 +147,7 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
     from runner.rules import Board
 
     # Names, features, options and errors all come from the engine: nothing here is markup.
-    console = Console(markup=False, highlight=False)
+    console = Console(markup=False, highlight=False, emoji=False)
     engine = make_engine(config)
     try:
         began = time.monotonic()

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the
     from runner.tournament.events import Event, RunOutcome
     from runner.tournament.run import Tournament
 
-_out = Console()
+_out = Console(emoji=False)  # see runner.cli.errors.err_console
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -54,9 +54,10 @@ class _View:
         self.quiet = quiet
         self.live_enabled = live and not quiet
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
+            MofNCompleteColumn(),
             TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
-        self.task = self.progress.add_task(escape(tournament.config.name), total=tournament.total_games,
+        self.task = self.progress.add_task(tournament.config.name, total=tournament.total_games,
                                            completed=tournament.done_games)
         self.live: Live | None = None
         self.last_notice = ""

@@ -300,7 +300,7 @@ def render_text(report: Report, *, width: int | None = None) -> str:
     tables = _tables(report)
     # Engine names and tournament names are the users' text: no cell is read as markup.
     console = Console(file=buffer, width=10_000, color_system=None, force_terminal=False,
-                      highlight=False, markup=False)
+                      highlight=False, markup=False, emoji=False)
     if width is None:
         width = max(console.measure(table).maximum for table in tables)
     console.width = max(width, MIN_TEXT_WIDTH)
