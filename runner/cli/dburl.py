@@ -54,11 +54,12 @@ def shown_url(url: str) -> str:
         return redact(url)
 
 
-def check_db_value(value: str | None, env: Mapping[str, str] | None = None) -> DbTarget:
+def check_db_value(value: str | None, env: Mapping[str, str] | None = None, *,
+                   source: str = "--db") -> DbTarget:
     """The database `value` names (else ``$RUNNER_DB``, else ./runner.db), checked; raises
-    DbValueError naming the value and where it came from."""
+    DbValueError naming the value and where it came from (`source` when `value` is given)."""
     environ = os.environ if env is None else env
-    where = "--db"
+    where = source
     if not value:
         value, where = environ.get(_ENV_VAR) or _DEFAULT_FILE, f"${_ENV_VAR}"
         if not environ.get(_ENV_VAR):

@@ -55,10 +55,11 @@ def exit_on_error(exc: Exception) -> typer.Exit:
     return fail(str(exc))
 
 
-def open_db(url: str | None, *, create: bool = True) -> Database:
+def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Database:
     """Open (and migrate) the results database, or exit 2 saying why not.
 
-    `url` is checked first (`runner.cli.dburl.check_db_value`); with `create` False (the
+    `url` is checked first (`runner.cli.dburl.check_db_value`; `source` says where it was
+    given); with `create` False (the
     commands that only read: list, report, export, resume) a database that does not exist yet
     is an error, never created. File permissions are named before SQLite gets to fail on them.
     """
@@ -66,7 +67,7 @@ def open_db(url: str | None, *, create: bool = True) -> Database:
     from runner.store.db import open_database
 
     try:
-        target = check_db_value(url)
+        target = check_db_value(url, source=source)
     except DbValueError as exc:
         raise fail(str(exc)) from None
     if target.file is not None:

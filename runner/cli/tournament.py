@@ -128,7 +128,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
     from runner.tournament.events import TournamentError
     from runner.tournament.run import Tournament
 
-    db = open_db(db_url or config.database)
+    db = open_db(db_url or config.database,
+                 source="--db" if db_url else "the configuration's database =")
     try:
         if not new and not force and tournament_id is None:
             _stop_if_finished(db, config)
@@ -166,9 +167,12 @@ def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
         if row is None or row.status is not TournamentStatus.FINISHED:
             return
         found, total = row.id, row.total_games
+        changed = row.fingerprint != config.fingerprint()
     where = shown_url(db.url)
     _err.print(f"Tournament {found} ({config.name!r}) in {where} is already finished "
-               f"({total} {plural(total, 'game')} planned): nothing to play.\n"
+               f"({total} {plural(total, 'game')} planned): nothing to play"
+               + (" (this file's settings differ from the ones it was played with)."
+                  if changed else ".") + "\n"
                f"See its results with 'runner report {found}', or start a new tournament from "
                "this file with --new.", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(0)
