@@ -55,6 +55,7 @@ def _main(
 ) -> None:
     """Run chess-engine matches, gauntlets and round-robins; compare engine versions."""
 
+
 if TYPE_CHECKING:
     from rich.table import Table
 
@@ -203,8 +204,7 @@ def pgn_check(files: list[str] = _PGN_FILES) -> None:
             console.print(f"note: {notice}", highlight=False, markup=False, soft_wrap=True)
         console.print(
             f"{name}: {report.games} {plural(report.games, 'game')}, {len(report.errors)} broken",
-            highlight=False,
-            markup=False, soft_wrap=True,
+            highlight=False, markup=False, soft_wrap=True,
         )
         broken += len(report.errors)
     if broken:

@@ -59,9 +59,9 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
     """Open (and migrate) the results database, or exit 2 saying why not.
 
     `url` is checked first (`runner.cli.dburl.check_db_value`; `source` says where it was
-    given); with `create` False (the
-    commands that only read: list, report, export, resume) a database that does not exist yet
-    is an error, never created. File permissions are named before SQLite gets to fail on them.
+    given). With `create` False (the commands that only read: list, report, export, resume)
+    a database that does not exist yet is an error, never created. File permissions are named
+    before SQLite gets to fail on them.
     """
     from runner.cli.dburl import DbValueError, check_db_value, redact, shown_url
     from runner.store.db import open_database

@@ -10,7 +10,7 @@ import contextlib
 import shlex
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -23,7 +23,7 @@ from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
     from runner.game.record import GameSpec
-    from runner.protocol.engine import EngineConfig
+    from runner.protocol.engine import Engine, EngineConfig
 
 # The engine, game and rules modules are imported by the commands that play, not with the CLI:
 # 'runner report' or 'runner list' start faster without them.
@@ -120,7 +120,7 @@ def _looks_uci(text: str) -> bool:
                                                             "Unknown command: 'protover"))
 
 
-async def _start(engine: Any, *, detect_uci: bool) -> bool:
+async def _start(engine: Engine, *, detect_uci: bool) -> bool:
     """Start `engine`; with `detect_uci`, give up (returning False) as soon as it answers the
     CECP greeting with a UCI line, instead of waiting for features that never come."""
     task = asyncio.ensure_future(engine.start())

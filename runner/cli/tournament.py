@@ -36,6 +36,8 @@ from runner.store import GameFilter, stream_games, tournaments
 from runner.tournament.scoreboard import Scoreboard
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
+    from sqlalchemy.orm import Session
+
     from runner.store.db import Database
     from runner.tournament.events import Event, RunOutcome
     from runner.tournament.run import Tournament
@@ -337,7 +339,7 @@ def export_command(
                    "--termination)", highlight=False, markup=False)
 
 
-def _export_target(session: Any, tournament_id: int | None, engine: str | None,
+def _export_target(session: Session, tournament_id: int | None, engine: str | None,
                    url: str) -> int:
     """The tournament to export (the newest by default), checked to exist and to have the
     --engine asked for: a typo used to export 0 games and report success."""
