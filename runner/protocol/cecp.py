@@ -56,6 +56,9 @@ from runner.protocol.engine import (
     Variant,
 )
 from runner.protocol.pipe import PipeEngine
+
+_NEW_GAME_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+"""The position CECP's ``new`` sets up (runner.rules is not imported here: start-up cost)."""
 from runner.protocol.transport import EngineTransport, Line
 
 __all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
@@ -222,7 +225,11 @@ class CecpEngine(PipeEngine):
         # parses the word as a move). Users who want it can list it in init_strings.
         if setup.opponent and self._features.flag("name", False):
             lines.append(f"name {setup.opponent}")
-        if setup.start_fen is not None:
+        if setup.start_fen is not None and not (setup.variant is Variant.STANDARD
+                                                and setup.start_fen == _NEW_GAME_FEN):
+            # "new" already set this position up; fairymax's "edit" would make it play
+            # other moves than after "new" (it forgets the start's history), and
+            # cutechess-cli sends nothing here either (tests/test_peer_games.py).
             lines.extend(self._position_commands(setup.start_fen))
         return lines
 
