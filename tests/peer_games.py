@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,23 +131,35 @@ def differences(ours: dict[tuple[str, str, tuple[str, ...]], Game],
 
 def play_all(workloads: Sequence[Workload], tools: Sequence[str], tmp: Path,
              parallel: int = 3) -> dict[tuple[str, str], Path]:
-    """Play every (workload, tool) pair, ``parallel`` processes at a time; PGN paths by pair."""
+    """Play every (workload, tool) pair, ``parallel`` processes at a time; PGN paths by pair.
+
+    Each pair's wall time goes to ``tmp/timings.txt`` to keep the matrix's cost in view.
+    """
     pending = [(w, t) for w in workloads for t in tools if t == "runner" or t in w.peers]
-    running: list[tuple[Workload, str, subprocess.Popen[str], Path]] = []
+    running: list[tuple[Workload, str, float, subprocess.Popen[str], Path]] = []
     done: dict[tuple[str, str], Path] = {}
-    while pending or running:
-        while pending and len(running) < parallel:
-            workload, tool = pending.pop(0)
-            running.append((workload, tool, *launch(tool, workload, tmp)))
-        workload, tool, proc, pgn = running.pop(0)
-        try:
-            code = proc.wait(timeout=PEER_TIMEOUT)
-        except subprocess.TimeoutExpired:
+    deadline = time.monotonic() + PEER_TIMEOUT * max(1, len(pending))
+    try:
+        while pending or running:
+            while pending and len(running) < parallel:
+                workload, tool = pending.pop(0)
+                running.append((workload, tool, time.monotonic(), *launch(tool, workload, tmp)))
+            finished = [entry for entry in running if entry[3].poll() is not None]
+            if not finished:
+                assert time.monotonic() < deadline, "the peer matrix is taking far too long"
+                time.sleep(0.05)
+                continue
+            for entry in finished:
+                running.remove(entry)
+                workload, tool, began, proc, pgn = entry
+                log = (tmp / f"{workload.name}-{tool}.log").read_text()
+                assert proc.returncode == 0, \
+                    f"{tool} on {workload.name} exited with {proc.returncode}:\n{log[-2000:]}"
+                done[(workload.name, tool)] = pgn
+                with (tmp / "timings.txt").open("a") as timings:
+                    timings.write(f"{workload.name} {tool} {time.monotonic() - began:.1f}\n")
+    finally:
+        for *_, proc, _pgn in running:  # an assertion above: stop what still runs
             proc.kill()
             proc.wait()
-            raise
-        log = (tmp / f"{workload.name}-{tool}.log").read_text()
-        assert code == 0, f"{tool} on {workload.name} exited with {code}:\n{log[-2000:]}"
-        done[(workload.name, tool)] = pgn
     return done
-

@@ -56,12 +56,12 @@ from runner.protocol.engine import (
     Variant,
 )
 from runner.protocol.pipe import PipeEngine
-
-_NEW_GAME_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
-"""The position CECP's ``new`` sets up (runner.rules is not imported here: start-up cost)."""
 from runner.protocol.transport import EngineTransport, Line
 
 __all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
+
+_NEW_GAME_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+"""The position CECP's ``new`` sets up (runner.rules is not imported here: start-up cost)."""
 
 # Ping probes for an engine quiet before done=1: the first after `_PROBE_AFTER` seconds without
 # a line, then at intervals growing from `_PROBE_INTERVAL` to 1 s.  gnuchess 6.2.7 (-x) stays
