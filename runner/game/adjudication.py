@@ -65,6 +65,7 @@ def effective_score(score_cp: int | None, mate: int | None) -> int | None:
 
 
 def _is_mate(score: int) -> bool:
+    """Whether an ``effective_score`` stands for a mate (fastchess tells mates from cp)."""
     return abs(score) >= MATE_SCORE_CP
 
 
