@@ -227,8 +227,8 @@ class CecpEngine(PipeEngine):
             lines.append(f"name {setup.opponent}")
         if setup.start_fen is not None and not (setup.variant is Variant.STANDARD
                                                 and setup.start_fen == _NEW_GAME_FEN):
-            # "new" already set this position up; fairymax's "edit" would make it play
-            # other moves than after "new" (it forgets the start's history), and
+            # "new" already set this position up. fairymax 5.0b plays other moves after an
+            # "edit" of it than after "new" alone (seen 50 moves later in a game), and
             # cutechess-cli sends nothing here either (tests/test_peer_games.py).
             lines.extend(self._position_commands(setup.start_fen))
         return lines
