@@ -1,4 +1,9 @@
-"""Adjudication trackers as pure state machines: draw window, resignation, mate scores, length."""
+"""Adjudication trackers as pure state machines: draw window, resignation, mate scores, length.
+
+Each convention is the peers' (fastchess, and cutechess-cli where the two agree); the
+comments name the case of docs/adjudication.md a test pins down. tests/test_peer_games.py
+checks the same rules against the real peers game for game.
+"""
 
 from __future__ import annotations
 
@@ -17,17 +22,19 @@ WHITE, BLACK = True, False
 
 
 def _feed_draw(tracker: DrawTracker, plies: list[tuple[int | None, int, bool]]) -> list[bool]:
-    """Update ply by ply; whether a verdict stood after each ply."""
+    """Update ply by ply with (score, moves played after the ply, zeroing); whether a verdict
+    stood after each ply."""
     fired = []
-    for score, fullmove, zeroing in plies:
-        tracker.update(score, fullmove, zeroing)
-        fired.append(tracker.verdict() is not None)
+    for score, moves_played, zeroing in plies:
+        tracker.update(score, zeroing)
+        fired.append(tracker.verdict(moves_played) is not None)
     return fired
 
 
-def _quiet_plies(first_move: int, count: int, score: int = 0) -> list[tuple[int, int, bool]]:
-    """`count` plies starting with White's move `first_move`, none zeroing, all scoring `score`."""
-    return [(score, first_move + i // 2, False) for i in range(count)]
+def _quiet_plies(first_ply: int, count: int, score: int = 0) -> list[tuple[int, int, bool]]:
+    """``count`` plies from ply ``first_ply`` of a game from move 1, none zeroing, all
+    scoring ``score``; the moves played after ply p are p // 2."""
+    return [(score, (first_ply + i) // 2, False) for i in range(count)]
 
 
 # ------------------------------------------------------------------------------- draw
@@ -35,7 +42,7 @@ def _quiet_plies(first_move: int, count: int, score: int = 0) -> list[tuple[int,
 
 def test_draw_fires_after_both_sides_kept_the_window_for_n_moves_each():
     rules = AdjudicationRules(draw_move_number=10, draw_move_count=3, draw_score=20)
-    fired = _feed_draw(DrawTracker(rules), _quiet_plies(10, 6, score=20))
+    fired = _feed_draw(DrawTracker(rules), _quiet_plies(21, 6, score=20))
     assert fired == [False] * 5 + [True]
 
 
@@ -44,39 +51,63 @@ def test_draw_never_fires_when_switched_off():
     assert not any(_feed_draw(tracker, _quiet_plies(1, 200)))
 
 
-def test_draw_plies_before_the_start_move_do_not_count():
+def test_draw_start_move_gates_the_verdict_but_earlier_plies_count():
+    # Both peers count quiet plies from the first engine move on; the start move only
+    # decides when the verdict may be given. Plies 31..40 are quiet: the count reaches 4 at
+    # ply 34, but the 20th move is complete only after ply 40, where the draw fires.
     rules = AdjudicationRules(draw_move_number=20, draw_move_count=2, draw_score=10)
-    tracker = DrawTracker(rules)
-    # Move 17 White .. move 19 Black: six quiet plies, all before move 20.
-    assert not any(_feed_draw(tracker, _quiet_plies(17, 6)))
-    assert _feed_draw(tracker, _quiet_plies(20, 4)) == [False, False, False, True]
+    fired = _feed_draw(DrawTracker(rules), _quiet_plies(31, 10))
+    assert fired == [False] * 9 + [True]
+
+
+def test_draw_start_move_reads_the_fens_move_number():
+    # fastchess: the position's full move number minus one after the ply, so a FEN at move
+    # 30 is past a start move of 20 at once (cutechess-cli would count plies from the FEN).
+    rules = AdjudicationRules(draw_move_number=20, draw_move_count=1, draw_score=10)
+    fired = _feed_draw(DrawTracker(rules), [(0, 29, False), (0, 30, False)])
+    assert fired == [False, True]
 
 
 @pytest.mark.parametrize("score", [11, -11, 5000, -MATE_SCORE_CP, None])
 def test_draw_a_score_outside_the_window_or_missing_restarts_the_count(score):
     rules = AdjudicationRules(draw_move_number=1, draw_move_count=2, draw_score=10)
     tracker = DrawTracker(rules)
-    plies = [*_quiet_plies(1, 3, score=-10), (score, 2, False), *_quiet_plies(3, 4, score=10)]
+    plies = [*_quiet_plies(2, 3, score=-10), (score, 2, False), *_quiet_plies(6, 4, score=10)]
     fired = _feed_draw(tracker, plies)
     assert fired == [False] * 7 + [True]
     assert tracker.count == 4
 
 
-def test_draw_a_capture_or_pawn_move_restarts_the_count():
+def test_draw_a_mate_score_never_counts_even_inside_a_huge_window():
+    rules = AdjudicationRules(draw_move_number=0, draw_move_count=1, draw_score=MATE_SCORE_CP)
+    tracker = DrawTracker(rules)
+    assert _feed_draw(tracker, [(0, 1, False), (MATE_SCORE_CP, 1, False)]) == [False, False]
+
+
+def test_draw_a_capture_or_pawn_move_restarts_the_count_and_counts_itself():
+    # The issue's case: both peers restart the count on a zeroing ply and then count that
+    # ply's own score, so a quiet stretch that begins with a capture is one ply longer.
     rules = AdjudicationRules(draw_move_number=1, draw_move_count=2, draw_score=10)
     tracker = DrawTracker(rules)
     plies = [(0, 1, False), (0, 1, False), (0, 2, False), (0, 2, True), (0, 3, False),
-             (0, 3, False), (0, 4, False), (0, 4, False)]
+             (0, 3, False), (0, 4, False)]
     fired = _feed_draw(tracker, plies)
-    # Three quiet plies, then the zeroing one: the four after it are needed afresh.
-    assert fired == [False] * 7 + [True]
+    # Three quiet plies, then the zeroing one starts a new count at 1: four plies later.
+    assert fired == [False] * 6 + [True]
+
+
+def test_draw_a_zeroing_ply_outside_the_window_restarts_at_zero():
+    rules = AdjudicationRules(draw_move_number=1, draw_move_count=1, draw_score=10)
+    tracker = DrawTracker(rules)
+    assert _feed_draw(tracker, [(0, 1, False), (50, 1, True), (0, 2, False), (0, 2, False)]) \
+        == [False, False, False, True]
 
 
 def test_draw_verdict_is_a_draw_with_a_reason():
     rules = AdjudicationRules(draw_move_number=1, draw_move_count=1, draw_score=7)
     tracker = DrawTracker(rules)
-    _feed_draw(tracker, _quiet_plies(1, 2))
-    verdict = tracker.verdict()
+    _feed_draw(tracker, _quiet_plies(2, 2))
+    verdict = tracker.verdict(2)
     assert verdict is not None
     assert verdict.result == "1/2-1/2"
     assert "7 cp" in verdict.reason
@@ -85,84 +116,78 @@ def test_draw_verdict_is_a_draw_with_a_reason():
 # ------------------------------------------------------------------------------- resign
 
 
+def _feed_resign(tracker: ResignTracker, plies: list[tuple[bool, int | None]]) -> list[str | None]:
+    """Update ply by ply with (white moved, score); the verdict's result after each ply."""
+    results = []
+    for white_moved, score in plies:
+        tracker.update(white_moved, score)
+        verdict = tracker.verdict(white_moved, score)
+        results.append(None if verdict is None else str(verdict.result))
+    return results
+
+
 def test_resign_one_sided_fires_on_the_loser_s_own_scores_alone():
     rules = AdjudicationRules(resign_move_count=3, resign_score=500)
-    tracker = ResignTracker(rules)
-    verdicts = []
-    for _ in range(3):
-        tracker.update(WHITE, 40)  # White does not see the win: one-sided needs no agreement
-        tracker.update(BLACK, -500)
-        verdicts.append(tracker.verdict())
-    assert verdicts[:2] == [None, None]
-    assert verdicts[2] is not None
-    assert verdicts[2].result == "1-0"
-    assert "White" in verdicts[2].reason
+    results = _feed_resign(ResignTracker(rules), [(WHITE, 40), (BLACK, -500)] * 3)
+    # White never sees the win: one-sided needs no agreement. Black's third such move ends it.
+    assert results == [None] * 5 + ["1-0"]
 
 
 def test_resign_white_losing_gives_black_the_win():
     tracker = ResignTracker(AdjudicationRules(resign_move_count=2, resign_score=300))
-    for _ in range(2):
-        assert tracker.verdict() is None
-        tracker.update(WHITE, -301)
-        tracker.update(BLACK, 0)
-    verdict = tracker.verdict()
-    assert verdict is not None and verdict.result == "0-1"
+    results = _feed_resign(tracker, [(WHITE, -301), (BLACK, 0), (WHITE, -301)])
+    assert results == [None, None, "0-1"]
+    verdict = tracker.verdict(WHITE, -301)
+    assert verdict is not None and "Black wins" in verdict.reason
 
 
 def test_resign_a_better_score_in_between_restarts_the_count():
     tracker = ResignTracker(AdjudicationRules(resign_move_count=2, resign_score=300))
-    for score in (-400, -299, -400):
-        tracker.update(BLACK, score)
-        assert tracker.verdict() is None
-    tracker.update(BLACK, -400)
-    assert tracker.verdict() is not None
+    results = _feed_resign(tracker, [(BLACK, s) for s in (-400, -299, -400, -400)])
+    assert results == [None, None, None, "1-0"]
 
 
 def test_resign_a_missing_score_restarts_the_count():
     tracker = ResignTracker(AdjudicationRules(resign_move_count=2, resign_score=300))
-    for score in (-400, None, -400):
-        tracker.update(BLACK, score)
-    assert tracker.verdict() is None
+    assert _feed_resign(tracker, [(BLACK, -400), (BLACK, None), (BLACK, -400)]) == [None] * 3
 
 
-def test_resign_two_sided_needs_the_winner_to_agree():
+def test_resign_a_mate_against_the_mover_counts_whatever_the_threshold():
+    tracker = ResignTracker(AdjudicationRules(resign_move_count=1, resign_score=200_000))
+    assert _feed_resign(tracker, [(WHITE, -MATE_SCORE_CP)]) == ["0-1"]
+
+
+def test_resign_two_sided_counts_plies_of_both_sides_and_fires_on_the_loser_s_ply():
+    # fastchess: one count of consecutive plies of either side whose score is at least the
+    # threshold away from zero; 2 * movecount of them, and the ply's mover must be losing.
+    # The stretch starts with the loser: after six plies the winner has moved, so the verdict
+    # waits for the loser's next ply (cutechess-cli ends on the same ply here).
+    rules = AdjudicationRules(resign_move_count=3, resign_score=500, resign_two_sided=True)
+    plies = [(BLACK, -600), (WHITE, 600)] * 3 + [(BLACK, -600)]
+    assert _feed_resign(ResignTracker(rules), plies) == [None] * 6 + ["1-0"]
+
+
+def test_resign_two_sided_a_small_score_of_either_side_restarts():
     rules = AdjudicationRules(resign_move_count=2, resign_score=500, resign_two_sided=True)
-    tracker = ResignTracker(rules)
-    for _ in range(4):
-        tracker.update(WHITE, 499)  # just short of agreeing
-        tracker.update(BLACK, -900)
-    assert tracker.verdict() is None
-    tracker.update(WHITE, 500)
-    tracker.update(BLACK, -900)
-    assert tracker.verdict() is None  # one agreeing move of two
-    tracker.update(WHITE, 650)
-    tracker.update(BLACK, -900)
-    verdict = tracker.verdict()
-    assert verdict is not None and verdict.result == "1-0"
+    plies = [(WHITE, 499), (BLACK, -900), (WHITE, 650), (BLACK, -900), (WHITE, 650), (BLACK, -900)]
+    assert _feed_resign(ResignTracker(rules), plies) == [None] * 5 + ["1-0"]
 
 
 def test_resign_two_sided_winner_alone_is_not_enough():
     rules = AdjudicationRules(resign_move_count=2, resign_score=500, resign_two_sided=True)
-    tracker = ResignTracker(rules)
-    for _ in range(5):
-        tracker.update(WHITE, 900)
-        tracker.update(BLACK, -100)
-    assert tracker.verdict() is None
+    plies = [(WHITE, 900), (BLACK, -100)] * 5
+    assert not any(_feed_resign(ResignTracker(rules), plies))
 
 
 @pytest.mark.parametrize("count", [None, 0])
 def test_resign_switched_off_never_fires(count):
     tracker = ResignTracker(AdjudicationRules(resign_move_count=count, resign_score=1))
-    for _ in range(50):
-        tracker.update(WHITE, -MATE_SCORE_CP)
-        tracker.update(BLACK, MATE_SCORE_CP)
-    assert tracker.verdict() is None
+    assert not any(_feed_resign(tracker, [(WHITE, -MATE_SCORE_CP), (BLACK, MATE_SCORE_CP)] * 50))
 
 
 def test_resign_count_zero_does_not_end_a_level_game_at_once():
     tracker = ResignTracker(AdjudicationRules(resign_move_count=0, resign_score=600))
-    tracker.update(WHITE, 0)
-    assert tracker.verdict() is None
+    assert _feed_resign(tracker, [(WHITE, 0)]) == [None]
 
 
 # ------------------------------------------------------------------------------- mate scores
@@ -182,16 +207,17 @@ def test_mate_scores_drive_resignation_and_break_the_draw_window():
                               draw_move_number=1, draw_move_count=1, draw_score=50)
     resign = ResignTracker(rules)
     draw = DrawTracker(rules)
+    results = []
     for fullmove in (1, 2):
         white = effective_score(None, 4 - fullmove)
         black = effective_score(None, -(4 - fullmove))
-        resign.update(WHITE, white)
-        draw.update(white, fullmove, False)
-        resign.update(BLACK, black)
-        draw.update(black, fullmove, False)
-    assert draw.verdict() is None
-    verdict = resign.verdict()
-    assert verdict is not None and verdict.result == "1-0"
+        for mover, score in ((WHITE, white), (BLACK, black)):
+            resign.update(mover, score)
+            draw.update(score, False)
+            assert draw.verdict(fullmove) is None
+            verdict = resign.verdict(mover, score)
+            results.append(None if verdict is None else str(verdict.result))
+    assert results == [None, None, None, "1-0"]
 
 
 # ------------------------------------------------------------------------------- max moves

@@ -341,6 +341,24 @@ ENGINES = {
 START_FEN = "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
 
 
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("fen,positioned", [(chess.STARTING_FEN, False), (START_FEN, True)])
+@run_async
+async def test_the_standard_start_gets_no_position_after_new(fen, positioned):
+    # "new" sets the standard start up; fairymax plays other moves after an "edit" of the
+    # same position, and cutechess-cli sends none (docs/adjudication.md, tests/test_peer_games).
+    recording = RecordedTranscript(shared_file("cecp-transcripts", "fairymax.txt"))
+    transport = ReplayTransport(recording)
+    engine = CecpEngine(_replay_config(), transport=transport)
+    await engine.start()
+    await engine.new_game(GameSetup(time_control=TimeControl.parse("40/60"), side=Side.BLACK,
+                                    start_fen=fen))
+    sent = transport.sent[transport.sent.index("new"):]
+    assert any(line == "edit" or line.startswith("setboard") for line in sent) is positioned
+    await engine.end_game("*")
+    assert await engine.quit() == 0
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("engine_name", list(ENGINES))
 @run_async

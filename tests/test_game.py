@@ -188,6 +188,18 @@ def test_max_moves_ends_the_game_as_a_draw():
 
 
 @pytest.mark.timeout(60)
+def test_max_moves_counts_the_engines_plies_not_the_openings():
+    # fastchess counts -maxmoves from the end of the opening (docs/adjudication.md).
+    spec = game_spec("5+0.05", opening_moves=("e2e4", "e7e5", "g1f3"),
+                     adjudication=AdjudicationRules(max_moves=4))
+    record = run_game(bundled("w", "--level", "1", "--seed", "1"),
+                      bundled("b", "--level", "1", "--seed", "2"), spec).record
+    assert record.termination is GameTermination.MAX_MOVES, record.reason
+    assert record.plies == 3 + 8
+    assert [m.book for m in record.moves[:4]] == [True, True, True, False]
+
+
+@pytest.mark.timeout(60)
 def test_moves_per_session_control_carries_the_game_through_several_sessions():
     spec = game_spec("6/2", adjudication=AdjudicationRules(max_moves=20))
     record = run_game(bundled("w", "--level", "1", "--seed", "1"),

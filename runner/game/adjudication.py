@@ -2,6 +2,10 @@
 
 Each tracker is a small, pure state machine: ``update`` with one ply's facts, ``verdict`` when
 the rule fires. The game loop composes them; nothing here knows about engines or clocks.
+They count as fastchess does, and as cutechess-cli does wherever the two agree, so that the
+same settings end the same games on the same ply: docs/adjudication.md lists every
+convention (where a count starts, what resets it, plies or moves, book plies, the order of
+checks) with the peer it follows, and tests/test_peer_games.py checks it against both peers.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ class AdjudicationRules:
     """When the arbiter ends a game early; ``None`` switches a rule off.
 
     draw: from full move ``draw_move_number`` on, both engines' scores within
-    ``draw_score`` cp for ``draw_move_count`` consecutive moves each (reset by a capture or
-    pawn move). resign: a side's own score at or below ``-resign_score`` for
-    ``resign_move_count`` consecutive moves (with ``resign_two_sided`` the opponent must agree
-    with a score at or above ``resign_score``). ``max_moves``: full moves before a draw.
-    A count of 0 switches its rule off, as None does.
+    ``draw_score`` cp for ``draw_move_count`` consecutive moves each (a capture or pawn
+    move restarts the count). resign: a side's own score at or below ``-resign_score`` for
+    ``resign_move_count`` consecutive moves (with ``resign_two_sided`` both sides' scores
+    at least that far from zero). ``max_moves``: the engines' full moves before a draw.
+    A count of 0 switches its rule off, as None does. docs/adjudication.md says exactly
+    when each fires and which peer (fastchess, cutechess-cli) each convention follows.
     """
 
     draw_move_number: int | None = None
@@ -59,70 +64,95 @@ def effective_score(score_cp: int | None, mate: int | None) -> int | None:
     return score_cp
 
 
+def _is_mate(score: int) -> bool:
+    """Whether an ``effective_score`` stands for a mate (fastchess tells mates from cp)."""
+    return abs(score) >= MATE_SCORE_CP
+
+
 class DrawTracker:
-    """Counts consecutive plies in which the mover's score stays near zero."""
+    """Counts consecutive plies whose mover's score is a centipawn score near zero.
+
+    fastchess's and cutechess-cli's count (docs/adjudication.md): a capture or pawn move
+    restarts the count and then counts itself when its score is near zero; a mate score,
+    a missing score or a score outside the window restarts it at zero. The start move only
+    gates the verdict: plies before it still count.
+    """
 
     def __init__(self, rules: AdjudicationRules) -> None:
         self.rules = rules
         self.count = 0
 
-    def update(self, score: int | None, fullmove: int, zeroing: bool) -> None:
-        """Record one ply: the mover's score, the full move it was played in, whether it zeroed."""
-        rules = self.rules
-        if rules.draw_move_number is None:
+    def update(self, score: int | None, zeroing: bool) -> None:
+        """Record one ply: the mover's score (``effective_score``) and whether it zeroed."""
+        if self.rules.draw_move_number is None:
             return
-        if zeroing or score is None or abs(score) > rules.draw_score or fullmove < rules.draw_move_number:
+        if zeroing:
             self.count = 0
-        else:
+        if score is not None and not _is_mate(score) and abs(score) <= self.rules.draw_score:
             self.count += 1
+        else:
+            self.count = 0
 
-    def verdict(self) -> Verdict | None:
-        """A draw once both sides kept the score small for the required number of moves."""
+    def verdict(self, moves_played: int) -> Verdict | None:
+        """A draw once both sides kept the score small for the required number of moves.
+
+        ``moves_played`` is the position's full move number minus one after the ply (the
+        FEN's move counter counts, as in fastchess).
+        """
         rules = self.rules
-        if rules.draw_move_number is not None and self.count >= 2 * rules.draw_move_count:
+        if (rules.draw_move_number is not None and moves_played >= rules.draw_move_number
+                and self.count >= 2 * rules.draw_move_count):
             return Verdict(Result.DRAW, f"Draw by adjudication: scores within {rules.draw_score} cp "
                                       f"for {rules.draw_move_count} moves")
         return None
 
 
 class ResignTracker:
-    """Counts, per side, consecutive own moves with a losing score (and the opponent's view)."""
+    """fastchess's resign count (docs/adjudication.md).
+
+    One-sided: per side, consecutive own moves scoring at or below ``-resign_score`` (or a
+    mate against the mover). Two-sided: consecutive plies of either side whose score is at
+    least ``resign_score`` away from zero (or any mate score), ``2 * resign_move_count`` of
+    them. Either way the rule ends the game only on a ply whose mover scores below zero, and
+    the mover loses.
+    """
 
     def __init__(self, rules: AdjudicationRules) -> None:
         self.rules = rules
         self.losing = {True: 0, False: 0}
-        self.winning = {True: 0, False: 0}
+        self.decisive = 0
 
     def update(self, white_moved: bool, score: int | None) -> None:
         """Record the mover's score after one of its moves."""
         threshold = self.rules.resign_score
-        if score is not None and score <= -threshold:
-            self.losing[white_moved] += 1
+        if self.rules.resign_two_sided:
+            big = score is not None and (_is_mate(score) or abs(score) >= threshold)
+            self.decisive = self.decisive + 1 if big else 0
         else:
-            self.losing[white_moved] = 0
-        if score is not None and score >= threshold:
-            self.winning[white_moved] += 1
-        else:
-            self.winning[white_moved] = 0
+            losing = score is not None and (score <= -MATE_SCORE_CP or score <= -threshold)
+            self.losing[white_moved] = self.losing[white_moved] + 1 if losing else 0
 
-    def verdict(self) -> Verdict | None:
-        """A win for the side whose opponent's score stayed hopeless long enough."""
+    def verdict(self, white_moved: bool, score: int | None) -> Verdict | None:
+        """A win for the opponent of the mover when the count is reached and the mover's
+        ``score`` (its last one, as given to ``update``) is below zero."""
         rules = self.rules
         if not rules.resign_move_count:  # None or 0: off (0 used to end every game at once)
             return None
         need = rules.resign_move_count
-        for loser in (True, False):
-            if self.losing[loser] >= need and (
-                not rules.resign_two_sided or self.winning[not loser] >= need
-            ):
-                winner_name = "Black" if loser else "White"
-                return Verdict(Result.BLACK_WINS if loser else Result.WHITE_WINS,
-                               f"{winner_name} wins by adjudication")
-        return None
+        if rules.resign_two_sided:
+            reached = self.decisive >= 2 * need
+        else:
+            reached = self.losing[True] >= need or self.losing[False] >= need
+        if not reached or score is None or score >= 0:
+            return None
+        winner_name = "Black" if white_moved else "White"
+        return Verdict(Result.BLACK_WINS if white_moved else Result.WHITE_WINS,
+                       f"{winner_name} wins by adjudication")
 
 
 def max_moves_verdict(rules: AdjudicationRules, plies: int) -> Verdict | None:
-    """A draw once the game reached the maximum number of full moves."""
+    """A draw once the engines played the maximum number of full moves (``plies``: the
+    engines' own plies, the opening's book plies not counted, as in fastchess)."""
     if rules.max_moves is not None and rules.max_moves > 0 and plies >= 2 * rules.max_moves:
         return Verdict(Result.DRAW, f"Draw by maximum game length ({rules.max_moves} moves)")
     return None

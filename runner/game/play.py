@@ -311,7 +311,6 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
             return _time_forfeit(board, mover, f"{elapsed:.3f} s used")
         info = reply.info
         zeroing = board.is_zeroing(move)
-        fullmove = board.fullmove_number
         played = MoveRecord(
             uci=move.uci(), san=board.san_and_push(move), time=elapsed,
             depth=info.depth if info else None, score_cp=info.score_cp if info else None,
@@ -330,20 +329,23 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         if ended is not None:
             return ended
         score = effective_score(played.score_cp, played.mate)
-        draws.update(score, fullmove, zeroing)
+        draws.update(score, zeroing)
         resigns.update(mover, score)
-        adjudicated = _adjudicate(draws, resigns, rules, len(moves))
+        adjudicated = _adjudicate(draws, resigns, rules, mover, score, board.fullmove_number - 1,
+                                  len(moves) - len(spec.opening_moves))
         if adjudicated is not None:
             return adjudicated
 
 
 def _adjudicate(draws: DrawTracker, resigns: ResignTracker, rules: AdjudicationRules,
-                plies: int) -> _GameOver | None:
-    """The arbiter's early end after a move: by the engines' scores, or by the game's length."""
-    verdict = resigns.verdict() or draws.verdict()
+                mover: bool, score: int | None, moves_played: int, engine_plies: int,
+                ) -> _GameOver | None:
+    """The arbiter's early end after a move (rules endings were checked first): resign, then
+    draw, then the game's length, in fastchess's order (docs/adjudication.md)."""
+    verdict = resigns.verdict(mover, score) or draws.verdict(moves_played)
     if verdict is not None:
         return _GameOver(verdict.result, GameTermination.ADJUDICATION, verdict.reason)
-    verdict = max_moves_verdict(rules, plies)
+    verdict = max_moves_verdict(rules, engine_plies)
     if verdict is not None:
         return _GameOver(verdict.result, GameTermination.MAX_MOVES, verdict.reason)
     return None

@@ -60,6 +60,9 @@ from runner.protocol.transport import EngineTransport, Line
 
 __all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
 
+_NEW_GAME_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+"""The position CECP's ``new`` sets up (runner.rules is not imported here: start-up cost)."""
+
 # Ping probes for an engine quiet before done=1: the first after `_PROBE_AFTER` seconds without
 # a line, then at intervals growing from `_PROBE_INTERVAL` to 1 s.  gnuchess 6.2.7 (-x) stays
 # stuck at start-up until input arrives, a few lines per burst of features (see _negotiate):
@@ -222,7 +225,11 @@ class CecpEngine(PipeEngine):
         # parses the word as a move). Users who want it can list it in init_strings.
         if setup.opponent and self._features.flag("name", False):
             lines.append(f"name {setup.opponent}")
-        if setup.start_fen is not None:
+        if setup.start_fen is not None and not (setup.variant is Variant.STANDARD
+                                                and setup.start_fen == _NEW_GAME_FEN):
+            # "new" already set this position up. fairymax 5.0b plays other moves after an
+            # "edit" of it than after "new" alone (seen 50 moves later in a game), and
+            # cutechess-cli sends nothing here either (tests/test_peer_games.py).
             lines.extend(self._position_commands(setup.start_fen))
         return lines
 
