@@ -94,7 +94,7 @@ RESIGN_KEYS: tuple[Key, ...] = (
     Key("movecount", "N", f"for this many consecutive moves (default {_RESIGN.movecount})", int),
     Key("score", "CP", "a side's score at or below minus this many centipawns "
         f"(default {_RESIGN.score})", int),
-    Key("twosided", "true|false", "the winner's score must agree "
+    Key("twosided", "true|false", "count both sides' scores, as fastchess does "
         f"(default {str(_RESIGN.twosided).lower()})", bool),
 )
 OPENINGS_KEYS: tuple[Key, ...] = (
@@ -154,7 +154,7 @@ OPTIONS: tuple[Option, ...] = (
            _GAMES, "many", DRAW_KEYS),
     Option("resign", "KEY=VALUE ...", "adjudicate a loss when a side's score stays very low",
            _GAMES, "many", RESIGN_KEYS),
-    Option("maxmoves", "N", "adjudicate a draw after this many full moves", _GAMES),
+    Option("maxmoves", "N", "adjudicate a draw after this many full moves played after the opening", _GAMES),
     Option("sprt", "KEY=VALUE ...", "stop a match once the SPRT decides", _RUNS, "many",
            SPRT_KEYS),
     Option("pgnout", "FILE", "also append every game to this PGN file", _RUNS),
