@@ -185,7 +185,7 @@ def run_command(
     config = _load(config_file)
     outcome = run_tournament(config, db_url=db, quiet=quiet, force=force, new=new,
                              concurrency=concurrency)
-    raise typer.Exit(0 if outcome.error is None else 1)
+    raise typer.Exit(outcome.exit_status)
 
 
 def resume_command(
@@ -217,7 +217,7 @@ def resume_command(
                    "defaults.[/]", highlight=False)
     outcome = run_tournament(config, db_url=url, quiet=quiet, force=False, new=False,
                              tournament_id=tournament_id, concurrency=concurrency)
-    raise typer.Exit(0 if outcome.error is None else 1)
+    raise typer.Exit(outcome.exit_status)
 
 
 # -- match, gauntlet and round-robin from the command line -------------------------------------
@@ -232,7 +232,7 @@ def _cli_run(ctx: typer.Context, command: str) -> None:
         raise exit_on_error(exc) from None
     outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet, force=False,
                              new=True)
-    raise typer.Exit(0 if outcome.error is None else 1)
+    raise typer.Exit(outcome.exit_status)
 
 
 def match_command(ctx: typer.Context) -> None:

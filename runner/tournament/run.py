@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -47,6 +46,7 @@ from runner.tournament.events import (
     RunOutcome,
     TournamentError,
 )
+from runner.tournament.interrupts import Interrupts
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import Pairing, pairing_for
 from runner.tournament.runtime import (
@@ -156,13 +156,11 @@ class Tournament:
         openings = OpeningPolicy(self.config)
         writer = GameWriter(self.db, self.tournament_id, self.pgnout)
         self.scheduler.submit(self._game_jobs(openings))
-        loop = asyncio.get_running_loop()
-        installed = self._install_signals(loop) if handle_signals else []
+        interrupts = Interrupts(lambda hard: self.stop(hard=hard))
         try:
-            await self._follow(writer)
+            with interrupts if handle_signals else contextlib.nullcontext():
+                await self._follow(writer)
         finally:
-            for number in installed:
-                loop.remove_signal_handler(number)
             status = self._final_status()
             decision = None if self.sprt_result is None else self.sprt_result.decision.value
             await writer.call(writer.close_tournament, status, decision,
@@ -172,6 +170,7 @@ class Tournament:
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
             done=len(self._done), played_now=self._played_now, scoreboard=self.scoreboard,
             sprt=self.sprt_result, resumed=self._resumed, error=self._error,
+            signal=interrupts.first,
         )
 
     # ----------------------------------------------------------------- finding the tournament
@@ -233,22 +232,6 @@ class Tournament:
         per_round = self.pairing.per_round
         for game in self.pairing.jobs(skip=frozenset(self._done)):
             yield game_job(self.config, game, openings.for_pair(game.pair), per_round, engines)
-
-    def _install_signals(self, loop: asyncio.AbstractEventLoop) -> list[int]:
-        presses = 0
-
-        def on_interrupt() -> None:
-            nonlocal presses
-            presses += 1
-            self.stop(hard=presses > 1)
-
-        installed: list[int] = []
-        for number, handler in ((signal.SIGINT, on_interrupt),
-                                (signal.SIGTERM, lambda: self.stop(hard=True))):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(number, handler)
-                installed.append(number)
-        return installed
 
     def _final_status(self) -> TournamentStatus:
         if self.sprt_result is not None and self.sprt_result.decision is not SprtDecision.CONTINUE:

@@ -28,6 +28,7 @@ from runner.game.play import play_game
 from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine
+from runner.protocol.lifetime import finish_uncancelled
 from runner.tournament.events import Notice
 
 __all__ = [
@@ -176,8 +177,8 @@ class LocalScheduler(Scheduler):
         finally:
             if not supervisor.done():
                 self.stop(hard=True)
-            failure = await asyncio.shield(supervisor)
-            await asyncio.shield(asyncio.gather(*(slot.drop_all() for slot in slots)))
+            failure = await finish_uncancelled(supervisor)
+            await finish_uncancelled(asyncio.gather(*(slot.drop_all() for slot in slots)))
         if failure is not None:
             raise failure
 
@@ -219,7 +220,8 @@ class LocalScheduler(Scheduler):
             while (job := self._next_job()) is not None:
                 await self._play(slot, job)
         finally:
-            await asyncio.shield(slot.drop_all())
+            # A second interrupt must not cut the engines' quit -> SIGTERM -> SIGKILL short.
+            await finish_uncancelled(slot.drop_all())
 
     async def _play(self, slot: _Slot, job: GameJob) -> None:
         """Play one job in `slot`: engines ready, the game, its record, the engines' fate."""
@@ -275,9 +277,11 @@ class LocalScheduler(Scheduler):
         engine = self._make_engine(config)
         try:
             await engine.start()
-        except EngineError as exc:
+        except BaseException as exc:  # cancelled half-way too: the process must not leak
             with contextlib.suppress(Exception):
-                await engine.kill()
+                await finish_uncancelled(engine.kill())
+            if not isinstance(exc, EngineError):
+                raise
             failures = self._start_failures.get(name, 0) + 1
             self._start_failures[name] = failures
             if failures >= MAX_START_FAILURES:
