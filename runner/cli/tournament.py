@@ -31,7 +31,7 @@ from runner.config.parse import load_config
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.store import GameFilter, stream_games, tournaments
-from runner.tournament.scoreboard import Scoreboard
+from runner.tournament.scoreboard import Scoreboard, summary_lines
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
     from runner.tournament.events import Event, RunOutcome
@@ -46,10 +46,15 @@ _out = Console()
 class _View:
     """What the user sees while games run: a live progress bar and standings, or plain lines."""
 
-    def __init__(self, tournament: Tournament, *, quiet: bool, live: bool) -> None:
+    def __init__(self, tournament: Tournament, *, quiet: bool, live: bool,
+                 rating_interval: int = 0) -> None:
         self.tournament = tournament
         self.quiet = quiet
         self.live_enabled = live and not quiet
+        # cutechess-cli's lines on stdout after each game, unless the live view shows them
+        # on the same terminal.
+        self.score_lines = not quiet and not (self.live_enabled and _out.is_terminal)
+        self.rating_interval = rating_interval
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
@@ -92,6 +97,8 @@ class _View:
                 tail = " (will be replayed)" if event.replay else ""
                 _err.print(f"Finished game {job.index + 1} ({job.white} vs {job.black}): "
                            f"{event.result} {{{event.reason}}}{tail}", highlight=False, markup=False)
+            if not event.replay and self.score_lines:
+                self._score_lines(event.job.white, event.job.black)
         elif isinstance(event, GameStarted):
             if not self.live_enabled and not self.quiet:
                 job = event.job
@@ -100,9 +107,24 @@ class _View:
         elif isinstance(event, Notice):
             self.last_notice = event.text
             if not self.live_enabled:
-                _err.print(f"[yellow]{escape(event.text)}[/]", highlight=False)
+                _err.print(f"[yellow]{escape(event.text)}[/]", highlight=False, soft_wrap=True)
         if self.live is not None:
             self.live.update(self._render())
+
+
+    def _score_lines(self, white: str, black: str) -> None:
+        """After a game, as cutechess-cli: two engines, the score line (and the whole summary
+        every `rating_interval` games); more engines, the ranking every `rating_interval`."""
+        board = self.tournament.scoreboard
+        every = self.rating_interval
+        due = every > 0 and board.games % every == 0
+        if len(board.tally.engine_names) == 2:
+            lines = summary_lines(board.pairing_of(white, black))
+            lines = lines if due else lines[:1]
+        else:
+            lines = [*board.ranking_lines(), ""] if due else []
+        for line in lines:
+            _out.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 def standings_table(board: Scoreboard) -> Table:
@@ -119,7 +141,7 @@ def standings_table(board: Scoreboard) -> Table:
 
 def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool, force: bool,
                    new: bool, tournament_id: int | None = None,
-                   concurrency: int | None = None) -> RunOutcome:
+                   concurrency: int | None = None, rating_interval: int = 0) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
     from runner.tournament.events import TournamentError
     from runner.tournament.run import Tournament
@@ -137,7 +159,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                        f"({config.name!r}): {tournament.done_games} of "
                        f"{tournament.total_games} games already played", highlight=False,
                        markup=False)
-        view = _View(tournament, quiet=quiet, live=_err.is_terminal)
+        view = _View(tournament, quiet=quiet, live=_err.is_terminal,
+                     rating_interval=rating_interval)
         tournament.on_event = view.event
         began = time.monotonic()
         with view:
@@ -149,7 +172,9 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
 
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
-    for line in outcome.scoreboard.summary_lines():
+    board = outcome.scoreboard
+    ranking = board.ranking_lines() + [""] if len(board.tally.engine_names) > 2 else []
+    for line in ranking + board.summary_lines():
         _out.print(line, highlight=False, soft_wrap=True, markup=False)
     if outcome.sprt is not None:
         s = outcome.sprt
@@ -231,7 +256,7 @@ def _cli_run(ctx: typer.Context, command: str) -> None:
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
     outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet, force=False,
-                             new=True)
+                             new=True, rating_interval=arguments.rating_interval)
     raise typer.Exit(outcome.exit_status)
 
 

@@ -142,6 +142,7 @@ class LocalScheduler(Scheduler):
         self._soft_stop = False
         self._hard_stop = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._slots: list[_Slot] = []
         self._queue: asyncio.Queue[_Queued] | None = None
 
     # ----------------------------------------------------------------- the interface
@@ -162,9 +163,7 @@ class LocalScheduler(Scheduler):
         """Run the slots; yields their events until all are done, then raises what one raised."""
         queue: asyncio.Queue[_Queued] = asyncio.Queue()
         self._queue = queue
-        slots = [_Slot(n) for n in range(self.concurrency)]
-        self._tasks = [asyncio.create_task(self._run_slot(slot), name=f"slot-{slot.number}")
-                       for slot in slots]
+        self._open_slot()
         supervisor = asyncio.create_task(self._supervise(queue))
         try:
             while (item := await queue.get()) is not None:
@@ -178,7 +177,7 @@ class LocalScheduler(Scheduler):
             if not supervisor.done():
                 self.stop(hard=True)
             failure = await finish_uncancelled(supervisor)
-            await finish_uncancelled(asyncio.gather(*(slot.drop_all() for slot in slots)))
+            await finish_uncancelled(asyncio.gather(*(slot.drop_all() for slot in self._slots)))
         if failure is not None:
             raise failure
 
@@ -186,7 +185,12 @@ class LocalScheduler(Scheduler):
 
     async def _supervise(self, queue: asyncio.Queue[_Queued]) -> BaseException | None:
         """Wait for every slot; then end the event stream. Returns the first slot's crash."""
-        outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
+        outcomes: list[BaseException | None] = []
+        waited = 0
+        while waited < len(self._tasks):  # slots opened meanwhile are waited for in turn
+            tasks = self._tasks[waited:]
+            waited = len(self._tasks)
+            outcomes += await asyncio.gather(*tasks, return_exceptions=True)
         queue.put_nowait(None)
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(
@@ -215,9 +219,22 @@ class LocalScheduler(Scheduler):
             return self._retry.popleft()
         return next(self._jobs, None)
 
+    def _open_slot(self) -> None:
+        """Start one more slot. Slots open one at a time, each once the one before has a job:
+        never more slots than games to play, whatever the concurrency asked for."""
+        if len(self._slots) >= self.concurrency or self._soft_stop or self._hard_stop:
+            return
+        slot = _Slot(len(self._slots))
+        self._slots.append(slot)
+        self._tasks.append(asyncio.create_task(self._run_slot(slot), name=f"slot-{slot.number}"))
+
     async def _run_slot(self, slot: _Slot) -> None:
         try:
+            opened = False
             while (job := self._next_job()) is not None:
+                if not opened:
+                    opened = True
+                    self._open_slot()
                 await self._play(slot, job)
         finally:
             # A second interrupt must not cut the engines' quit -> SIGTERM -> SIGKILL short.
