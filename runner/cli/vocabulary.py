@@ -407,7 +407,7 @@ def _format(command: str, groups: dict[str, list[str]]) -> str:
 
 def _cutechess_words(groups: dict[str, list[str]], table: dict[str, Any]) -> None:
     """``--repeat`` and ``--srand`` where they mean what the runner does anyway, or refused."""
-    if groups.get("repeat", ["2"]) != ["2"]:
+    if groups.get("repeat", []) not in ([], ["2"]):
         raise CommandLineError(f"--repeat {groups['repeat'][0]}: every opening is played "
                                "exactly twice here (a game pair, colors swapped); drop it")
     if "srand" in groups:
