@@ -23,7 +23,7 @@ from rich.text import Text
 
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, open_db, report_error
-from runner.cli.help import vocabulary_help
+from runner.cli.help import INTERRUPT_HELP, vocabulary_help
 from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
@@ -334,10 +334,11 @@ def export_command(
 
 def register(app: typer.Typer) -> None:
     """Add the tournament commands to the ``runner`` application."""
-    app.command("run")(run_command)
-    app.command("resume")(resume_command)
+    app.command("run", epilog=INTERRUPT_HELP)(run_command)
+    app.command("resume", epilog=INTERRUPT_HELP)(resume_command)
     for name, command in (("match", match_command), ("gauntlet", gauntlet_command),
                           ("roundrobin", roundrobin_command)):
-        app.command(name, cls=vocabulary_help(name), context_settings=PASSTHROUGH)(command)
+        app.command(name, cls=vocabulary_help(name), context_settings=PASSTHROUGH,
+                    epilog=INTERRUPT_HELP)(command)
     app.command("list")(list_command)
     app.command("export")(export_command)
