@@ -35,6 +35,7 @@ class Runner:
                                          start_new_session=True)
 
     def stderr(self) -> str:
+        """What the runner wrote to stderr so far."""
         return self.err.read_text(errors="replace")
 
     def wait_for(self, text: str, seconds: float = 30.0) -> None:
@@ -46,6 +47,7 @@ class Runner:
             time.sleep(0.05)
 
     def signal(self, number: int) -> None:
+        """Send the runner a signal (as a terminal or a service manager would)."""
         self.proc.send_signal(number)
 
     def finish(self, seconds: float = 30.0) -> int:
