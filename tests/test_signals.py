@@ -8,11 +8,14 @@ processes it started by a marker in their arguments, and checks that none surviv
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import pty
 import shutil
 import signal
 import subprocess
 import sys
+import termios
 import time
 import uuid
 from collections.abc import Iterator
@@ -227,3 +230,38 @@ def test_engines_die_with_a_runner_killed_by_sigkill(tmp_path, marker):
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == [], "an engine outlived the runner killed with SIGKILL"
+
+
+def _controlling_terminal() -> None:
+    """In the child: a session of its own, with the pty on its stdin as its terminal."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def test_closing_the_terminal_aborts_the_run_and_exits_129(tmp_path, marker):
+    """The real SIGHUP: the runner's terminal goes away while the live view draws on it.
+    The run is aborted and stored as interrupted, the engines stopped, and writing to the
+    dead terminal is no reason for a traceback or another exit status."""
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "runner", *match(
+            tmp_path, bundled("a", marker), bundled("b", marker), tc="60+0")],
+            stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path,
+            preexec_fn=_controlling_terminal)
+    finally:
+        os.close(slave)
+    os.set_blocking(master, False)
+    try:
+        deadline = time.monotonic() + 30
+        while len(processes_with(marker)) < 2 and time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                os.read(master, 65536)  # keep the terminal drained
+            time.sleep(0.05)
+        engines = processes_with(marker)
+        assert len(engines) == 2
+        time.sleep(0.5)
+    finally:
+        os.close(master)  # the terminal is gone: the kernel sends SIGHUP to the runner
+    assert proc.wait(30) == 128 + signal.SIGHUP
+    assert gone(engines, 1.0) == []
+    assert "interrupted" in stored_status(tmp_path)

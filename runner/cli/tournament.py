@@ -163,9 +163,16 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                      rating_interval=rating_interval)
         tournament.on_event = view.event
         began = time.monotonic()
-        with view:
-            outcome = asyncio.run(tournament.run(handle_signals=True))
-        _print_summary(outcome, time.monotonic() - began, db.url)
+        outcome: RunOutcome | None = None
+        try:
+            with view:
+                outcome = asyncio.run(tournament.run(handle_signals=True))
+            _print_summary(outcome, time.monotonic() - began, db.url)
+        except OSError:
+            # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
+            # nothing can be shown any more, the exit status still tells what happened.
+            if outcome is None or outcome.signal is None:
+                raise
         return outcome
     finally:
         db.close()
