@@ -3,7 +3,10 @@
 Its standard output is cut into bounded lines by a `LineReader` (reading.py); the rest is
 here: writes, signals, the polite-then-forceful stop, stderr's bounded tail.  The process
 runs in its own session (so its own process group): stopping it signals the whole group,
-so helpers it spawned (polyglot's UCI engine, for instance) die with it.
+so helpers it spawned (polyglot's UCI engine, for instance) die with it. Its exit is watched
+on its own (asyncio's child watcher reports it), not inferred from the end of its output,
+which a child holding the pipe can delay forever; what keeps engines from outliving the
+runner is in lifetime.py.
 """
 
 from __future__ import annotations
