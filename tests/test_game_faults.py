@@ -127,6 +127,22 @@ def test_crash_is_a_disconnect_loss(proto, faulty_white):
 
 
 @pytest.mark.parametrize("faulty_white", [True, False])
+def test_crash_hidden_by_a_child_holding_the_pipe_is_a_disconnect_within_a_second(
+        proto, faulty_white):
+    """The engine's child keeps its stdout open, so no end of output comes: the process's own
+    exit must end the game (issue 21 item 2: it used to be a time forfeit after the clock)."""
+    white, black = proto.pair("spawn-child,crash@2", faulty_white)
+    began = time.monotonic()
+    played = run_game(white, black, game_spec("16+0"))  # no process (child included) survives
+    record = played.record
+    assert record.termination is GameTermination.DISCONNECT, record.reason
+    loser_won_by(record, faulty_white)
+    assert "exit code 3" in record.reason
+    # Level 1 moves at once: the whole game, engines started and stopped, takes about a second.
+    assert time.monotonic() - began < 4.0
+
+
+@pytest.mark.parametrize("faulty_white", [True, False])
 def test_hang_under_a_clock_loses_on_time(proto, faulty_white):
     white, black = proto.pair("hang@2", faulty_white)
     began = time.monotonic()

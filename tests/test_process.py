@@ -366,3 +366,60 @@ async def test_engine_obeying_quit_stops_at_once_although_its_child_holds_stdout
     assert time.monotonic() - began < 1.0
     assert await _wait_gone(child_pid), "the engine's child survived"
     assert await group_empty(process.pid or 0)
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_engine_dying_while_its_child_holds_stdout_fails_the_next_call_at_once(fake):
+    """Issue 21 item 2: the process's exit, not the end of its output, ends the engine (a
+    child holding the pipe used to make the ping wait its whole timeout)."""
+    engine = CecpEngine(_config(fake("child"), ping_timeout=10.0))
+    await engine.start()
+    pgid = engine.pid
+    assert pgid is not None
+    os.kill(pgid, signal.SIGKILL)
+    began = time.monotonic()
+    with pytest.raises(EngineTerminated):
+        await engine.ping()
+    assert time.monotonic() - began < 1.0
+    began = time.monotonic()
+    await engine.quit()
+    assert time.monotonic() - began < 1.0
+    assert await group_empty(pgid), "the engine's child survived its exit"
+
+
+@pytest.mark.timeout(20)
+@run_async
+async def test_a_stop_cancelled_while_waiting_for_quit_still_kills_the_engine(fake):
+    """Issue 21 item 8: a second Ctrl-C cancels the task stopping an engine that ignores quit
+    and SIGTERM; the engine (and its child) must still die, at once."""
+    process = EngineProcess(fake("child"))
+    await process.start()
+    child_pid = int((await process.read_line()).text.split()[1])
+    stopping = asyncio.create_task(process.stop(quit_timeout=10.0, terminate_timeout=10.0))
+    await asyncio.sleep(0.3)
+    stopping.cancel()
+    began = time.monotonic()
+    with pytest.raises(asyncio.CancelledError):
+        await stopping
+    assert time.monotonic() - began < 1.0
+    assert await _wait_gone(process.pid or 0, 1.0)
+    assert await _wait_gone(child_pid, 1.0)
+    assert not process.running
+
+
+@pytest.mark.timeout(20)
+def test_a_stop_left_running_when_the_event_loop_ends_still_kills_the_engine(fake):
+    """asyncio.run cancels whatever is still running when its main coroutine returns (as after
+    a KeyboardInterrupt): a stop under way must finish with SIGKILL, not leave the engine."""
+    pids: list[int] = []
+
+    async def main() -> None:
+        process = EngineProcess(fake("hang"))
+        await process.start()
+        pids.append(process.pid or 0)
+        asyncio.get_running_loop().create_task(process.stop(quit_timeout=30.0))
+        await asyncio.sleep(0.2)  # the quit is sent and being waited for
+
+    asyncio.run(main())
+    assert asyncio.run(_wait_gone(pids[0], 2.0)), "the engine survived the event loop"

@@ -172,7 +172,7 @@ def test_ctrl_c_once_finishes_running_games_twice_aborts_them(tmp_path, presses)
         proc.send_signal(signal.SIGINT)
         time.sleep(0.05)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    assert proc.returncode == 130, err  # 128 + SIGINT: scripts can tell (issue 21 item 10)
     assert "interrupted" in err and "Run the same command again" in err
     games = _games(db)
     done = [g for g in games if g[1] == "done"]

@@ -258,10 +258,11 @@ def db_upgrade(
 
 
 from runner.cli.games import engine_app, play_command  # noqa: E402
-from runner.cli.help import vocabulary_help  # noqa: E402
+from runner.cli.help import PLAY_INTERRUPT_HELP, vocabulary_help  # noqa: E402
 from runner.cli.vocabulary import PASSTHROUGH  # noqa: E402
 
-app.command("play", cls=vocabulary_help("play"), context_settings=PASSTHROUGH)(play_command)
+app.command("play", cls=vocabulary_help("play"), context_settings=PASSTHROUGH,
+            epilog=PLAY_INTERRUPT_HELP)(play_command)
 app.add_typer(engine_app, name="engine")
 from runner.cli.report import report_command  # noqa: E402 - commands defined elsewhere
 

@@ -22,7 +22,7 @@ from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments,
 from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
-    from runner.game.record import GameSpec
+    from runner.game.record import GameRecord, GameSpec
     from runner.protocol.engine import Engine, EngineConfig
 
 # The engine, game and rules modules are imported by the commands that play, not with the CLI:
@@ -60,18 +60,40 @@ def play_command(ctx: typer.Context) -> None:
         )
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
-    record = asyncio.run(_play_one([engine_config(white), engine_config(black)], spec))
+    record, status = asyncio.run(_play_one([engine_config(white), engine_config(black)], spec))
+    if record is None:
+        _err.print(f"game interrupted (exit status {status}); the engines are stopped",
+                   highlight=False, markup=False)
+        raise typer.Exit(status)
     sys.stdout.write(game_pgn(record))
     _err.print(f"{record.white} vs {record.black}: {record.result} ({record.reason})", highlight=False,
                markup=False)
 
 
-async def _play_one(configs: list[EngineConfig], spec: GameSpec):
+async def _play_one(configs: list[EngineConfig], spec: GameSpec) -> tuple[GameRecord | None, int]:
+    """The game's record, or None and the exit status when a stop signal aborted it (the
+    engines are stopped either way: a second signal does not cut their shutdown short)."""
     from runner.game.play import play_game
     from runner.protocol.factory import running_engines
+    from runner.tournament.interrupts import Interrupts
 
-    async with running_engines(configs) as (white, black):
-        return await play_game(white, black, spec)
+    game = asyncio.current_task()
+    assert game is not None
+
+    def abort(_hard: bool) -> None:
+        if interrupts.count == 1:  # the game ends; later signals leave the engines' stop alone
+            game.cancel()
+
+    interrupts = Interrupts(abort)
+    with interrupts:
+        try:
+            async with running_engines(configs) as (white, black):
+                return await play_game(white, black, spec), 0
+        except asyncio.CancelledError:
+            if interrupts.exit_status is None:
+                raise
+            game.uncancel()
+            return None, interrupts.exit_status
 
 
 @engine_app.command("check", cls=vocabulary_help("engine check"), context_settings=PASSTHROUGH)

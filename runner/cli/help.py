@@ -53,3 +53,21 @@ def vocabulary_help(command: str) -> type[VocabularyCommand]:
     """The command class to register ``runner COMMAND`` with (``app.command(cls=...)``)."""
     return type(f"{command.title().replace(' ', '')}Command", (VocabularyCommand,),
                 {"vocabulary": command})
+
+
+INTERRUPT_HELP = (
+    "Ctrl-C once: no new game starts, running games finish. Twice, or SIGTERM, or SIGHUP "
+    "(the terminal closed): running games are aborted and not counted. Either way every "
+    "engine is stopped (quit, then SIGTERM, then SIGKILL) and the tournament is marked "
+    "interrupted. Exit status: 0 when done, 1 after an error, 2 for bad input, 128 + the "
+    "signal's number when a signal interrupted the run (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."
+)
+"""The epilog of every command that plays games: how it stops and what it exits with."""
+
+PLAY_INTERRUPT_HELP = (
+    "Ctrl-C, SIGTERM or SIGHUP aborts the game (no PGN is printed); the engines are stopped "
+    "(quit, then SIGTERM, then SIGKILL), a second signal does not cut that short. Exit "
+    "status: 0 when the game was played, 2 for bad input, 128 + the signal's number when a "
+    "signal aborted it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."
+)
+"""The epilog of ``runner play``."""

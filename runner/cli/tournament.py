@@ -24,7 +24,7 @@ from rich.text import Text
 from runner.cli.dburl import shown_url
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, open_db, report_error
-from runner.cli.help import vocabulary_help
+from runner.cli.help import INTERRUPT_HELP, vocabulary_help
 from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
 from runner.cli.words import plural
 from runner.config.check import ConfigError
@@ -33,7 +33,7 @@ from runner.config.parse import load_config
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.store import GameFilter, stream_games, tournaments
-from runner.tournament.scoreboard import Scoreboard
+from runner.tournament.scoreboard import Scoreboard, summary_lines
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
     from sqlalchemy.orm import Session
@@ -51,10 +51,15 @@ _out = Console(emoji=False)  # see runner.cli.errors.err_console
 class _View:
     """What the user sees while games run: a live progress bar and standings, or plain lines."""
 
-    def __init__(self, tournament: Tournament, *, quiet: bool, live: bool) -> None:
+    def __init__(self, tournament: Tournament, *, quiet: bool, live: bool,
+                 rating_interval: int = 0) -> None:
         self.tournament = tournament
         self.quiet = quiet
         self.live_enabled = live and not quiet
+        # cutechess-cli's lines on stdout after each game, unless the live view shows them
+        # on the same terminal.
+        self.score_lines = not quiet and not (self.live_enabled and _out.is_terminal)
+        self.rating_interval = rating_interval
         self.progress = Progress(
             TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
             MofNCompleteColumn(),
@@ -98,6 +103,8 @@ class _View:
                 tail = " (will be replayed)" if event.replay else ""
                 _err.print(f"Finished game {job.index + 1} ({job.white} vs {job.black}): "
                            f"{event.result} {{{event.reason}}}{tail}", highlight=False, markup=False)
+            if not event.replay and self.score_lines:
+                self._score_lines(event.job.white, event.job.black)
         elif isinstance(event, GameStarted):
             if not self.live_enabled and not self.quiet:
                 job = event.job
@@ -106,9 +113,24 @@ class _View:
         elif isinstance(event, Notice):
             self.last_notice = event.text
             if not self.live_enabled:
-                _err.print(f"[yellow]{escape(event.text)}[/]", highlight=False)
+                _err.print(f"[yellow]{escape(event.text)}[/]", highlight=False, soft_wrap=True)
         if self.live is not None:
             self.live.update(self._render())
+
+
+    def _score_lines(self, white: str, black: str) -> None:
+        """After a game, as cutechess-cli: two engines, the score line (and the whole summary
+        every `rating_interval` games); more engines, the ranking every `rating_interval`."""
+        board = self.tournament.scoreboard
+        every = self.rating_interval
+        due = every > 0 and board.games % every == 0
+        if len(board.tally.engine_names) == 2:
+            lines = summary_lines(board.pairing_of(white, black))
+            lines = lines if due else lines[:1]
+        else:
+            lines = [*board.ranking_lines(), ""] if due else []
+        for line in lines:
+            _out.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 def standings_table(board: Scoreboard) -> Table:
@@ -125,7 +147,7 @@ def standings_table(board: Scoreboard) -> Table:
 
 def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool, force: bool,
                    new: bool, tournament_id: int | None = None,
-                   concurrency: int | None = None) -> RunOutcome:
+                   concurrency: int | None = None, rating_interval: int = 0) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
     from runner.tournament.events import TournamentError
     from runner.tournament.run import Tournament
@@ -146,12 +168,20 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                        f"({config.name!r}): {tournament.done_games} of "
                        f"{tournament.total_games} {plural(tournament.total_games, 'game')} "
                        "already played", highlight=False, markup=False)
-        view = _View(tournament, quiet=quiet, live=_err.is_terminal)
+        view = _View(tournament, quiet=quiet, live=_err.is_terminal,
+                     rating_interval=rating_interval)
         tournament.on_event = view.event
         began = time.monotonic()
-        with view:
-            outcome = asyncio.run(tournament.run(handle_signals=True))
-        _print_summary(outcome, time.monotonic() - began, shown_url(db.url))
+        outcome: RunOutcome | None = None
+        try:
+            with view:
+                outcome = asyncio.run(tournament.run(handle_signals=True))
+            _print_summary(outcome, time.monotonic() - began, shown_url(db.url))
+        except OSError:
+            # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
+            # nothing can be shown any more, the exit status still tells what happened.
+            if outcome is None or outcome.signal is None:
+                raise
         return outcome
     finally:
         db.close()
@@ -181,7 +211,9 @@ def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
 
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
-    for line in outcome.scoreboard.summary_lines():
+    board = outcome.scoreboard
+    ranking = board.ranking_lines() + [""] if len(board.tally.engine_names) > 2 else []
+    for line in ranking + board.summary_lines():
         _out.print(line, highlight=False, soft_wrap=True, markup=False)
     if outcome.sprt is not None:
         s = outcome.sprt
@@ -218,7 +250,7 @@ def run_command(
     config = _load(config_file)
     outcome = run_tournament(config, db_url=db, quiet=quiet, force=force, new=new,
                              concurrency=concurrency)
-    raise typer.Exit(0 if outcome.error is None else 1)
+    raise typer.Exit(outcome.exit_status)
 
 
 def resume_command(
@@ -250,7 +282,7 @@ def resume_command(
                    "defaults.[/]", highlight=False)
     outcome = run_tournament(config, db_url=url, quiet=quiet, force=False, new=False,
                              tournament_id=tournament_id, concurrency=concurrency)
-    raise typer.Exit(0 if outcome.error is None else 1)
+    raise typer.Exit(outcome.exit_status)
 
 
 # -- match, gauntlet and round-robin from the command line -------------------------------------
@@ -264,8 +296,8 @@ def _cli_run(ctx: typer.Context, command: str) -> None:
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
     outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet, force=False,
-                             new=True)
-    raise typer.Exit(0 if outcome.error is None else 1)
+                             new=True, rating_interval=arguments.rating_interval)
+    raise typer.Exit(outcome.exit_status)
 
 
 def match_command(ctx: typer.Context) -> None:
@@ -361,10 +393,11 @@ def _export_target(session: Session, tournament_id: int | None, engine: str | No
 
 def register(app: typer.Typer) -> None:
     """Add the tournament commands to the ``runner`` application."""
-    app.command("run")(run_command)
-    app.command("resume")(resume_command)
+    app.command("run", epilog=INTERRUPT_HELP)(run_command)
+    app.command("resume", epilog=INTERRUPT_HELP)(resume_command)
     for name, command in (("match", match_command), ("gauntlet", gauntlet_command),
                           ("roundrobin", roundrobin_command)):
-        app.command(name, cls=vocabulary_help(name), context_settings=PASSTHROUGH)(command)
+        app.command(name, cls=vocabulary_help(name), context_settings=PASSTHROUGH,
+                    epilog=INTERRUPT_HELP)(command)
     app.command("list")(list_command)
     app.command("export")(export_command)

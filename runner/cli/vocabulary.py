@@ -147,8 +147,14 @@ OPTIONS: tuple[Option, ...] = (
            "pair with colors swapped", _RUNS, "many", OPENINGS_KEYS),
     Option("rounds", "N", "how many times the schedule is played (default 1)", _RUNS),
     Option("games", "N", "games per encounter and round, an even number (default 2)", _RUNS),
-    Option("repeat", "", "accepted for cutechess-cli: each opening is always played twice",
-           _RUNS, "optional"),
+    Option("repeat", "[2]", "accepted for cutechess-cli: each opening is always played twice "
+           "(as a game pair, colors swapped)", _RUNS, "optional"),
+    Option("tournament", "round-robin|gauntlet", "cutechess-cli's word for the format: it "
+           "must agree with the command (runner match takes either)", _RUNS),
+    Option("srand", "N", "the seed of the random opening order (cutechess-cli's word for "
+           "--openings seed=N)", _RUNS),
+    Option("ratinginterval", "N", "print the standings every N games (0: only at the end, "
+           "the default)", _RUNS),
     Option("concurrency", "N", "games played at once (default 1)", _RUNS),
     Option("draw", "KEY=VALUE ...", "adjudicate a draw when both engines' scores stay near 0",
            _GAMES, "many", DRAW_KEYS),
@@ -181,6 +187,8 @@ class Arguments:
     moves: tuple[str, ...] = ()
     db: str | None = None
     quiet: bool = False
+    rating_interval: int = 0
+    """Games between two printings of the standings (0: only at the end)."""
 
     def config(self) -> TournamentConfig:
         """The checked, resolved configuration; raises ConfigError listing every problem."""
@@ -338,8 +346,8 @@ def _integer(text: str) -> int | str:
 def read_arguments(args: list[str], command: str) -> Arguments:
     """Read the words of ``runner COMMAND`` (play, match, gauntlet, roundrobin) into a
     configuration table; ``play`` reads as a match."""
-    fmt = _FORMATS[command]
     engines, groups = _grouped(args, command)
+    fmt = _format(command, groups)
     each = groups.get("each", [])
     tables = _unique_names([engine_table(tokens, each) for tokens in engines],
                            [[*each, *tokens] for tokens in engines])
@@ -360,6 +368,7 @@ def read_arguments(args: list[str], command: str) -> Arguments:
     for key in ("openings", "sprt"):
         if key in groups:
             table[key] = _settings(groups[key], _BY_NAME[key])
+    _cutechess_words(groups, table)
     adjudication: dict[str, Any] = {}
     for key in ("draw", "resign"):
         if key in groups:
@@ -371,7 +380,56 @@ def read_arguments(args: list[str], command: str) -> Arguments:
     moves = tuple(m for part in groups.get("moves", []) for m in part.split(",") if m)
     return Arguments(table=table, fen=" ".join(groups["fen"]) if "fen" in groups else None,
                      moves=moves, db=groups["db"][0] if "db" in groups else None,
-                     quiet="quiet" in groups)
+                     quiet="quiet" in groups, rating_interval=_rating_interval(groups))
+
+
+_TOURNAMENT_WORDS = {"round-robin": "round-robin", "gauntlet": "gauntlet"}
+"""cutechess-cli's -tournament values the runner plays (knockout and pyramid it does not)."""
+
+
+def _format(command: str, groups: dict[str, list[str]]) -> str:
+    """The format of ``runner COMMAND``, or of ``--tournament`` when it agrees with it."""
+    fmt = _FORMATS[command]
+    if "tournament" not in groups:
+        return fmt
+    word = groups["tournament"][0]
+    wanted = _TOURNAMENT_WORDS.get(word)
+    if wanted is None:
+        raise CommandLineError(f"--tournament {word!r}: the runner plays "
+                               f"{' or '.join(_TOURNAMENT_WORDS)}")
+    if command == "match":  # cutechess-cli's one command: any format its engines allow
+        return wanted
+    if wanted != fmt:
+        raise CommandLineError(f"--tournament {word} contradicts 'runner {command}' (a "
+                               f"{fmt}); use 'runner {wanted.replace('-', '')}' or drop it")
+    return fmt
+
+
+def _cutechess_words(groups: dict[str, list[str]], table: dict[str, Any]) -> None:
+    """``--repeat`` and ``--srand`` where they mean what the runner does anyway, or refused."""
+    if groups.get("repeat", []) not in ([], ["2"]):
+        raise CommandLineError(f"--repeat {groups['repeat'][0]}: every opening is played "
+                               "exactly twice here (a game pair, colors swapped); drop it")
+    if "srand" in groups:
+        seed = _integer(groups["srand"][0])
+        openings = table.get("openings")
+        if openings is not None:
+            if "seed" in openings and openings["seed"] != seed:
+                raise CommandLineError(f"--srand {seed} and --openings seed="
+                                       f"{openings['seed']} disagree; give one")
+            openings["seed"] = seed  # checked with the other openings keys
+
+
+def _rating_interval(groups: dict[str, list[str]]) -> int:
+    """``--ratinginterval N``: a whole number of games, 0 or more."""
+    if "ratinginterval" not in groups:
+        return 0
+    word = groups["ratinginterval"][0]
+    value = _integer(word)
+    if not isinstance(value, int) or value < 0:
+        raise CommandLineError(f"--ratinginterval {word!r}: give a whole number of games, "
+                               "0 or more")
+    return value
 
 
 def _unique_names(tables: list[dict[str, Any]], words: list[list[str]]) -> list[dict[str, Any]]:

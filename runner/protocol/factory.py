@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from runner.protocol.cecp import CecpEngine
 from runner.protocol.engine import Engine, EngineConfig
+from runner.protocol.lifetime import finish_uncancelled
 from runner.protocol.uci import UciEngine
 
 
@@ -37,4 +38,5 @@ async def running_engines(configs: Sequence[EngineConfig]) -> AsyncIterator[list
         await asyncio.gather(*(e.start() for e in engines))
         yield engines
     finally:
-        await asyncio.shield(stop_engines(engines))
+        # Uncancellable: a second interrupt must not cut quit -> SIGTERM -> SIGKILL short.
+        await finish_uncancelled(stop_engines(engines))

@@ -3,7 +3,10 @@
 Its standard output is cut into bounded lines by a `LineReader` (reading.py); the rest is
 here: writes, signals, the polite-then-forceful stop, stderr's bounded tail.  The process
 runs in its own session (so its own process group): stopping it signals the whole group,
-so helpers it spawned (polyglot's UCI engine, for instance) die with it.
+so helpers it spawned (polyglot's UCI engine, for instance) die with it. Its exit is watched
+on its own (asyncio's child watcher reports it), not inferred from the end of its output,
+which a child holding the pipe can delay forever; what keeps engines from outliving the
+runner is in lifetime.py.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import signal
 import time
 from asyncio.subprocess import Process, SubprocessStreamProtocol
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from runner.protocol.engine import EngineError, EngineTerminated, TranscriptEntry
+from runner.protocol.lifetime import death_signal, track, untrack
 from runner.protocol.reading import LineReader
 from runner.protocol.transport import ENTRY_LIMIT, EndHandler, Line, LineHandler, clip_entry
 
@@ -55,6 +59,7 @@ class EngineProcess:
         self.transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self.entry_limit = entry_limit
         self._proc: asyncio.subprocess.Process | None = None
+        self._exit: asyncio.Future[None] | None = None  # done once the process has exited
         self._stderr_task: asyncio.Task[None] | None = None
         self._stderr_tail = bytearray()
         self._stderr_logged = 0
@@ -93,9 +98,10 @@ class EngineProcess:
             env = {**os.environ, **self.env}
         loop = asyncio.get_running_loop()
         self._reader.closed = loop.create_future()
+        self._exit = loop.create_future()
         try:
             transport, protocol = await loop.subprocess_exec(
-                lambda: _EngineProtocol(self._reader, self.line_limit, loop),
+                lambda: _EngineProtocol(self._reader, self.line_limit, loop, self._exited),
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -104,10 +110,12 @@ class EngineProcess:
                 env=env,
                 start_new_session=True,
                 close_fds=True,
+                preexec_fn=death_signal(),
             )
         except OSError as exc:
             raise EngineError(f"cannot start {self.argv[0]!r}: {exc}") from exc
         self._proc = Process(transport, protocol, loop)
+        track(self)
         stdout = transport.get_pipe_transport(1)
         assert isinstance(stdout, asyncio.ReadTransport)
         self._reader.pipe = stdout
@@ -206,24 +214,28 @@ class EngineProcess:
         terminate_timeout: float = 2.0,
         use_sigterm: bool = True,
     ) -> int | None:
-        """Quit politely, then SIGTERM, then SIGKILL the process group; reap; the exit code."""
+        """Quit politely, then SIGTERM, then SIGKILL the process group; reap; the exit code.
+
+        Cancelled on the way (a second Ctrl-C, the event loop shutting down), it sends SIGKILL
+        to the group at once, before anything else can interrupt it: the engine never
+        survives a stop that was begun."""
         proc = self._proc
         if proc is None:
             return None
         self._start_drain()
-        if proc.returncode is None and quit_command is not None:
-            with contextlib.suppress(EngineError, OSError):
-                await self.write_line(quit_command)
-            if await self._wait(quit_timeout):
-                self.note("exited after quit")
-        if proc.returncode is None and use_sigterm:
-            self._signal_group(signal.SIGTERM)
-            await self._wait(terminate_timeout)
-        if proc.returncode is None:
-            self._signal_group(signal.SIGKILL)
-            await self._wait(None)
-        await self._cleanup()
-        return proc.returncode
+        try:
+            if proc.returncode is None and quit_command is not None:
+                with contextlib.suppress(EngineError, OSError):
+                    await self.write_line(quit_command)
+                if await self._wait(quit_timeout):
+                    self.note("exited after quit")
+            if proc.returncode is None and use_sigterm:
+                self._signal_group(signal.SIGTERM)
+                await self._wait(terminate_timeout)
+        except BaseException:
+            await self._kill_hurried()
+            raise
+        return await self.kill()
 
     async def kill(self) -> int | None:
         """SIGKILL the whole process group at once and reap; the exit code."""
@@ -231,11 +243,24 @@ class EngineProcess:
         if proc is None:
             return None
         self._start_drain()
-        if proc.returncode is None:
-            self._signal_group(signal.SIGKILL)
-            await self._wait(None)
-        await self._cleanup()
+        try:
+            if proc.returncode is None:
+                self._signal_group(signal.SIGKILL)
+                await self._wait(None)
+            await self._cleanup()
+        except BaseException:
+            await self._kill_hurried()
+            raise
         return proc.returncode
+
+    async def _kill_hurried(self) -> None:
+        """A stop interrupted: SIGKILL the group (synchronous, so it happens whatever comes
+        next), then reap and clean up if the loop lets us (the engine is dead either way)."""
+        if self._proc is not None and self._proc.returncode is None:
+            self._signal_group(signal.SIGKILL)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(self._wait(None), 2.0)
+            await self._cleanup()
 
     def _start_drain(self) -> None:
         """From now on stdout is only recorded (see `LineReader.start_drain`)."""
@@ -262,48 +287,29 @@ class EngineProcess:
         """Wait up to `timeout` for the process itself to exit; whether it did.
 
         Not `Process.wait()`: on Python 3.11 that resolves only once every pipe is closed
-        too, and a child of the engine holding its stdout would keep it pending.
+        too, and a child of the engine holding its stdout would keep it pending. asyncio's
+        child watcher calls `_exited` as soon as it has reaped the process.
         """
-        assert self._proc is not None
+        assert self._proc is not None and self._exit is not None
         if self._proc.returncode is not None:
             return True
         try:
-            await asyncio.wait_for(self._exited(), timeout)
+            await asyncio.wait_for(asyncio.shield(self._exit), timeout)
         except TimeoutError:
             return False
         return True
 
-    async def _exited(self) -> None:
-        """Return once asyncio's child watcher has reaped the process (its exit code is set).
-
-        The watcher reaps, so we must not: a pidfd (Linux) tells when the process has
-        exited without reaping it; the exit code follows from the watcher a moment later.
-        Without a pidfd, or if the watcher is slow, the exit code is polled.
-        """
-        proc = self._proc
-        assert proc is not None
-        loop = asyncio.get_running_loop()
-        exited: asyncio.Future[None] = loop.create_future()
-        pidfd = _open_pidfd(proc.pid)
-        if pidfd is not None:
-            def on_exit() -> None:
-                if not exited.done():
-                    exited.set_result(None)
-
-            loop.add_reader(pidfd, on_exit)
-        try:
-            delay = 0.001
-            while proc.returncode is None:
-                if exited.done():
-                    await asyncio.sleep(delay)  # exited: the watcher is about to report it
-                    delay = min(delay * 2, 0.01)
-                else:
-                    await asyncio.wait((exited,), timeout=0.05 if pidfd is not None else 0.01)
-        finally:
-            if pidfd is not None:
-                loop.remove_reader(pidfd)
-                os.close(pidfd)
-            exited.cancel()
+    def _exited(self) -> None:
+        """The process has exited (its exit code is known): wake whoever waits for it, and
+        end the output even if a child it left behind still holds the pipe open."""
+        if self._exit is not None and not self._exit.done():
+            self._exit.set_result(None)
+        if self._proc is not None:
+            self.note(f"process exited (exit code {self._proc.returncode})")
+            # Its children are orphans now: they go with it, and their end closes its pipes.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
+        self._reader.on_exit()
 
     async def _exit_code_soon(self) -> int | None:
         """The exit code if the process exits within a moment (it usually just closed stdout)."""
@@ -337,6 +343,7 @@ class EngineProcess:
         transport = getattr(self._proc, "_transport", None)
         if transport is not None:
             transport.close()
+        untrack(self)
 
     async def _drain_stderr(self) -> None:
         """Read stderr until EOF, keeping a bounded tail and a bounded log file."""
@@ -392,9 +399,11 @@ class _EngineProtocol(SubprocessStreamProtocol):
     the read callback itself, so no reader task has to wake up for them.
     """
 
-    def __init__(self, reader: LineReader, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, reader: LineReader, limit: int, loop: asyncio.AbstractEventLoop,
+                 on_exit: Callable[[], None]) -> None:
         super().__init__(limit=limit, loop=loop)
         self._reader = reader
+        self._on_exit = on_exit
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         """stdout to the line reader, the rest as asyncio does it."""
@@ -409,13 +418,7 @@ class _EngineProtocol(SubprocessStreamProtocol):
         if fd == 1:
             self._reader.on_closed(time.monotonic())
 
-
-def _open_pidfd(pid: int) -> int | None:
-    """A pidfd for `pid` (readable once it exits), or None where unsupported or already gone."""
-    opener = getattr(os, "pidfd_open", None)
-    if opener is None:
-        return None
-    try:
-        return int(opener(pid))
-    except OSError:
-        return None
+    def process_exited(self) -> None:
+        """The child watcher reaped the process: tell the owner at once (not at end of output)."""
+        super().process_exited()
+        self._on_exit()

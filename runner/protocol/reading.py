@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -24,6 +25,11 @@ from runner.protocol.transport import EndHandler, Line, LineHandler, clip_entry
 __all__ = ["LineReader"]
 
 log = logging.getLogger(__name__)
+
+EXIT_GRACE = 0.2
+"""Seconds after the process's exit that its output may stay open before it is taken as
+ended: a child it left behind may hold the pipe (its group is killed, but it may have left
+the group); what the engine wrote before exiting is read well within this."""
 
 _QUEUE_LIMIT = 10_000
 """Lines queued unread (no listener) before stdout reading pauses until they are read."""
@@ -130,13 +136,27 @@ class LineReader:
         if self.draining:
             self._drain_chunk(chunk, now)
             return
-        if self._read_error is not None:
+        if self._read_error is not None or self._eof:
             return  # the output is already broken; it is read on (and dropped) until stop
         self._split(chunk, now)
         self._deliver()
 
+    def on_exit(self) -> None:
+        """The process exited: its output ends now, whether or not its pipe is closed."""
+        if not self._eof:
+            asyncio.get_running_loop().call_later(EXIT_GRACE, self._exit_without_eof)
+
+    def _exit_without_eof(self) -> None:
+        if self._eof or self.draining:
+            return
+        self._note("output still open after the process exited (a process it started holds "
+                   "it): taken as its end")
+        self.on_closed(time.monotonic())
+
     def on_closed(self, now: float) -> None:
         """The engine's standard output is at its end."""
+        if self._eof:
+            return  # already ended by the process's exit; the pipe closed after
         if self.draining:
             if self._drain_length:
                 self._record_drained(now, self._drain_head, self._drain_length)

@@ -8,6 +8,7 @@ from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import SprtResult
 from runner.store import TournamentStatus
+from runner.tournament.interrupts import exit_status
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scoreboard import Scoreboard
 
@@ -62,3 +63,13 @@ class RunOutcome:
     sprt: SprtResult | None = None
     resumed: bool = False
     error: str | None = None
+    signal: int | None = None
+    """The first stop signal received (SIGINT, SIGTERM, SIGHUP), if one interrupted the run."""
+
+    @property
+    def exit_status(self) -> int:
+        """The process's exit status: 128 + the signal's number if one came, 1 after an
+        error, else 0."""
+        if self.signal is not None:
+            return exit_status(self.signal)
+        return 0 if self.error is None else 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -47,6 +47,7 @@ from runner.tournament.events import (
     RunOutcome,
     TournamentError,
 )
+from runner.tournament.interrupts import Interrupts
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import Pairing, pairing_for
 from runner.tournament.runtime import (
@@ -93,8 +94,8 @@ class Tournament:
         self.requested_id = tournament_id
         self.pgnout = pgnout if pgnout is not None else config.pgnout
         self.on_event = on_event or (lambda _event: None)
-        self.scheduler = scheduler or local_scheduler(
-            config, max(1, concurrency or config.concurrency))
+        self.concurrency = max(1, concurrency or config.concurrency)
+        self.scheduler = scheduler or local_scheduler(config, self.concurrency)
         self.pairing: Pairing = pairing_for(config)
         self.scoreboard = Scoreboard(e.name for e in config.engines)
         for first, second in self.pairing.encounters:  # tallies oriented as scheduled
@@ -153,16 +154,15 @@ class Tournament:
         """Play every missing game; returns how the run ended."""
         if self.tournament_id < 0:
             await asyncio.to_thread(self.prepare)
+        self._check_concurrency()
         openings = OpeningPolicy(self.config)
         writer = GameWriter(self.db, self.tournament_id, self.pgnout)
         self.scheduler.submit(self._game_jobs(openings))
-        loop = asyncio.get_running_loop()
-        installed = self._install_signals(loop) if handle_signals else []
+        interrupts = Interrupts(lambda hard: self.stop(hard=hard))
         try:
-            await self._follow(writer)
+            with interrupts if handle_signals else contextlib.nullcontext():
+                await self._follow(writer)
         finally:
-            for number in installed:
-                loop.remove_signal_handler(number)
             status = self._final_status()
             decision = None if self.sprt_result is None else self.sprt_result.decision.value
             await writer.call(writer.close_tournament, status, decision,
@@ -172,6 +172,7 @@ class Tournament:
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
             done=len(self._done), played_now=self._played_now, scoreboard=self.scoreboard,
             sprt=self.sprt_result, resumed=self._resumed, error=self._error,
+            signal=interrupts.first,
         )
 
     # ----------------------------------------------------------------- finding the tournament
@@ -234,21 +235,19 @@ class Tournament:
         for game in self.pairing.jobs(skip=frozenset(self._done)):
             yield game_job(self.config, game, openings.for_pair(game.pair), per_round, engines)
 
-    def _install_signals(self, loop: asyncio.AbstractEventLoop) -> list[int]:
-        presses = 0
-
-        def on_interrupt() -> None:
-            nonlocal presses
-            presses += 1
-            self.stop(hard=presses > 1)
-
-        installed: list[int] = []
-        for number, handler in ((signal.SIGINT, on_interrupt),
-                                (signal.SIGTERM, lambda: self.stop(hard=True))):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(number, handler)
-                installed.append(number)
-        return installed
+    def _check_concurrency(self) -> None:
+        """Say (one line) when more games would run at once than there are CPU cores, or when
+        the concurrency asked for is more than the games left: the scheduler never opens
+        more slots than there are games to play."""
+        slots = min(self.concurrency, max(1, self.total_games - len(self._done)))
+        cores = os.cpu_count() or 1
+        capped = f" (capped at {slots}, the games left to play)" if slots < self.concurrency else ""
+        if slots > cores:
+            self.on_event(Notice(
+                f"concurrency {self.concurrency}{capped} is more than the {cores} CPU core(s) "
+                "here: the engines will compete for CPU time and may lose on time"))
+        elif self.concurrency > cores:
+            self.on_event(Notice(f"concurrency {self.concurrency}{capped}"))
 
     def _final_status(self) -> TournamentStatus:
         if self.sprt_result is not None and self.sprt_result.decision is not SprtDecision.CONTINUE:

@@ -28,6 +28,7 @@ from runner.game.play import play_game
 from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine
+from runner.protocol.lifetime import finish_uncancelled
 from runner.tournament.events import Notice
 
 __all__ = [
@@ -141,6 +142,7 @@ class LocalScheduler(Scheduler):
         self._soft_stop = False
         self._hard_stop = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._slots: list[_Slot] = []
         self._queue: asyncio.Queue[_Queued] | None = None
 
     # ----------------------------------------------------------------- the interface
@@ -161,9 +163,7 @@ class LocalScheduler(Scheduler):
         """Run the slots; yields their events until all are done, then raises what one raised."""
         queue: asyncio.Queue[_Queued] = asyncio.Queue()
         self._queue = queue
-        slots = [_Slot(n) for n in range(self.concurrency)]
-        self._tasks = [asyncio.create_task(self._run_slot(slot), name=f"slot-{slot.number}")
-                       for slot in slots]
+        self._open_slot()
         supervisor = asyncio.create_task(self._supervise(queue))
         try:
             while (item := await queue.get()) is not None:
@@ -176,8 +176,8 @@ class LocalScheduler(Scheduler):
         finally:
             if not supervisor.done():
                 self.stop(hard=True)
-            failure = await asyncio.shield(supervisor)
-            await asyncio.shield(asyncio.gather(*(slot.drop_all() for slot in slots)))
+            failure = await finish_uncancelled(supervisor)
+            await finish_uncancelled(asyncio.gather(*(slot.drop_all() for slot in self._slots)))
         if failure is not None:
             raise failure
 
@@ -185,7 +185,12 @@ class LocalScheduler(Scheduler):
 
     async def _supervise(self, queue: asyncio.Queue[_Queued]) -> BaseException | None:
         """Wait for every slot; then end the event stream. Returns the first slot's crash."""
-        outcomes = await asyncio.gather(*self._tasks, return_exceptions=True)
+        outcomes: list[BaseException | None] = []
+        waited = 0
+        while waited < len(self._tasks):  # slots opened meanwhile are waited for in turn
+            tasks = self._tasks[waited:]
+            waited = len(self._tasks)
+            outcomes += await asyncio.gather(*tasks, return_exceptions=True)
         queue.put_nowait(None)
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(
@@ -214,12 +219,26 @@ class LocalScheduler(Scheduler):
             return self._retry.popleft()
         return next(self._jobs, None)
 
+    def _open_slot(self) -> None:
+        """Start one more slot. Slots open one at a time, each once the one before has a job:
+        never more slots than games to play, whatever the concurrency asked for."""
+        if len(self._slots) >= self.concurrency or self._soft_stop or self._hard_stop:
+            return
+        slot = _Slot(len(self._slots))
+        self._slots.append(slot)
+        self._tasks.append(asyncio.create_task(self._run_slot(slot), name=f"slot-{slot.number}"))
+
     async def _run_slot(self, slot: _Slot) -> None:
         try:
+            opened = False
             while (job := self._next_job()) is not None:
+                if not opened:
+                    opened = True
+                    self._open_slot()
                 await self._play(slot, job)
         finally:
-            await asyncio.shield(slot.drop_all())
+            # A second interrupt must not cut the engines' quit -> SIGTERM -> SIGKILL short.
+            await finish_uncancelled(slot.drop_all())
 
     async def _play(self, slot: _Slot, job: GameJob) -> None:
         """Play one job in `slot`: engines ready, the game, its record, the engines' fate."""
@@ -275,9 +294,11 @@ class LocalScheduler(Scheduler):
         engine = self._make_engine(config)
         try:
             await engine.start()
-        except EngineError as exc:
+        except BaseException as exc:  # cancelled half-way too: the process must not leak
             with contextlib.suppress(Exception):
-                await engine.kill()
+                await finish_uncancelled(engine.kill())
+            if not isinstance(exc, EngineError):
+                raise
             failures = self._start_failures.get(name, 0) + 1
             self._start_failures[name] = failures
             if failures >= MAX_START_FAILURES:

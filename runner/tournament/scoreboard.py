@@ -13,12 +13,15 @@ from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import (
     EngineScore,
+    Pairing,
     PairingCounts,
     SprtResult,
     SprtSpec,
+    StatsInputError,
     Tally,
     format_elo,
     match_stats,
+    rate_engines,
     sprt,
 )
 
@@ -59,6 +62,41 @@ class Scoreboard:
         if counts.pairs == 0:
             return None
         return sprt(counts, spec)
+
+    def pairing_of(self, white: str, black: str) -> PairingCounts:
+        """The counts of the pairing `white` and `black` belong to, as it was opened."""
+        for counts in self.tally.pairings():
+            if {counts.first, counts.second} == {white, black}:
+                return counts
+        return self.tally.pairing(white, black)
+
+    def ranking_lines(self) -> list[str]:
+        """A plain-text ranking as cutechess-cli prints for tournaments of several engines:
+        rank, name, Elo and its 95% margin (maximum likelihood over every game), games,
+        score and draw ratio; "-" where a figure does not exist yet."""
+        elo: dict[str, tuple[float, float]] = {}
+        pairings = [Pairing(c.first, c.second, c.trinomial)
+                    for c in self.tally.pairings() if c.games]
+        try:
+            elo = {r.name: (r.elo, r.error95) for r in rate_engines(pairings).engines}
+        except StatsInputError:  # engines not yet connected by games: no common scale
+            elo = {}
+        width = max([28, *(len(s.name) for s in self.tally.engines())])
+        lines = [f"{'Rank':>4} {'Name':<{width}} {'Elo':>6} {'+/-':>6} {'Games':>7} "
+                 f"{'Score':>7} {'Draw':>7}"]
+        # By Elo where every engine has one (a stable sort: score order breaks ties).
+        ranked = self.ranked()
+        if all(s.name in elo for s in ranked):
+            ranked.sort(key=lambda s: -elo[s.name][0])
+        for rank, standing in enumerate(ranked, start=1):
+            rating, margin = "-", "-"
+            if standing.name in elo and standing.games:
+                rating, margin = (f"{value:.0f}" for value in elo[standing.name])
+            score = "-" if standing.score is None else f"{100 * standing.score:.1f}%"
+            draws = "-" if not standing.games else f"{100 * standing.draws / standing.games:.1f}%"
+            lines.append(f"{rank:>4} {standing.name:<{width}} {rating:>6} {margin:>6} "
+                         f"{standing.games:>7} {score:>7} {draws:>7}")
+        return lines
 
     def summary_lines(self) -> list[str]:
         """cutechess-cli style summary lines for every pairing, in the order they were opened."""
