@@ -141,7 +141,10 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         tournament.on_event = view.event
         began = time.monotonic()
         with view:
-            outcome = asyncio.run(tournament.run(handle_signals=True))
+            try:
+                outcome = asyncio.run(tournament.run(handle_signals=True))
+            except TournamentError as exc:  # another runner took the tournament meanwhile
+                raise fail(str(exc)) from None
         _print_summary(outcome, time.monotonic() - began, db.url)
         return outcome
     finally:

@@ -150,7 +150,8 @@ def _progress(row: TournamentRow, done: int, running: int,
               holders: dict[int, Holder]) -> TournamentProgress:
     """A progress record from a tournament row and its counts."""
     return TournamentProgress(
-        id=row.id, name=row.name, status=_shown_status(row.id, row.status, holders), fingerprint=row.fingerprint,
+        id=row.id, name=row.name, status=_shown_status(row.id, row.status, holders),
+        fingerprint=row.fingerprint,
         total_games=row.total_games, done=int(done), running=int(running),
         created_at=row.created_at, finished_at=row.finished_at,
         sprt_decision=row.sprt_decision,
