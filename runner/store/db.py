@@ -270,7 +270,8 @@ def database_failure(url: str, exc: BaseException) -> str:
     """One line naming the database (password hidden) and what went wrong with it: the
     driver's own message, not SQLAlchemy's statement dump."""
     cause = getattr(exc, "orig", None) or exc
-    detail = " ".join(str(cause).split()) or type(cause).__name__
+    lines = str(cause).strip().splitlines()  # PostgreSQL adds the statement's text below
+    detail = " ".join(lines[0].split()) if lines else type(cause).__name__
     return f"database {safe_url(url)} failed: {detail} ({type(cause).__name__})"
 
 

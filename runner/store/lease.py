@@ -27,6 +27,7 @@ __all__ = [
     "LeaseHeldError",
     "acquire",
     "check_free",
+    "forget",
     "heartbeat",
     "holders",
     "new_owner",
@@ -37,6 +38,10 @@ HEARTBEAT_SECONDS = 10.0
 """How often a running tournament refreshes its lease."""
 LEASE_TIMEOUT = timedelta(seconds=60)
 """A lease not refreshed for this long is stale, whoever holds it (another host included)."""
+
+_LIVE: set[str] = set()
+"""Owners whose run is going on in this process: a lease of this process's pid with another
+owner was left by a run that ended without giving it up (its database failing)."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,11 @@ class Holder:
         now = now or datetime.now(UTC)
         if now - self.heartbeat_at > LEASE_TIMEOUT:
             return True
-        return self.host == socket.gethostname() and not _alive(self.pid)
+        if self.host != socket.gethostname():
+            return False
+        if self.pid == os.getpid():
+            return self.owner not in _LIVE
+        return not _alive(self.pid)
 
     def describe(self, now: datetime | None = None) -> str:
         """``pid 123 on host h (last heartbeat 4 s ago)``."""
@@ -116,6 +125,7 @@ def acquire(session: Session, tournament_id: int, owner: str) -> Holder | None:
     if row is None:
         session.add(LeaseRow(tournament_id=tournament_id, **values))
         session.flush()
+        _LIVE.add(owner)
         return None
     previous = _holder(row)
     if row.owner != owner and not previous.stale(now):
@@ -123,6 +133,7 @@ def acquire(session: Session, tournament_id: int, owner: str) -> Holder | None:
     for key, value in values.items():
         setattr(row, key, value)
     session.flush()
+    _LIVE.add(owner)
     return None if previous.owner == owner else previous
 
 
@@ -134,8 +145,15 @@ def heartbeat(session: Session, tournament_id: int, owner: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
+def forget(owner: str) -> None:
+    """Note that `owner`'s run in this process is over, whether or not its lease row could be
+    deleted (a row left behind is then stale)."""
+    _LIVE.discard(owner)
+
+
 def release(session: Session, tournament_id: int, owner: str) -> None:
     """Give the lease up (only if `owner` still holds it)."""
+    forget(owner)
     session.execute(delete(LeaseRow).where(LeaseRow.tournament_id == tournament_id,
                                            LeaseRow.owner == owner))
 

@@ -43,6 +43,7 @@ from runner.store.lease import (
     LeaseHeldError,
     acquire,
     check_free,
+    forget,
     new_owner,
 )
 from runner.store.models import TournamentRow
@@ -210,6 +211,8 @@ class Tournament:
                                   openings.state(self._max_pair))
             except SQLAlchemyError as exc:  # the database still failing: its cause is told
                 self._fail(exc, stop=False)
+            finally:
+                forget(self._owner)  # a lease row left behind is stale from now on
             writer.close()
         return RunOutcome(
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
