@@ -39,10 +39,14 @@ from runner.tournament.scheduler import JobFinished, JobStarted, Scheduler, Sche
 from runner.tournament.writer import GameWriter, pgn_file_text
 
 ENGINES = {"one": "1", "greedy": "greedy", "random": "random"}
+BOOK = [f"rnbqkbnr/pppppppp/8/8/{rank}/8/{pawns}/RNBQKBNR b KQkq - 0 1" for rank, pawns in (
+    ("4P3", "PPPP1PPP"), ("3P4", "PPP1PPPP"), ("2P5", "PP1PPPPP"), ("1P6", "P1PPPPPP"),
+    ("P7", "1PPPPPPP"), ("5P2", "PPPPP1PP"))]
 
 
 def _config(tmp_path: Path, *, engines: Iterable[str] = ("one", "greedy"), rounds: int = 2,
-            fmt: str = "gauntlet", tc: str = "10+0.1", pgnout: bool = True) -> TournamentConfig:
+            fmt: str = "gauntlet", tc: str = "10+0.1", pgnout: bool = True,
+            book: bool = False) -> TournamentConfig:
     table: dict[str, Any] = {
         "name": "safety", "format": fmt, "rounds": rounds, "games": 2, "tc": tc,
         "engines": [{"name": name, "command": ["python", "-m", "engine", "--level",
@@ -51,6 +55,9 @@ def _config(tmp_path: Path, *, engines: Iterable[str] = ("one", "greedy"), round
     }
     if pgnout:
         table["pgnout"] = str(tmp_path / "games.pgn")
+    if book:
+        (tmp_path / "book.epd").write_text("".join(f"{fen}\n" for fen in BOOK))
+        table["openings"] = {"file": "book.epd", "order": "sequential"}
     return parse_config(table, source="safety test", base_dir=tmp_path)
 
 
@@ -113,10 +120,10 @@ def _assert_file_equals_database(db: Database, path: Path, foreign: bytes = b"")
 
 
 def test_force_with_an_engine_added_schedules_its_games(any_db: Database, tmp_path) -> None:
-    first, _ = _run(_config(tmp_path), any_db, stop_after=3)
+    first, _ = _run(_config(tmp_path, book=True), any_db, stop_after=3)
     assert (first.status.value, first.done, first.total_games) == ("interrupted", 3, 4)
     before = {(g.id, g.white, g.black, g.result) for g in _games(any_db)}
-    bigger = _config(tmp_path, engines=("one", "greedy", "random"))
+    bigger = _config(tmp_path, engines=("one", "greedy", "random"), book=True)
     with pytest.raises(TournamentError, match=r"engine\(s\) added: random"):
         Tournament(bigger, any_db, scheduler=Scripted()).prepare()
     events: list[Event] = []
@@ -127,6 +134,11 @@ def test_force_with_an_engine_added_schedules_its_games(any_db: Database, tmp_pa
     assert before <= {(g.id, g.white, g.black, g.result) for g in games}  # kept and counted
     assert sum("random" in (g.white, g.black) for g in games) == 4
     assert [j.index for j in scripted.jobs] == [2, 3, 5, 6, 7]
+    # Game 6 completes the pair whose first game moved (played as game 3, now game 5): it
+    # starts from that game's opening, not from the one the book serves the new pair.
+    moved = next(g for g in games if g.job_index == 4)
+    assert moved.opening_fen == BOOK[1]
+    assert scripted.jobs[2].spec.start_fen == BOOK[1]
     assert any(isinstance(e, Notice) and "engine(s) added: random" in e.text for e in events)
     with any_db.session() as session:
         (progress,) = tournaments(session)

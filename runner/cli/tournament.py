@@ -181,7 +181,10 @@ def run_command(
     concurrency: int | None = typer.Option(None, "--concurrency", min=1,
                                            help="Games at once (overrides the file)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
-    force: bool = typer.Option(False, "--force", help="Continue a tournament whose file changed."),
+    force: bool = typer.Option(
+        False, "--force", help="Continue a tournament whose file changed: added engines are "
+        "scheduled; games of removed engines or dropped rounds stay stored but are not "
+        "counted; a new time control or other setting applies to the games still to play."),
     new: bool = typer.Option(False, "--new", help="Start a new tournament even if one can resume."),
 ) -> None:
     """Run (or resume) the tournament a TOML file describes."""

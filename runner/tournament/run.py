@@ -24,9 +24,11 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from runner.books.openings import Opening
 from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
 from runner.game.record import game_pgn
+from runner.protocol.engine import Variant
 from runner.stats import SprtDecision, SprtResult
 from runner.store import (
     Database,
@@ -129,6 +131,7 @@ class Tournament:
         self._resumed = False
         self._owner = new_owner()
         """This run's id in the tournament's lease (runner.store.lease)."""
+        self._half_pairs: dict[int, Opening] = {}
         self.changes: list[str] = []
         """What a forced resume changed (told as a notice when the run starts)."""
 
@@ -314,11 +317,21 @@ class Tournament:
         total = self.total_games
         self._done = {index for index in finished_job_keys(session, self.tournament_id)
                       if index < total}
+        halves: dict[int, Opening] = {}
         for game in stream_games(session, GameFilter(tournament_id=self.tournament_id)):
             if game.result is not None and game.job_index < total:
                 self.scoreboard.add(game.white, game.black, game.result, game.pair_index,
                                     game.termination)
                 self._max_pair = max(self._max_pair, game.pair_index + 1)
+                if game.pair_index in halves:
+                    del halves[game.pair_index]
+                elif game.opening_fen is not None:
+                    halves[game.pair_index] = Opening(
+                        game.opening_fen, tuple((game.opening_moves or "").split()),
+                        chess960=self.config.variant is Variant.FISCHERANDOM)
+        # A pair with one game played plays its other game from the same opening, even when
+        # a forced change moved the pair to another place in the schedule.
+        self._half_pairs = halves
 
     # ----------------------------------------------------------------- running
 
@@ -327,7 +340,10 @@ class Tournament:
         engines = engine_configs(self.config)
         per_round = self.pairing.per_round
         for game in self.pairing.jobs(skip=frozenset(self._done)):
-            yield game_job(self.config, game, openings.for_pair(game.pair), per_round, engines)
+            opening = self._half_pairs.get(game.pair)
+            if opening is None:
+                opening = openings.for_pair(game.pair)
+            yield game_job(self.config, game, opening, per_round, engines)
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> list[int]:
         presses = 0
