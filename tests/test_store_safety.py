@@ -24,6 +24,7 @@ from postgres_server import PostgresServer
 
 import runner.store.db as store_db
 import runner.tournament.scheduler as scheduler_module
+import runner.tournament.writer as writer_module
 from runner.clock import TimeControl
 from runner.config.model import TournamentConfig
 from runner.config.parse import parse_config
@@ -249,7 +250,8 @@ def test_a_failed_pgn_write_stops_the_run_and_resume_repairs_the_file(
 @pytest.mark.parametrize("damage", ["killed before the write", "torn tail", "file deleted",
                                     "file replaced"])
 def test_resume_repairs_every_gap_between_database_and_file(any_db: Database, tmp_path,
-                                                            damage: str) -> None:
+                                                            damage: str, monkeypatch) -> None:
+    monkeypatch.setattr(writer_module, "_BATCH", 2)  # a rebuilt file is written in batches
     pgn = tmp_path / "games.pgn"
     config = _config(tmp_path, rounds=3)
     _run(config, any_db, stop_after=4)

@@ -41,6 +41,8 @@ __all__ = ["GameWriter", "PgnFileError", "pgn_file_text"]
 _T = TypeVar("_T")
 _CHUNK = 1 << 16
 """Bytes read at a time while checking the PGN file."""
+_BATCH = 500
+"""Missing games rewritten per transaction (a whole file to rebuild is not held in memory)."""
 
 
 class PgnFileError(RuntimeError):
@@ -179,22 +181,25 @@ class GameWriter:
             except OSError as exc:
                 raise PgnFileError(f"cannot cut the torn game at the end of the PGN file "
                                    f"{self.pgnout}: {exc.strerror or exc}") from exc
-        if not missing:
-            return 0
+        for start in range(0, len(missing), _BATCH):  # a deleted file: every game, in batches
+            self._rewrite(missing[start:start + _BATCH])
+        return len(missing)
+
+    def _rewrite(self, ids: list[int]) -> None:
+        """Append stored games the file lacks: their offsets first, as for a new game."""
         end = self._pgn_end()
         assert end is not None
         with self.db.session() as session:
             texts = [(game.id, pgn_file_text(game.pgn))
-                     for game in pgn_games(session, self.tournament_id, missing)]
+                     for game in pgn_games(session, self.tournament_id, ids)]
         offsets = {}
         for game_id, data in texts:
             offsets[game_id] = end
             end += len(data)
-        with self.db.session() as session:  # the offsets first, as for a new game
+        with self.db.session() as session:
             set_pgn_offsets(session, offsets)
         for game_id, data in texts:
             self._append(data, offsets[game_id], "a stored game")
-        return len(texts)
 
     def _check_pgn(self) -> tuple[int | None, list[int]]:
         """Compare the file with the stored games: where to cut a torn tail (None: nowhere)
