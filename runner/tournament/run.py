@@ -403,7 +403,12 @@ class Tournament:
             self.on_event(GameFinished(game, record.result, record.termination,
                                        record.reason, record.plies, event.seconds, replay=True))
             return
-        await writer.call(writer.store, game.key, record, game_pgn(record))
+        try:
+            await writer.call(writer.store, game.key, record, game_pgn(record))
+        except PgnFileError:
+            self._done.add(game.index)  # stored: only the file lacks it (the next run adds it)
+            self._played_now += 1
+            raise
         self._done.add(game.index)
         self._played_now += 1
         self._max_pair = max(self._max_pair, game.pair + 1)

@@ -166,8 +166,8 @@ class GameWriter:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._pgn_fd, offset)
             raise PgnFileError(f"cannot write {what} to the PGN file {self.pgnout}: "
-                               f"{exc.strerror or exc} (the game is stored in the database; "
-                               "the next run writes it)") from exc
+                               f"{exc.strerror or exc} (the game is stored; the next run "
+                               "writes it)") from exc
 
     def repair_pgn(self) -> int:
         """Make the PGN file hold exactly the tournament's played games (see the module's
