@@ -33,6 +33,7 @@ from runner.game.record import GameRecord, GameTermination, MoveRecord
 from runner.store import Database, GameFilter, open_database, stream_games, tournaments
 from runner.store.lease import LEASE_TIMEOUT, acquire, holders, new_owner
 from runner.store.models import GameStatus, LeaseRow, TournamentRow, TournamentStatus
+from runner.store.queries import tournament_info
 from runner.store.resume import pgn_games
 from runner.tournament.events import Event, GameFinished, Notice, RunOutcome, TournamentError
 from runner.tournament.run import Tournament
@@ -167,7 +168,9 @@ def test_force_with_an_engine_removed_keeps_its_games_out_of_the_standings(
     assert all(g.pgn for g in excluded)  # kept with their PGN
     with any_db.session() as session:
         (progress,) = tournaments(session)
+        info = tournament_info(session, progress.id)
     assert progress.done == progress.total_games == 2
+    assert info is not None and set(info.engines) == {"one", "greedy"} and info.played == 2
 
 
 def test_force_with_fewer_then_more_rounds(any_db: Database, tmp_path) -> None:

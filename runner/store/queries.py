@@ -281,6 +281,10 @@ def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | No
     engines = tuple(session.scalars(select(EngineRow.name)
                                     .where(EngineRow.tournament_id == tournament_id)
                                     .order_by(EngineRow.id)))
+    configured = {entry.get("name") for entry in (row.config or {}).get("engines") or ()
+                  if isinstance(entry, dict)}
+    if configured:  # an engine a forced change removed keeps its row, not its place
+        engines = tuple(name for name in engines if name in configured)
     scored = func.coalesce(func.sum(case((GameRow.result.in_(_SCORING), 1), else_=0)), 0)
     played, scored_count, first, last = session.execute(
         select(func.count(), scored, func.min(GameRow.started_at), func.max(GameRow.ended_at))
