@@ -34,7 +34,7 @@ from runner.store.db import (
 )
 from runner.store.models import Base
 
-TABLES = {"tournaments", "engines", "games", "moves"}
+TABLES = {"tournaments", "engines", "games", "moves", "leases"}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -229,15 +229,18 @@ def test_a_hard_stop_aborts_running_games_and_quits_the_engines(monkeypatch):
     assert all(entries[-1] == "quit" for entries in log.values()) and len(log) == 4
 
 
-def test_an_error_while_building_a_job_is_raised_after_the_other_slots_finish(monkeypatch):
+def test_an_error_in_a_slot_stops_the_run_with_its_reason(monkeypatch):
+    # A slot never dies silently: what it raises (here while building its next job) is
+    # reported as a failure that stops the run, not re-raised as a traceback at the end.
     scheduler, _, played = _scheduler(monkeypatch, lambda job, _n: _record(*job.engines))
 
     def jobs() -> Iterator[GameJob]:
         yield _job(0)
         raise OSError("book vanished")
 
-    with pytest.raises(OSError, match="book vanished"):
-        _collect(scheduler, jobs())
+    events = _collect(scheduler, jobs())
+    failures = [e.text for e in events if isinstance(e, SchedulerFailure)]
+    assert len(failures) == 1 and "OSError: book vanished" in failures[0]
     assert played == [0]
 
 

@@ -11,7 +11,6 @@ shown goes through `shown_url`, and error text through `redact`.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +19,6 @@ __all__ = ["DbTarget", "DbValueError", "check_db_value", "redact", "shown_url"]
 
 _ENV_VAR = "RUNNER_DB"  # runner.store.db.ENV_VAR; not imported, so that this module stays light
 _DEFAULT_FILE = "runner.db"
-
-# scheme://user:password@host -> scheme://user:***@host; up to the last '@' of the word, since
-# an unencoded '@' in a password is a mistake to protect too (hiding too much is harmless)
-_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*:)\S*(?P<at>@)")
-
 
 class DbValueError(ValueError):
     """A ``--db`` (or ``$RUNNER_DB``) value that names no database: a usage error."""
@@ -41,17 +35,16 @@ class DbTarget:
 
 def redact(text: str) -> str:
     """`text` with the password of every ``scheme://user:password@`` in it replaced by ***."""
-    return _PASSWORD.sub(r"\g<head>***\g<at>", text)
+    from runner.store.db import redact as store_redact  # SQLAlchemy only when something is shown
+
+    return store_redact(text)
 
 
 def shown_url(url: str) -> str:
-    """A database URL as it may be printed: its password hidden."""
-    from sqlalchemy.engine import make_url
+    """A database URL as it may be printed: its password hidden (the store's one rule)."""
+    from runner.store.db import safe_url
 
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # not parseable: hide what looks like a password all the same
-        return redact(url)
+    return safe_url(url)
 
 
 def check_db_value(value: str | None, env: Mapping[str, str] | None = None, *,

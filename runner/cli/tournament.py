@@ -175,7 +175,10 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         outcome: RunOutcome | None = None
         try:
             with view:
-                outcome = asyncio.run(tournament.run(handle_signals=True))
+                try:
+                    outcome = asyncio.run(tournament.run(handle_signals=True))
+                except TournamentError as exc:  # another runner took the tournament meanwhile
+                    raise fail(str(exc)) from None
             _print_summary(outcome, time.monotonic() - began, shown_url(db.url))
         except OSError:
             # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
@@ -243,7 +246,10 @@ def run_command(
     concurrency: int | None = typer.Option(None, "--concurrency", min=1,
                                            help="Games at once (overrides the file)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
-    force: bool = typer.Option(False, "--force", help="Continue a tournament whose file changed."),
+    force: bool = typer.Option(
+        False, "--force", help="Continue a tournament whose file changed: added engines are "
+        "scheduled; games of removed engines or dropped rounds stay stored but are not "
+        "counted; a new time control or other setting applies to the games still to play."),
     new: bool = typer.Option(False, "--new", help="Start a new tournament even if one can resume."),
 ) -> None:
     """Run (or resume) the tournament a TOML file describes."""

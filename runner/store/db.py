@@ -13,6 +13,7 @@ checkouts) or, for a normal ``pip install``, in the copy the wheel ships as data
 from __future__ import annotations
 
 import os
+import re
 import sys
 import sysconfig
 from collections.abc import Iterator, Mapping
@@ -22,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Column, Engine, MetaData, String, Table, create_engine, event, select
+from sqlalchemy import Column, Engine, MetaData, String, Table, create_engine, event, select, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
@@ -36,18 +37,25 @@ __all__ = [
     "alembic_config",
     "create_db_engine",
     "current_revision",
+    "database_failure",
     "head_revision",
     "migrations_dir",
     "open_database",
     "resolve_url",
+    "redact",
+    "safe_url",
     "upgrade",
 ]
 
 DEFAULT_URL = "sqlite:///runner.db"
 ENV_VAR = "RUNNER_DB"
-SCHEMA_REVISION = "525d9e912ee0"
+SCHEMA_REVISION = "9b4f2c7d1e60"
 """The newest migration's revision (a test keeps it equal to alembic's head). A database
 already there is opened without loading alembic, which costs a command about 0.3 s."""
+LOCK_TIMEOUT_MS = 30_000
+"""How long a statement waits for a lock another connection holds before failing (SQLite's
+busy timeout, PostgreSQL's ``lock_timeout``); the failure then ends the run with its cause."""
+_MIGRATION_LOCK_KEY = 0x72756E6E6572  # "runner": PostgreSQL advisory lock serialising upgrades
 _DISTRIBUTION = "cecp-runner"
 _MARKER = "cecp-runner migrations"
 """A string every genuine ``migrations/env.py`` of ours contains."""
@@ -77,12 +85,24 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     """Per-connection SQLite settings: WAL journal, foreign keys, a patient busy handler."""
     cursor = dbapi_connection.cursor()
     try:
+        # The busy timeout first: switching to WAL needs a lock another process may hold.
+        cursor.execute(f"PRAGMA busy_timeout={int(LOCK_TIMEOUT_MS)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA busy_timeout=30000")
     finally:
         cursor.close()
+
+
+def _postgresql_settings(dbapi_connection: Any, _record: Any) -> None:
+    """Per-connection PostgreSQL settings: give up on a lock held longer than the timeout
+    (the default waits for ever) instead of hanging the run."""
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_MS)}")
+    finally:
+        cursor.close()
+    dbapi_connection.commit()
 
 
 def create_db_engine(url: str, **kwargs: Any) -> Engine:
@@ -94,7 +114,10 @@ def create_db_engine(url: str, **kwargs: Any) -> Engine:
         engine = create_engine(url, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, **kwargs)
+    engine = create_engine(url, pool_pre_ping=True, **kwargs)
+    if engine.dialect.name == "postgresql":
+        event.listen(engine, "connect", _postgresql_settings)
+    return engine
 
 
 def migrations_dir() -> Path:
@@ -147,11 +170,42 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema of `engine`'s database up to `revision` (default: the newest)."""
+    """Bring the schema of `engine`'s database up to `revision` (default: the newest).
+
+    Two processes opening a fresh database at once must not both create its tables: the
+    upgrade runs under a lock (an advisory lock on PostgreSQL, an flock on the SQLite file's
+    directory) and alembic, reading the revision inside it, finds the work already done.
+    """
     from alembic import command
 
-    with engine.begin() as connection:
+    with _migration_lock(engine), engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                               {"key": _MIGRATION_LOCK_KEY})
         command.upgrade(alembic_config(connection=connection), revision)
+
+
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """For a SQLite file, hold an exclusive flock on its directory (not on the database file
+    itself: closing another descriptor of that file would drop SQLite's own POSIX locks)."""
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    import fcntl
+
+    try:
+        directory = os.open(Path(database).expanduser().resolve().parent, os.O_RDONLY)
+    except OSError:  # an unreadable directory: opening the database will say what is wrong
+        directory = None
+    try:
+        if directory is not None:
+            fcntl.flock(directory, fcntl.LOCK_EX)
+        yield
+    finally:
+        if directory is not None:
+            os.close(directory)  # releases the lock
 
 
 def _stored_revision(engine: Engine) -> str | None:
@@ -204,6 +258,33 @@ class Database:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+# scheme://user:password@host -> scheme://user:***@host; up to the last '@' of the word, since
+# an unencoded '@' in a password is a mistake to protect too (hiding too much is harmless)
+_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*:)\S*(?P<at>@)")
+
+
+def redact(text: str) -> str:
+    """`text` with the password of every ``scheme://user:password@`` in it replaced by ***."""
+    return _PASSWORD.sub(r"\g<head>***\g<at>", text)
+
+
+def safe_url(url: str) -> str:
+    """A database URL fit to print: the password, if any, replaced by ``***``."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy can read: hide what looks like a password all the same
+        return redact(url)
+
+
+def database_failure(url: str, exc: BaseException) -> str:
+    """One line naming the database (password hidden) and what went wrong with it: the
+    driver's own message, not SQLAlchemy's statement dump."""
+    cause = getattr(exc, "orig", None) or exc
+    lines = str(cause).strip().splitlines()  # PostgreSQL adds the statement's text below
+    detail = " ".join(lines[0].split()) if lines else type(cause).__name__
+    return f"database {safe_url(url)} failed: {detail} ({type(cause).__name__})"
 
 
 def open_database(url: str | None = None, *, env: Mapping[str, str] | None = None,

@@ -34,6 +34,7 @@ __all__ = [
     "EngineRow",
     "GameRow",
     "GameStatus",
+    "LeaseRow",
     "MoveRow",
     "TournamentRow",
     "TournamentStatus",
@@ -97,6 +98,9 @@ class GameStatus(enum.Enum):
     RUNNING = "running"
     DONE = "done"
     REPLAY = "replay"
+    EXCLUDED = "excluded"
+    """Played, then taken out of the plan by a forced change of configuration (an engine
+    removed, fewer rounds): kept with its moves and PGN, never counted."""
 
 
 def _enum_column(kind: type[enum.Enum], length: int) -> Enum:
@@ -175,6 +179,10 @@ class GameRow(Base):
     started_at: Mapped[datetime | None]
     ended_at: Mapped[datetime | None]
     pgn: Mapped[str | None] = mapped_column(Text)
+    pgn_offset: Mapped[int | None] = mapped_column(BigInteger)
+    """Byte offset of this game's text in the ``--pgnout`` file, stored with the game before
+    the text is written (so a resume can check the file); None: not in the file, -1: written
+    by a runner that did not keep offsets."""
 
     white: Mapped[EngineRow] = relationship(foreign_keys=[white_id])
     black: Mapped[EngineRow] = relationship(foreign_keys=[black_id])
@@ -200,3 +208,18 @@ class MoveRow(Base):
     nodes: Mapped[int | None] = mapped_column(BigInteger)
 
     game: Mapped[GameRow] = relationship(back_populates="moves")
+
+
+class LeaseRow(Base):
+    """Which process is running a tournament: one row per tournament being run, refreshed by
+    a heartbeat and deleted when the run ends (a row left by a killed runner goes stale)."""
+
+    __tablename__ = "leases"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    pid: Mapped[int] = mapped_column(Integer)
+    host: Mapped[str] = mapped_column(String(255))
+    acquired_at: Mapped[datetime]
+    heartbeat_at: Mapped[datetime]

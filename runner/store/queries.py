@@ -17,7 +17,15 @@ from sqlalchemy.orm import Session, aliased
 
 from runner.game.record import GameTermination
 from runner.rules import Result
-from runner.store.models import EngineRow, GameRow, GameStatus, MoveRow, TournamentRow
+from runner.store.lease import Holder, holders
+from runner.store.models import (
+    EngineRow,
+    GameRow,
+    GameStatus,
+    MoveRow,
+    TournamentRow,
+    TournamentStatus,
+)
 
 __all__ = [
     "GameFilter",
@@ -46,6 +54,8 @@ class TournamentProgress:
     id: int
     name: str
     status: str
+    """As stored, except that a "running" tournament whose runner is gone shows as
+    "interrupted"."""
     fingerprint: str
     total_games: int
     done: int
@@ -125,10 +135,23 @@ def _progress_query() -> Select[TournamentRow, int, int]:
     )
 
 
-def _progress(row: TournamentRow, done: int, running: int) -> TournamentProgress:
+def _shown_status(tournament_id: int, status: TournamentStatus,
+                  holders: dict[int, Holder]) -> str:
+    """The status to show: a tournament marked running whose runner is gone (no lease, or a
+    stale one: the runner was killed) is interrupted, whatever the row still says."""
+    if status is TournamentStatus.RUNNING:
+        holder = holders.get(tournament_id)
+        if holder is None or holder.stale():
+            return TournamentStatus.INTERRUPTED.value
+    return status.value
+
+
+def _progress(row: TournamentRow, done: int, running: int,
+              holders: dict[int, Holder]) -> TournamentProgress:
     """A progress record from a tournament row and its counts."""
     return TournamentProgress(
-        id=row.id, name=row.name, status=row.status.value, fingerprint=row.fingerprint,
+        id=row.id, name=row.name, status=_shown_status(row.id, row.status, holders),
+        fingerprint=row.fingerprint,
         total_games=row.total_games, done=int(done), running=int(running),
         created_at=row.created_at, finished_at=row.finished_at,
         sprt_decision=row.sprt_decision,
@@ -137,7 +160,8 @@ def _progress(row: TournamentRow, done: int, running: int) -> TournamentProgress
 
 def tournaments(session: Session) -> list[TournamentProgress]:
     """Every tournament, oldest first, with its progress."""
-    return [_progress(*row) for row in session.execute(_progress_query())]
+    leases = holders(session)
+    return [_progress(*row, leases) for row in session.execute(_progress_query())]
 
 
 def find_tournament(session: Session, *, tournament_id: int | None = None,
@@ -150,7 +174,7 @@ def find_tournament(session: Session, *, tournament_id: int | None = None,
         query = query.where(TournamentRow.fingerprint == fingerprint)
     query = query.order_by(None).order_by(TournamentRow.id.desc()).limit(1)
     row = session.execute(query).first()
-    return None if row is None else _progress(*row)
+    return None if row is None else _progress(*row, holders(session))
 
 
 def finished_job_keys(session: Session, tournament_id: int) -> set[int]:
@@ -257,11 +281,16 @@ def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | No
     engines = tuple(session.scalars(select(EngineRow.name)
                                     .where(EngineRow.tournament_id == tournament_id)
                                     .order_by(EngineRow.id)))
+    configured = {entry.get("name") for entry in (row.config or {}).get("engines") or ()
+                  if isinstance(entry, dict)}
+    if configured:  # an engine a forced change removed keeps its row, not its place
+        engines = tuple(name for name in engines if name in configured)
     scored = func.coalesce(func.sum(case((GameRow.result.in_(_SCORING), 1), else_=0)), 0)
     played, scored_count, first, last = session.execute(
         select(func.count(), scored, func.min(GameRow.started_at), func.max(GameRow.ended_at))
         .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE)).one()
-    return TournamentInfo(id=row.id, name=row.name, status=row.status.value,
+    status = _shown_status(row.id, row.status, holders(session))
+    return TournamentInfo(id=row.id, name=row.name, status=status,
                           config=dict(row.config or {}), total_games=row.total_games,
                           sprt_decision=row.sprt_decision, engines=engines, played=int(played),
                           scored=int(scored_count), first_started=_utc(first),

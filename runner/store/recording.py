@@ -164,12 +164,14 @@ def mark_running(session: Session, tournament_id: int, job: JobKey,
 
 
 def record_game(session: Session, tournament_id: int, job: JobKey, record: GameRecord, *,
-                pgn: str | None = None, engine_ids: Mapping[str, int] | None = None) -> int:
+                pgn: str | None = None, engine_ids: Mapping[str, int] | None = None,
+                pgn_offset: int | None = None) -> int:
     """Store a finished game with all its moves (commit the session right after); its id.
 
     Every ply of the record is stored, the book moves first. Raises DuplicateGameError when
     the job was already stored as played; the unique (tournament, job index) key also stops
-    two writers racing on one job.
+    two writers racing on one job. `pgn_offset` is where the caller is about to write the
+    text in its PGN file (see `runner.store.resume.pgn_games`).
     """
     if record.result not in _RESULTS:
         raise ValueError(f"unknown game result {record.result!r}")
@@ -179,6 +181,7 @@ def record_game(session: Session, tournament_id: int, job: JobKey, record: GameR
         "plies": len(record.moves), "started_at": record.started_at,
         "ended_at": record.ended_at, "opening_fen": record.spec.start_fen,
         "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
+        "pgn_offset": pgn_offset,
     }, engine_ids)
     if record.moves:
         session.connection().execute(insert(_MOVES), [

@@ -1,15 +1,34 @@
-"""Finding the tournament a run continues, and updating its stored configuration."""
+"""Finding the tournament a run continues, updating its stored configuration, re-planning its
+games after a forced change, and the PGN-file bookkeeping a resume checks."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from sqlalchemy import select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session, aliased
 
-from runner.store.models import TournamentRow, TournamentStatus
+from runner.store.models import EngineRow, GameRow, GameStatus, TournamentRow, TournamentStatus
+from runner.store.recording import EngineRowValues
 
-__all__ = ["latest_named", "replace_config", "reopen", "stored_config"]
+__all__ = [
+    "PgnGame",
+    "Placement",
+    "PlayedRow",
+    "latest_named",
+    "pgn_games",
+    "played_rows",
+    "replace_config",
+    "replan_games",
+    "reopen",
+    "set_pgn_offsets",
+    "stored_config",
+    "sync_engines",
+]
+
+_PLAYED = (GameStatus.DONE, GameStatus.EXCLUDED)
 
 
 def latest_named(session: Session, name: str) -> TournamentRow | None:
@@ -38,3 +57,129 @@ def reopen(session: Session, tournament_id: int) -> None:
     """Mark an interrupted tournament as running again."""
     session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
                     .values(status=TournamentStatus.RUNNING, finished_at=None))
+
+
+# -- a forced change of configuration ------------------------------------------------------------
+
+
+def sync_engines(session: Session, tournament_id: int,
+                 engines: Sequence[EngineRowValues]) -> list[str]:
+    """Make the tournament's engine rows match `engines`: new names are inserted, known ones
+    updated; rows of engines no longer configured stay (their games refer to them). Returns
+    the names added."""
+    rows = {row.name: row for row in session.scalars(
+        select(EngineRow).where(EngineRow.tournament_id == tournament_id))}
+    added = []
+    for entry in engines:
+        values = {"command": list(entry.command), "protocol": entry.protocol,
+                  "options": dict(entry.options or {}) or None}
+        row = rows.get(entry.name)
+        if row is None:
+            session.add(EngineRow(tournament_id=tournament_id, name=entry.name, **values))
+            added.append(entry.name)
+        else:
+            for key, value in values.items():
+                setattr(row, key, value)
+    session.flush()
+    return added
+
+
+@dataclass(frozen=True)
+class PlayedRow:
+    """A played game (counted or excluded) as a re-plan sees it."""
+
+    id: int
+    job_index: int
+    round: int
+    white: str
+    black: str
+    status: GameStatus
+
+
+class Placement(NamedTuple):
+    """Where a played game sits in the new schedule."""
+
+    job_index: int
+    round: int
+    pair_index: int
+    game_in_pair: int
+    opening_index: int
+
+
+def played_rows(session: Session, tournament_id: int) -> list[PlayedRow]:
+    """Every played game of a tournament, counted ones first, each group in schedule order."""
+    white, black = aliased(EngineRow), aliased(EngineRow)
+    rows = session.execute(
+        select(GameRow.id, GameRow.job_index, GameRow.round, white.name, black.name,
+               GameRow.status)
+        .join(white, GameRow.white_id == white.id).join(black, GameRow.black_id == black.id)
+        .where(GameRow.tournament_id == tournament_id, GameRow.status.in_(_PLAYED))
+        .order_by(GameRow.status != GameStatus.DONE, GameRow.job_index, GameRow.id))
+    return [PlayedRow(*row) for row in rows]
+
+
+def replan_games(session: Session, tournament_id: int,
+                 placements: Mapping[int, Placement | None]) -> tuple[int, int]:
+    """Move played games (by id) to their new place in the schedule, or out of it (None: kept,
+    marked excluded, never counted). Rows of games not played (running, to replay) go: the
+    new schedule plays them again where they belong. Returns (counted, excluded)."""
+    session.execute(delete(GameRow).where(GameRow.tournament_id == tournament_id,
+                                          GameRow.status.not_in(_PLAYED)))
+    current = {row.id: row for row in session.execute(
+        select(GameRow.id, GameRow.job_index, GameRow.round, GameRow.pair_index,
+               GameRow.game_in_pair, GameRow.opening_index, GameRow.status)
+        .where(GameRow.tournament_id == tournament_id))}
+    moving = {}
+    for game_id, place in placements.items():
+        row = current[game_id]
+        now = (Placement(row.job_index, row.round, row.pair_index, row.game_in_pair,
+                         row.opening_index) if row.status is GameStatus.DONE else None)
+        if now != place:
+            moving[game_id] = place
+    # Out of the way first (a negative index no schedule uses), then into place: the
+    # unique (tournament, job index) key must hold after every statement.
+    for game_id in moving:
+        session.execute(update(GameRow).where(GameRow.id == game_id)
+                        .values(job_index=-game_id))
+    for game_id, place in moving.items():
+        values: dict[str, Any] = ({"status": GameStatus.EXCLUDED} if place is None else
+                                  {"status": GameStatus.DONE, **place._asdict()})
+        session.execute(update(GameRow).where(GameRow.id == game_id).values(**values))
+    excluded = sum(1 for place in placements.values() if place is None)
+    return len(placements) - excluded, excluded
+
+
+# -- the --pgnout file -----------------------------------------------------------------------
+
+
+class PgnGame(NamedTuple):
+    """A played game's PGN text and where it was written in the PGN file (None: nowhere)."""
+
+    id: int
+    pgn: str
+    offset: int | None
+
+
+def pgn_games(session: Session, tournament_id: int, ids: Iterable[int] | None = None, *,
+              batch: int = 500) -> Iterator[PgnGame]:
+    """The played games of a tournament that belong in its PGN file (or those of them in `ids`),
+    in file order (games never written last, in schedule order); streamed. Games written by a
+    runner that kept no offsets (-1) are left out: their place in the file is unknown."""
+    query = (select(GameRow.id, GameRow.pgn, GameRow.pgn_offset)
+             .where(GameRow.tournament_id == tournament_id, GameRow.status.in_(_PLAYED),
+                    GameRow.pgn.is_not(None),
+                    GameRow.pgn_offset.is_(None) | (GameRow.pgn_offset >= 0))
+             .order_by(GameRow.pgn_offset.is_(None), GameRow.pgn_offset, GameRow.job_index,
+                       GameRow.id)
+             .execution_options(yield_per=batch))
+    if ids is not None:  # a few hundred at a time (SQLite binds each as a parameter)
+        query = query.where(GameRow.id.in_(list(ids)))
+    for game_id, pgn, offset in session.execute(query):
+        if pgn is not None:
+            yield PgnGame(game_id, pgn, offset)
+
+
+def set_pgn_offsets(session: Session, offsets: Mapping[int, int]) -> None:
+    """Record where games are about to be written in the PGN file (game id -> byte offset)."""
+    for game_id, offset in offsets.items():
+        session.execute(update(GameRow).where(GameRow.id == game_id).values(pgn_offset=offset))

@@ -21,11 +21,14 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from runner.books.openings import Opening
 from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
 from runner.game.record import game_pgn
+from runner.protocol.engine import Variant
 from runner.stats import SprtDecision, SprtResult
 from runner.store import (
     Database,
@@ -36,9 +39,25 @@ from runner.store import (
     reset_unfinished,
     stream_games,
 )
+from runner.store.db import database_failure, safe_url
+from runner.store.lease import (
+    HEARTBEAT_SECONDS,
+    LeaseHeldError,
+    acquire,
+    check_free,
+    forget,
+    new_owner,
+)
 from runner.store.models import TournamentRow
 from runner.store.recording import EngineRowValues
-from runner.store.resume import latest_named, reopen, replace_config
+from runner.store.resume import (
+    latest_named,
+    played_rows,
+    reopen,
+    replace_config,
+    replan_games,
+    sync_engines,
+)
 from runner.tournament.events import (
     Event,
     GameFinished,
@@ -50,6 +69,7 @@ from runner.tournament.events import (
 from runner.tournament.interrupts import Interrupts
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import Pairing, pairing_for
+from runner.tournament.replan import changes, placements
 from runner.tournament.runtime import (
     engine_configs,
     game_job,
@@ -64,7 +84,7 @@ from runner.tournament.scheduler import (
     SchedulerFailure,
 )
 from runner.tournament.scoreboard import Scoreboard
-from runner.tournament.writer import GameWriter
+from runner.tournament.writer import GameWriter, PgnFileError
 
 __all__ = ["Tournament"]
 
@@ -110,6 +130,11 @@ class Tournament:
         self._max_pair = 0
         self._error: str | None = None
         self._resumed = False
+        self._owner = new_owner()
+        """This run's id in the tournament's lease (runner.store.lease)."""
+        self._half_pairs: dict[int, Opening] = {}
+        self.changes: list[str] = []
+        """What a forced resume changed (told as a notice when the run starts)."""
 
     # ----------------------------------------------------------------- public
 
@@ -137,15 +162,23 @@ class Tournament:
             self.scheduler.stop()
 
     def prepare(self) -> int:
-        """Create or find the tournament in the database; returns its id (blocking)."""
-        with self.db.session() as session:
-            row = self._existing_row(session)
-            if row is None:
-                row = self._create_row(session)
-            else:
-                self._reopen_row(session, row)
-            self.tournament_id = row.id
-            self._load_played(session)
+        """Create or find the tournament in the database; returns its id (blocking).
+
+        TournamentError when it cannot be run: a changed configuration without `force`,
+        another live runner on it, a database that fails."""
+        try:
+            with self.db.session() as session:
+                row = self._existing_row(session)
+                if row is None:
+                    row = self._create_row(session)
+                else:
+                    self._reopen_row(session, row)
+                self.tournament_id = row.id
+                self._load_played(session)
+        except LeaseHeldError as exc:
+            raise TournamentError(_held_message(exc)) from None
+        except SQLAlchemyError as exc:
+            raise TournamentError(database_failure(self.db.url, exc)) from None
         if self.sprt is not None:
             self._check_sprt()
         return self.tournament_id
@@ -155,18 +188,34 @@ class Tournament:
         if self.tournament_id < 0:
             await asyncio.to_thread(self.prepare)
         self._check_concurrency()
+        await asyncio.to_thread(self._take_lease)
         openings = OpeningPolicy(self.config)
-        writer = GameWriter(self.db, self.tournament_id, self.pgnout)
+        writer = GameWriter(self.db, self.tournament_id, self.pgnout, self._owner)
+        if self.changes:
+            self.on_event(Notice(f"tournament {self.tournament_id} continues with a changed "
+                                 f"configuration: {'; '.join(self.changes)}"))
         self.scheduler.submit(self._game_jobs(openings))
         interrupts = Interrupts(lambda hard: self.stop(hard=hard))
+        beats = asyncio.create_task(self._heartbeats(writer))
         try:
             with interrupts if handle_signals else contextlib.nullcontext():
+                await writer.call(writer.repair_pgn)
                 await self._follow(writer)
+        except (SQLAlchemyError, PgnFileError) as exc:
+            # The game in flight is not stored: its row stays "running" and is played again
+            # on resume. One line says what failed; the scheduler has stopped every slot.
+            self._fail(exc)
         finally:
+            beats.cancel()
             status = self._final_status()
             decision = None if self.sprt_result is None else self.sprt_result.decision.value
-            await writer.call(writer.close_tournament, status, decision,
-                              openings.state(self._max_pair))
+            try:
+                await writer.call(writer.close_tournament, status, decision,
+                                  openings.state(self._max_pair))
+            except SQLAlchemyError as exc:  # the database still failing: its cause is told
+                self._fail(exc, stop=False)
+            finally:
+                forget(self._owner)  # a lease row left behind is stale from now on
             writer.close()
         return RunOutcome(
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
@@ -174,6 +223,43 @@ class Tournament:
             sprt=self.sprt_result, resumed=self._resumed, error=self._error,
             signal=interrupts.first,
         )
+
+    def _fail(self, exc: BaseException, *, stop: bool = True) -> None:
+        """Note why the run cannot go on (the first cause only) and, with `stop`, stop it."""
+        if self._error is None:
+            self._error = (database_failure(self.db.url, exc) if isinstance(exc, SQLAlchemyError)
+                           else str(exc))
+        if stop:
+            self.stop(hard=True)
+
+    def _take_lease(self) -> None:
+        """Hold the tournament's lease for this run (TournamentError when another live runner
+        has it); two runners racing for it collide on its key and one of them is refused."""
+        for attempt in range(3):
+            try:
+                with self.db.session() as session:
+                    acquire(session, self.tournament_id, self._owner)
+                return
+            except LeaseHeldError as exc:
+                raise TournamentError(_held_message(exc)) from None
+            except SQLAlchemyError as exc:
+                if attempt == 2:
+                    raise TournamentError(database_failure(self.db.url, exc)) from None
+
+    async def _heartbeats(self, writer: GameWriter) -> None:
+        """Refresh the lease now and then, on the writer thread (one UPDATE of one row)."""
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            try:
+                held = await writer.call(writer.heartbeat)
+            except SQLAlchemyError as exc:
+                self._fail(exc)
+                return
+            if not held:
+                self._fail(RuntimeError(
+                    f"tournament {self.tournament_id} was taken over by another runner (this "
+                    f"one was silent for too long); stopping"))
+                return
 
     # ----------------------------------------------------------------- finding the tournament
 
@@ -190,25 +276,35 @@ class Tournament:
             row = latest_named(session, config.name)
             if row is not None and row.status is TournamentStatus.FINISHED:
                 row = None  # a finished tournament is not resumed: run a new one
+        if row is None:
+            return None
+        check_free(session, row.id, self._owner)  # nothing is written under a live runner
         fingerprint = config.fingerprint()
-        if row is not None and row.fingerprint != fingerprint:
+        if row.fingerprint != fingerprint:
+            said = changes(row.config, config)
             if not self.force:
                 raise TournamentError(
-                    f"tournament {row.id} ({row.name!r}) in {self.db.url} was started with a "
-                    "different configuration (engines, time control, openings, rounds or "
-                    "adjudication changed); resume it unchanged, pass --force to continue "
-                    "it with the new settings, or --new to start a new tournament")
+                    f"tournament {row.id} ({row.name!r}) in {safe_url(self.db.url)} was "
+                    f"started with a different configuration ({'; '.join(said)}); resume it "
+                    "unchanged, pass --force to continue it with the new settings, or --new "
+                    "to start a new tournament")
+            self.changes = said
             replace_config(session, row.id, config=config.to_json(),
                            fingerprint=fingerprint, total_games=self.total_games)
+            sync_engines(session, row.id, self._engine_rows())
+            replan_games(session, row.id, placements(played_rows(session, row.id),
+                                                     self.pairing))
         return row
+
+    def _engine_rows(self) -> list[EngineRowValues]:
+        return [EngineRowValues(e.name, list(e.written_command), e.protocol.value,
+                                {k: v for k, v in e.options}) for e in self.config.engines]
 
     def _create_row(self, session: Session) -> TournamentRow:
         config = self.config
         return create_tournament(
             session, name=config.name, config=config.to_json(), fingerprint=config.fingerprint(),
-            engines=[EngineRowValues(e.name, list(e.written_command), e.protocol.value,
-                                {k: v for k, v in e.options}) for e in config.engines],
-            total_games=self.total_games)
+            engines=self._engine_rows(), total_games=self.total_games)
 
     def _reopen_row(self, session: Session, row: TournamentRow) -> None:
         self._resumed = True
@@ -219,12 +315,24 @@ class Tournament:
 
     def _load_played(self, session: Session) -> None:
         """The games stored as played: their keys, and the standings they make."""
-        self._done = finished_job_keys(session, self.tournament_id)
+        total = self.total_games
+        self._done = {index for index in finished_job_keys(session, self.tournament_id)
+                      if index < total}
+        halves: dict[int, Opening] = {}
         for game in stream_games(session, GameFilter(tournament_id=self.tournament_id)):
-            if game.result is not None:
+            if game.result is not None and game.job_index < total:
                 self.scoreboard.add(game.white, game.black, game.result, game.pair_index,
                                     game.termination)
                 self._max_pair = max(self._max_pair, game.pair_index + 1)
+                if game.pair_index in halves:
+                    del halves[game.pair_index]
+                elif game.opening_fen is not None:
+                    halves[game.pair_index] = Opening(
+                        game.opening_fen, tuple((game.opening_moves or "").split()),
+                        chess960=self.config.variant is Variant.FISCHERANDOM)
+        # A pair with one game played plays its other game from the same opening, even when
+        # a forced change moved the pair to another place in the schedule.
+        self._half_pairs = halves
 
     # ----------------------------------------------------------------- running
 
@@ -233,7 +341,10 @@ class Tournament:
         engines = engine_configs(self.config)
         per_round = self.pairing.per_round
         for game in self.pairing.jobs(skip=frozenset(self._done)):
-            yield game_job(self.config, game, openings.for_pair(game.pair), per_round, engines)
+            opening = self._half_pairs.get(game.pair)
+            if opening is None:
+                opening = openings.for_pair(game.pair)
+            yield game_job(self.config, game, opening, per_round, engines)
 
     def _check_concurrency(self) -> None:
         """Say (one line) when more games would run at once than there are CPU cores, or when
@@ -291,7 +402,12 @@ class Tournament:
             self.on_event(GameFinished(game, record.result, record.termination,
                                        record.reason, record.plies, event.seconds, replay=True))
             return
-        await writer.call(writer.store, game.key, record, game_pgn(record))
+        try:
+            await writer.call(writer.store, game.key, record, game_pgn(record))
+        except PgnFileError:
+            self._done.add(game.index)  # stored: only the file lacks it (the next run adds it)
+            self._played_now += 1
+            raise
         self._done.add(game.index)
         self._played_now += 1
         self._max_pair = max(self._max_pair, game.pair + 1)
@@ -315,3 +431,9 @@ class Tournament:
                                  f"bounds {state.lower_bound:.2f} .. {state.upper_bound:.2f})"))
             self._soft_stop = True
             self.scheduler.stop()
+
+
+def _held_message(exc: LeaseHeldError) -> str:
+    """Refusing a second runner: who runs the tournament, and what to do."""
+    return (f"{exc}; a tournament is run by one runner at a time. Wait for that run to end "
+            "or stop it; if it is gone, its lease goes stale and the next run takes over")

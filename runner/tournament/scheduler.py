@@ -17,6 +17,7 @@ import abc
 import asyncio
 import contextlib
 import itertools
+import logging
 import os
 import time
 from collections import deque
@@ -43,6 +44,8 @@ __all__ = [
 RESTART_AFTER = frozenset({GameTermination.STALL, GameTermination.DISCONNECT,
                            GameTermination.ERROR})
 """Terminations after which the engine at fault is started afresh for its next game."""
+log = logging.getLogger(__name__)
+
 MAX_REPLAYS = 3
 """Runner-side failures of one job before the run stops (a bug, not an engine fault)."""
 MAX_START_FAILURES = 3
@@ -236,6 +239,11 @@ class LocalScheduler(Scheduler):
                     opened = True
                     self._open_slot()
                 await self._play(slot, job)
+        except Exception as exc:
+            # A slot never dies silently (the run going on with fewer slots): whatever it
+            # raises stops the run with the reason; its game in flight is played on resume.
+            log.debug("slot %d failed", slot.number, exc_info=True)
+            self._fail(f"game slot {slot.number + 1} failed: {type(exc).__name__}: {exc}")
         finally:
             # A second interrupt must not cut the engines' quit -> SIGTERM -> SIGKILL short.
             await finish_uncancelled(slot.drop_all())

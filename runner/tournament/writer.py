@@ -4,15 +4,23 @@ A game is stored in one transaction the moment it ends without blocking the even
 commit would otherwise stall the clocks of the games still running). Writes run in the
 order they are queued, so the row marking a game running is written before the game itself,
 and a game reaches the PGN file only once it is in the database.
+
+The PGN file always holds the tournament's played games: each game is stored with the byte
+offset it is about to be written at, then written whole in one ``write``; a failed write is
+cut off again at once and stops the run. A run starts by checking the file against the
+database (`repair_pgn`): a torn tail is cut, and games stored but not in the file (a runner
+killed between the commit and the write, a file deleted or rotated) are appended.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 from runner.game.record import GameRecord
 from runner.store import (
@@ -24,22 +32,43 @@ from runner.store import (
     record_game,
     reset_unfinished,
 )
+from runner.store.lease import heartbeat, release
 from runner.store.recording import JobKey, save_book_state
+from runner.store.resume import pgn_games, set_pgn_offsets
 
-__all__ = ["GameWriter"]
+__all__ = ["GameWriter", "PgnFileError", "pgn_file_text"]
 
 _T = TypeVar("_T")
+_CHUNK = 1 << 16
+"""Bytes read at a time while checking the PGN file."""
+_BATCH = 500
+"""Missing games rewritten per transaction (a whole file to rebuild is not held in memory)."""
+
+
+class PgnFileError(RuntimeError):
+    """The ``--pgnout`` file cannot be written (disk full, no permission...): the run stops."""
+
+
+def pgn_file_text(pgn: str) -> bytes:
+    """A game's text as it stands in the PGN file: ending in one blank line."""
+    return (pgn if pgn.endswith("\n\n") else pgn.rstrip("\n") + "\n\n").encode("utf-8")
 
 
 class GameWriter:
     """Owns the writer thread of one run of one tournament."""
 
-    def __init__(self, db: Database, tournament_id: int, pgnout: Path | None) -> None:
+    _write = staticmethod(os.write)
+    """How bytes reach the PGN file (a test makes it fail as a full disk would)."""
+
+    def __init__(self, db: Database, tournament_id: int, pgnout: Path | None,
+                 owner: str | None = None) -> None:
         self.db = db
         self.tournament_id = tournament_id
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runner-writer")
         self.pgnout = pgnout
-        self._pgn_file: TextIO | None = None
+        self.owner = owner
+        """The run's lease owner id: heartbeats refresh it, closing the tournament releases it."""
+        self._pgn_fd: int | None = None
         self._engine_ids: dict[str, int] | None = None  # fetched once, on the writer thread
 
     # ----------------------------------------------------------------- from the event loop
@@ -60,9 +89,10 @@ class GameWriter:
     def close(self) -> None:
         """Finish pending writes and close the PGN file."""
         self.pool.shutdown(wait=True)
-        if self._pgn_file is not None:
-            self._pgn_file.close()
-            self._pgn_file = None
+        if self._pgn_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pgn_fd)
+            self._pgn_fd = None
 
     # ----------------------------------------------------------------- on the writer thread
 
@@ -74,26 +104,26 @@ class GameWriter:
             mark_running(session, self.tournament_id, job, engine_ids=self._engine_ids)
 
     def store(self, job: JobKey, record: GameRecord, pgn: str) -> None:
-        """Store a finished game, then append it to the PGN file."""
+        """Store a finished game with the offset it goes to in the PGN file, then write it there
+        (PgnFileError when that fails: the game stays stored, a resume writes it)."""
+        offset = self._pgn_end()
         with self.db.session() as session:
             record_game(session, self.tournament_id, job, record, pgn=pgn,
-                        engine_ids=self._engine_ids)
-        # The PGN file follows the database: a game is in the file only once it is stored.
-        self.append_pgn(pgn)
+                        engine_ids=self._engine_ids, pgn_offset=offset)
+        if offset is not None:
+            self._append(pgn_file_text(pgn), offset, f"game {job.index + 1}")
 
-    def append_pgn(self, text: str) -> None:
-        """Append one game to the ``--pgnout`` file (opened on first use), flushed at once."""
-        if self.pgnout is None:
-            return
-        if self._pgn_file is None:
-            self.pgnout.parent.mkdir(parents=True, exist_ok=True)
-            self._pgn_file = open(self.pgnout, "a", encoding="utf-8")  # noqa: SIM115
-        self._pgn_file.write(text if text.endswith("\n\n") else text.rstrip("\n") + "\n\n")
-        self._pgn_file.flush()
+    def heartbeat(self) -> bool:
+        """Refresh the run's lease; False when another runner took it over."""
+        if self.owner is None:
+            return True
+        with self.db.session() as session:
+            return heartbeat(session, self.tournament_id, self.owner)
 
     def close_tournament(self, status: TournamentStatus, decision: str | None,
                          book_state: dict[str, Any] | None) -> None:
-        """End the run in the database: games left running back to replay, cursor, status."""
+        """End the run in the database: games left running back to replay, cursor, status,
+        and the lease given up."""
         with self.db.session() as session:
             if status is not TournamentStatus.FINISHED:
                 reset_unfinished(session, self.tournament_id)
@@ -101,3 +131,116 @@ class GameWriter:
                 save_book_state(session, self.tournament_id, book_state)
             finish_tournament(session, self.tournament_id, status=status,
                               sprt_decision=decision)
+            if self.owner is not None:
+                release(session, self.tournament_id, self.owner)
+
+    # ----------------------------------------------------------------- the PGN file
+
+    def _pgn_end(self) -> int | None:
+        """Where the next game goes in the PGN file (its size); None without a file."""
+        if self.pgnout is None:
+            return None
+        if self._pgn_fd is None:
+            self._open_pgn()
+        assert self._pgn_fd is not None
+        return os.fstat(self._pgn_fd).st_size
+
+    def _open_pgn(self) -> None:
+        assert self.pgnout is not None
+        try:
+            self.pgnout.parent.mkdir(parents=True, exist_ok=True)
+            self._pgn_fd = os.open(self.pgnout, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise PgnFileError(f"cannot open the PGN file {self.pgnout}: "
+                               f"{exc.strerror or exc}") from exc
+
+    def _append(self, data: bytes, offset: int, what: str) -> None:
+        """Write one game whole at the end of the file (`offset`); on failure cut the file back
+        to `offset`, so no torn game stays behind, and raise PgnFileError."""
+        assert self._pgn_fd is not None
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[self._write(self._pgn_fd, view):]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._pgn_fd, offset)
+            raise PgnFileError(f"cannot write {what} to the PGN file {self.pgnout}: "
+                               f"{exc.strerror or exc} (the game is stored; the next run "
+                               "writes it)") from exc
+
+    def repair_pgn(self) -> int:
+        """Make the PGN file hold exactly the tournament's played games (see the module's
+        docstring); returns how many games were (re)written."""
+        if self.pgnout is None:
+            return 0
+        cut, missing = self._check_pgn()
+        if cut is not None:
+            try:
+                os.truncate(self.pgnout, cut)
+            except OSError as exc:
+                raise PgnFileError(f"cannot cut the torn game at the end of the PGN file "
+                                   f"{self.pgnout}: {exc.strerror or exc}") from exc
+        for start in range(0, len(missing), _BATCH):  # a deleted file: every game, in batches
+            self._rewrite(missing[start:start + _BATCH])
+        return len(missing)
+
+    def _rewrite(self, ids: list[int]) -> None:
+        """Append stored games the file lacks: their offsets first, as for a new game."""
+        end = self._pgn_end()
+        assert end is not None
+        with self.db.session() as session:
+            texts = [(game.id, pgn_file_text(game.pgn))
+                     for game in pgn_games(session, self.tournament_id, ids)]
+        offsets = {}
+        for game_id, data in texts:
+            offsets[game_id] = end
+            end += len(data)
+        with self.db.session() as session:
+            set_pgn_offsets(session, offsets)
+        for game_id, data in texts:
+            self._append(data, offsets[game_id], "a stored game")
+
+    def _check_pgn(self) -> tuple[int | None, list[int]]:
+        """Compare the file with the stored games: where to cut a torn tail (None: nowhere)
+        and the ids of the games the file lacks."""
+        assert self.pgnout is not None
+        missing: list[int] = []
+        cut: int | None = None
+        try:
+            handle = open(self.pgnout, "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            handle = None
+        except OSError as exc:
+            raise PgnFileError(f"cannot read the PGN file {self.pgnout}: "
+                               f"{exc.strerror or exc}") from exc
+        with contextlib.ExitStack() as stack, self.db.session() as session:
+            size = 0
+            if handle is not None:
+                stack.enter_context(handle)
+                size = os.fstat(handle.fileno()).st_size
+            for game in pgn_games(session, self.tournament_id):
+                data = pgn_file_text(game.pgn)
+                if game.offset is None or handle is None or game.offset >= size:
+                    missing.append(game.id)
+                    continue
+                handle.seek(game.offset)
+                found = _read(handle, len(data))
+                if found == data:
+                    continue
+                missing.append(game.id)
+                if game.offset + len(found) == size and data.startswith(found):
+                    cut = game.offset  # a game cut short at the end of the file
+        return cut, missing
+
+
+def _read(handle: Any, count: int) -> bytes:
+    """Up to `count` bytes from a binary file, in chunks."""
+    parts = []
+    while count > 0:
+        chunk = handle.read(min(count, _CHUNK))
+        if not chunk:
+            break
+        parts.append(chunk)
+        count -= len(chunk)
+    return b"".join(parts)
