@@ -5,7 +5,6 @@ Both read the cutechess vocabulary with `runner.cli.vocabulary`, as the tourname
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 import sys
 import time
@@ -59,6 +58,8 @@ def play_command(ctx: typer.Context) -> None:
         )
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
+    import asyncio
+
     record = asyncio.run(_play_one([engine_config(white), engine_config(black)], spec))
     sys.stdout.write(game_pgn(record))
     _err.print(f"{record.white} vs {record.black}: {record.result} ({record.reason})", highlight=False,
@@ -94,6 +95,8 @@ def engine_check(
         entry = read_engine(argv, each=[f"proto={proto}"])
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
+    import asyncio
+
     code = asyncio.run(_check(engine_config(entry), movetime))
     raise typer.Exit(code)
 

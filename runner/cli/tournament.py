@@ -7,7 +7,6 @@ double dashes (``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each 
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -26,16 +25,14 @@ from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import vocabulary_help
 from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
 from runner.config.check import ConfigError
-from runner.config.model import TournamentConfig
-from runner.config.parse import load_config
 from runner.game.record import GameTermination
 from runner.rules import Result
-from runner.store import GameFilter, stream_games, tournaments
-from runner.tournament.scoreboard import Scoreboard
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
+    from runner.config.model import TournamentConfig
     from runner.tournament.events import Event, RunOutcome
     from runner.tournament.run import Tournament
+    from runner.tournament.scoreboard import Scoreboard
 
 _out = Console()
 
@@ -141,6 +138,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         tournament.on_event = view.event
         began = time.monotonic()
         with view:
+            import asyncio
+
             outcome = asyncio.run(tournament.run(handle_signals=True))
         _print_summary(outcome, time.monotonic() - began, db.url)
         return outcome
@@ -166,6 +165,8 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
 
 
 def _load(path: Path) -> TournamentConfig:
+    from runner.config.parse import load_config
+
     try:
         return load_config(path)
     except ConfigError as exc:
@@ -195,7 +196,7 @@ def resume_command(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
-    from runner.config.model import is_legacy_json
+    from runner.config.model import TournamentConfig, is_legacy_json
     from runner.store.resume import stored_config
 
     database = open_db(db)
@@ -255,6 +256,8 @@ def roundrobin_command(ctx: typer.Context) -> None:
 
 def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.")) -> None:
     """Tournaments in the database with their progress."""
+    from runner.store import tournaments
+
     database = open_db(db)
     try:
         with database.session() as session:
@@ -280,6 +283,8 @@ def export_command(
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""
+    from runner.store import GameFilter, stream_games, tournaments
+
     database = open_db(db)
     count = 0
     try:
