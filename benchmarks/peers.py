@@ -177,9 +177,9 @@ def run_once(runner: str, program: str | None, w: Workload, engine: str) -> Samp
             argv = cutechess_argv(program or "", engine, w, pgn)
         elif runner == "fastchess":
             argv = fastchess_argv(program or "", engine, w, pgn)
-        else:
+        else:  # ours, from this tree or (--baseline) from another checkout given as program
             argv = ours_argv(engine, w, pgn)
-            env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+            env["PYTHONPATH"] = (program or str(REPO)) + os.pathsep + env.get("PYTHONPATH", "")
         load = os.getloadavg()[0]
         own, children, wall = run_split(argv, cwd, env)
         games, plies, forfeits = count_plies(pgn.read_text(errors="replace"))
@@ -203,9 +203,11 @@ def workloads(games: int) -> dict[str, Workload]:
     }
 
 
-def runners_for(w: Workload) -> list[tuple[str, str | None]]:
+def runners_for(w: Workload, baseline: str | None) -> list[tuple[str, str | None]]:
     """(runner, program) pairs for a workload; absent peers are reported and left out."""
     found: list[tuple[str, str | None]] = []
+    if baseline is not None:
+        found.append(("baseline", baseline))
     for peer in ("cutechess-cli", "fastchess"):
         if peer == "fastchess" and w.proto != "uci":
             continue
@@ -218,7 +220,8 @@ def runners_for(w: Workload) -> list[tuple[str, str | None]]:
     return found
 
 
-def measure(chosen: list[Workload], repeats: int) -> dict[str, list[Column]]:
+def measure(chosen: list[Workload], repeats: int,
+            baseline: str | None = None) -> dict[str, list[Column]]:
     """Every runner on every workload, interleaved, `repeats` times."""
     plan: dict[str, list[tuple[str, str | None]]] = {}
     results: dict[str, list[Column]] = {}
@@ -229,7 +232,7 @@ def measure(chosen: list[Workload], repeats: int) -> dict[str, list[Column]]:
             print(f"# skip workload {w.name}: engine {w.engine} not found", flush=True)
             continue
         engines[w.name] = engine
-        plan[w.name] = runners_for(w)
+        plan[w.name] = runners_for(w, baseline)
         results[w.name] = [Column(r) for r, _ in plan[w.name]]
     for repeat in range(repeats):
         for w in chosen:
@@ -333,6 +336,8 @@ def main() -> None:
                         help="comma-separated: fairymax, stockfish, forfeit")
     parser.add_argument("--markdown", action="store_true", help="also print the README table")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also run our CLI from this checkout (an A/B column named baseline)")
     args = parser.parse_args()
     if not BOOK.is_file():
         sys.exit(f"the book {BOOK} is missing (shared data)")
@@ -343,7 +348,8 @@ def main() -> None:
     chosen = [table[n] for n in args.workloads.split(",")]
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S')}, {os.cpu_count()} CPUs,"
           f" load average {os.getloadavg()[0]:.2f}", flush=True)
-    results = measure(chosen, args.repeats)
+    baseline = str(Path(args.baseline).resolve()) if args.baseline else None
+    results = measure(chosen, args.repeats, baseline)
     for w in chosen:
         if w.name in results:
             print_text(w, results[w.name])
