@@ -7,7 +7,9 @@ Prints, for each workload, the median of several repeats for both libraries and 
    fifty-move included);
 3. the game loop's arbiter workload per ply, as issue 17 states it and ``runner.game.play`` does
    it: parse the coordinate move (is_legal), SAN, push, outcome() without claims, then
-   is_repetition(3) and can_claim_fifty_moves().
+   is_repetition(3) and can_claim_fifty_moves(); once with ``san`` then ``push`` (the issue's
+   words), once with ``san_and_push`` (one push, as the game loop writes SAN; python-chess has
+   the same method).
 
 Run: python benchmarks/rules_bench.py [--repeats N] [--games N]
 """
@@ -99,15 +101,18 @@ def referee_peer(games: list[list[str]]) -> int:
     return plies
 
 
-def arbiter_ours(games: list[list[str]]) -> int:
+def arbiter_ours(games: list[list[str]], one_push: bool = False) -> int:
     """The game loop's per-ply checks with our rules; returns plies handled."""
     plies = 0
     for moves in games:
         board = Board()
         for uci in moves:
             move = board.parse_uci(uci)
-            board.san(move)
-            board.push(move)
+            if one_push:
+                board.san_and_push(move)
+            else:
+                board.san(move)
+                board.push(move)
             if board.outcome() is None:
                 board.is_repetition(3)
                 board.can_claim_fifty_moves()
@@ -115,15 +120,18 @@ def arbiter_ours(games: list[list[str]]) -> int:
     return plies
 
 
-def arbiter_peer(games: list[list[str]]) -> int:
+def arbiter_peer(games: list[list[str]], one_push: bool = False) -> int:
     """The same per-ply checks with python-chess."""
     plies = 0
     for moves in games:
         board = chess.Board()
         for uci in moves:
             move = board.parse_uci(uci)
-            board.san(move)
-            board.push(move)
+            if one_push:
+                board.san_and_push(move)
+            else:
+                board.san(move)
+                board.push(move)
             if board.outcome() is None:
                 board.is_repetition(3)
                 board.can_claim_fifty_moves()
@@ -161,13 +169,14 @@ def main() -> None:
           f"median of {args.repeats} runs")
     print(f"ours {ours_t / plies * 1e6:.1f} us/ply, python-chess {peer_t / plies * 1e6:.1f} us/ply, "
           f"time ratio {ours_t / peer_t:.2f}x")
-    ours_t, plies = timed(lambda: arbiter_ours(games), args.repeats)
-    peer_t, peer_plies = timed(lambda: arbiter_peer(games), args.repeats)
-    assert plies == peer_plies
-    print("\nthe game loop's checks per ply (is_legal, san, push, outcome, is_repetition(3), "
-          "can_claim_fifty_moves)")
-    print(f"ours {ours_t / plies * 1e6:.1f} us/ply, python-chess {peer_t / plies * 1e6:.1f} us/ply, "
-          f"time ratio {ours_t / peer_t:.2f}x (target <= 0.5x)")
+    for one_push, words in ((False, "san, push"), (True, "san_and_push")):
+        ours_t, plies = timed(lambda o=one_push: arbiter_ours(games, o), args.repeats)
+        peer_t, peer_plies = timed(lambda o=one_push: arbiter_peer(games, o), args.repeats)
+        assert plies == peer_plies
+        print(f"\nthe game loop's checks per ply (is_legal, {words}, outcome, is_repetition(3), "
+              "can_claim_fifty_moves)")
+        print(f"ours {ours_t / plies * 1e6:.1f} us/ply, python-chess {peer_t / plies * 1e6:.1f} "
+              f"us/ply, time ratio {ours_t / peer_t:.2f}x (target <= 0.5x)")
 
 
 if __name__ == "__main__":
