@@ -4,7 +4,12 @@ Prints, for each workload, the median of several repeats for both libraries and 
 1. perft without bulk counting (push/pop at every node) on the classic positions: nodes/s;
 2. the referee's work per ply over seeded random games: parse the coordinate move (which checks
    legality), write SAN, push, then decide the game end (outcome with draw claims: threefold and
-   fifty-move included).
+   fifty-move included);
+3. the game loop's arbiter workload per ply, as issue 17 states it and ``runner.game.play`` does
+   it: parse the coordinate move (is_legal), SAN, push, outcome() without claims, then
+   is_repetition(3) and can_claim_fifty_moves(); once with ``san`` then ``push`` (the issue's
+   words), once with ``san_and_push`` (one push, as the game loop writes SAN; python-chess has
+   the same method).
 
 Run: python benchmarks/rules_bench.py [--repeats N] [--games N]
 """
@@ -96,6 +101,44 @@ def referee_peer(games: list[list[str]]) -> int:
     return plies
 
 
+def arbiter_ours(games: list[list[str]], one_push: bool = False) -> int:
+    """The game loop's per-ply checks with our rules; returns plies handled."""
+    plies = 0
+    for moves in games:
+        board = Board()
+        for uci in moves:
+            move = board.parse_uci(uci)
+            if one_push:
+                board.san_and_push(move)
+            else:
+                board.san(move)
+                board.push(move)
+            if board.outcome() is None:
+                board.is_repetition(3)
+                board.can_claim_fifty_moves()
+            plies += 1
+    return plies
+
+
+def arbiter_peer(games: list[list[str]], one_push: bool = False) -> int:
+    """The same per-ply checks with python-chess."""
+    plies = 0
+    for moves in games:
+        board = chess.Board()
+        for uci in moves:
+            move = board.parse_uci(uci)
+            if one_push:
+                board.san_and_push(move)
+            else:
+                board.san(move)
+                board.push(move)
+            if board.outcome() is None:
+                board.is_repetition(3)
+                board.can_claim_fifty_moves()
+            plies += 1
+    return plies
+
+
 def main() -> None:
     """Run both workloads and print medians and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -125,7 +168,15 @@ def main() -> None:
     print(f"\nreferee work per ply over {args.games} seeded random games ({plies} plies), "
           f"median of {args.repeats} runs")
     print(f"ours {ours_t / plies * 1e6:.1f} us/ply, python-chess {peer_t / plies * 1e6:.1f} us/ply, "
-          f"time ratio {ours_t / peer_t:.2f}x (target <= 0.5x)")
+          f"time ratio {ours_t / peer_t:.2f}x")
+    for one_push, words in ((False, "san, push"), (True, "san_and_push")):
+        ours_t, plies = timed(lambda o=one_push: arbiter_ours(games, o), args.repeats)
+        peer_t, peer_plies = timed(lambda o=one_push: arbiter_peer(games, o), args.repeats)
+        assert plies == peer_plies
+        print(f"\nthe game loop's checks per ply (is_legal, {words}, outcome, is_repetition(3), "
+              "can_claim_fifty_moves)")
+        print(f"ours {ours_t / plies * 1e6:.1f} us/ply, python-chess {peer_t / plies * 1e6:.1f} "
+              f"us/ply, time ratio {ours_t / peer_t:.2f}x (target <= 0.5x)")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ Both read the cutechess vocabulary with `runner.cli.vocabulary`, as the tourname
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import shlex
 import sys
@@ -60,6 +59,8 @@ def play_command(ctx: typer.Context) -> None:
         )
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
+    import asyncio
+
     record, status = asyncio.run(_play_one([engine_config(white), engine_config(black)], spec))
     if record is None:
         _err.print(f"game interrupted (exit status {status}); the engines are stopped",
@@ -73,6 +74,8 @@ def play_command(ctx: typer.Context) -> None:
 async def _play_one(configs: list[EngineConfig], spec: GameSpec) -> tuple[GameRecord | None, int]:
     """The game's record, or None and the exit status when a stop signal aborted it (the
     engines are stopped either way: a second signal does not cut their shutdown short)."""
+    import asyncio
+
     from runner.game.play import play_game
     from runner.protocol.factory import running_engines
     from runner.tournament.interrupts import Interrupts
@@ -119,6 +122,8 @@ def engine_check(
         entry = read_engine(argv, each=[f"proto={proto or 'cecp'}"])
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
+    import asyncio
+
     guessing = proto is None and not any(word.startswith("proto=") for word in argv)
     code = asyncio.run(_check(engine_config(entry), movetime, detect_uci=guessing))
     if code == _UCI_DETECTED:
@@ -145,6 +150,8 @@ def _looks_uci(text: str) -> bool:
 async def _start(engine: Engine, *, detect_uci: bool) -> bool:
     """Start `engine`; with `detect_uci`, give up (returning False) as soon as it answers the
     CECP greeting with a UCI line, instead of waiting for features that never come."""
+    import asyncio
+
     task = asyncio.ensure_future(engine.start())
     seen = 0
     while True:

@@ -7,7 +7,6 @@ double dashes (``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each 
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -28,19 +27,17 @@ from runner.cli.help import INTERRUPT_HELP, vocabulary_help
 from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
 from runner.cli.words import plural
 from runner.config.check import ConfigError
-from runner.config.model import TournamentConfig
-from runner.config.parse import load_config
 from runner.game.record import GameTermination
 from runner.rules import Result
-from runner.store import GameFilter, stream_games, tournaments
-from runner.tournament.scoreboard import Scoreboard, summary_lines
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
     from sqlalchemy.orm import Session
 
+    from runner.config.model import TournamentConfig
     from runner.store.db import Database
     from runner.tournament.events import Event, RunOutcome
     from runner.tournament.run import Tournament
+    from runner.tournament.scoreboard import Scoreboard
 
 _out = Console(emoji=False)  # see runner.cli.errors.err_console
 
@@ -125,6 +122,8 @@ class _View:
         every = self.rating_interval
         due = every > 0 and board.games % every == 0
         if len(board.tally.engine_names) == 2:
+            from runner.tournament.scoreboard import summary_lines
+
             lines = summary_lines(board.pairing_of(white, black))
             lines = lines if due else lines[:1]
         else:
@@ -173,6 +172,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         tournament.on_event = view.event
         began = time.monotonic()
         outcome: RunOutcome | None = None
+        import asyncio
+
         try:
             with view:
                 try:
@@ -234,6 +235,8 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
 
 
 def _load(path: Path) -> TournamentConfig:
+    from runner.config.parse import load_config
+
     try:
         return load_config(path)
     except ConfigError as exc:
@@ -266,7 +269,7 @@ def resume_command(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
-    from runner.config.model import is_legacy_json
+    from runner.config.model import TournamentConfig, is_legacy_json
     from runner.store.resume import stored_config
 
     database = open_db(db, create=False)
@@ -326,6 +329,8 @@ def roundrobin_command(ctx: typer.Context) -> None:
 
 def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.")) -> None:
     """Tournaments in the database with their progress."""
+    from runner.store import tournaments
+
     database = open_db(db, create=False)
     try:
         with database.session() as session:
@@ -351,6 +356,8 @@ def export_command(
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""
+    from runner.store import GameFilter, stream_games
+
     database = open_db(db, create=False)
     count = 0
     try:
@@ -381,6 +388,7 @@ def _export_target(session: Session, tournament_id: int | None, engine: str | No
                    url: str) -> int:
     """The tournament to export (the newest by default), checked to exist and to have the
     --engine asked for: a typo used to export 0 games and report success."""
+    from runner.store import tournaments
     from runner.store.queries import tournament_info
 
     if tournament_id is None:

@@ -7,7 +7,6 @@ plain tables; `UciEngine` (uci.py) speaks the protocol with them.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -178,8 +177,10 @@ def parse_info(text: str) -> UciInfo:
             break
         if token in _INT_FIELDS:
             if index < len(tokens):
-                with contextlib.suppress(ValueError):
+                try:  # noqa: SIM105 (suppress() costs a context manager per field)
                     values[token] = int(tokens[index])
+                except ValueError:
+                    pass
                 index += 1
         elif token == "score":
             while index < len(tokens) and tokens[index] in ("cp", "mate", "lowerbound",
@@ -189,8 +190,10 @@ def parse_info(text: str) -> UciInfo:
                 if word in ("lowerbound", "upperbound"):
                     values["bound"] = word[:5]
                 elif index < len(tokens):
-                    with contextlib.suppress(ValueError):
+                    try:  # noqa: SIM105
                         values["score_cp" if word == "cp" else "mate"] = int(tokens[index])
+                    except ValueError:
+                        pass
                     index += 1
         elif token in ("pv", "refutation", "currline"):
             moves = []

@@ -1,0 +1,366 @@
+"""The runner's own cost per move next to cutechess-cli's and fastchess's, measured in one run.
+
+Each workload is played by every runner found, interleaved (A, B, C, A, B, C, ...), ``--repeats``
+times. Every run is a fresh process as users start it, start-up included: the peers as their
+docs give them, ours as ``python -m runner match ...`` with a SQLite store in a temporary
+directory and ``--pgnout``. For each run the benchmark waits for the runner to exit without
+reaping it (``waitid(..., WNOWAIT)``), reads ``/proc/PID/stat`` of the zombie and splits:
+
+- runner CPU: the runner process's own utime+stime (its threads included, its engines not);
+- engines' CPU: cutime+cstime, the children the runner reaped (its engines);
+- wall: from start to exit.
+
+Plies are counted from each run's PGN output (SAN tokens of the movetext), so all three runners
+are divided by what they really played. Printed per workload: medians over the repeats, the
+median load average, and our ratios to each peer. ``--markdown`` prints the same medians as the
+README's performance table (this script is that table's one source).
+
+Start-up figures: ``runner --help``, ``runner list`` and ``runner stats`` wall times (median of
+``--repeats``). ``--workloads forfeit`` runs the long check of issue 17 (1,000 games at 2+0.02
+between well-behaved engines, concurrency 2) and counts time forfeits; it occupies two cores for
+most of an hour, so it is not in the default set.
+
+    python benchmarks/peers.py [--repeats 3] [--games 100] [--workloads fairymax,stockfish]
+                               [--markdown] [--no-startup]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PEERS = REPO.parent / "shared" / "peers"
+BOOK = REPO.parent / "shared" / "data" / "books" / "noob_3moves.epd"
+SEED = 7
+_TICK = os.sysconf("SC_CLK_TCK")
+_ENGINE_DIRS = ("/usr/games", "/usr/local/games")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Two copies of one engine playing games from the book, as every runner is told to."""
+
+    name: str
+    engine: str
+    proto: str  # "cecp" or "uci"
+    limit: dict[str, str]  # depth=1, or tc=2+0.02
+    games: int
+    title: str
+
+
+@dataclass
+class Sample:
+    """One run of one runner on one workload."""
+
+    plies: int
+    runner_cpu: float
+    engines_cpu: float
+    wall: float
+    load: float
+    forfeits: int
+
+
+@dataclass
+class Column:
+    """Everything one runner did on one workload."""
+
+    runner: str
+    samples: list[Sample] = field(default_factory=list)
+
+    def median(self, per_ply: Callable[[Sample], float]) -> float:
+        """Median over the runs of a per-ply figure."""
+        return statistics.median(per_ply(s) / max(s.plies, 1) for s in self.samples)
+
+
+def find_program(name: str) -> str | None:
+    """A peer in ../shared/peers, else on PATH; an engine on PATH, else in /usr/games."""
+    local = PEERS / name
+    if local.is_file() and os.access(local, os.X_OK):
+        return str(local)
+    path = os.environ.get("PATH", "") + os.pathsep + os.pathsep.join(_ENGINE_DIRS)
+    return shutil.which(name, path=path)
+
+
+# ------------------------------------------------------------------ command lines per runner
+
+
+def cutechess_argv(program: str, engine: str, w: Workload, pgn: Path) -> list[str]:
+    """cutechess-cli's command line for a workload."""
+    proto = "xboard" if w.proto == "cecp" else "uci"
+    each = [f"{k}={v}" for k, v in w.limit.items()]
+    if "tc" not in w.limit:
+        each.append("tc=inf")
+    return [program, "-engine", f"cmd={engine}", f"proto={proto}", "name=a",
+            "-engine", f"cmd={engine}", f"proto={proto}", "name=b", "-each", *each,
+            "-games", "2", "-rounds", str(w.games // 2), "-repeat", "-concurrency", "2",
+            "-openings", f"file={BOOK}", "format=epd", "order=random", "-srand", str(SEED),
+            "-pgnout", str(pgn)]
+
+
+def fastchess_argv(program: str, engine: str, w: Workload, pgn: Path) -> list[str]:
+    """fastchess's command line for a workload (UCI only)."""
+    each = [f"{k}={v}" for k, v in w.limit.items()]
+    if "tc" not in w.limit:
+        each.append("tc=inf")
+    return [program, "-engine", f"cmd={engine}", "name=a", "-engine", f"cmd={engine}", "name=b",
+            "-each", *each, "-games", "2", "-rounds", str(w.games // 2), "-repeat",
+            "-concurrency", "2", "-openings", f"file={BOOK}", "format=epd", "order=random",
+            "-srand", str(SEED), "-pgnout", f"file={pgn}"]
+
+
+def ours_argv(engine: str, w: Workload, pgn: Path) -> list[str]:
+    """Our CLI's command line for a workload: SQLite store next to the PGN."""
+    each = [f"{k}={v}" for k, v in w.limit.items()]
+    return [sys.executable, "-m", "runner", "match",
+            "--engine", f"cmd={engine}", "name=a", "--engine", f"cmd={engine}", "name=b",
+            "--each", f"proto={w.proto}", *each, "--games", "2", "--rounds", str(w.games // 2),
+            "--concurrency", "2", "--openings", f"file={BOOK}", "order=random", f"seed={SEED}",
+            "--pgnout", str(pgn), "--db", str(pgn.with_suffix(".db")), "--quiet"]
+
+
+# ------------------------------------------------------------------------------ measuring
+
+
+def run_split(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """(own CPU, reaped children's CPU, wall) of one process, read from its zombie."""
+    started = time.monotonic()
+    with open(cwd / "stdout.txt", "wb") as out:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT)
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+    wall = time.monotonic() - started
+    stat = Path(f"/proc/{proc.pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    # fields[0] is field 3 (state): utime, stime, cutime, cstime are fields 14..17.
+    utime, stime, cutime, cstime = (int(x) / _TICK for x in fields[11:15])
+    code = proc.wait()
+    if code != 0:
+        tail = (cwd / "stdout.txt").read_text(errors="replace")[-2000:]
+        raise RuntimeError(f"{argv[0]} exited with {code}:\n{tail}")
+    return utime + stime, cutime + cstime, wall
+
+
+_COMMENT = re.compile(r"\{[^}]*\}|;[^\n]*|\([^()]*\)")
+_TAG = re.compile(r"^\[.*\]\s*$", re.M)
+_NOT_A_MOVE = re.compile(r"^(\d+\.+|\$\d+|1-0|0-1|1/2-1/2|\*)$")
+
+
+def count_plies(pgn: str) -> tuple[int, int, int]:
+    """(games, plies, time forfeits) in a PGN text, counting the SAN tokens of the movetext."""
+    games = len(re.findall(r'^\[Result "', pgn, re.M))
+    forfeits = sum(1 for game in re.split(r"^\[Event ", pgn, flags=re.M)
+                   if re.search(r"time forfeit|loses on time|on time\b", game, re.I))
+    movetext = _COMMENT.sub(" ", _TAG.sub("", pgn))
+    tokens = re.sub(r"(\d+)\.+", r" ", movetext).split()
+    plies = sum(1 for token in tokens if not _NOT_A_MOVE.match(token))
+    return games, plies, forfeits
+
+
+def run_once(runner: str, program: str | None, w: Workload, engine: str) -> Sample:
+    """Play the workload once with one runner and measure it."""
+    with tempfile.TemporaryDirectory(prefix=f"peers-{runner}-") as tmp:
+        cwd = Path(tmp)
+        pgn = cwd / "out.pgn"
+        env = dict(os.environ)
+        if runner == "cutechess-cli":
+            argv = cutechess_argv(program or "", engine, w, pgn)
+        elif runner == "fastchess":
+            argv = fastchess_argv(program or "", engine, w, pgn)
+        else:  # ours, from this tree or (--baseline) from another checkout given as program
+            argv = ours_argv(engine, w, pgn)
+            env["PYTHONPATH"] = (program or str(REPO)) + os.pathsep + env.get("PYTHONPATH", "")
+        load = os.getloadavg()[0]
+        own, children, wall = run_split(argv, cwd, env)
+        games, plies, forfeits = count_plies(pgn.read_text(errors="replace"))
+        if games != w.games:
+            raise RuntimeError(f"{runner} on {w.name}: {games} games in {pgn}, expected {w.games}")
+        return Sample(plies, own, children, wall, load, forfeits)
+
+
+# ------------------------------------------------------------------------------ workloads
+
+
+def workloads(games: int) -> dict[str, Workload]:
+    """The workloads by name: issue 17's two, and the long forfeit check."""
+    return {
+        "fairymax": Workload("fairymax", "fairymax", "cecp", {"depth": "1"}, games,
+                             "fairymax depth 1 vs itself, CECP"),
+        "stockfish": Workload("stockfish", "stockfish", "uci", {"depth": "1"}, games,
+                              "stockfish depth 1 vs itself, UCI"),
+        "forfeit": Workload("forfeit", "stockfish", "uci", {"tc": "2+0.02"}, 1000,
+                            "stockfish 2+0.02 vs itself, UCI, 1,000 games"),
+    }
+
+
+def runners_for(w: Workload, baseline: str | None) -> list[tuple[str, str | None]]:
+    """(runner, program) pairs for a workload; absent peers are reported and left out."""
+    found: list[tuple[str, str | None]] = []
+    if baseline is not None:
+        found.append(("baseline", baseline))
+    for peer in ("cutechess-cli", "fastchess"):
+        if peer == "fastchess" and w.proto != "uci":
+            continue
+        program = find_program(peer)
+        if program is None:
+            print(f"# skip {peer} on {w.name}: not in {PEERS} nor on PATH", flush=True)
+        else:
+            found.append((peer, program))
+    found.append(("cecp-runner", None))
+    return found
+
+
+def measure(chosen: list[Workload], repeats: int,
+            baseline: str | None = None) -> dict[str, list[Column]]:
+    """Every runner on every workload, interleaved, `repeats` times."""
+    plan: dict[str, list[tuple[str, str | None]]] = {}
+    results: dict[str, list[Column]] = {}
+    engines: dict[str, str] = {}
+    for w in chosen:
+        engine = find_program(w.engine)
+        if engine is None:
+            print(f"# skip workload {w.name}: engine {w.engine} not found", flush=True)
+            continue
+        engines[w.name] = engine
+        plan[w.name] = runners_for(w, baseline)
+        results[w.name] = [Column(r) for r, _ in plan[w.name]]
+    for repeat in range(repeats):
+        for w in chosen:
+            for column, (runner, program) in zip(results.get(w.name, []), plan.get(w.name, []),
+                                                 strict=True):
+                s = run_once(runner, program, w, engines[w.name])
+                column.samples.append(s)
+                print(f"# run {repeat + 1}/{repeats} {w.name:9} {runner:13} plies {s.plies:6d}"
+                      f"  runner {s.runner_cpu:7.2f}s  engines {s.engines_cpu:7.2f}s"
+                      f"  wall {s.wall:7.2f}s  load {s.load:5.2f}  forfeits {s.forfeits}",
+                      flush=True)
+    return results
+
+
+# ------------------------------------------------------------------------------ start-up
+
+
+def startup_times(repeats: int) -> dict[str, float]:
+    """Median wall seconds of the commands that should start fast."""
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    times: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="peers-startup-") as tmp:
+        db = str(Path(tmp, "empty.db"))
+        commands = {
+            "runner --help": ["--help"],
+            "runner list": ["list", "--db", db],
+            "runner stats --wdl 120 60 100": ["stats", "--wdl", "120", "60", "100"],
+        }
+        for _ in range(repeats):
+            for label, args in commands.items():
+                started = time.monotonic()
+                done = subprocess.run([sys.executable, "-m", "runner", *args], cwd=tmp, env=env,
+                                      capture_output=True, check=False)
+                times.setdefault(label, []).append(time.monotonic() - started)
+                if done.returncode != 0:
+                    raise RuntimeError(f"{label}: exit {done.returncode}: {done.stderr[-500:]!r}")
+    return {label: statistics.median(values) for label, values in times.items()}
+
+
+# ------------------------------------------------------------------------------ printing
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.0f} us"
+
+
+def print_text(w: Workload, columns: list[Column]) -> None:
+    """Medians and ratios of one workload as plain lines."""
+    ours = columns[-1]
+    load = statistics.median(s.load for c in columns for s in c.samples)
+    print(f"\n{w.title}, {w.games} games, concurrency 2, medians of {len(ours.samples)}"
+          f" (load average {load:.2f})")
+    for c in columns:
+        forfeits = sum(s.forfeits for s in c.samples)
+        print(f"  {c.runner:13}  runner CPU/ply {_us(c.median(lambda s: s.runner_cpu)):>9}"
+              f"  wall/ply {_us(c.median(lambda s: s.wall)):>9}"
+              f"  engines CPU/ply {_us(c.median(lambda s: s.engines_cpu)):>9}"
+              f"  plies {statistics.median(s.plies for s in c.samples):,.0f}"
+              f"  time forfeits {forfeits}")
+    for peer in columns[:-1]:
+        cpu = ours.median(lambda s: s.runner_cpu) / peer.median(lambda s: s.runner_cpu)
+        wall = ours.median(lambda s: s.wall) / peer.median(lambda s: s.wall)
+        print(f"  cecp-runner / {peer.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x")
+
+
+def print_markdown(chosen: list[Workload], results: dict[str, list[Column]],
+                   startup: dict[str, float]) -> None:
+    """The README's performance table."""
+    print("\n| workload | cutechess-cli | fastchess | cecp-runner |")
+    print("|---|---|---|---|")
+    for w in chosen:
+        columns = results.get(w.name)
+        if not columns:
+            continue
+        by_name = {c.runner: c for c in columns}
+        ours = by_name["cecp-runner"]
+        load = statistics.median(s.load for c in columns for s in c.samples)
+        for label, figure in (("runner CPU per ply", lambda s: s.runner_cpu),
+                              ("wall time per ply", lambda s: s.wall),
+                              ("engines' CPU per ply", lambda s: s.engines_cpu)):
+            cells = []
+            for peer in ("cutechess-cli", "fastchess"):
+                c = by_name.get(peer)
+                cells.append(_us(c.median(figure)) if c else "–")
+            mine = ours.median(figure)
+            ratios = [f"{mine / by_name[p].median(figure):.2f}x {p}"
+                      for p in ("cutechess-cli", "fastchess") if p in by_name]
+            extra = f" ({', '.join(ratios)})" if ratios else ""
+            print(f"| {w.title}, load {load:.1f}: {label} | {cells[0]} | {cells[1]} |"
+                  f" {_us(mine)}{extra} |")
+    for label, seconds in startup.items():
+        print(f"| `{label}` wall | | | {seconds:.2f} s |")
+
+
+def main() -> None:
+    """Parse the flags, measure, print."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each runner per workload")
+    parser.add_argument("--games", type=int, default=100, help="games per run (even)")
+    parser.add_argument("--workloads", default="fairymax,stockfish",
+                        help="comma-separated: fairymax, stockfish, forfeit")
+    parser.add_argument("--markdown", action="store_true", help="also print the README table")
+    parser.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also run our CLI from this checkout (an A/B column named baseline)")
+    args = parser.parse_args()
+    if not BOOK.is_file():
+        sys.exit(f"the book {BOOK} is missing (shared data)")
+    table = workloads(args.games)
+    unknown = [n for n in args.workloads.split(",") if n not in table]
+    if unknown:
+        sys.exit(f"--workloads: unknown {', '.join(unknown)} (known: {', '.join(table)})")
+    chosen = [table[n] for n in args.workloads.split(",")]
+    print(f"# {time.strftime('%Y-%m-%d %H:%M:%S')}, {os.cpu_count()} CPUs,"
+          f" load average {os.getloadavg()[0]:.2f}", flush=True)
+    baseline = str(Path(args.baseline).resolve()) if args.baseline else None
+    results = measure(chosen, args.repeats, baseline)
+    for w in chosen:
+        if w.name in results:
+            print_text(w, results[w.name])
+    startup = {} if args.no_startup else startup_times(max(args.repeats, 5))
+    if startup:
+        print(f"\nstart-up, median of {max(args.repeats, 5)} (load average {os.getloadavg()[0]:.2f})")
+        for label, seconds in startup.items():
+            print(f"  {label:32} {seconds:.3f} s")
+    if args.markdown:
+        print_markdown(chosen, results, startup)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""benchmarks/peers.py divides by the plies each runner really played: its PGN counter is checked here."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import chess.pgn
+
+from tests.conftest import REPO
+
+_spec = importlib.util.spec_from_file_location("peers_bench", REPO / "benchmarks" / "peers.py")
+assert _spec is not None and _spec.loader is not None
+peers = importlib.util.module_from_spec(_spec)
+sys.modules["peers_bench"] = peers
+_spec.loader.exec_module(peers)
+
+# Our style (move comments, SetUp/FEN, a ... start) and cutechess-cli's (a time loss, a
+# variation, a NAG, a semicolon comment), two games.
+_PGN = """[Event "a"]
+[Site "cecp-runner"]
+[Result "1/2-1/2"]
+[SetUp "1"]
+[FEN "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"]
+[Termination "normal"]
+
+1... Nc6 {-0.19/2 0.012s} 2. Nc3 {0.00/2 0.011s} 2... Nf6 {-0.16/2 0.007s} 3.
+Nf3 {+0.10/2 0.006s, Draw by 3-fold repetition} 1/2-1/2
+
+[Event "b"]
+[Result "0-1"]
+
+1. e4 $1 {+0.30/1 0.01s} e5 (1... c5 2. Nf3) 2. Nf3 ; a line comment
+Nc6 3. Bb5 {White loses on time} 0-1
+
+"""
+
+
+def test_count_plies_matches_python_chess_and_finds_the_time_loss() -> None:
+    """Games, plies (SAN tokens only) and time losses of a mixed PGN, python-chess as the oracle."""
+    games, plies, forfeits = peers.count_plies(_PGN)
+    import io
+
+    stream = io.StringIO(_PGN)
+    oracle_plies = 0
+    oracle_games = 0
+    while (game := chess.pgn.read_game(stream)) is not None:
+        oracle_games += 1
+        oracle_plies += sum(1 for _ in game.mainline_moves())
+    assert (games, plies, forfeits) == (oracle_games, oracle_plies, 1) == (2, 9, 1)
