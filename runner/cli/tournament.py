@@ -119,15 +119,19 @@ def standings_table(board: Scoreboard) -> Table:
 
 def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool, force: bool,
                    new: bool, tournament_id: int | None = None,
-                   concurrency: int | None = None) -> RunOutcome:
+                   concurrency: int | None = None, workers: int | None = None,
+                   cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
     from runner.tournament.events import TournamentError
     from runner.tournament.run import Tournament
+    from runner.tournament.runtime import cluster_scheduler
 
     db = open_db(db_url or config.database)
     try:
+        scheduler = cluster_scheduler(config, concurrency or config.concurrency,
+                                      workers=workers, address=cluster)
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency)
+                                concurrency=concurrency, scheduler=scheduler)
         try:
             tournament.prepare()
         except TournamentError as exc:
@@ -180,11 +184,17 @@ def run_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
     force: bool = typer.Option(False, "--force", help="Continue a tournament whose file changed."),
     new: bool = typer.Option(False, "--new", help="Start a new tournament even if one can resume."),
+    workers: int | None = typer.Option(None, "--workers", min=1,
+                                       help="Play on N local Dask worker processes."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
+                                       help="Play on the Dask scheduler at ADDR (tcp://HOST:8786)."),
 ) -> None:
     """Run (or resume) the tournament a TOML file describes."""
     config = _load(config_file)
+    if workers is not None and cluster is not None:
+        raise fail("give --workers (a local cluster) or --cluster (a running scheduler), not both")
     outcome = run_tournament(config, db_url=db, quiet=quiet, force=force, new=new,
-                             concurrency=concurrency)
+                             concurrency=concurrency, workers=workers, cluster=cluster)
     raise typer.Exit(0 if outcome.error is None else 1)
 
 

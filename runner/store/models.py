@@ -175,6 +175,8 @@ class GameRow(Base):
     started_at: Mapped[datetime | None]
     ended_at: Mapped[datetime | None]
     pgn: Mapped[str | None] = mapped_column(Text)
+    worker: Mapped[str | None] = mapped_column(String(200))
+    """The Dask worker that played the game (None: played in the runner's own process)."""
 
     white: Mapped[EngineRow] = relationship(foreign_keys=[white_id])
     black: Mapped[EngineRow] = relationship(foreign_keys=[black_id])

@@ -179,6 +179,7 @@ def record_game(session: Session, tournament_id: int, job: JobKey, record: GameR
         "plies": len(record.moves), "started_at": record.started_at,
         "ended_at": record.ended_at, "opening_fen": record.spec.start_fen,
         "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
+        "worker": record.worker,
     }, engine_ids)
     if record.moves:
         session.connection().execute(insert(_MOVES), [
