@@ -60,14 +60,15 @@ PLAYED, ENGINE_FAILED, CANNOT_SET_UP = "played", "engine", "setup"
 """A job's outcomes on a worker: a game record, an engine that did not start, a bad game."""
 
 
-def worker_identity() -> tuple[str, str | None]:
+def worker_identity(worker: Any = None) -> tuple[str, str | None]:
     """This worker's display name and its Dask address (None outside a Dask worker)."""
-    try:
-        from distributed import get_worker
+    if worker is None:
+        try:
+            from distributed import get_worker
 
-        worker = get_worker()
-    except (ImportError, ValueError):
-        return f"{socket.gethostname()}/{os.getpid()}", None
+            worker = get_worker()
+        except (ImportError, ValueError):
+            return f"{socket.gethostname()}/{os.getpid()}", None
     name = worker.name
     shown = f"{socket.gethostname()}/{name}" if isinstance(name, int) else str(name)
     return shown, worker.address
@@ -252,23 +253,20 @@ async def release_pool() -> int:
     return await abort_games()
 
 
-async def check_worker(engine_jsons: list[str]) -> dict[str, Any]:
+async def check_worker(engine_jsons: list[str], dask_worker: Any = None) -> dict[str, Any]:
     """What this host offers: cores, threads, slots, and each engine started once.
 
     Runs on a worker's own loop (``client.run``) or in this process for the local machine.
     Each engine entry says ``ok``, the engine's own name (id line), its protocol and, when it
-    did not start, why.
+    did not start, why. Dask passes `dask_worker` to functions run with ``client.run``.
     """
-    name, address = worker_identity()
+    name, address = worker_identity(dask_worker)
     info: dict[str, Any] = {"worker": name, "address": address, "host": socket.gethostname(),
                             "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                             else os.cpu_count(), "threads": None, "slots": None, "engines": []}
-    with contextlib.suppress(ImportError, ValueError):
-        from distributed import get_worker
-
-        state = get_worker().state
-        info["threads"] = state.nthreads
-        info["slots"] = state.total_resources.get("slots")
+    if dask_worker is not None:
+        info["threads"] = dask_worker.state.nthreads
+        info["slots"] = dask_worker.state.total_resources.get("slots")
     try:
         own = local_engines()
     except ConfigError as exc:
