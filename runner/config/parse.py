@@ -226,7 +226,7 @@ def _cluster(table: Mapping[str, Any] | None, check: Checker) -> ClusterConfig |
     check.keys(table, "cluster", _CLUSTER_KEYS)
     workers = check.integer(table, "workers", "cluster", None, 1)
     address = check.get(table, "address", "cluster", str)
-    if address is not None and "://" not in address and not address.count(":") == 1:
+    if address is not None and "://" not in address and address.count(":") != 1:
         check.add("cluster.address", address,
                   "expected a Dask scheduler address such as tcp://HOST:8786")
         address = None

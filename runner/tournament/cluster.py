@@ -23,9 +23,9 @@ import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import AsyncGenerator, Iterable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from distributed import Client, Future, KilledWorker, LocalCluster
 
@@ -161,11 +161,13 @@ class DaskScheduler(Scheduler):
         if client.status == "running":
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.run(release_pool), 20)
-        with contextlib.suppress(Exception):
-            await client.close()
+        closing: list[Any] = [client.close()]  # coroutines for an asynchronous client
         if cluster is not None:
-            with contextlib.suppress(Exception):
-                await cluster.close()
+            closing.append(cluster.close())
+        for step in closing:
+            if step is not None:
+                with contextlib.suppress(Exception):
+                    await step
 
     def _later(self, coroutine: Any) -> None:
         """Run a clean-up coroutine on the running loop (stop() is called from a handler)."""
@@ -240,7 +242,8 @@ class DaskScheduler(Scheduler):
             play_job, job.to_json(), self.fresh, key=f"game-{self.tag}-{job.index}-"
             f"{next(self._attempts)}", resources={SLOTS: 1}, pure=False,
             workers=allowed, allow_other_workers=False)
-        task = asyncio.ensure_future(future.result())
+        # An asynchronous client's result() is a coroutine.
+        task = asyncio.ensure_future(cast("Awaitable[dict[str, Any]]", future.result()))
         self._flight[task] = _InFlight(job, future, slot)
         return JobStarted(job, slot)
 
