@@ -47,7 +47,7 @@ def _config(tmp_path: Path, *, rounds: int, concurrency: int, tc: str, depth: st
     path.write_text(
         f'name = "cl"\nformat = "roundrobin"\nrounds = {rounds}\ngames = 2\ntc = "{tc}"\n'
         f'concurrency = {concurrency}\n{extra}\n{blocks}\n'
-        '[openings]\nfile = "book.epd"\norder = "sequential"\n\n[adjudication]\nmaxmoves = 30\n')
+        '[openings]\nfile = "book.epd"\norder = "sequential"\n\n[adjudication]\nmaxmoves = 20\n')
     return path
 
 
@@ -107,7 +107,7 @@ def _free_port() -> int:
 
 
 class _Cluster:
-    """A ``dask scheduler`` and the ``dask worker`` processes a test starts on it."""
+    """A ``dask scheduler`` and the ``dask worker`` processes the tests start on it."""
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
@@ -116,6 +116,19 @@ class _Cluster:
         self.scheduler = self._spawn(["dask", "scheduler", "--host", "127.0.0.1", "--port",
                                       self.address.rsplit(":", 1)[1], "--no-dashboard"])
         self.workers: dict[str, subprocess.Popen[bytes]] = {}
+
+    def stop_workers(self) -> None:
+        """Stop this test's workers (they stop their engines on the way out)."""
+        for proc in self.workers.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.workers.values():
+            try:
+                proc.wait(timeout=8)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.workers.clear()
 
     def _spawn(self, argv: list[str], env: dict[str, str] | None = None,
                ) -> subprocess.Popen[bytes]:
@@ -131,31 +144,34 @@ class _Cluster:
         self.workers[name] = self._spawn(
             ["dask", "worker", self.address, "--nthreads", str(slots), "--resources",
              f"slots={slots}", "--name", name, "--no-nanny", "--no-dashboard"], env)
-        self.wait_workers(len(self.workers))
 
-    def wait_workers(self, count: int) -> None:
+    def wait_workers(self) -> None:
+        """Wait until every worker started is connected."""
         with distributed.Client(self.address, timeout=20) as client:
-            client.wait_for_workers(count, timeout=30)
+            client.wait_for_workers(len(self.workers), timeout=60)
 
     def close(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        self.stop_workers()
+        self.scheduler.kill()
+        self.scheduler.wait()
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[_Cluster]:
-    made = _Cluster(tmp_path)
+@pytest.fixture(scope="module")
+def _scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
+    made = _Cluster(tmp_path_factory.mktemp("dask"))
     try:
         yield made
     finally:
         made.close()
+
+
+@pytest.fixture
+def cluster(_scheduler: _Cluster) -> Iterator[_Cluster]:
+    """The module's scheduler, with no worker yet; the test's workers are stopped after it."""
+    try:
+        yield _scheduler
+    finally:
+        _scheduler.stop_workers()
 
 
 def _engines_of(pid: int) -> set[int]:
@@ -196,7 +212,8 @@ def test_worker_killed_mid_run(tmp_path: Path, cluster: _Cluster) -> None:
     and none of its engines left running."""
     cluster.worker("w1")
     cluster.worker("w2")
-    config = _config(tmp_path, rounds=6, concurrency=4, tc="1+0.05", depth="3",
+    cluster.wait_workers()
+    config = _config(tmp_path, rounds=6, concurrency=4, tc="10+0.1", depth="2",
                      extra='pgnout = "games.pgn"')
     run = subprocess.Popen([PY, "-m", "runner", "run", str(config), "--db", "r.db", "-q",
                             "--cluster", cluster.address], cwd=tmp_path, env=ENV,
@@ -221,7 +238,8 @@ def test_worker_killed_mid_run(tmp_path: Path, cluster: _Cluster) -> None:
 def test_coordinator_killed_then_resumed(tmp_path: Path, cluster: _Cluster) -> None:
     """kill -9 of the runner mid-run; the same command again plays exactly the missing games."""
     cluster.worker("w1")
-    config = _config(tmp_path, rounds=4, concurrency=2, tc="1+0.05", depth="2",
+    cluster.wait_workers()
+    config = _config(tmp_path, rounds=4, concurrency=2, tc="10+0.1", depth="2",
                      extra=f'pgnout = "games.pgn"\n[cluster]\naddress = "{cluster.address}"')
     run = subprocess.Popen([PY, "-m", "runner", "run", str(config), "--db", "r.db", "-q"],
                            cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
@@ -244,6 +262,7 @@ def test_worker_check_names_a_missing_engine(tmp_path: Path, cluster: _Cluster) 
     own.write_text('[[engines]]\nname = "d2"\ncommand = ["/nonexistent/d2-engine"]\n')
     cluster.worker("good", slots=1)
     cluster.worker("bad", slots=1, env={**ENV, "RUNNER_WORKER_ENGINES": str(own)})
+    cluster.wait_workers()
     config = _config(tmp_path, rounds=1, concurrency=1, tc="1+0.05", depth="2")
     check = _runner("worker", "check", "--cluster", cluster.address, str(config), cwd=tmp_path)
     assert check.returncode == 1, check.stdout + check.stderr
