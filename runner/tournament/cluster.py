@@ -123,6 +123,8 @@ class DaskScheduler(Scheduler):
     async def events(self) -> AsyncGenerator[SchedulerEvent, None]:
         """Connect, keep jobs in flight, report them; closes the client (and cluster) at the end."""
         cluster: LocalCluster | None = None
+        # The client's own reconnect tracebacks would bury the one line this run prints.
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         try:
             cluster, client = await self._connect()
         except (OSError, TimeoutError) as exc:
@@ -151,7 +153,7 @@ class DaskScheduler(Scheduler):
         per_worker = max(1, math.ceil(self.concurrency / workers))
         cluster = await LocalCluster(
             n_workers=workers, threads_per_worker=per_worker, processes=True,
-            resources={SLOTS: per_worker}, dashboard_address=None, asynchronous=True,
+            resources={SLOTS: per_worker}, dashboard_address="127.0.0.1:0", asynchronous=True,
             silence_logs=logging.ERROR)
         client = await Client(cluster, asynchronous=True)
         return cluster, client
