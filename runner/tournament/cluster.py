@@ -44,6 +44,7 @@ from runner.tournament.worker import (
     CANNOT_SET_UP,
     ENGINE_FAILED,
     abort_games,
+    executing_keys,
     play_job,
     release_pool,
 )
@@ -54,6 +55,9 @@ SLOTS = "slots"
 """The worker resource a game job needs one of (``dask worker --resources "slots=8"``)."""
 MAX_WORKER_FAILURES = 3
 """Failed jobs (engines not starting, runner-side failures) before a worker is left out."""
+AHEAD = 2
+"""Jobs in flight per concurrency slot: the next game waits on its worker, so a slot starts
+it the moment its game ends instead of idling a round trip to the coordinator."""
 CONNECT_TIMEOUT = 10.0
 """Seconds to reach a Dask scheduler before the run gives up."""
 
@@ -154,7 +158,7 @@ class DaskScheduler(Scheduler):
         cluster = await LocalCluster(
             n_workers=workers, threads_per_worker=per_worker, processes=True,
             resources={SLOTS: per_worker}, dashboard_address="127.0.0.1:0", asynchronous=True,
-            silence_logs=logging.ERROR)
+            silence_logs=logging.ERROR, preload=["runner.tournament.worker"])
         client = await Client(cluster, asynchronous=True)
         return cluster, client
 
@@ -181,12 +185,15 @@ class DaskScheduler(Scheduler):
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def _cancel_queued(self) -> None:
-        """Cancel the jobs waiting on the scheduler for a free slot (running ones finish)."""
+        """Cancel the jobs waiting for a free slot (the games already running finish)."""
         client = self._client
         if client is None or client.status != "running":
             return
-        processing = await client.processing()
-        running = {key for keys in processing.values() for key in keys}
+        try:
+            executing = await client.run(executing_keys)
+        except Exception:  # a worker gone: its jobs are not running anyway
+            executing = {}
+        running = {key for keys in executing.values() for key in keys}
         for task, flight in list(self._flight.items()):
             if flight.future.key not in running:
                 task.cancel()
@@ -206,7 +213,7 @@ class DaskScheduler(Scheduler):
     async def _play_all(self, client: Client) -> AsyncGenerator[SchedulerEvent, None]:
         """Keep the slots busy; report starts, records and notices until nothing is left."""
         while True:
-            while (len(self._flight) < self.concurrency
+            while (len(self._flight) < AHEAD * self.concurrency
                    and (job := self._next_job()) is not None):
                 started = self._launch(client, job)
                 if started is None:
@@ -233,7 +240,10 @@ class DaskScheduler(Scheduler):
         return next(self._jobs, None)
 
     def _launch(self, client: Client, job: GameJob) -> JobStarted | None:
-        """Send one job to the cluster (None: no worker may take it, the run stops)."""
+        """Send one job to the cluster (None: no worker may take it, the run stops).
+
+        It is reported started now: it is queued on a worker's slot, or playing.
+        """
         used = {flight.slot for flight in self._flight.values()}
         slot = next(n for n in itertools.count() if n not in used)
         allowed = self._allowed(client, job)

@@ -24,6 +24,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import signal
 import socket
 import threading
 import time
@@ -48,6 +49,7 @@ __all__ = [
     "abort_games",
     "check_worker",
     "engine_json",
+    "executing_keys",
     "played_record",
     "play_job",
     "release_pool",
@@ -231,6 +233,16 @@ def _the_pool() -> WorkerPool:
 # -- what the coordinator calls ----------------------------------------------------------------
 
 
+def dask_setup(worker: Any) -> None:
+    """Dask preload hook for the LocalCluster's workers: leave Ctrl-C to the coordinator.
+
+    A terminal's Ctrl-C reaches every process of the run's process group; the coordinator
+    decides what it means (finish the running games, or abort them), so its local workers
+    must not die of it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def play_job(job_json: str, fresh: tuple[str, ...] = ()) -> dict[str, Any]:
     """A Dask task: play one `GameJob` (JSON) on this worker's pool.
 
@@ -246,6 +258,13 @@ async def abort_games() -> int:
     if _pool is None:
         return 0
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_pool.abort(), _pool.loop))
+
+
+def executing_keys(dask_worker: Any = None) -> list[str]:
+    """Run on every worker (``client.run``): the keys of the tasks it is executing now."""
+    if dask_worker is None:
+        return []
+    return [str(task.key) for task in dask_worker.state.executing]
 
 
 async def release_pool() -> int:
