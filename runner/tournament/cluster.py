@@ -312,7 +312,7 @@ class DaskScheduler(Scheduler):
     async def _task_failed(self, client: Client, job: GameJob,
                            error: BaseException) -> AsyncGenerator[SchedulerEvent, None]:
         """A task that raised: the scheduler lost, workers dying under it, or a bug."""
-        if client.status != "running" or isinstance(error, (OSError, asyncio.CancelledError)):
+        if client.status != "running" or isinstance(error, asyncio.CancelledError):
             if not self._hard_stop:
                 self._failure = (f"lost the Dask scheduler ({self.address or 'local cluster'}): "
                                  f"{type(error).__name__}: {error}".rstrip(": "))
