@@ -45,7 +45,7 @@ __all__ = [
 
 DEFAULT_URL = "sqlite:///runner.db"
 ENV_VAR = "RUNNER_DB"
-SCHEMA_REVISION = "525d9e912ee0"
+SCHEMA_REVISION = "7d3a91c0e5b4"
 """The newest migration's revision (a test keeps it equal to alembic's head). A database
 already there is opened without loading alembic, which costs a command about 0.3 s."""
 _DISTRIBUTION = "cecp-runner"
