@@ -9,7 +9,10 @@ is absent), GAMES games, concurrency 2, into a fresh SQLite database per mode. F
   its event loop, writer thread and Dask client; not the engines, not the Dask workers);
 - the per-job scheduling overhead, engines excluded: for each game, the time from the job
   leaving the scheduler (Dask submit; in-process, the game's start) to its record stored,
-  minus the game itself as timed where it was played (median and 90th percentile).
+  minus the game itself as timed where it was played (median and 90th percentile). The
+  Dask scheduler sends two jobs per slot, so the next one waits on its worker; that wait is
+  in the figure, and a fourth row, ``--workers 2`` sending one job per slot, shows the
+  round trip alone (dispatch, engines pinged, record back, record stored).
 
 Run: python benchmarks/cluster_bench.py [--games 40]
 """
@@ -29,6 +32,7 @@ from typing import Any
 
 from runner.config.parse import parse_config
 from runner.store import open_database
+from runner.tournament import cluster
 from runner.tournament.cluster import DaskScheduler
 from runner.tournament.events import Event, GameFinished, GameStarted
 from runner.tournament.run import Tournament
@@ -122,11 +126,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         print(f"{games} games, concurrency 2, depth 1; load average "
               f"{' '.join(f'{x:.1f}' for x in __import__('os').getloadavg())}")
-        print(f"{'mode':<12} {'wall s':>7} {'games/min':>9} {'steady':>7} {'coord CPU/game':>14} "
+        print(f"{'mode':<13} {'wall s':>7} {'games/min':>9} {'steady':>7} {'coord CPU/game':>14} "
               f"{'overhead med':>12} {'p90':>7} {'game med':>8}")
-        for label, workers in (("in-process", None), ("--workers 1", 1), ("--workers 2", 2)):
+        for label, workers, ahead in (("in-process", None, 2), ("--workers 1", 1, 2),
+                                      ("--workers 2", 2, 2), ("w2 1 per slot", 2, 1)):
+            cluster.AHEAD = ahead
             r = run_mode(workers, games, Path(tmp))
-            print(f"{label:<12} {r['wall']:7.1f} {r['per_minute']:9.0f} "
+            print(f"{label:<13} {r['wall']:7.1f} {r['per_minute']:9.0f} "
                   f"{r['steady_per_minute']:7.0f} {r['cpu_per_game_ms']:11.1f} ms "
                   f"{r['overhead_median_ms']:9.1f} ms {r['overhead_p90_ms']:4.0f} ms "
                   f"{r['game_median_s']:6.2f} s", flush=True)
