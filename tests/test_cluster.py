@@ -256,8 +256,9 @@ def test_coordinator_killed_then_resumed(tmp_path: Path, cluster: _Cluster) -> N
     assert f"({8 - before} in this run" in again.stderr
 
 
-def test_worker_check_names_a_missing_engine(tmp_path: Path, cluster: _Cluster) -> None:
-    """A worker whose engines file points an engine at a missing program is reported."""
+def test_a_worker_missing_an_engine(tmp_path: Path, cluster: _Cluster) -> None:
+    """A worker whose engines file points an engine at a missing program: `runner worker check`
+    names it, and a run plays every game on the other worker."""
     own = tmp_path / "own-engines.toml"
     own.write_text('[[engines]]\nname = "d2"\ncommand = ["/nonexistent/d2-engine"]\n')
     cluster.worker("good", slots=1)
@@ -273,3 +274,11 @@ def test_worker_check_names_a_missing_engine(tmp_path: Path, cluster: _Cluster) 
     good_part = text[good:bad] if good < bad else text[good:]
     assert "NO" in bad_part and "nonexistent" in bad_part
     assert "NO" not in good_part and "cecp-runner engine" in good_part
+    # The run: the worker that cannot start d2 says so once and takes no more of its games.
+    config = _config(tmp_path, rounds=2, concurrency=2, tc="10+0.1", depth="2")
+    run = _runner("run", str(config), "--db", "r.db", "-q", "--cluster", cluster.address,
+                  cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    games = _games(tmp_path / "r.db")
+    assert [(g[0], g[1], g[3]) for g in games] == [(i, "done", "good") for i in range(4)]
+    assert run.stderr.count("worker bad cannot start engine d2") == 1, run.stderr

@@ -100,6 +100,7 @@ class DaskScheduler(Scheduler):
         self._delivered: set[int] = set()
         self._flight: dict[asyncio.Task[Any], _InFlight] = {}
         self._workers = _Workers()
+        self._live: set[str] = set()
         self._attempts = itertools.count()
         self._client: Client | None = None
         self._soft_stop = False
@@ -213,6 +214,9 @@ class DaskScheduler(Scheduler):
     async def _play_all(self, client: Client) -> AsyncGenerator[SchedulerEvent, None]:
         """Keep the slots busy; report starts, records and notices until nothing is left."""
         while True:
+            if self._workers.excluded or self._workers.cannot:
+                # Some workers are left out: restrictions name the others, as they are now.
+                self._live = set(await cast("Awaitable[dict[str, int]]", client.nthreads()))
             while (len(self._flight) < AHEAD * self.concurrency
                    and (job := self._next_job()) is not None):
                 started = self._launch(client, job)
@@ -246,7 +250,7 @@ class DaskScheduler(Scheduler):
         """
         used = {flight.slot for flight in self._flight.values()}
         slot = next(n for n in itertools.count() if n not in used)
-        allowed = self._allowed(client, job)
+        allowed = self._allowed(job)
         if allowed == []:
             self._retry.appendleft(job)
             return None
@@ -259,15 +263,14 @@ class DaskScheduler(Scheduler):
         self._flight[task] = _InFlight(job, future, slot)
         return JobStarted(job, slot)
 
-    def _allowed(self, client: Client, job: GameJob) -> list[str] | None:
+    def _allowed(self, job: GameJob) -> list[str] | None:
         """The workers a job may run on (None: any), leaving out failing and unable ones."""
         banned = set(self._workers.excluded)
         for name in job.engines:
             banned |= self._workers.cannot.get(name, set())
         if not banned:
             return None
-        live = set(client.scheduler_info(n_workers=-1).get("workers", {}))
-        allowed = sorted(live - banned)
+        allowed = sorted(self._live - banned)
         if not allowed:
             needed = " and ".join(dict.fromkeys(job.engines))
             self._failure = (f"no worker left that can play game {job.index + 1} ({needed}): "
@@ -290,7 +293,9 @@ class DaskScheduler(Scheduler):
         outcome = reply.get("outcome")
         worker = str(reply.get("worker"))
         if outcome == ENGINE_FAILED:
-            yield self._engine_failed(job, reply)
+            notice = self._engine_failed(job, reply)
+            if notice is not None:
+                yield notice
             self._retry.appendleft(job)
         elif outcome == CANNOT_SET_UP:
             self._failure = f"game {job.index + 1} cannot be played: {reply.get('text')}"
@@ -337,11 +342,14 @@ class DaskScheduler(Scheduler):
             return
         self._retry.append(job)
 
-    def _engine_failed(self, job: GameJob, reply: dict[str, Any]) -> Notice:
+    def _engine_failed(self, job: GameJob, reply: dict[str, Any]) -> Notice | None:
         """A worker could not start an engine: it takes no more jobs needing that engine."""
         engine = str(reply.get("engine"))
         address = str(reply.get("address"))
-        self._workers.cannot.setdefault(engine, set()).add(address)
+        unable = self._workers.cannot.setdefault(engine, set())
+        if address in unable:
+            return None  # a job sent before the first failure came back: said already
+        unable.add(address)
         self._worker_failed(reply)
         return Notice(f"worker {reply.get('worker')} cannot start engine {engine} "
                       f"({reply.get('text')}); it takes no more games needing {engine}")
