@@ -76,7 +76,8 @@ def _show(report: dict[str, Any]) -> int:
     slots = "-" if report["slots"] is None else f"{report['slots']:g}"
     threads = "-" if report["threads"] is None else str(report["threads"])
     where = report["address"] or "this machine (no --cluster)"
-    _out.print(Text(f"worker {report['worker']} at {where}: {report['cores']} cores, "
+    name = "" if report["worker"] == where else f"{report['worker']} at "
+    _out.print(Text(f"worker {name}{where}: {report['cores']} cores, "
                     f"{threads} threads, {slots} slots"))
     if report.get("engines_file_error"):
         _out.print(Text(f"  engines file: {report['engines_file_error']}", style="red"))
