@@ -34,7 +34,6 @@ from runner.config.check import ConfigError
 from runner.config.engines import load_engines_file
 from runner.game.job import GameJob
 from runner.game.play import play_game
-from runner.game.record import GameRecord
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine, stop_engines
 from runner.tournament.runtime import engine_config
@@ -50,7 +49,6 @@ __all__ = [
     "check_worker",
     "engine_json",
     "executing_keys",
-    "played_record",
     "play_job",
     "release_pool",
     "worker_identity",
@@ -312,11 +310,6 @@ async def _try_engine(config: EngineConfig) -> dict[str, Any]:
     finally:
         await stop_engines([engine])
     return entry
-
-
-def played_record(reply: dict[str, Any]) -> GameRecord:
-    """The record in a ``played`` reply of `play_job`."""
-    return GameRecord.from_json(reply["record"])
 
 
 def engine_json(config: EngineConfig) -> str:
