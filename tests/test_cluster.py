@@ -282,3 +282,26 @@ def test_a_worker_missing_an_engine(tmp_path: Path, cluster: _Cluster) -> None:
     games = _games(tmp_path / "r.db")
     assert [(g[0], g[1], g[3]) for g in games] == [(i, "done", "good") for i in range(4)]
     assert run.stderr.count("worker bad cannot start engine d2") == 1, run.stderr
+
+
+def test_sprt_stop_cancels_the_queued_jobs(tmp_path: Path) -> None:
+    """An SPRT decision on a LocalCluster: the jobs waiting are cancelled, the run ends
+    finished long before its planned games, and only games already playing are added."""
+    config = tmp_path / "sprt.toml"
+    config.write_text(
+        'name = "sp"\nformat = "match"\nrounds = 100\ngames = 2\ntc = "10+0.1"\nconcurrency = 2\n'
+        '[[engines]]\nname = "strong"\ncommand = ["python", "-m", "engine", "--depth", "2", '
+        '"--level", "1"]\n[[engines]]\nname = "random"\ncommand = ["python", "-m", "engine", '
+        '"--level", "random", "--seed", "3"]\n[sprt]\nelo0 = 0\nelo1 = 100\n'
+        '[adjudication]\nmaxmoves = 40\n')
+    run = _runner("run", str(config), "--db", "r.db", "--workers", "2", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    lines = run.stderr.splitlines()
+    decided = next(i for i, line in enumerate(lines) if line.startswith("SPRT decided"))
+    before = sum(line.startswith("Finished game") for line in lines[:decided])
+    games = _games(tmp_path / "r.db")
+    done = [g for g in games if g[1] == "done"]
+    # Two slots: at most the two games playing at the decision are stored after it.
+    assert before <= len(done) <= before + 2 and len(done) < 50, (before, len(done))
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        assert conn.execute("select status from tournaments").fetchone() == ("finished",)
