@@ -24,6 +24,7 @@ from runner.config.model import (
     AdjudicationConfig,
     BookFormat,
     Castling960Style,
+    ClusterConfig,
     DrawAdjudication,
     EngineSpec,
     OpeningOrder,
@@ -93,6 +94,8 @@ TOURNAMENT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "sprt": st.none() | st.builds(SprtConfig, **SPRT_FIELDS),
     "pgnout": st.none() | _paths, "database": st.none() | _text, "recover": st.booleans(),
     "affinity": st.booleans(), "source": _text,
+    "cluster": st.none() | st.builds(ClusterConfig, workers=st.none() | st.integers(1, 64),
+                                     address=st.none() | _text),
 }
 configs = st.builds(TournamentConfig, **TOURNAMENT_FIELDS)
 

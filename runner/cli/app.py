@@ -269,6 +269,9 @@ from runner.cli.report import report_command  # noqa: E402 - commands defined el
 app.command("report")(report_command)
 
 from runner.cli.tournament import register as _register_tournament  # noqa: E402
+from runner.cli.worker import worker_app  # noqa: E402
+
+app.add_typer(worker_app, name="worker")
 
 _register_tournament(app)
 

@@ -146,18 +146,22 @@ def standings_table(board: Scoreboard) -> Table:
 
 def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool, force: bool,
                    new: bool, tournament_id: int | None = None,
-                   concurrency: int | None = None, rating_interval: int = 0) -> RunOutcome:
+                   concurrency: int | None = None, rating_interval: int = 0,
+                   workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
     from runner.tournament.events import TournamentError
     from runner.tournament.run import Tournament
+    from runner.tournament.runtime import cluster_scheduler
 
     db = open_db(db_url or config.database,
                  source="--db" if db_url else "the configuration's database =")
     try:
         if not new and not force and tournament_id is None:
             _stop_if_finished(db, config)
+        scheduler = cluster_scheduler(config, concurrency or config.concurrency,
+                                      workers=workers, address=cluster)
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency)
+                                concurrency=concurrency, scheduler=scheduler)
         try:
             tournament.prepare()
         except TournamentError as exc:
@@ -254,11 +258,17 @@ def run_command(
         "scheduled; games of removed engines or dropped rounds stay stored but are not "
         "counted; a new time control or other setting applies to the games still to play."),
     new: bool = typer.Option(False, "--new", help="Start a new tournament even if one can resume."),
+    workers: int | None = typer.Option(None, "--workers", min=1,
+                                       help="Play on N local Dask worker processes."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
+                                       help="Play on the Dask scheduler at ADDR (tcp://HOST:8786)."),
 ) -> None:
     """Run (or resume) the tournament a TOML file describes."""
     config = _load(config_file)
+    if workers is not None and cluster is not None:
+        raise fail("give --workers (a local cluster) or --cluster (a running scheduler), not both")
     outcome = run_tournament(config, db_url=db, quiet=quiet, force=force, new=new,
-                             concurrency=concurrency)
+                             concurrency=concurrency, workers=workers, cluster=cluster)
     raise typer.Exit(outcome.exit_status)
 
 

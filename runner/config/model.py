@@ -32,6 +32,7 @@ __all__ = [
     "AdjudicationConfig",
     "BookFormat",
     "Castling960Style",
+    "ClusterConfig",
     "DrawAdjudication",
     "EngineSpec",
     "OpeningOrder",
@@ -231,6 +232,18 @@ class SprtConfig:
 
 
 @dataclass(frozen=True)
+class ClusterConfig:
+    """Where the games run when not in the runner's process: local workers or a Dask scheduler."""
+
+    __pydantic_config__ = _FORBID_UNKNOWN_KEYS
+
+    workers: int | None = None
+    """Worker processes of a LocalCluster on this machine."""
+    address: str | None = None
+    """A running Dask scheduler (``tcp://HOST:8786``)."""
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     """A whole, validated tournament configuration."""
 
@@ -253,6 +266,8 @@ class TournamentConfig:
     recover: bool = False
     affinity: bool = False
     """Pin each game slot's engines to one CPU (Linux), slot n on the n-th allowed CPU."""
+    cluster: ClusterConfig | None = None
+    """Play on Dask workers (left out of the fingerprint: where games run does not matter)."""
     source: str = "<config>"
 
     def engine(self, name: str) -> EngineSpec:

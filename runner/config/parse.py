@@ -32,6 +32,7 @@ from runner.config.model import (
     ENUM_ALIASES,
     AdjudicationConfig,
     BookFormat,
+    ClusterConfig,
     DrawAdjudication,
     EngineSpec,
     OpeningOrder,
@@ -47,7 +48,8 @@ __all__ = ["load_config", "parse_config"]
 
 _TOP_KEYS = ("name", "format", "engines_file", "engines", "rounds", "games", "tc", "openings",
              "adjudication", "concurrency", "variant", "sprt", "pgnout", "database", "recover",
-             "affinity")
+             "affinity", "cluster")
+_CLUSTER_KEYS = ("workers", "address")
 _OPENINGS_KEYS = ("file", "format", "order", "seed", "plies", "start")
 _ADJ_KEYS = ("draw", "resign", "maxmoves", "tb")
 _DRAW_KEYS = ("movenumber", "movecount", "score")
@@ -95,6 +97,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     database = check.get(data, "database", "", str)
     recover = check.get(data, "recover", "", bool, False)
     affinity = check.get(data, "affinity", "", bool, False)
+    cluster = _cluster(check.table(data, "cluster", ""), check)
 
     _check_format(fmt, engines, sprt, check)
     if "tc" not in data:
@@ -110,7 +113,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
         games=games or 2, openings=openings, adjudication=adjudication,
         concurrency=concurrency or 1, variant=variant, sprt=sprt,
         pgnout=None if pgnout is None else Path(pgnout), database=database, recover=recover,
-        affinity=bool(affinity),
+        affinity=bool(affinity), cluster=cluster,
         source=source,
     )
 
@@ -214,6 +217,26 @@ def _adjudication(table: Mapping[str, Any] | None, check: Checker) -> Adjudicati
         check.add("adjudication.tb", tb, "tablebase adjudication is not supported: use \"none\"")
         tb = "none"
     return AdjudicationConfig(draw=draw, resign=resign, maxmoves=maxmoves, tb=tb)
+
+
+def _cluster(table: Mapping[str, Any] | None, check: Checker) -> ClusterConfig | None:
+    """The cluster section: a number of local Dask workers, or a Dask scheduler's address."""
+    if table is None:
+        return None
+    check.keys(table, "cluster", _CLUSTER_KEYS)
+    workers = check.integer(table, "workers", "cluster", None, 1)
+    address = check.get(table, "address", "cluster", str)
+    if address is not None and "://" not in address and address.count(":") != 1:
+        check.add("cluster.address", address,
+                  "expected a Dask scheduler address such as tcp://HOST:8786")
+        address = None
+    if workers is not None and address is not None:
+        check.add("cluster", dict(table), "give workers (a local cluster) or address "
+                  "(a running Dask scheduler), not both")
+        return None
+    if workers is None and address is None:
+        return None
+    return ClusterConfig(workers=workers, address=address)
 
 
 def _sprt(table: Mapping[str, Any] | None, check: Checker) -> SprtConfig | None:

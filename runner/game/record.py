@@ -12,12 +12,16 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from runner.clock import TimeControl
 from runner.game.adjudication import AdjudicationRules
 from runner.pgn.writer import GameDescription, MoveRecord, format_game
 from runner.protocol.engine import TranscriptEntry, Variant
 from runner.rules import Result
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = [
     "TRANSCRIPT_LINE_LIMIT",
@@ -114,6 +118,17 @@ class GameRecord:
     """Each engine's transcript entries of this game (white's, then black's)."""
     replay: bool = False
     """A runner-side failure: the game has no valid result and should be played again."""
+    worker: str | None = None
+    """Where the game was played when not in the runner's process (a Dask worker's name)."""
+
+    def to_json(self) -> str:
+        """The record as JSON text (`from_json` reads it back into an equal record)."""
+        return _record_adapter().dump_json(self).decode()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> GameRecord:
+        """A record from `to_json` output; ValueError when the text is not a valid record."""
+        return _record_adapter().validate_json(text)
 
     @functools.cached_property
     def transcripts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -139,6 +154,14 @@ class GameRecord:
     def opening_moves(self) -> tuple[str, ...]:
         """The book moves the game started with, in coordinate form."""
         return tuple(m.uci for m in self.moves if m.book)
+
+
+@functools.cache
+def _record_adapter() -> TypeAdapter[GameRecord]:
+    """The pydantic adapter for records, built on first use (a worker's results travel as JSON)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(GameRecord)
 
 
 def _clip(line: str) -> str:

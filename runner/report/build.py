@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from runner.config.model import ENUM_ALIASES, SprtConfig, TournamentFormat
 from runner.game.record import GameTermination
+from runner.report.workers import WorkerFaults, WorkerTally
 from runner.rules import Result
 from runner.stats import (
     EngineScore,
@@ -254,6 +255,8 @@ class Report:
     lengths: tuple[LengthBin, ...]
     mean_plies: float | None
     notes: tuple[str, ...]
+    worker_faults: tuple[WorkerFaults, ...] = ()
+    """Each engine's games and faults per Dask worker (empty when every game ran in-process)."""
 
 
 def headline_counts(trinomial: Trinomial, pentanomial: Pentanomial) -> Trinomial | Pentanomial:
@@ -327,7 +330,7 @@ def build_report(session: Session, tournament_id: int | None = None, *,
         unattributed_faults=replay.unattributed,
         sprt=_sprt_state(spec, maxgames, results, engines, info.sprt_decision),
         elo_series=series, elo_series_kind=kind, llr_series=llr_points, lengths=lengths,
-        mean_plies=mean_plies, notes=tuple(notes),
+        mean_plies=mean_plies, notes=tuple(notes), worker_faults=replay.on_workers.faults(engines),
     )
 
 
@@ -492,6 +495,7 @@ class _Replay:
         self.step = step
         self.endings: dict[GameTermination | None, list[int]] = {}  # [1-0, 0-1, draw, other]
         self.faults: dict[str, dict[str, int]] = {}
+        self.on_workers = WorkerTally()
         self.unattributed = 0
         self.lengths: dict[int, int] = {}
         self.snapshots: list[_Snapshot] = []
@@ -502,6 +506,9 @@ class _Replay:
         ending[3 if game.result is None else _RESULT_SLOT.get(game.result, 3)] += 1
         if game.plies is not None:
             self.lengths[game.plies] = self.lengths.get(game.plies, 0) + 1
+        if game.worker is not None:
+            self.on_workers.add(game.worker, game.white, game.black, game.at_fault,
+                                game.termination)
         if game.termination is not None and game.termination in FAULT_TERMINATIONS:
             if game.at_fault is None:
                 self.unattributed += 1

@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report, Standing
 from runner.stats import MatchStats, format_elo
@@ -159,6 +160,11 @@ def report_json(report: Report) -> dict[str, Any]:
             for f in report.faults
         ],
         "unattributed_faults": report.unattributed_faults,
+        "worker_faults": [
+            {"worker": w.worker, "engine": w.engine, "games": w.games, "crashes": w.crashes,
+             "time_losses": w.time_losses, "flagged": w.flagged}
+            for w in report.worker_faults
+        ],
         "sprt": _sprt_json(report),
         "series": _series_json(report),
         "lengths": {
@@ -262,7 +268,18 @@ def _faults_table(report: Report) -> Table:
     for f in report.faults:
         faults.add_row(f.engine, str(f.time_forfeits), str(f.illegal_moves),
                        str(f.false_claims), str(f.crashes), str(f.stalls))
+    if report.worker_faults:
+        faults.caption = Text(_worker_caption(report), justify="left")
     return faults
+
+
+def _worker_caption(report: Report) -> str:
+    """Per-worker lines under the faults table; a worker that breaks fishtest's rule is flagged."""
+    lines = ["per worker (games, crashes, time losses; flagged: > 3 crashes or > 10% on time):"]
+    for w in report.worker_faults:
+        flag = "  BAD WORKER" if w.flagged else ""
+        lines.append(f"{w.worker} {w.engine}: {w.games}, {w.crashes}, {w.time_losses}{flag}")
+    return "\n".join(lines)
 
 
 def _summary_lines(report: Report) -> list[str]:

@@ -183,6 +183,8 @@ class GameRow(Base):
     """Byte offset of this game's text in the ``--pgnout`` file, stored with the game before
     the text is written (so a resume can check the file); None: not in the file, -1: written
     by a runner that did not keep offsets."""
+    worker: Mapped[str | None] = mapped_column(String(200))
+    """The Dask worker that played the game (None: played in the runner's own process)."""
 
     white: Mapped[EngineRow] = relationship(foreign_keys=[white_id])
     black: Mapped[EngineRow] = relationship(foreign_keys=[black_id])

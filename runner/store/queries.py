@@ -268,6 +268,8 @@ class PlayedGame(NamedTuple):
     plies: int | None
     at_fault: str | None
     """The engine whose fault ended the game, for the terminations the caller names."""
+    worker: str | None = None
+    """The Dask worker that played the game (None: the runner's own process)."""
 
 
 def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | None:
@@ -331,15 +333,16 @@ def stream_played(session: Session, tournament_id: int, *,
     ) if kinds else literal(None, Integer)
     query = (
         select(GameRow.white_id, GameRow.black_id, GameRow.result, GameRow.pair_index,
-               GameRow.game_in_pair, GameRow.termination, GameRow.plies, culprit)
+               GameRow.game_in_pair, GameRow.termination, GameRow.plies, culprit,
+               GameRow.worker)
         .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE)
         .order_by(GameRow.ended_at, GameRow.job_index)
         .execution_options(yield_per=batch)
     )
     # A Core execution on the session's connection: plain rows, no ORM loading overhead.
-    for white, black, result, pair, in_pair, termination, plies, fault in \
+    for white, black, result, pair, in_pair, termination, plies, fault, worker in \
             session.connection().execute(query):
         yield PlayedGame(names[white], names[black], _RESULTS.get(result), pair, in_pair,
                          _TERMINATIONS.get(termination), plies,
-                         None if fault is None else names[fault])
+                         None if fault is None else names[fault], worker)
 

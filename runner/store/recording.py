@@ -182,6 +182,7 @@ def record_game(session: Session, tournament_id: int, job: JobKey, record: GameR
         "ended_at": record.ended_at, "opening_fen": record.spec.start_fen,
         "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
         "pgn_offset": pgn_offset,
+        "worker": record.worker,
     }, engine_ids)
     if record.moves:
         session.connection().execute(insert(_MOVES), [

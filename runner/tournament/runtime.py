@@ -22,7 +22,7 @@ from runner.game.record import GameSpec
 from runner.protocol.engine import EngineConfig
 from runner.stats import SprtSpec
 from runner.tournament.pairing import ScheduledGame
-from runner.tournament.scheduler import LocalScheduler
+from runner.tournament.scheduler import LocalScheduler, Scheduler
 
 __all__ = [
     "adjudication_rules",
@@ -30,6 +30,7 @@ __all__ = [
     "engine_configs",
     "game_job",
     "game_spec",
+    "cluster_scheduler",
     "local_scheduler",
     "sprt_spec",
 ]
@@ -99,3 +100,19 @@ def local_scheduler(config: TournamentConfig, concurrency: int) -> LocalSchedule
     """The in-process scheduler a configuration asks for (slots, CPU pinning, restarts)."""
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
     return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh)
+
+
+def cluster_scheduler(config: TournamentConfig, concurrency: int, *, workers: int | None = None,
+                      address: str | None = None) -> Scheduler | None:
+    """A Dask scheduler when the command line or the file's ``[cluster]`` asks for one, else
+    None (play in this process); `distributed` is imported only then."""
+    cluster = config.cluster
+    if workers is None and address is None and cluster is not None:
+        workers, address = cluster.workers, cluster.address
+    if workers is None and address is None:
+        return None
+    from runner.tournament.cluster import DaskScheduler
+
+    fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
+    return DaskScheduler(concurrency, workers=None if address else workers, address=address,
+                         fresh_engines=fresh, tournament=config.name)

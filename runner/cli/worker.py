@@ -1,0 +1,94 @@
+"""``runner worker check``: what each Dask worker offers, and which engines it can start."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from runner.cli.errors import exit_on_error, fail
+from runner.config.check import ConfigError
+
+worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on.",
+                         no_args_is_help=True)
+_out = Console(highlight=False)
+
+
+@worker_app.command("check")
+def worker_check(
+    config_file: Path | None = typer.Argument(None, help="Tournament file whose engines to try."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
+                                       help="Dask scheduler (default: the file's [cluster] "
+                                            "address, else this machine)."),
+) -> None:
+    """List each worker with its cores and slots, and start each of the tournament's engines
+    there once (its id line and protocol); exit 1 when a worker cannot start one."""
+    from runner.config.parse import load_config
+    from runner.tournament.runtime import engine_config
+    from runner.tournament.worker import check_worker, engine_json
+
+    engines: list[str] = []
+    if config_file is not None:
+        try:
+            config = load_config(config_file)
+        except ConfigError as exc:
+            raise exit_on_error(exc) from None
+        engines = [engine_json(engine_config(entry)) for entry in config.engines]
+        if cluster is None and config.cluster is not None:
+            cluster = config.cluster.address
+    if cluster is None:
+        reports = [asyncio.run(check_worker(engines))]
+    else:
+        reports = _on_cluster(cluster, engines)
+    if not reports:
+        raise fail(f"no worker is connected to the Dask scheduler at {cluster}")
+    missing = 0
+    for report in reports:
+        missing += _show(report)
+    raise typer.Exit(1 if missing else 0)
+
+
+def _on_cluster(address: str, engines: list[str]) -> list[dict[str, Any]]:
+    """Run the check on every worker of the scheduler at `address`."""
+    from distributed import Client
+
+    from runner.tournament.cluster import CONNECT_TIMEOUT
+    from runner.tournament.worker import check_worker
+
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT, name="runner-worker-check")
+    except (OSError, TimeoutError) as exc:
+        raise fail(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        replies = client.run(check_worker, engines)
+    finally:
+        client.close()
+    return [replies[key] for key in sorted(replies)]
+
+
+def _show(report: dict[str, Any]) -> int:
+    """Print one worker's report; returns how many engines it cannot start."""
+    slots = "-" if report["slots"] is None else f"{report['slots']:g}"
+    threads = "-" if report["threads"] is None else str(report["threads"])
+    where = report["address"] or "this machine (no --cluster)"
+    name = "" if report["worker"] == where else f"{report['worker']} at "
+    _out.print(Text(f"worker {name}{where}: {report['cores']} cores, "
+                    f"{threads} threads, {slots} slots"))
+    if report.get("engines_file_error"):
+        _out.print(Text(f"  engines file: {report['engines_file_error']}", style="red"))
+    if not report["engines"]:
+        return 0
+    table = Table("engine", "starts", "id", "protocol", "command or problem")
+    failed = 0
+    for entry in report["engines"]:
+        failed += not entry["ok"]
+        table.add_row(Text(entry["name"]), "yes" if entry["ok"] else Text("NO", style="bold red"),
+                      Text(entry["id"] or ""), entry["protocol"],
+                      Text(" ".join(entry["command"]) if entry["ok"] else entry["text"]))
+    _out.print(table)
+    return failed

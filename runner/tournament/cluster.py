@@ -1,0 +1,366 @@
+"""Games on Dask distributed: a `Scheduler` whose games run on worker processes or machines.
+
+`DaskScheduler` connects to a Dask scheduler (``address``) or starts a LocalCluster of
+``workers`` processes on this machine, and keeps up to `concurrency` game jobs in flight as
+Dask tasks (`runner.tournament.worker.play_job`, a ``slots`` resource of 1 each). Jobs go
+out as `GameJob` JSON and come back as plain data holding the `GameRecord` JSON; the
+tournament stores them here, on the coordinator, through its single writer.
+
+Failures: a worker that dies mid-game has its task run again elsewhere by Dask, and a job
+whose result already came back is never reported twice. A worker that cannot start an
+engine takes no more jobs needing it; one that fails `MAX_WORKER_FAILURES` jobs takes no
+more jobs of this run. The scheduler gone ends the run with one `SchedulerFailure` line;
+the games not stored are played by the next run.
+
+Only `distributed` is imported here, never by the default in-process run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import math
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from distributed import Client, Future, KilledWorker, LocalCluster
+
+from runner.game.job import GameJob
+from runner.game.record import GameRecord
+from runner.tournament.events import Notice
+from runner.tournament.scheduler import (
+    MAX_REPLAYS,
+    JobFinished,
+    JobStarted,
+    Scheduler,
+    SchedulerEvent,
+    SchedulerFailure,
+)
+from runner.tournament.worker import (
+    CANNOT_SET_UP,
+    ENGINE_FAILED,
+    abort_games,
+    executing_keys,
+    play_job,
+    release_pool,
+)
+
+__all__ = ["MAX_WORKER_FAILURES", "SLOTS", "DaskScheduler"]
+
+SLOTS = "slots"
+"""The worker resource a game job needs one of (``dask worker --resources "slots=8"``)."""
+MAX_WORKER_FAILURES = 3
+"""Failed jobs (engines not starting, runner-side failures) before a worker is left out."""
+AHEAD = 2
+"""Jobs in flight per concurrency slot: the next game waits on its worker, so a slot starts
+it the moment its game ends instead of idling a round trip to the coordinator."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds to reach a Dask scheduler before the run gives up."""
+
+
+@dataclass
+class _InFlight:
+    """A job out on the cluster: its Dask future and the slot number it shows in."""
+
+    job: GameJob
+    future: Future
+    slot: int
+
+
+@dataclass
+class _Workers:
+    """What the run knows about workers: the failing ones, and who cannot start what."""
+
+    failures: dict[str, int] = field(default_factory=dict)
+    excluded: set[str] = field(default_factory=set)
+    cannot: dict[str, set[str]] = field(default_factory=dict)
+    """Engine name -> addresses of workers that could not start it."""
+
+
+class DaskScheduler(Scheduler):
+    """Plays jobs on Dask workers, `concurrency` at a time; the caller stores the records."""
+
+    def __init__(self, concurrency: int, *, workers: int | None = None,
+                 address: str | None = None, fresh_engines: frozenset[str] = frozenset(),
+                 tournament: str = "runner") -> None:
+        if (workers is None) == (address is None):
+            raise ValueError("give either a number of local workers or a scheduler address")
+        self.concurrency = max(1, concurrency)
+        self.local_workers = workers
+        self.address = address
+        self.fresh = tuple(sorted(fresh_engines))
+        self.tag = "".join(c if c.isalnum() else "-" for c in tournament)[:40]
+        self._jobs: Iterator[GameJob] = iter(())
+        self._retry: deque[GameJob] = deque()
+        self._replays: dict[int, int] = {}
+        self._delivered: set[int] = set()
+        self._flight: dict[asyncio.Task[Any], _InFlight] = {}
+        self._workers = _Workers()
+        self._live: set[str] = set()
+        self._attempts = itertools.count()
+        self._client: Client | None = None
+        self._soft_stop = False
+        self._hard_stop = False
+        self._failure: str | None = None
+
+    # ----------------------------------------------------------------- the interface
+
+    def submit(self, jobs: Iterable[GameJob]) -> None:
+        """Queue jobs to play in their order (read lazily, as slots free up)."""
+        self._jobs = itertools.chain(self._jobs, jobs)
+
+    def stop(self, hard: bool = False) -> None:
+        """Start no new job and cancel the queued ones; with `hard`, abort running games too."""
+        first = not self._soft_stop
+        self._soft_stop = True
+        if hard and not self._hard_stop:
+            self._hard_stop = True
+            for task in self._flight:
+                task.cancel()
+            self._later(self._abort_running())
+        elif first:
+            self._later(self._cancel_queued())
+
+    async def events(self) -> AsyncGenerator[SchedulerEvent, None]:
+        """Connect, keep jobs in flight, report them; closes the client (and cluster) at the end."""
+        cluster: LocalCluster | None = None
+        # The client's own reconnect tracebacks would bury the one line this run prints.
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+        try:
+            cluster, client = await self._connect()
+        except (OSError, TimeoutError) as exc:
+            where = self.address or f"a local cluster of {self.local_workers} workers"
+            yield SchedulerFailure(f"cannot reach the Dask scheduler ({where}): {exc}")
+            return
+        self._client = client
+        try:
+            async for event in self._play_all(client):
+                yield event
+        finally:
+            for task in self._flight:
+                task.cancel()
+            await asyncio.shield(self._close(client, cluster))
+
+    # ----------------------------------------------------------------- connecting
+
+    async def _connect(self) -> tuple[LocalCluster | None, Client]:
+        """A client of the given scheduler, or of a new LocalCluster on this machine."""
+        if self.address is not None:
+            client = await asyncio.wait_for(
+                Client(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT,
+                       name=f"runner-{self.tag}"), CONNECT_TIMEOUT + 5)
+            return None, client
+        workers = max(1, self.local_workers or 1)
+        per_worker = max(1, math.ceil(self.concurrency / workers))
+        cluster = await LocalCluster(
+            n_workers=workers, threads_per_worker=per_worker, processes=True,
+            resources={SLOTS: per_worker}, dashboard_address="127.0.0.1:0", asynchronous=True,
+            silence_logs=logging.ERROR, preload=["runner.tournament.worker"])
+        client = await Client(cluster, asynchronous=True)
+        return cluster, client
+
+    async def _close(self, client: Client, cluster: LocalCluster | None) -> None:
+        """Stop the engines kept on the workers, then the client and a local cluster."""
+        if client.status == "running":
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.run(release_pool), 20)
+        closing: list[Any] = [client.close()]  # coroutines for an asynchronous client
+        if cluster is not None:
+            closing.append(cluster.close())
+        for step in closing:
+            if step is not None:
+                with contextlib.suppress(Exception):
+                    await step
+
+    def _later(self, coroutine: Any) -> None:
+        """Run a clean-up coroutine on the running loop (stop() is called from a handler)."""
+        try:
+            task = asyncio.get_running_loop().create_task(coroutine)
+        except RuntimeError:
+            coroutine.close()
+            return
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _cancel_queued(self) -> None:
+        """Cancel the jobs waiting for a free slot (the games already running finish)."""
+        client = self._client
+        if client is None or client.status != "running":
+            return
+        try:
+            executing = await client.run(executing_keys)
+        except Exception:  # a worker gone: its jobs are not running anyway
+            executing = {}
+        running = {key for keys in executing.values() for key in keys}
+        for task, flight in list(self._flight.items()):
+            if flight.future.key not in running:
+                task.cancel()
+                await client.cancel([flight.future])
+
+    async def _abort_running(self) -> None:
+        """A hard stop: cancel every job and abort the games on every worker."""
+        client = self._client
+        if client is None or client.status != "running":
+            return
+        await client.cancel([flight.future for flight in self._flight.values()], force=True)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.run(abort_games), 20)
+
+    # ----------------------------------------------------------------- the jobs
+
+    async def _play_all(self, client: Client) -> AsyncGenerator[SchedulerEvent, None]:
+        """Keep the slots busy; report starts, records and notices until nothing is left."""
+        while True:
+            if self._workers.excluded or self._workers.cannot:
+                # Some workers are left out: restrictions name the others, as they are now.
+                self._live = set(await cast("Awaitable[dict[str, int]]", client.nthreads()))
+            while (len(self._flight) < AHEAD * self.concurrency
+                   and (job := self._next_job()) is not None):
+                started = self._launch(client, job)
+                if started is None:
+                    break
+                yield started
+            if not self._flight:
+                break
+            done, _ = await asyncio.wait(self._flight, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                flight = self._flight.pop(task)
+                async for event in self._outcome(client, flight, task):
+                    yield event
+            if self._failure is not None:
+                yield SchedulerFailure(self._failure)
+                self._failure = None
+        if self._failure is not None:
+            yield SchedulerFailure(self._failure)
+
+    def _next_job(self) -> GameJob | None:
+        if self._soft_stop:
+            return None
+        if self._retry:
+            return self._retry.popleft()
+        return next(self._jobs, None)
+
+    def _launch(self, client: Client, job: GameJob) -> JobStarted | None:
+        """Send one job to the cluster (None: no worker may take it, the run stops).
+
+        It is reported started now: it is queued on a worker's slot, or playing.
+        """
+        used = {flight.slot for flight in self._flight.values()}
+        slot = next(n for n in itertools.count() if n not in used)
+        allowed = self._allowed(job)
+        if allowed == []:
+            self._retry.appendleft(job)
+            return None
+        future = client.submit(
+            play_job, job.to_json(), self.fresh, key=f"game-{self.tag}-{job.index}-"
+            f"{next(self._attempts)}", resources={SLOTS: 1}, pure=False,
+            workers=allowed, allow_other_workers=False)
+        # An asynchronous client's result() is a coroutine.
+        task = asyncio.ensure_future(cast("Awaitable[dict[str, Any]]", future.result()))
+        self._flight[task] = _InFlight(job, future, slot)
+        return JobStarted(job, slot)
+
+    def _allowed(self, job: GameJob) -> list[str] | None:
+        """The workers a job may run on (None: any), leaving out failing and unable ones."""
+        banned = set(self._workers.excluded)
+        for name in job.engines:
+            banned |= self._workers.cannot.get(name, set())
+        if not banned:
+            return None
+        allowed = sorted(self._live - banned)
+        if not allowed:
+            needed = " and ".join(dict.fromkeys(job.engines))
+            self._failure = (f"no worker left that can play game {job.index + 1} ({needed}): "
+                             "see the notices above; fix the workers and run again")
+            self._soft_stop = True
+        return allowed
+
+    async def _outcome(self, client: Client, flight: _InFlight,
+                       task: asyncio.Task[Any]) -> AsyncGenerator[SchedulerEvent, None]:
+        """What one finished task means: a record, a replay, a notice, or the end of the run."""
+        job = flight.job
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            async for event in self._task_failed(client, job, error):
+                yield event
+            return
+        reply: dict[str, Any] = task.result()
+        outcome = reply.get("outcome")
+        worker = str(reply.get("worker"))
+        if outcome == ENGINE_FAILED:
+            notice = self._engine_failed(job, reply)
+            if notice is not None:
+                yield notice
+            self._retry.appendleft(job)
+        elif outcome == CANNOT_SET_UP:
+            self._failure = f"game {job.index + 1} cannot be played: {reply.get('text')}"
+            self._soft_stop = True
+        elif job.index in self._delivered:
+            yield Notice(f"game {job.index + 1} came back twice (from {worker}); "
+                         "stored once only")
+        else:
+            record = GameRecord.from_json(reply["record"])
+            if not record.replay:
+                self._delivered.add(job.index)
+            yield JobFinished(job, record, float(reply.get("seconds", record.duration)))
+            if record.replay:
+                self._replay(job, record.reason)
+                notice = self._worker_failed(reply)
+                if notice is not None:
+                    yield notice
+
+    async def _task_failed(self, client: Client, job: GameJob,
+                           error: BaseException) -> AsyncGenerator[SchedulerEvent, None]:
+        """A task that raised: the scheduler lost, workers dying under it, or a bug."""
+        if client.status != "running" or isinstance(error, asyncio.CancelledError):
+            if not self._hard_stop:
+                self._failure = (f"lost the Dask scheduler ({self.address or 'local cluster'}): "
+                                 f"{type(error).__name__}: {error}".rstrip(": "))
+                self._soft_stop = True
+            return
+        if isinstance(error, KilledWorker):
+            yield Notice(f"game {job.index + 1}: the workers playing it died "
+                         f"{error.args[1] if len(error.args) > 1 else ''}".rstrip())
+        else:
+            yield Notice(f"game {job.index + 1} failed on a worker: "
+                         f"{type(error).__name__}: {error}")
+        self._replay(job, f"{type(error).__name__}: {error}")
+
+    def _replay(self, job: GameJob, reason: str) -> None:
+        """Send a failed job out again, or stop the run when it failed too often."""
+        count = self._replays.get(job.index, 0) + 1
+        self._replays[job.index] = count
+        if count >= MAX_REPLAYS:
+            self._failure = (f"game {job.index + 1} failed {count} times on the cluster "
+                             f"(last: {reason}); stopping")
+            self._soft_stop = True
+            return
+        self._retry.append(job)
+
+    def _engine_failed(self, job: GameJob, reply: dict[str, Any]) -> Notice | None:
+        """A worker could not start an engine: it takes no more jobs needing that engine."""
+        engine = str(reply.get("engine"))
+        address = str(reply.get("address"))
+        unable = self._workers.cannot.setdefault(engine, set())
+        if address in unable:
+            return None  # a job sent before the first failure came back: said already
+        unable.add(address)
+        self._worker_failed(reply)
+        return Notice(f"worker {reply.get('worker')} cannot start engine {engine} "
+                      f"({reply.get('text')}); it takes no more games needing {engine}")
+
+    def _worker_failed(self, reply: dict[str, Any]) -> Notice | None:
+        """Count a failure against a worker; leave it out of the run after too many."""
+        address = str(reply.get("address"))
+        count = self._workers.failures.get(address, 0) + 1
+        self._workers.failures[address] = count
+        if count >= MAX_WORKER_FAILURES and address not in self._workers.excluded:
+            self._workers.excluded.add(address)
+            return Notice(f"worker {reply.get('worker')} failed {count} jobs; it takes no more "
+                          "games in this run")
+        return None

@@ -1,0 +1,324 @@
+"""What runs inside a Dask worker: game slots that keep their engines between games.
+
+The coordinator (`runner.tournament.cluster`) ships nothing but calls to the functions here,
+by reference (the runner must be installed on every worker), with plain JSON arguments: a
+`GameJob` in, a `GameRecord` out. Clocks run here, next to the engines.
+
+Each worker process holds one `WorkerPool`: an asyncio loop on a thread of its own, and a
+slot per game thread Dask gives it (``--nthreads``), each slot keeping the engines of its
+last game up for the next one (pinged first, started afresh after a stall, a disconnect or
+an error, as the in-process scheduler does). A Dask task thread only waits for its game on
+that loop, so one process referees all of its slots' games.
+
+Engines are resolved here: a job's engine runs with the command the tournament gives, unless
+the worker's own engines file (the path in ``RUNNER_WORKER_ENGINES``, an engines file as
+`engines_file` reads) has an entry of the same name, whose command, directory and
+environment are used instead (hosts install engines in different places).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import dataclasses
+import functools
+import os
+import signal
+import socket
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from runner.config.check import ConfigError
+from runner.config.engines import load_engines_file
+from runner.game.job import GameJob
+from runner.game.play import play_game
+from runner.protocol.engine import Engine, EngineConfig, EngineError
+from runner.protocol.factory import make_engine, stop_engines
+from runner.tournament.runtime import engine_config
+from runner.tournament.scheduler import RESTART_AFTER
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+__all__ = [
+    "ENGINES_FILE_ENV",
+    "WorkerPool",
+    "abort_games",
+    "check_worker",
+    "engine_json",
+    "executing_keys",
+    "play_job",
+    "release_pool",
+    "worker_identity",
+]
+
+ENGINES_FILE_ENV = "RUNNER_WORKER_ENGINES"
+"""Environment variable naming a worker's own engines file (engines found there by name)."""
+PLAYED, ENGINE_FAILED, CANNOT_SET_UP = "played", "engine", "setup"
+"""A job's outcomes on a worker: a game record, an engine that did not start, a bad game."""
+
+
+def worker_identity(worker: Any = None) -> tuple[str, str | None]:
+    """This worker's display name and its Dask address (None outside a Dask worker)."""
+    if worker is None:
+        try:
+            from distributed import get_worker
+
+            worker = get_worker()
+        except (ImportError, ValueError):
+            return f"{socket.gethostname()}/{os.getpid()}", None
+    name = worker.name
+    shown = f"{socket.gethostname()}/{name}" if isinstance(name, int) else str(name)
+    return shown, worker.address
+
+
+def local_engines() -> dict[str, EngineConfig]:
+    """This worker's own engines (from ``RUNNER_WORKER_ENGINES``), by name; ConfigError."""
+    path = os.environ.get(ENGINES_FILE_ENV)
+    if not path:
+        return {}
+    return {spec.name: engine_config(spec) for spec in load_engines_file(path)}
+
+
+def resolve(config: EngineConfig, own: dict[str, EngineConfig]) -> EngineConfig:
+    """The tournament's engine as this worker starts it: its own command when it has one."""
+    mine = own.get(config.name)
+    if mine is None:
+        return config
+    return dataclasses.replace(config, argv=mine.argv, working_dir=mine.working_dir,
+                               env=mine.env if mine.env else config.env)
+
+
+@dataclasses.dataclass(eq=False)
+class _Slot:
+    """One game at a time, and the engines it keeps between games (with their configs)."""
+
+    engines: dict[str, tuple[EngineConfig, Engine]] = dataclasses.field(default_factory=dict)
+
+    async def drop(self, keep: frozenset[str] = frozenset()) -> None:
+        """Stop every engine but those in `keep`."""
+        gone = [self.engines.pop(name)[1] for name in list(self.engines) if name not in keep]
+        await stop_engines(gone)
+
+
+class WorkerPool:
+    """The game slots of one worker process, on their own asyncio loop thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                        name="runner-games")
+        self._thread.start()
+        self._free: list[_Slot] = []
+        self._busy: set[_Slot] = set()
+        self._games: set[asyncio.Task[dict[str, Any]]] = set()
+        self._own: dict[str, EngineConfig] | None = None
+        self.name, self.address = worker_identity()
+
+    def run(self, job: GameJob, fresh: frozenset[str]) -> dict[str, Any]:
+        """Play `job` on a free slot (blocking the calling thread until it ends)."""
+        return asyncio.run_coroutine_threadsafe(self._start(job, fresh), self.loop).result()
+
+    async def _start(self, job: GameJob, fresh: frozenset[str]) -> dict[str, Any]:
+        task = asyncio.ensure_future(self._play(job, fresh))
+        self._games.add(task)
+        try:
+            return await task
+        finally:
+            self._games.discard(task)
+
+    async def _play(self, job: GameJob, fresh: frozenset[str]) -> dict[str, Any]:
+        slot = self._free.pop() if self._free else _Slot()
+        self._busy.add(slot)
+        try:
+            return await self._play_in(slot, job, fresh)
+        except BaseException:
+            await asyncio.shield(slot.drop())
+            raise
+        finally:
+            self._busy.discard(slot)
+            self._free.append(slot)
+
+    async def _play_in(self, slot: _Slot, job: GameJob, fresh: frozenset[str]) -> dict[str, Any]:
+        """Engines ready (reused or started), the game, the engines' fate; the outcome."""
+        reply: dict[str, Any] = {"worker": self.name, "address": self.address}
+        await slot.drop(frozenset(job.engines))
+        try:
+            own = self._own_engines()
+        except ConfigError as exc:
+            return {**reply, "outcome": ENGINE_FAILED, "engine": job.white.name,
+                    "text": f"{ENGINES_FILE_ENV}: {exc}"}
+        engines = []
+        for config in (job.white, job.black):
+            try:
+                engines.append(await self._engine(slot, resolve(config, own)))
+            except EngineError as exc:
+                return {**reply, "outcome": ENGINE_FAILED, "engine": config.name, "text": str(exc)}
+        began = time.monotonic()
+        try:
+            record = await play_game(engines[0], engines[1], job.spec)
+        except ValueError as exc:
+            await slot.drop()
+            return {**reply, "outcome": CANNOT_SET_UP, "text": str(exc)}
+        seconds = time.monotonic() - began
+        if record.replay or fresh.intersection(job.engines) or record.termination in RESTART_AFTER:
+            await slot.drop()
+        record = dataclasses.replace(record, worker=self.name)
+        return {**reply, "outcome": PLAYED, "record": record.to_json(), "seconds": seconds}
+
+    def _own_engines(self) -> dict[str, EngineConfig]:
+        if self._own is None:
+            self._own = local_engines()
+        return self._own
+
+    async def _engine(self, slot: _Slot, config: EngineConfig) -> Engine:
+        """The slot's engine for `config`, reused while it answers a ping, else started."""
+        kept = slot.engines.pop(config.name, None)
+        if kept is not None:
+            old_config, engine = kept
+            if old_config == config:
+                try:
+                    await engine.ping()
+                    slot.engines[config.name] = kept
+                    return engine
+                except EngineError:
+                    pass
+            await stop_engines([engine])
+        engine = make_engine(config)
+        try:
+            await engine.start()
+        except EngineError:
+            with contextlib.suppress(Exception):
+                await engine.kill()
+            raise
+        slot.engines[config.name] = (config, engine)
+        return engine
+
+    async def abort(self) -> int:
+        """Cancel every game in progress and stop every engine; returns the games cancelled."""
+        games = list(self._games)
+        for task in games:
+            task.cancel()
+        await asyncio.gather(*games, return_exceptions=True)
+        await asyncio.gather(*(slot.drop() for slot in [*self._free, *self._busy]))
+        return len(games)
+
+    def close(self) -> None:
+        """Stop every engine and the loop (at the worker's exit)."""
+        if self.loop.is_closed():
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self.abort(), self.loop).result(timeout=15)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+
+
+_pool: WorkerPool | None = None
+_pool_lock = threading.Lock()
+
+
+def _the_pool() -> WorkerPool:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = WorkerPool()
+            atexit.register(_pool.close)
+        return _pool
+
+
+# -- what the coordinator calls ----------------------------------------------------------------
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask preload hook for the LocalCluster's workers: leave Ctrl-C to the coordinator.
+
+    A terminal's Ctrl-C reaches every process of the run's process group; the coordinator
+    decides what it means (finish the running games, or abort them), so its local workers
+    must not die of it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def play_job(job_json: str, fresh: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A Dask task: play one `GameJob` (JSON) on this worker's pool.
+
+    Returns plain data: ``outcome`` (``played``, ``engine`` or ``setup``), the worker's
+    ``worker`` name and ``address``, and ``record`` (GameRecord JSON) with ``seconds``, or
+    ``engine`` and ``text`` saying what failed.
+    """
+    return _the_pool().run(GameJob.from_json(job_json), frozenset(fresh))
+
+
+async def abort_games() -> int:
+    """Run on every worker (``client.run``) at a hard stop: cancel its games, stop its engines."""
+    if _pool is None:
+        return 0
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_pool.abort(), _pool.loop))
+
+
+def executing_keys(dask_worker: Any = None) -> list[str]:
+    """Run on every worker (``client.run``): the keys of the tasks it is executing now."""
+    if dask_worker is None:
+        return []
+    return [str(task.key) for task in dask_worker.state.executing]
+
+
+async def release_pool() -> int:
+    """Run on every worker at the end of a run: stop the engines kept between games."""
+    return await abort_games()
+
+
+async def check_worker(engine_jsons: list[str], dask_worker: Any = None) -> dict[str, Any]:
+    """What this host offers: cores, threads, slots, and each engine started once.
+
+    Runs on a worker's own loop (``client.run``) or in this process for the local machine.
+    Each engine entry says ``ok``, the engine's own name (id line), its protocol and, when it
+    did not start, why. Dask passes `dask_worker` to functions run with ``client.run``.
+    """
+    name, address = worker_identity(dask_worker)
+    info: dict[str, Any] = {"worker": name, "address": address, "host": socket.gethostname(),
+                            "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                            else os.cpu_count(), "threads": None, "slots": None, "engines": []}
+    if dask_worker is not None:
+        info["threads"] = dask_worker.state.nthreads
+        info["slots"] = dask_worker.state.total_resources.get("slots")
+    try:
+        own = local_engines()
+    except ConfigError as exc:
+        own = {}
+        info["engines_file_error"] = str(exc)
+    configs = [resolve(_engine_adapter().validate_json(text), own) for text in engine_jsons]
+    info["engines"] = list(await asyncio.gather(*(_try_engine(config) for config in configs)))
+    return info
+
+
+async def _try_engine(config: EngineConfig) -> dict[str, Any]:
+    """Start one engine with no configured name (so its own name shows), then stop it."""
+    entry: dict[str, Any] = {"name": config.name, "protocol": config.protocol,
+                             "command": list(config.argv), "ok": False, "id": None, "text": ""}
+    engine = make_engine(dataclasses.replace(config, name=""))
+    try:
+        await engine.start()
+        entry["ok"] = True
+        entry["id"] = engine.name
+    except EngineError as exc:
+        entry["text"] = str(exc)
+    except (OSError, ValueError) as exc:
+        entry["text"] = str(exc)
+    finally:
+        await stop_engines([engine])
+    return entry
+
+
+def engine_json(config: EngineConfig) -> str:
+    """An engine's configuration as JSON, for `check_worker`."""
+    return _engine_adapter().dump_json(config).decode()
+
+
+@functools.cache
+def _engine_adapter() -> TypeAdapter[EngineConfig]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(EngineConfig)

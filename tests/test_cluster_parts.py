@@ -1,0 +1,156 @@
+"""The parts of the Dask scheduler that need no cluster: the record's JSON round trip, the
+``[cluster]`` table, the worker's own engines, the report's per-worker faults, and that the
+default run never imports Dask."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from runner.clock import TimeControl
+from runner.config.check import ConfigError
+from runner.config.model import ClusterConfig
+from runner.config.parse import parse_config
+from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.protocol.engine import EngineConfig, TranscriptEntry
+from runner.report.build import build_report
+from runner.report.render import report_json
+from runner.rules import Result
+from runner.store import Database, create_tournament, open_database, record_game
+from runner.store.recording import EngineRowValues
+from runner.tournament.pairing import match
+from runner.tournament.worker import ENGINES_FILE_ENV, local_engines, resolve
+from tests.conftest import REPO
+
+T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+
+
+def _record(white: str, black: str, result: Result, termination: GameTermination, *,
+            worker: str | None = None, reason: str = "") -> GameRecord:
+    control = TimeControl.parse("10+0.1")
+    return GameRecord(
+        white=white, black=black, spec=GameSpec(control, control, tags={"Event": "t"}),
+        moves=(MoveRecord("e4", score_cp=20, depth=3, time=0.25, uci="e2e4", nodes=99),
+               MoveRecord("e5", book=True, uci="e7e5", comment="{odd} text")),
+        result=result, termination=termination, reason=reason, started_at=T0,
+        ended_at=T0 + timedelta(seconds=7.5), final_fen="8/8/8/8/8/8/8/K6k w - - 0 1",
+        protocol_lines=((TranscriptEntry(1.5, ">", "new"),), (TranscriptEntry(2.0, "<", "move e5"),)),
+        worker=worker)
+
+
+def test_a_record_survives_json() -> None:
+    """A worker's record arrives equal: moves, enums, times, transcripts, worker name."""
+    record = _record("A", "B", Result.WHITE_WINS, GameTermination.CHECKMATE, worker="host/1")
+    back = GameRecord.from_json(record.to_json())
+    assert back == record
+    assert back.transcripts == record.transcripts and back.duration == 7.5
+    with pytest.raises(ValueError, match="termination"):
+        GameRecord.from_json(record.to_json().replace('"checkmate"', '"bored"'))
+
+
+def _parse(cluster: dict[str, object]) -> object:
+    table = {"name": "c", "format": "match", "tc": "1+0.1", "cluster": cluster,
+             "engines": [{"name": "a", "command": [sys.executable]},
+                         {"name": "b", "command": [sys.executable]}]}
+    return parse_config(table, source="c.toml")
+
+
+def test_the_cluster_table() -> None:
+    """workers or address; problems name the file, the key and the value."""
+    assert _parse({"workers": 3}).cluster == ClusterConfig(workers=3)  # type: ignore[attr-defined]
+    config = _parse({"address": "tcp://10.0.0.5:8786"})
+    assert config.cluster == ClusterConfig(address="tcp://10.0.0.5:8786")  # type: ignore[attr-defined]
+    # Where the games run does not change which games they are.
+    assert config.fingerprint() == _parse({"workers": 2}).fingerprint()  # type: ignore[attr-defined]
+    for table, key, words in (({"workers": 0}, "cluster.workers", "at least 1"),
+                              ({"workers": "two"}, "cluster.workers", "expected integer"),
+                              ({"address": "nowhere"}, "cluster.address", "tcp://HOST:8786"),
+                              ({"workers": 2, "address": "tcp://h:1"}, "cluster", "not both"),
+                              ({"worker": 2}, "cluster.worker", "did you mean 'workers'")):
+        with pytest.raises(ConfigError) as caught:
+            _parse(table)
+        text = str(caught.value)
+        assert "c.toml" in text and key in text and words in text, text
+
+
+def test_a_worker_s_own_engines_file_wins_by_name(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """RUNNER_WORKER_ENGINES: the worker's command for a named engine; others unchanged."""
+    (tmp_path / "bin").mkdir()
+    program = tmp_path / "bin" / "fm"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    own = tmp_path / "engines.toml"
+    own.write_text('[[engines]]\nname = "fm"\ncommand = "bin/fm -x"\nenv = { FM = "1" }\n')
+    monkeypatch.setenv(ENGINES_FILE_ENV, str(own))
+    mine = local_engines()
+    sent = EngineConfig(name="fm", argv=("/usr/games/fairymax",), options={"Hash": "16"})
+    got = resolve(sent, mine)
+    assert got.argv == (str(program), "-x") and got.env == {"FM": "1"}
+    assert got.options == {"Hash": "16"}  # the tournament's settings stay
+    other = EngineConfig(name="other", argv=("x",))
+    assert resolve(other, mine) is other
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = open_database(f"sqlite:///{tmp_path / 'runner.db'}")
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+def test_faults_per_worker_flag_a_bad_worker(db: Database) -> None:
+    """B crashes 4 times on w2 (> 3: flagged); w1 has one time loss in 6 games of A (> 10%)."""
+    schedule = match("A", "B", games=20)
+    plan: list[tuple[str | None, GameTermination, str]] = (
+        [("w1", GameTermination.CHECKMATE, "")] * 5
+        + [("w1", GameTermination.TIME_FORFEIT, "A")]
+        + [("w2", GameTermination.DISCONNECT, "B")] * 4
+        + [("w2", GameTermination.CHECKMATE, "")] * 6
+        + [(None, GameTermination.CHECKMATE, "")] * 4)
+    with db.session() as session:
+        tid = create_tournament(session, name="t", config={"name": "t", "format": "match"},
+                                fingerprint="fp", engines=[EngineRowValues(e, [e]) for e in "AB"],
+                                total_games=schedule.total()).id
+    for job, (worker, termination, loser) in zip(schedule.jobs(), plan, strict=True):
+        if loser:
+            result = Result.BLACK_WINS if job.white == loser else Result.WHITE_WINS
+        else:
+            result = Result.WHITE_WINS
+        record = _record(job.white, job.black, result, termination, worker=worker)
+        with db.session() as session:
+            record_game(session, tid, job, record)
+    with db.session() as session:
+        report = build_report(session, tid)
+    rows = {(w.worker, w.engine): (w.games, w.crashes, w.time_losses, w.flagged)
+            for w in report.worker_faults}
+    assert rows == {("w1", "A"): (6, 0, 1, True), ("w1", "B"): (6, 0, 0, False),
+                    ("w2", "A"): (10, 0, 0, False), ("w2", "B"): (10, 4, 0, True)}
+    assert report_json(report)["worker_faults"][3] == {
+        "worker": "w2", "engine": "B", "games": 10, "crashes": 4, "time_losses": 0,
+        "flagged": True}
+
+
+def test_the_default_run_does_not_import_dask(tmp_path: Path) -> None:
+    """Without --workers, --cluster or [cluster], the scheduler is local and Dask stays out."""
+    code = (
+        "import sys\n"
+        "from runner.config.parse import parse_config\n"
+        "from runner.tournament.runtime import cluster_scheduler\n"
+        "import runner.cli.app, runner.tournament.run\n"
+        "c = parse_config({'name': 'c', 'format': 'match', 'tc': '1+0.1', 'engines': [\n"
+        "    {'name': 'a', 'command': [sys.executable]}, {'name': 'b', 'command': [sys.executable]}]})\n"
+        "assert cluster_scheduler(c, 2) is None\n"
+        "assert 'distributed' not in sys.modules and 'dask' not in sys.modules\n"
+        "print('clean')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert done.stdout.strip() == "clean", done.stderr
