@@ -25,7 +25,7 @@ from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import vocabulary_help
 from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
-from runner.config.check import ConfigError
+from runner.config.check import ConfigError, unwritable
 from runner.config.model import TournamentConfig
 from runner.config.parse import load_config
 from runner.game.record import GameTermination
@@ -280,6 +280,8 @@ def export_command(
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""
+    if out is not None and (problem := unwritable(out, create_parents=False)) is not None:
+        raise fail(f"--out {out}: the file {problem}")
     database = open_db(db)
     count = 0
     try:

@@ -137,6 +137,7 @@ class Tournament:
 
     def prepare(self) -> int:
         """Create or find the tournament in the database; returns its id (blocking)."""
+        OpeningPolicy(self.config).check((self.total_games + 1) // 2)  # before any row
         with self.db.session() as session:
             row = self._existing_row(session)
             if row is None:
