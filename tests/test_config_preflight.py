@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli.vocabulary import read_arguments
-from runner.config.check import ConfigError, unfinishable
+from runner.config.check import ConfigError
 from runner.config.parse import load_config, parse_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,6 +63,8 @@ def test_time_controls_that_never_end_a_game_are_refused(tmp_path: Path, tc: str
 @pytest.mark.parametrize("tc", ["inf depth=1", "tc=inf nodes=500", "depth=3", "st=1", "0+0.1",
                                 "10+0.1", "40/60"])
 def test_time_controls_that_end_a_game_are_accepted(tc: str) -> None:
+    from runner.config.check import unfinishable
+
     assert unfinishable(tc) is None
 
 
