@@ -173,7 +173,8 @@ class Position:
         A position no legal game can reach (`status` not ``VALID``) raises `InvalidFenError`
         naming the field and value; ``strict=False`` sets it up anyway (with the castling
         rights and en passant square cleaned), for move-generator tests only. Missing or extra
-        kings are refused either way: nothing here works without one king per side.
+        kings and pawns on the back rank are refused either way: move generation needs one
+        king per side and pawns that can still move.
         """
         fields = parse_fen(fen)
         self.pawns = self.knights = self.bishops = self.rooks = self.queens = self.kings = 0

@@ -70,8 +70,8 @@ class InvalidPositionError(InvalidFenError):
         self.status = status
 
 
-# Pieces of one side in the initial position, by type (knight, bishop, rook, queen).
-_INITIAL = ((2, "knights"), (2, "bishops"), (2, "rooks"), (1, "queens"))
+# Pieces of one side in the initial position: knights, bishops, rooks, queens.
+_INITIAL = (2, 2, 2, 1)
 
 
 def valid_ep_square(position: Position, ep: Square | None) -> Square | None:
@@ -95,7 +95,7 @@ def _extra_pieces(position: Position, color: bool) -> int:
     own = position.occupied_co[color]
     boards = (position.knights, position.bishops, position.rooks, position.queens)
     return sum(max(0, (bb & own).bit_count() - initial)
-               for bb, (initial, _name) in zip(boards, _INITIAL, strict=True))
+               for bb, initial in zip(boards, _INITIAL, strict=True))
 
 
 def position_status(position: Position, ep: Square | None, castling_clean: Bitboard) -> Status:
