@@ -29,8 +29,11 @@ class StrengthLimits:
     greedy: bool = False
 
 
-# --level 1..8: fixed depths for the weak end (reproducible on any machine), node budgets for the
-# middle, and the clock alone at the top.
+# --level 1..8: a ladder where each rung searches about three to four times the work of the one
+# below, so that each level beats the one below (the SPRTs in engine/README.md show it): fixed
+# depths at the weak end (depth 4 averages about 12 000 nodes), then node budgets that start
+# well above that, and the clock alone at the top. No randomness: a level plays the same move
+# in the same position, so its strength does not depend on luck.
 _LEVELS: dict[str, StrengthLimits] = {
     "random": StrengthLimits(random_mover=True),
     "greedy": StrengthLimits(greedy=True),
@@ -38,9 +41,9 @@ _LEVELS: dict[str, StrengthLimits] = {
     "2": StrengthLimits(depth=2),
     "3": StrengthLimits(depth=3),
     "4": StrengthLimits(depth=4),
-    "5": StrengthLimits(nodes=5_000),
-    "6": StrengthLimits(nodes=20_000),
-    "7": StrengthLimits(nodes=80_000),
+    "5": StrengthLimits(nodes=40_000),
+    "6": StrengthLimits(nodes=150_000),
+    "7": StrengthLimits(nodes=500_000),
     "8": StrengthLimits(),
 }
 LEVEL_NAMES = tuple(_LEVELS)

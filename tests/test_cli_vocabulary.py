@@ -58,7 +58,8 @@ def test_play_and_match_read_the_same_engine_keys_with_the_same_meaning() -> Non
     rules = adjudication_rules(play.adjudication)
     assert (rules.draw_move_number, rules.draw_move_count, rules.draw_score) == (40, 8, 10)
     assert rules.max_moves == 10
-    pondering = read_arguments(["--engine", "cmd=python", "ponder=on", "--engine", "cmd=python"],
+    pondering = read_arguments(["--engine", "cmd=python", "ponder=on", "--engine", "cmd=python",
+                                "--each", "depth=1"],
                                "play").config()
     assert engine_config(pondering.engines[0]).ponder is True
     assert [e.name for e in pondering.engines] == ["python", "python-2"]

@@ -73,7 +73,7 @@ def test_rules_claims_match_python_chess():
         "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3": "0-1 {Black mates}",
         "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1": "1/2-1/2 {Stalemate}",
         "8/8/4k3/8/8/3K4/8/8 w - - 0 1": "1/2-1/2 {Insufficient material}",
-        "8/8/4k3/8/8/3K4/8/4R3 w - - 100 80": "1/2-1/2 {Draw by fifty move rule}",
+        "8/8/4k3/8/8/3K4/8/R7 w - - 100 80": "1/2-1/2 {Draw by fifty move rule}",
     }
     for fen, expected in cases.items():
         claim = rules_claim(Board(fen))
@@ -81,7 +81,7 @@ def test_rules_claims_match_python_chess():
         reference = chess.Board(fen).outcome(claim_draw=True)
         assert reference is not None and reference.result() == expected.split()[0]
     # One short of fifty moves: the side to move could reach it, but may not claim it yet.
-    assert rules_claim(Board("8/8/4k3/8/8/3K4/8/4R3 w - - 99 80")) is None
+    assert rules_claim(Board("8/8/4k3/8/8/3K4/8/R7 w - - 99 80")) is None
 
 
 def test_mate_scores_are_reported_as_100000_plus_moves():

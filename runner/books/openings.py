@@ -309,7 +309,9 @@ class PgnBook:
         if game is None:
             raise IndexError(f"{self.path}: no opening {index}")
         wanted = len(game.moves) if self.plies is None else self.plies
-        if game.error is not None and len(game.moves) < wanted:
+        if game.error is not None and (self.plies is None or len(game.moves) < wanted):
+            # A broken game is refused unless the moves before the fault are all we take:
+            # never fall back to the start position or a shortened line.
             raise OpeningBookError(f"bad opening game: {game.error}")
         moves = game.moves[:wanted]
         if any(move.is_null for move in moves):

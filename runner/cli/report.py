@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from runner.cli.errors import err_console, fail, open_db
+from runner.config.check import unwritable
 
 __all__ = ["report_command"]
 
@@ -35,6 +36,8 @@ def report_command(
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise fail(f"unknown --format {fmt!r}: text, json or html")
+    if out is not None and (problem := unwritable(out, create_parents=False)) is not None:
+        raise fail(f"--out {out}: the file {problem}")
     database = open_db(db, create=False)
     try:
         with database, database.session() as session:

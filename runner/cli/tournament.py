@@ -26,7 +26,7 @@ from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import INTERRUPT_HELP, vocabulary_help
 from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
 from runner.cli.words import plural
-from runner.config.check import ConfigError
+from runner.config.check import ConfigError, unwritable
 from runner.game.record import GameTermination
 from runner.rules import Result
 
@@ -368,6 +368,8 @@ def export_command(
     """Write stored games as PGN, streamed from the database."""
     from runner.store import GameFilter, stream_games
 
+    if out is not None and (problem := unwritable(out, create_parents=False)) is not None:
+        raise fail(f"--out {out}: the file {problem}")
     database = open_db(db, create=False)
     count = 0
     try:

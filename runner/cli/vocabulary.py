@@ -68,7 +68,8 @@ ENGINE_KEYS: tuple[Key, ...] = (
     Key("dir", "DIR", "the engine's working directory"),
     Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; default cecp)"),
     Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), inf; "
-        "tournaments need one of tc=, st=, depth=, nodes=, a single game is untimed without"),
+        "every game, 'runner play' too, needs one of tc=, st=, depth=, nodes= (inf only with "
+        "depth= or nodes=)"),
     Key("st", "SECONDS", "a fixed time per move"),
     Key("depth", "N", "search depth limit"),
     Key("nodes", "N", "node limit"),
@@ -354,8 +355,6 @@ def read_arguments(args: list[str], command: str) -> Arguments:
     table: dict[str, Any] = {"format": fmt, "engines": tables}
     table["name"] = (groups["name"][0] if "name" in groups
                      else f"{fmt} {time.strftime('%Y-%m-%d %H:%M:%S')}")
-    if command == "play":
-        table["tc"] = "inf"  # one game at the terminal: no clock unless an engine has one
     for key in ("rounds", "games", "concurrency"):
         if key in groups:
             table[key] = _integer(groups[key][0])

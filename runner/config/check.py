@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any
 from runner.clock import TimeControl
 
 __all__ = ["MISSING", "Checker", "ConfigError", "ConfigProblem", "join_key", "read_toml",
-           "show_value", "time_control", "type_name"]
+           "show_value", "time_control", "type_name", "unfinishable", "unwritable"]
 
 
 @dataclass(frozen=True)
@@ -186,3 +187,49 @@ def time_control(value: object, where: str, check: Checker) -> str | None:
         check.add(where, value, str(exc))
         return None
     return value
+
+
+def unfinishable(text: str) -> str | None:
+    """Why a game under the time control `text` could not end, or None when it can.
+
+    ``inf`` (no clock) is fine with a depth or node limit, as cutechess-cli's ``tc=inf
+    depth=1``; alone it lets an engine think forever. A clock period with no time and no
+    increment (``0``, ``40/0``) forfeits every game at its first move.
+    """
+    try:
+        control = TimeControl.parse(text)
+    except ValueError as exc:
+        return str(exc)
+    if control.is_infinite:
+        return ("no limit on thinking time: a game could never end; give a clock (40/60, "
+                "10+0.1), st=SECONDS, depth=N or nodes=N (tc=inf needs depth= or nodes=)")
+    for period in control.periods:
+        if period.base <= 0 and period.increment <= 0:
+            return (f"clock period {period.to_pgn()!r} gives no time at all: every game would "
+                    "be lost on time at the first move")
+    return None
+
+
+def unwritable(path: Path, *, create_parents: bool = True) -> str | None:
+    """Why a file cannot be written (appended to, or created, with its missing parent
+    directories when `create_parents`), or None when it can: checked before anything is
+    played or stored."""
+    target = Path(path)
+    if target.exists():
+        if target.is_dir():
+            return "is a directory, not a file"
+        if not os.access(target, os.W_OK):
+            return "is not writable (permission denied)"
+        return None
+    parent = target.parent
+    if not create_parents and not parent.is_dir():
+        return f"cannot be created: directory {parent} does not exist"
+    while not parent.exists():  # the writer creates missing directories: look at the first that exists
+        if parent == parent.parent:
+            break
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot be created: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot be created: directory {parent} is not writable (permission denied)"
+    return None

@@ -25,6 +25,8 @@ from runner.config.check import (
     ConfigProblem,
     read_toml,
     time_control,
+    unfinishable,
+    unwritable,
 )
 from runner.config.engines import read_engines
 from runner.config.model import (
@@ -94,18 +96,20 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     adjudication = _adjudication(check.table(data, "adjudication", ""), check)
     sprt = _sprt(check.table(data, "sprt", ""), check)
     pgnout = check.get(data, "pgnout", "", str)
+    if pgnout is not None:
+        problem = "an empty path" if not pgnout.strip() else unwritable(Path(pgnout))
+        if problem is not None:
+            check.add("pgnout", pgnout, f"the PGN output file {problem}")
     database = check.get(data, "database", "", str)
     recover = check.get(data, "recover", "", bool, False)
     affinity = check.get(data, "affinity", "", bool, False)
     cluster = _cluster(check.table(data, "cluster", ""), check)
 
     _check_format(fmt, engines, sprt, check)
-    if "tc" not in data:
-        for index, engine in enumerate(engines):
-            if engine.tc is None:
-                check.add(f"engines[{index}].tc", MISSING,
-                          f"engine {engine.name!r} has no time control: set tc at the top "
-                          "level or for this engine")
+    if not name.strip():
+        check.add("name", name, "a tournament needs a name (it tells tournaments apart in "
+                  "'runner list' and in the PGN Event tag)")
+    _check_time_controls(data, tc, engines, check)
     if problems:
         raise ConfigError(problems)
     return TournamentConfig(
@@ -116,6 +120,33 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
         affinity=bool(affinity), cluster=cluster,
         source=source,
     )
+
+
+_POLYGLOT_ENTRY = 16
+"""Bytes per Polyglot book entry (runner.books.polyglot reads them; not imported here so
+that reading a configuration stays cheap)."""
+
+
+def _check_time_controls(data: Mapping[str, Any], tc: str | None, engines: list[EngineSpec],
+                         check: Checker) -> None:
+    """Every engine needs a time control with which a game ends: a clock that gives some
+    time, a time per move, a depth or a node limit (``inf`` alone would never end)."""
+    top_problem = None if tc is None else unfinishable(tc)
+    top_used = False
+    for index, engine in enumerate(engines):
+        if engine.tc is not None:
+            problem = unfinishable(engine.tc)
+            if problem is not None:
+                check.add(f"engines[{index}].tc", engine.tc, problem)
+        elif "tc" not in data:
+            check.add(f"engines[{index}].tc", MISSING,
+                      f"engine {engine.name!r} has no time control: set tc at the top "
+                      "level or for this engine (on the command line: --each tc=10+0.1, or "
+                      "st=, depth=, nodes=)")
+        else:
+            top_used = True
+    if top_used and top_problem is not None:
+        check.add("tc", tc, top_problem)
 
 
 def _check_format(fmt: TournamentFormat, engines: list[EngineSpec],
@@ -162,6 +193,11 @@ def _openings(table: Mapping[str, Any] | None, base: Path,
             check.add("openings.file", file_text,
                       "cannot tell the book format from the extension: set openings.format")
             return None
+    if fmt is BookFormat.POLYGLOT and book.stat().st_size % _POLYGLOT_ENTRY:
+        check.add("openings.file", file_text,
+                  f"not a Polyglot book: {book.stat().st_size} bytes is not a whole number of "
+                  f"{_POLYGLOT_ENTRY}-byte entries ({book})")
+        return None
     return OpeningsConfig(file=book, format=fmt, order=order, seed=seed or 0, plies=plies,
                           start=start or 1)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,8 @@ _LONG_ALGEBRAIC = re.compile(
     r"(?P<piece>[KQRBN])?(?P<src>[a-h][1-8])[-x:](?P<dst>[a-h][1-8])(?:=?(?P<promo>[QRBNqrbn]))?[+#]*$"
 )
 _PIECE_LETTERS = "PNBRQK"
+_UNDO_KEPT = 256
+"""Moves a replayed line keeps on its board's stack (memory stays flat in long games)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +203,8 @@ class _Replay:
         )
         if raw.problems:
             self.game.error = raw.problems[0]
+        for warning in raw.warnings:
+            self._notice(warning.message, warning.line, warning.token)
 
     def _fail(self, message: str, line: int, token: str) -> None:
         if self.game.error is None:
@@ -223,8 +228,11 @@ class _Replay:
                 if skipping or not self.keep or not frame.moves or frame.broken:
                     skipping += 1
                 else:
-                    branch = frame.board.copy()
-                    branch.pop()
+                    # The position before the last move, without the game's history:
+                    # constant time however long the line is.
+                    last = frame.board.pop()
+                    branch = frame.board.copy(stack=False)
+                    frame.board.push(last)
                     variation: list[PgnMove] = []
                     frame.moves[-1].variations.append(variation)
                     stack.append(_Frame(branch, variation))
@@ -322,7 +330,10 @@ class _Replay:
                 self._bad_move(stack, token, exc)
                 return
             board.push(move)
-            frame.moves.append(PgnMove(move.uci(), san, token.line))
+            # Interned: a long game repeats a few hundred move texts, not one string per ply.
+            frame.moves.append(PgnMove(sys.intern(move.uci()), sys.intern(san), token.line))
+            if len(board.move_stack) > _UNDO_KEPT:
+                board.forget_moves(1)  # a variation only ever takes back the last move
         if nag is not None:
             frame.moves[-1].nags.append(nag)
 

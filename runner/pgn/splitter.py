@@ -32,7 +32,11 @@ _BOM = b"\xef\xbb\xbf"
 _TAG_PAIR = re.compile(r'\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s*"((?:[^"\\]|\\.)*)"\s*\]')
 _TAG_LINE = re.compile(r'\s*(?:\[\s*[A-Za-z0-9][A-Za-z0-9_+#=:-]*\s*"(?:[^"\\]|\\.)*"\s*\]\s*)+$')
 _TAG_NAME_START = re.compile(r"\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)")
-_UNESCAPE = re.compile(r"\\(.)")
+# A tag pair whose value has unescaped quotes in it, as python-chess 1.11 writes them:
+# the value runs to the last quote before the closing bracket at the end of the line.
+_LOOSE_TAG_PAIR = re.compile(r'\[\s*([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s+"(.*)"\s*\]')
+_UNESCAPE = re.compile(r'\\([\\"])')
+_SPACE = re.compile(rb"[ \t]")
 
 # One movetext token; whitespace is skipped before it.  A result marker only counts as one when
 # a delimiter follows, so that "0-0" stays a (castling) word.
@@ -98,27 +102,40 @@ class RawGame:
     tags: list[tuple[str, str, int]] = field(default_factory=list)
     tokens: list[Token] = field(default_factory=list)
     problems: list[PgnError] = field(default_factory=list)
+    warnings: list[PgnError] = field(default_factory=list)
+    """What was read leniently (the game is fine, the file was not quite PGN)."""
     end_offset: int = 0
 
 
 def unescape_tag_value(raw: str) -> str:
-    """Undo the PGN string escapes (backslash before a quote or a backslash)."""
+    """Undo the PGN string escapes (backslash before a quote or a backslash); any other
+    backslash is kept, as python-chess and pgn-extract keep it."""
     return _UNESCAPE.sub(r"\1", raw) if "\\" in raw else raw
 
 
 def _physical_lines(
     stream: BinaryIO, offset: int, line: int
-) -> Iterator[tuple[int, int, int, str]]:
-    """Yield (line number, byte offset, byte length, text without end of line) per line.
+) -> Iterator[tuple[int, int, int, str, bool]]:
+    """Yield (line number, byte offset, byte length, text without end of line, continued)
+    per line, where `continued` marks a piece that goes on the line of the piece before.
 
     A line longer than MAX_LINE_BYTES comes in several pieces with the same line number, so
-    that a file of binary junk never makes one unbounded read.
+    that a file of binary junk never makes one unbounded read. A piece ends after its last
+    space or tab where it has one, so that no move, number or UTF-8 character is cut in two:
+    the rest is carried over to the start of the next piece (each byte is read once).
     """
     first = offset == 0
+    carry = b""
+    continued = False
     while True:
-        raw = stream.readline(MAX_LINE_BYTES)
+        raw = carry + stream.readline(MAX_LINE_BYTES - len(carry))
+        carry = b""
         if not raw:
             return
+        if not raw.endswith(b"\n") and len(raw) >= MAX_LINE_BYTES:
+            cut = _last_space(raw)
+            if cut > 0:
+                raw, carry = raw[:cut], raw[cut:]
         size = len(raw)
         body = raw
         if first and raw.startswith(_BOM):
@@ -128,10 +145,32 @@ def _physical_lines(
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             text = body.decode("latin-1")
-        yield line, offset, size, text.rstrip("\r\n")
+        yield line, offset, size, text.rstrip("\r\n"), continued
         offset += size
-        if raw.endswith(b"\n"):
+        continued = not raw.endswith(b"\n")
+        if not continued:
             line += 1
+
+
+def _last_space(piece: bytes) -> int:
+    """Where a piece of a long line may end: after its last space or tab; in a piece with
+    none (one huge comment word), before a UTF-8 character that the read cut in two."""
+    end = 0
+    start = max(0, len(piece) - 4096)  # almost always near the end: look there first
+    while True:
+        for match in _SPACE.finditer(piece, start):
+            end = match.end()
+        if end or start == 0:
+            break
+        start = 0
+    if end:
+        return end
+    lead = len(piece) - 1
+    while lead > 0 and len(piece) - lead < 4 and piece[lead] & 0xC0 == 0x80:
+        lead -= 1  # back over continuation bytes to the character's lead byte
+    first = piece[lead]
+    needed = 2 if first & 0xE0 == 0xC0 else 3 if first & 0xF0 == 0xE0 else 4 if first & 0xF8 == 0xF0 else 1
+    return lead if len(piece) - lead < needed else 0
 
 
 _SIMPLE_KINDS = {
@@ -163,6 +202,8 @@ class _Splitter:
         self.previous_blank = False
         self.finished: list[RawGame] = []
         self.emitted = 0
+        self.line_comment = False  # a ';' comment runs to the end of the (long) line
+        self.line_comment_text = ""
 
     # -- game boundaries ------------------------------------------------------------------
 
@@ -191,8 +232,13 @@ class _Splitter:
 
     # -- line handling ----------------------------------------------------------------------
 
-    def feed(self, number: int, offset: int, size: int, text: str) -> None:
+    def feed(self, number: int, offset: int, size: int, text: str, continued: bool = False
+             ) -> None:
         blank = not text.strip()
+        if continued:
+            self._continue_line(number, text, blank)
+            return
+        self.line_comment = False
         if self.comment is not None:
             self._comment_line(number, offset, text, blank)
         elif self.state is _State.BETWEEN:
@@ -202,6 +248,30 @@ class _Splitter:
         else:
             self._movetext_line(number, offset, text, blank)
         self.previous_blank = blank
+
+    def _continue_line(self, number: int, text: str, blank: bool) -> None:
+        """The next piece of a line longer than MAX_LINE_BYTES: it goes on whatever the line
+        was doing (no new tag, no game boundary, no escape line starts in mid-line)."""
+        if self.game is None:
+            return
+        if self.line_comment:
+            # The ';' comment goes on: its token grows by this piece (pieces end in a space).
+            self.line_comment_text += text
+            tokens = self.game.tokens
+            tokens[-1] = Token(TokenKind.COMMENT, self.line_comment_text.strip(), tokens[-1].line)
+            return
+        if blank:
+            return
+        if self.comment is not None:
+            close = text.find("}")
+            if close < 0:
+                self.comment.append(text)
+                return
+            self.comment.append(text[:close])
+            self._close_comment()
+            self._lex(number, text, close + 1)
+        elif self.state is _State.MOVETEXT:
+            self._lex(number, text, 0)
 
     def _between(self, number: int, offset: int, text: str, blank: bool) -> None:
         if blank or text.startswith(("%", ";")):
@@ -227,6 +297,13 @@ class _Splitter:
             self._movetext_line(number, offset, text, blank)
             return
         single = _TAG_PAIR.fullmatch(stripped.rstrip())
+        if single is None and _TAG_PAIR.match(stripped) is None:
+            single = _LOOSE_TAG_PAIR.fullmatch(stripped.rstrip())
+            if single is not None:
+                # Read as python-chess and pgn-extract do, and say so: writers must escape.
+                game.warnings.append(PgnError(
+                    f"tag {single.group(1)} has unescaped quotes in its value; read up to the"
+                    " last quote", source=self.source, line=number, token=stripped))
         if single is not None:  # the usual case: one tag pair on the line
             name, value = single.groups()
             if self.blank_in_tags and name in self.tag_names:
@@ -302,7 +379,9 @@ class _Splitter:
                 elif kind == "number":
                     continue
                 elif kind == "semicolon":
-                    tokens.append(Token(TokenKind.COMMENT, text[match.end():].strip(), number))
+                    self.line_comment_text = text[match.end():]
+                    tokens.append(Token(TokenKind.COMMENT, self.line_comment_text.strip(), number))
+                    self.line_comment = True
                     return
                 else:  # an opening brace: the comment may end on this line or a later one
                     start = match.end()
@@ -337,8 +416,8 @@ def split_games(
     """
     splitter = _Splitter(source)
     end = offset
-    for number, start, size, text in _physical_lines(stream, offset, line):
-        splitter.feed(number, start, size, text)
+    for number, start, size, text, continued in _physical_lines(stream, offset, line):
+        splitter.feed(number, start, size, text, continued)
         end = start + size
         while splitter.finished:
             yield splitter.finished.pop(0)

@@ -43,10 +43,12 @@ from runner.rules.squares import (
     square_name,
     square_rank,
 )
+from runner.rules.status import InvalidPositionError, Status
 
 __all__ = [
     "Board", "LegalMoveGenerator", "Move", "Piece", "Outcome", "Result", "Termination",
-    "InvalidFenError", "IllegalMoveError", "InvalidMoveError", "AmbiguousMoveError",
+    "InvalidFenError", "InvalidPositionError", "Status", "IllegalMoveError", "InvalidMoveError",
+    "AmbiguousMoveError",
     "STARTING_FEN", "STARTING_BOARD_FEN", "perft", "perft_divide",
     "WHITE", "BLACK", "PAWN", "KNIGHT", "BISHOP", "ROOK", "QUEEN", "KING", "PIECE_TYPES",
     "PIECE_SYMBOLS", "PIECE_NAMES", "COLOR_NAMES", "FILE_NAMES", "RANK_NAMES", "SQUARES",

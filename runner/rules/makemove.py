@@ -220,6 +220,17 @@ class MoveMaker(Position):
     def peek(self) -> Move:
         """The last move played; raises ``IndexError`` when there is none."""
         return self.move_stack[-1]
+
+    def forget_moves(self, keep: int = 0) -> None:
+        """Drop all but the last `keep` moves from the stack: they can no longer be taken back.
+
+        Repetition counts are kept. For readers of very long games that only ever take back
+        the last move, so that memory does not grow with the undo records of the whole game.
+        """
+        drop = len(self.move_stack) - max(0, keep)
+        if drop > 0:
+            del self.move_stack[:drop]
+            del self._stack[:drop]
     def is_castling(self, move: Move) -> bool:
         """Whether a move of the side to move is castling."""
         return self._castling_rook(move) is not None

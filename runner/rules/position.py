@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 from runner.rules.fen import (
     STARTING_FEN,
-    InvalidFenError,
     castling_rights_from_field,
     parse_fen,
 )
@@ -45,6 +44,13 @@ from runner.rules.squares import (
     PieceType,
     Square,
     scan_forward,
+)
+from runner.rules.status import (
+    InvalidPositionError,
+    Status,
+    position_status,
+    problems,
+    valid_ep_square,
 )
 from runner.rules.zobrist import (
     EP_KEYS,
@@ -128,12 +134,13 @@ class Position:
     _cache_key: int
     _cache_moves: list[Move]
 
-    def __init__(self, fen: str | None = STARTING_FEN, *, chess960: bool = False) -> None:
+    def __init__(self, fen: str | None = STARTING_FEN, *, chess960: bool = False,
+                 strict: bool = True) -> None:
         self.chess960 = chess960
         if fen is None:
             self._set_empty()
         else:
-            self.set_fen(fen)
+            self.set_fen(fen, strict=strict)
 
     # ------------------------------------------------------------------ setup
 
@@ -160,22 +167,21 @@ class Position:
         self._counts = {self._key: 1}
         self._repeated = 0
 
-    def set_fen(self, fen: str) -> None:
-        """Set the position from a FEN, X-FEN or Shredder-FEN string and clear the history."""
+    def set_fen(self, fen: str, *, strict: bool = True) -> None:
+        """Set the position from a FEN, X-FEN or Shredder-FEN string and clear the history.
+
+        A position no legal game can reach (`status` not ``VALID``) raises `InvalidFenError`
+        naming the field and value; ``strict=False`` sets it up anyway (with the castling
+        rights and en passant square cleaned), for move-generator tests only. Missing or extra
+        kings and pawns on the back rank are refused either way: move generation needs one
+        king per side and pawns that can still move.
+        """
         fields = parse_fen(fen)
         self.pawns = self.knights = self.bishops = self.rooks = self.queens = self.kings = 0
         self.occupied_co = [0, 0]
         for sq, symbol in fields.placement:
             self._put(sq, PIECE_SYMBOLS.index(symbol.lower()), symbol.isupper())
         self.occupied = self.occupied_co[0] | self.occupied_co[1]
-        for color, name in ((WHITE, "white"), (BLACK, "black")):
-            count = (self.kings & self.occupied_co[color]).bit_count()
-            if count != 1:
-                raise InvalidFenError(
-                    f"piece placement must have exactly one {name} king, found {count} (in {fen!r})"
-                )
-        if self.pawns & (BB_RANK_1 | BB_RANK_8):
-            raise InvalidFenError(f"piece placement has a pawn on the first or eighth rank (in {fen!r})")
         self.turn = fields.turn
         self.castling_rights = castling_rights_from_field(
             fields.castling,
@@ -183,18 +189,18 @@ class Position:
             self.rooks & self.occupied_co[BLACK],
             {WHITE: self.king(WHITE), BLACK: self.king(BLACK)},
         )
-        self.castling_rights = self._clean_castling_rights()
         ep = fields.ep_square
-        if ep is not None:
-            # Keep an en passant square only where a pawn could just have made a double step.
-            pushed = ep - 8 if self.turn == WHITE else ep + 8
-            origin = ep + 8 if self.turn == WHITE else ep - 8
-            if (
-                (ep >> 3) != (5 if self.turn == WHITE else 2)
-                or not (self.pawns & self.occupied_co[not self.turn] & BB_SQUARES[pushed])
-                or self.occupied & (BB_SQUARES[ep] | BB_SQUARES[origin])
-            ):
-                ep = None
+        clean = self._clean_castling_rights()
+        status = position_status(self, ep, clean)
+        if not strict:
+            status &= (Status.NO_WHITE_KING | Status.NO_BLACK_KING | Status.TOO_MANY_KINGS
+                       | Status.PAWNS_ON_BACKRANK)
+            self.castling_rights = clean
+            ep = valid_ep_square(self, ep)
+        if status:
+            # Refuse what no legal game can reach (python-chess would set it up and flag it).
+            reasons = problems(status, self, tuple(fen.split()))
+            raise InvalidPositionError(f"{'; '.join(reasons)} (in {fen!r})", status)
         self.ep_square = ep
         self.halfmove_clock = fields.halfmove_clock
         self.fullmove_number = fields.fullmove_number
@@ -244,6 +250,14 @@ class Position:
             if h_side.bit_length() - 1 > king:
                 result |= h_side
         return result
+
+    def status(self) -> Status:
+        """What makes the position unreachable in a legal game (``Status.VALID``: nothing)."""
+        return position_status(self, self.ep_square, self._clean_castling_rights())
+
+    def is_valid(self) -> bool:
+        """Whether the position could arise in a legal game (``status()`` is ``VALID``)."""
+        return self.status() == Status.VALID
 
     # ------------------------------------------------------------------ queries
 

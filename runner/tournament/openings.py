@@ -13,6 +13,7 @@ from typing import Any
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
 from runner.config.model import BookFormat, TournamentConfig
 from runner.protocol.engine import Variant
+from runner.tournament.events import TournamentError
 
 __all__ = ["OpeningPolicy"]
 
@@ -24,17 +25,38 @@ class OpeningPolicy:
     """The opening of each game pair: from the book cursor, a Chess960 draw, or none."""
 
     def __init__(self, config: TournamentConfig) -> None:
+        self.config = config
         self.chess960 = config.variant is Variant.FISCHERANDOM
         self.cursor: OpeningCursor | None = None
         self._cache: dict[int, Opening | None] = {}
         self._seed = 0
         cfg = config.openings
         if cfg is not None:
-            book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960 or None,
-                             polyglot=cfg.format is BookFormat.POLYGLOT, seed=cfg.seed)
+            try:
+                book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960 or None,
+                                 polyglot=cfg.format is BookFormat.POLYGLOT, seed=cfg.seed)
+            except (ValueError, OSError) as exc:
+                raise TournamentError(
+                    f"{config.source}: openings.file = {str(cfg.file)!r}: {exc}") from None
             self.cursor = OpeningCursor(book, order=cfg.order.value, seed=cfg.seed,
                                         start=cfg.start_index)
             self._seed = cfg.seed
+
+    def check(self, pairs: int) -> None:
+        """Deal the opening of each of `pairs` pairs now, so that a book that cannot serve
+        them stops the run before its first game; raises `TournamentError` naming the
+        configuration file, key, book file and line."""
+        cfg = self.config.openings
+        if cfg is None:
+            return
+        try:
+            for pair in range(pairs):
+                self.for_pair(pair)
+        except (ValueError, OSError) as exc:  # OpeningBookError, PolyglotError, unreadable
+            raise TournamentError(
+                f"{self.config.source}: openings.file = {str(cfg.file)!r}: {exc}") from None
+        finally:
+            self._cache.clear()
 
     def for_pair(self, pair: int) -> Opening | None:
         """The opening both games of `pair` start from (None: the standard start position)."""

@@ -165,7 +165,9 @@ class Tournament:
         """Create or find the tournament in the database; returns its id (blocking).
 
         TournamentError when it cannot be run: a changed configuration without `force`,
-        another live runner on it, a database that fails."""
+        another live runner on it, a database that fails, an opening book that cannot deal
+        the openings the schedule needs (checked before any row is written)."""
+        OpeningPolicy(self.config).check((self.total_games + 1) // 2)
         try:
             with self.db.session() as session:
                 row = self._existing_row(session)
