@@ -35,7 +35,14 @@ from runner.store.lease import LEASE_TIMEOUT, acquire, holders, new_owner
 from runner.store.models import GameStatus, LeaseRow, TournamentRow, TournamentStatus
 from runner.store.queries import tournament_info
 from runner.store.resume import pgn_games
-from runner.tournament.events import Event, GameFinished, Notice, RunOutcome, TournamentError
+from runner.tournament.events import (
+    DatabaseFailure,
+    Event,
+    GameFinished,
+    Notice,
+    RunOutcome,
+    TournamentError,
+)
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import JobFinished, JobStarted, Scheduler, SchedulerEvent
 from runner.tournament.writer import GameWriter, pgn_file_text
@@ -447,3 +454,19 @@ def test_a_lease_of_a_dead_process_on_this_host_is_stale(any_db: Database, tmp_p
     with any_db.session() as session:
         acquire(session, first.tournament_id, owner := new_owner())
         assert holders(session)[first.tournament_id].owner == owner
+
+
+def test_a_database_failure_before_the_first_game_is_exit_status_1(
+        short_lock_db: Database, tmp_path) -> None:
+    db = short_lock_db
+    config = _config(tmp_path, rounds=1)
+    Tournament(config, db, scheduler=Scripted()).prepare()  # the tables and the row exist
+    let_go = _lock_from_another_connection(db)
+    try:
+        with pytest.raises(DatabaseFailure) as raised:
+            Tournament(config, db, scheduler=Scripted()).prepare()
+    finally:
+        let_go()
+    # Not the user's input (exit 2) but the database failing, as in the middle of a run.
+    assert raised.value.exit_code == 1
+    assert str(raised.value).startswith(f"database {store_db.safe_url(db.url)} failed: ")

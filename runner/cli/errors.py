@@ -38,10 +38,10 @@ def report_error(message: str, *, label: str = "error:") -> None:
     err_console.print(f"[bold red]{escape(label)}[/] {escape(redact(message))}", highlight=False)
 
 
-def fail(message: str) -> typer.Exit:
-    """Report `message`; the caller raises the returned exit (code 2)."""
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Report `message`; the caller raises the returned exit (code 2: the user's to fix)."""
     report_error(message)
-    return typer.Exit(2)
+    return typer.Exit(code)
 
 
 def exit_on_error(exc: Exception) -> typer.Exit:

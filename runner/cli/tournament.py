@@ -165,7 +165,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         try:
             tournament.prepare()
         except TournamentError as exc:
-            raise fail(str(exc)) from None
+            raise fail(str(exc), exc.exit_code) from None
         if tournament.done_games and not quiet:
             _err.print(f"Resuming tournament {tournament.tournament_id} "
                        f"({config.name!r}): {tournament.done_games} of "
@@ -174,16 +174,16 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         view = _View(tournament, quiet=quiet, live=_err.is_terminal,
                      rating_interval=rating_interval)
         tournament.on_event = view.event
-        began = time.monotonic()
-        outcome: RunOutcome | None = None
         import asyncio
 
+        began = time.monotonic()
+        outcome: RunOutcome | None = None
         try:
             with view:
                 try:
                     outcome = asyncio.run(tournament.run(handle_signals=True))
                 except TournamentError as exc:  # another runner took the tournament meanwhile
-                    raise fail(str(exc)) from None
+                    raise fail(str(exc), exc.exit_code) from None
             _print_summary(outcome, time.monotonic() - began, shown_url(db.url))
         except OSError:
             # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;

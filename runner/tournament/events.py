@@ -12,11 +12,23 @@ from runner.tournament.interrupts import exit_status
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scoreboard import Scoreboard
 
-__all__ = ["Event", "GameFinished", "GameStarted", "Notice", "RunOutcome", "TournamentError"]
+__all__ = [
+    "DatabaseFailure", "Event", "GameFinished", "GameStarted", "Notice", "RunOutcome", "TournamentError",
+]
 
 
 class TournamentError(RuntimeError):
     """A run that cannot start or go on: a changed configuration, an engine that never starts."""
+
+    exit_code = 2
+    """The process's exit status for it: 2, the user's input or setup is to be changed."""
+
+
+class DatabaseFailure(TournamentError):
+    """The results database failed (I/O error, disk full, a lock held too long): not the
+    user's input, so exit status 1, as when it fails in the middle of a run."""
+
+    exit_code = 1
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from runner.store.resume import (
     sync_engines,
 )
 from runner.tournament.events import (
+    DatabaseFailure,
     Event,
     GameFinished,
     GameStarted,
@@ -180,7 +181,7 @@ class Tournament:
         except LeaseHeldError as exc:
             raise TournamentError(_held_message(exc)) from None
         except SQLAlchemyError as exc:
-            raise TournamentError(database_failure(self.db.url, exc)) from None
+            raise DatabaseFailure(database_failure(self.db.url, exc)) from None
         if self.sprt is not None:
             self._check_sprt()
         return self.tournament_id
@@ -246,7 +247,7 @@ class Tournament:
                 raise TournamentError(_held_message(exc)) from None
             except SQLAlchemyError as exc:
                 if attempt == 2:
-                    raise TournamentError(database_failure(self.db.url, exc)) from None
+                    raise DatabaseFailure(database_failure(self.db.url, exc)) from None
 
     async def _heartbeats(self, writer: GameWriter) -> None:
         """Refresh the lease now and then, on the writer thread (one UPDATE of one row)."""
