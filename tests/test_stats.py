@@ -658,3 +658,18 @@ def test_cli_bad_input_exits_2(args: list[str], message: str) -> None:
     done = _cli(*args)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ranking_lines_show_no_finite_rating_for_an_engine_that_won_or_lost_everything() -> None:
+    # A gauntlet where the two weak engines lose every game: the regularised fit still gives
+    # them a number (once -817 +/- 10170), which is no rating at all.
+    board = Scoreboard(["strong", "middle", "weak", "weaker"])
+    results = [("strong", "middle", "1-0"), ("middle", "strong", "1/2-1/2"),
+               ("strong", "weak", "1-0"), ("weak", "strong", "0-1"),
+               ("strong", "weaker", "1-0"), ("weaker", "strong", "0-1"),
+               ("middle", "strong", "1-0")]
+    for pair, (white, black, result) in enumerate(results):
+        board.add(white, black, result, pair // 2)
+    rows = {line.split()[1]: line.split()[2:4] for line in board.ranking_lines()[1:]}
+    assert rows["weak"] == ["-inf", "n/a"] and rows["weaker"] == ["-inf", "n/a"]
+    assert all(value not in ("+inf", "-inf") for value in rows["strong"] + rows["middle"])

@@ -90,7 +90,11 @@ class Scoreboard:
             ranked.sort(key=lambda s: -elo[s.name][0])
         for rank, standing in enumerate(ranked, start=1):
             rating, margin = "-", "-"
-            if standing.name in elo and standing.games:
+            if standing.games and standing.score in (0.0, 1.0):
+                # Won or lost every game: no finite rating, whatever the regularised fit says
+                # (the report's standings show the same).
+                rating, margin = ("+inf" if standing.score else "-inf"), "n/a"
+            elif standing.name in elo and standing.games:
                 rating, margin = (f"{value:.0f}" for value in elo[standing.name])
             score = "-" if standing.score is None else f"{100 * standing.score:.1f}%"
             draws = "-" if not standing.games else f"{100 * standing.draws / standing.games:.1f}%"
