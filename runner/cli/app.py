@@ -258,8 +258,7 @@ def db_upgrade(
 
 
 from runner.cli.games import engine_app, play_command  # noqa: E402
-from runner.cli.help import PLAY_INTERRUPT_HELP, vocabulary_help  # noqa: E402
-from runner.cli.vocabulary import PASSTHROUGH  # noqa: E402
+from runner.cli.help import PASSTHROUGH, PLAY_INTERRUPT_HELP, vocabulary_help  # noqa: E402
 
 app.command("play", cls=vocabulary_help("play"), context_settings=PASSTHROUGH,
             epilog=PLAY_INTERRUPT_HELP)(play_command)

@@ -16,8 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.cli.errors import exit_on_error
-from runner.cli.help import vocabulary_help
-from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments, read_engine
+from runner.cli.help import PASSTHROUGH, vocabulary_help
 from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
@@ -33,6 +32,7 @@ _err = Console(stderr=True, emoji=False)  # see runner.cli.errors.err_console
 
 def play_command(ctx: typer.Context) -> None:
     """Play one game between two --engine groups and print its PGN (the words it takes are below)."""
+    from runner.cli.vocabulary import CommandLineError, read_arguments
     from runner.game.record import GameSpec, game_pgn
     from runner.protocol.engine import Variant
     from runner.rules import STARTING_FEN, Board
@@ -109,6 +109,7 @@ def engine_check(
 ) -> None:
     """Start an engine (runner engine check -- CMD ARGS..., or --engine KEY=VALUE ...), show its
     features, ping, one move."""
+    from runner.cli.vocabulary import CommandLineError, read_engine
     from runner.tournament.runtime import engine_config
 
     argv = list(ctx.args)

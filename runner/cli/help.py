@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer.rich_utils
+import typer.core
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 from typer.core import TyperCommand
 
-from runner.cli.vocabulary import help_sections
+__all__ = ["PASSTHROUGH", "VocabularyCommand", "vocabulary_help"]
 
-__all__ = ["VocabularyCommand", "vocabulary_help"]
+PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
+"""Click context settings of the commands that read their words in `runner.cli.vocabulary`
+rather than through Typer (defined here so that registering them imports no config code)."""
 
 
 class VocabularyCommand(TyperCommand):
@@ -32,6 +34,8 @@ class VocabularyCommand(TyperCommand):
     # public name: the arguments are passed through untouched.
     def format_help(self, ctx: Any, formatter: Any) -> None:
         """Typer's help, then the vocabulary's sections (rich panels, or plain text)."""
+        from runner.cli.vocabulary import help_sections  # the config model: not at start-up
+
         super().format_help(ctx, formatter)
         sections = help_sections(self.vocabulary)
         if self.rich_markup_mode is None or not typer.core.HAS_RICH:
@@ -39,7 +43,9 @@ class VocabularyCommand(TyperCommand):
                 with formatter.section(title):
                     formatter.write_dl(rows)
             return
-        console = Console(width=typer.rich_utils.MAX_WIDTH)
+        from typer import rich_utils  # here, not at start-up: it imports rich.markdown, pygments
+
+        console = Console(width=rich_utils.MAX_WIDTH)
         for title, rows in sections:
             table = Table.grid(padding=(0, 2))
             table.add_column(style="bold cyan", no_wrap=True)

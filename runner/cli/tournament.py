@@ -23,8 +23,7 @@ from rich.text import Text
 from runner.cli.dburl import shown_url
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, open_db, report_error
-from runner.cli.help import INTERRUPT_HELP, vocabulary_help
-from runner.cli.vocabulary import PASSTHROUGH, CommandLineError, read_arguments
+from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, vocabulary_help
 from runner.cli.words import plural
 from runner.config.check import ConfigError, unwritable
 from runner.game.record import GameTermination
@@ -309,6 +308,8 @@ def resume_command(
 
 def _cli_run(ctx: typer.Context, command: str) -> None:
     """Read the cutechess words of ``runner COMMAND``, check them as a file's table, run."""
+    from runner.cli.vocabulary import CommandLineError, read_arguments
+
     try:
         arguments = read_arguments(list(ctx.args), command)
         config = arguments.config()

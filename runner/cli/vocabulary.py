@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.cli.help import PASSTHROUGH
 from runner.config.engines import parse_engine
 from runner.config.model import DrawAdjudication, EngineSpec, ResignAdjudication, TournamentConfig
 from runner.config.parse import parse_config
@@ -27,9 +28,6 @@ __all__ = [
     "engine_table", "group_options", "help_sections", "read_arguments",
     "read_engine",
 ]
-
-PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
-"""Click context settings of the commands that read their words here rather than through Typer."""
 
 SOURCE = "command line"
 """How problems found by the configuration checks name the command line."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,8 @@ def worker_check(
         if cluster is None and config.cluster is not None:
             cluster = config.cluster.address
     if cluster is None:
+        import asyncio  # here: commands that do not play import no event loop
+
         reports = [asyncio.run(check_worker(engines))]
     else:
         reports = _on_cluster(cluster, engines)

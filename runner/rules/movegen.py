@@ -285,3 +285,129 @@ def _castling_move(board: Position, king: Square, rook: Square, occ: Bitboard) -
     if board.chess960:
         return _MOVES[king * 64 + rook]
     return _MOVES[king * 64 + king_to]
+
+
+def move_legality(board: Position, move: Move) -> bool | None:
+    """Whether one non-null move is legal, tested on that move alone (no move list).
+
+    The move must reach its square as its piece moves (pseudo-legal) and leave its own king
+    unattacked once played. ``None`` where this short test does not apply and the caller must
+    generate: castling or any king move off its neighbour squares, en passant, a side without
+    exactly one king.
+    """
+    turn = board.turn
+    occ_co = board.occupied_co
+    us = occ_co[turn]
+    them = occ_co[not turn]
+    f = move.from_square
+    t = move.to_square
+    from_bb = 1 << f
+    to_bb = 1 << t
+    our_kings = board.kings & us
+    if not our_kings or our_kings & (our_kings - 1):
+        return None
+    if not us & from_bb:
+        return False
+    occ = us | them
+    promotion = move.promotion
+    if our_kings & from_bb:
+        if us & to_bb or not BB_KING_ATTACKS[f] & to_bb:
+            return None  # castling in one of its spellings, or nonsense: the full rules decide
+        if promotion:
+            return False
+        return not board._attackers(not turn, t, occ ^ from_bb)
+    if us & to_bb:
+        return False
+    pawns = board.pawns
+    if pawns & from_bb:
+        if BB_PAWN_ATTACKS[turn][f] & to_bb:
+            if not them & to_bb:
+                return None if t == board.ep_square else False
+        elif t == f + (8 if turn else -8):
+            if occ & to_bb:
+                return False
+        elif t == f + (16 if turn else -16) and (f >> 3) == (1 if turn else 6):
+            if occ & (to_bb | BB_SQUARES[(f + t) >> 1]):
+                return False
+        else:
+            return False
+        if to_bb & _PROMOTION_RANKS:
+            if promotion not in (KNIGHT, BISHOP, ROOK, QUEEN):
+                return False
+        elif promotion:
+            return False
+    else:
+        if promotion:
+            return False
+        if board.knights & from_bb:
+            reach = BB_KNIGHT_ATTACKS[f]
+        else:
+            reach = 0
+            if (board.bishops | board.queens) & from_bb:
+                reach = BB_DIAG_ATTACKS[f][BB_DIAG_MASKS[f] & occ]
+            if (board.rooks | board.queens) & from_bb:
+                reach |= (BB_RANK_ATTACKS[f][BB_RANK_MASKS[f] & occ]
+                          | BB_FILE_ATTACKS[f][BB_FILE_MASKS[f] & occ])
+        if not reach & to_bb:
+            return False
+    # King safety: the opponent's pieces, less the one captured, against the new occupancy.
+    king = our_kings.bit_length() - 1
+    occ2 = (occ ^ from_bb) | to_bb
+    queens = board.queens
+    return not (them & ~to_bb & (
+        (BB_KNIGHT_ATTACKS[king] & board.knights)
+        | (BB_PAWN_ATTACKS[turn][king] & pawns)
+        | (BB_DIAG_ATTACKS[king][BB_DIAG_MASKS[king] & occ2] & (board.bishops | queens))
+        | ((BB_RANK_ATTACKS[king][BB_RANK_MASKS[king] & occ2]
+            | BB_FILE_ATTACKS[king][BB_FILE_MASKS[king] & occ2]) & (board.rooks | queens))
+    ))
+
+
+def has_legal_move(board: Position) -> bool:
+    """Whether the side to move has a legal move (a mate or stalemate test).
+
+    Out of check, a knight or a pawn step that uncovers no line to its king is a legal move
+    found in a few lookups; otherwise the generator decides, stopping at its first move.
+    """
+    turn = board.turn
+    occ_co = board.occupied_co
+    us = occ_co[turn]
+    them = occ_co[not turn]
+    our_kings = board.kings & us
+    if our_kings and not our_kings & (our_kings - 1):
+        king = our_kings.bit_length() - 1
+        occ = us | them
+        queens = board.queens
+        them_diag = (board.bishops | queens) & them
+        them_orth = (board.rooks | queens) & them
+        diag = BB_DIAG_ATTACKS[king]
+        dmask = BB_DIAG_MASKS[king]
+        rank, rmask = BB_RANK_ATTACKS[king], BB_RANK_MASKS[king]
+        file, fmask = BB_FILE_ATTACKS[king], BB_FILE_MASKS[king]
+        if not (them & (
+            (BB_KNIGHT_ATTACKS[king] & board.knights)
+            | (BB_PAWN_ATTACKS[turn][king] & board.pawns)
+            | (diag[dmask & occ] & them_diag)
+            | ((rank[rmask & occ] | file[fmask & occ]) & them_orth)
+        )):
+            # Not in check: an unpinned piece may make any of its moves.
+            movers = board.knights & us
+            while movers:
+                low = movers & -movers
+                movers ^= low
+                if BB_KNIGHT_ATTACKS[low.bit_length() - 1] & ~us:
+                    occ2 = occ ^ low
+                    if not ((diag[dmask & occ2] & them_diag)
+                            or ((rank[rmask & occ2] | file[fmask & occ2]) & them_orth)):
+                        return True
+            pawns = board.pawns & us
+            empty = ~occ & _ALL
+            movers = pawns & ((empty >> 8) if turn else (empty << 8))
+            while movers:
+                low = movers & -movers
+                movers ^= low
+                occ2 = occ ^ low
+                if not ((diag[dmask & occ2] & them_diag)
+                        or ((rank[rmask & occ2] | file[fmask & occ2]) & them_orth)):
+                    return True
+    return bool(generate_legal(board, first=True))

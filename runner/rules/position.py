@@ -16,7 +16,7 @@ from runner.rules.fen import (
     parse_fen,
 )
 from runner.rules.move import Move, Piece
-from runner.rules.movegen import generate_legal
+from runner.rules.movegen import generate_legal, has_legal_move, move_legality
 from runner.rules.squares import (
     BB_DIAG_ATTACKS,
     BB_DIAG_MASKS,
@@ -362,7 +362,7 @@ class Position:
         generation that stops at the first move found (and is not cached)."""
         if self._cache_key == self._key:
             return bool(self._cache_moves)
-        return bool(generate_legal(self, first=True))
+        return has_legal_move(self)
 
     def generate_legal_moves(self) -> Iterator[Move]:
         """Iterate over the legal moves."""
@@ -434,6 +434,9 @@ class Position:
             return False
         if self._cache_key == self._key:
             return move in self._cache_moves
+        legal = move_legality(self, move)
+        if legal is not None:
+            return legal
         return move in generate_legal(self, from_mask=BB_SQUARES[move.from_square],
                                       to_mask=BB_SQUARES[move.to_square])
 

@@ -5,17 +5,30 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from runner.rules.move import AmbiguousMoveError, IllegalMoveError, InvalidMoveError, Move
+from runner.rules.move import _MOVES, AmbiguousMoveError, IllegalMoveError, InvalidMoveError, Move
 from runner.rules.squares import (
+    BB_DIAG_ATTACKS,
+    BB_DIAG_MASKS,
+    BB_FILE_ATTACKS,
+    BB_FILE_MASKS,
     BB_FILES,
+    BB_KNIGHT_ATTACKS,
+    BB_RANK_ATTACKS,
+    BB_RANK_MASKS,
     BB_RANKS,
     BB_SQUARES,
+    BISHOP,
     FILE_NAMES,
     KING,
+    KNIGHT,
     PAWN,
     PIECE_SYMBOLS,
     RANK_NAMES,
+    ROOK,
     SQUARE_NAMES,
+    Bitboard,
+    PieceType,
+    Square,
 )
 
 if TYPE_CHECKING:
@@ -79,9 +92,14 @@ def _san_body(board: Board, move: Move, long: bool) -> str:
     if piece_type != KING:
         others = 0
         rivals = board.pieces_mask(piece_type, board.turn) & ~BB_SQUARES[move.from_square]
-        if rivals:  # other pieces of the same kind that may reach the square too
-            for other in board._legal_between(rivals, BB_SQUARES[move.to_square]):
-                others |= BB_SQUARES[other.from_square]
+        if rivals:  # other pieces of the same kind that may legally reach the square too
+            to_square = move.to_square
+            rivals &= _reach(piece_type, to_square, board.occupied)
+            while rivals:
+                low = rivals & -rivals
+                rivals ^= low
+                if board.is_legal(_MOVES[(low.bit_length() - 1) * 64 + to_square]):
+                    others |= low
         if others:
             need_file = need_rank = False
             if others & BB_RANKS[move.from_square >> 3]:
@@ -95,6 +113,20 @@ def _san_body(board: Board, move: Move, long: bool) -> str:
             if need_rank:
                 text += RANK_NAMES[move.from_square >> 3]
     return text + ("x" if capture else "") + to_name
+
+
+def _reach(piece_type: PieceType, square: Square, occupied: Bitboard) -> Bitboard:
+    """The squares from which a knight, bishop, rook or queen attacks `square` (attacks are
+    symmetric: the piece's own attack set from `square`)."""
+    if piece_type == KNIGHT:
+        return BB_KNIGHT_ATTACKS[square]
+    reach = 0
+    if piece_type != ROOK:
+        reach = BB_DIAG_ATTACKS[square][BB_DIAG_MASKS[square] & occupied]
+    if piece_type != BISHOP:
+        reach |= (BB_RANK_ATTACKS[square][BB_RANK_MASKS[square] & occupied]
+                  | BB_FILE_ATTACKS[square][BB_FILE_MASKS[square] & occupied])
+    return reach
 
 
 def parse_san(board: Board, san: str) -> Move:
