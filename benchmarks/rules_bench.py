@@ -20,6 +20,8 @@ import argparse
 import random
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 import chess
 
@@ -101,30 +103,12 @@ def referee_peer(games: list[list[str]]) -> int:
     return plies
 
 
-def arbiter_ours(games: list[list[str]], one_push: bool = False) -> int:
-    """The game loop's per-ply checks with our rules; returns plies handled."""
+def arbiter(new_board: Callable[[], Any], games: list[list[str]], one_push: bool = False) -> int:
+    """The game loop's per-ply checks on boards from `new_board` (ours or python-chess's: the
+    two libraries share these method names); returns plies handled."""
     plies = 0
     for moves in games:
-        board = Board()
-        for uci in moves:
-            move = board.parse_uci(uci)
-            if one_push:
-                board.san_and_push(move)
-            else:
-                board.san(move)
-                board.push(move)
-            if board.outcome() is None:
-                board.is_repetition(3)
-                board.can_claim_fifty_moves()
-            plies += 1
-    return plies
-
-
-def arbiter_peer(games: list[list[str]], one_push: bool = False) -> int:
-    """The same per-ply checks with python-chess."""
-    plies = 0
-    for moves in games:
-        board = chess.Board()
+        board = new_board()
         for uci in moves:
             move = board.parse_uci(uci)
             if one_push:
@@ -170,8 +154,8 @@ def main() -> None:
     print(f"ours {ours_t / plies * 1e6:.1f} us/ply, python-chess {peer_t / plies * 1e6:.1f} us/ply, "
           f"time ratio {ours_t / peer_t:.2f}x")
     for one_push, words in ((False, "san, push"), (True, "san_and_push")):
-        ours_t, plies = timed(lambda o=one_push: arbiter_ours(games, o), args.repeats)
-        peer_t, peer_plies = timed(lambda o=one_push: arbiter_peer(games, o), args.repeats)
+        ours_t, plies = timed(lambda o=one_push: arbiter(Board, games, o), args.repeats)
+        peer_t, peer_plies = timed(lambda o=one_push: arbiter(chess.Board, games, o), args.repeats)
         assert plies == peer_plies
         print(f"\nthe game loop's checks per ply (is_legal, {words}, outcome, is_repetition(3), "
               "can_claim_fifty_moves)")
