@@ -12,7 +12,9 @@ is absent), GAMES games, concurrency 2, into a fresh SQLite database per mode. F
   minus the game itself as timed where it was played (median and 90th percentile). The
   Dask scheduler sends two jobs per slot, so the next one waits on its worker; that wait is
   in the figure, and a fourth row, ``--workers 2`` sending one job per slot, shows the
-  round trip alone (dispatch, engines pinged, record back, record stored).
+  round trip alone (dispatch, engines pinged, record back, record stored); a fifth,
+  ``--workers 1`` with ``restart = "on"``, starts both engines for every game: the difference
+  to ``--workers 1`` is what keeping the engines up across games on a worker saves.
 
 Run: python benchmarks/cluster_bench.py [--games 40]
 """
@@ -68,7 +70,7 @@ class _Timed(DaskScheduler):
             self.played[event.job.index] = event.seconds
 
 
-def _table(games: int) -> dict[str, Any]:
+def _table(games: int, restart: bool = False) -> dict[str, Any]:
     fairymax = shutil.which("fairymax") or ("/usr/games/fairymax"
                                              if Path("/usr/games/fairymax").exists() else None)
     if fairymax:
@@ -76,16 +78,21 @@ def _table(games: int) -> dict[str, Any]:
     else:
         bundled = [sys.executable, "-m", "engine", "--depth", "1"]
         engines = [{"name": "e1", "command": bundled}, {"name": "e2", "command": bundled}]
+    if restart:  # a fresh pair of engine processes for every game
+        engines = [{**engine, "restart": "on"} for engine in engines]
     return {"name": "bench", "format": "match", "rounds": games // 2, "games": 2,
             "tc": "inf depth=1", "concurrency": 2, "engines": engines,
             "adjudication": {"maxmoves": 60}}
 
 
-def run_mode(workers: int | None, games: int, workdir: Path) -> dict[str, float]:
+def run_mode(workers: int | None, games: int, workdir: Path,
+             restart: bool = False) -> dict[str, float]:
     """One tournament in one mode; its figures."""
-    config = parse_config(_table(games), source="benchmark", base_dir=REPO)
+    config = parse_config(_table(games, restart), source="benchmark", base_dir=REPO)
     db = open_database(f"sqlite:///{workdir / f'bench-{workers}-{time.monotonic_ns()}.db'}")
-    scheduler = None if workers is None else _Timed(2, workers=workers, tournament="bench")
+    fresh = frozenset(e.name for e in config.engines) if restart else frozenset()
+    scheduler = None if workers is None else _Timed(2, workers=workers, tournament="bench",
+                                                    fresh_engines=fresh)
     started: dict[int, float] = {}
     stored: dict[int, float] = {}
     seconds: dict[int, float] = {}
@@ -128,10 +135,14 @@ def main() -> None:
               f"{' '.join(f'{x:.1f}' for x in __import__('os').getloadavg())}")
         print(f"{'mode':<13} {'wall s':>7} {'games/min':>9} {'steady':>7} {'coord CPU/game':>14} "
               f"{'overhead med':>12} {'p90':>7} {'game med':>8}")
-        for label, workers, ahead in (("in-process", None, 2), ("--workers 1", 1, 2),
-                                      ("--workers 2", 2, 2), ("w2 1 per slot", 2, 1)):
+        # The last row restarts the engines for every game (restart=on): what keeping them up
+        # across games on a worker saves.
+        for label, workers, ahead, restart in (
+                ("in-process", None, 2, False), ("--workers 1", 1, 2, False),
+                ("--workers 2", 2, 2, False), ("w2 1 per slot", 2, 1, False),
+                ("w1 restart=on", 1, 2, True)):
             cluster.AHEAD = ahead
-            r = run_mode(workers, games, Path(tmp))
+            r = run_mode(workers, games, Path(tmp), restart)
             print(f"{label:<13} {r['wall']:7.1f} {r['per_minute']:9.0f} "
                   f"{r['steady_per_minute']:7.0f} {r['cpu_per_game_ms']:11.1f} ms "
                   f"{r['overhead_median_ms']:9.1f} ms {r['overhead_p90_ms']:4.0f} ms "

@@ -301,7 +301,12 @@ def test_sprt_stop_cancels_the_queued_jobs(tmp_path: Path) -> None:
     before = sum(line.startswith("Finished game") for line in lines[:decided])
     games = _games(tmp_path / "r.db")
     done = [g for g in games if g[1] == "done"]
-    # Two slots: at most the two games playing at the decision are stored after it.
-    assert before <= len(done) <= before + 2 and len(done) < 50, (before, len(done))
+    # Two slots, each holding up to two jobs on its worker (one playing, one queued so the slot
+    # starts its next game at once). The queued ones are cancelled, but one may start in the
+    # moment between its slot's game ending and the cancel arriving: stored games after the
+    # decision are bounded by the jobs in flight, not the playing games alone. (Seen in CI:
+    # 20 before the decision, 23 stored.)
+    in_flight = 2 * 2
+    assert before <= len(done) <= before + in_flight and len(done) < 50, (before, len(done))
     with sqlite3.connect(tmp_path / "r.db") as conn:
         assert conn.execute("select status from tournaments").fetchone() == ("finished",)
