@@ -211,6 +211,11 @@ def test_stats_without_games_and_for_sweeps(tmp_path: Path) -> None:
     sweep = _runner("stats", "--penta", "0", "0", "0", "0", "1", cwd=tmp_path)
     assert "+inf +/- n/a" in sweep.stdout and "(1 pair)" in sweep.stdout
     assert "1199" not in sweep.stdout
+    # The table shows the observed score and draw ratio, not the regularised ones (99.99 %,
+    # 0.01 % for 10-0-0).
+    wins = _runner("stats", "--wdl", "10", "0", "0", cwd=tmp_path)
+    assert "100.00 %" in wins.stdout and "99.99" not in wins.stdout
+    assert "0.00 %" in wins.stdout and "0.01 %" not in wins.stdout
     figures = match_stats(Trinomial(0, 0, 7))
     assert figures.sweep == -1 and format_elo(figures.elo, figures.elo_error95,
                                               figures.sweep) == "-inf +/- n/a"

@@ -142,11 +142,15 @@ def stats(
         console.print("No games: there is no score, Elo, LOS or draw ratio to estimate.",
                       highlight=False)
     else:
-        console.print(_stats_table(result))
+        console.print(_stats_table(result, counts.low_to_high))
 
 
-def _stats_table(result: MatchStats) -> Table:
-    """A rich table of a match's figures (percentages for LOS and draw ratios)."""
+def _stats_table(result: MatchStats, counts: tuple[int, ...]) -> Table:
+    """A rich table of a match's figures (percentages for LOS and draw ratios).
+
+    Score and draw ratios are the observed ones, from `counts` (worst outcome first): the
+    fishtest figures in `result` add a pseudo-count to every empty cell, so 10-0-0 would read
+    as 99.99 % with 0.01 % draws. Elo, LOS and nElo keep the regularised model."""
     from rich.table import Table
 
     from runner import stats as st
@@ -157,13 +161,16 @@ def _stats_table(result: MatchStats) -> Table:
     games = f"{result.games}" + (f" ({result.pairs} {plural(result.pairs, 'pair')})"
                                  if result.pairs is not None else "")
     table.add_row("Games", games)
-    table.add_row("Score", f"{100 * result.score:.2f} %")
+    last = len(counts) - 1
+    observed = [count / result.games if result.pairs is None else count / result.pairs
+                for count in counts]
+    table.add_row("Score", f"{100 * sum(i * p for i, p in enumerate(observed)) / last:.2f} %")
     table.add_row("Elo", f"{st.format_elo(result.elo, result.elo_error95, result.sweep, '.2f')} (95%)")
     table.add_row("LOS", f"{100 * result.los:.2f} %")
     if result.draw_ratio is not None:
-        table.add_row("Draw ratio", f"{100 * result.draw_ratio:.2f} %")
+        table.add_row("Draw ratio", f"{100 * observed[1]:.2f} %")
     if result.pair_draw_ratio is not None:
-        table.add_row("Pair draw ratio", f"{100 * result.pair_draw_ratio:.2f} %")
+        table.add_row("Pair draw ratio", f"{100 * observed[2]:.2f} %")
     table.add_row("nElo",
                   f"{st.format_elo(result.nelo, result.nelo_error95, result.sweep, '.2f')} (95%)")
     if result.sprt is not None:
