@@ -119,6 +119,28 @@ def _spec():
     return game_spec(TC, adjudication=AdjudicationRules(max_moves=MAX_MOVES))
 
 
+def _started_late(record: GameRecord) -> bool:
+    """An engine's ``feature done=1`` arrived only after its game began.
+
+    gnuchess 6.2.7 (-x) can stay stuck at start-up: its adapter thread calls setbuf(stdin)
+    while its input thread holds the stdin lock in fgets(), and gets the lock only if it wins
+    the moment between two lines read. The runner probes and restarts it (see
+    CecpEngine._negotiate), but once in a few thousand starts on a busy CI machine every
+    attempt stayed stuck, the game began on protocol-1 defaults and gnuchess never moved.
+    That is gnuchess's start-up, not the game protocol this file tests.
+    """
+    return any(line.endswith("< feature done=1") for side in record.transcripts for line in side)
+
+
+def play_checked(white: EngineConfig, black: EngineConfig, attempts: int = 3) -> GameRecord:
+    """One game; played again (up to `attempts` in all) only when a start-up stayed stuck."""
+    for _ in range(attempts - 1):
+        record = run_game(white, black, _spec()).record
+        if not _started_late(record):
+            return record
+    return run_game(white, black, _spec()).record
+
+
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("name", list(_COMMANDS))
 def test_two_games_against_the_bundled_engine(name, tmp_path):
@@ -126,7 +148,7 @@ def test_two_games_against_the_bundled_engine(name, tmp_path):
     for real_white in (True, False):
         bot = bundled("bundled", "--level", "2", "--seed", "1")
         white, black = (real, bot) if real_white else (bot, real)
-        record = run_game(white, black, _spec()).record
+        record = play_checked(white, black)
         check_complete(record, (real_white,))
         own = [m for i, m in enumerate(record.moves) if (i % 2 == 0) == real_white]
         assert own, "the real engine made no move"
@@ -139,5 +161,5 @@ _PAIRS = [("gnuchess", "fairymax"), ("hoichess", "phalanx"), ("stockfish", "sjen
 @pytest.mark.parametrize("white_name,black_name", [pytest.param(w, b, id=f"{w}-{b}") for w, b in _PAIRS])
 def test_real_engine_against_real_engine(white_name, black_name, tmp_path):
     white, black = real_engine(white_name, tmp_path), real_engine(black_name, tmp_path)
-    record = run_game(white, black, _spec()).record
+    record = play_checked(white, black)
     check_complete(record, (True, False))
