@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runner.game.live import LiveMove
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import SprtResult
@@ -13,7 +14,8 @@ from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scoreboard import Scoreboard
 
 __all__ = [
-    "DatabaseFailure", "Event", "GameFinished", "GameStarted", "Notice", "RunOutcome", "TournamentError",
+    "DatabaseFailure", "Event", "GameFinished", "GameStarted", "MovePlayed", "Notice", "RunOutcome",
+    "TournamentError",
 ]
 
 
@@ -40,6 +42,14 @@ class GameStarted:
 
 
 @dataclass(frozen=True)
+class MovePlayed:
+    """A move in a running game (only when the scheduler watches moves: live boards)."""
+
+    job: ScheduledGame
+    move: LiveMove
+
+
+@dataclass(frozen=True)
 class GameFinished:
     """A game ended and was stored (or, with ``replay``, will be played again)."""
 
@@ -59,7 +69,7 @@ class Notice:
     text: str
 
 
-Event = GameStarted | GameFinished | Notice
+Event = GameStarted | MovePlayed | GameFinished | Notice
 
 
 @dataclass

@@ -63,6 +63,7 @@ from runner.tournament.events import (
     Event,
     GameFinished,
     GameStarted,
+    MovePlayed,
     Notice,
     RunOutcome,
     TournamentError,
@@ -79,6 +80,7 @@ from runner.tournament.runtime import (
 )
 from runner.tournament.scheduler import (
     JobFinished,
+    JobMoved,
     JobStarted,
     Scheduler,
     SchedulerEvent,
@@ -386,6 +388,8 @@ class Tournament:
             # replayed anyway.
             marks[game.index] = writer.submit(writer.mark_running, game.key)
             self.on_event(GameStarted(game, event.slot))
+        elif isinstance(event, JobMoved):
+            self.on_event(MovePlayed(self.pairing.job(event.job.index), event.move))
         elif isinstance(event, JobFinished):
             mark = marks.pop(event.job.index, None)
             if mark is not None:

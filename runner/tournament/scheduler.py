@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from runner.game.job import GameJob
+from runner.game.live import LiveMove, MoveWatch
 from runner.game.play import play_game
 from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import Engine, EngineConfig, EngineError
@@ -34,6 +35,7 @@ from runner.tournament.events import Notice
 
 __all__ = [
     "JobFinished",
+    "JobMoved",
     "JobStarted",
     "LocalScheduler",
     "Scheduler",
@@ -71,6 +73,14 @@ class JobFinished:
 
 
 @dataclass(frozen=True)
+class JobMoved:
+    """A move of a running job's game (reported only by a scheduler that `watch_moves`)."""
+
+    job: GameJob
+    move: LiveMove
+
+
+@dataclass(frozen=True)
 class SchedulerFailure:
     """The run cannot go on (an engine that never starts, a game that cannot be set up, a
     job failing again and again); the scheduler already takes no new job."""
@@ -78,11 +88,14 @@ class SchedulerFailure:
     text: str
 
 
-SchedulerEvent = JobStarted | JobFinished | Notice | SchedulerFailure
+SchedulerEvent = JobStarted | JobMoved | JobFinished | Notice | SchedulerFailure
 
 
 class Scheduler(abc.ABC):
     """Plays game jobs and reports them as they start and finish; stops soft or hard."""
+
+    watch_moves: bool = False
+    """Report every move (`JobMoved`) as well: set by a watcher with live boards (the service)."""
 
     @abc.abstractmethod
     def submit(self, jobs: Iterable[GameJob]) -> None:
@@ -260,8 +273,13 @@ class LocalScheduler(Scheduler):
             return
         await self._emit(JobStarted(job, slot.number))
         began = time.monotonic()
+        watch = None
+        if self.watch_moves:
+            queue = self._queue
+            assert queue is not None
+            watch = MoveWatch(job.spec, lambda move: queue.put_nowait((JobMoved(job, move), None)))
         try:
-            record = await play_game(white, black, job.spec)
+            record = await play_game(white, black, job.spec, on_move=watch)
         except ValueError as exc:
             # A game the configuration cannot set up (a variant or a fixed depth an engine
             # cannot play): every such game would fail alike, so stop with the reason; the
