@@ -274,6 +274,10 @@ from runner.cli.report import report_command  # noqa: E402 - commands defined el
 
 app.command("report")(report_command)
 
+from runner.cli.serve import serve_command  # noqa: E402
+
+app.command("serve")(serve_command)
+
 from runner.cli.tournament import register as _register_tournament  # noqa: E402
 from runner.cli.worker import worker_app  # noqa: E402
 

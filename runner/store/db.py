@@ -49,7 +49,7 @@ __all__ = [
 
 DEFAULT_URL = "sqlite:///runner.db"
 ENV_VAR = "RUNNER_DB"
-SCHEMA_REVISION = "7d3a91c0e5b4"
+SCHEMA_REVISION = "c41e8a6f2d17"
 """The newest migration's revision (a test keeps it equal to alembic's head). A database
 already there is opened without loading alembic, which costs a command about 0.3 s."""
 LOCK_TIMEOUT_MS = 30_000

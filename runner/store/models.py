@@ -88,6 +88,8 @@ class TournamentStatus(enum.Enum):
 
     RUNNING = "running"
     INTERRUPTED = "interrupted"
+    STOPPED = "stopped"
+    """Stopped on request (the service's stop): not resumed until asked."""
     FINISHED = "finished"
 
 
@@ -126,6 +128,8 @@ class TournamentRow(Base):
     finished_at: Mapped[datetime | None]
     sprt_decision: Mapped[str | None] = mapped_column(String(16))
     book_state: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    origin: Mapped[str | None] = mapped_column(String(16))
+    """Where it came from: None, the command line; "service", submitted over HTTP."""
 
     engines: Mapped[list[EngineRow]] = relationship(
         back_populates="tournament", cascade="all, delete-orphan", passive_deletes=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.game.live import LiveMove
-from runner.game.record import GameTermination
+from runner.game.record import GameSpec, GameTermination
 from runner.rules import Result
 from runner.stats import SprtResult
 from runner.store import TournamentStatus
@@ -39,6 +39,8 @@ class GameStarted:
 
     job: ScheduledGame
     slot: int
+    spec: GameSpec | None = None
+    """What is played: start position, opening moves, time controls (for live boards)."""
 
 
 @dataclass(frozen=True)

@@ -387,7 +387,7 @@ class Tournament:
             # thread stores it before the finished game, and a game without a row is
             # replayed anyway.
             marks[game.index] = writer.submit(writer.mark_running, game.key)
-            self.on_event(GameStarted(game, event.slot))
+            self.on_event(GameStarted(game, event.slot, event.job.spec))
         elif isinstance(event, JobMoved):
             self.on_event(MovePlayed(self.pairing.job(event.job.index), event.move))
         elif isinstance(event, JobFinished):

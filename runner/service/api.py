@@ -1,0 +1,208 @@
+"""The JSON API: submit, list, read, stop and resume tournaments; their events, PGN and report.
+
+Every route reads the manager and settings from the app's state (config passed, never
+global). Problems with a submitted configuration come back as 422 with one entry per problem
+(key path, value, message: the CLI's own wording); nothing is stored for such a submission.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, status
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from runner.config.check import ConfigError
+from runner.game.record import GameTermination
+from runner.rules import Result
+from runner.service.hub import SlowReader
+from runner.service.manager import Conflict, TournamentManager
+from runner.service.security import bearer, check_token
+from runner.service.settings import ServiceSettings
+from runner.service.submission import check_submission, parse_body
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api", tags=["tournaments"])
+"""The JSON API's routes."""
+
+TournamentId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The tournament's id.")]
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+_SUBMIT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/toml": {"schema": {"type": "string"}},
+            "text/plain": {"schema": {"type": "string"}},
+            "application/json": {"schema": {"type": "object"}},
+        },
+    },
+}
+_PROBLEMS = {"description": "The configuration's problems: key path, value and message of each."}
+
+
+def _settings(request: Request) -> ServiceSettings:
+    settings: ServiceSettings = request.app.state.settings
+    return settings
+
+
+def _manager(request: Request) -> TournamentManager:
+    manager: TournamentManager = request.app.state.manager
+    return manager
+
+
+def _reader(request: Request, credentials: Credentials) -> None:
+    check_token(_settings(request), credentials, write=False)
+
+
+def _writer(request: Request, credentials: Credentials) -> None:
+    check_token(_settings(request), credentials, write=True)
+
+
+Read = Depends(_reader)
+Write = Depends(_writer)
+
+
+async def _known(manager: TournamentManager, tournament_id: int) -> None:
+    if not await manager.exists(tournament_id):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no tournament {tournament_id}")
+
+
+@router.post("/tournaments", status_code=status.HTTP_201_CREATED, dependencies=[Write],
+             openapi_extra=_SUBMIT_BODY, responses={422: _PROBLEMS, 429: {}, 413: {}})
+async def submit(request: Request) -> Any:
+    """Submit a tournament: its configuration as TOML text or as a JSON object."""
+    request.app.state.rate_limiter.check(request)
+    settings = _settings(request)
+    body = await request.body()
+    try:
+        data = parse_body(body, request.headers.get("content-type", ""))
+        config = await asyncio.to_thread(check_submission, data, settings)
+    except ConfigError as exc:
+        return JSONResponse(status_code=422, content={"detail": [
+            {"key": p.key, "value": p.value, "message": p.message, "text": str(p)}
+            for p in exc.problems]})
+    tournament_id = await _manager(request).submit(config)
+    return {"id": tournament_id, "url": f"/api/tournaments/{tournament_id}"}
+
+
+@router.get("/tournaments", dependencies=[Read])
+async def list_tournaments(request: Request) -> dict[str, Any]:
+    """Every tournament, oldest first, with its progress."""
+    return {"tournaments": await _manager(request).summaries()}
+
+
+@router.get("/tournaments/{tournament_id}", dependencies=[Read], responses={404: {}})
+async def tournament(request: Request, tournament_id: TournamentId) -> dict[str, Any]:
+    """A tournament's status, standings, Elo, pentanomial counts, SPRT and running games."""
+    found = await _manager(request).detail(tournament_id)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no tournament {tournament_id}")
+    return found
+
+
+@router.post("/tournaments/{tournament_id}/stop", dependencies=[Write],
+             responses={404: {}, 409: {}})
+async def stop(request: Request, tournament_id: TournamentId,
+               hard: Annotated[bool, Query(description="Cut the running games too.")] = False,
+               ) -> dict[str, Any]:
+    """Stop a tournament: no new games; with ``hard=true`` the running games are cut."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+    try:
+        state = await manager.stop(tournament_id, hard=hard)
+    except Conflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    return {"id": tournament_id, "status": state}
+
+
+@router.post("/tournaments/{tournament_id}/resume", dependencies=[Write],
+             responses={404: {}, 409: {}})
+async def resume(request: Request, tournament_id: TournamentId) -> dict[str, Any]:
+    """Play a stopped or interrupted tournament's missing games."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+    try:
+        state = await manager.resume(tournament_id)
+    except Conflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    except ValueError as exc:  # a stored configuration this version cannot read
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    return {"id": tournament_id, "status": state}
+
+
+@router.get("/tournaments/{tournament_id}/events", dependencies=[Read],
+            response_class=EventSourceResponse, responses={404: {}, 503: {}})
+async def events(request: Request, tournament_id: TournamentId,
+                 last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+                 ) -> AsyncIterator[ServerSentEvent]:
+    """Server-Sent Events: snapshot, game_started, move, game_finished, standings, notice,
+    status, tournament_finished. A reconnecting client sends Last-Event-ID and misses no
+    finished game."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+    if manager.streams() >= _settings(request).max_streams:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "too many event streams open",
+                            headers={"Retry-After": "5"})
+    event_log = manager.log(tournament_id)
+    stream = event_log.follow(
+        (last_event_id or "")[:64],
+        lambda: manager.detail(tournament_id),
+        lambda: manager.finished_games(tournament_id))
+    first = True
+    try:
+        async for event in stream:
+            yield ServerSentEvent(data=event.data, event=event.kind, id=event.id,
+                                  retry=2000 if first else None)
+            first = False
+    except SlowReader:
+        return  # the client reconnects with its last id and catches up from the log
+
+
+@router.get("/tournaments/{tournament_id}/pgn", dependencies=[Read],
+            response_class=StreamingResponse, responses={
+                200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
+                404: {}})
+async def pgn(request: Request, tournament_id: TournamentId,
+              engine: Annotated[str | None, Query(max_length=200)] = None,
+              result: Result | None = None,
+              termination: GameTermination | None = None) -> StreamingResponse:
+    """The tournament's games as PGN, streamed; filters as ``runner export``."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+    from runner.store import GameFilter, stream_games
+
+    where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
+                       termination=termination)
+
+    def games() -> Iterator[str]:
+        with manager.db.session() as session:
+            for game in stream_games(session, where):
+                if game.pgn:
+                    yield game.pgn.rstrip("\n") + "\n\n"
+
+    return StreamingResponse(
+        games(), media_type="application/x-chess-pgn",
+        headers={"Content-Disposition": f'attachment; filename="tournament-{tournament_id}.pgn"'})
+
+
+@router.get("/tournaments/{tournament_id}/report.html", dependencies=[Read],
+            response_class=HTMLResponse, responses={404: {}})
+async def report_html(request: Request, tournament_id: TournamentId) -> HTMLResponse:
+    """The same page as ``runner report --format html``."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+
+    def render() -> str:
+        from runner.report.build import build_report
+        from runner.report.render import render as render_report
+
+        with manager.db.session() as session:
+            return render_report(build_report(session, tournament_id), "html")
+
+    return HTMLResponse(await asyncio.to_thread(render))

@@ -1,0 +1,49 @@
+"""The service's FastAPI app: the JSON API, the page, and the manager's life around them."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from runner import __version__
+from runner.service import api
+from runner.service.manager import TournamentManager
+from runner.service.security import BodyLimit, RateLimiter
+from runner.service.settings import ServiceSettings
+from runner.store.db import Database, open_database
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: ServiceSettings, *, db: Database | None = None,
+               manager: TournamentManager | None = None) -> FastAPI:
+    """The app for `settings`; the database is opened (and migrated) when it starts, unless
+    given, and the tournaments it owns are resumed."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        database = db if db is not None else open_database(settings.db_url)
+        app.state.manager = manager or TournamentManager(settings, database)
+        try:
+            await app.state.manager.start()
+            yield
+        finally:
+            await app.state.manager.close()
+            if db is None:
+                database.close()
+
+    app = FastAPI(
+        title="cecp-runner", version=__version__, lifespan=lifespan,
+        description="Submit, watch and read chess-engine tournaments.")
+    app.state.settings = settings
+    app.state.rate_limiter = RateLimiter(settings.submit_rate)
+    app.include_router(api.router)
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
+                           allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    return app

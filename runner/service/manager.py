@@ -1,0 +1,410 @@
+"""The service's tournaments: submitted, queued, played, stopped, resumed, watched.
+
+Each tournament runs through the CLI's own `Tournament` (the same store, writer, resume and
+SPRT) on the scheduler the operator chose, its scheduler set to report moves for the live
+boards. Tournaments play `max_running` at a time, the others wait in the order they came.
+On start the service resumes the tournaments it owns that were running or interrupted (not
+those stopped on request): the same resume as ``runner run`` again.
+
+What a tournament does is published on its `EventLog` (runner.service.hub); a detail or a
+snapshot is read from the database (the report the CLI prints) plus the boards of the games
+running now, which only this process knows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.clock import Clock
+from runner.config.model import TournamentConfig
+from runner.protocol.engine import Variant
+from runner.rules import Board
+from runner.service.hub import EventLog
+from runner.service.settings import ServiceSettings
+from runner.store import Database, GameFilter, TournamentStatus, stream_games, tournaments
+from runner.store.origin import mark_origin, owned, set_status, unfinished_owned
+from runner.store.queries import TournamentProgress
+from runner.tournament.events import (
+    Event,
+    GameFinished,
+    GameStarted,
+    MovePlayed,
+    Notice,
+    TournamentError,
+)
+from runner.tournament.run import Tournament
+from runner.tournament.runtime import cluster_scheduler
+
+__all__ = ["Conflict", "TournamentManager"]
+
+log = logging.getLogger(__name__)
+
+STANDINGS_EVERY = 1.0
+"""Seconds between two standings updates at least (a report is read from the database)."""
+
+
+class Conflict(Exception):
+    """A request that does not fit the tournament's state (resume a finished one, say)."""
+
+
+@dataclass
+class _Run:
+    """A tournament this process plays (or will play, once a place is free)."""
+
+    tournament: Tournament
+    state: str = "queued"
+    stop_requested: bool = False
+    hard: bool = False
+    task: asyncio.Task[None] | None = None
+    boards: dict[int, dict[str, Any]] = field(default_factory=dict)
+    standings_due: bool = False
+    standings_task: asyncio.Task[None] | None = None
+
+
+class TournamentManager:
+    """Runs the service's tournaments and answers what the API and the page ask of them."""
+
+    def __init__(self, settings: ServiceSettings, db: Database, *,
+                 scheduler_factory: Callable[[TournamentConfig, int], Any] | None = None) -> None:
+        """`scheduler_factory(config, concurrency)` builds a tournament's scheduler (None:
+        the operator's choice, in this process or on Dask)."""
+        self.settings = settings
+        self.db = db
+        self._scheduler_factory = scheduler_factory or self._default_scheduler
+        self._runs: dict[int, _Run] = {}
+        self._logs: dict[int, EventLog] = {}
+        self._places = asyncio.Semaphore(max(1, settings.max_running))
+        self._closing = False
+
+    # ----------------------------------------------------------------- life
+
+    async def start(self) -> list[int]:
+        """Resume the unfinished tournaments this service owns; returns their ids."""
+        found = await asyncio.to_thread(self._unfinished)
+        resumed = []
+        for tournament_id, stored in found:
+            try:
+                config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
+            except ValueError as exc:
+                log.error("tournament %d cannot be resumed: %s", tournament_id, exc)
+                continue
+            self._queue(tournament_id, self._tournament(config, tournament_id=tournament_id))
+            resumed.append(tournament_id)
+        return resumed
+
+    async def close(self) -> None:
+        """Stop every run (running games are cut: a restart plays them again) and wait."""
+        self._closing = True
+        for run in self._runs.values():
+            run.tournament.stop(hard=True)
+        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        for task in tasks:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(task), 30)
+        for event_log in self._logs.values():
+            event_log.close()
+
+    # ----------------------------------------------------------------- requests
+
+    async def submit(self, config: TournamentConfig) -> int:
+        """Store a checked configuration as a new tournament and queue it; returns its id."""
+        tournament = self._tournament(config, new=True)
+        tournament_id = await asyncio.to_thread(self._create, tournament)
+        self._queue(tournament_id, tournament)
+        return tournament_id
+
+    async def stop(self, tournament_id: int, *, hard: bool = False) -> str:
+        """Stop a tournament: no new games (with `hard`, the running ones are cut too)."""
+        run = self._runs.get(tournament_id)
+        if run is None:
+            status = await self._stored_status(tournament_id)
+            if status == TournamentStatus.FINISHED.value:
+                raise Conflict(f"tournament {tournament_id} is finished")
+            await asyncio.to_thread(self._set_status, tournament_id, TournamentStatus.STOPPED)
+            self.log(tournament_id).publish("status", {"status": "stopped"})
+            return "stopped"
+        run.stop_requested = True
+        run.hard = run.hard or hard
+        if run.state == "queued":
+            if run.task is not None:
+                run.task.cancel()
+            return "stopped"
+        run.state = "stopping"
+        run.tournament.stop(hard=hard)
+        self.log(tournament_id).publish("status", {"status": "stopping"})
+        return "stopping"
+
+    async def resume(self, tournament_id: int) -> str:
+        """Play a stopped or interrupted tournament's missing games."""
+        if tournament_id in self._runs:
+            raise Conflict(f"tournament {tournament_id} is {self._runs[tournament_id].state}")
+        stored = await asyncio.to_thread(self._stored_config, tournament_id)
+        status = await self._stored_status(tournament_id)
+        if status == TournamentStatus.FINISHED.value:
+            raise Conflict(f"tournament {tournament_id} is finished")
+        config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
+        self._queue(tournament_id, self._tournament(config, tournament_id=tournament_id))
+        self.log(tournament_id).publish("status", {"status": "queued"})
+        return "queued"
+
+    async def exists(self, tournament_id: int) -> bool:
+        """Whether the tournament is in the database."""
+        return await self._progress(tournament_id) is not None
+
+    async def summaries(self) -> list[dict[str, Any]]:
+        """Every tournament, oldest first, with its progress and live status."""
+        found = await asyncio.to_thread(self._all_progress)
+        return [self._summary(progress) for progress in found]
+
+    async def detail(self, tournament_id: int) -> dict[str, Any] | None:
+        """A tournament's status, report (standings, Elo, pentanomial, SPRT, plots' data) and
+        running games; None when there is no such tournament."""
+        progress = await self._progress(tournament_id)
+        if progress is None:
+            return None
+        report = await asyncio.to_thread(self._report_json, tournament_id)
+        run = self._runs.get(tournament_id)
+        return {**self._summary(progress), "report": report,
+                "games": [] if run is None else sorted(run.boards.values(),
+                                                       key=lambda b: b["index"])}
+
+    async def finished_games(self, tournament_id: int) -> list[dict[str, Any]]:
+        """Every stored game of the tournament, as ``game_finished`` data, in game order."""
+        return await asyncio.to_thread(self._finished_games, tournament_id)
+
+    def log(self, tournament_id: int) -> EventLog:
+        """The tournament's event log (made on first use)."""
+        event_log = self._logs.get(tournament_id)
+        if event_log is None:
+            event_log = EventLog(tournament_id, reader_limit=self.settings.stream_queue)
+            self._logs[tournament_id] = event_log
+        return event_log
+
+    def streams(self) -> int:
+        """Event streams open now, all tournaments together."""
+        return sum(event_log.readers for event_log in self._logs.values())
+
+    # ----------------------------------------------------------------- running
+
+    def _default_scheduler(self, config: TournamentConfig, concurrency: int) -> Any:
+        settings = self.settings
+        if settings.workers is None and settings.cluster is None:
+            return None
+        return cluster_scheduler(config, concurrency, workers=settings.workers,
+                                 address=settings.cluster)
+
+    def _tournament(self, config: TournamentConfig, *, new: bool = False,
+                    tournament_id: int | None = None) -> Tournament:
+        concurrency = min(config.concurrency, self.settings.max_concurrency)
+        scheduler = self._scheduler_factory(config, concurrency)
+        tournament = Tournament(config, self.db, new=new, tournament_id=tournament_id,
+                                concurrency=concurrency, pgnout=None, scheduler=scheduler)
+        tournament.scheduler.watch_moves = True
+        # The id is known once the row exists; events come only after that.
+        tournament.on_event = lambda event: self._on_event(tournament.tournament_id, event)
+        return tournament
+
+    def _create(self, tournament: Tournament) -> int:
+        tournament_id = tournament.prepare()
+        with self.db.session() as session:
+            mark_origin(session, tournament_id)
+        return tournament_id
+
+    def _queue(self, tournament_id: int, tournament: Tournament) -> None:
+        run = _Run(tournament)
+        self._runs[tournament_id] = run
+        run.task = asyncio.create_task(self._play(tournament_id, run),
+                                       name=f"tournament-{tournament_id}")
+
+    async def _play(self, tournament_id: int, run: _Run) -> None:
+        event_log = self.log(tournament_id)
+        event_log.closed = False
+        status = "interrupted"
+        try:
+            async with self._places:
+                if run.stop_requested or self._closing:
+                    raise asyncio.CancelledError
+                run.state = "running"
+                event_log.publish("status", {"status": "running"})
+                outcome = await run.tournament.run()
+            status = outcome.status.value
+            if outcome.error is not None:
+                event_log.publish("notice", {"text": f"the run stopped: {outcome.error}"})
+        except asyncio.CancelledError:
+            pass
+        except TournamentError as exc:
+            event_log.publish("notice", {"text": str(exc)})
+        except Exception as exc:  # a run's failure must not take the service down
+            log.exception("tournament %d failed", tournament_id)
+            event_log.publish("notice", {"text": f"the run failed: {type(exc).__name__}: {exc}"})
+        finally:
+            self._runs.pop(tournament_id, None)
+            if run.standings_task is not None:
+                run.standings_task.cancel()
+        if run.stop_requested and status != TournamentStatus.FINISHED.value:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self._set_status, tournament_id,
+                                        TournamentStatus.STOPPED)
+            status = "stopped"
+        await self._publish_standings(tournament_id)
+        decision = run.tournament.sprt_result
+        event_log.publish("tournament_finished" if status == "finished" else "status", {
+            "status": status,
+            "sprt_decision": None if decision is None else decision.decision.value})
+        if status == TournamentStatus.FINISHED.value:
+            event_log.close()
+
+    # ----------------------------------------------------------------- events
+
+    def _on_event(self, tournament_id: int, event: Event) -> None:
+        run = self._runs.get(tournament_id)
+        event_log = self.log(tournament_id)
+        if isinstance(event, MovePlayed):
+            move = event.move
+            data = {"index": event.job.index, "ply": move.ply, "san": move.move.san,
+                    "uci": move.move.uci, "fen": move.fen, "white_clock": move.white_clock,
+                    "black_clock": move.black_clock, "score_cp": move.move.score_cp,
+                    "mate": move.move.mate, "depth": move.move.depth}
+            if run is not None and event.job.index in run.boards:
+                board = run.boards[event.job.index]
+                board.update(fen=move.fen, ply=move.ply, white_clock=move.white_clock,
+                             black_clock=move.black_clock, last_move=move.move.san,
+                             score_cp=move.move.score_cp, mate=move.move.mate,
+                             depth=move.move.depth, moved_at=time.time())
+            event_log.publish("move", data)
+        elif isinstance(event, GameStarted):
+            board = _board(event)
+            if run is not None:
+                run.boards[event.job.index] = board
+            event_log.publish("game_started", board)
+        elif isinstance(event, GameFinished):
+            if run is not None:
+                run.boards.pop(event.job.index, None)
+            job = event.job
+            event_log.publish("game_finished", {
+                "index": job.index, "round": job.round, "white": job.white, "black": job.black,
+                "result": event.result.value, "termination": event.termination.value,
+                "reason": event.reason, "plies": event.plies, "seconds": round(event.seconds, 3),
+                "replay": event.replay})
+            if run is not None and not event.replay:
+                self._standings_soon(tournament_id, run)
+        elif isinstance(event, Notice):
+            event_log.publish("notice", {"text": event.text})
+
+    def _standings_soon(self, tournament_id: int, run: _Run) -> None:
+        """Publish the standings after this game, at most every `STANDINGS_EVERY` seconds
+        (longer when reading the report takes long: a big tournament)."""
+        run.standings_due = True
+        if run.standings_task is None or run.standings_task.done():
+            run.standings_task = asyncio.create_task(self._standings_loop(tournament_id, run))
+
+    async def _standings_loop(self, tournament_id: int, run: _Run) -> None:
+        while run.standings_due:
+            run.standings_due = False
+            began = time.monotonic()
+            await self._publish_standings(tournament_id)
+            took = time.monotonic() - began
+            await asyncio.sleep(max(STANDINGS_EVERY, 5 * took))
+
+    async def _publish_standings(self, tournament_id: int) -> None:
+        try:
+            report = await asyncio.to_thread(self._report_json, tournament_id)
+            progress = await self._progress(tournament_id)
+        except Exception:  # the next game tries again; the stream goes on
+            log.exception("standings of tournament %d", tournament_id)
+            return
+        if progress is not None:
+            self.log(tournament_id).publish("standings", {
+                "report": report, "done_games": progress.done,
+                "total_games": progress.total_games})
+
+    # ----------------------------------------------------------------- reading (threads)
+
+    def _summary(self, progress: TournamentProgress) -> dict[str, Any]:
+        run = self._runs.get(progress.id)
+        return {
+            "id": progress.id, "name": progress.name,
+            "status": run.state if run is not None else progress.status,
+            "total_games": progress.total_games, "done_games": progress.done,
+            "running_games": progress.running if run is not None else 0,
+            "created_at": _iso(progress.created_at), "finished_at": _iso(progress.finished_at),
+            "sprt_decision": progress.sprt_decision,
+        }
+
+    def _all_progress(self) -> list[TournamentProgress]:
+        with self.db.session() as session:
+            return tournaments(session)
+
+    async def _progress(self, tournament_id: int) -> TournamentProgress | None:
+        found = await asyncio.to_thread(self._all_progress)
+        return next((p for p in found if p.id == tournament_id), None)
+
+    async def _stored_status(self, tournament_id: int) -> str:
+        progress = await self._progress(tournament_id)
+        if progress is None:
+            raise KeyError(tournament_id)
+        return progress.status
+
+    def _stored_config(self, tournament_id: int) -> dict[str, Any]:
+        from runner.store.resume import stored_config
+
+        with self.db.session() as session:
+            if not owned(session, tournament_id):
+                raise Conflict(f"tournament {tournament_id} was not submitted to this service "
+                               "(run it with 'runner run')")
+            stored = stored_config(session, tournament_id)
+        if stored is None:
+            raise KeyError(tournament_id)
+        return stored
+
+    def _set_status(self, tournament_id: int, status: TournamentStatus) -> None:
+        with self.db.session() as session:
+            set_status(session, tournament_id, status)
+
+    def _unfinished(self) -> list[tuple[int, dict[str, Any]]]:
+        with self.db.session() as session:
+            return unfinished_owned(session)
+
+    def _report_json(self, tournament_id: int) -> dict[str, Any]:
+        from runner.report.build import build_report
+        from runner.report.render import report_json
+
+        with self.db.session() as session:
+            return report_json(build_report(session, tournament_id))
+
+    def _finished_games(self, tournament_id: int) -> list[dict[str, Any]]:
+        with self.db.session() as session:
+            return [{"index": g.job_index, "round": g.round, "white": g.white,
+                     "black": g.black, "result": g.result.value if g.result else None,
+                     "termination": g.termination.value if g.termination else None,
+                     "reason": g.reason, "plies": g.plies, "replay": False}
+                    for g in stream_games(session, GameFilter(tournament_id=tournament_id))]
+
+
+def _board(event: GameStarted) -> dict[str, Any]:
+    """A running game's board as it starts: position after the opening, full clocks."""
+    job, spec = event.job, event.spec
+    fen: str | None = None
+    ply = 0
+    clocks: tuple[float | None, float | None] = (None, None)
+    if spec is not None:
+        chess960 = spec.variant is Variant.FISCHERANDOM
+        board = Board(spec.start_fen, chess960=chess960) if spec.start_fen else Board()
+        for uci in spec.opening_moves:
+            board.push_uci(uci)
+        fen, ply = board.fen(), len(board.move_stack)
+        clocks = (Clock(spec.white_tc).remaining, Clock(spec.black_tc).remaining)
+    return {"index": job.index, "round": job.round, "white": job.white, "black": job.black,
+            "fen": fen, "ply": ply, "white_clock": clocks[0], "black_clock": clocks[1],
+            "last_move": None, "score_cp": None, "mate": None, "depth": None,
+            "moved_at": time.time()}
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None else value.isoformat()

@@ -1,0 +1,61 @@
+"""What the operator of ``runner serve`` chose: address, database, engines, limits, tokens."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["DEFAULT_ENGINES_FILE", "ServiceSettings"]
+
+DEFAULT_ENGINES_FILE = Path("configs/engines.toml")
+"""The allow-list of engines when none is given (the repository's file of known engines)."""
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """The service's configuration: passed to the app, never read from globals."""
+
+    db_url: str
+    engines_file: Path = DEFAULT_ENGINES_FILE
+    """The allow-list: a submitted tournament may name only these engines."""
+    books_dir: Path | None = None
+    """Opening files a submission may name (by a path inside it); None: the engines file's
+    directory."""
+    token: str | None = None
+    """The Bearer token for writes (and reads, with `read_token_required`); None refuses writes."""
+    read_token_required: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int | None = None
+    """Play on a local Dask cluster of this many worker processes (None: in this process)."""
+    cluster: str | None = None
+    """Play on this Dask scheduler (tcp://host:port) instead."""
+    max_concurrency: int = field(default_factory=lambda: os.cpu_count() or 1)
+    """The most games one tournament may play at once (a submission asking more is capped)."""
+    max_running: int = 1
+    """Tournaments playing at once; the others wait in the order they came."""
+    max_body_bytes: int = 64 * 1024
+    """The largest request body accepted (413 beyond it)."""
+    submit_rate: float = 10.0
+    """Submissions accepted per client address per minute (429 beyond it)."""
+    max_streams: int = 1000
+    """Event streams open at once, all clients together (503 beyond it)."""
+    stream_queue: int = 2000
+    """Events waiting for one slow client before its stream is closed (it reconnects and
+    resumes from its Last-Event-ID)."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins allowed by CORS; empty: CORS off."""
+
+    @property
+    def books_root(self) -> Path:
+        """The directory submitted opening files are looked up in."""
+        return (self.books_dir or self.engines_file.parent).resolve()
+
+
+def token_from(value: str | None, file: Path | None) -> str | None:
+    """The write token: from a file (first line) when given, else the value (RUNNER_TOKEN)."""
+    if file is not None:
+        text = file.read_text(encoding="utf-8").strip()
+        return text or None
+    return value or None

@@ -1,0 +1,45 @@
+"""Which tournaments the service owns: submitted over HTTP, resumed when the service starts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from runner.store.models import TournamentRow, TournamentStatus
+
+__all__ = ["SERVICE", "mark_origin", "owned", "set_status", "unfinished_owned"]
+
+SERVICE = "service"
+"""The origin of a tournament submitted to the service."""
+
+
+def mark_origin(session: Session, tournament_id: int, origin: str = SERVICE) -> None:
+    """Note where a tournament came from."""
+    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
+                    .values(origin=origin))
+
+
+def owned(session: Session, tournament_id: int, origin: str = SERVICE) -> bool:
+    """Whether the tournament came from `origin`."""
+    row = session.get(TournamentRow, tournament_id)
+    return row is not None and row.origin == origin
+
+
+def unfinished_owned(session: Session, origin: str = SERVICE) -> list[tuple[int, dict[str, Any]]]:
+    """Tournaments of `origin` that a start of the service resumes, oldest first, with their
+    stored configurations: running or interrupted (not stopped on request, not finished)."""
+    rows = session.execute(
+        select(TournamentRow.id, TournamentRow.config)
+        .where(TournamentRow.origin == origin,
+               TournamentRow.status.in_([TournamentStatus.RUNNING,
+                                         TournamentStatus.INTERRUPTED]))
+        .order_by(TournamentRow.id))
+    return [(row.id, row.config) for row in rows]
+
+
+def set_status(session: Session, tournament_id: int, status: TournamentStatus) -> None:
+    """Set a tournament's status (a stop on request, say)."""
+    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
+                    .values(status=status))
