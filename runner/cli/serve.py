@@ -87,8 +87,10 @@ def serve_command(
         err_console.print(f"listening on {host}: reachable from other machines"
                           f"{'' if token else ' with no token'}", highlight=False, markup=False)
     try:
+        # loop="asyncio": with uvloop installed (fastapi[standard] brings it) uvicorn would pick
+        # it, and the engine pipes need asyncio's own transports (runner.protocol.process).
         uvicorn.run(create_app(settings, db=database), host=host, port=port, log_level="info",
-                    proxy_headers=False, server_header=False)
+                    proxy_headers=False, server_header=False, loop="asyncio")
     finally:
         database.close()
 

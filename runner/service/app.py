@@ -11,6 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from runner import __version__
 from runner.service import api
 from runner.service.manager import TournamentManager
+from runner.service.page import router as page_router
 from runner.service.security import BodyLimit, RateLimiter
 from runner.service.settings import ServiceSettings
 from runner.store.db import Database, open_database
@@ -41,6 +42,7 @@ def create_app(settings: ServiceSettings, *, db: Database | None = None,
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings.submit_rate)
     app.include_router(api.router)
+    app.include_router(page_router)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST"],

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
-__all__ = ["CONTENT_SECURITY_POLICY", "STATIC_FILES", "example_config", "router"]
+__all__ = ["CONTENT_SECURITY_POLICY", "FINISHED_ROWS", "STATIC_FILES", "example_config", "router"]
 
 _HERE = Path(__file__).resolve().parent
 _STATIC = _HERE / "static"
@@ -51,6 +51,9 @@ router = APIRouter(include_in_schema=False)
 """The HTML routes (``/``, ``/tournaments/{id}``) and the static files (``/static/{name}``)."""
 
 _PREFERRED_ENGINES = ("bundled", "bundled-v1")
+
+FINISHED_ROWS = 200
+"""Finished games the tournament page lists (the newest; the PGN and report have them all)."""
 
 
 def _engine_names(engines_file: Path | None) -> list[str]:
@@ -143,13 +146,17 @@ async def tournament_page(request: Request, tournament_id: int) -> HTMLResponse:
     settings = _settings(request)
     protected = bool(getattr(settings, "read_token_required", False))
     detail: dict[str, Any] | None = None
+    finished: list[dict[str, Any]] = []
     if not protected:
-        detail = await request.app.state.manager.detail(tournament_id)
+        manager = request.app.state.manager
+        detail = await manager.detail(tournament_id)
         if detail is None:
             return _not_found(request, f"There is no tournament {tournament_id}.")
+        finished = await manager.finished_games(tournament_id)
     return _page(request, "tournament.html", {
         "tid": tournament_id, "detail": detail, "protected": protected,
         "report": (detail or {}).get("report") or {},
+        "finished": list(reversed(finished[-FINISHED_ROWS:])), "finished_rows": FINISHED_ROWS,
     })
 
 

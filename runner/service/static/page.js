@@ -241,7 +241,12 @@
       if (fields.san !== undefined) game.last_move = fields.san;
       if (fields.uci !== undefined) game.last_uci = fields.uci;
       this.receivedAt = performance.now();
-      this.title.textContent = "Game " + game.index + (game.round !== undefined ? " \u00b7 round " + game.round : "");
+      if (typeof fields.moved_at === "number" && fields.san === undefined) {
+        // a snapshot's or game_started's clocks are as of moved_at: count the time since then
+        const age = Date.now() / 1000 - fields.moved_at;
+        if (age > 0 && age < 3600) this.receivedAt -= 1000 * age;
+      }
+      this.title.textContent = "Game " + (Number(game.index) + 1) + (game.round !== undefined ? " \u00b7 round " + game.round : "");
       this.white.name.textContent = "\u2659 " + (game.white || "?");
       this.black.name.textContent = "\u265F " + (game.black || "?");
       this.card.dataset.fen = game.fen || "";
@@ -420,6 +425,7 @@
       this.id = id;
       this.boards = new Map();
       this.finishedSeen = new Set();
+      for (const row of $("finished").tBodies[0].rows) this.finishedSeen.add(Number(row.dataset.index));
       this.stream = null;
       setInterval(this.tick.bind(this), 200);
     }
@@ -485,15 +491,19 @@
         board.finish(result);
         setTimeout(() => { if (this.boards.get(result.index) === board) this.removeBoard(result.index); }, 3000);
       }
-      if (this.finishedSeen.has(result.index)) return;
-      this.finishedSeen.add(result.index);
+      if (this.finishedSeen.has(Number(result.index))) return;
+      this.finishedSeen.add(Number(result.index));
       const row = el("tr");
-      for (const [value, cls] of [[result.index, "num"], [result.white, ""], [result.black, ""], [result.result, ""],
-        [result.termination + (result.reason ? ": " + result.reason : ""), ""], [result.plies, "num"],
-        [fixed(result.seconds, 1), "num"]]) {
+      row.dataset.index = result.index;
+      for (const [value, cls] of [[Number(result.index) + 1, "num"], [result.round, "num"], [result.white, ""], [result.black, ""],
+        [result.result, ""], [(result.termination || "") + (result.reason ? ": " + result.reason : ""), ""],
+        [result.plies, "num"]]) {
         row.append(el("td", cls, value));
       }
-      $("finished").tBodies[0].prepend(row);
+      const tbody = $("finished").tBodies[0];
+      tbody.prepend(row);
+      const limit = Number($("finished").dataset.rows) || 200;
+      while (tbody.rows.length > limit) tbody.lastElementChild.remove();
     }
 
     notice(text) {

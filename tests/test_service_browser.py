@@ -1,0 +1,244 @@
+"""The service's web page in a real browser: Playwright drives Debian's chromium against a real
+``runner serve`` (its own process, a temporary SQLite database, the bundled engines at a fast
+time control). The test submits through the page's form, follows the tournament page while the
+games run (a board's position changes, the standings and plots fill in), downloads the PGN and
+reads it with python-chess (the oracle), and leaves a screenshot for a human to look at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the service extra is not installed (pip install '.[service]')")
+pytest.importorskip("uvicorn", reason="the service extra is not installed (pip install '.[service]')")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install playwright; the test "
+                                  "drives the system chromium, no browser download needed)")
+chess_pgn = pytest.importorskip("chess.pgn")
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TOKEN = "browser-test-token"
+SCREENSHOT_COPY = Path(os.environ.get("RUNNER_SCREENSHOT_COPY", "/work/service-page.png"))
+
+# Four games of the bundled engine against its v1, two at a time: about 10 s on two cores.
+# The name carries markup: the page must show it as text.
+CONFIG = """\
+name = "browser <b>test</b> & co"
+format = "match"
+engines = ["bundled", "bundled-v1"]
+tc = "2+0.05"
+rounds = 2
+games = 2
+concurrency = 2
+"""
+GAMES = 4
+
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),
+                                    reason=f"{CHROMIUM} is absent (apt-get install chromium)")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"runner serve exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.2)
+    raise RuntimeError(f"runner serve did not answer {url} within {timeout:.0f} s")
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[str]:
+    """A real `runner serve` on a free loopback port; its base URL. Stopped (and its engines
+    with it) at the end."""
+    port = _free_port()
+    env = {**os.environ, "RUNNER_TOKEN": TOKEN,
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below, after the process
+    process = subprocess.Popen(
+        [sys.executable, "-m", "runner", "serve", "--port", str(port),
+         "--db", f"sqlite:///{tmp_path / 'service.db'}", "--engines",
+         str(REPO / "configs" / "engines.toml"), "--max-concurrency", "2"],
+        cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(base + "/", process)
+        yield base
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        log.close()
+        # pytest shows this only when the test fails: the service's side of the story.
+        print(f"runner serve exited with {process.returncode}; its log ends:")
+        print((tmp_path / "serve.log").read_text(errors="replace")[-4000:])
+
+
+def test_example_config_is_accepted_by_the_allow_list() -> None:
+    """The form's pre-filled example names engines of the engines file and passes the
+    service's own submission checks (the same as a POST)."""
+    from runner.service.page import _engine_names, example_config
+    from runner.service.settings import ServiceSettings
+    from runner.service.submission import check_submission
+
+    engines_file = REPO / "configs" / "engines.toml"
+    names = _engine_names(engines_file)
+    example = example_config(names)
+    assert 'engines = ["bundled", "bundled-v1"]' in example
+    config = check_submission(tomllib.loads(example), ServiceSettings(
+        db_url="sqlite://", engines_file=engines_file))
+    assert [e.name for e in config.engines] == ["bundled", "bundled-v1"]
+    # Without the bundled engines the example takes the file's first two names.
+    assert 'engines = ["x", "y \\"q\\""]' in example_config(["x", 'y "q"', "z"])
+
+
+@needs_chromium
+def test_submit_watch_and_download_in_a_browser(service: str, tmp_path: Path) -> None:
+    """Submit through the form, watch a board move and the standings change, get the PGN."""
+    errors: list[str] = []
+    foreign: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                             args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 1000},
+                                          accept_downloads=True)
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("request", lambda request: None if request.url.startswith(service)
+                    else foreign.append(request.url))
+
+            # The list page: empty, with an example in the form.
+            page.goto(service + "/")
+            assert "bundled" in page.input_value("#config")
+            assert page.locator("#tournaments tbody tr").count() == 0
+
+            # A wrong token: 401, said in the page.
+            page.fill("#config", CONFIG)
+            page.fill("#token", "wrong")
+            page.click("#submit")
+            page.wait_for_selector("#submit-status.error")
+            assert "401" in page.inner_text("#submit-status")
+
+            # A command line of our own: 422 with the key path, shown as text.
+            page.fill("#token", TOKEN)
+            page.fill("#config", CONFIG.replace(
+                'engines = ["bundled", "bundled-v1"]',
+                'engines = [{ name = "<i>x</i>", command = ["/bin/sh", "-c", "<b>boom</b>"] }, '
+                '"bundled"]'))
+            page.click("#submit")
+            page.wait_for_selector("#problems li")
+            problems = page.inner_text("#problems")
+            assert "engines[0].command" in problems
+            assert page.locator("#problems b, #problems i").count() == 0  # text, never markup
+            assert "422" in page.inner_text("#submit-status")
+
+            # The real submission: 201 and on to the tournament's page.
+            page.fill("#config", CONFIG)
+            page.click("#submit")
+            page.wait_for_url("**/tournaments/*")
+            tid = page.url.rsplit("/", 1)[1]
+            page.wait_for_selector("#t-conn.live")
+            assert page.inner_text("#t-name") == "browser <b>test</b> & co"
+
+            # A board appears and its position changes as moves arrive.
+            card = page.wait_for_selector(".board-card[data-fen]:not(.done)")
+            index = card.get_attribute("data-index")
+            fen = card.get_attribute("data-fen")
+            page.wait_for_function(
+                """([index, fen]) => {
+                    const card = document.querySelector('.board-card[data-index="' + index + '"]');
+                    return card && card.dataset.fen && card.dataset.fen !== fen;
+                }""", arg=[index, fen])
+            assert page.locator(".board-card .sq .pc").count() > 0
+
+            # The standings change when a game finishes; the Elo plot gets a line.
+            page.wait_for_function(
+                """() => Array.from(document.querySelectorAll('#standings tbody tr'))
+                        .some((row) => Number(row.cells[2].textContent) > 0)""")
+            page.wait_for_selector("#elo-plot path.line")
+            assert page.locator("#finished tbody tr").count() >= 1
+
+            # The screenshot a human looks at: standings, plots and, when the last games have
+            # not ended yet (a loaded machine plays them quickly), a board well into its game.
+            with contextlib.suppress(sync_api.TimeoutError):
+                page.wait_for_function(
+                    """() => Array.from(document.querySelectorAll('.board-card:not(.done)'))
+                            .some((card) => Number(card.dataset.ply) >= 12)""", timeout=8_000)
+            shot = tmp_path / "service-page.png"
+            page.screenshot(path=str(shot), full_page=True)
+            if SCREENSHOT_COPY.parent.is_dir():
+                shutil.copyfile(shot, SCREENSHOT_COPY)
+
+            # The tournament ends; every game is in the finished list.
+            page.wait_for_function(
+                "() => document.getElementById('t-status').textContent === 'finished'",
+                timeout=60_000)
+            page.wait_for_function(
+                f"() => document.querySelectorAll('#finished tbody tr').length === {GAMES}")
+            assert page.inner_text("#t-games") == f"{GAMES} of {GAMES} games"
+
+            # Stop needs the token: a wrong one is refused, and the page says so.
+            page.fill("#token", "wrong")
+            page.click("#stop")
+            page.wait_for_selector("#action-status.error")
+            assert "401" in page.inner_text("#action-status")
+
+            # The PGN link downloads every game; python-chess replays each one.
+            with page.expect_download() as download_info:
+                page.click("#pgn-link")
+            text = Path(download_info.value.path()).read_text(encoding="utf-8")
+            games = []
+            stream = io.StringIO(text)
+            while (game := chess_pgn.read_game(stream)) is not None:
+                assert not game.errors, game.errors
+                games.append(game)
+            assert len(games) == GAMES
+            assert {g.headers["White"] for g in games} == {"bundled", "bundled-v1"}
+            assert all(g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
+            assert all(len(list(g.mainline_moves())) > 0 for g in games)
+
+            # The list page shows the tournament, finished; an unknown id gets the 404 page.
+            page.goto(service + "/")
+            row = page.locator(f'#tournaments tbody tr[data-id="{tid}"]')
+            assert "finished" in row.inner_text()
+            response = page.goto(service + "/tournaments/9999")
+            assert response is not None and response.status == 404
+            assert "9999" in page.inner_text("#not-found")
+        finally:
+            browser.close()
+    assert errors == [], errors
+    assert foreign == [], f"the page loaded something from elsewhere: {foreign}"
