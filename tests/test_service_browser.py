@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -21,6 +22,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,8 +77,8 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 
     raise RuntimeError(f"runner serve did not answer {url} within {timeout:.0f} s")
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[str]:
+@contextlib.contextmanager
+def _serve(tmp_path: Path, *options: str) -> Iterator[str]:
     """A real `runner serve` on a free loopback port; its base URL. Stopped (and its engines
     with it) at the end."""
     port = _free_port()
@@ -86,7 +88,7 @@ def service(tmp_path: Path) -> Iterator[str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "runner", "serve", "--port", str(port),
          "--db", f"sqlite:///{tmp_path / 'service.db'}", "--engines",
-         str(REPO / "configs" / "engines.toml"), "--max-concurrency", "2"],
+         str(REPO / "configs" / "engines.toml"), "--max-concurrency", "2", *options],
         cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -104,6 +106,32 @@ def service(tmp_path: Path) -> Iterator[str]:
         # pytest shows this only when the test fails: the service's side of the story.
         print(f"runner serve exited with {process.returncode}; its log ends:")
         print((tmp_path / "serve.log").read_text(errors="replace")[-4000:])
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[str]:
+    """The service with open reads."""
+    with _serve(tmp_path) as base:
+        yield base
+
+
+@pytest.fixture
+def protected_service(tmp_path: Path) -> Iterator[str]:
+    """The service with reads behind the token as well (--protect-reads)."""
+    with _serve(tmp_path, "--protect-reads") as base:
+        yield base
+
+
+@contextlib.contextmanager
+def _browser() -> Iterator[Any]:
+    """Debian's chromium, headless, under Playwright."""
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                             args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def test_example_config_is_accepted_by_the_allow_list() -> None:
@@ -129,116 +157,161 @@ def test_submit_watch_and_download_in_a_browser(service: str, tmp_path: Path) ->
     """Submit through the form, watch a board move and the standings change, get the PGN."""
     errors: list[str] = []
     foreign: list[str] = []
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                             args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 1000},
-                                          accept_downloads=True)
-            page = context.new_page()
-            page.set_default_timeout(30_000)
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("request", lambda request: None if request.url.startswith(service)
-                    else foreign.append(request.url))
+    with _browser() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 1000},
+                                      accept_downloads=True)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("request", lambda request: None if request.url.startswith(service)
+                else foreign.append(request.url))
 
-            # The list page: empty, with an example in the form.
-            page.goto(service + "/")
-            assert "bundled" in page.input_value("#config")
-            assert page.locator("#tournaments tbody tr").count() == 0
+        # The list page: empty, with an example in the form.
+        page.goto(service + "/")
+        assert "bundled" in page.input_value("#config")
+        assert page.locator("#tournaments tbody tr").count() == 0
 
-            # A wrong token: 401, said in the page.
-            page.fill("#config", CONFIG)
-            page.fill("#token", "wrong")
-            page.click("#submit")
-            page.wait_for_selector("#submit-status.error")
-            assert "401" in page.inner_text("#submit-status")
+        # A wrong token: 401, said in the page.
+        page.fill("#config", CONFIG)
+        page.fill("#token", "wrong")
+        page.click("#submit")
+        page.wait_for_selector("#submit-status.error")
+        assert "401" in page.inner_text("#submit-status")
 
-            # A command line of our own: 422 with the key path, shown as text.
-            page.fill("#token", TOKEN)
-            page.fill("#config", CONFIG.replace(
-                'engines = ["bundled", "bundled-v1"]',
-                'engines = [{ name = "<i>x</i>", command = ["/bin/sh", "-c", "<b>boom</b>"] }, '
-                '"bundled"]'))
-            page.click("#submit")
-            page.wait_for_selector("#problems li")
-            problems = page.inner_text("#problems")
-            assert "engines[0].command" in problems
-            assert page.locator("#problems b, #problems i").count() == 0  # text, never markup
-            assert "422" in page.inner_text("#submit-status")
+        # A command line of our own: 422 with the key path, shown as text.
+        page.fill("#token", TOKEN)
+        page.fill("#config", CONFIG.replace(
+            'engines = ["bundled", "bundled-v1"]',
+            'engines = [{ name = "<i>x</i>", command = ["/bin/sh", "-c", "<b>boom</b>"] }, '
+            '"bundled"]'))
+        page.click("#submit")
+        page.wait_for_selector("#problems li")
+        problems = page.inner_text("#problems")
+        assert "engines[0].command" in problems
+        assert page.locator("#problems b, #problems i").count() == 0  # text, never markup
+        assert "422" in page.inner_text("#submit-status")
 
-            # The real submission: 201 and on to the tournament's page.
-            page.fill("#config", CONFIG)
-            page.click("#submit")
-            page.wait_for_url("**/tournaments/*")
-            tid = page.url.rsplit("/", 1)[1]
-            page.wait_for_selector("#t-conn.live")
-            assert page.inner_text("#t-name") == "browser <b>test</b> & co"
+        # The real submission: 201 and on to the tournament's page.
+        page.fill("#config", CONFIG)
+        page.click("#submit")
+        page.wait_for_url("**/tournaments/*")
+        tid = page.url.rsplit("/", 1)[1]
+        page.wait_for_selector("#t-conn.live")
+        assert page.inner_text("#t-name") == "browser <b>test</b> & co"
 
-            # A board appears and its position changes as moves arrive.
-            card = page.wait_for_selector(".board-card[data-fen]:not(.done)")
-            index = card.get_attribute("data-index")
-            fen = card.get_attribute("data-fen")
+        # A board appears and its position changes as moves arrive.
+        card = page.wait_for_selector(".board-card[data-fen]:not(.done)")
+        index = card.get_attribute("data-index")
+        fen = card.get_attribute("data-fen")
+        page.wait_for_function(
+            """([index, fen]) => {
+                const card = document.querySelector('.board-card[data-index="' + index + '"]');
+                return card && card.dataset.fen && card.dataset.fen !== fen;
+            }""", arg=[index, fen])
+        assert page.locator(".board-card .sq .pc").count() > 0
+
+        # The standings change when a game finishes; the Elo plot gets a line.
+        page.wait_for_function(
+            """() => Array.from(document.querySelectorAll('#standings tbody tr'))
+                    .some((row) => Number(row.cells[2].textContent) > 0)""")
+        page.wait_for_selector("#elo-plot path.line")
+        assert page.locator("#finished tbody tr").count() >= 1
+
+        # The screenshot a human looks at: standings, plots and, when the last games have
+        # not ended yet (a loaded machine plays them quickly), a board well into its game.
+        with contextlib.suppress(sync_api.TimeoutError):
             page.wait_for_function(
-                """([index, fen]) => {
-                    const card = document.querySelector('.board-card[data-index="' + index + '"]');
-                    return card && card.dataset.fen && card.dataset.fen !== fen;
-                }""", arg=[index, fen])
-            assert page.locator(".board-card .sq .pc").count() > 0
+                """() => Array.from(document.querySelectorAll('.board-card:not(.done)'))
+                        .some((card) => Number(card.dataset.ply) >= 12)""", timeout=8_000)
+        shot = tmp_path / "service-page.png"
+        page.screenshot(path=str(shot), full_page=True)
+        if SCREENSHOT_COPY.parent.is_dir():
+            shutil.copyfile(shot, SCREENSHOT_COPY)
 
-            # The standings change when a game finishes; the Elo plot gets a line.
-            page.wait_for_function(
-                """() => Array.from(document.querySelectorAll('#standings tbody tr'))
-                        .some((row) => Number(row.cells[2].textContent) > 0)""")
-            page.wait_for_selector("#elo-plot path.line")
-            assert page.locator("#finished tbody tr").count() >= 1
+        # The tournament ends; every game is in the finished list.
+        page.wait_for_function(
+            "() => document.getElementById('t-status').textContent === 'finished'",
+            timeout=60_000)
+        page.wait_for_function(
+            f"() => document.querySelectorAll('#finished tbody tr').length === {GAMES}")
+        assert page.inner_text("#t-games") == f"{GAMES} of {GAMES} games"
 
-            # The screenshot a human looks at: standings, plots and, when the last games have
-            # not ended yet (a loaded machine plays them quickly), a board well into its game.
-            with contextlib.suppress(sync_api.TimeoutError):
-                page.wait_for_function(
-                    """() => Array.from(document.querySelectorAll('.board-card:not(.done)'))
-                            .some((card) => Number(card.dataset.ply) >= 12)""", timeout=8_000)
-            shot = tmp_path / "service-page.png"
-            page.screenshot(path=str(shot), full_page=True)
-            if SCREENSHOT_COPY.parent.is_dir():
-                shutil.copyfile(shot, SCREENSHOT_COPY)
+        # Stop needs the token: a wrong one is refused, and the page says so.
+        page.fill("#token", "wrong")
+        page.click("#stop")
+        page.wait_for_selector("#action-status.error")
+        assert "401" in page.inner_text("#action-status")
 
-            # The tournament ends; every game is in the finished list.
-            page.wait_for_function(
-                "() => document.getElementById('t-status').textContent === 'finished'",
-                timeout=60_000)
-            page.wait_for_function(
-                f"() => document.querySelectorAll('#finished tbody tr').length === {GAMES}")
-            assert page.inner_text("#t-games") == f"{GAMES} of {GAMES} games"
+        # The PGN link downloads every game; python-chess replays each one.
+        with page.expect_download() as download_info:
+            page.click("#pgn-link")
+        text = Path(download_info.value.path()).read_text(encoding="utf-8")
+        games = []
+        stream = io.StringIO(text)
+        while (game := chess_pgn.read_game(stream)) is not None:
+            assert not game.errors, game.errors
+            games.append(game)
+        assert len(games) == GAMES
+        assert {g.headers["White"] for g in games} == {"bundled", "bundled-v1"}
+        assert all(g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
+        assert all(len(list(g.mainline_moves())) > 0 for g in games)
 
-            # Stop needs the token: a wrong one is refused, and the page says so.
-            page.fill("#token", "wrong")
-            page.click("#stop")
-            page.wait_for_selector("#action-status.error")
-            assert "401" in page.inner_text("#action-status")
-
-            # The PGN link downloads every game; python-chess replays each one.
-            with page.expect_download() as download_info:
-                page.click("#pgn-link")
-            text = Path(download_info.value.path()).read_text(encoding="utf-8")
-            games = []
-            stream = io.StringIO(text)
-            while (game := chess_pgn.read_game(stream)) is not None:
-                assert not game.errors, game.errors
-                games.append(game)
-            assert len(games) == GAMES
-            assert {g.headers["White"] for g in games} == {"bundled", "bundled-v1"}
-            assert all(g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
-            assert all(len(list(g.mainline_moves())) > 0 for g in games)
-
-            # The list page shows the tournament, finished; an unknown id gets the 404 page.
-            page.goto(service + "/")
-            row = page.locator(f'#tournaments tbody tr[data-id="{tid}"]')
-            assert "finished" in row.inner_text()
-            response = page.goto(service + "/tournaments/9999")
-            assert response is not None and response.status == 404
-            assert "9999" in page.inner_text("#not-found")
-        finally:
-            browser.close()
+        # The list page shows the tournament, finished; an unknown id gets the 404 page.
+        page.goto(service + "/")
+        row = page.locator(f'#tournaments tbody tr[data-id="{tid}"]')
+        assert "finished" in row.inner_text()
+        response = page.goto(service + "/tournaments/9999")
+        assert response is not None and response.status == 404
+        assert "9999" in page.inner_text("#not-found")
     assert errors == [], errors
     assert foreign == [], f"the page loaded something from elsewhere: {foreign}"
+
+
+def _submit(base: str, config: str) -> int:
+    """Submit a tournament through the JSON API (with the token); its id."""
+    request = urllib.request.Request(
+        base + "/api/tournaments", data=config.encode(), method="POST",
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/toml"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return int(json.loads(response.read())["id"])
+
+
+@needs_chromium
+def test_protected_reads_need_the_token_in_the_page(protected_service: str) -> None:
+    """With --protect-reads the server renders no tournament data; the page's script reads
+    the list and the event stream (fetch, since EventSource cannot send a header) with the
+    token the user enters, and says so when there is none."""
+    base = protected_service
+    name = "secret <i>reads</i>"
+    tid = _submit(base, CONFIG.replace('"browser <b>test</b> & co"', json.dumps(name))
+                  .replace("rounds = 2", "rounds = 1"))
+    with urllib.request.urlopen(f"{base}/tournaments/{tid}", timeout=10) as response:
+        assert "secret" not in response.read().decode()  # nothing rendered without a token
+    errors: list[str] = []
+    with _browser() as browser:
+        page = browser.new_context().new_page()
+        page.set_default_timeout(30_000)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+        # No token: the tournament page says what it needs.
+        page.goto(f"{base}/tournaments/{tid}")
+        page.wait_for_function(
+            "() => document.getElementById('t-conn').textContent.includes('token')")
+
+        # With the token (kept for the session) the stream flows: snapshot, then live events.
+        page.fill("#token", TOKEN)
+        page.dispatch_event("#token", "change")
+        page.wait_for_function(
+            f"() => document.getElementById('t-name').textContent === {json.dumps(name)}")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.board-card').length > 0 "
+            "|| document.querySelectorAll('#finished tbody tr').length > 0")
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('#standings tbody tr'))"
+            ".some((row) => Number(row.cells[2].textContent) > 0)")
+
+        # The list page reads the list with the token from the session.
+        page.goto(base + "/")
+        page.wait_for_selector(f'#tournaments tbody tr[data-id="{tid}"]')
+        assert name in page.inner_text("#tournaments")
+    assert errors == [], errors

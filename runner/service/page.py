@@ -155,7 +155,7 @@ async def tournament_page(request: Request, tournament_id: int) -> HTMLResponse:
         finished = await manager.finished_games(tournament_id)
     return _page(request, "tournament.html", {
         "tid": tournament_id, "detail": detail, "protected": protected,
-        "report": (detail or {}).get("report") or {},
+        "report": {"standings": [], "sprt": None, **((detail or {}).get("report") or {})},
         "finished": list(reversed(finished[-FINISHED_ROWS:])), "finished_rows": FINISHED_ROWS,
     })
 

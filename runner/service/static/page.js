@@ -7,6 +7,7 @@
   const TOKEN_KEY = "cecp-runner-token";
   const SVG_NS = "http://www.w3.org/2000/svg";
   const PIECES = { k: "\u265A", q: "\u265B", r: "\u265C", b: "\u265D", n: "\u265E", p: "\u265F" };
+  const STILL_PLAYING = ["queued", "running", "stopping"];
   const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b"];
 
   // -- small helpers ------------------------------------------------------------------------
@@ -477,6 +478,18 @@
       for (const index of Array.from(this.boards.keys())) this.removeBoard(index);
       for (const game of detail.games || []) this.boardFor(game);
       $("no-games").hidden = this.boards.size > 0;
+      // A finished tournament's stream has nothing more to say: do not reconnect to it.
+      if (detail.status === "finished") this.close();
+    }
+
+    status(status) {
+      this.setStatus(status);
+      if (!STILL_PLAYING.includes(status)) {
+        // no game goes on (an abort ends games without a result): the boards go too
+        for (const [index, board] of Array.from(this.boards.entries())) {
+          if (!board.finished) this.removeBoard(index);
+        }
+      }
     }
 
     move(move) {
@@ -519,9 +532,9 @@
         case "game_finished": this.gameFinished(data); break;
         case "standings": drawStandings(data.report); this.setProgress(data.done_games, data.total_games); break;
         case "notice": this.notice(data.text); break;
-        case "status": this.setStatus(data.status); break;
+        case "status": this.status(data.status); break;
         case "tournament_finished":
-          this.setStatus(data.status);
+          this.status(data.status);
           this.notice("Tournament " + data.status + (data.sprt_decision ? " (SPRT: " + data.sprt_decision + ")" : ""));
           if (data.status === "finished") this.close();
           break;
@@ -563,13 +576,14 @@
     openFetchStream() {
       const url = "/api/tournaments/" + encodeURIComponent(this.id) + "/events";
       const controller = new AbortController();
-      this.stream = { close: function () { controller.abort(); } };
-      let lastId = null;
+      let stopped = false;
+      this.stream = { close: function () { stopped = true; controller.abort(); } };
+      const seen = { lastId: null };  // kept across reconnections, even when a read breaks
       const run = async () => {
-        while (!this.closed) {
+        while (!stopped && !this.closed) {
           try {
             const headers = authHeaders();
-            if (lastId !== null) headers["Last-Event-ID"] = lastId;
+            if (seen.lastId !== null) headers["Last-Event-ID"] = seen.lastId;
             const response = await fetch(url, { headers: headers, signal: controller.signal });
             if (response.status === 401 || response.status === 403) {
               this.connection("enter the token to watch", false);
@@ -578,10 +592,11 @@
             if (response.status === 404) { this.connection("no such tournament", false); return; }
             if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
             this.connection("live", true);
-            lastId = await this.readEvents(response.body, lastId);
+            await this.readEvents(response.body, seen);
           } catch (e) {
-            if (this.closed) return;
+            if (stopped || this.closed) return;
           }
+          if (stopped || this.closed) return;
           this.connection("reconnecting...", false);
           await new Promise(function (resolve) { setTimeout(resolve, 2000); });
         }
@@ -589,13 +604,13 @@
       run();
     }
 
-    // Parse a text/event-stream body; returns the last event id seen.
-    async readEvents(body, lastId) {
+    // Parse a text/event-stream body, handling each event; `seen.lastId` follows the ids.
+    async readEvents(body, seen) {
       const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "", carry = "", type = "", data = [], id = lastId;
+      let buffer = "", carry = "", type = "", data = [];
       for (;;) {
         const chunk = await reader.read();
-        if (chunk.done) return id;
+        if (chunk.done) return;
         let text = carry + chunk.value;
         carry = text.endsWith("\r") ? "\r" : "";  // a CR LF may be split between chunks
         if (carry) text = text.slice(0, -1);
@@ -620,7 +635,7 @@
           if (value.startsWith(" ")) value = value.slice(1);
           if (field === "event") type = value;
           else if (field === "data") data.push(value);
-          else if (field === "id") id = value;
+          else if (field === "id" && !value.includes("\0")) seen.lastId = value;
         }
       }
     }
