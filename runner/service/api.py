@@ -77,9 +77,9 @@ async def _known(manager: TournamentManager, tournament_id: int) -> None:
              openapi_extra=_SUBMIT_BODY, responses={422: _PROBLEMS, 429: {}, 413: {}})
 async def submit(request: Request) -> Any:
     """Submit a tournament: its configuration as TOML text or as a JSON object."""
-    request.app.state.rate_limiter.check(request)
     settings = _settings(request)
-    body = await request.body()
+    body = await request.body()  # first: a body over the limit is refused, not counted
+    request.app.state.rate_limiter.check(request)
     try:
         data = parse_body(body, request.headers.get("content-type", ""))
         config = await asyncio.to_thread(check_submission, data, settings)
@@ -136,7 +136,17 @@ async def resume(request: Request, tournament_id: TournamentId) -> dict[str, Any
     return {"id": tournament_id, "status": state}
 
 
-@router.get("/tournaments/{tournament_id}/events", dependencies=[Read],
+async def _stream_allowed(request: Request, tournament_id: TournamentId) -> None:
+    """Checked before a stream starts (a generator's errors would come after its headers)."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+    if manager.streams() >= _settings(request).max_streams:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "too many event streams open",
+                            headers={"Retry-After": "5"})
+
+
+@router.get("/tournaments/{tournament_id}/events",
+            dependencies=[Read, Depends(_stream_allowed)],
             response_class=EventSourceResponse, responses={404: {}, 503: {}})
 async def events(request: Request, tournament_id: TournamentId,
                  last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
@@ -145,10 +155,6 @@ async def events(request: Request, tournament_id: TournamentId,
     status, tournament_finished. A reconnecting client sends Last-Event-ID and misses no
     finished game."""
     manager = _manager(request)
-    await _known(manager, tournament_id)
-    if manager.streams() >= _settings(request).max_streams:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "too many event streams open",
-                            headers={"Retry-After": "5"})
     event_log = manager.log(tournament_id)
     stream = event_log.follow(
         (last_event_id or "")[:64],
