@@ -110,6 +110,11 @@ class TournamentManager:
         for event_log in self._logs.values():
             event_log.close()
 
+    def end_streams(self) -> None:
+        """End every open event stream (the service is shutting down)."""
+        for event_log in self._logs.values():
+            event_log.close()
+
     # ----------------------------------------------------------------- requests
 
     async def submit(self, config: TournamentConfig) -> int:
