@@ -352,3 +352,23 @@ def test_openapi_document_lists_the_api(client: TestClient) -> None:
         assert path in paths, path
     assert "application/toml" in paths["/api/tournaments"]["post"]["requestBody"]["content"]
     assert client.get("/docs").status_code == 200
+
+
+def test_an_sprt_decision_is_streamed_and_ends_the_tournament(client: TestClient) -> None:
+    text = LONG.replace('"long"', '"sprt"') + """
+[sprt]
+elo0 = 0
+elo1 = 200
+alpha = 0.05
+beta = 0.05
+"""
+    tournament_id = submit(client, text)
+    events = read_events(client, tournament_id, stop_after="tournament_finished")
+    sprt = [data for kind, data, _ in events if kind == "sprt"]
+    assert sprt and sprt[-1]["decision"] == "H1"
+    assert sprt[-1]["llr"] >= sprt[-1]["upper_bound"]
+    finished = events[-1]
+    assert finished[0] == "tournament_finished" and finished[1]["sprt_decision"] == "H1"
+    detail = client.get(f"/api/tournaments/{tournament_id}").json()
+    assert detail["status"] == "finished" and detail["done_games"] < detail["total_games"]
+    assert detail["report"]["sprt"]["decision"] == "H1"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -299,6 +300,11 @@ class TournamentManager:
                 "replay": event.replay})
             if run is not None and not event.replay:
                 self._standings_soon(tournament_id, run)
+                sprt = run.tournament.sprt_result
+                if sprt is not None:
+                    event_log.publish("sprt", {
+                        **{k: _finite(v) for k, v in sprt.to_json().items()},
+                        "done_games": run.tournament.done_games})
         elif isinstance(event, Notice):
             event_log.publish("notice", {"text": event.text})
 
@@ -409,6 +415,11 @@ def _board(event: GameStarted) -> dict[str, Any]:
             "fen": fen, "ply": ply, "white_clock": clocks[0], "black_clock": clocks[1],
             "last_move": None, "score_cp": None, "mate": None, "depth": None,
             "moved_at": time.time()}
+
+
+def _finite(value: object) -> object:
+    """A value fit for JSON: an infinite or NaN float becomes None."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _iso(value: Any) -> str | None:
