@@ -372,3 +372,21 @@ beta = 0.05
     detail = client.get(f"/api/tournaments/{tournament_id}").json()
     assert detail["status"] == "finished" and detail["done_games"] < detail["total_games"]
     assert detail["report"]["sprt"]["decision"] == "H1"
+
+
+def test_a_book_with_an_illegal_position_is_a_422(tmp_path: Path) -> None:
+    books = tmp_path / "books"
+    books.mkdir()
+    # White to move while Black's king is in check: refused when the openings are dealt.
+    (books / "bad.epd").write_text("4k3/8/8/8/8/8/8/4KR2 w - - hmvc 0;\n4k3/4R3/8/8/8/8/8/4K3 w - -\n")
+    text = QUICK + """
+[openings]
+file = "bad.epd"
+format = "epd"
+order = "sequential"
+"""
+    with TestClient(create_app(settings_for(tmp_path, books_dir=books))) as client:
+        response = client.post("/api/tournaments", content=text, headers=TOML)
+        assert response.status_code == 422, response.text
+        assert "bad.epd" in response.json()["detail"][0]["message"]
+        assert client.get("/api/tournaments").json() == {"tournaments": []}

@@ -24,6 +24,7 @@ from runner.service.manager import Conflict, TournamentManager
 from runner.service.security import bearer, check_token
 from runner.service.settings import ServiceSettings
 from runner.service.submission import check_submission, parse_body
+from runner.tournament.events import DatabaseFailure, TournamentError
 
 __all__ = ["router"]
 
@@ -74,7 +75,8 @@ async def _known(manager: TournamentManager, tournament_id: int) -> None:
 
 
 @router.post("/tournaments", status_code=status.HTTP_201_CREATED, dependencies=[Write],
-             openapi_extra=_SUBMIT_BODY, responses={422: _PROBLEMS, 429: {}, 413: {}})
+             openapi_extra=_SUBMIT_BODY,
+             responses={422: _PROBLEMS, 429: {}, 413: {}, 503: {}})
 async def submit(request: Request) -> Any:
     """Submit a tournament: its configuration as TOML text or as a JSON object."""
     settings = _settings(request)
@@ -83,11 +85,16 @@ async def submit(request: Request) -> Any:
     try:
         data = parse_body(body, request.headers.get("content-type", ""))
         config = await asyncio.to_thread(check_submission, data, settings)
+        tournament_id = await _manager(request).submit(config)
     except ConfigError as exc:
         return JSONResponse(status_code=422, content={"detail": [
             {"key": p.key, "value": p.value, "message": p.message, "text": str(p)}
             for p in exc.problems]})
-    tournament_id = await _manager(request).submit(config)
+    except DatabaseFailure as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+    except TournamentError as exc:  # found when the tournament is set up (a short book, say)
+        return JSONResponse(status_code=422, content={"detail": [
+            {"key": "", "value": "", "message": str(exc), "text": str(exc)}]})
     return {"id": tournament_id, "url": f"/api/tournaments/{tournament_id}"}
 
 
