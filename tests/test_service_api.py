@@ -390,3 +390,32 @@ order = "sequential"
         assert response.status_code == 422, response.text
         assert "bad.epd" in response.json()["detail"][0]["message"]
         assert client.get("/api/tournaments").json() == {"tournaments": []}
+
+
+def test_a_tournament_of_the_command_line_is_read_but_not_stopped_or_resumed(
+        tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from runner.cli.app import app
+
+    db = tmp_path / "service.db"
+    config = tmp_path / "cli.toml"
+    config.write_text('name = "cli"\nengines = [{name = "a", command = ["python", "-m", "engine",'
+                      ' "--level", "random"]}, {name = "b", command = ["python", "-m", "engine",'
+                      ' "--level", "random", "--seed", "2"]}]\ntc = "5+0.05"\nrounds = 1\n')
+    result = CliRunner().invoke(app, ["run", str(config), "--db", str(db), "--quiet"])
+    assert result.exit_code == 0, result.output
+    from runner.store.db import open_database
+    from runner.store.models import TournamentStatus
+    from runner.store.origin import set_status
+
+    with open_database(f"sqlite:///{db}") as database, database.session() as session:
+        set_status(session, 1, TournamentStatus.INTERRUPTED)  # as a killed CLI run leaves it
+    with TestClient(create_app(settings_for(tmp_path))) as client:
+        detail = client.get("/api/tournaments/1").json()
+        assert detail["status"] == "interrupted" and detail["done_games"] == 2
+        for action in ("resume", "stop"):
+            response = client.post(f"/api/tournaments/1/{action}", headers=AUTH)
+            assert response.status_code == 409
+            assert "not submitted to this service" in response.json()["detail"]
+        assert client.get("/api/tournaments/1").json()["status"] == "interrupted"

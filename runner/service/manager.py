@@ -137,6 +137,7 @@ class TournamentManager:
             status = await self._stored_status(tournament_id)
             if status == TournamentStatus.FINISHED.value:
                 raise Conflict(f"tournament {tournament_id} is finished")
+            await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
             await asyncio.to_thread(self._set_status, tournament_id, TournamentStatus.STOPPED)
             self._changed(tournament_id)
             self.log(tournament_id).publish("status", {"status": "stopped"})
