@@ -32,6 +32,7 @@ __all__ = [
     "game_spec",
     "cluster_scheduler",
     "local_scheduler",
+    "make_scheduler",
     "sprt_spec",
 ]
 
@@ -116,3 +117,18 @@ def cluster_scheduler(config: TournamentConfig, concurrency: int, *, workers: in
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
     return DaskScheduler(concurrency, workers=None if address else workers, address=address,
                          fresh_engines=fresh, tournament=config.name)
+
+
+def make_scheduler(config: TournamentConfig, concurrency: int | None = None, *,
+                   workers: int | None = None, cluster: str | None = None) -> Scheduler:
+    """The scheduler `runner run` plays `config` with: a Dask one for `workers` (a local
+    cluster of that many processes) or `cluster` (a scheduler's address), or the file's
+    ``[cluster]``; else the in-process one. `concurrency` (None: the file's) is the games at
+    once. A scheduler plays one tournament run; a local cluster it starts is closed when
+    its events end. ValueError when both `workers` and `cluster` are given."""
+    if workers is not None and cluster is not None:
+        raise ValueError("give workers (a local cluster) or cluster (a running scheduler), "
+                         "not both")
+    slots = max(1, concurrency or config.concurrency)
+    return (cluster_scheduler(config, slots, workers=workers, address=cluster)
+            or local_scheduler(config, slots))
