@@ -338,13 +338,13 @@ class DaskScheduler(Scheduler):
             self._retry.appendleft(job)
             return None
         key = f"game-{self.tag}-{self.run_id}-{job.index}-{next(self._attempts)}"
-        watch = None
-        if self._moves is not None:
-            watch = key
+        args: tuple[Any, ...] = (job.to_json(), self.fresh)
+        if self._moves is not None:  # the task's key: its moves are sent back tagged with it
+            args += (key,)
             self._moves.jobs[key] = _Watched(job)
         future = client.submit(
-            play_job, job.to_json(), self.fresh, watch, key=key, resources={SLOTS: 1},
-            pure=False, workers=allowed, allow_other_workers=False)
+            play_job, *args, key=key, resources={SLOTS: 1}, pure=False, workers=allowed,
+            allow_other_workers=False)
         # An asynchronous client's result() is a coroutine.
         task = asyncio.ensure_future(cast("Awaitable[dict[str, Any]]", future.result()))
         self._flight[task] = _InFlight(job, future, slot)

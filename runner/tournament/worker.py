@@ -74,7 +74,7 @@ MOVES_TOPIC = "runner-moves"
 events of a topic (``distributed.admin.low-level-log-length``, 1,000 by default), so a
 shared scheduler holds that many moves at most, however many runs it serves; a coordinator
 keeps the moves of its own jobs (by task key) and ignores the rest."""
-MOVE_BACKLOG = 1000
+STREAM_BACKLOG = 1000
 """Messages waiting on a worker's stream to the scheduler above which a move is dropped."""
 _MOVE_FIELDS = tuple(f.name for f in dataclasses.fields(MoveRecord))
 """MoveRecord's fields (its values are all plain scalars: no deep copy as asdict makes)."""
@@ -109,7 +109,7 @@ class MoveSender:
     def __call__(self, move: LiveMove) -> None:
         """Send `move`, or drop it when the worker's stream to the scheduler is backed up."""
         stream = getattr(self.worker, "batched_stream", None)
-        if len(getattr(stream, "buffer", ())) > MOVE_BACKLOG:
+        if len(getattr(stream, "buffer", ())) > STREAM_BACKLOG:
             self.dropped += 1
             return
         try:  # called from the game loop's thread: Dask hands it to the worker's own loop
