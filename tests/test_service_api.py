@@ -419,3 +419,16 @@ def test_a_tournament_of_the_command_line_is_read_but_not_stopped_or_resumed(
             assert response.status_code == 409
             assert "not submitted to this service" in response.json()["detail"]
         assert client.get("/api/tournaments/1").json()["status"] == "interrupted"
+
+
+@pytest.mark.timeout(120)
+def test_a_service_on_a_local_dask_cluster_streams_moves(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the cluster extra (distributed) is not installed")
+    with TestClient(create_app(settings_for(tmp_path, workers=2))) as client:
+        tournament_id = submit(client)
+        events = read_events(client, tournament_id, stop_after="tournament_finished")
+        kinds = [kind for kind, _, _ in events]
+        assert "move" in kinds and kinds[-1] == "tournament_finished"
+        assert {data["index"] for kind, data, _ in events if kind == "game_finished"} == \
+            {0, 1, 2, 3}
+        assert wait_for(client, tournament_id, {"finished"})["done_games"] == 4

@@ -41,7 +41,7 @@ from runner.tournament.events import (
     TournamentError,
 )
 from runner.tournament.run import Tournament
-from runner.tournament.runtime import cluster_scheduler
+from runner.tournament.runtime import make_scheduler
 
 __all__ = ["Conflict", "TournamentManager"]
 
@@ -206,11 +206,10 @@ class TournamentManager:
     # ----------------------------------------------------------------- running
 
     def _default_scheduler(self, config: TournamentConfig, concurrency: int) -> Any:
+        """The operator's choice (never the submission's: it has no [cluster])."""
         settings = self.settings
-        if settings.workers is None and settings.cluster is None:
-            return None
-        return cluster_scheduler(config, concurrency, workers=settings.workers,
-                                 address=settings.cluster)
+        return make_scheduler(config, concurrency, workers=settings.workers,
+                              cluster=settings.cluster, from_file=False)
 
     def _tournament(self, config: TournamentConfig, *, new: bool = False,
                     tournament_id: int | None = None) -> Tournament:
