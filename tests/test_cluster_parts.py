@@ -144,11 +144,18 @@ def test_the_default_run_does_not_import_dask(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from runner.config.parse import parse_config\n"
-        "from runner.tournament.runtime import cluster_scheduler\n"
+        "from runner.tournament.runtime import cluster_scheduler, make_scheduler\n"
+        "from runner.tournament.scheduler import LocalScheduler\n"
         "import runner.cli.app, runner.tournament.run\n"
         "c = parse_config({'name': 'c', 'format': 'match', 'tc': '1+0.1', 'engines': [\n"
         "    {'name': 'a', 'command': [sys.executable]}, {'name': 'b', 'command': [sys.executable]}]})\n"
         "assert cluster_scheduler(c, 2) is None\n"
+        "s = make_scheduler(c, 3)\n"
+        "assert type(s) is LocalScheduler and s.concurrency == 3, s\n"
+        "import dataclasses\n"
+        "from runner.config.model import ClusterConfig\n"
+        "filed = dataclasses.replace(c, cluster=ClusterConfig(address='tcp://10.0.0.9:8786'))\n"
+        "assert type(make_scheduler(filed, 2, from_file=False)) is LocalScheduler\n"
         "assert 'distributed' not in sys.modules and 'dask' not in sys.modules\n"
         "print('clean')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

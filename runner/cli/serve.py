@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -86,11 +87,25 @@ def serve_command(
     if not _loopback(host):
         err_console.print(f"listening on {host}: reachable from other machines"
                           f"{'' if token else ' with no token'}", highlight=False, markup=False)
+    app = create_app(settings, db=database)
+
+    class Server(uvicorn.Server):
+        """Ends the event streams as shutdown begins: uvicorn waits for open connections
+        before the app's own shutdown, and a stream would otherwise never end."""
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            manager = getattr(app.state, "manager", None)
+            if manager is not None:
+                manager.end_streams()
+            await super().shutdown(sockets)
+
+    # asyncio's own loop: the engines' pipes and process watching are built and tested on it
+    # (uvicorn would pick uvloop when installed).
+    server = Server(uvicorn.Config(app, host=host, port=port, log_level="info", loop="asyncio",
+                                   proxy_headers=False, server_header=False,
+                                   timeout_graceful_shutdown=10))
     try:
-        # loop="asyncio": with uvloop installed (fastapi[standard] brings it) uvicorn would pick
-        # it, and the engine pipes need asyncio's own transports (runner.protocol.process).
-        uvicorn.run(create_app(settings, db=database), host=host, port=port, log_level="info",
-                    proxy_headers=False, server_header=False, loop="asyncio")
+        server.run()
     finally:
         database.close()
 

@@ -150,15 +150,14 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
     from runner.tournament.events import TournamentError
     from runner.tournament.run import Tournament
-    from runner.tournament.runtime import cluster_scheduler
+    from runner.tournament.runtime import make_scheduler
 
     db = open_db(db_url or config.database,
                  source="--db" if db_url else "the configuration's database =")
     try:
         if not new and not force and tournament_id is None:
             _stop_if_finished(db, config)
-        scheduler = cluster_scheduler(config, concurrency or config.concurrency,
-                                      workers=workers, address=cluster)
+        scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
                                 concurrency=concurrency, scheduler=scheduler)
         try:

@@ -24,6 +24,7 @@ from runner.service.manager import Conflict, TournamentManager
 from runner.service.security import bearer, check_token
 from runner.service.settings import ServiceSettings
 from runner.service.submission import check_submission, parse_body
+from runner.tournament.events import DatabaseFailure, TournamentError
 
 __all__ = ["router"]
 
@@ -74,20 +75,26 @@ async def _known(manager: TournamentManager, tournament_id: int) -> None:
 
 
 @router.post("/tournaments", status_code=status.HTTP_201_CREATED, dependencies=[Write],
-             openapi_extra=_SUBMIT_BODY, responses={422: _PROBLEMS, 429: {}, 413: {}})
+             openapi_extra=_SUBMIT_BODY,
+             responses={422: _PROBLEMS, 429: {}, 413: {}, 503: {}})
 async def submit(request: Request) -> Any:
     """Submit a tournament: its configuration as TOML text or as a JSON object."""
-    request.app.state.rate_limiter.check(request)
     settings = _settings(request)
-    body = await request.body()
+    body = await request.body()  # first: a body over the limit is refused, not counted
+    request.app.state.rate_limiter.check(request)
     try:
         data = parse_body(body, request.headers.get("content-type", ""))
         config = await asyncio.to_thread(check_submission, data, settings)
+        tournament_id = await _manager(request).submit(config)
     except ConfigError as exc:
         return JSONResponse(status_code=422, content={"detail": [
             {"key": p.key, "value": p.value, "message": p.message, "text": str(p)}
             for p in exc.problems]})
-    tournament_id = await _manager(request).submit(config)
+    except DatabaseFailure as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+    except TournamentError as exc:  # found when the tournament is set up (a short book, say)
+        return JSONResponse(status_code=422, content={"detail": [
+            {"key": "", "value": "", "message": str(exc), "text": str(exc)}]})
     return {"id": tournament_id, "url": f"/api/tournaments/{tournament_id}"}
 
 
@@ -136,7 +143,17 @@ async def resume(request: Request, tournament_id: TournamentId) -> dict[str, Any
     return {"id": tournament_id, "status": state}
 
 
-@router.get("/tournaments/{tournament_id}/events", dependencies=[Read],
+async def _stream_allowed(request: Request, tournament_id: TournamentId) -> None:
+    """Checked before a stream starts (a generator's errors would come after its headers)."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+    if manager.streams() >= _settings(request).max_streams:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "too many event streams open",
+                            headers={"Retry-After": "5"})
+
+
+@router.get("/tournaments/{tournament_id}/events",
+            dependencies=[Read, Depends(_stream_allowed)],
             response_class=EventSourceResponse, responses={404: {}, 503: {}})
 async def events(request: Request, tournament_id: TournamentId,
                  last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
@@ -145,10 +162,6 @@ async def events(request: Request, tournament_id: TournamentId,
     status, tournament_finished. A reconnecting client sends Last-Event-ID and misses no
     finished game."""
     manager = _manager(request)
-    await _known(manager, tournament_id)
-    if manager.streams() >= _settings(request).max_streams:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "too many event streams open",
-                            headers={"Retry-After": "5"})
     event_log = manager.log(tournament_id)
     stream = event_log.follow(
         (last_event_id or "")[:64],

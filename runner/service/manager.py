@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from runner.clock import Clock
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
 from runner.rules import Board
+from runner.service.cache import SharedReads
 from runner.service.hub import EventLog
 from runner.service.settings import ServiceSettings
 from runner.store import Database, GameFilter, TournamentStatus, stream_games, tournaments
@@ -39,7 +41,7 @@ from runner.tournament.events import (
     TournamentError,
 )
 from runner.tournament.run import Tournament
-from runner.tournament.runtime import cluster_scheduler
+from runner.tournament.runtime import make_scheduler
 
 __all__ = ["Conflict", "TournamentManager"]
 
@@ -47,6 +49,8 @@ log = logging.getLogger(__name__)
 
 STANDINGS_EVERY = 1.0
 """Seconds between two standings updates at least (a report is read from the database)."""
+PROGRESS_AGE = 0.5
+"""Seconds the tournaments' progress (game counts) read from the database is shared for."""
 
 
 class Conflict(Exception):
@@ -81,6 +85,7 @@ class TournamentManager:
         self._logs: dict[int, EventLog] = {}
         self._places = asyncio.Semaphore(max(1, settings.max_running))
         self._closing = False
+        self._reads = SharedReads()
 
     # ----------------------------------------------------------------- life
 
@@ -110,12 +115,18 @@ class TournamentManager:
         for event_log in self._logs.values():
             event_log.close()
 
+    def end_streams(self) -> None:
+        """End every open event stream (the service is shutting down)."""
+        for event_log in self._logs.values():
+            event_log.close()
+
     # ----------------------------------------------------------------- requests
 
     async def submit(self, config: TournamentConfig) -> int:
         """Store a checked configuration as a new tournament and queue it; returns its id."""
         tournament = self._tournament(config, new=True)
         tournament_id = await asyncio.to_thread(self._create, tournament)
+        self._changed(tournament_id)
         self._queue(tournament_id, tournament)
         return tournament_id
 
@@ -126,7 +137,9 @@ class TournamentManager:
             status = await self._stored_status(tournament_id)
             if status == TournamentStatus.FINISHED.value:
                 raise Conflict(f"tournament {tournament_id} is finished")
+            await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
             await asyncio.to_thread(self._set_status, tournament_id, TournamentStatus.STOPPED)
+            self._changed(tournament_id)
             self.log(tournament_id).publish("status", {"status": "stopped"})
             return "stopped"
         run.stop_requested = True
@@ -159,7 +172,7 @@ class TournamentManager:
 
     async def summaries(self) -> list[dict[str, Any]]:
         """Every tournament, oldest first, with its progress and live status."""
-        found = await asyncio.to_thread(self._all_progress)
+        found = await self._all_progress_shared()
         return [self._summary(progress) for progress in found]
 
     async def detail(self, tournament_id: int) -> dict[str, Any] | None:
@@ -168,7 +181,7 @@ class TournamentManager:
         progress = await self._progress(tournament_id)
         if progress is None:
             return None
-        report = await asyncio.to_thread(self._report_json, tournament_id)
+        report = await self._report(tournament_id)
         run = self._runs.get(tournament_id)
         return {**self._summary(progress), "report": report,
                 "games": [] if run is None else sorted(run.boards.values(),
@@ -193,11 +206,10 @@ class TournamentManager:
     # ----------------------------------------------------------------- running
 
     def _default_scheduler(self, config: TournamentConfig, concurrency: int) -> Any:
+        """The operator's choice (never the submission's: it has no [cluster])."""
         settings = self.settings
-        if settings.workers is None and settings.cluster is None:
-            return None
-        return cluster_scheduler(config, concurrency, workers=settings.workers,
-                                 address=settings.cluster)
+        return make_scheduler(config, concurrency, workers=settings.workers,
+                              cluster=settings.cluster, from_file=False)
 
     def _tournament(self, config: TournamentConfig, *, new: bool = False,
                     tournament_id: int | None = None) -> Tournament:
@@ -245,12 +257,14 @@ class TournamentManager:
             event_log.publish("notice", {"text": f"the run failed: {type(exc).__name__}: {exc}"})
         finally:
             self._runs.pop(tournament_id, None)
+            self._changed(tournament_id)
             if run.standings_task is not None:
                 run.standings_task.cancel()
         if run.stop_requested and status != TournamentStatus.FINISHED.value:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self._set_status, tournament_id,
                                         TournamentStatus.STOPPED)
+            self._changed(tournament_id)
             status = "stopped"
         await self._publish_standings(tournament_id)
         decision = run.tournament.sprt_result
@@ -279,6 +293,7 @@ class TournamentManager:
                              depth=move.move.depth, moved_at=time.time())
             event_log.publish("move", data)
         elif isinstance(event, GameStarted):
+            self._reads.drop("progress")
             board = _board(event)
             if run is not None:
                 run.boards[event.job.index] = board
@@ -292,10 +307,22 @@ class TournamentManager:
                 "result": event.result.value, "termination": event.termination.value,
                 "reason": event.reason, "plies": event.plies, "seconds": round(event.seconds, 3),
                 "replay": event.replay})
+            if not event.replay:
+                self._changed(tournament_id)
             if run is not None and not event.replay:
                 self._standings_soon(tournament_id, run)
+                sprt = run.tournament.sprt_result
+                if sprt is not None:
+                    event_log.publish("sprt", {
+                        **{k: _finite(v) for k, v in sprt.to_json().items()},
+                        "done_games": run.tournament.done_games})
         elif isinstance(event, Notice):
             event_log.publish("notice", {"text": event.text})
+
+    def _changed(self, tournament_id: int) -> None:
+        """The tournament's stored games or status changed: shared reads are stale."""
+        self._reads.drop("progress")
+        self._reads.drop(("report", tournament_id))
 
     def _standings_soon(self, tournament_id: int, run: _Run) -> None:
         """Publish the standings after this game, at most every `STANDINGS_EVERY` seconds
@@ -314,7 +341,7 @@ class TournamentManager:
 
     async def _publish_standings(self, tournament_id: int) -> None:
         try:
-            report = await asyncio.to_thread(self._report_json, tournament_id)
+            report = await self._report(tournament_id)
             progress = await self._progress(tournament_id)
         except Exception:  # the next game tries again; the stream goes on
             log.exception("standings of tournament %d", tournament_id)
@@ -341,8 +368,20 @@ class TournamentManager:
         with self.db.session() as session:
             return tournaments(session)
 
+    async def _all_progress_shared(self) -> list[TournamentProgress]:
+        found: list[TournamentProgress] = await self._reads.get(
+            "progress", lambda: asyncio.to_thread(self._all_progress), PROGRESS_AGE)
+        return found
+
+    async def _report(self, tournament_id: int) -> dict[str, Any]:
+        """The tournament's report, read again only after a game finished (or stopped)."""
+        report: dict[str, Any] = await self._reads.get(
+            ("report", tournament_id),
+            lambda: asyncio.to_thread(self._report_json, tournament_id))
+        return report
+
     async def _progress(self, tournament_id: int) -> TournamentProgress | None:
-        found = await asyncio.to_thread(self._all_progress)
+        found = await self._all_progress_shared()
         return next((p for p in found if p.id == tournament_id), None)
 
     async def _stored_status(self, tournament_id: int) -> str:
@@ -404,6 +443,11 @@ def _board(event: GameStarted) -> dict[str, Any]:
             "fen": fen, "ply": ply, "white_clock": clocks[0], "black_clock": clocks[1],
             "last_move": None, "score_cp": None, "mate": None, "depth": None,
             "moved_at": time.time()}
+
+
+def _finite(value: object) -> object:
+    """A value fit for JSON: an infinite or NaN float becomes None."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _iso(value: Any) -> str | None:

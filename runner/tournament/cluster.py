@@ -12,6 +12,12 @@ engine takes no more jobs needing it; one that fails `MAX_WORKER_FAILURES` jobs 
 more jobs of this run. The scheduler gone ends the run with one `SchedulerFailure` line;
 the games not stored are played by the next run.
 
+Live moves: a scheduler that `watch_moves` subscribes to the workers' move events
+(`runner.tournament.worker.MOVES_TOPIC`, Dask's ``log_event``/``subscribe_topic``) and reports
+them as `JobMoved`, in order per game, for the jobs in flight only: a move arriving after its
+job's record is dropped, and so is the oldest waiting move when the consumer falls
+`MOVE_BACKLOG` behind. Unwatched, nothing is subscribed and the workers send no move.
+
 Only `distributed` is imported here, never by the default in-process run.
 """
 
@@ -22,6 +28,7 @@ import contextlib
 import itertools
 import logging
 import math
+import uuid
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +42,7 @@ from runner.tournament.events import Notice
 from runner.tournament.scheduler import (
     MAX_REPLAYS,
     JobFinished,
+    JobMoved,
     JobStarted,
     Scheduler,
     SchedulerEvent,
@@ -43,13 +51,15 @@ from runner.tournament.scheduler import (
 from runner.tournament.worker import (
     CANNOT_SET_UP,
     ENGINE_FAILED,
+    MOVES_TOPIC,
     abort_games,
     executing_keys,
     play_job,
+    read_move,
     release_pool,
 )
 
-__all__ = ["MAX_WORKER_FAILURES", "SLOTS", "DaskScheduler"]
+__all__ = ["MAX_WORKER_FAILURES", "MOVE_BACKLOG", "SLOTS", "DaskScheduler"]
 
 SLOTS = "slots"
 """The worker resource a game job needs one of (``dask worker --resources "slots=8"``)."""
@@ -60,6 +70,9 @@ AHEAD = 2
 it the moment its game ends instead of idling a round trip to the coordinator."""
 CONNECT_TIMEOUT = 10.0
 """Seconds to reach a Dask scheduler before the run gives up."""
+MOVE_BACKLOG = 2000
+"""Live moves kept waiting for a slow consumer; beyond that the oldest are dropped (the
+records stay complete: a live board only misses a few positions)."""
 
 
 @dataclass
@@ -69,6 +82,46 @@ class _InFlight:
     job: GameJob
     future: Future
     slot: int
+
+
+@dataclass
+class _Watched:
+    """A job in flight whose moves are reported: the last ply reported."""
+
+    job: GameJob
+    ply: int = 0
+
+
+class _Moves:
+    """The moves the workers send, of the jobs in flight only, waiting for the consumer."""
+
+    def __init__(self, backlog: int = MOVE_BACKLOG) -> None:
+        self.waiting: deque[tuple[str, JobMoved]] = deque(maxlen=backlog)
+        self.arrived = asyncio.Event()
+        self.jobs: dict[str, _Watched] = {}
+        self.dropped = 0
+
+    def receive(self, event: tuple[float, Any]) -> None:
+        """Dask's handler of a topic event ``(time, message)``, on the client's loop."""
+        read = read_move(event[1])
+        if read is None:
+            return
+        key, move = read
+        watched = self.jobs.get(key)
+        if watched is None or move.ply <= watched.ply:
+            return  # another run's job, a game already reported finished, or out of order
+        watched.ply = move.ply
+        if len(self.waiting) == self.waiting.maxlen:
+            self.dropped += 1
+        self.waiting.append((key, JobMoved(watched.job, move)))
+        self.arrived.set()
+
+    def take(self) -> list[JobMoved]:
+        """The waiting moves of the jobs still in flight, oldest first."""
+        self.arrived.clear()
+        moved = [event for key, event in self.waiting if key in self.jobs]
+        self.waiting.clear()
+        return moved
 
 
 @dataclass
@@ -94,6 +147,8 @@ class DaskScheduler(Scheduler):
         self.address = address
         self.fresh = tuple(sorted(fresh_engines))
         self.tag = "".join(c if c.isalnum() else "-" for c in tournament)[:40]
+        self.run_id = uuid.uuid4().hex[:8]
+        """In every task key: runs of the same tournament on one cluster never share a key."""
         self._jobs: Iterator[GameJob] = iter(())
         self._retry: deque[GameJob] = deque()
         self._replays: dict[int, int] = {}
@@ -106,6 +161,8 @@ class DaskScheduler(Scheduler):
         self._soft_stop = False
         self._hard_stop = False
         self._failure: str | None = None
+        self._moves: _Moves | None = None
+        self._waker: asyncio.Task[Any] | None = None
 
     # ----------------------------------------------------------------- the interface
 
@@ -137,11 +194,14 @@ class DaskScheduler(Scheduler):
             yield SchedulerFailure(f"cannot reach the Dask scheduler ({where}): {exc}")
             return
         self._client = client
+        if self.watch_moves:
+            self._moves = _Moves()
+            client.subscribe_topic(MOVES_TOPIC, self._moves.receive)
         try:
             async for event in self._play_all(client):
                 yield event
         finally:
-            for task in self._flight:
+            for task in [*self._flight, *([self._waker] if self._waker else [])]:
                 task.cancel()
             await asyncio.shield(self._close(client, cluster))
 
@@ -166,6 +226,9 @@ class DaskScheduler(Scheduler):
     async def _close(self, client: Client, cluster: LocalCluster | None) -> None:
         """Stop the engines kept on the workers, then the client and a local cluster."""
         if client.status == "running":
+            if self._moves is not None:
+                with contextlib.suppress(Exception):
+                    client.unsubscribe_topic(MOVES_TOPIC)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.run(release_pool), 20)
         closing: list[Any] = [client.close()]  # coroutines for an asynchronous client
@@ -212,9 +275,11 @@ class DaskScheduler(Scheduler):
     # ----------------------------------------------------------------- the jobs
 
     async def _play_all(self, client: Client) -> AsyncGenerator[SchedulerEvent, None]:
-        """Keep the slots busy; report starts, records and notices until nothing is left."""
+        """Keep the slots busy; report starts, moves, records and notices until nothing is
+        left."""
+        finished = True  # a job came back: the cluster may have changed
         while True:
-            if self._workers.excluded or self._workers.cannot:
+            if finished and (self._workers.excluded or self._workers.cannot):
                 # Some workers are left out: restrictions name the others, as they are now.
                 self._live = set(await cast("Awaitable[dict[str, int]]", client.nthreads()))
             while (len(self._flight) < AHEAD * self.concurrency
@@ -225,16 +290,34 @@ class DaskScheduler(Scheduler):
                 yield started
             if not self._flight:
                 break
-            done, _ = await asyncio.wait(self._flight, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(self._waiting(), return_when=asyncio.FIRST_COMPLETED)
+            finished = done != {self._waker}
             for task in done:
+                if task is self._waker:
+                    continue
+                for moved in self._moves.take() if self._moves is not None else ():
+                    yield moved  # this game's last moves before its record
                 flight = self._flight.pop(task)
+                if self._moves is not None:
+                    self._moves.jobs.pop(str(flight.future.key), None)
                 async for event in self._outcome(client, flight, task):
                     yield event
+            for moved in self._moves.take() if self._moves is not None else ():
+                yield moved
             if self._failure is not None:
                 yield SchedulerFailure(self._failure)
                 self._failure = None
         if self._failure is not None:
             yield SchedulerFailure(self._failure)
+
+    def _waiting(self) -> set[asyncio.Task[Any]]:
+        """What to wait for: the jobs in flight and, when watching, the next move."""
+        waiting: set[asyncio.Task[Any]] = set(self._flight)
+        if self._moves is not None:
+            if self._waker is None or self._waker.done():
+                self._waker = asyncio.create_task(self._moves.arrived.wait())
+            waiting.add(self._waker)
+        return waiting
 
     def _next_job(self) -> GameJob | None:
         if self._soft_stop:
@@ -254,10 +337,14 @@ class DaskScheduler(Scheduler):
         if allowed == []:
             self._retry.appendleft(job)
             return None
+        key = f"game-{self.tag}-{self.run_id}-{job.index}-{next(self._attempts)}"
+        args: tuple[Any, ...] = (job.to_json(), self.fresh)
+        if self._moves is not None:  # the task's key: its moves are sent back tagged with it
+            args += (key,)
+            self._moves.jobs[key] = _Watched(job)
         future = client.submit(
-            play_job, job.to_json(), self.fresh, key=f"game-{self.tag}-{job.index}-"
-            f"{next(self._attempts)}", resources={SLOTS: 1}, pure=False,
-            workers=allowed, allow_other_workers=False)
+            play_job, *args, key=key, resources={SLOTS: 1}, pure=False, workers=allowed,
+            allow_other_workers=False)
         # An asynchronous client's result() is a coroutine.
         task = asyncio.ensure_future(cast("Awaitable[dict[str, Any]]", future.result()))
         self._flight[task] = _InFlight(job, future, slot)

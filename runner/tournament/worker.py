@@ -14,6 +14,11 @@ Engines are resolved here: a job's engine runs with the command the tournament g
 the worker's own engines file (the path in ``RUNNER_WORKER_ENGINES``, an engines file as
 `engines_file` reads) has an entry of the same name, whose command, directory and
 environment are used instead (hosts install engines in different places).
+
+Live moves (only when the coordinator asks, for a watched run): each move of the game goes
+back as a Dask event on `MOVES_TOPIC` (`Worker.log_event`: fire and forget on the stream the
+worker already keeps to the scheduler), dropped when that stream is backed up. The game
+never waits for them; its record, returned as the task's result, stays the truth.
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ from typing import TYPE_CHECKING, Any
 from runner.config.check import ConfigError
 from runner.config.engines import load_engines_file
 from runner.game.job import GameJob
+from runner.game.live import LiveMove, MoveWatch
 from runner.game.play import play_game
+from runner.pgn.writer import MoveRecord
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine, stop_engines
 from runner.tournament.runtime import engine_config
@@ -44,12 +51,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENGINES_FILE_ENV",
+    "MOVES_TOPIC",
+    "MoveSender",
     "WorkerPool",
     "abort_games",
     "check_worker",
     "engine_json",
     "executing_keys",
+    "move_message",
     "play_job",
+    "read_move",
     "release_pool",
     "worker_identity",
 ]
@@ -58,6 +69,53 @@ ENGINES_FILE_ENV = "RUNNER_WORKER_ENGINES"
 """Environment variable naming a worker's own engines file (engines found there by name)."""
 PLAYED, ENGINE_FAILED, CANNOT_SET_UP = "played", "engine", "setup"
 """A job's outcomes on a worker: a game record, an engine that did not start, a bad game."""
+MOVES_TOPIC = "runner-moves"
+"""The Dask event topic of live moves. One topic for every run: the scheduler keeps the last
+events of a topic (``distributed.admin.low-level-log-length``, 1,000 by default), so a
+shared scheduler holds that many moves at most, however many runs it serves; a coordinator
+keeps the moves of its own jobs (by task key) and ignores the rest."""
+STREAM_BACKLOG = 1000
+"""Messages waiting on a worker's stream to the scheduler above which a move is dropped."""
+_MOVE_FIELDS = tuple(f.name for f in dataclasses.fields(MoveRecord))
+"""MoveRecord's fields (its values are all plain scalars: no deep copy as asdict makes)."""
+
+
+def move_message(key: str, move: LiveMove) -> dict[str, Any]:
+    """A live move as plain msgpack data, tagged with its task's key."""
+    return {"key": key, "ply": move.ply, "fen": move.fen, "white_clock": move.white_clock,
+            "black_clock": move.black_clock,
+            "move": {name: getattr(move.move, name) for name in _MOVE_FIELDS}}
+
+
+def read_move(message: Any) -> tuple[str, LiveMove] | None:
+    """The task key and the move from `move_message` output (None: not such a message)."""
+    try:
+        return str(message["key"]), LiveMove(
+            ply=int(message["ply"]), move=MoveRecord(**message["move"]), fen=str(message["fen"]),
+            white_clock=message["white_clock"], black_clock=message["black_clock"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+class MoveSender:
+    """Sends one job's moves to the coordinator as Dask events; never blocks, never raises."""
+
+    def __init__(self, worker: Any, key: str) -> None:
+        """`worker` is the Dask worker running task `key`."""
+        self.worker = worker
+        self.key = key
+        self.dropped = 0
+
+    def __call__(self, move: LiveMove) -> None:
+        """Send `move`, or drop it when the worker's stream to the scheduler is backed up."""
+        stream = getattr(self.worker, "batched_stream", None)
+        if len(getattr(stream, "buffer", ())) > STREAM_BACKLOG:
+            self.dropped += 1
+            return
+        try:  # called from the game loop's thread: Dask hands it to the worker's own loop
+            self.worker.log_event(MOVES_TOPIC, move_message(self.key, move))
+        except Exception:  # a worker closing: the move is lost, the game goes on
+            self.dropped += 1
 
 
 def worker_identity(worker: Any = None) -> tuple[str, str | None]:
@@ -117,23 +175,27 @@ class WorkerPool:
         self._own: dict[str, EngineConfig] | None = None
         self.name, self.address = worker_identity()
 
-    def run(self, job: GameJob, fresh: frozenset[str]) -> dict[str, Any]:
-        """Play `job` on a free slot (blocking the calling thread until it ends)."""
-        return asyncio.run_coroutine_threadsafe(self._start(job, fresh), self.loop).result()
+    def run(self, job: GameJob, fresh: frozenset[str],
+            moves: MoveSender | None = None) -> dict[str, Any]:
+        """Play `job` on a free slot (blocking the calling thread until it ends); `moves`
+        gets every move of the game as it is played."""
+        return asyncio.run_coroutine_threadsafe(self._start(job, fresh, moves), self.loop).result()
 
-    async def _start(self, job: GameJob, fresh: frozenset[str]) -> dict[str, Any]:
-        task = asyncio.ensure_future(self._play(job, fresh))
+    async def _start(self, job: GameJob, fresh: frozenset[str],
+                     moves: MoveSender | None) -> dict[str, Any]:
+        task = asyncio.ensure_future(self._play(job, fresh, moves))
         self._games.add(task)
         try:
             return await task
         finally:
             self._games.discard(task)
 
-    async def _play(self, job: GameJob, fresh: frozenset[str]) -> dict[str, Any]:
+    async def _play(self, job: GameJob, fresh: frozenset[str],
+                    moves: MoveSender | None) -> dict[str, Any]:
         slot = self._free.pop() if self._free else _Slot()
         self._busy.add(slot)
         try:
-            return await self._play_in(slot, job, fresh)
+            return await self._play_in(slot, job, fresh, moves)
         except BaseException:
             await asyncio.shield(slot.drop())
             raise
@@ -141,7 +203,8 @@ class WorkerPool:
             self._busy.discard(slot)
             self._free.append(slot)
 
-    async def _play_in(self, slot: _Slot, job: GameJob, fresh: frozenset[str]) -> dict[str, Any]:
+    async def _play_in(self, slot: _Slot, job: GameJob, fresh: frozenset[str],
+                       moves: MoveSender | None) -> dict[str, Any]:
         """Engines ready (reused or started), the game, the engines' fate; the outcome."""
         reply: dict[str, Any] = {"worker": self.name, "address": self.address}
         await slot.drop(frozenset(job.engines))
@@ -157,8 +220,9 @@ class WorkerPool:
             except EngineError as exc:
                 return {**reply, "outcome": ENGINE_FAILED, "engine": config.name, "text": str(exc)}
         began = time.monotonic()
+        watch = None if moves is None else MoveWatch(job.spec, moves)
         try:
-            record = await play_game(engines[0], engines[1], job.spec)
+            record = await play_game(engines[0], engines[1], job.spec, on_move=watch)
         except ValueError as exc:
             await slot.drop()
             return {**reply, "outcome": CANNOT_SET_UP, "text": str(exc)}
@@ -241,14 +305,21 @@ def dask_setup(worker: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def play_job(job_json: str, fresh: tuple[str, ...] = ()) -> dict[str, Any]:
+def play_job(job_json: str, fresh: tuple[str, ...] = (), watch: str | None = None,
+             ) -> dict[str, Any]:
     """A Dask task: play one `GameJob` (JSON) on this worker's pool.
 
+    With `watch` (the task's key), every move is sent on `MOVES_TOPIC` as it is played.
     Returns plain data: ``outcome`` (``played``, ``engine`` or ``setup``), the worker's
     ``worker`` name and ``address``, and ``record`` (GameRecord JSON) with ``seconds``, or
     ``engine`` and ``text`` saying what failed.
     """
-    return _the_pool().run(GameJob.from_json(job_json), frozenset(fresh))
+    moves = None
+    if watch is not None:
+        from distributed import get_worker
+
+        moves = MoveSender(get_worker(), watch)
+    return _the_pool().run(GameJob.from_json(job_json), frozenset(fresh), moves)
 
 
 async def abort_games() -> int:

@@ -1,0 +1,58 @@
+"""Reads shared by every client: one load at a time per key, reused until stale or dropped.
+
+Two hundred clients polling a tournament must not build two hundred reports: a value is
+loaded once (callers arriving meanwhile await the same load), kept for `max_age` seconds or
+until `drop` says it changed (a game finished), and shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
+
+__all__ = ["SharedReads"]
+
+
+class SharedReads:
+    """Single-flight loads with a time-to-live, per key."""
+
+    def __init__(self) -> None:
+        """Empty: every key is loaded on first use."""
+        self._values: dict[Hashable, tuple[float, int, Any]] = {}
+        self._loads: dict[Hashable, asyncio.Future[Any]] = {}
+        self._versions: dict[Hashable, int] = {}
+
+    async def get(self, key: Hashable, load: Callable[[], Awaitable[Any]],
+                  max_age: float = float("inf")) -> Any:
+        """The value for `key`: kept if fresh, else loaded (once for all callers waiting)."""
+        version = self._versions.get(key, 0)
+        kept = self._values.get(key)
+        if kept is not None and kept[1] == version and time.monotonic() - kept[0] < max_age:
+            return kept[2]
+        pending = self._loads.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._loads[key] = future
+        try:
+            began = time.monotonic()
+            value = await load()
+        except BaseException as exc:
+            if isinstance(exc, Exception):
+                future.set_exception(exc)
+                future.exception()  # retrieved: no "never retrieved" warning without waiters
+            else:
+                future.cancel()
+            raise
+        finally:
+            self._loads.pop(key, None)
+        # A change announced during the load makes this value stale at once.
+        self._values[key] = (began, version, value)
+        future.set_result(value)
+        return value
+
+    def drop(self, key: Hashable) -> None:
+        """The value for `key` changed: the next `get` loads it again."""
+        self._versions[key] = self._versions.get(key, 0) + 1
