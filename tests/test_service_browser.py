@@ -40,7 +40,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 TOKEN = "browser-test-token"
 SCREENSHOT_COPY = Path(os.environ.get("RUNNER_SCREENSHOT_COPY", "/work/service-page.png"))
 
-# Four games of the bundled engine against its v1, two at a time: about 10 s on two cores.
+# Four games of the bundled engine against its v1, two at a time: about 10 s on two cores
+# (far too few for the SPRT to decide; it is there for the LLR plot).
 # The name carries markup: the page must show it as text.
 CONFIG = """\
 name = "browser <b>test</b> & co"
@@ -50,6 +51,10 @@ tc = "2+0.05"
 rounds = 2
 games = 2
 concurrency = 2
+
+[sprt]
+elo0 = 0.0
+elo1 = 10.0
 """
 GAMES = 4
 
@@ -152,6 +157,109 @@ def test_example_config_is_accepted_by_the_allow_list() -> None:
     assert 'engines = ["x", "y \\"q\\""]' in example_config(["x", 'y "q"', "z"])
 
 
+def _submit_watch_download(page: Any, service: str, tmp_path: Path) -> None:
+    """The browser test's steps, from the empty list to the downloaded PGN."""
+    # The list page: empty, with an example in the form.
+    page.goto(service + "/")
+    assert "bundled" in page.input_value("#config")
+    assert page.locator("#tournaments tbody tr").count() == 0
+
+    # A wrong token: 401, said in the page.
+    page.fill("#config", CONFIG)
+    page.fill("#token", "wrong")
+    page.click("#submit")
+    page.wait_for_selector("#submit-status.error")
+    assert "401" in page.inner_text("#submit-status")
+
+    # A command line of our own: 422 with the key path, shown as text.
+    page.fill("#token", TOKEN)
+    page.fill("#config", CONFIG.replace(
+        'engines = ["bundled", "bundled-v1"]',
+        'engines = [{ name = "<i>x</i>", command = ["/bin/sh", "-c", "<b>boom</b>"] }, '
+        '"bundled"]'))
+    page.click("#submit")
+    page.wait_for_selector("#problems li")
+    problems = page.inner_text("#problems")
+    assert "engines[0].command" in problems
+    assert page.locator("#problems b, #problems i").count() == 0  # text, never markup
+    assert "422" in page.inner_text("#submit-status")
+
+    # The real submission: 201 and on to the tournament's page.
+    page.fill("#config", CONFIG)
+    page.click("#submit")
+    page.wait_for_url("**/tournaments/*")
+    tid = page.url.rsplit("/", 1)[1]
+    page.wait_for_selector("#t-conn.live")
+    assert page.inner_text("#t-name") == "browser <b>test</b> & co"
+
+    # A board appears and its position changes as moves arrive.
+    card = page.wait_for_selector(".board-card[data-fen]:not(.done)")
+    index = card.get_attribute("data-index")
+    fen = card.get_attribute("data-fen")
+    page.wait_for_function(
+        """([index, fen]) => {
+            const card = document.querySelector('.board-card[data-index="' + index + '"]');
+            return card && card.dataset.fen && card.dataset.fen !== fen;
+        }""", arg=[index, fen])
+    assert page.locator(".board-card .sq .pc").count() > 0
+
+    # The standings change when a game finishes; the Elo plot gets a line.
+    page.wait_for_function(
+        """() => Array.from(document.querySelectorAll('#standings tbody tr'))
+                .some((row) => Number(row.cells[2].textContent) > 0)""")
+    page.wait_for_selector("#elo-plot path.line")
+    page.wait_for_selector("#llr-plot path.line")
+    assert page.inner_text("#sprt").startswith("SPRT [0, 10]: LLR ")
+    assert page.locator("#finished tbody tr").count() >= 1
+
+    # The screenshot a human looks at: standings, plots and, when the last games have
+    # not ended yet (a loaded machine plays them quickly), a board well into its game.
+    with contextlib.suppress(sync_api.TimeoutError):
+        page.wait_for_function(
+            """() => Array.from(document.querySelectorAll('.board-card:not(.done)'))
+                    .some((card) => Number(card.dataset.ply) >= 6)""", timeout=8_000)
+    shot = tmp_path / "service-page.png"
+    page.screenshot(path=str(shot), full_page=True)
+    if SCREENSHOT_COPY.parent.is_dir():
+        shutil.copyfile(shot, SCREENSHOT_COPY)
+
+    # The tournament ends; every game is in the finished list.
+    page.wait_for_function(
+        "() => document.getElementById('t-status').textContent === 'finished'",
+        timeout=60_000)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('#finished tbody tr').length === {GAMES}")
+    assert page.inner_text("#t-games") == f"{GAMES} of {GAMES} games"
+
+    # Stop needs the token: a wrong one is refused, and the page says so.
+    page.fill("#token", "wrong")
+    page.click("#stop")
+    page.wait_for_selector("#action-status.error")
+    assert "401" in page.inner_text("#action-status")
+
+    # The PGN link downloads every game; python-chess replays each one.
+    with page.expect_download() as download_info:
+        page.click("#pgn-link")
+    text = Path(download_info.value.path()).read_text(encoding="utf-8")
+    games = []
+    stream = io.StringIO(text)
+    while (game := chess_pgn.read_game(stream)) is not None:
+        assert not game.errors, game.errors
+        games.append(game)
+    assert len(games) == GAMES
+    assert {g.headers["White"] for g in games} == {"bundled", "bundled-v1"}
+    assert all(g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
+    assert all(len(list(g.mainline_moves())) > 0 for g in games)
+
+    # The list page shows the tournament, finished; an unknown id gets the 404 page.
+    page.goto(service + "/")
+    row = page.locator(f'#tournaments tbody tr[data-id="{tid}"]')
+    assert "finished" in row.inner_text()
+    response = page.goto(service + "/tournaments/9999")
+    assert response is not None and response.status == 404
+    assert "9999" in page.inner_text("#not-found")
+
+
 @needs_chromium
 def test_submit_watch_and_download_in_a_browser(service: str, tmp_path: Path) -> None:
     """Submit through the form, watch a board move and the standings change, get the PGN."""
@@ -165,104 +273,14 @@ def test_submit_watch_and_download_in_a_browser(service: str, tmp_path: Path) ->
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.on("request", lambda request: None if request.url.startswith(service)
                 else foreign.append(request.url))
-
-        # The list page: empty, with an example in the form.
-        page.goto(service + "/")
-        assert "bundled" in page.input_value("#config")
-        assert page.locator("#tournaments tbody tr").count() == 0
-
-        # A wrong token: 401, said in the page.
-        page.fill("#config", CONFIG)
-        page.fill("#token", "wrong")
-        page.click("#submit")
-        page.wait_for_selector("#submit-status.error")
-        assert "401" in page.inner_text("#submit-status")
-
-        # A command line of our own: 422 with the key path, shown as text.
-        page.fill("#token", TOKEN)
-        page.fill("#config", CONFIG.replace(
-            'engines = ["bundled", "bundled-v1"]',
-            'engines = [{ name = "<i>x</i>", command = ["/bin/sh", "-c", "<b>boom</b>"] }, '
-            '"bundled"]'))
-        page.click("#submit")
-        page.wait_for_selector("#problems li")
-        problems = page.inner_text("#problems")
-        assert "engines[0].command" in problems
-        assert page.locator("#problems b, #problems i").count() == 0  # text, never markup
-        assert "422" in page.inner_text("#submit-status")
-
-        # The real submission: 201 and on to the tournament's page.
-        page.fill("#config", CONFIG)
-        page.click("#submit")
-        page.wait_for_url("**/tournaments/*")
-        tid = page.url.rsplit("/", 1)[1]
-        page.wait_for_selector("#t-conn.live")
-        assert page.inner_text("#t-name") == "browser <b>test</b> & co"
-
-        # A board appears and its position changes as moves arrive.
-        card = page.wait_for_selector(".board-card[data-fen]:not(.done)")
-        index = card.get_attribute("data-index")
-        fen = card.get_attribute("data-fen")
-        page.wait_for_function(
-            """([index, fen]) => {
-                const card = document.querySelector('.board-card[data-index="' + index + '"]');
-                return card && card.dataset.fen && card.dataset.fen !== fen;
-            }""", arg=[index, fen])
-        assert page.locator(".board-card .sq .pc").count() > 0
-
-        # The standings change when a game finishes; the Elo plot gets a line.
-        page.wait_for_function(
-            """() => Array.from(document.querySelectorAll('#standings tbody tr'))
-                    .some((row) => Number(row.cells[2].textContent) > 0)""")
-        page.wait_for_selector("#elo-plot path.line")
-        assert page.locator("#finished tbody tr").count() >= 1
-
-        # The screenshot a human looks at: standings, plots and, when the last games have
-        # not ended yet (a loaded machine plays them quickly), a board well into its game.
-        with contextlib.suppress(sync_api.TimeoutError):
-            page.wait_for_function(
-                """() => Array.from(document.querySelectorAll('.board-card:not(.done)'))
-                        .some((card) => Number(card.dataset.ply) >= 12)""", timeout=8_000)
-        shot = tmp_path / "service-page.png"
-        page.screenshot(path=str(shot), full_page=True)
-        if SCREENSHOT_COPY.parent.is_dir():
-            shutil.copyfile(shot, SCREENSHOT_COPY)
-
-        # The tournament ends; every game is in the finished list.
-        page.wait_for_function(
-            "() => document.getElementById('t-status').textContent === 'finished'",
-            timeout=60_000)
-        page.wait_for_function(
-            f"() => document.querySelectorAll('#finished tbody tr').length === {GAMES}")
-        assert page.inner_text("#t-games") == f"{GAMES} of {GAMES} games"
-
-        # Stop needs the token: a wrong one is refused, and the page says so.
-        page.fill("#token", "wrong")
-        page.click("#stop")
-        page.wait_for_selector("#action-status.error")
-        assert "401" in page.inner_text("#action-status")
-
-        # The PGN link downloads every game; python-chess replays each one.
-        with page.expect_download() as download_info:
-            page.click("#pgn-link")
-        text = Path(download_info.value.path()).read_text(encoding="utf-8")
-        games = []
-        stream = io.StringIO(text)
-        while (game := chess_pgn.read_game(stream)) is not None:
-            assert not game.errors, game.errors
-            games.append(game)
-        assert len(games) == GAMES
-        assert {g.headers["White"] for g in games} == {"bundled", "bundled-v1"}
-        assert all(g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
-        assert all(len(list(g.mainline_moves())) > 0 for g in games)
-
-        # The list page shows the tournament, finished; an unknown id gets the 404 page.
-        page.goto(service + "/")
-        row = page.locator(f'#tournaments tbody tr[data-id="{tid}"]')
-        assert "finished" in row.inner_text()
-        response = page.goto(service + "/tournaments/9999")
-        assert response is not None and response.status == 404
-        assert "9999" in page.inner_text("#not-found")
+        try:
+            _submit_watch_download(page, service, tmp_path)
+        except Exception:
+            # What the page showed when a step failed: text here, a picture next to the log.
+            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            print(f"the page at {page.url} (screenshot {tmp_path / 'failure.png'}):")
+            print(page.inner_text("main"))
+            raise
     assert errors == [], errors
     assert foreign == [], f"the page loaded something from elsewhere: {foreign}"
 

@@ -1,8 +1,9 @@
 """The service's web page: the list of tournaments with a submit form, and a live tournament page.
 
-Server-rendered HTML (Jinja2, every string escaped) plus one small hand-written script
-(``static/page.js``) that submits through the JSON API and follows a tournament's event stream
-to redraw its standings, plots and moving boards. Nothing is loaded from outside the service:
+Server-rendered HTML (Jinja2, every string escaped) plus two small hand-written scripts, no
+library and no build step: ``static/page.js`` submits through the JSON API and follows a
+tournament's event stream, ``static/draw.js`` draws what it hears (boards that move, clocks,
+the Elo and LLR plots as inline SVG). Nothing is loaded from outside the service:
 the static files come from this router, by name from a fixed list, and every page is sent with
 a Content-Security-Policy that allows only this origin (no inline script, no foreign host).
 """
@@ -25,6 +26,7 @@ _HERE = Path(__file__).resolve().parent
 _STATIC = _HERE / "static"
 
 STATIC_FILES: dict[str, str] = {
+    "draw.js": "text/javascript; charset=utf-8",
     "page.js": "text/javascript; charset=utf-8",
     "page.css": "text/css; charset=utf-8",
 }
