@@ -251,6 +251,10 @@ def _submit_watch_download(page: Any, service: str, tmp_path: Path) -> None:
     assert all(g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
     assert all(len(list(g.mainline_moves())) > 0 for g in games)
 
+    # The server-rendered list escapes the name (the script's refresh does too: textContent).
+    with urllib.request.urlopen(service + "/", timeout=10) as response:
+        assert "browser &lt;b&gt;test&lt;/b&gt; &amp; co" in response.read().decode()
+
     # The list page shows the tournament, finished; an unknown id gets the 404 page.
     page.goto(service + "/")
     row = page.locator(f'#tournaments tbody tr[data-id="{tid}"]')
@@ -283,6 +287,39 @@ def test_submit_watch_and_download_in_a_browser(service: str, tmp_path: Path) ->
             raise
     assert errors == [], errors
     assert foreign == [], f"the page loaded something from elsewhere: {foreign}"
+
+
+def _get(url: str) -> tuple[int, dict[str, str], str]:
+    """Status, headers (lower-case names) and text of a GET (an HTTP error status too)."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, _lower(response.headers), response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, _lower(exc.headers), exc.read().decode()
+
+
+def _lower(headers: Any) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers.items()}
+
+
+def test_page_routes_headers_and_static_allow_list(service: str) -> None:
+    """The pages carry a CSP that allows only this origin; the static route serves its listed
+    files and nothing else; a malformed or unknown tournament id gets the HTML 404 page."""
+    status, headers, text = _get(service + "/")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    csp = headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "http" not in csp
+    assert "<script>" not in text  # no inline script: the CSP would refuse it anyway
+    for name in ("page.js", "draw.js", "page.css"):
+        status, headers, text = _get(f"{service}/static/{name}")
+        assert status == 200 and len(text) > 100
+        assert headers["content-type"].split("/")[1].startswith(("javascript", "css"))
+    for name in ("page.py", "..%2Fpage.py", "..%2F..%2Fapp.py", "%2Fetc%2Fpasswd", "PAGE.JS"):
+        assert _get(f"{service}/static/{name}")[0] == 404, name
+    for tid in ("abc", "0", "-1", "1e3", "99999999999", "1" * 5000, "1"):
+        status, headers, text = _get(f"{service}/tournaments/{tid}")
+        assert status == 404 and headers["content-type"].startswith("text/html"), tid
+        assert 'id="not-found"' in text
 
 
 def _submit(base: str, config: str) -> int:

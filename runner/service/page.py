@@ -143,8 +143,15 @@ async def index(request: Request) -> HTMLResponse:
 
 
 @router.get("/tournaments/{tournament_id}", response_class=HTMLResponse)
-async def tournament_page(request: Request, tournament_id: int) -> HTMLResponse:
+async def tournament_page(request: Request, tournament_id: str) -> HTMLResponse:
     """One tournament, live: standings, plots, boards of the running games, finished games."""
+    if (len(tournament_id) > 10 or not (tournament_id.isascii() and tournament_id.isdigit())
+            or not 1 <= int(tournament_id) < 2**31):
+        return _not_found(request, "There is no such tournament.")  # a page, not a JSON 422
+    return await _tournament_page(request, int(tournament_id))
+
+
+async def _tournament_page(request: Request, tournament_id: int) -> HTMLResponse:
     settings = _settings(request)
     protected = bool(getattr(settings, "read_token_required", False))
     detail: dict[str, Any] | None = None

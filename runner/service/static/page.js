@@ -217,6 +217,12 @@
       for (const index of Array.from(this.boards.keys())) this.removeBoard(index);
       for (const game of detail.games || []) this.boardFor(game);
       $("no-games").hidden = this.boards.size > 0;
+      if (Array.isArray(detail.finished_games)) {
+        // a snapshot that lists the finished games (oldest first) replaces the list as well
+        $("finished").tBodies[0].replaceChildren();
+        this.finishedSeen.clear();
+        for (const game of detail.finished_games) this.gameFinished(game);
+      }
       // A finished tournament's stream has nothing more to say: do not reconnect to it.
       if (detail.status === "finished") this.close();
     }
