@@ -83,13 +83,13 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 
 
 
 @contextlib.contextmanager
-def _serve(tmp_path: Path, *options: str) -> Iterator[str]:
-    """A real `runner serve` on a free loopback port; its base URL. Stopped (and its engines
-    with it) at the end."""
-    port = _free_port()
+def _serve(tmp_path: Path, *options: str, port: int | None = None) -> Iterator[str]:
+    """A real `runner serve` on a loopback port (a free one by default); its base URL.
+    Stopped (and its engines with it) at the end."""
+    port = port or _free_port()
     env = {**os.environ, "RUNNER_TOKEN": TOKEN,
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below, after the process
+    log = open(tmp_path / "serve.log", "ab")  # noqa: SIM115 - closed below, after the process
     process = subprocess.Popen(
         [sys.executable, "-m", "runner", "serve", "--port", str(port),
          "--db", f"sqlite:///{tmp_path / 'service.db'}", "--engines",
@@ -369,4 +369,50 @@ def test_protected_reads_need_the_token_in_the_page(protected_service: str) -> N
         page.goto(base + "/")
         page.wait_for_selector(f'#tournaments tbody tr[data-id="{tid}"]')
         assert name in page.inner_text("#tournaments")
+    assert errors == [], errors
+
+
+@needs_chromium
+def test_page_follows_a_restarted_service(tmp_path: Path) -> None:
+    """The service stops mid-tournament and starts again on the same database: the page's
+    stream reconnects by itself (EventSource, with its Last-Event-ID from the old process),
+    the snapshot replaces the state, and the resumed tournament's games reach the page."""
+    port = _free_port()
+    errors: list[str] = []
+    with _browser() as browser:
+        page = browser.new_context().new_page()
+        page.set_default_timeout(30_000)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        received: list[str] = []  # what the page's EventSource got, for a failure's report
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.on("Network.eventSourceMessageReceived", lambda m: received.append(
+            f"{time.monotonic():.2f} {m['eventName']} {m['eventId']} {m['data'][:80]}")
+            if m["eventName"] != "move" else None)
+        with _serve(tmp_path, port=port) as base:
+            tid = _submit(base, CONFIG.replace("rounds = 2", "rounds = 1"))  # 2 games
+            page.goto(f"{base}/tournaments/{tid}")
+            page.wait_for_function(
+                "() => Array.from(document.querySelectorAll('.board-card:not(.done)'))"
+                ".some((card) => Number(card.dataset.ply) >= 4)")
+        # The service is gone (its games cut short): the page keeps trying.
+        page.wait_for_function(
+            "() => document.getElementById('t-conn').textContent.startsWith('reconnecting')")
+        with _serve(tmp_path, port=port) as base:
+            try:
+                page.wait_for_function(
+                    "() => document.getElementById('t-conn').textContent === 'live'"
+                    " || document.getElementById('t-status').textContent === 'finished'")
+                page.wait_for_function(
+                    "() => document.getElementById('t-status').textContent === 'finished'",
+                    timeout=60_000)
+                page.wait_for_function(
+                    "() => document.querySelectorAll('#finished tbody tr').length === 2")
+                assert page.inner_text("#t-games") == "2 of 2 games"
+            except Exception:
+                print("the page:", page.inner_text("main"))
+                print("its events:", *received, sep="\n")
+                print("its errors:", errors)
+                print("the service:", _get(f"{base}/api/tournaments")[2])
+                raise
     assert errors == [], errors
