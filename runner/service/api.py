@@ -45,6 +45,11 @@ _SUBMIT_BODY = {
     },
 }
 _PROBLEMS = {"description": "The configuration's problems: key path, value and message of each."}
+_UNAUTHORIZED = {"description": "Missing or wrong token (writes always; reads when the service "
+                                "protects them: --protect-reads)."}
+# Reads need no token unless the service protects them: the document offers both ways (an
+# empty requirement is "none"), so that clients and generated tests do not insist on one.
+_OPEN_READ: dict[str, Any] = {"security": [{}]}
 
 
 def _settings(request: Request) -> ServiceSettings:
@@ -76,7 +81,7 @@ async def _known(manager: TournamentManager, tournament_id: int) -> None:
 
 @router.post("/tournaments", status_code=status.HTTP_201_CREATED, dependencies=[Write],
              openapi_extra=_SUBMIT_BODY,
-             responses={422: _PROBLEMS, 429: {}, 413: {}, 503: {}})
+             responses={401: _UNAUTHORIZED, 422: _PROBLEMS, 429: {}, 413: {}, 503: {}})
 async def submit(request: Request) -> Any:
     """Submit a tournament: its configuration as TOML text or as a JSON object."""
     settings = _settings(request)
@@ -98,13 +103,15 @@ async def submit(request: Request) -> Any:
     return {"id": tournament_id, "url": f"/api/tournaments/{tournament_id}"}
 
 
-@router.get("/tournaments", dependencies=[Read])
+@router.get("/tournaments", dependencies=[Read], openapi_extra=_OPEN_READ,
+            responses={401: _UNAUTHORIZED})
 async def list_tournaments(request: Request) -> dict[str, Any]:
     """Every tournament, oldest first, with its progress."""
     return {"tournaments": await _manager(request).summaries()}
 
 
-@router.get("/tournaments/{tournament_id}", dependencies=[Read], responses={404: {}})
+@router.get("/tournaments/{tournament_id}", dependencies=[Read], openapi_extra=_OPEN_READ,
+            responses={401: _UNAUTHORIZED, 404: {}})
 async def tournament(request: Request, tournament_id: TournamentId) -> dict[str, Any]:
     """A tournament's status, standings, Elo, pentanomial counts, SPRT and running games."""
     found = await _manager(request).detail(tournament_id)
@@ -114,7 +121,7 @@ async def tournament(request: Request, tournament_id: TournamentId) -> dict[str,
 
 
 @router.post("/tournaments/{tournament_id}/stop", dependencies=[Write],
-             responses={404: {}, 409: {}})
+             responses={401: _UNAUTHORIZED, 404: {}, 409: {}})
 async def stop(request: Request, tournament_id: TournamentId,
                hard: Annotated[bool, Query(description="Cut the running games too.")] = False,
                ) -> dict[str, Any]:
@@ -129,7 +136,7 @@ async def stop(request: Request, tournament_id: TournamentId,
 
 
 @router.post("/tournaments/{tournament_id}/resume", dependencies=[Write],
-             responses={404: {}, 409: {}})
+             responses={401: _UNAUTHORIZED, 404: {}, 409: {}})
 async def resume(request: Request, tournament_id: TournamentId) -> dict[str, Any]:
     """Play a stopped or interrupted tournament's missing games."""
     manager = _manager(request)
@@ -154,7 +161,8 @@ async def _stream_allowed(request: Request, tournament_id: TournamentId) -> None
 
 @router.get("/tournaments/{tournament_id}/events",
             dependencies=[Read, Depends(_stream_allowed)],
-            response_class=EventSourceResponse, responses={404: {}, 503: {}})
+            response_class=EventSourceResponse, openapi_extra=_OPEN_READ,
+            responses={401: _UNAUTHORIZED, 404: {}, 503: {}})
 async def events(request: Request, tournament_id: TournamentId,
                  last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
                  ) -> AsyncIterator[ServerSentEvent]:
@@ -178,9 +186,9 @@ async def events(request: Request, tournament_id: TournamentId,
 
 
 @router.get("/tournaments/{tournament_id}/pgn", dependencies=[Read],
-            response_class=StreamingResponse, responses={
+            response_class=StreamingResponse, openapi_extra=_OPEN_READ, responses={
                 200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
-                404: {}})
+                401: _UNAUTHORIZED, 404: {}})
 async def pgn(request: Request, tournament_id: TournamentId,
               engine: Annotated[str | None, Query(max_length=200)] = None,
               result: Result | None = None,
@@ -205,7 +213,8 @@ async def pgn(request: Request, tournament_id: TournamentId,
 
 
 @router.get("/tournaments/{tournament_id}/report.html", dependencies=[Read],
-            response_class=HTMLResponse, responses={404: {}})
+            response_class=HTMLResponse, openapi_extra=_OPEN_READ,
+            responses={401: _UNAUTHORIZED, 404: {}})
 async def report_html(request: Request, tournament_id: TournamentId) -> HTMLResponse:
     """The same page as ``runner report --format html``."""
     manager = _manager(request)

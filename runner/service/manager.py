@@ -281,16 +281,17 @@ class TournamentManager:
         event_log = self.log(tournament_id)
         if isinstance(event, MovePlayed):
             move = event.move
+            now = time.time()  # in the event too: a client counts its clocks down from it
             data = {"index": event.job.index, "ply": move.ply, "san": move.move.san,
                     "uci": move.move.uci, "fen": move.fen, "white_clock": move.white_clock,
                     "black_clock": move.black_clock, "score_cp": move.move.score_cp,
-                    "mate": move.move.mate, "depth": move.move.depth}
+                    "mate": move.move.mate, "depth": move.move.depth, "moved_at": now}
             if run is not None and event.job.index in run.boards:
                 board = run.boards[event.job.index]
                 board.update(fen=move.fen, ply=move.ply, white_clock=move.white_clock,
                              black_clock=move.black_clock, last_move=move.move.san,
                              score_cp=move.move.score_cp, mate=move.move.mate,
-                             depth=move.move.depth, moved_at=time.time())
+                             depth=move.move.depth, moved_at=now)
             event_log.publish("move", data)
         elif isinstance(event, GameStarted):
             self._reads.drop("progress")

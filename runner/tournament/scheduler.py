@@ -279,7 +279,8 @@ class LocalScheduler(Scheduler):
             assert queue is not None
             watch = MoveWatch(job.spec, lambda move: queue.put_nowait((JobMoved(job, move), None)))
         try:
-            record = await play_game(white, black, job.spec, on_move=watch)
+            record = await (play_game(white, black, job.spec) if watch is None
+                            else play_game(white, black, job.spec, on_move=watch))
         except ValueError as exc:
             # A game the configuration cannot set up (a variant or a fixed depth an engine
             # cannot play): every such game would fail alike, so stop with the reason; the
