@@ -102,3 +102,46 @@ def _const(value: int):  # type: ignore[no-untyped-def]
     async def load() -> int:
         return value
     return load
+
+
+def test_a_waiter_loads_again_when_the_first_caller_is_cancelled() -> None:
+    """The caller doing the load is cancelled (the standings task a finishing tournament
+    cancels): a caller waiting on the same load gets a value, not the other's CancelledError
+    (the service's last standings and tournament_finished were lost that way)."""
+    calls = 0
+
+    async def load() -> int:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(0.05)
+        return calls
+
+    async def scenario() -> int:
+        reads = SharedReads()
+        first = asyncio.create_task(reads.get("k", load))
+        await asyncio.sleep(0.01)
+        waiter = asyncio.create_task(reads.get("k", load))
+        await asyncio.sleep(0.01)
+        first.cancel()
+        return await waiter
+
+    assert asyncio.run(scenario()) == 2
+
+
+def test_a_cancelled_waiter_stays_cancelled() -> None:
+    async def load() -> int:
+        await asyncio.sleep(0.05)
+        return 1
+
+    async def scenario() -> bool:
+        reads = SharedReads()
+        first = asyncio.create_task(reads.get("k", load))
+        await asyncio.sleep(0.01)
+        waiter = asyncio.create_task(reads.get("k", load))
+        await asyncio.sleep(0.01)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        return await first == 1
+
+    assert asyncio.run(scenario())

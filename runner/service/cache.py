@@ -33,7 +33,14 @@ class SharedReads:
             return kept[2]
         pending = self._loads.get(key)
         if pending is not None:
-            return await asyncio.shield(pending)
+            try:
+                return await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                # The loading caller was cancelled, not this one: load it ourselves.
+                task = asyncio.current_task()
+                if not pending.cancelled() or (task is not None and task.cancelling()):
+                    raise
+                return await self.get(key, load, max_age)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._loads[key] = future
         try:
