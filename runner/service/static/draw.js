@@ -210,6 +210,12 @@ window.CecpRunnerDraw = (function () {
     container.replaceChildren(svg);
   }
 
+  // A dot per point while there are few (a single point draws no line).
+  function dots(svg, points, colour) {
+    if (points.length > 40) return;
+    for (const [x, y] of points) svg.append(svgEl("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 2.5, fill: colour }));
+  }
+
   function pathOf(points) {
     return points.map(function (p, i) { return (i ? "L" : "M") + p[0].toFixed(1) + " " + p[1].toFixed(1); }).join(" ");
   }
@@ -251,6 +257,7 @@ window.CecpRunnerDraw = (function () {
         f.svg.append(svgEl("path", { class: "band", fill: colour, d: pathOf(upper.concat(lower.reverse())) + " Z" }));
       }
       f.svg.append(svgEl("path", { class: "line", stroke: colour, d: pathOf(mid) }));
+      dots(f.svg, mid, colour);
       f.svg.append(svgEl("text", { x: f.left + 8, y: 22 + 14 * n, fill: colour }, s.label));
     });
   }
@@ -273,6 +280,7 @@ window.CecpRunnerDraw = (function () {
     const points = [];
     llr.games.forEach(function (g, i) { if (typeof llr.llr[i] === "number") points.push([f.x(g), f.y(llr.llr[i])]); });
     if (points.length) f.svg.append(svgEl("path", { class: "line", stroke: COLOURS[0], d: pathOf(points) }));
+    dots(f.svg, points, COLOURS[0]);
   }
 
   return { el: el, svgEl: svgEl, fixed: fixed, signed: signed, BoardView: BoardView,

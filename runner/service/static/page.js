@@ -124,8 +124,7 @@
     const protectedReads = document.body.dataset.protected === "true";
     wireToken(protectedReads ? refreshList : null);
     $("submit-form").addEventListener("submit", submitTournament);
-    if (protectedReads && !token()) return;
-    refreshList().catch(function () {});
+    if (!protectedReads || token()) refreshList().catch(function () {});
     setInterval(function () {
       if (!document.hidden) refreshList().catch(function () {});
     }, 5000);
@@ -137,7 +136,9 @@
     const tbody = $("standings").tBodies[0];
     const rows = ((report && report.standings) || []).map(function (s) {
       const row = el("tr");
-      const elo = s.reference ? "ref" : (typeof s.elo === "number"
+      // an engine that won or lost every game has no finite rating (as runner report says)
+      const sweep = !s.reference && s.games > 0 && (s.score === 1 || s.score === 0);
+      const elo = s.reference ? "ref" : sweep ? (s.score === 1 ? "+inf" : "-inf") : (typeof s.elo === "number"
         ? signed(s.elo, 1) + (typeof s.elo_error95 === "number" ? " \u00b1 " + fixed(s.elo_error95, 1) : "") : "");
       const cells = [[s.rank, "num"], [s.engine, ""], [s.games, "num"], [s.points, "num"],
         [typeof s.score === "number" ? fixed(100 * s.score, 1) + "%" : "", "num"], [s.wins, "num"],
