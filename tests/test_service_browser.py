@@ -218,8 +218,8 @@ def _submit_watch_download(page: Any, service: str, tmp_path: Path) -> None:
     page.wait_for_function(
         """() => Array.from(document.querySelectorAll('#standings tbody tr'))
                 .some((row) => Number(row.cells[2].textContent) > 0)""")
-    page.wait_for_selector("#elo-plot path.line")
-    page.wait_for_selector("#llr-plot path.line")
+    page.wait_for_selector("#elo-plot path.line", state="attached")  # a flat line has no height
+    page.wait_for_selector("#llr-plot path.line", state="attached")
     assert page.inner_text("#sprt").startswith("SPRT [0, 10]: LLR ")
     assert page.locator("#finished tbody tr").count() >= 1
 
