@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,10 +10,26 @@ from pathlib import Path
 import pytest
 from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 
+from runner.protocol.loop import loop_factory
 from runner.store import Database, open_database
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Run every test's event loop on the loop the CLI would use (see runner/protocol/loop.py;
+    RUNNER_LOOP=asyncio or uvloop picks one): the tests call asyncio.run, which asks the
+    policy for a new loop."""
+    if loop_factory() is not None:
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which event loop the tests run on."""
+    return f"event loop: {type(asyncio.new_event_loop()).__module__.split('.')[0]}"
 
 
 def shared_file(*parts: str) -> Path:
