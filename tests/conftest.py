@@ -25,6 +25,19 @@ def pytest_configure(config: pytest.Config) -> None:
         import uvloop
 
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+        warm_uvloop()
+
+
+def warm_uvloop() -> None:
+    """Start one process on uvloop (the policy must be uvloop's): libuv opens a pipe for its
+    child-exit signals the first time, kept for the life of the process, which a test counting
+    descriptors around its first game would take for a leak."""
+
+    async def spawn() -> None:
+        process = await asyncio.create_subprocess_exec("true")
+        await process.wait()
+
+    asyncio.run(spawn())
 
 
 def pytest_report_header(config: pytest.Config) -> str:
