@@ -21,8 +21,8 @@ between well-behaved engines, concurrency 2) and counts time forfeits; it occupi
 most of an hour, so it is not in the default set.
 
 ``--loops asyncio,uvloop`` runs our CLI once per event loop (``RUNNER_LOOP``), as columns
-``cecp-runner/asyncio`` and ``cecp-runner/uvloop``; without it our CLI runs on the loop it
-chooses itself (uvloop when installed).
+``cecp-runner/asyncio`` and ``cecp-runner/uvloop``; without it our CLI runs on its default
+(asyncio's loop, unless ``RUNNER_LOOP`` is set in the environment).
 
     python benchmarks/peers.py [--repeats 3] [--games 100] [--workloads fairymax,stockfish]
                                [--loops asyncio,uvloop] [--markdown] [--no-startup]
@@ -382,7 +382,7 @@ def main() -> None:
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
     parser.add_argument("--loops", metavar="LOOPS",
                         help="comma-separated event loops to run our CLI on, one column each: "
-                             "asyncio, uvloop (default: the loop it chooses itself)")
+                             "asyncio, uvloop (default: its default loop)")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also run our CLI from this checkout (an A/B column named baseline)")
     args = parser.parse_args()

@@ -18,9 +18,9 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Run every test's event loop on the loop the CLI would use (see runner/protocol/loop.py;
-    RUNNER_LOOP=asyncio or uvloop picks one): the tests call asyncio.run, which asks the
-    policy for a new loop."""
+    """Run every test's event loop on the loop the CLI would use (runner/protocol/loop.py:
+    asyncio's, or uvloop with RUNNER_LOOP=uvloop): the tests call asyncio.run, which asks the
+    policy for a new loop. tests/test_loop.py runs on both whatever the choice."""
     if loop_factory() is not None:
         import uvloop
 

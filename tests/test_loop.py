@@ -1,8 +1,9 @@
 """The engine process layer on both event loops: asyncio's own and uvloop.
 
-The rest of the suite runs on the loop the CLI would choose (uvloop when installed, see
-runner/protocol/loop.py; ``RUNNER_LOOP=asyncio`` or ``uvloop`` picks one). These tests run a
-few things on each loop whatever that choice is, so that the loop not chosen stays working:
+The rest of the suite runs on the loop the CLI would use (asyncio's, or uvloop with
+``RUNNER_LOOP=uvloop``; see runner/protocol/loop.py). These tests run a few things on each
+loop whatever that choice is, so that both stay working (``runner serve``'s uvicorn, too,
+would pick uvloop when it is installed):
 a game between real engines, a child holding the pipe after its engine died, output nobody
 reads pausing the engine, and the runner's signals (Ctrl-C, SIGKILL) through the CLI.
 """
@@ -39,7 +40,7 @@ def loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
     name: str = request.param
     previous = asyncio.get_event_loop_policy()
     if name == "uvloop":
-        uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed (extra 'fast')")
+        uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed (the test extra has it)")
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
         warm_uvloop()
     else:
@@ -86,22 +87,20 @@ def test_runner_loop_chooses_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     async def which() -> str:
         return _running_loop_module()
 
+    monkeypatch.delenv(LOOP_ENV, raising=False)
+    assert (loop_name(), run(which())) == ("asyncio", "asyncio")  # the default, uvloop or not
     monkeypatch.setenv(LOOP_ENV, "asyncio")
     assert (loop_name(), run(which())) == ("asyncio", "asyncio")
     monkeypatch.setenv(LOOP_ENV, "bogus")
-    with pytest.raises(LoopChoiceError, match=r"RUNNER_LOOP='bogus': expected one of auto, "):
+    with pytest.raises(LoopChoiceError, match=r"RUNNER_LOOP='bogus': expected one of asyncio, "):
         run(which())
-    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if not installed: import fails
-    monkeypatch.setenv(LOOP_ENV, "auto")
-    assert (loop_name(), run(which())) == ("asyncio", "asyncio")
     monkeypatch.setenv(LOOP_ENV, "uvloop")
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if not installed: import fails
     with pytest.raises(LoopChoiceError, match=r"RUNNER_LOOP=uvloop, but uvloop is not installed"):
         run(which())
     monkeypatch.delitem(sys.modules, "uvloop")
-    pytest.importorskip("uvloop", reason="uvloop is not installed (extra 'fast')")
+    pytest.importorskip("uvloop", reason="uvloop is not installed (the test extra has it)")
     assert (loop_name(), run(which())) == ("uvloop", "uvloop")
-    monkeypatch.delenv(LOOP_ENV)
-    assert (loop_name(), run(which())) == ("uvloop", "uvloop")  # installed: the default
 
 
 def test_a_bad_runner_loop_is_a_user_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -111,7 +110,7 @@ def test_a_bad_runner_loop_is_a_user_error(tmp_path: Path, monkeypatch: pytest.M
                     tmp_path)
     assert runner.finish() == 2
     said = " ".join(runner.stderr().split())  # rich wraps long lines
-    assert "environment variable RUNNER_LOOP='tokio': expected one of auto, asyncio, uvloop" in said
+    assert "environment variable RUNNER_LOOP='tokio': expected one of asyncio, uvloop" in said
     assert processes_with(marker) == []
 
 

@@ -13,8 +13,8 @@ _T = TypeVar("_T")
 
 
 def run_async(main: Coroutine[Any, Any, _T]) -> _T:
-    """Run `main` to its end on uvloop when installed (else asyncio's loop); a bad
-    ``RUNNER_LOOP`` is the user's to fix (exit 2)."""
+    """Run `main` to its end on the loop ``RUNNER_LOOP`` chooses (asyncio's by default); a bad
+    choice is the user's to fix (exit 2)."""
     from runner.protocol.loop import LoopChoiceError, run  # here: asyncio only when playing
 
     try:
