@@ -42,7 +42,9 @@ def warm_uvloop() -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     """Say which event loop the tests run on."""
-    return f"event loop: {type(asyncio.new_event_loop()).__module__.split('.')[0]}"
+    loop = asyncio.new_event_loop()
+    loop.close()
+    return f"event loop: {type(loop).__module__.split('.')[0]}"
 
 
 def shared_file(*parts: str) -> Path:

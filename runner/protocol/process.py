@@ -387,7 +387,8 @@ def _shrink_reads(transport: asyncio.SubprocessTransport) -> None:
     Every read of 256 KiB allocates (and mostly frees) a buffer above glibc's mmap threshold;
     for short engine lines that is a sizeable share of the runner's CPU per move (figures in
     the commit that made this change). ``max_size`` is an attribute of asyncio's pipe
-    transports, not public API; without it nothing changes but the speed.
+    transports, not public API; without it nothing changes but the speed. uvloop's have none
+    and need none: they read into one buffer the loop keeps.
     """
     for fd in (1, 2):
         pipe = transport.get_pipe_transport(fd)
