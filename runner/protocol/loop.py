@@ -6,12 +6,12 @@ One place decides, so that every command that plays games (``runner run``, ``mat
 ``RUNNER_LOOP=uvloop`` runs on uvloop (it must be installed: ``pip install uvloop``);
 unset or ``asyncio``, asyncio's own loop.
 
-asyncio's loop stays the default because uvloop does not pay for itself here: measured with
-``benchmarks/peers.py --loops asyncio,uvloop`` (100 games, medians of 5, interleaved), the
-runner's CPU per ply was 298 against 306 us on fairymax and 247 against 249 us on stockfish,
-wall time the same within noise. What a ply costs is the runner's own Python (line handling,
-the referee, the store); the loop's part of it was already one callback per chunk read.
-The engine process layer works on both: it needs only the public transport API.
+asyncio's loop stays the default because uvloop saves too little here: measured with
+``benchmarks/peers.py --loops asyncio,uvloop`` (100 games, interleaved, two runs), the
+runner's CPU per ply was 3.5% lower on uvloop on average (about 10 us of 250-320 us on
+fairymax and stockfish, lower in 15 of 16 pairs of runs); what a ply costs is the runner's own
+Python (line handling, the referee, the store), the loop's part of it was already one callback
+per chunk read. The engine process layer works on both: it needs only the public transport API.
 """
 
 from __future__ import annotations
