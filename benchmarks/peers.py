@@ -20,8 +20,12 @@ Start-up figures: ``runner --help``, ``runner list`` and ``runner stats`` wall t
 between well-behaved engines, concurrency 2) and counts time forfeits; it occupies two cores for
 most of an hour, so it is not in the default set.
 
+``--loops asyncio,uvloop`` runs our CLI once per event loop (``RUNNER_LOOP``), as columns
+``cecp-runner/asyncio`` and ``cecp-runner/uvloop``; without it our CLI runs on its default
+(asyncio's loop, unless ``RUNNER_LOOP`` is set in the environment).
+
     python benchmarks/peers.py [--repeats 3] [--games 100] [--workloads fairymax,stockfish]
-                               [--markdown] [--no-startup]
+                               [--loops asyncio,uvloop] [--markdown] [--no-startup]
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ BOOK = REPO.parent / "shared" / "data" / "books" / "noob_3moves.epd"
 SEED = 7
 _TICK = os.sysconf("SC_CLK_TCK")
 _ENGINE_DIRS = ("/usr/games", "/usr/local/games")
+OURS = "cecp-runner"
+"""Our column's name; with --loops, one column per loop: cecp-runner/asyncio, ..."""
 
 
 @dataclass(frozen=True)
@@ -199,10 +205,12 @@ def warm_bytecode(trees: list[str | None]) -> None:
 
 def run_once(runner: str, program: str | None, w: Workload, engine: str) -> Sample:
     """Play the workload once with one runner and measure it."""
-    with tempfile.TemporaryDirectory(prefix=f"peers-{runner}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"peers-{runner.replace('/', '-')}-") as tmp:
         cwd = Path(tmp)
         pgn = cwd / "out.pgn"
         env = python_env(program) if runner not in ("cutechess-cli", "fastchess") else dict(os.environ)
+        if runner.startswith(OURS + "/"):
+            env["RUNNER_LOOP"] = runner.split("/", 1)[1]
         if runner == "cutechess-cli":
             argv = cutechess_argv(program or "", engine, w, pgn)
         elif runner == "fastchess":
@@ -232,8 +240,10 @@ def workloads(games: int) -> dict[str, Workload]:
     }
 
 
-def runners_for(w: Workload, baseline: str | None) -> list[tuple[str, str | None]]:
-    """(runner, program) pairs for a workload; absent peers are reported and left out."""
+def runners_for(w: Workload, baseline: str | None,
+                loops: list[str] | None = None) -> list[tuple[str, str | None]]:
+    """(runner, program) pairs for a workload, ours last (one per loop in `loops`); absent
+    peers are reported and left out."""
     found: list[tuple[str, str | None]] = []
     if baseline is not None:
         found.append(("baseline", baseline))
@@ -245,12 +255,12 @@ def runners_for(w: Workload, baseline: str | None) -> list[tuple[str, str | None
             print(f"# skip {peer} on {w.name}: not in {PEERS} nor on PATH", flush=True)
         else:
             found.append((peer, program))
-    found.append(("cecp-runner", None))
+    found += [(f"{OURS}/{loop}", None) for loop in loops] if loops else [(OURS, None)]
     return found
 
 
-def measure(chosen: list[Workload], repeats: int,
-            baseline: str | None = None) -> dict[str, list[Column]]:
+def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
+            loops: list[str] | None = None) -> dict[str, list[Column]]:
     """Every runner on every workload, interleaved, `repeats` times."""
     plan: dict[str, list[tuple[str, str | None]]] = {}
     results: dict[str, list[Column]] = {}
@@ -261,7 +271,7 @@ def measure(chosen: list[Workload], repeats: int,
             print(f"# skip workload {w.name}: engine {w.engine} not found", flush=True)
             continue
         engines[w.name] = engine
-        plan[w.name] = runners_for(w, baseline)
+        plan[w.name] = runners_for(w, baseline, loops)
         results[w.name] = [Column(r) for r, _ in plan[w.name]]
     for repeat in range(repeats):
         for w in chosen:
@@ -269,7 +279,7 @@ def measure(chosen: list[Workload], repeats: int,
                                                  strict=True):
                 s = run_once(runner, program, w, engines[w.name])
                 column.samples.append(s)
-                print(f"# run {repeat + 1}/{repeats} {w.name:9} {runner:13} plies {s.plies:6d}"
+                print(f"# run {repeat + 1}/{repeats} {w.name:9} {runner:19} plies {s.plies:6d}"
                       f"  runner {s.runner_cpu:7.2f}s  engines {s.engines_cpu:7.2f}s"
                       f"  wall {s.wall:7.2f}s  load {s.load:5.2f}  forfeits {s.forfeits}",
                       flush=True)
@@ -313,34 +323,36 @@ def _us(seconds: float) -> str:
 
 def print_text(w: Workload, columns: list[Column]) -> None:
     """Medians and ratios of one workload as plain lines."""
-    ours = columns[-1]
+    mine = [c for c in columns if c.runner.startswith(OURS)]
     load = statistics.median(s.load for c in columns for s in c.samples)
-    print(f"\n{w.title}, {w.games} games, concurrency 2, medians of {len(ours.samples)}"
+    print(f"\n{w.title}, {w.games} games, concurrency 2, medians of {len(mine[0].samples)}"
           f" (load average {load:.2f})")
     for c in columns:
         forfeits = sum(s.forfeits for s in c.samples)
-        print(f"  {c.runner:13}  runner CPU/ply {_us(c.median(lambda s: s.runner_cpu)):>9}"
+        print(f"  {c.runner:19}  runner CPU/ply {_us(c.median(lambda s: s.runner_cpu)):>9}"
               f"  wall/ply {_us(c.median(lambda s: s.wall)):>9}"
               f"  engines CPU/ply {_us(c.median(lambda s: s.engines_cpu)):>9}"
               f"  plies {statistics.median(s.plies for s in c.samples):,.0f}"
               f"  time forfeits {forfeits}")
-    for peer in columns[:-1]:
-        cpu = ours.median(lambda s: s.runner_cpu) / peer.median(lambda s: s.runner_cpu)
-        wall = ours.median(lambda s: s.wall) / peer.median(lambda s: s.wall)
-        print(f"  cecp-runner / {peer.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x")
+    for index, ours in enumerate(mine):
+        for peer in [c for c in columns if c not in mine] + mine[:index]:
+            cpu = ours.median(lambda s: s.runner_cpu) / peer.median(lambda s: s.runner_cpu)
+            wall = ours.median(lambda s: s.wall) / peer.median(lambda s: s.wall)
+            print(f"  {ours.runner} / {peer.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x")
 
 
 def print_markdown(chosen: list[Workload], results: dict[str, list[Column]],
                    startup: dict[str, float]) -> None:
     """The README's performance table."""
-    print("\n| workload | cutechess-cli | fastchess | cecp-runner |")
-    print("|---|---|---|---|")
+    ours_names = [c.runner for c in next(iter(results.values()), [])
+                  if c.runner.startswith(OURS)] or [OURS]
+    print(f"\n| workload | cutechess-cli | fastchess | {' | '.join(ours_names)} |")
+    print("|---|---|---|" + "---|" * len(ours_names))
     for w in chosen:
         columns = results.get(w.name)
         if not columns:
             continue
         by_name = {c.runner: c for c in columns}
-        ours = by_name["cecp-runner"]
         load = statistics.median(s.load for c in columns for s in c.samples)
         for label, figure in (("runner CPU per ply", lambda s: s.runner_cpu),
                               ("wall time per ply", lambda s: s.wall),
@@ -349,14 +361,14 @@ def print_markdown(chosen: list[Workload], results: dict[str, list[Column]],
             for peer in ("cutechess-cli", "fastchess"):
                 c = by_name.get(peer)
                 cells.append(_us(c.median(figure)) if c else "–")
-            mine = ours.median(figure)
-            ratios = [f"{mine / by_name[p].median(figure):.2f}x {p}"
-                      for p in ("cutechess-cli", "fastchess") if p in by_name]
-            extra = f" ({', '.join(ratios)})" if ratios else ""
-            print(f"| {w.title}, load {load:.1f}: {label} | {cells[0]} | {cells[1]} |"
-                  f" {_us(mine)}{extra} |")
+            for name in ours_names:
+                mine = by_name[name].median(figure)
+                ratios = [f"{mine / by_name[p].median(figure):.2f}x {p}"
+                          for p in ("cutechess-cli", "fastchess") if p in by_name]
+                cells.append(f"{_us(mine)} ({', '.join(ratios)})" if ratios else _us(mine))
+            print(f"| {w.title}, load {load:.1f}: {label} | {' | '.join(cells)} |")
     for label, seconds in startup.items():
-        print(f"| `{label}` wall | | | {seconds:.2f} s |")
+        print(f"| `{label}` wall | | | {seconds:.2f} s |" + " |" * (len(ours_names) - 1))
 
 
 def main() -> None:
@@ -368,6 +380,9 @@ def main() -> None:
                         help="comma-separated: fairymax, stockfish, forfeit")
     parser.add_argument("--markdown", action="store_true", help="also print the README table")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
+    parser.add_argument("--loops", metavar="LOOPS",
+                        help="comma-separated event loops to run our CLI on, one column each: "
+                             "asyncio, uvloop (default: its default loop)")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also run our CLI from this checkout (an A/B column named baseline)")
     args = parser.parse_args()
@@ -382,7 +397,10 @@ def main() -> None:
           f" load average {os.getloadavg()[0]:.2f}", flush=True)
     baseline = str(Path(args.baseline).resolve()) if args.baseline else None
     warm_bytecode([None] if baseline is None else [None, baseline])
-    results = measure(chosen, args.repeats, baseline)
+    loops = args.loops.split(",") if args.loops else None
+    if loops and not set(loops) <= {"asyncio", "uvloop"}:
+        sys.exit(f"--loops: {args.loops!r}: expected asyncio and/or uvloop")
+    results = measure(chosen, args.repeats, baseline, loops)
     for w in chosen:
         if w.name in results:
             print_text(w, results[w.name])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,10 +10,41 @@ from pathlib import Path
 import pytest
 from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 
+from runner.protocol.loop import loop_factory
 from runner.store import Database, open_database
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Run every test's event loop on the loop the CLI would use (runner/protocol/loop.py:
+    asyncio's, or uvloop with RUNNER_LOOP=uvloop): the tests call asyncio.run, which asks the
+    policy for a new loop. tests/test_loop.py runs on both whatever the choice."""
+    if loop_factory() is not None:
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+        warm_uvloop()
+
+
+def warm_uvloop() -> None:
+    """Start one process on uvloop (the policy must be uvloop's): libuv opens a pipe for its
+    child-exit signals the first time, kept for the life of the process, which a test counting
+    descriptors around its first game would take for a leak."""
+
+    async def spawn() -> None:
+        process = await asyncio.create_subprocess_exec("true")
+        await process.wait()
+
+    asyncio.run(spawn())
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which event loop the tests run on."""
+    loop = asyncio.new_event_loop()
+    loop.close()
+    return f"event loop: {type(loop).__module__.split('.')[0]}"
 
 
 def shared_file(*parts: str) -> Path:

@@ -59,9 +59,9 @@ def play_command(ctx: typer.Context) -> None:
         )
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
-    import asyncio
+    from runner.cli.loop import run_async
 
-    record, status = asyncio.run(_play_one([engine_config(white), engine_config(black)], spec))
+    record, status = run_async(_play_one([engine_config(white), engine_config(black)], spec))
     if record is None:
         _err.print(f"game interrupted (exit status {status}); the engines are stopped",
                    highlight=False, markup=False)
@@ -123,15 +123,15 @@ def engine_check(
         entry = read_engine(argv, each=[f"proto={proto or 'cecp'}"])
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
-    import asyncio
+    from runner.cli.loop import run_async
 
     guessing = proto is None and not any(word.startswith("proto=") for word in argv)
-    code = asyncio.run(_check(engine_config(entry), movetime, detect_uci=guessing))
+    code = run_async(_check(engine_config(entry), movetime, detect_uci=guessing))
     if code == _UCI_DETECTED:
         _err.print("This engine answers like a UCI engine; checking it again with --proto uci.",
                    highlight=False, markup=False)
-        code = asyncio.run(_check(engine_config(read_engine(argv, each=["proto=uci"])),
-                                  movetime))
+        code = run_async(_check(engine_config(read_engine(argv, each=["proto=uci"])),
+                                movetime))
     raise typer.Exit(code)
 
 

@@ -87,6 +87,12 @@ def serve_command(
     if not _loopback(host):
         err_console.print(f"listening on {host}: reachable from other machines"
                           f"{'' if token else ' with no token'}", highlight=False, markup=False)
+    from runner.protocol.loop import LoopChoiceError, loop_name
+
+    try:
+        loop = loop_name()
+    except LoopChoiceError as exc:
+        raise fail(str(exc)) from None
     app = create_app(settings, db=database)
 
     class Server(uvicorn.Server):
@@ -99,9 +105,9 @@ def serve_command(
                 manager.end_streams()
             await super().shutdown(sockets)
 
-    # asyncio's own loop: the engines' pipes and process watching are built and tested on it
-    # (uvicorn would pick uvloop when installed).
-    server = Server(uvicorn.Config(app, host=host, port=port, log_level="info", loop="asyncio",
+    # The loop the CLI's runs use (RUNNER_LOOP; asyncio's own by default), not uvicorn's
+    # pick: it would take uvloop whenever installed.
+    server = Server(uvicorn.Config(app, host=host, port=port, log_level="info", loop=loop,
                                    proxy_headers=False, server_header=False,
                                    timeout_graceful_shutdown=10))
     try:

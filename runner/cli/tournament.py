@@ -172,14 +172,14 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         view = _View(tournament, quiet=quiet, live=_err.is_terminal,
                      rating_interval=rating_interval)
         tournament.on_event = view.event
-        import asyncio
+        from runner.cli.loop import run_async
 
         began = time.monotonic()
         outcome: RunOutcome | None = None
         try:
             with view:
                 try:
-                    outcome = asyncio.run(tournament.run(handle_signals=True))
+                    outcome = run_async(tournament.run(handle_signals=True))
                 except TournamentError as exc:  # another runner took the tournament meanwhile
                     raise fail(str(exc), exc.exit_code) from None
             _print_summary(outcome, time.monotonic() - began, shown_url(db.url))

@@ -41,9 +41,9 @@ def worker_check(
         if cluster is None and config.cluster is not None:
             cluster = config.cluster.address
     if cluster is None:
-        import asyncio  # here: commands that do not play import no event loop
+        from runner.cli.loop import run_async  # here: commands that do not play import no loop
 
-        reports = [asyncio.run(check_worker(engines))]
+        reports = [run_async(check_worker(engines))]
     else:
         reports = _on_cluster(cluster, engines)
     if not reports:

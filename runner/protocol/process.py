@@ -24,7 +24,7 @@ from typing import Any
 
 from runner.protocol.engine import EngineError, EngineTerminated, TranscriptEntry
 from runner.protocol.lifetime import death_signal, track, untrack
-from runner.protocol.reading import LineReader
+from runner.protocol.reading import LineReader, PausablePipe
 from runner.protocol.transport import ENTRY_LIMIT, EndHandler, Line, LineHandler, clip_entry
 
 __all__ = ["EngineProcess"]
@@ -59,6 +59,7 @@ class EngineProcess:
         self.transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self.entry_limit = entry_limit
         self._proc: asyncio.subprocess.Process | None = None
+        self._transport: asyncio.SubprocessTransport | None = None
         self._exit: asyncio.Future[None] | None = None  # done once the process has exited
         self._stderr_task: asyncio.Task[None] | None = None
         self._stderr_tail = bytearray()
@@ -115,9 +116,13 @@ class EngineProcess:
         except OSError as exc:
             raise EngineError(f"cannot start {self.argv[0]!r}: {exc}") from exc
         self._proc = Process(transport, protocol, loop)
+        self._transport = transport
         track(self)
         stdout = transport.get_pipe_transport(1)
-        assert isinstance(stdout, asyncio.ReadTransport)
+        if not isinstance(stdout, PausablePipe):  # every loop we know offers it
+            await self.kill()
+            raise EngineError(f"{type(loop).__name__}: the stdout pipe of {self.argv[0]!r} "
+                              f"({type(stdout).__name__}) cannot pause reading")
         self._reader.pipe = stdout
         self.note(f"started pid {self._proc.pid}: {' '.join(self.argv)}")
         _shrink_reads(transport)
@@ -340,9 +345,8 @@ class EngineProcess:
             self._proc.stdin.close()
             with contextlib.suppress(OSError):
                 await self._proc.stdin.wait_closed()
-        transport = getattr(self._proc, "_transport", None)
-        if transport is not None:
-            transport.close()
+        if self._transport is not None:
+            self._transport.close()
         untrack(self)
 
     async def _drain_stderr(self) -> None:
@@ -383,7 +387,8 @@ def _shrink_reads(transport: asyncio.SubprocessTransport) -> None:
     Every read of 256 KiB allocates (and mostly frees) a buffer above glibc's mmap threshold;
     for short engine lines that is a sizeable share of the runner's CPU per move (figures in
     the commit that made this change). ``max_size`` is an attribute of asyncio's pipe
-    transports, not public API; without it nothing changes but the speed.
+    transports, not public API; without it nothing changes but the speed. uvloop's have none
+    and need none: they read into one buffer the loop keeps.
     """
     for fd in (1, 2):
         pipe = transport.get_pipe_transport(fd)

@@ -13,6 +13,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Protocol, runtime_checkable
 
 from runner.protocol.engine import (
     EngineError,
@@ -22,7 +23,7 @@ from runner.protocol.engine import (
 )
 from runner.protocol.transport import EndHandler, Line, LineHandler, clip_entry
 
-__all__ = ["LineReader"]
+__all__ = ["LineReader", "PausablePipe"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,19 @@ the group); what the engine wrote before exiting is read well within this."""
 
 _QUEUE_LIMIT = 10_000
 """Lines queued unread (no listener) before stdout reading pauses until they are read."""
+
+
+@runtime_checkable
+class PausablePipe(Protocol):
+    """What the reader needs of the stdout pipe's transport: the read side of asyncio's
+    transport API. Not `asyncio.ReadTransport` itself: uvloop's pipe transports offer the
+    same methods without deriving from asyncio's classes."""
+
+    def pause_reading(self) -> None:
+        """Stop reading until `resume_reading`."""
+
+    def resume_reading(self) -> None:
+        """Read again after `pause_reading`."""
 
 
 class LineReader:
@@ -55,7 +69,7 @@ class LineReader:
         self.transcript = transcript
         self.line_limit = line_limit
         self.entry_limit = entry_limit
-        self.pipe: asyncio.ReadTransport | None = None
+        self.pipe: PausablePipe | None = None
         """The stdout pipe, paused while too many lines wait unread."""
         self.closed: asyncio.Future[None] | None = None
         """Done once stdout is at its end (set by the process when it starts)."""

@@ -178,7 +178,8 @@ async def events(request: Request, tournament_id: TournamentId,
     first = True
     try:
         async for event in stream:
-            yield ServerSentEvent(data=event.data, event=event.kind, id=event.id,
+            # raw_data: the JSON text encoded once per event, not once per reader.
+            yield ServerSentEvent(raw_data=event.text, event=event.kind, id=event.id,
                                   retry=2000 if first else None)
             first = False
     except SlowReader:

@@ -17,7 +17,9 @@ from its last id.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import json
 import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -48,6 +50,11 @@ class HubEvent:
     def id(self) -> str | None:
         """The SSE id: epoch and sequence number (None for a replayed game)."""
         return None if self.replayed else f"{EPOCH}-{self.seq}"
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The data as JSON text, encoded once however many readers get it."""
+        return json.dumps(self.data, separators=(",", ":"), default=str)
 
 
 class SlowReader(Exception):
