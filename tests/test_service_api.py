@@ -432,3 +432,33 @@ def test_a_service_on_a_local_dask_cluster_streams_moves(tmp_path: Path) -> None
         assert {data["index"] for kind, data, _ in events if kind == "game_finished"} == \
             {0, 1, 2, 3}
         assert wait_for(client, tournament_id, {"finished"})["done_games"] == 4
+
+
+def test_a_finished_tournament_streams_a_snapshot_and_ends_after_a_restart(
+        tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    with TestClient(create_app(settings)) as client:
+        tournament_id = submit(client)
+        wait_for(client, tournament_id, {"finished"})
+    with TestClient(create_app(settings)) as client:
+        events = read_events(client, tournament_id)  # returns only when the stream ends
+        assert [kind for kind, _, _ in events] == ["snapshot"]
+        snapshot = events[0][1]
+        assert snapshot["status"] == "finished"
+        assert [g["index"] for g in snapshot["finished_games"]] == [0, 1, 2, 3]
+
+
+def test_boards_carry_the_last_move(client: TestClient) -> None:
+    tournament_id = submit(client, LONG)
+    deadline = time.monotonic() + 60
+    while True:
+        games = client.get(f"/api/tournaments/{tournament_id}").json()["games"]
+        moved = [g for g in games if g["last_uci"]]
+        if moved:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    board = moved[0]
+    assert len(board["last_uci"]) in (4, 5) and board["last_move"] and board["fen"]
+    client.post(f"/api/tournaments/{tournament_id}/stop", params={"hard": "true"}, headers=AUTH)
+    wait_for(client, tournament_id, {"stopped"})

@@ -171,9 +171,11 @@ async def events(request: Request, tournament_id: TournamentId,
     finished game."""
     manager = _manager(request)
     event_log = manager.log(tournament_id)
+    if not event_log.closed and await manager.is_finished(tournament_id):
+        event_log.close()  # finished before this process started: nothing more will come
     stream = event_log.follow(
         (last_event_id or "")[:64],
-        lambda: manager.detail(tournament_id),
+        lambda: manager.snapshot(tournament_id),
         lambda: manager.finished_games(tournament_id))
     first = True
     try:

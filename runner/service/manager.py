@@ -18,6 +18,7 @@ import contextlib
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,8 @@ log = logging.getLogger(__name__)
 
 STANDINGS_EVERY = 1.0
 """Seconds between two standings updates at least (a report is read from the database)."""
+SNAPSHOT_GAMES = 200
+"""Finished games a snapshot carries (the newest)."""
 PROGRESS_AGE = 0.5
 """Seconds the tournaments' progress (game counts) read from the database is shared for."""
 
@@ -187,9 +190,30 @@ class TournamentManager:
                 "games": [] if run is None else sorted(run.boards.values(),
                                                        key=lambda b: b["index"])}
 
-    async def finished_games(self, tournament_id: int) -> list[dict[str, Any]]:
-        """Every stored game of the tournament, as ``game_finished`` data, in game order."""
-        return await asyncio.to_thread(self._finished_games, tournament_id)
+    async def finished_games(self, tournament_id: int,
+                             newest: int | None = None) -> list[dict[str, Any]]:
+        """The stored games of the tournament as ``game_finished`` data, oldest first: every
+        one, or the `newest` few (shared by all callers until a game finishes)."""
+        if newest != SNAPSHOT_GAMES:  # only the snapshot's (and the page's) size is shared
+            return await asyncio.to_thread(self._finished_games, tournament_id, newest)
+        games: list[dict[str, Any]] = await self._reads.get(
+            ("finished", tournament_id, newest),
+            lambda: asyncio.to_thread(self._finished_games, tournament_id, newest))
+        return games
+
+    async def snapshot(self, tournament_id: int) -> dict[str, Any] | None:
+        """What a new event stream starts with: the detail and the newest finished games."""
+        detail = await self.detail(tournament_id)
+        if detail is None:
+            return None
+        return {**detail, "finished_games": await self.finished_games(tournament_id,
+                                                                     SNAPSHOT_GAMES)}
+
+    async def is_finished(self, tournament_id: int) -> bool:
+        """Whether the tournament is finished (and not being played by this process)."""
+        progress = await self._progress(tournament_id)
+        return (tournament_id not in self._runs and progress is not None
+                and progress.status == TournamentStatus.FINISHED.value)
 
     def log(self, tournament_id: int) -> EventLog:
         """The tournament's event log (made on first use)."""
@@ -290,6 +314,7 @@ class TournamentManager:
                 board = run.boards[event.job.index]
                 board.update(fen=move.fen, ply=move.ply, white_clock=move.white_clock,
                              black_clock=move.black_clock, last_move=move.move.san,
+                             last_uci=move.move.uci,
                              score_cp=move.move.score_cp, mate=move.move.mate,
                              depth=move.move.depth, moved_at=now)
             event_log.publish("move", data)
@@ -324,6 +349,7 @@ class TournamentManager:
         """The tournament's stored games or status changed: shared reads are stale."""
         self._reads.drop("progress")
         self._reads.drop(("report", tournament_id))
+        self._reads.drop(("finished", tournament_id, SNAPSHOT_GAMES))
 
     def _standings_soon(self, tournament_id: int, run: _Run) -> None:
         """Publish the standings after this game, at most every `STANDINGS_EVERY` seconds
@@ -418,13 +444,16 @@ class TournamentManager:
         with self.db.session() as session:
             return report_json(build_report(session, tournament_id))
 
-    def _finished_games(self, tournament_id: int) -> list[dict[str, Any]]:
+    def _finished_games(self, tournament_id: int, newest: int | None) -> list[dict[str, Any]]:
+        kept: deque[dict[str, Any]] = deque(maxlen=newest)  # memory flat however many games
         with self.db.session() as session:
-            return [{"index": g.job_index, "round": g.round, "white": g.white,
-                     "black": g.black, "result": g.result.value if g.result else None,
-                     "termination": g.termination.value if g.termination else None,
-                     "reason": g.reason, "plies": g.plies, "replay": False}
-                    for g in stream_games(session, GameFilter(tournament_id=tournament_id))]
+            for g in stream_games(session, GameFilter(tournament_id=tournament_id)):
+                kept.append({
+                    "index": g.job_index, "round": g.round, "white": g.white, "black": g.black,
+                    "result": g.result.value if g.result else None,
+                    "termination": g.termination.value if g.termination else None,
+                    "reason": g.reason, "plies": g.plies, "replay": False})
+        return list(kept)
 
 
 def _board(event: GameStarted) -> dict[str, Any]:
@@ -442,7 +471,7 @@ def _board(event: GameStarted) -> dict[str, Any]:
         clocks = (Clock(spec.white_tc).remaining, Clock(spec.black_tc).remaining)
     return {"index": job.index, "round": job.round, "white": job.white, "black": job.black,
             "fen": fen, "ply": ply, "white_clock": clocks[0], "black_clock": clocks[1],
-            "last_move": None, "score_cp": None, "mate": None, "depth": None,
+            "last_move": None, "last_uci": None, "score_cp": None, "mate": None, "depth": None,
             "moved_at": time.time()}
 
 

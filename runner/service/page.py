@@ -20,6 +20,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from runner.service.manager import SNAPSHOT_GAMES
+
 __all__ = ["CONTENT_SECURITY_POLICY", "FINISHED_ROWS", "STATIC_FILES", "example_config", "router"]
 
 _HERE = Path(__file__).resolve().parent
@@ -54,7 +56,7 @@ router = APIRouter(include_in_schema=False)
 
 _PREFERRED_ENGINES = ("bundled", "bundled-v1")
 
-FINISHED_ROWS = 200
+FINISHED_ROWS = SNAPSHOT_GAMES
 """Finished games the tournament page lists (the newest; the PGN and report have them all)."""
 
 
@@ -161,7 +163,7 @@ async def _tournament_page(request: Request, tournament_id: int) -> HTMLResponse
         detail = await manager.detail(tournament_id)
         if detail is None:
             return _not_found(request, f"There is no tournament {tournament_id}.")
-        finished = await manager.finished_games(tournament_id)
+        finished = await manager.finished_games(tournament_id, newest=FINISHED_ROWS)
     return _page(request, "tournament.html", {
         "tid": tournament_id, "detail": detail, "protected": protected,
         "report": {"standings": [], "sprt": None, **((detail or {}).get("report") or {})},
