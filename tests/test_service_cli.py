@@ -47,7 +47,11 @@ def _free_port() -> int:
 
 
 @pytest.mark.timeout(90)
-def test_sigterm_with_an_event_stream_open_stops_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signals", [(signal.SIGTERM,), (signal.SIGINT, signal.SIGINT)],
+                         ids=["sigterm", "ctrl-c-twice"])
+def test_a_stop_with_an_event_stream_open_is_clean(tmp_path: Path, signals: tuple[int, ...],
+                                                   ) -> None:
+    """One SIGTERM, or Ctrl-C twice (uvicorn would skip the app's shutdown on the second)."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "RUNNER_TOKEN": "tok"}
@@ -63,7 +67,7 @@ def test_sigterm_with_an_event_stream_open_stops_cleanly(tmp_path: Path) -> None
                 break
             except httpx.TransportError:
                 assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)
+                time.sleep(0.01)
         text = ('name = "t"\nengines = ["bundled", "bundled-v1"]\ntc = "10+0.1"\n'
                 'rounds = 5\nconcurrency = 1\n')
         created = httpx.post(f"{base}/api/tournaments", content=text, headers={
@@ -76,7 +80,9 @@ def test_sigterm_with_an_event_stream_open_stops_cleanly(tmp_path: Path) -> None
                 if line == "event: move":
                     break
             began = time.monotonic()
-            proc.send_signal(signal.SIGTERM)
+            for number in signals:
+                proc.send_signal(number)
+                time.sleep(0.01)
             output, _ = proc.communicate(timeout=20)
             took = time.monotonic() - began
     finally:

@@ -105,6 +105,19 @@ def serve_command(
                 manager.end_streams()
             await super().shutdown(sockets)
 
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # uvicorn skips the app's shutdown on a second Ctrl-C (engines would be left to
+            # the death signal, tournaments marked running, a traceback printed); the
+            # shutdown is bounded already (running games are cut), so only a third forces.
+            self.signals_seen += 1
+            if self.signals_seen < 3:
+                self._captured_signals.append(sig)
+                self.should_exit = True
+                return
+            super().handle_exit(sig, frame)
+
+        signals_seen = 0
+
     # The loop the CLI's runs use (RUNNER_LOOP; asyncio's own by default), not uvicorn's
     # pick: it would take uvloop whenever installed.
     server = Server(uvicorn.Config(app, host=host, port=port, log_level="info", loop=loop,
