@@ -139,9 +139,10 @@ def fake(tmp_path: Path):
 
 @pytest.mark.timeout(20)
 def test_the_exit_ends_the_engine_although_its_child_holds_stdout(loop: str, fake) -> None:
-    """The loop's child watching tells the process's exit, not the end of its output."""
+    """Issue 21 item 2, on each loop: the process's exit, not the end of its output, ends the
+    engine (a child holding the pipe used to make the ping wait its whole timeout)."""
 
-    async def scenario() -> tuple[str, float, bool]:
+    async def scenario() -> tuple[str, float, float, bool]:
         engine = CecpEngine(EngineConfig(name="fake", argv=fake("child"), ping_timeout=10.0,
                                          quit_timeout=0.5, terminate_timeout=0.5))
         await engine.start()
@@ -152,12 +153,15 @@ def test_the_exit_ends_the_engine_although_its_child_holds_stdout(loop: str, fak
         with pytest.raises(EngineTerminated):
             await engine.ping()
         waited = time.monotonic() - began
+        began = time.monotonic()
         await engine.quit()
-        return _running_loop_module(), waited, await group_empty(pgid)
+        quitting = time.monotonic() - began
+        return _running_loop_module(), waited, quitting, await group_empty(pgid)
 
-    used, waited, empty = asyncio.run(scenario())
+    used, waited, quitting, empty = asyncio.run(scenario())
     assert used == loop
     assert waited < 1.0, "the end was taken from the pipe, not the exit"
+    assert quitting < 1.0, "quit waited for a process already gone"
     assert empty, "the engine's child survived"
 
 

@@ -378,26 +378,6 @@ async def test_engine_obeying_quit_stops_at_once_although_its_child_holds_stdout
 
 @pytest.mark.timeout(20)
 @run_async
-async def test_engine_dying_while_its_child_holds_stdout_fails_the_next_call_at_once(fake):
-    """Issue 21 item 2: the process's exit, not the end of its output, ends the engine (a
-    child holding the pipe used to make the ping wait its whole timeout)."""
-    engine = CecpEngine(_config(fake("child"), ping_timeout=10.0))
-    await engine.start()
-    pgid = engine.pid
-    assert pgid is not None
-    os.kill(pgid, signal.SIGKILL)
-    began = time.monotonic()
-    with pytest.raises(EngineTerminated):
-        await engine.ping()
-    assert time.monotonic() - began < 1.0
-    began = time.monotonic()
-    await engine.quit()
-    assert time.monotonic() - began < 1.0
-    assert await group_empty(pgid), "the engine's child survived its exit"
-
-
-@pytest.mark.timeout(20)
-@run_async
 async def test_a_stop_cancelled_while_waiting_for_quit_still_kills_the_engine(fake):
     """Issue 21 item 8: a second Ctrl-C cancels the task stopping an engine that ignores quit
     and SIGTERM; the engine (and its child) must still die, at once."""
