@@ -411,3 +411,45 @@ def test_a_stop_left_running_when_the_event_loop_ends_still_kills_the_engine(fak
 
     asyncio.run(main())
     assert asyncio.run(_wait_gone(pids[0], 2.0)), "the engine survived the event loop"
+
+
+THREADED = r'''
+import sys, threading, time
+threads = [threading.Thread(target=time.sleep, args=(30,), daemon=True) for _ in range(3)]
+for thread in threads:
+    thread.start()
+print("ready", flush=True)
+sys.stdin.readline()
+'''
+
+
+def _allowed(pid: int) -> set[str]:
+    """The CPU lists of every thread of `pid`."""
+    found = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                found.add(line.split(":", 1)[1].strip())
+    return found
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs to tell pinned apart")
+@pytest.mark.timeout(20)
+@run_async
+async def test_a_start_on_one_cpu_gives_every_thread_all_cpus_back(tmp_path):
+    """A restart after a stuck start runs on one CPU (gnuchess's start-up race) and gets the
+    runner's CPUs back afterwards, in every thread it started meanwhile."""
+    script = tmp_path / "threads.py"
+    script.write_text(THREADED)
+    cpu = min(os.sched_getaffinity(0))
+    proc = EngineProcess([sys.executable, str(script)], start_cpu=cpu)
+    await proc.start()
+    try:
+        line = await proc.read_line()
+        assert line.text == "ready"
+        assert proc.pid is not None
+        assert _allowed(proc.pid) == {str(cpu)}  # all 4 threads started pinned
+        proc.release_cpu()
+        assert len(_allowed(proc.pid)) == 1 and _allowed(proc.pid) != {str(cpu)}
+    finally:
+        await proc.kill()

@@ -107,13 +107,14 @@ class PipeEngine(Engine):
 
     # ----------------------------------------------------------------- the process
 
-    async def _spawn(self) -> EngineTransport:
-        """Start a process (or the transport given once) and take its output from now on."""
+    async def _spawn(self, start_cpu: int | None = None) -> EngineTransport:
+        """Start a process (or the transport given once) and take its output from now on;
+        with `start_cpu`, the process starts on that CPU alone (see EngineProcess)."""
         cfg = self.config
         proc = self._transport_given or EngineProcess(
             cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
             stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
-            transcript_size=cfg.transcript_size,
+            transcript_size=cfg.transcript_size, start_cpu=start_cpu,
         )
         self._transport_given = None  # a restart spawns a real process
         self._proc = proc

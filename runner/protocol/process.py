@@ -46,8 +46,10 @@ class EngineProcess:
         stderr_log: Path | None = None,
         transcript_size: int = 4000,
         entry_limit: int = ENTRY_LIMIT,
+        start_cpu: int | None = None,
     ) -> None:
-        """`entry_limit` bounds each transcript entry's text (the whole line is still read)."""
+        """`entry_limit` bounds each transcript entry's text (the whole line is still read);
+        `start_cpu` starts the process on that CPU alone, until `release_cpu`."""
         if not argv:
             raise ValueError("empty engine command")
         self.argv = tuple(argv)
@@ -58,6 +60,7 @@ class EngineProcess:
         self.stderr_log = stderr_log
         self.transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
         self.entry_limit = entry_limit
+        self.start_cpu = start_cpu
         self._proc: asyncio.subprocess.Process | None = None
         self._transport: asyncio.SubprocessTransport | None = None
         self._exit: asyncio.Future[None] | None = None  # done once the process has exited
@@ -111,7 +114,7 @@ class EngineProcess:
                 env=env,
                 start_new_session=True,
                 close_fds=True,
-                preexec_fn=death_signal(),
+                preexec_fn=_preexec(self.start_cpu),
             )
         except OSError as exc:
             raise EngineError(f"cannot start {self.argv[0]!r}: {exc}") from exc
@@ -131,6 +134,19 @@ class EngineProcess:
     def note(self, text: str) -> None:
         """Add a host-side note to the transcript."""
         self._record(time.monotonic(), "!", text)
+
+    def release_cpu(self) -> None:
+        """Give every thread of the process's group back the runner's CPUs (after a start on
+        `start_cpu`); threads and processes already gone are skipped."""
+        if self.start_cpu is None or self.pid is None:
+            return
+        cpus = os.sched_getaffinity(0)
+        for pid in _group_members(self.pid):
+            with contextlib.suppress(OSError):
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with contextlib.suppress(OSError):
+                        os.sched_setaffinity(int(tid), cpus)
+        self.note(f"start-up on CPU {self.start_cpu} over: all CPUs given back")
 
     async def read_line(self) -> Line:
         """The next stdout line; EngineTerminated at its end, EngineProtocolError if too long."""
@@ -379,6 +395,35 @@ class EngineProcess:
 
 _READ_CHUNK = 65536
 """Bytes asked of the engine's pipes per read: a Linux pipe holds 64 KiB, so one read empties it."""
+
+
+def _group_members(pgid: int) -> list[int]:
+    """The live processes of process group `pgid` (an engine and its helpers)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            if int(stat[stat.rfind(")") + 2:].split()[2]) == pgid:
+                found.append(int(entry))
+    return found
+
+
+def _preexec(cpu: int | None) -> Callable[[], None] | None:
+    """The child's set-up before exec: the death signal, and with `cpu`, that CPU alone."""
+    die = death_signal()
+    if cpu is None:
+        return die
+
+    def pinned() -> None:
+        if die is not None:
+            die()
+        os.sched_setaffinity(0, {cpu})
+
+    return pinned
 
 
 def _shrink_reads(transport: asyncio.SubprocessTransport) -> None:
