@@ -11,6 +11,7 @@ import abc
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
@@ -157,9 +158,10 @@ class GameSetup:
     variant: Variant = Variant.STANDARD
     opponent: str | None = None
 
-    @property
+    @cached_property
     def first_to_move(self) -> Side:
-        """The side to move in the start position (read from the FEN's second field)."""
+        """The side to move in the start position (read from the FEN's second field, once:
+        every move asked for checks it)."""
         if self.start_fen is None:
             return Side.WHITE
         fields = self.start_fen.split()

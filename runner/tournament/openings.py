@@ -45,7 +45,8 @@ class OpeningPolicy:
     def check(self, pairs: int) -> None:
         """Deal the opening of each of `pairs` pairs now, so that a book that cannot serve
         them stops the run before its first game; raises `TournamentError` naming the
-        configuration file, key, book file and line."""
+        configuration file, key, book file and line. The openings dealt stay cached (up to
+        the cache's limit) for the games that start from them."""
         cfg = self.config.openings
         if cfg is None:
             return
@@ -55,8 +56,6 @@ class OpeningPolicy:
         except (ValueError, OSError) as exc:  # OpeningBookError, PolyglotError, unreadable
             raise TournamentError(
                 f"{self.config.source}: openings.file = {str(cfg.file)!r}: {exc}") from None
-        finally:
-            self._cache.clear()
 
     def for_pair(self, pair: int) -> Opening | None:
         """The opening both games of `pair` start from (None: the standard start position)."""

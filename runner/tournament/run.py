@@ -136,6 +136,7 @@ class Tournament:
         self._owner = new_owner()
         """This run's id in the tournament's lease (runner.store.lease)."""
         self._half_pairs: dict[int, Opening] = {}
+        self._openings: OpeningPolicy | None = None
         self.changes: list[str] = []
         """What a forced resume changed (told as a notice when the run starts)."""
 
@@ -170,7 +171,7 @@ class Tournament:
         TournamentError when it cannot be run: a changed configuration without `force`,
         another live runner on it, a database that fails, an opening book that cannot deal
         the openings the schedule needs (checked before any row is written)."""
-        OpeningPolicy(self.config).check((self.total_games + 1) // 2)
+        self._opening_policy().check((self.total_games + 1) // 2)
         try:
             with self.db.session() as session:
                 row = self._existing_row(session)
@@ -194,7 +195,7 @@ class Tournament:
             await asyncio.to_thread(self.prepare)
         self._check_concurrency()
         await asyncio.to_thread(self._take_lease)
-        openings = OpeningPolicy(self.config)
+        openings = self._opening_policy()
         writer = GameWriter(self.db, self.tournament_id, self.pgnout, self._owner)
         if self.changes:
             self.on_event(Notice(f"tournament {self.tournament_id} continues with a changed "
@@ -340,6 +341,13 @@ class Tournament:
         self._half_pairs = halves
 
     # ----------------------------------------------------------------- running
+
+    def _opening_policy(self) -> OpeningPolicy:
+        """The run's one opening policy: the book is opened (and, in random order, counted
+        through) once, and the openings `prepare` checked are dealt again from its cache."""
+        if self._openings is None:
+            self._openings = OpeningPolicy(self.config)
+        return self._openings
 
     def _game_jobs(self, openings: OpeningPolicy) -> Iterator[GameJob]:
         """The jobs of the games still to play, built as the scheduler asks for them."""
