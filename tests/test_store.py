@@ -187,6 +187,33 @@ def test_a_job_is_stored_once(database: Database) -> None:
         record_game(session, other, job, _finished(job, rng))
 
 
+def test_a_game_stored_by_the_id_mark_running_gave(database: Database) -> None:
+    # The writer keeps the id mark_running returns and stores the game by it; a job already
+    # played, or an id of another job, still goes through the checked path.
+    schedule = match("a", "b", games=2)
+    tid = _tournament(database, schedule)
+    first, second = schedule.job(0), schedule.job(1)
+    rng = random.Random(2)
+    with database.session() as session:
+        first_id = mark_running(session, tid, first.key)
+        second_id = mark_running(session, tid, second.key)
+    with database.session() as session:
+        assert record_game(session, tid, first.key, _finished(first, rng),
+                           game_id=first_id) == first_id
+    with pytest.raises(DuplicateGameError), database.session() as session:
+        record_game(session, tid, first.key, _finished(first, rng), game_id=first_id)
+    with database.session() as session:  # the wrong id: the job's own row is found and used
+        assert record_game(session, tid, second.key, _finished(second, rng),
+                           game_id=first_id) == second_id
+    with database.session() as session:
+        rows = session.execute(select(GameRow.id, GameRow.status, GameRow.plies)
+                               .order_by(GameRow.id)).all()
+        assert [(r.id, r.status) for r in rows] == [(first_id, GameStatus.DONE),
+                                                    (second_id, GameStatus.DONE)]
+        moves = session.scalar(select(func.count()).select_from(MoveRow))
+        assert moves == sum(r.plies for r in rows)
+
+
 def test_a_failed_game_write_leaves_nothing_behind(database: Database) -> None:
     schedule = match("a", "b")
     tid = _tournament(database, schedule)

@@ -27,7 +27,7 @@ from runner.protocol.engine import (
 )
 from runner.protocol.process import EngineProcess
 from runner.protocol.transport import EngineTransport, Line
-from runner.protocol.waiting import OutputState, wait_answer
+from runner.protocol.waiting import OutputState, Watchdog, wait_answer
 
 __all__ = ["PipeEngine"]
 
@@ -48,6 +48,7 @@ class PipeEngine(Engine):
         self._setup: GameSetup | None = None
         self._reply: asyncio.Future[EngineReply] | None = None
         self._reply_sent_at = 0.0
+        self._watchdog = Watchdog()  # the deadline of each move asked for
         self._info: SearchInfo | None = None
         self._messages: list[str] = []
 
@@ -91,6 +92,7 @@ class PipeEngine(Engine):
         if self._proc is None:
             return None
         self._output.stop(self.name)
+        self._watchdog.cancel()
         return await self._proc.stop(
             "quit",
             quit_timeout=self.config.quit_timeout,
@@ -103,6 +105,7 @@ class PipeEngine(Engine):
         if self._proc is None:
             return None
         self._output.stop(self.name)
+        self._watchdog.cancel()
         return await self._proc.kill()
 
     # ----------------------------------------------------------------- the process
@@ -163,7 +166,11 @@ class PipeEngine(Engine):
         try:
             sent_at = await self._send(*lines)
             self._reply_sent_at = sent_at
-            reply = await self._wait(self._reply, timeout, what)
+            if timeout is None:
+                reply = await self._reply
+            else:
+                reply = await self._watchdog.wait(self._reply, timeout,
+                                                  lambda: f"{self.name}: {what}")
         finally:
             self._reply = None
         if reply.sent_at != sent_at:  # the answer was read before the write had drained

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from runner.protocol.engine import EngineError, EngineStalled
 
-__all__ = ["OutputState", "wait_answer"]
+__all__ = ["OutputState", "Watchdog", "wait_answer"]
 
 _T = TypeVar("_T")
 
@@ -34,6 +34,63 @@ async def wait_answer(future: asyncio.Future[_T], timeout: float | None, what: s
         return await future
     finally:
         timer.cancel()
+
+
+class Watchdog:
+    """The deadline of one request at a time, kept by a timer that outlives the requests.
+
+    A move is asked for once a ply; a timer made and cancelled for each (`wait_answer`)
+    costs a heap push and leaves a cancelled handle for the loop to sweep. Here the armed
+    timer stays when the next deadline is later than it (always so for depth-limited and
+    most timed play): when it fires early it re-arms for the deadline then current, and
+    fails the awaited future only once that has passed.
+    """
+
+    __slots__ = ("_began", "_deadline", "_future", "_handle", "_loop", "_what")
+
+    def __init__(self) -> None:
+        self._handle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._future: asyncio.Future[Any] | None = None
+        self._deadline = 0.0
+        self._began = 0.0
+        self._what: Callable[[], str] = str
+
+    async def wait(self, future: asyncio.Future[_T], timeout: float, what: Callable[[], str]) -> _T:
+        """Await `future` (the caller's own); EngineStalled(`what()`) once `timeout` passes."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        deadline = now + max(timeout, 0.0)
+        self._future, self._deadline, self._began, self._what = future, deadline, now, what
+        handle = self._handle
+        if handle is None or self._loop is not loop or handle.when() > deadline:
+            if handle is not None:
+                handle.cancel()
+            self._loop = loop
+            self._handle = loop.call_at(deadline, self._fire)
+        try:
+            return await future
+        finally:
+            self._future = None
+
+    def cancel(self) -> None:
+        """Drop the timer (the client is done with its engine)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._future = None
+
+    def _fire(self) -> None:
+        assert self._loop is not None
+        self._handle = None
+        future = self._future
+        if future is None or future.done():
+            return
+        now = self._loop.time()
+        if now < self._deadline:
+            self._handle = self._loop.call_at(self._deadline, self._fire)
+            return
+        future.set_exception(EngineStalled(self._what(), now - self._began))
 
 
 class OutputState:

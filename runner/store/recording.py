@@ -151,6 +151,20 @@ def _write_game(session: Session, tournament_id: int, job: JobKey, values: dict[
     return game_id
 
 
+def _update_unplayed(session: Session, tournament_id: int, job: JobKey, game_id: int,
+                     values: dict[str, Any]) -> bool:
+    """Update the job's row `game_id` unless it is already a played game; whether it did.
+
+    The condition on the status makes the check and the write one statement, so it is as
+    safe against a second writer as the locking read `_write_game` makes first."""
+    updated = session.connection().execute(
+        update(_GAMES).where(
+            _GAMES.c.id == game_id, _GAMES.c.tournament_id == tournament_id,
+            _GAMES.c.job_index == job.index, _GAMES.c.status != GameStatus.DONE,
+        ), values)
+    return int(getattr(updated, "rowcount", 0) or 0) == 1
+
+
 def mark_running(session: Session, tournament_id: int, job: JobKey,
                  started_at: datetime | None = None, *,
                  engine_ids: Mapping[str, int] | None = None) -> int:
@@ -165,17 +179,19 @@ def mark_running(session: Session, tournament_id: int, job: JobKey,
 
 def record_game(session: Session, tournament_id: int, job: JobKey, record: GameRecord, *,
                 pgn: str | None = None, engine_ids: Mapping[str, int] | None = None,
-                pgn_offset: int | None = None) -> int:
+                pgn_offset: int | None = None, game_id: int | None = None) -> int:
     """Store a finished game with all its moves (commit the session right after); its id.
 
     Every ply of the record is stored, the book moves first. Raises DuplicateGameError when
     the job was already stored as played; the unique (tournament, job index) key also stops
     two writers racing on one job. `pgn_offset` is where the caller is about to write the
-    text in its PGN file (see `runner.store.resume.pgn_games`).
+    text in its PGN file (see `runner.store.resume.pgn_games`). `game_id` is the id
+    `mark_running` returned for the job, when the caller kept it: its row is then updated
+    in one statement, without looking it up first.
     """
     if record.result not in _RESULTS:
         raise ValueError(f"unknown game result {record.result!r}")
-    game_id = _write_game(session, tournament_id, job, {
+    values = {
         "status": GameStatus.DONE, "result": record.result,
         "termination": record.termination.value, "reason": record.reason or None,
         "plies": len(record.moves), "started_at": record.started_at,
@@ -183,7 +199,9 @@ def record_game(session: Session, tournament_id: int, job: JobKey, record: GameR
         "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
         "pgn_offset": pgn_offset,
         "worker": record.worker,
-    }, engine_ids)
+    }
+    if game_id is None or not _update_unplayed(session, tournament_id, job, game_id, values):
+        game_id = _write_game(session, tournament_id, job, values, engine_ids)
     if record.moves:
         session.connection().execute(insert(_MOVES), [
             {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,

@@ -70,6 +70,7 @@ class GameWriter:
         """The run's lease owner id: heartbeats refresh it, closing the tournament releases it."""
         self._pgn_fd: int | None = None
         self._engine_ids: dict[str, int] | None = None  # fetched once, on the writer thread
+        self._game_ids: dict[int, int] = {}  # job index -> row id of the games marked running
 
     # ----------------------------------------------------------------- from the event loop
 
@@ -101,7 +102,8 @@ class GameWriter:
         with self.db.session() as session:
             if self._engine_ids is None:
                 self._engine_ids = engine_ids(session, self.tournament_id)
-            mark_running(session, self.tournament_id, job, engine_ids=self._engine_ids)
+            self._game_ids[job.index] = mark_running(session, self.tournament_id, job,
+                                                     engine_ids=self._engine_ids)
 
     def store(self, job: JobKey, record: GameRecord, pgn: str) -> None:
         """Store a finished game with the offset it goes to in the PGN file, then write it there
@@ -109,7 +111,8 @@ class GameWriter:
         offset = self._pgn_end()
         with self.db.session() as session:
             record_game(session, self.tournament_id, job, record, pgn=pgn,
-                        engine_ids=self._engine_ids, pgn_offset=offset)
+                        engine_ids=self._engine_ids, pgn_offset=offset,
+                        game_id=self._game_ids.pop(job.index, None))
         if offset is not None:
             self._append(pgn_file_text(pgn), offset, f"game {job.index + 1}")
 
