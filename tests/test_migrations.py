@@ -24,6 +24,7 @@ from alembic.script import ScriptDirectory
 from conftest import REPO
 from postgres_server import PostgresServer
 from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import DBAPIError
 
 from runner.store.db import (
     SCHEMA_REVISION,
@@ -170,6 +171,20 @@ def test_a_new_database_made_without_alembic_matches_the_models(empty_url: str) 
     assert _version_rows(empty_url) == [head_revision()]
     assert _schema(empty_url) == before
     assert _differences(empty_url) == []
+
+
+def test_a_creation_failing_half_way_leaves_no_table(empty_url: str) -> None:
+    """The tables and the stamp are one transaction (on SQLite too, where pysqlite would run
+    each CREATE on its own): a view in the way of the stamp undoes the tables made before it."""
+    engine = create_db_engine(empty_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("CREATE VIEW alembic_version AS SELECT 1 AS version_num"))
+        with pytest.raises(DBAPIError):
+            create_if_empty(engine)
+        assert inspect(engine).get_table_names() == []
+    finally:
+        engine.dispose()
 
 
 def _schema(url: str) -> dict[str, dict[str, object]]:
