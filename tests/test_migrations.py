@@ -2,8 +2,10 @@
 
 The agreement check is what ``alembic check`` does: autogenerate compares the migrated
 database with the models' metadata and must find nothing to change, on SQLite and on a
-real PostgreSQL server. The CLI's ``runner db upgrade`` is run as a real process from an
-unrelated directory.
+real PostgreSQL server. A new database is built without alembic (the models' tables, then a
+stamp of the head revision): the same comparison holds for it, and the inspector finds the
+same tables, columns, keys, indexes and constraints in it as in a migrated one. The CLI's
+``runner db upgrade`` is run as a real process from an unrelated directory.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +23,14 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from conftest import REPO
 from postgres_server import PostgresServer
-from sqlalchemy import inspect
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import DBAPIError
 
 from runner.store.db import (
     SCHEMA_REVISION,
     alembic_config,
     create_db_engine,
+    create_if_empty,
     current_revision,
     head_revision,
     migrations_dir,
@@ -37,14 +41,24 @@ from runner.store.models import Base
 TABLES = {"tournaments", "engines", "games", "moves", "leases"}
 
 
+def _new_database(request: pytest.FixtureRequest, backend: str, path: Path) -> str:
+    """The URL of a new, empty database: a SQLite file at `path`, or a PostgreSQL database."""
+    if backend == "sqlite":
+        return f"sqlite:///{path}"
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.new_database()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def empty_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
     """The URL of an empty database on each backend."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'empty.db'}"
-    else:
-        server: PostgresServer = request.getfixturevalue("postgres_server")
-        yield server.new_database()
+    yield _new_database(request, request.param, tmp_path / "empty.db")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each database backend."""
+    return str(request.param)
 
 
 def _differences(url: str) -> list[object]:
@@ -65,19 +79,65 @@ def test_schema_revision_constant_is_alembics_head() -> None:
     assert head_revision() == SCHEMA_REVISION
 
 
-def test_opening_an_up_to_date_database_does_not_load_alembic(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'r.db'}"
-    probe = ("import sys; from runner.store import open_database; open_database(sys.argv[1]); "
-             "print('alembic' in sys.modules)")
-    first = subprocess.run([sys.executable, "-c", probe, url], capture_output=True, text=True,
-                           check=True, timeout=60)
-    assert first.stdout.strip() == "True"  # an empty database is migrated through alembic
-    again = subprocess.run([sys.executable, "-c", probe, url], capture_output=True, text=True,
-                           check=True, timeout=60)
-    assert again.stdout.strip() == "False"
+_PROBE = ("import sys; from runner.store import open_database; open_database(sys.argv[1]); "
+          "print('alembic' in sys.modules)")
+
+
+def _opening_loads_alembic(url: str) -> bool:
+    """Whether opening `url` in a new process imports alembic."""
+    done = subprocess.run([sys.executable, "-c", _PROBE, url], capture_output=True, text=True,
+                          check=True, timeout=60)
+    return {"True": True, "False": False}[done.stdout.strip()]
+
+
+def _version_rows(url: str) -> list[str]:
+    """Every revision in ``alembic_version``."""
     engine = create_db_engine(url)
     try:
-        assert current_revision(engine) == head_revision()
+        with engine.connect() as connection:
+            return list(connection.execute(text("SELECT version_num FROM alembic_version"))
+                        .scalars())
+    finally:
+        engine.dispose()
+
+
+def test_opening_a_new_or_up_to_date_database_does_not_load_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    assert not _opening_loads_alembic(url)  # a new database: tables from the models, stamped
+    assert _version_rows(url) == [head_revision()]
+    assert not _opening_loads_alembic(url)  # at the newest revision: nothing to do
+    assert _version_rows(url) == [head_revision()]
+
+
+def _older_revision() -> str:
+    """The revision just before the head."""
+    script = ScriptDirectory.from_config(alembic_config())
+    older = script.get_revision(script.get_current_head()).down_revision
+    assert isinstance(older, str)
+    return older
+
+
+def test_opening_a_database_at_an_older_revision_upgrades_it_with_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_db_engine(url)
+    try:
+        upgrade(engine, _older_revision())
+        assert current_revision(engine) == _older_revision()
+    finally:
+        engine.dispose()
+    assert _opening_loads_alembic(url)
+    assert _version_rows(url) == [head_revision()]
+    assert _differences(url) == []
+
+
+def test_a_database_with_tables_but_no_stamp_is_left_to_alembic(tmp_path: Path) -> None:
+    """Tables but no stamp: not the fast path's to judge; it leaves them to alembic's upgrade."""
+    engine = create_db_engine(f"sqlite:///{tmp_path / 'odd.db'}")
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE tournaments (id INTEGER PRIMARY KEY)"))
+        assert create_if_empty(engine) is False
+        assert set(inspect(engine).get_table_names()) == {"tournaments"}
     finally:
         engine.dispose()
 
@@ -97,6 +157,87 @@ def test_upgrade_from_empty_creates_the_schema_and_matches_the_models(empty_url:
     assert _differences(empty_url) == []
 
 
+def test_a_new_database_made_without_alembic_matches_the_models(empty_url: str) -> None:
+    engine = create_db_engine(empty_url)
+    try:
+        assert create_if_empty(engine) is True
+        assert current_revision(engine) == head_revision()
+        assert set(inspect(engine).get_table_names()) == TABLES | {"alembic_version"}
+        before = _schema(empty_url)
+        assert create_if_empty(engine) is True  # a second time: found done, nothing changed
+        upgrade(engine)  # alembic agrees it is at the head: nothing to run
+    finally:
+        engine.dispose()
+    assert _version_rows(empty_url) == [head_revision()]
+    assert _schema(empty_url) == before
+    assert _differences(empty_url) == []
+
+
+def test_a_creation_failing_half_way_leaves_no_table(empty_url: str) -> None:
+    """The tables and the stamp are one transaction (on SQLite too, where pysqlite would run
+    each CREATE on its own): a view in the way of the stamp undoes the tables made before it."""
+    engine = create_db_engine(empty_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("CREATE VIEW alembic_version AS SELECT 1 AS version_num"))
+        with pytest.raises(DBAPIError):
+            create_if_empty(engine)
+        assert inspect(engine).get_table_names() == []
+    finally:
+        engine.dispose()
+
+
+def _schema(url: str) -> dict[str, dict[str, object]]:
+    """What the inspector reports of every table: columns (name, type, nullable, default...),
+    primary key, foreign keys, indexes, unique and check constraints, each with its name."""
+    engine = create_db_engine(url)
+    try:
+        inspector = inspect(engine)
+        schema: dict[str, dict[str, object]] = {}
+        for table in inspector.get_table_names():
+            # in their order in the table; the type as DDL and as its repr (with arguments
+            # such as timezone=True that the DDL text of some dialects leaves out)
+            columns = [{**column, "type": str(column["type"]), "type repr": repr(column["type"])}
+                       for column in inspector.get_columns(table)]
+            schema[table] = {
+                "columns": columns,
+                "primary key": inspector.get_pk_constraint(table),
+                "foreign keys": sorted(inspector.get_foreign_keys(table), key=repr),
+                "indexes": sorted(inspector.get_indexes(table), key=repr),
+                "unique": sorted(inspector.get_unique_constraints(table), key=repr),
+                "checks": sorted(inspector.get_check_constraints(table), key=repr),
+            }
+        return schema
+    finally:
+        engine.dispose()
+
+
+def test_the_models_and_the_migrations_build_the_same_schema(
+        request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> None:
+    fast_url = _new_database(request, backend, tmp_path / "fast.db")
+    migrated_url = _new_database(request, backend, tmp_path / "migrated.db")
+    for url, build in ((fast_url, create_if_empty),
+                       (migrated_url, lambda engine: upgrade(engine, _older_revision()))):
+        engine = create_db_engine(url)
+        try:
+            build(engine)
+        finally:
+            engine.dispose()
+    fast, behind = _schema(fast_url), _schema(migrated_url)
+    assert behind != fast  # the comparison sees one migration's difference
+    engine = create_db_engine(migrated_url)
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    migrated = _schema(migrated_url)
+    assert set(fast) == TABLES | {"alembic_version"}
+    assert fast["engines"]["unique"] and fast["games"]["foreign keys"]  # not comparing nothing
+    for table in sorted(fast):
+        assert fast[table] == migrated[table], table
+    assert fast == migrated
+
+
 def test_an_empty_database_differs_from_the_models(tmp_path) -> None:
     """The comparison really compares: before the upgrade it sees every table missing."""
     diffs = _differences(f"sqlite:///{tmp_path / 'bare.db'}")
@@ -104,12 +245,16 @@ def test_an_empty_database_differs_from_the_models(tmp_path) -> None:
     assert added == TABLES
 
 
-def test_downgrade_to_base_and_up_again(empty_url: str) -> None:
+@pytest.mark.parametrize("build", [upgrade, create_if_empty], ids=["migrated", "from-models"])
+def test_downgrade_to_base_and_up_again(empty_url: str, build: Callable[[Engine], object]) -> None:
+    """Every migration's downgrade finds the names it drops, in a migrated database and in one
+    built from the models."""
     from alembic import command
 
     engine = create_db_engine(empty_url)
     try:
-        upgrade(engine)
+        build(engine)
+        assert current_revision(engine) == head_revision()
         with engine.begin() as connection:
             command.downgrade(alembic_config(connection=connection), "base")
         assert TABLES.isdisjoint(inspect(engine).get_table_names())

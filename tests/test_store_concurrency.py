@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 from postgres_server import PostgresServer
+from sqlalchemy import text
 
 from runner.store.db import create_db_engine, current_revision, head_revision
 
 _OPEN_AT = """
 import sys, time
-import alembic.command, alembic.config  # loaded before the barrier: the race is the upgrade
-from runner.store import open_database
+from runner.store import open_database  # loaded before the barrier: the race is the creation
 time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
 open_database(sys.argv[1]).close()
+print('alembic' in sys.modules)
 """
 
 DATABASES = 3
@@ -34,16 +35,23 @@ def _open_all_at_once(urls: list[str], cwd: Path) -> None:
                                   cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True)
                  for url in urls for _ in range(2)]
-    failures = []
+    failures, loaded_alembic = [], []
     for process in processes:
-        _, err = process.communicate(timeout=120)
+        out, err = process.communicate(timeout=120)
         if process.returncode != 0:
             failures.append(err.strip().splitlines()[-3:])
+        loaded_alembic.append(out.strip())
     assert failures == []
+    # One process of each pair creates the database from the models; the other, waiting on
+    # the lock, finds it done instead of handing it to alembic.
+    assert loaded_alembic == ["False"] * len(processes)
     for url in urls:
         engine = create_db_engine(url)
         try:
             assert current_revision(engine) == head_revision()
+            with engine.connect() as connection:
+                stamps = connection.execute(text("SELECT version_num FROM alembic_version"))
+                assert stamps.scalars().all() == [head_revision()]
         finally:
             engine.dispose()
 
@@ -58,6 +66,39 @@ def test_processes_creating_a_fresh_sqlite_database_at_once_do_not_race(tmp_path
 def test_processes_creating_a_fresh_postgresql_database_at_once_do_not_race(
         postgres_server: PostgresServer, tmp_path: Path) -> None:
     _open_all_at_once([postgres_server.new_database() for _ in range(DATABASES)], tmp_path)
+
+
+_CONNECT_AT = """
+import sys, time
+from runner.store.db import create_db_engine
+start, errors = float(sys.argv[2]), []
+for n in range(int(sys.argv[3])):
+    engine = create_db_engine(f"sqlite:///{sys.argv[1]}/new{n}.db")
+    time.sleep(max(0.0, start + n * 0.05 - time.time()))  # all processes at once, every file
+    try:
+        with engine.connect() as connection:
+            errors.append(connection.exec_driver_sql("PRAGMA journal_mode").scalar())
+    except Exception as exc:
+        errors.append(str(exc).splitlines()[0])
+    engine.dispose()
+print(errors)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_processes_connecting_to_new_sqlite_files_at_once_all_switch_them_to_wal(
+        tmp_path: Path) -> None:
+    """SQLite fails one of two connections switching a new file to WAL at the same instant
+    ("database is locked", at once, whatever the busy timeout): that one must try again."""
+    files = 20
+    start = time.time() + 2.0
+    processes = [subprocess.Popen([sys.executable, "-c", _CONNECT_AT, str(tmp_path), repr(start),
+                                   str(files)], cwd=tmp_path, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    for process in processes:
+        out, err = process.communicate(timeout=100)
+        assert process.returncode == 0, err
+        assert out.strip() == repr(["wal"] * files)
 
 
 def _games_done(db: Path) -> int:
