@@ -152,10 +152,10 @@ class FairymaxDouble:
 
     def _print(self, texts: list[str]) -> None:
         now = time.monotonic()
-        for text in texts:
-            self.transcript.append(TranscriptEntry(now, "<", text))
+        lines = [Line(now, "<", text) for text in texts]
+        self.transcript.extend(lines)
         if self._on_lines is not None:
-            self._on_lines([Line(text, now) for text in texts])
+            self._on_lines(lines)
 
 
 async def _games(count: int) -> tuple[int, float]:

@@ -107,7 +107,7 @@ class ReplayTransport:
             raise EngineTerminated(0, "replay finished")
         now = time.monotonic()
         self.transcript.append(TranscriptEntry(now, "<", text))
-        return Line(text, now)
+        return Line(now, "<", text)
 
     def listen(self, on_lines: LineHandler, on_end: EndHandler) -> None:
         """Hand the replayed lines over one at a time, from a task (the real transport does

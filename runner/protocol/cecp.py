@@ -433,11 +433,27 @@ class CecpEngine(PipeEngine):
     # ----------------------------------------------------------------- reading
 
     def _on_lines(self, lines: list[Line]) -> None:
-        """Act on each line of a chunk of output, as it arrives (see EngineTransport.listen)."""
+        """Act on each line of a chunk of output, as it arrives (see EngineTransport.listen).
+
+        Comment lines and thinking lines, most of what an engine prints, are passed over
+        here without a call per line; `_handle` takes the rest (and does the same for them).
+        """
+        thinking = self._thinking
         for line in lines:
+            text = line.text
+            head = text[:1]
+            if head == "#":
+                continue
+            if thinking and (head == " " or head.isdigit()):
+                match = match_thinking(text)
+                if match is not None:
+                    self._info_match = match
+                    continue
             features = self._handle(line)
             if features:
                 self._handle_features(features)
+        if lines:
+            self._last_line_at = lines[-1].time
         self._changed.set()
 
     def _on_end(self, exc: EngineError) -> None:

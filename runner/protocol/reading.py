@@ -247,9 +247,11 @@ class LineReader:
         for text in texts:
             if text[-1:] == "\r":
                 text = text.rstrip("\r")
-            transcript.append(TranscriptEntry(
-                now, "<", text if len(text) <= limit else clip_entry(text, limit)))
-            lines.append(Line(text, now))
+            entry = Line(now, "<", text)
+            lines.append(entry)
+            if len(text) > limit:
+                entry = TranscriptEntry(now, "<", clip_entry(text, limit))
+            transcript.append(entry)
         self._check_length(len(self._partial))
 
     def _check_length(self, length: int) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from runner.protocol.engine import EngineError, TranscriptEntry
 
@@ -18,11 +18,10 @@ ENTRY_LIMIT = 1024
 """Characters of one transcript entry kept by default; longer text is cut and its length noted."""
 
 
-class Line(NamedTuple):
-    """A line read from the engine, without its end-of-line, and the monotonic read time."""
-
-    text: str
-    time: float
+Line = TranscriptEntry
+"""A line read from the engine, without its end-of-line: its transcript entry itself (``time``
+read, direction ``<``, ``text``), so reading a line makes one object, not two. Only a line
+longer than a transcript entry holds is handed on whole in an entry of its own."""
 
 
 LineHandler = Callable[[list[Line]], None]
