@@ -207,16 +207,23 @@ class EngineProcess:
         """Write several lines in one system call and drain; the monotonic time after it."""
         proc = self._require()
         assert proc.stdin is not None
-        payload = "".join(f"{line}\n" for line in lines).encode("utf-8")
+        stdin = proc.stdin
         try:
-            proc.stdin.write(payload)
-            await proc.stdin.drain()
+            if lines:
+                stdin.write(("\n".join(lines) + "\n").encode("utf-8"))
+            # A pipe that took the whole write needs no drain (a coroutine per move); one
+            # that is full, or broken (the transport then closes), goes through it.
+            transport = stdin.transport
+            if transport.get_write_buffer_size() or transport.is_closing():
+                await stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             code = await self._exit_code_soon()
             raise EngineTerminated(code, "its input pipe is closed") from exc
         now = time.monotonic()
+        limit, transcript = self.entry_limit, self.transcript
         for line in lines:
-            self._record(now, ">", line)
+            transcript.append(TranscriptEntry(
+                now, ">", line if len(line) <= limit else clip_entry(line, limit)))
         return now
 
     def send_signal(self, sig: int) -> None:
