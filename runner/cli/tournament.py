@@ -14,10 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console, Group
-from rich.live import Live
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 from rich.text import Text
 
 from runner.cli.dburl import shown_url
@@ -25,11 +22,12 @@ from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, vocabulary_help
 from runner.cli.words import plural
-from runner.config.check import ConfigError, unwritable
 from runner.game.record import GameTermination
 from runner.rules import Result
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
+    from rich.live import Live
+    from rich.table import Table
     from sqlalchemy.orm import Session
 
     from runner.config.model import TournamentConfig
@@ -56,6 +54,14 @@ class _View:
         # on the same terminal.
         self.score_lines = not quiet and not (self.live_enabled and _out.is_terminal)
         self.rating_interval = rating_interval
+        from rich.progress import (  # here: commands that play nothing do not load it
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
         self.progress = Progress(
             TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
             MofNCompleteColumn(),
@@ -67,6 +73,8 @@ class _View:
 
     def __enter__(self) -> _View:
         if self.live_enabled:
+            from rich.live import Live
+
             self.live = Live(self._render(), console=_err, refresh_per_second=4, transient=False)
             self.live.__enter__()
         return self
@@ -133,6 +141,8 @@ class _View:
 
 def standings_table(board: Scoreboard) -> Table:
     """The current standings as a rich table."""
+    from rich.table import Table
+
     table = Table(title="Standings", title_justify="left")
     for column in ("#", "Engine", "Games", "Points", "Score", "W", "D", "L"):
         table.add_column(column, justify="left" if column == "Engine" else "right")
@@ -237,6 +247,7 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
 
 
 def _load(path: Path) -> TournamentConfig:
+    from runner.config.check import ConfigError
     from runner.config.parse import load_config
 
     try:
@@ -277,6 +288,7 @@ def resume_command(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
+    from runner.config.check import ConfigError
     from runner.config.model import TournamentConfig, is_legacy_json
     from runner.store.resume import stored_config
 
@@ -308,6 +320,7 @@ def resume_command(
 def _cli_run(ctx: typer.Context, command: str) -> None:
     """Read the cutechess words of ``runner COMMAND``, check them as a file's table, run."""
     from runner.cli.vocabulary import CommandLineError, read_arguments
+    from runner.config.check import ConfigError
 
     try:
         arguments = read_arguments(list(ctx.args), command)
@@ -339,6 +352,8 @@ def roundrobin_command(ctx: typer.Context) -> None:
 
 def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.")) -> None:
     """Tournaments in the database with their progress."""
+    from rich.table import Table
+
     from runner.store import tournaments
 
     database = open_db(db, create=False)
@@ -366,6 +381,7 @@ def export_command(
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""
+    from runner.config.check import unwritable
     from runner.store import GameFilter, stream_games
 
     if out is not None and (problem := unwritable(out, create_parents=False)) is not None:
