@@ -60,11 +60,22 @@ def test_match_help_still_loads_the_vocabulary_it_shows() -> None:
         "runner.cli.vocabulary", "runner.config.model", "typer.rich_utils"]
 
 
-@pytest.mark.parametrize("args", [("--help",), ("match", "--help"), ("list", "--help")])
+@pytest.mark.parametrize("args", [("--help",), ("match", "--help"), ("list", "--help"),
+                                  ("export", "--help")])
 def test_help_loads_no_database_code_and_no_pydantic(args: tuple[str, ...]) -> None:
     loaded, done = _run(*args, watch=HEAVY)
     assert done.returncode == 0, done.stderr
     assert "Show this message and exit." in done.stdout
+    assert loaded == []
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("list", "--help"),
+                                  ("stats", "--wdl", "1", "2", "3")])
+def test_commands_that_play_nothing_start_without_rules_protocol_or_games(
+        args: tuple[str, ...]) -> None:
+    loaded, done = _run(*args, watch=("runner.rules", "runner.protocol", "runner.game",
+                                      "runner.pgn", "runner.config", "runner.store"))
+    assert done.returncode == 0, done.stderr
     assert loaded == []
 
 
@@ -86,3 +97,36 @@ def test_a_game_command_reads_its_words_without_pydantic() -> None:
                         watch=("pydantic", "runner.cli.vocabulary"))
     assert done.returncode == 2 and "exactly 2 engines" in done.stderr, done.stderr
     assert loaded == ["runner.cli.vocabulary"]
+
+
+def test_export_offers_exactly_the_stored_results_and_terminations() -> None:
+    # runner export's choices are listed in the CLI so that the command line is built without
+    # the rules core; they must stay the enums' values, in their order.
+    from runner.cli.tournament import ResultChoice, TerminationChoice
+    from runner.game.record import GameTermination
+    from runner.rules import Result
+
+    assert [c.value for c in ResultChoice] == [r.value for r in Result]
+    assert [c.name for c in ResultChoice] == [r.name for r in Result]
+    assert [c.value for c in TerminationChoice] == [t.value for t in GameTermination]
+    assert [c.name for c in TerminationChoice] == [t.name for t in GameTermination]
+
+
+def test_list_reads_the_store_without_alembic_rules_protocol_or_games(tmp_path: Path) -> None:
+    from runner.store import EngineRowValues, create_tournament, open_database
+
+    database = open_database(f"sqlite:///{tmp_path / 'r.db'}")  # created and migrated here
+    try:
+        with database.session() as session:
+            create_tournament(session, name="listed", config={}, fingerprint="fp",
+                              engines=[EngineRowValues(n, ["x"]) for n in ("a", "b")],
+                              total_games=2)
+    finally:
+        database.close()
+    loaded, done = _run("list", "--db", str(tmp_path / "r.db"),
+                        watch=("alembic", "runner.rules", "runner.protocol", "runner.game",
+                               "runner.pgn", "runner.config", "runner.store.recording",
+                               "rich.progress", "sqlalchemy"))
+    assert done.returncode == 0, done.stderr
+    assert "listed" in done.stdout and "0/2" in done.stdout
+    assert loaded == ["sqlalchemy"]  # the store is SQLAlchemy's; nothing else of that list
