@@ -23,10 +23,13 @@ console = Console(emoji=False)  # see runner.cli.errors.err_console
 
 def _flag_type_hidden() -> None:
     """Typer shows a ``<bool>`` type after every flag (--quiet, --help...): a flag takes no
-    value, so its help row shows none (one override for every command, present and future)."""
+    value, so its help row shows none (one override for every command, present and future).
+    Typer before 0.29 has no such method (nor the ``<bool>``): nothing to hide there."""
     from typer.core import TyperOption
 
-    shown = TyperOption.display_type_rich
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None:
+        return
 
     def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
         return None if self.is_flag else shown(self, ctx)
