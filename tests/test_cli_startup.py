@@ -130,3 +130,18 @@ def test_list_reads_the_store_without_alembic_rules_protocol_or_games(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert "listed" in done.stdout and "0/2" in done.stdout
     assert loaded == ["sqlalchemy"]  # the store is SQLAlchemy's; nothing else of that list
+
+
+def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
+        tmp_path: Path) -> None:
+    # What every benchmarked `runner match ... --quiet` pays for at start-up: the stored
+    # configuration is written without pydantic, and no help renderer or live view is loaded.
+    loaded, done = _run(
+        "match", "--engine", "cmd=python", "arg=-m", "arg=engine", "name=a",
+        "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b", "--each", "tc=inf",
+        "depth=1", "--maxmoves", "3", "--db", str(tmp_path / "r.db"), "--pgnout",
+        str(tmp_path / "g.pgn"), "--quiet",
+        watch=("pydantic", "typer.rich_utils", "rich.progress", "rich.live", "runner.store"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "g.pgn").read_text().count("[Event ") == 2
+    assert loaded == ["runner.store"]

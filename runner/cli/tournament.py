@@ -26,6 +26,7 @@ from runner.cli.words import plural
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
     from rich.live import Live
+    from rich.progress import Progress, TaskID
     from rich.table import Table
     from sqlalchemy.orm import Session
 
@@ -53,20 +54,25 @@ class _View:
         # on the same terminal.
         self.score_lines = not quiet and not (self.live_enabled and _out.is_terminal)
         self.rating_interval = rating_interval
-        from rich.progress import (  # here: commands that play nothing do not load it
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
+        self.progress: Progress | None = None
+        """The bar the live view shows (None without one: plain lines show no bar)."""
+        self.task: TaskID | None = None
+        if self.live_enabled:
+            from rich.progress import (  # here: --quiet runs and the other commands skip it
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
-        self.progress = Progress(
-            TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
-        self.task = self.progress.add_task(tournament.config.name, total=tournament.total_games,
-                                           completed=tournament.done_games)
+            self.progress = Progress(
+                TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
+            self.task = self.progress.add_task(tournament.config.name,
+                                               total=tournament.total_games,
+                                               completed=tournament.done_games)
         self.live: Live | None = None
         self.last_notice = ""
 
@@ -99,7 +105,7 @@ class _View:
         from runner.tournament.events import GameFinished, GameStarted, Notice
 
         if isinstance(event, GameFinished):
-            if not event.replay:
+            if not event.replay and self.progress is not None and self.task is not None:
                 self.progress.update(self.task, completed=self.tournament.done_games)
             if not self.live_enabled and not self.quiet:
                 job = event.job
