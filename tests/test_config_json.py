@@ -7,6 +7,7 @@ setting the round trip loses is a setting a resumed tournament silently changes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -130,11 +131,17 @@ def test_the_fingerprint_survives_the_round_trip(config: TournamentConfig) -> No
     assert _through_text(config).fingerprint() == config.fingerprint()
 
 
-def _pydantic_json(config: TournamentConfig) -> Any:
-    """The JSON data pydantic makes of `config` (the oracle of `to_json`)."""
+@functools.cache
+def _pydantic_adapter() -> Any:
+    """pydantic's converter of the configuration, built once."""
     from pydantic import TypeAdapter
 
-    return TypeAdapter(TournamentConfig).dump_python(config, mode="json")
+    return TypeAdapter(TournamentConfig)
+
+
+def _pydantic_json(config: TournamentConfig) -> Any:
+    """The JSON data pydantic makes of `config` (the oracle of `to_json`)."""
+    return _pydantic_adapter().dump_python(config, mode="json")
 
 
 @settings(max_examples=300, deadline=None)
