@@ -1,9 +1,11 @@
-"""Commands that only read or compute import neither the config model nor Typer's help renderer.
+"""What a ``runner`` command imports before it does its work (issue 17: start-up cost).
 
-`runner stats` and `runner list` must start fast (issue 17: under 0.3 s on an idle machine):
-the cutechess vocabulary (and the config model, statistics and rules behind it) is imported
-when a game command reads its words or renders its help, and `typer.rich_utils` (rich.markdown,
-pygments) only when help is rendered.
+`runner stats` and `runner list` must start fast (under 0.3 s on an idle machine): the
+cutechess vocabulary (and the config model, statistics and rules behind it) is imported when a
+game command reads its words or renders its help, and `typer.rich_utils` (rich.markdown,
+pygments) only when help is rendered. Help, the version and the dispatch of a game command
+load no database code and no pydantic (Typer 0.29 built a pydantic validator for every
+``--help`` flag left out, see `runner.cli.group`). Modules are checked, never times.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PROBE = (
-    "import atexit, sys\n"
+    "import atexit, os, sys\n"
     "def _report():\n"
-    "    names = ('runner.cli.vocabulary', 'runner.config.model', 'typer.rich_utils')\n"
+    "    names = os.environ['PROBE_WATCH'].split(',')\n"
     "    print('LOADED', *[n for n in names if n in sys.modules], file=sys.stderr)\n"
     "atexit.register(_report)\n"
     "sys.argv = ['runner', *sys.argv[1:]]\n"
@@ -24,15 +28,27 @@ PROBE = (
     "main()\n"
 )
 ROOT = Path(__file__).resolve().parent.parent
+CHEAP = ("runner.cli.vocabulary", "runner.config.model", "typer.rich_utils")
+"""Modules `runner stats` leaves alone."""
+HEAVY = ("pydantic", "sqlalchemy", "alembic", "asyncio")
+"""Modules no help text, version or game-command dispatch needs."""
+
+
+def _run(*args: str, watch: tuple[str, ...] = CHEAP,
+         cwd: Path = ROOT) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    """The watched modules loaded by one ``runner`` command in a fresh interpreter, and the
+    finished process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PROBE_WATCH": ",".join(watch),
+           "COLUMNS": "100"}
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=cwd)
+    line = [x for x in done.stderr.splitlines() if x.startswith("LOADED")][-1]
+    return line.split()[1:], done
 
 
 def _loaded(*args: str) -> list[str]:
-    """The watched modules loaded by one ``runner`` command run in a fresh interpreter."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=ROOT)
-    line = [x for x in done.stderr.splitlines() if x.startswith("LOADED")][-1]
-    return line.split()[1:]
+    """The modules of `CHEAP` one ``runner`` command loads."""
+    return _run(*args)[0]
 
 
 def test_stats_imports_no_vocabulary_and_no_help_renderer() -> None:
@@ -42,3 +58,90 @@ def test_stats_imports_no_vocabulary_and_no_help_renderer() -> None:
 def test_match_help_still_loads_the_vocabulary_it_shows() -> None:
     assert _loaded("match", "--help") == [
         "runner.cli.vocabulary", "runner.config.model", "typer.rich_utils"]
+
+
+@pytest.mark.parametrize("args", [("--help",), ("match", "--help"), ("list", "--help"),
+                                  ("export", "--help")])
+def test_help_loads_no_database_code_and_no_pydantic(args: tuple[str, ...]) -> None:
+    loaded, done = _run(*args, watch=HEAVY)
+    assert done.returncode == 0, done.stderr
+    assert "Show this message and exit." in done.stdout
+    assert loaded == []
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("list", "--help"),
+                                  ("stats", "--wdl", "1", "2", "3")])
+def test_commands_that_play_nothing_start_without_rules_protocol_or_games(
+        args: tuple[str, ...]) -> None:
+    loaded, done = _run(*args, watch=("runner.rules", "runner.protocol", "runner.game",
+                                      "runner.pgn", "runner.config", "runner.store"))
+    assert done.returncode == 0, done.stderr
+    assert loaded == []
+
+
+def test_version_works_loads_nothing_heavy_and_is_in_the_help() -> None:
+    loaded, done = _run("--version", watch=(*HEAVY, "typer.rich_utils"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("runner (cecp-runner) ") and done.stdout.count("\n") == 1
+    assert loaded == []
+    helped = _run("--help")[1]
+    row = [line for line in helped.stdout.splitlines() if "--version" in line]
+    assert len(row) == 1 and "Print the version and exit." in row[0]
+
+
+def test_a_game_command_reads_its_words_without_pydantic() -> None:
+    # match takes no typed option: reading its words (here refused: one engine) goes through
+    # Typer's dispatch and the vocabulary, neither of which needs pydantic (the error message
+    # loads SQLAlchemy, which hides database passwords in it).
+    loaded, done = _run("match", "--engine", "cmd=fairymax", "--each", "tc=inf", "depth=1",
+                        watch=("pydantic", "runner.cli.vocabulary"))
+    assert done.returncode == 2 and "exactly 2 engines" in done.stderr, done.stderr
+    assert loaded == ["runner.cli.vocabulary"]
+
+
+def test_export_offers_exactly_the_stored_results_and_terminations() -> None:
+    # runner export's choices are listed in the CLI so that the command line is built without
+    # the rules core; they must stay the enums' values, in their order.
+    from runner.cli.tournament import ResultChoice, TerminationChoice
+    from runner.game.record import GameTermination
+    from runner.rules import Result
+
+    assert [c.value for c in ResultChoice] == [r.value for r in Result]
+    assert [c.name for c in ResultChoice] == [r.name for r in Result]
+    assert [c.value for c in TerminationChoice] == [t.value for t in GameTermination]
+    assert [c.name for c in TerminationChoice] == [t.name for t in GameTermination]
+
+
+def test_list_reads_the_store_without_alembic_rules_protocol_or_games(tmp_path: Path) -> None:
+    from runner.store import EngineRowValues, create_tournament, open_database
+
+    database = open_database(f"sqlite:///{tmp_path / 'r.db'}")  # created and migrated here
+    try:
+        with database.session() as session:
+            create_tournament(session, name="listed", config={}, fingerprint="fp",
+                              engines=[EngineRowValues(n, ["x"]) for n in ("a", "b")],
+                              total_games=2)
+    finally:
+        database.close()
+    loaded, done = _run("list", "--db", str(tmp_path / "r.db"),
+                        watch=("alembic", "runner.rules", "runner.protocol", "runner.game",
+                               "runner.pgn", "runner.config", "runner.store.recording",
+                               "rich.progress", "sqlalchemy"))
+    assert done.returncode == 0, done.stderr
+    assert "listed" in done.stdout and "0/2" in done.stdout
+    assert loaded == ["sqlalchemy"]  # the store is SQLAlchemy's; nothing else of that list
+
+
+def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
+        tmp_path: Path) -> None:
+    # What every benchmarked `runner match ... --quiet` pays for at start-up: the stored
+    # configuration is written without pydantic, and no help renderer or live view is loaded.
+    loaded, done = _run(
+        "match", "--engine", "cmd=python", "arg=-m", "arg=engine", "name=a",
+        "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b", "--each", "tc=inf",
+        "depth=1", "--maxmoves", "3", "--db", str(tmp_path / "r.db"), "--pgnout",
+        str(tmp_path / "g.pgn"), "--quiet",
+        watch=("pydantic", "typer.rich_utils", "rich.progress", "rich.live", "runner.store"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "g.pgn").read_text().count("[Event ") == 2
+    assert loaded == ["runner.store"]

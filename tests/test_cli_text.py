@@ -191,6 +191,10 @@ def test_export_refuses_a_missing_tournament_and_an_unknown_engine(played: Path)
     assert none.returncode == 0 and "no stored game matches" in none.stderr
     both = _runner("export", "--engine", "a", "--db", "runner.db", cwd=played)
     assert both.returncode == 0 and "2 games of tournament 1 exported" in both.stderr
+    # Both games end at maxmoves = 4: drawn by the max moves adjudication.
+    ended = _runner("export", "--termination", "max moves", "--result", "1/2-1/2", "--db",
+                    "runner.db", cwd=played)
+    assert ended.returncode == 0 and ended.stdout.count("[Event ") == 2, ended.stderr
 
 
 def test_engine_check_switches_to_uci_at_once() -> None:

@@ -9,22 +9,27 @@ import typer
 from rich.console import Console
 
 from runner.cli.errors import UserError, open_db, report_error
+from runner.cli.group import RunnerGroup
 from runner.cli.words import plural
 
 app = typer.Typer(
     help="Run chess-engine matches, gauntlets and round-robins; compare engine versions.",
     no_args_is_help=True,
     add_completion=False,
+    cls=RunnerGroup,
 )
 console = Console(emoji=False)  # see runner.cli.errors.err_console
 
 
 def _flag_type_hidden() -> None:
     """Typer shows a ``<bool>`` type after every flag (--quiet, --help...): a flag takes no
-    value, so its help row shows none (one override for every command, present and future)."""
+    value, so its help row shows none (one override for every command, present and future).
+    Typer before 0.29 has no such method (nor the ``<bool>``): nothing to hide there."""
     from typer.core import TyperOption
 
-    shown = TyperOption.display_type_rich
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None:
+        return
 
     def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
         return None if self.is_flag else shown(self, ctx)
@@ -184,9 +189,9 @@ def _stats_table(result: MatchStats, counts: tuple[int, ...]) -> Table:
     return table
 
 
-pgn_app = typer.Typer(help="Inspect PGN files.", no_args_is_help=True)
+pgn_app = typer.Typer(help="Inspect PGN files.", no_args_is_help=True, cls=RunnerGroup)
 app.add_typer(pgn_app, name="pgn")
-book_app = typer.Typer(help="Inspect opening books.", no_args_is_help=True)
+book_app = typer.Typer(help="Inspect opening books.", no_args_is_help=True, cls=RunnerGroup)
 app.add_typer(book_app, name="book")
 
 
@@ -244,7 +249,7 @@ def book_probe(
         )
 
 
-db_app = typer.Typer(help="Manage the results database.", no_args_is_help=True)
+db_app = typer.Typer(help="Manage the results database.", no_args_is_help=True, cls=RunnerGroup)
 app.add_typer(db_app, name="db")
 
 

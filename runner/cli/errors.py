@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from runner.cli.dburl import redact
-from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
     from runner.store.db import Database
@@ -49,6 +48,8 @@ def exit_on_error(exc: Exception) -> typer.Exit:
 
     A configuration error is printed whole (it lists every problem with its file and key).
     """
+    from runner.config.check import ConfigError  # here: the config layer is not start-up's
+
     if isinstance(exc, ConfigError):
         err_console.print(f"[bold red]{escape(redact(str(exc)))}[/]", highlight=False)
         return typer.Exit(2)

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from runner.cli.errors import exit_on_error
+from runner.cli.group import RunnerGroup
 from runner.cli.help import PASSTHROUGH, vocabulary_help
-from runner.config.check import ConfigError
 
 if TYPE_CHECKING:
     from runner.game.record import GameRecord, GameSpec
@@ -26,13 +25,14 @@ if TYPE_CHECKING:
 # The engine, game and rules modules are imported by the commands that play, not with the CLI:
 # 'runner report' or 'runner list' start faster without them.
 
-engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True)
+engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True, cls=RunnerGroup)
 _err = Console(stderr=True, emoji=False)  # see runner.cli.errors.err_console
 
 
 def play_command(ctx: typer.Context) -> None:
     """Play one game between two --engine groups and print its PGN (the words it takes are below)."""
     from runner.cli.vocabulary import CommandLineError, read_arguments
+    from runner.config.check import ConfigError
     from runner.game.record import GameSpec, game_pgn
     from runner.protocol.engine import Variant
     from runner.rules import STARTING_FEN, Board
@@ -110,6 +110,7 @@ def engine_check(
     """Start an engine (runner engine check -- CMD ARGS..., or --engine KEY=VALUE ...), show its
     features, ping, one move."""
     from runner.cli.vocabulary import CommandLineError, read_engine
+    from runner.config.check import ConfigError
     from runner.tournament.runtime import engine_config
 
     argv = list(ctx.args)
@@ -171,6 +172,8 @@ async def _start(engine: Engine, *, detect_uci: bool) -> bool:
 
 
 async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = False) -> int:
+    from rich.table import Table
+
     from runner.clock import TimeControl
     from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
     from runner.protocol.factory import make_engine, stop_engines

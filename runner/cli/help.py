@@ -11,10 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import typer.core
-from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 from typer.core import TyperCommand
 
 __all__ = ["PASSTHROUGH", "VocabularyCommand", "vocabulary_help"]
@@ -43,6 +39,10 @@ class VocabularyCommand(TyperCommand):
                 with formatter.section(title):
                     formatter.write_dl(rows)
             return
+        from rich.console import Console
+        from rich.panel import Panel
+        from rich.table import Table
+        from rich.text import Text
         from typer import rich_utils  # here, not at start-up: it imports rich.markdown, pygments
 
         console = Console(width=rich_utils.MAX_WIDTH)

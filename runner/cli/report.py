@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 
 from runner.cli.errors import err_console, fail, open_db
-from runner.config.check import unwritable
 
 __all__ = ["report_command"]
 
@@ -30,6 +29,7 @@ def report_command(
     tournament; --format html writes one self-contained page with plots."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from runner.config.check import unwritable
     from runner.report.build import ReportError, build_report
     from runner.report.render import render
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,6 @@ from typing import Any
 import typer
 
 from runner.cli.errors import err_console, exit_on_error, fail
-from runner.config.check import ConfigError
 
 __all__ = ["serve_command"]
 
@@ -60,6 +58,7 @@ def serve_command(
         raise fail(f"runner serve needs the service extra ({exc.name} is missing): "
                    "pip install 'cecp-runner[service]'") from None
     from runner.cli.errors import open_db
+    from runner.config.check import ConfigError
     from runner.config.engines import load_engines_file
 
     if workers is not None and cluster is not None:
@@ -131,6 +130,8 @@ def serve_command(
 
 def _loopback(host: str) -> bool:
     """Whether `host` is a loopback address (a name other than localhost counts as not)."""
+    import ipaddress
+
     if host == "localhost":
         return True
     try:

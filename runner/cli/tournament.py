@@ -7,6 +7,7 @@ double dashes (``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each 
 
 from __future__ import annotations
 
+import enum
 import sys
 import time
 from pathlib import Path
@@ -14,10 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console, Group
-from rich.live import Live
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 from rich.text import Text
 
 from runner.cli.dburl import shown_url
@@ -25,11 +23,11 @@ from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, vocabulary_help
 from runner.cli.words import plural
-from runner.config.check import ConfigError, unwritable
-from runner.game.record import GameTermination
-from runner.rules import Result
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
+    from rich.live import Live
+    from rich.progress import Progress, TaskID
+    from rich.table import Table
     from sqlalchemy.orm import Session
 
     from runner.config.model import TournamentConfig
@@ -56,17 +54,32 @@ class _View:
         # on the same terminal.
         self.score_lines = not quiet and not (self.live_enabled and _out.is_terminal)
         self.rating_interval = rating_interval
-        self.progress = Progress(
-            TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
-        self.task = self.progress.add_task(tournament.config.name, total=tournament.total_games,
-                                           completed=tournament.done_games)
+        self.progress: Progress | None = None
+        """The bar the live view shows (None without one: plain lines show no bar)."""
+        self.task: TaskID | None = None
+        if self.live_enabled:
+            from rich.progress import (  # here: --quiet runs and the other commands skip it
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
+            self.task = self.progress.add_task(tournament.config.name,
+                                               total=tournament.total_games,
+                                               completed=tournament.done_games)
         self.live: Live | None = None
         self.last_notice = ""
 
     def __enter__(self) -> _View:
         if self.live_enabled:
+            from rich.live import Live
+
             self.live = Live(self._render(), console=_err, refresh_per_second=4, transient=False)
             self.live.__enter__()
         return self
@@ -92,7 +105,7 @@ class _View:
         from runner.tournament.events import GameFinished, GameStarted, Notice
 
         if isinstance(event, GameFinished):
-            if not event.replay:
+            if not event.replay and self.progress is not None and self.task is not None:
                 self.progress.update(self.task, completed=self.tournament.done_games)
             if not self.live_enabled and not self.quiet:
                 job = event.job
@@ -133,6 +146,8 @@ class _View:
 
 def standings_table(board: Scoreboard) -> Table:
     """The current standings as a rich table."""
+    from rich.table import Table
+
     table = Table(title="Standings", title_justify="left")
     for column in ("#", "Engine", "Games", "Points", "Score", "W", "D", "L"):
         table.add_column(column, justify="left" if column == "Engine" else "right")
@@ -237,6 +252,7 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
 
 
 def _load(path: Path) -> TournamentConfig:
+    from runner.config.check import ConfigError
     from runner.config.parse import load_config
 
     try:
@@ -277,6 +293,7 @@ def resume_command(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
+    from runner.config.check import ConfigError
     from runner.config.model import TournamentConfig, is_legacy_json
     from runner.store.resume import stored_config
 
@@ -308,6 +325,7 @@ def resume_command(
 def _cli_run(ctx: typer.Context, command: str) -> None:
     """Read the cutechess words of ``runner COMMAND``, check them as a file's table, run."""
     from runner.cli.vocabulary import CommandLineError, read_arguments
+    from runner.config.check import ConfigError
 
     try:
         arguments = read_arguments(list(ctx.args), command)
@@ -339,6 +357,8 @@ def roundrobin_command(ctx: typer.Context) -> None:
 
 def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.")) -> None:
     """Tournaments in the database with their progress."""
+    from rich.table import Table
+
     from runner.store import tournaments
 
     database = open_db(db, create=False)
@@ -356,16 +376,56 @@ def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.
     _out.print(table)
 
 
+class ResultChoice(enum.Enum):
+    """The values of `runner.rules.Result`, in its order, as ``--result`` offers them.
+
+    Typer needs an option's choices to build the command line, for every command at once:
+    importing the rules core and the game record for them cost every command (--help, list,
+    stats) about 50 ms. A test keeps these equal to `Result`; the export converts."""
+
+    WHITE_WINS = "1-0"
+    BLACK_WINS = "0-1"
+    DRAW = "1/2-1/2"
+    UNFINISHED = "*"
+
+
+class TerminationChoice(enum.Enum):
+    """The values of `runner.game.record.GameTermination`, in its order, as ``--termination``
+    offers them (see `ResultChoice`; a test keeps them equal)."""
+
+    CHECKMATE = "checkmate"
+    STALEMATE = "stalemate"
+    INSUFFICIENT_MATERIAL = "insufficient material"
+    THREEFOLD_REPETITION = "threefold repetition"
+    FIVEFOLD_REPETITION = "fivefold repetition"
+    FIFTY_MOVES = "fifty moves"
+    SEVENTYFIVE_MOVES = "seventy-five moves"
+    RESIGNATION = "resignation"
+    DRAW_AGREEMENT = "draw agreement"
+    ADJUDICATION = "adjudication"
+    MAX_MOVES = "max moves"
+    TIME_FORFEIT = "time forfeit"
+    ILLEGAL_MOVE = "illegal move"
+    FALSE_CLAIM = "false claim"
+    DISCONNECT = "disconnect"
+    STALL = "stall"
+    ERROR = "error"
+
+
 def export_command(
     tournament_id: int | None = typer.Argument(None, help="Tournament id (default: the newest)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="PGN file to write (default: stdout)."),
     engine: str | None = typer.Option(None, "--engine", help="Only games of this engine."),
-    result: Result | None = typer.Option(None, "--result", help="Only games with this result."),
-    termination: GameTermination | None = typer.Option(
+    result: ResultChoice | None = typer.Option(None, "--result",
+                                               help="Only games with this result."),
+    termination: TerminationChoice | None = typer.Option(
         None, "--termination", help="Only games ended this way (e.g. 'time forfeit')."),
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""
+    from runner.config.check import unwritable
+    from runner.game.record import GameTermination
+    from runner.rules import Result
     from runner.store import GameFilter, stream_games
 
     if out is not None and (problem := unwritable(out, create_parents=False)) is not None:
@@ -375,8 +435,10 @@ def export_command(
     try:
         with database.session() as session:
             tournament_id = _export_target(session, tournament_id, engine, database.url)
-            where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
-                               termination=termination)
+            where = GameFilter(
+                tournament_id=tournament_id, engine=engine,
+                result=None if result is None else Result(result.value),
+                termination=None if termination is None else GameTermination(termination.value))
             handle = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
             try:
                 for game in stream_games(session, where):

@@ -7,14 +7,13 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from runner.cli.errors import exit_on_error, fail
-from runner.config.check import ConfigError
+from runner.cli.group import RunnerGroup
 
 worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on.",
-                         no_args_is_help=True)
+                         no_args_is_help=True, cls=RunnerGroup)
 _out = Console(highlight=False)
 
 
@@ -27,6 +26,7 @@ def worker_check(
 ) -> None:
     """List each worker with its cores and slots, and start each of the tournament's engines
     there once (its id line and protocol); exit 1 when a worker cannot start one."""
+    from runner.config.check import ConfigError
     from runner.config.parse import load_config
     from runner.tournament.runtime import engine_config
     from runner.tournament.worker import check_worker, engine_json
@@ -74,6 +74,8 @@ def _on_cluster(address: str, engines: list[str]) -> list[dict[str, Any]]:
 
 def _show(report: dict[str, Any]) -> int:
     """Print one worker's report; returns how many engines it cannot start."""
+    from rich.table import Table
+
     slots = "-" if report["slots"] is None else f"{report['slots']:g}"
     threads = "-" if report["threads"] is None else str(report["threads"])
     where = report["address"] or "this machine (no --cluster)"

@@ -11,6 +11,8 @@ The rooms, each a step of the way from games to figures:
 - `ratings`: maximum-likelihood ratings of several engines.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from runner.stats.counts import Counts, Pentanomial, StatsInputError, Trinomial
 from runner.stats.elo import NELO_PER_T, Z95, elo_from_score, score_from_elo
 from runner.stats.match import MatchStats, format_elo, match_stats
@@ -27,7 +29,19 @@ from runner.stats.sprt import (
     sprt,
     sprt_bounds,
 )
-from runner.stats.tally import EngineScore, PairingCounts, Tally
+
+if TYPE_CHECKING:
+    from runner.stats.tally import EngineScore, PairingCounts, Tally
+
+
+def __getattr__(name: str) -> Any:
+    """`tally`'s names, imported on first use: it reads results with the rules core, which
+    ``runner stats`` (figures from counts) does not need."""
+    if name in ("EngineScore", "PairingCounts", "Tally"):
+        from runner.stats import tally
+
+        return getattr(tally, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "NELO_PER_T",

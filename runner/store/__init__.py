@@ -4,6 +4,8 @@ Nothing outside this package writes SQL. See `db` (URLs, engines, alembic), `mod
 schema), `recording` (the runner's writes) and `queries` (reports, exports, resume).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from runner.store.db import DEFAULT_URL, ENV_VAR, Database, open_database, resolve_url, upgrade
 from runner.store.models import GameStatus, TournamentStatus
 from runner.store.queries import (
@@ -15,16 +17,33 @@ from runner.store.queries import (
     stream_games,
     tournaments,
 )
-from runner.store.recording import (
-    DuplicateGameError,
-    EngineRowValues,
-    create_tournament,
-    engine_ids,
-    finish_tournament,
-    mark_running,
-    record_game,
-    reset_unfinished,
-)
+
+if TYPE_CHECKING:
+    from runner.store.recording import (
+        DuplicateGameError,
+        EngineRowValues,
+        create_tournament,
+        engine_ids,
+        finish_tournament,
+        mark_running,
+        record_game,
+        reset_unfinished,
+    )
+
+_RECORDING = frozenset({
+    "DuplicateGameError", "EngineRowValues", "create_tournament", "engine_ids",
+    "finish_tournament", "mark_running", "record_game", "reset_unfinished"})
+"""The names of `recording`, imported on first use: it imports the game record (and the rules,
+protocol and PGN layers below it), which the commands that only read do not need."""
+
+
+def __getattr__(name: str) -> Any:
+    """`recording`'s names, loaded when first asked for."""
+    if name in _RECORDING:
+        from runner.store import recording
+
+        return getattr(recording, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DEFAULT_URL",

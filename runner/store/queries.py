@@ -7,16 +7,15 @@ ORM rows, so callers cannot accidentally write.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import Integer, Select, case, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from runner.game.record import GameTermination
-from runner.rules import Result
 from runner.store.lease import Holder, holders
 from runner.store.models import (
     EngineRow,
@@ -26,6 +25,10 @@ from runner.store.models import (
     TournamentRow,
     TournamentStatus,
 )
+
+if TYPE_CHECKING:  # read on first use: listing tournaments needs neither the rules nor games
+    from runner.game.record import GameTermination
+    from runner.rules import Result
 
 __all__ = [
     "GameFilter",
@@ -42,10 +45,6 @@ __all__ = [
     "tournament_info",
     "tournaments",
 ]
-
-_SCORING = tuple(result.value for result in Result if result.finished)
-"""The stored results that score."""
-
 
 @dataclass(frozen=True)
 class TournamentProgress:
@@ -65,9 +64,16 @@ class TournamentProgress:
     sprt_decision: str | None
 
 
-_RESULTS: dict[str | None, Result] = {result.value: result for result in Result}
-_TERMINATIONS: dict[str | None, GameTermination] = {kind.value: kind for kind in GameTermination}
-"""Stored text -> enum; a text not in it (or NULL) reads as None."""
+@functools.cache
+def _enums() -> tuple[dict[str | None, Result], dict[str | None, GameTermination]]:
+    """Stored text -> enum, for results and terminations; a text not in it (or NULL) reads
+    as None. Built on the first read of games (the commands that list tournaments, such as
+    ``runner list``, start without the rules core and the game record)."""
+    from runner.game.record import GameTermination
+    from runner.rules import Result
+
+    return ({result.value: result for result in Result},
+            {kind.value: kind for kind in GameTermination})
 
 
 @dataclass(frozen=True)
@@ -218,10 +224,11 @@ def stream_games(session: Session, where: GameFilter | None = None, *,
                  batch: int = 1000) -> Iterator[StoredGame]:
     """Games matching `where`, in schedule order, fetched `batch` rows at a time."""
     query = _games_query(where or GameFilter()).execution_options(yield_per=batch)
+    results, terminations = _enums()
     for row in session.execute(query):
         values = row._asdict()
-        values["result"] = _RESULTS.get(values["result"])
-        values["termination"] = _TERMINATIONS.get(values["termination"])
+        values["result"] = results.get(values["result"])
+        values["termination"] = terminations.get(values["termination"])
         yield StoredGame(**values)
 
 
@@ -287,7 +294,8 @@ def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | No
                   if isinstance(entry, dict)}
     if configured:  # an engine a forced change removed keeps its row, not its place
         engines = tuple(name for name in engines if name in configured)
-    scored = func.coalesce(func.sum(case((GameRow.result.in_(_SCORING), 1), else_=0)), 0)
+    scoring = tuple(text for text, result in _enums()[0].items() if result.finished)
+    scored = func.coalesce(func.sum(case((GameRow.result.in_(scoring), 1), else_=0)), 0)
     played, scored_count, first, last = session.execute(
         select(func.count(), scored, func.min(GameRow.started_at), func.max(GameRow.ended_at))
         .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE)).one()
@@ -320,6 +328,9 @@ def stream_played(session: Session, tournament_id: int, *,
     color the reason starts with (``White ...``/``Black ...``); it is worked out by the
     database, so the reason text is never fetched.
     """
+    from runner.rules import Result
+
+    results, terminations = _enums()
     names = dict(session.execute(select(EngineRow.id, EngineRow.name)
                                  .where(EngineRow.tournament_id == tournament_id)).all())
     kinds = tuple(kind.value for kind in fault_terminations)
@@ -342,7 +353,7 @@ def stream_played(session: Session, tournament_id: int, *,
     # A Core execution on the session's connection: plain rows, no ORM loading overhead.
     for white, black, result, pair, in_pair, termination, plies, fault, worker in \
             session.connection().execute(query):
-        yield PlayedGame(names[white], names[black], _RESULTS.get(result), pair, in_pair,
-                         _TERMINATIONS.get(termination), plies,
+        yield PlayedGame(names[white], names[black], results.get(result), pair, in_pair,
+                         terminations.get(termination), plies,
                          None if fault is None else names[fault], worker)
 
