@@ -261,6 +261,10 @@ class UciEngine(PipeEngine):
     def _handle_info(self, rest: str) -> None:
         if self._reply is None:
             return
+        if rest.startswith("string "):  # Stockfish's NNUE note, every search: no fields to parse
+            if len(self._messages) < _MESSAGES_KEPT:
+                self._messages.append(f"info string {rest[7:].strip()}")
+            return
         info = parse_info(rest)
         if info.string is not None:
             if len(self._messages) < _MESSAGES_KEPT:

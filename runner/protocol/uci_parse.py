@@ -167,29 +167,30 @@ class UciInfo:
 def parse_info(text: str) -> UciInfo:
     """Parse an ``info`` line leniently: unknown or malformed fields are skipped, never fatal."""
     tokens = text.split()
+    count = len(tokens)
     values: dict[str, object] = {}
     index = 1 if tokens and tokens[0] == "info" else 0
-    while index < len(tokens):
+    while index < count:
         token = tokens[index]
         index += 1
         if token == "string":
             values["string"] = text.split("string", 1)[1].strip()
             break
         if token in _INT_FIELDS:
-            if index < len(tokens):
+            if index < count:
                 try:  # noqa: SIM105 (suppress() costs a context manager per field)
                     values[token] = int(tokens[index])
                 except ValueError:
                     pass
                 index += 1
         elif token == "score":
-            while index < len(tokens) and tokens[index] in ("cp", "mate", "lowerbound",
+            while index < count and tokens[index] in ("cp", "mate", "lowerbound",
                                                             "upperbound"):
                 word = tokens[index]
                 index += 1
                 if word in ("lowerbound", "upperbound"):
                     values["bound"] = word[:5]
-                elif index < len(tokens):
+                elif index < count:
                     try:  # noqa: SIM105
                         values["score_cp" if word == "cp" else "mate"] = int(tokens[index])
                     except ValueError:
@@ -197,12 +198,12 @@ def parse_info(text: str) -> UciInfo:
                     index += 1
         elif token in ("pv", "refutation", "currline"):
             moves = []
-            while index < len(tokens) and _MOVE_RE.match(tokens[index].lower()):
+            while index < count and _MOVE_RE.match(tokens[index].lower()):
                 moves.append(tokens[index].lower())
                 index += 1
             if token == "pv":
                 values["pv"] = tuple(moves)
-        elif token == "currmove" and index < len(tokens):
+        elif token == "currmove" and index < count:
             values["currmove"] = tokens[index]
             index += 1
         elif token == "wdl":
