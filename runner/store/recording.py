@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Table, insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from runner.game.record import GameRecord
@@ -93,6 +93,22 @@ _GAMES = cast(Table, GameRow.__table__)
 _MOVES = cast(Table, MoveRow.__table__)
 
 
+# The writer's statements, built once: building one (columns compared, parameters bound) cost
+# the writer thread more than executing it through SQLAlchemy's compiled cache. The SET
+# clauses of the updates are the columns named in each call's parameters.
+_FIND_GAME = select(_GAMES.c.id, _GAMES.c.status).where(
+    _GAMES.c.tournament_id == bindparam("row_tournament"),
+    _GAMES.c.job_index == bindparam("row_job"),
+).with_for_update()
+_INSERT_GAME = insert(_GAMES)
+_UPDATE_GAME = update(_GAMES).where(_GAMES.c.id == bindparam("row_id"))
+_UPDATE_UNPLAYED = update(_GAMES).where(
+    _GAMES.c.id == bindparam("row_id"), _GAMES.c.tournament_id == bindparam("row_tournament"),
+    _GAMES.c.job_index == bindparam("row_job"), _GAMES.c.status != GameStatus.DONE,
+)
+_INSERT_MOVES = insert(_MOVES)
+
+
 def engine_ids(session: Session, tournament_id: int) -> dict[str, int]:
     """Engine ids of a tournament by name (a writer may keep them for the whole run)."""
     rows = session.execute(
@@ -120,10 +136,7 @@ def _stored(session: Session, tournament_id: int, job: JobKey) -> int | None:
     """The id of the job's stored row, if any (locked for update where the database can);
     DuplicateGameError when that row is already a played game."""
     found = session.connection().execute(
-        select(_GAMES.c.id, _GAMES.c.status).where(
-            _GAMES.c.tournament_id == tournament_id, _GAMES.c.job_index == job.index,
-        ).with_for_update()
-    ).one_or_none()
+        _FIND_GAME, {"row_tournament": tournament_id, "row_job": job.index}).one_or_none()
     if found is None:
         return None
     if found.status is GameStatus.DONE:
@@ -143,11 +156,11 @@ def _write_game(session: Session, tournament_id: int, job: JobKey, values: dict[
     connection = session.connection()
     if game_id is None:
         inserted = connection.execute(
-            insert(_GAMES), {**_game_values(session, tournament_id, job, ids), **values})
+            _INSERT_GAME, {**_game_values(session, tournament_id, job, ids), **values})
         key = inserted.inserted_primary_key
         assert key is not None  # an INSERT of one row always reports its key
         return int(key[0])
-    connection.execute(update(_GAMES).where(_GAMES.c.id == game_id), values)
+    connection.execute(_UPDATE_GAME, {"row_id": game_id, **values})
     return game_id
 
 
@@ -157,11 +170,8 @@ def _update_unplayed(session: Session, tournament_id: int, job: JobKey, game_id:
 
     The condition on the status makes the check and the write one statement, so it is as
     safe against a second writer as the locking read `_write_game` makes first."""
-    updated = session.connection().execute(
-        update(_GAMES).where(
-            _GAMES.c.id == game_id, _GAMES.c.tournament_id == tournament_id,
-            _GAMES.c.job_index == job.index, _GAMES.c.status != GameStatus.DONE,
-        ), values)
+    updated = session.connection().execute(_UPDATE_UNPLAYED, {
+        "row_id": game_id, "row_tournament": tournament_id, "row_job": job.index, **values})
     return int(getattr(updated, "rowcount", 0) or 0) == 1
 
 
@@ -203,7 +213,7 @@ def record_game(session: Session, tournament_id: int, job: JobKey, record: GameR
     if game_id is None or not _update_unplayed(session, tournament_id, job, game_id, values):
         game_id = _write_game(session, tournament_id, job, values, engine_ids)
     if record.moves:
-        session.connection().execute(insert(_MOVES), [
+        session.connection().execute(_INSERT_MOVES, [
             {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
              "time_ms": None if m.time is None else round(m.time * 1000), "depth": m.depth,
              "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
