@@ -116,7 +116,8 @@ class MoveAnnotation:
 
 def escape_tag_value(value: str) -> str:
     """A tag value made safe for ``[Name "value"]``: escapes, unprintable characters as spaces."""
-    cleaned = "".join(ch if ch.isprintable() else " " for ch in value)
+    cleaned = value if value.isprintable() else "".join(
+        ch if ch.isprintable() else " " for ch in value)
     return cleaned.replace("\\", "\\\\").replace('"', '\\"')
 
 
