@@ -234,7 +234,8 @@ class LineReader:
             complete = chunk[:end]
         self._partial += chunk[end + 1:]
         # Decoded once for the chunk: the newline bytes cannot be part of a UTF-8 sequence.
-        texts = complete.decode("utf-8", errors="replace").split("\n")
+        decoded = complete.decode("utf-8", errors="replace")
+        texts = decoded.split("\n")
         if len(complete) > self.line_limit:
             # A line (in bytes) over the limit, counted the slow way now that it may be here.
             for count, raw in enumerate(complete.split(b"\n")):
@@ -242,16 +243,18 @@ class LineReader:
                     self._check_length(len(raw))
                     texts = texts[:count]  # the lines before it stay queued
                     break
+        if "\r" in decoded:
+            texts = [text.rstrip("\r") for text in texts]
+        entries = [Line(now, "<", text) for text in texts]
+        self._lines.extend(entries)
         limit = self.entry_limit
-        transcript, lines = self.transcript, self._lines
-        for text in texts:
-            if text[-1:] == "\r":
-                text = text.rstrip("\r")
-            entry = Line(now, "<", text)
-            lines.append(entry)
-            if len(text) > limit:
-                entry = TranscriptEntry(now, "<", clip_entry(text, limit))
-            transcript.append(entry)
+        if len(decoded) > limit:  # then one of its lines may be too long for an entry
+            self.transcript.extend(
+                entry if len(entry.text) <= limit
+                else TranscriptEntry(now, "<", clip_entry(entry.text, limit))
+                for entry in entries)
+        else:
+            self.transcript.extend(entries)
         self._check_length(len(self._partial))
 
     def _check_length(self, length: int) -> None:
