@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from bisect import bisect_left
 from collections.abc import Callable
 from datetime import UTC, datetime
+from operator import attrgetter
 
 from runner.clock import Clock
 from runner.game.adjudication import (
@@ -191,19 +193,14 @@ async def play_game(
     )
 
 
-def _game_lines(engine: Engine, began: float) -> tuple[TranscriptEntry, ...]:
-    """The engine's transcript entries of this game only (an engine's transcript spans games).
+_entry_time = attrgetter("time")
 
-    Read from the newest end back to the game's start, so the cost follows the game's length,
-    not the transcript's.
-    """
-    lines = []
-    for entry in reversed(engine.transcript):
-        if entry.time < began:
-            break
-        lines.append(entry)
-    lines.reverse()
-    return tuple(lines)
+
+def _game_lines(engine: Engine, began: float) -> tuple[TranscriptEntry, ...]:
+    """The engine's transcript entries of this game only (an engine's transcript spans games):
+    those from the game's start on, found by bisection (the entries are in time order)."""
+    entries = tuple(engine.transcript)
+    return entries[bisect_left(entries, began, key=_entry_time):]
 
 
 async def _tell_result(engines: dict[bool, Engine], result: str, reason: str) -> None:
