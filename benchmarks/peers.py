@@ -26,6 +26,7 @@ most of an hour, so it is not in the default set.
 
     python benchmarks/peers.py [--repeats 3] [--games 100] [--workloads fairymax,stockfish]
                                [--loops asyncio,uvloop] [--markdown] [--no-startup]
+                               [--peers cutechess-cli,fastchess] [--forfeit-games 1000]
 """
 
 from __future__ import annotations
@@ -228,26 +229,27 @@ def run_once(runner: str, program: str | None, w: Workload, engine: str) -> Samp
 # ------------------------------------------------------------------------------ workloads
 
 
-def workloads(games: int) -> dict[str, Workload]:
+def workloads(games: int, forfeit_games: int = 1000) -> dict[str, Workload]:
     """The workloads by name: issue 17's two, and the long forfeit check."""
     return {
         "fairymax": Workload("fairymax", "fairymax", "cecp", {"depth": "1"}, games,
                              "fairymax depth 1 vs itself, CECP"),
         "stockfish": Workload("stockfish", "stockfish", "uci", {"depth": "1"}, games,
                               "stockfish depth 1 vs itself, UCI"),
-        "forfeit": Workload("forfeit", "stockfish", "uci", {"tc": "2+0.02"}, 1000,
-                            "stockfish 2+0.02 vs itself, UCI, 1,000 games"),
+        "forfeit": Workload("forfeit", "stockfish", "uci", {"tc": "2+0.02"}, forfeit_games,
+                            f"stockfish 2+0.02 vs itself, UCI, {forfeit_games:,} games"),
     }
 
 
-def runners_for(w: Workload, baseline: str | None,
-                loops: list[str] | None = None) -> list[tuple[str, str | None]]:
+def runners_for(w: Workload, baseline: str | None, loops: list[str] | None = None,
+                peers: tuple[str, ...] = ("cutechess-cli", "fastchess"),
+                ) -> list[tuple[str, str | None]]:
     """(runner, program) pairs for a workload, ours last (one per loop in `loops`); absent
     peers are reported and left out."""
     found: list[tuple[str, str | None]] = []
     if baseline is not None:
         found.append(("baseline", baseline))
-    for peer in ("cutechess-cli", "fastchess"):
+    for peer in peers:
         if peer == "fastchess" and w.proto != "uci":
             continue
         program = find_program(peer)
@@ -260,7 +262,8 @@ def runners_for(w: Workload, baseline: str | None,
 
 
 def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
-            loops: list[str] | None = None) -> dict[str, list[Column]]:
+            loops: list[str] | None = None,
+            peers: tuple[str, ...] = ("cutechess-cli", "fastchess")) -> dict[str, list[Column]]:
     """Every runner on every workload, interleaved, `repeats` times."""
     plan: dict[str, list[tuple[str, str | None]]] = {}
     results: dict[str, list[Column]] = {}
@@ -271,7 +274,7 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
             print(f"# skip workload {w.name}: engine {w.engine} not found", flush=True)
             continue
         engines[w.name] = engine
-        plan[w.name] = runners_for(w, baseline, loops)
+        plan[w.name] = runners_for(w, baseline, loops, peers)
         results[w.name] = [Column(r) for r, _ in plan[w.name]]
     for repeat in range(repeats):
         for w in chosen:
@@ -385,10 +388,17 @@ def main() -> None:
                              "asyncio, uvloop (default: its default loop)")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also run our CLI from this checkout (an A/B column named baseline)")
+    parser.add_argument("--peers", default="cutechess-cli,fastchess",
+                        help="comma-separated peers to run ('' for ours alone)")
+    parser.add_argument("--forfeit-games", type=int, default=1000,
+                        help="games of the forfeit workload (issue 17 asks for 1,000)")
     args = parser.parse_args()
+    peers = tuple(p for p in args.peers.split(",") if p)
+    if not set(peers) <= {"cutechess-cli", "fastchess"}:
+        sys.exit(f"--peers: {args.peers!r}: expected cutechess-cli and/or fastchess")
     if not BOOK.is_file():
         sys.exit(f"the book {BOOK} is missing (shared data)")
-    table = workloads(args.games)
+    table = workloads(args.games, args.forfeit_games)
     unknown = [n for n in args.workloads.split(",") if n not in table]
     if unknown:
         sys.exit(f"--workloads: unknown {', '.join(unknown)} (known: {', '.join(table)})")
@@ -400,7 +410,7 @@ def main() -> None:
     loops = args.loops.split(",") if args.loops else None
     if loops and not set(loops) <= {"asyncio", "uvloop"}:
         sys.exit(f"--loops: {args.loops!r}: expected asyncio and/or uvloop")
-    results = measure(chosen, args.repeats, baseline, loops)
+    results = measure(chosen, args.repeats, baseline, loops, peers)
     for w in chosen:
         if w.name in results:
             print_text(w, results[w.name])
