@@ -43,6 +43,10 @@ TRANSCRIPT_LINE_LIMIT = 2000
 class GameTermination(enum.Enum):
     """Why a game ended, as the runner records it."""
 
+    # Members are singletons compared by identity: hashed by identity too, in C, instead of
+    # enum's hash of the name in Python (every game's tallies look terminations up by key).
+    __hash__ = object.__hash__
+
     CHECKMATE = "checkmate"
     STALEMATE = "stalemate"
     INSUFFICIENT_MATERIAL = "insufficient material"

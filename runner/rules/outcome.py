@@ -13,6 +13,10 @@ class Result(enum.StrEnum):
     as that text.
     """
 
+    # Hashed as the text it equals, so the hash agrees with ==, and in C (enum's own hashes
+    # the member's name in Python, a call per dictionary lookup).
+    __hash__ = str.__hash__
+
     WHITE_WINS = "1-0"
     BLACK_WINS = "0-1"
     DRAW = "1/2-1/2"
@@ -77,6 +81,8 @@ _WHITE_HALF_POINTS: dict[Result, int | None] = {
 
 class Termination(enum.Enum):
     """Why the rules ended (or allow ending) the game."""
+
+    __hash__ = object.__hash__  # identity, as members compare (see GameTermination)
 
     CHECKMATE = "checkmate"
     STALEMATE = "stalemate"

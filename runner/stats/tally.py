@@ -138,15 +138,18 @@ class Tally:
 
     def add(self, white: str, black: str, result: Result | str, pair: int) -> bool:
         """Count one game of pair index `pair`; False (and nothing counted) for ``*``."""
-        white_half = Result(result).white_half_points
+        white_half = (result if isinstance(result, Result) else Result(result)).white_half_points
         if white_half is None:
             return False
-        self._enter(white)
-        self._enter(black)
+        wdl = self._wdl
+        if white not in wdl:
+            self._enter(white)
+        if black not in wdl:
+            self._enter(black)
         self.games += 1
-        self._wdl[white][2 - white_half] += 1
-        self._wdl[black][white_half] += 1
-        tally = self._pairing(white, black)
+        wdl[white][2 - white_half] += 1
+        wdl[black][white_half] += 1
+        tally = self._pairings.get((white, black)) or self._pairing(white, black)
         first_half = white_half if tally.first == white else 2 - white_half
         tally.wdl[2 - first_half] += 1
         self._pair(tally, white, black, white_half, pair)
