@@ -207,7 +207,8 @@ async def _tell_result(engines: dict[bool, Engine], result: str, reason: str) ->
     """Send the result to both engines, ignoring engines that are already gone."""
     for engine in engines.values():
         try:
-            await asyncio.wait_for(engine.end_game(result, reason), timeout=5.0)
+            async with asyncio.timeout(5.0):  # a deadline, not a task per engine (wait_for)
+                await engine.end_game(result, reason)
         except (EngineError, TimeoutError, OSError) as exc:
             log.debug("end_game for %s failed: %s", engine.name, exc)
 
