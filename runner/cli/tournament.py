@@ -23,6 +23,7 @@ from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, vocabulary_help
 from runner.cli.words import plural
+from runner.game.termination import GameTermination
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
     from rich.live import Live
@@ -380,36 +381,14 @@ class ResultChoice(enum.Enum):
     """The values of `runner.rules.Result`, in its order, as ``--result`` offers them.
 
     Typer needs an option's choices to build the command line, for every command at once:
-    importing the rules core and the game record for them cost every command (--help, list,
-    stats) about 50 ms. A test keeps these equal to `Result`; the export converts."""
+    importing the rules core for them cost every command (--help, list, stats) about 50 ms
+    (`GameTermination` has a light module of its own; `Result` lives in the rules core's
+    package). A test keeps these equal to `Result`; the export converts."""
 
     WHITE_WINS = "1-0"
     BLACK_WINS = "0-1"
     DRAW = "1/2-1/2"
     UNFINISHED = "*"
-
-
-class TerminationChoice(enum.Enum):
-    """The values of `runner.game.record.GameTermination`, in its order, as ``--termination``
-    offers them (see `ResultChoice`; a test keeps them equal)."""
-
-    CHECKMATE = "checkmate"
-    STALEMATE = "stalemate"
-    INSUFFICIENT_MATERIAL = "insufficient material"
-    THREEFOLD_REPETITION = "threefold repetition"
-    FIVEFOLD_REPETITION = "fivefold repetition"
-    FIFTY_MOVES = "fifty moves"
-    SEVENTYFIVE_MOVES = "seventy-five moves"
-    RESIGNATION = "resignation"
-    DRAW_AGREEMENT = "draw agreement"
-    ADJUDICATION = "adjudication"
-    MAX_MOVES = "max moves"
-    TIME_FORFEIT = "time forfeit"
-    ILLEGAL_MOVE = "illegal move"
-    FALSE_CLAIM = "false claim"
-    DISCONNECT = "disconnect"
-    STALL = "stall"
-    ERROR = "error"
 
 
 def export_command(
@@ -418,13 +397,12 @@ def export_command(
     engine: str | None = typer.Option(None, "--engine", help="Only games of this engine."),
     result: ResultChoice | None = typer.Option(None, "--result",
                                                help="Only games with this result."),
-    termination: TerminationChoice | None = typer.Option(
+    termination: GameTermination | None = typer.Option(
         None, "--termination", help="Only games ended this way (e.g. 'time forfeit')."),
     db: str | None = typer.Option(None, "--db", help="Database URL."),
 ) -> None:
     """Write stored games as PGN, streamed from the database."""
     from runner.config.check import unwritable
-    from runner.game.record import GameTermination
     from runner.rules import Result
     from runner.store import GameFilter, stream_games
 
@@ -438,7 +416,7 @@ def export_command(
             where = GameFilter(
                 tournament_id=tournament_id, engine=engine,
                 result=None if result is None else Result(result.value),
-                termination=None if termination is None else GameTermination(termination.value))
+                termination=termination)
             handle = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
             try:
                 for game in stream_games(session, where):

@@ -7,7 +7,6 @@ keeps it as it is and the PGN text is made from it here. Its moves are the PGN w
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from runner.clock import TimeControl
 from runner.game.adjudication import AdjudicationRules
+from runner.game.termination import GameTermination
 from runner.pgn.writer import GameDescription, MoveRecord, format_game
 from runner.protocol.engine import TranscriptEntry, Variant
 from runner.rules import Result
@@ -38,49 +38,6 @@ UNTIMED_MOVE_TIMEOUT = 600.0
 """Seconds an engine may think on a move when no clock runs (depth or node limits, ``inf``)."""
 TRANSCRIPT_LINE_LIMIT = 2000
 """Characters of one protocol line kept in a game record's transcripts."""
-
-
-class GameTermination(enum.Enum):
-    """Why a game ended, as the runner records it."""
-
-    # Members are singletons compared by identity: hashed by identity too, in C, instead of
-    # enum's hash of the name in Python (every game's tallies look terminations up by key).
-    __hash__ = object.__hash__
-
-    CHECKMATE = "checkmate"
-    STALEMATE = "stalemate"
-    INSUFFICIENT_MATERIAL = "insufficient material"
-    THREEFOLD_REPETITION = "threefold repetition"
-    FIVEFOLD_REPETITION = "fivefold repetition"
-    FIFTY_MOVES = "fifty moves"
-    SEVENTYFIVE_MOVES = "seventy-five moves"
-    RESIGNATION = "resignation"
-    DRAW_AGREEMENT = "draw agreement"
-    ADJUDICATION = "adjudication"
-    MAX_MOVES = "max moves"
-    TIME_FORFEIT = "time forfeit"
-    ILLEGAL_MOVE = "illegal move"
-    FALSE_CLAIM = "false claim"
-    DISCONNECT = "disconnect"
-    STALL = "stall"
-    ERROR = "error"
-
-    @property
-    def pgn_tag(self) -> str:
-        """The PGN ``Termination`` tag value for this end."""
-        return _PGN_TERMINATION.get(self, "normal")
-
-
-_PGN_TERMINATION = {
-    GameTermination.ADJUDICATION: "adjudication",
-    GameTermination.MAX_MOVES: "adjudication",
-    GameTermination.TIME_FORFEIT: "time forfeit",
-    GameTermination.ILLEGAL_MOVE: "rules infraction",
-    GameTermination.FALSE_CLAIM: "rules infraction",
-    GameTermination.DISCONNECT: "abandoned",
-    GameTermination.STALL: "stalled connection",
-    GameTermination.ERROR: "unterminated",
-}
 
 
 @dataclass(frozen=True)
