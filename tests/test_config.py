@@ -90,7 +90,6 @@ def test_the_demo_config_loads_into_a_gauntlet_of_bundled_levels() -> None:
 
 
 def test_the_sprt_config_is_a_match_with_bounds() -> None:
-    shared_file("books", "noob_3moves.epd")
     config = load_config(CONFIGS / "sprt-v2-vs-v1.toml")
     assert config.format is TournamentFormat.MATCH
     assert config.sprt is not None and config.sprt.elo0 < config.sprt.elo1

@@ -184,7 +184,7 @@ def test_fingerprints_of_the_shipped_configs_do_not_change() -> None:
     assert load_config(CONFIGS / "demo.toml").fingerprint() == (
         "ea527d7358e5ff58b675b63fda745d1241e9b19da7731f18be015f8e8a297786")
     assert load_config(CONFIGS / "sprt-v2-vs-v1.toml").fingerprint() == (
-        "4bbe73575a001d77d5ee52960ff63670a3c0f914fa4d0c40b165942fab602685")
+        "836bc84995b570ea7c91e54b4e17c20648e1c60ebe99c234504929219f6e9985")
 
 
 def test_the_json_keeps_both_commands_and_the_book_path() -> None:
