@@ -22,6 +22,7 @@ from rich.text import Text
 
 from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report, Standing
 from runner.stats import MatchStats, format_elo
+from runner.text import shown
 
 __all__ = ["MIN_TEXT_WIDTH", "render", "render_html", "render_json", "render_text", "report_json"]
 
@@ -328,7 +329,9 @@ def render_text(report: Report, *, width: int | None = None) -> str:
         console.print(table)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
-    return buffer.getvalue()
+    # Names and reasons come from users, engines and databases written by older runners
+    # that let control characters through: none reaches a terminal raw.
+    return shown(buffer.getvalue(), multiline=True)
 
 
 # -- SVG plots ---------------------------------------------------------------------------------
