@@ -192,6 +192,48 @@ def test_stored_names_with_escape_sequences_print_escaped(tmp_path: Path) -> Non
     _assert_clean(exported.stdout + exported.stderr)
 
 
+def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str]:
+    """Run ``runner ARGS`` with its standard output on a pseudo-terminal: exit status, output."""
+    import pty
+
+    master, slave = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "runner", *args], cwd=cwd, stdout=slave,
+                               stderr=subprocess.DEVNULL,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 1 << 16)
+        except OSError:  # EIO: the program closed its end
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    # The terminal writes each line feed as CR LF.
+    return process.wait(timeout=120), b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_export_to_a_terminal_shows_old_games_comments_escaped(tmp_path: Path) -> None:
+    from sqlalchemy import update
+
+    from runner.store.models import GameRow
+
+    path = _old_tournament(tmp_path)
+    assert _runner("resume", "1", "--db", str(path), "-q", cwd=tmp_path).returncode == 0
+    with open_database(str(path)) as database, database.session() as session:
+        # As an older runner stored them: an engine's words kept raw in a comment.
+        session.execute(update(GameRow).values(
+            pgn=GameRow.pgn.op("||")("{" + HOSTILE + "}\n")))
+    status, text = _on_a_terminal("export", "1", "--db", str(path), cwd=tmp_path)
+    assert status == 0, text
+    assert text.count("[Event ") == 2 and "\\x1b]0;pwned" in text
+    _assert_clean(text)
+    piped = _runner("export", "1", "--db", str(path), cwd=tmp_path)  # the stored text as it is
+    assert piped.returncode == 0 and TITLE in piped.stdout, piped.stderr
+
+
 def test_the_live_view_shows_stored_names_escaped(tmp_path: Path) -> None:
     db = ["--db", str(_old_tournament(tmp_path))]
     live = _runner("resume", "1", *db, cwd=tmp_path,

@@ -422,11 +422,15 @@ def export_command(
                 result=None if result is None else Result(result.value),
                 termination=termination)
             handle = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
+            # On a terminal, games stored by older runners (whose comments kept an engine's
+            # control characters) are shown escaped; a file or a pipe gets the stored text.
+            terminal = out is None and sys.stdout.isatty()
             try:
                 for game in stream_games(session, where):
                     if not game.pgn:
                         continue
-                    handle.write(game.pgn.rstrip("\n") + "\n\n")
+                    text = game.pgn.rstrip("\n") + "\n\n"
+                    handle.write(shown(text, multiline=True) if terminal else text)
                     count += 1
             finally:
                 if out:
