@@ -159,11 +159,15 @@ def test_shown_escapes_what_a_terminal_would_act_on() -> None:
 
 def _old_tournament(tmp_path: Path) -> Path:
     """A database holding, as a runner before the name checks could store it, a two-game
-    tournament named HOSTILE whose first engine's name is HOSTILE too (nothing played yet)."""
+    tournament named HOSTILE whose first engine's name is HOSTILE too (nothing played yet).
+
+    Its opponent speaks UCI, which is never told the other engine's name: what is tested is
+    what the terminal shows, not what the protocol layer does with such a name."""
     good = parse_config({"name": "x", "format": "match", "tc": "depth=1", "games": 2,
                          "adjudication": {"maxmoves": 4},
                          "engines": [{"name": "a", "command": ENGINE},
-                                     {"name": "b", "command": [*ENGINE, "--level", "1"]}]},
+                                     {"name": "b", "protocol": "uci",
+                                      "command": [*ENGINE, "--uci", "--level", "1"]}]},
                         base_dir=REPO)
     engines = (dataclasses.replace(good.engines[0], name="a" + HOSTILE), good.engines[1])
     config = dataclasses.replace(good, name="t" + HOSTILE, engines=engines)
@@ -304,6 +308,40 @@ def test_an_engines_stderr_at_a_failed_start_prints_escaped(tmp_path: Path) -> N
     played = _runner("run", str(config), "--db", str(tmp_path / "c.db"), cwd=tmp_path)
     assert "cannot start" in played.stderr, played.stderr
     _assert_clean(played.stdout + played.stderr)
+
+
+UCI_NAMED = """\
+import sys
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "uci":
+        print("id name " + chr(27) + "]0;pwned" + chr(7) + "x" + chr(0x202e) + "y" * 300)
+        print("uciok")
+    elif word == "isready":
+        print("readyok")
+    elif word == "quit":
+        break
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize("protocol", ["cecp", "uci"])
+def test_the_name_an_engine_gives_itself_is_escaped_and_cut(tmp_path: Path, protocol: str) -> None:
+    import asyncio
+
+    from runner.protocol.engine import EngineConfig
+    from runner.protocol.factory import running_engines
+
+    script = tmp_path / "named.py"
+    script.write_text(HOSTILE_ENGINE if protocol == "cecp" else UCI_NAMED)
+
+    async def own_name() -> str:
+        config = EngineConfig(name="", argv=(sys.executable, str(script)), protocol=protocol)
+        async with running_engines([config]) as (engine,):
+            return engine.name
+
+    name = asyncio.run(own_name())
+    assert "pwned" in name and _raw_controls(name) == [] and len(name) <= 100, name
 
 
 # -- PGN ---------------------------------------------------------------------------------------
