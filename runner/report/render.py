@@ -577,7 +577,10 @@ def render_html(report: Report) -> str:
         parts.append('<h2>Notes</h2><ul class="notes">'
                      + "".join(f"<li>{html.escape(n)}</li>" for n in report.notes) + "</ul>")
     title = html.escape(f"{report.name}: tournament report")
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{title}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
+    # html.escape leaves controls and bidi overrides, which would reorder what the page
+    # shows around a name: they appear as escapes instead.
+    return shown(page, multiline=True)
