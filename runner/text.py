@@ -14,6 +14,7 @@ This module imports nothing of the runner: every room may use it.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 __all__ = ["name_problem", "shown", "unprintable"]
@@ -54,25 +55,32 @@ def _escape(char: str) -> str:
     return f"\\U{code:08x}"
 
 
+_NOT_PLAIN_ASCII = re.compile(r"[^ -~]")
+"""Any character but printable ASCII: the only ones `shown` needs to look at one by one."""
+_NOT_PLAIN_LINES = re.compile(r"[^ -~\n]")
+"""The same, line feeds excepted (kept in multi-line text)."""
+
+
 def shown(text: str, *, multiline: bool = False) -> str:
     """`text` safe to print: each character a terminal could act on becomes a visible escape.
 
     A tab becomes a space; with `multiline`, line feeds are kept (a multi-line message), else
-    they are escaped too. Printable text comes back unchanged (and quickly).
+    they are escaped too. Printable text comes back unchanged, and quickly: pages of
+    report and PGN text pass through here.
     """
-    if text.isprintable():
+    probe = text.replace("\n", " ") if multiline else text
+    if probe.isprintable():
         return text
-    out = []
-    for char in text:
+
+    def replace(match: re.Match[str]) -> str:
+        char = match.group()
         if _harmless(char):
-            out.append(char)
-        elif char == "\t":
-            out.append(" ")
-        elif char == "\n" and multiline:
-            out.append(char)
-        else:
-            out.append(_escape(char))
-    return "".join(out)
+            return char
+        if char == "\t":
+            return " "
+        return _escape(char)
+
+    return (_NOT_PLAIN_LINES if multiline else _NOT_PLAIN_ASCII).sub(replace, text)
 
 
 def name_problem(text: str, limit: int) -> str | None:
