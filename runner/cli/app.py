@@ -11,6 +11,7 @@ from rich.console import Console
 from runner.cli.errors import UserError, open_db, report_error
 from runner.cli.group import RunnerGroup
 from runner.cli.words import plural
+from runner.text import shown
 
 app = typer.Typer(
     help="Run chess-engine matches, gauntlets and round-robins; compare engine versions.",
@@ -211,9 +212,11 @@ def pgn_check(files: list[str] = _PGN_FILES) -> None:
             raise UserError(f"{name}: no such file")
         report = check_pgn(name)
         for error in report.errors:
-            console.print(f"error: {error}", highlight=False, markup=False, soft_wrap=True)
+            console.print(shown(f"error: {error}"), highlight=False, markup=False,
+                          soft_wrap=True)
         for notice in report.notices:
-            console.print(f"note: {notice}", highlight=False, markup=False, soft_wrap=True)
+            console.print(shown(f"note: {notice}"), highlight=False, markup=False,
+                          soft_wrap=True)
         console.print(
             f"{name}: {report.games} {plural(report.games, 'game')}, {len(report.errors)} broken",
             highlight=False, markup=False, soft_wrap=True,

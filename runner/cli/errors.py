@@ -1,7 +1,9 @@
 """How the command line reports what went wrong: one style on stderr, exit code 2.
 
 Messages carry foreign text (file contents, engine output, database URLs), so they are
-escaped before rich sees them: a ``[/]`` in a value must print as itself, not end a style.
+escaped before rich sees them: a ``[/]`` in a value must print as itself, not end a style,
+and a control character (an escape sequence that retitles the terminal) is shown as an escape
+(`runner.text.shown`), never sent to the terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from runner.cli.dburl import redact
+from runner.text import shown
 
 if TYPE_CHECKING:
     from runner.store.db import Database
@@ -32,9 +35,10 @@ class UserError(Exception):
 
 
 def report_error(message: str, *, label: str = "error:") -> None:
-    """Print `message` in the error style; its text is never read as markup, and a database
-    URL's password in it is hidden."""
-    err_console.print(f"[bold red]{escape(label)}[/] {escape(redact(message))}", highlight=False)
+    """Print `message` in the error style; its text is never read as markup nor sent raw to
+    the terminal, and a database URL's password in it is hidden."""
+    text = escape(shown(redact(message), multiline=True))
+    err_console.print(f"[bold red]{escape(label)}[/] {text}", highlight=False)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -51,7 +55,8 @@ def exit_on_error(exc: Exception) -> typer.Exit:
     from runner.config.check import ConfigError  # here: the config layer is not start-up's
 
     if isinstance(exc, ConfigError):
-        err_console.print(f"[bold red]{escape(redact(str(exc)))}[/]", highlight=False)
+        text = escape(shown(redact(str(exc)), multiline=True))
+        err_console.print(f"[bold red]{text}[/]", highlight=False)
         return typer.Exit(2)
     return fail(str(exc))
 

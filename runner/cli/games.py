@@ -17,6 +17,7 @@ from rich.console import Console
 from runner.cli.errors import exit_on_error
 from runner.cli.group import RunnerGroup
 from runner.cli.help import PASSTHROUGH, vocabulary_help
+from runner.text import shown
 
 if TYPE_CHECKING:
     from runner.game.record import GameRecord, GameSpec
@@ -67,8 +68,8 @@ def play_command(ctx: typer.Context) -> None:
                    highlight=False, markup=False)
         raise typer.Exit(status)
     sys.stdout.write(game_pgn(record))
-    _err.print(f"{record.white} vs {record.black}: {record.result} ({record.reason})", highlight=False,
-               markup=False)
+    _err.print(shown(f"{record.white} vs {record.black}: {record.result} ({record.reason})"),
+               highlight=False, markup=False)
 
 
 async def _play_one(configs: list[EngineConfig], spec: GameSpec) -> tuple[GameRecord | None, int]:
@@ -179,25 +180,27 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
     from runner.protocol.factory import make_engine, stop_engines
     from runner.rules import Board
 
-    # Names, features, options and errors all come from the engine: nothing here is markup.
+    # Names, features, options and errors all come from the engine: nothing here is markup,
+    # and each is `shown` (its control characters as escapes, none sent to the terminal).
     console = Console(markup=False, highlight=False, emoji=False)
     engine = make_engine(config)
     try:
         began = time.monotonic()
         if not await _start(engine, detect_uci=detect_uci):
             return _UCI_DETECTED
-        console.print(f"{engine.name} started in {time.monotonic() - began:.3f} s")
+        console.print(f"{shown(engine.name)} started in {time.monotonic() - began:.3f} s")
         if engine.features:
             table = Table("feature", "value", title="features")
             for key, value in engine.features.items():
-                table.add_row(key, str(value))
+                table.add_row(shown(key), shown(str(value)))
             console.print(table)
         if engine.options:
             table = Table("option", "type", "default", "min", "max", "choices", title="options")
             for option in engine.options.values():
-                table.add_row(option.name, option.type, option.default or "",
-                              "" if option.min is None else str(option.min),
-                              "" if option.max is None else str(option.max), " | ".join(option.choices))
+                table.add_row(*map(shown, (
+                    option.name, option.type, option.default or "",
+                    "" if option.min is None else str(option.min),
+                    "" if option.max is None else str(option.max), " | ".join(option.choices))))
             console.print(table)
         latency = await engine.ping()
         console.print("ping: not supported" if latency is None else f"ping: {latency * 1000:.2f} ms")
@@ -211,15 +214,16 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
         except ValueError:
             legality = "ILLEGAL"
         info = reply.info
-        console.print(f"move from the start position: {reply.move} {legality} in {reply.elapsed:.3f} s"
+        move_text = shown(str(reply.move))
+        console.print(f"move from the start position: {move_text} {legality} in {reply.elapsed:.3f} s"
                       + (f", depth {info.depth}, score {info.score_cp}" if info else ""), highlight=False,
                       markup=False)
         await engine.end_game("*")
         return 0 if legality != "ILLEGAL" else 1
     except EngineError as exc:
-        console.print(f"engine failed: {exc}", style="bold red")
+        console.print(f"engine failed: {shown(str(exc), multiline=True)}", style="bold red")
         for entry in list(engine.transcript)[-20:]:
-            console.print(str(entry), highlight=False, markup=False)
+            console.print(shown(str(entry)), highlight=False, markup=False)
         if config.protocol == "cecp":
             console.print("hint: if this is a UCI engine, check it with --proto uci")
         return 1

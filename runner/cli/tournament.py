@@ -24,6 +24,7 @@ from runner.cli.errors import exit_on_error, fail, open_db, report_error
 from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, vocabulary_help
 from runner.cli.words import plural
 from runner.game.termination import GameTermination
+from runner.text import shown
 
 if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
     from rich.live import Live
@@ -71,7 +72,7 @@ class _View:
                 TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
-            self.task = self.progress.add_task(tournament.config.name,
+            self.task = self.progress.add_task(shown(tournament.config.name),
                                                total=tournament.total_games,
                                                completed=tournament.done_games)
         self.live: Live | None = None
@@ -98,7 +99,7 @@ class _View:
             parts.append(f"SPRT: LLR {sprt.llr:.2f} [{sprt.lower_bound:.2f}, "
                          f"{sprt.upper_bound:.2f}] {sprt.decision.value}")
         if self.last_notice:
-            parts.append(f"[yellow]{escape(self.last_notice)}[/]")
+            parts.append(f"[yellow]{escape(shown(self.last_notice, multiline=True))}[/]")
         return Group(*parts)
 
     def event(self, event: Event) -> None:
@@ -111,19 +112,21 @@ class _View:
             if not self.live_enabled and not self.quiet:
                 job = event.job
                 tail = " (will be replayed)" if event.replay else ""
-                _err.print(f"Finished game {job.index + 1} ({job.white} vs {job.black}): "
-                           f"{event.result} {{{event.reason}}}{tail}", highlight=False, markup=False)
+                _err.print(shown(f"Finished game {job.index + 1} ({job.white} vs {job.black}): "
+                                 f"{event.result} {{{event.reason}}}{tail}"),
+                           highlight=False, markup=False)
             if not event.replay and self.score_lines:
                 self._score_lines(event.job.white, event.job.black)
         elif isinstance(event, GameStarted):
             if not self.live_enabled and not self.quiet:
                 job = event.job
-                _err.print(f"Started game {job.index + 1} of {self.tournament.total_games} "
-                           f"({job.white} vs {job.black})", highlight=False, markup=False)
+                _err.print(shown(f"Started game {job.index + 1} of {self.tournament.total_games} "
+                                 f"({job.white} vs {job.black})"), highlight=False, markup=False)
         elif isinstance(event, Notice):
             self.last_notice = event.text
             if not self.live_enabled:
-                _err.print(f"[yellow]{escape(event.text)}[/]", highlight=False, soft_wrap=True)
+                _err.print(f"[yellow]{escape(shown(event.text, multiline=True))}[/]",
+                           highlight=False, soft_wrap=True)
         if self.live is not None:
             self.live.update(self._render())
 
@@ -142,7 +145,7 @@ class _View:
         else:
             lines = [*board.ranking_lines(), ""] if due else []
         for line in lines:
-            _out.print(line, highlight=False, soft_wrap=True, markup=False)
+            _out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
 
 
 def standings_table(board: Scoreboard) -> Table:
@@ -154,8 +157,9 @@ def standings_table(board: Scoreboard) -> Table:
         table.add_column(column, justify="left" if column == "Engine" else "right")
     for rank, standing in enumerate(board.ranked(), start=1):
         score = "-" if standing.score is None else f"{100 * standing.score:.1f}%"
-        table.add_row(str(rank), Text(standing.name), str(standing.games), f"{standing.points:g}", score,
-                      str(standing.wins), str(standing.draws), str(standing.losses))
+        table.add_row(str(rank), Text(shown(standing.name)), str(standing.games),
+                      f"{standing.points:g}", score, str(standing.wins), str(standing.draws),
+                      str(standing.losses))
     return table
 
 
@@ -236,7 +240,7 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     board = outcome.scoreboard
     ranking = board.ranking_lines() + [""] if len(board.tally.engine_names) > 2 else []
     for line in ranking + board.summary_lines():
-        _out.print(line, highlight=False, soft_wrap=True, markup=False)
+        _out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
     if outcome.sprt is not None:
         s = outcome.sprt
         _out.print(f"SPRT: llr {s.llr:.3f}, lbound {s.lower_bound:.3f}, ubound "
@@ -372,7 +376,7 @@ def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.
     for column in ("ID", "Name", "Status", "Games", "Running", "Created", "SPRT"):
         table.add_column(column)
     for t in found:
-        table.add_row(str(t.id), Text(t.name), t.status, f"{t.done}/{t.total_games}", str(t.running),
+        table.add_row(str(t.id), Text(shown(t.name)), t.status, f"{t.done}/{t.total_games}", str(t.running),
                       t.created_at.strftime("%Y-%m-%d %H:%M"), t.sprt_decision or "")
     _out.print(table)
 
@@ -418,11 +422,15 @@ def export_command(
                 result=None if result is None else Result(result.value),
                 termination=termination)
             handle = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
+            # On a terminal, games stored by older runners (whose comments kept an engine's
+            # control characters) are shown escaped; a file or a pipe gets the stored text.
+            terminal = out is None and sys.stdout.isatty()
             try:
                 for game in stream_games(session, where):
                     if not game.pgn:
                         continue
-                    handle.write(game.pgn.rstrip("\n") + "\n\n")
+                    text = game.pgn.rstrip("\n") + "\n\n"
+                    handle.write(shown(text, multiline=True) if terminal else text)
                     count += 1
             finally:
                 if out:
@@ -453,7 +461,7 @@ def _export_target(session: Session, tournament_id: int | None, engine: str | No
         raise fail(f"no tournament {tournament_id} in {shown_url(url)} (see 'runner list')")
     if engine is not None and engine not in info.engines:
         raise fail(f"--engine {engine!r}: no engine of that name in tournament {tournament_id} "
-                   f"(its engines: {', '.join(info.engines)})")
+                   f"(its engines: {', '.join(map(shown, info.engines))})")
     return tournament_id
 
 

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from runner.cli.errors import exit_on_error, fail
 from runner.cli.group import RunnerGroup
+from runner.text import shown
 
 worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on.",
                          no_args_is_help=True, cls=RunnerGroup)
@@ -80,18 +81,21 @@ def _show(report: dict[str, Any]) -> int:
     threads = "-" if report["threads"] is None else str(report["threads"])
     where = report["address"] or "this machine (no --cluster)"
     name = "" if report["worker"] == where else f"{report['worker']} at "
-    _out.print(Text(f"worker {name}{where}: {report['cores']} cores, "
-                    f"{threads} threads, {slots} slots"))
+    _out.print(Text(shown(f"worker {name}{where}: {report['cores']} cores, "
+                          f"{threads} threads, {slots} slots")))
     if report.get("engines_file_error"):
-        _out.print(Text(f"  engines file: {report['engines_file_error']}", style="red"))
+        _out.print(Text(shown(f"  engines file: {report['engines_file_error']}", multiline=True),
+                        style="red"))
     if not report["engines"]:
         return 0
     table = Table("engine", "starts", "id", "protocol", "command or problem")
     failed = 0
     for entry in report["engines"]:
         failed += not entry["ok"]
-        table.add_row(Text(entry["name"]), "yes" if entry["ok"] else Text("NO", style="bold red"),
-                      Text(entry["id"] or ""), entry["protocol"],
-                      Text(" ".join(entry["command"]) if entry["ok"] else entry["text"]))
+        table.add_row(Text(shown(entry["name"])),
+                      "yes" if entry["ok"] else Text("NO", style="bold red"),
+                      Text(shown(entry["id"] or "")), Text(shown(entry["protocol"])),
+                      Text(shown(" ".join(entry["command"]) if entry["ok"] else entry["text"],
+                                 multiline=True)))
     _out.print(table)
     return failed

@@ -19,9 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from runner.clock import TimeControl
+from runner.text import name_problem, shown
 
-__all__ = ["MISSING", "Checker", "ConfigError", "ConfigProblem", "join_key", "read_toml",
-           "show_value", "time_control", "type_name", "unfinishable", "unwritable"]
+__all__ = ["ENGINE_NAME_LIMIT", "MISSING", "TOURNAMENT_NAME_LIMIT", "Checker", "ConfigError",
+           "ConfigProblem", "join_key", "read_toml", "show_value", "time_control", "type_name",
+           "unfinishable", "unwritable"]
+
+ENGINE_NAME_LIMIT = 100
+"""The longest engine name, in characters (it fills PGN tags, standings and protocol lines)."""
+TOURNAMENT_NAME_LIMIT = 200
+"""The longest tournament name, in characters."""
 
 
 @dataclass(frozen=True)
@@ -54,13 +61,15 @@ MISSING = object()
 
 
 def show_value(value: object) -> str:
-    """A value as it appears in a problem report (TOML-like, shortened)."""
+    """A value as it appears in a problem report (TOML-like, shortened, one line of printable
+    text: JSON escapes C0 controls, `shown` the rest a terminal would act on)."""
     if value is MISSING:
         return ""
     try:
         text = json.dumps(value, default=str, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
+    text = shown(text)
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -138,6 +147,13 @@ class Checker:
                ) -> float | None:
         """A float (integers accepted)."""
         return self.get(table, key, path, float, default)
+
+    def name(self, key: str, value: str, limit: int) -> None:
+        """Report `value` at `key` unless it is one line of printable text within `limit`
+        characters (a name reaches engines' protocol lines, PGN tags and terminals)."""
+        problem = name_problem(value, limit)
+        if problem is not None:
+            self.add(key, value, problem)
 
     def choice(self, table: Mapping[str, Any], key: str, path: str, enum: type[Enum],
                default: Any) -> Any:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.config.check import (
+    ENGINE_NAME_LIMIT,
     MISSING,
     Checker,
     ConfigError,
@@ -166,8 +167,11 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     check, path = where.check, where.path
     check.keys(raw, path, ENGINE_KEYS)
     name = check.get(raw, "name", path, str, "", required=True)
-    if isinstance(raw.get("name"), str) and not name.strip():
-        check.add(join_key(path, "name"), name, "must not be empty")
+    if isinstance(raw.get("name"), str):
+        if not name.strip():
+            check.add(join_key(path, "name"), name, "must not be empty")
+        else:
+            check.name(join_key(path, "name"), name, ENGINE_NAME_LIMIT)
     written = _command(raw.get("command", MISSING), join_key(path, "command"), check)
     dir_text = check.get(raw, "dir", path, str)
     directory: Path | None = None

@@ -20,6 +20,7 @@ from typing import Any
 
 from runner.config.check import (
     MISSING,
+    TOURNAMENT_NAME_LIMIT,
     Checker,
     ConfigError,
     ConfigProblem,
@@ -109,6 +110,8 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     if not name.strip():
         check.add("name", name, "a tournament needs a name (it tells tournaments apart in "
                   "'runner list' and in the PGN Event tag)")
+    else:
+        check.name("name", name, TOURNAMENT_NAME_LIMIT)
     _check_time_controls(data, tc, engines, check)
     if problems:
         raise ConfigError(problems)

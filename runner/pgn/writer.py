@@ -47,7 +47,6 @@ STANDARD_START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 _RESULTS = frozenset(Result)
 _TAG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*\Z")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WRITER_TAGS = frozenset(
     {"SetUp", "FEN", "Variant", "TimeControl", "Termination", "PlyCount",
      "GameStartTime", "GameEndTime", "GameDuration"}
@@ -122,8 +121,11 @@ def escape_tag_value(value: str) -> str:
 
 
 def _clean_comment(text: str) -> str:
-    """Comment text that cannot end the comment early or span lines by itself."""
-    return " ".join(_CONTROL.sub(" ", text).replace("}", ")").split())
+    """Comment text that cannot end the comment early or span lines by itself, with no
+    unprintable character (C0 and C1 controls, bidi overrides: an engine's words end up here)."""
+    cleaned = text if text.isprintable() else "".join(
+        ch if ch.isprintable() else " " for ch in text)
+    return " ".join(cleaned.replace("}", ")").split())
 
 
 def _number(value: float) -> str:

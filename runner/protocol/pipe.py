@@ -28,10 +28,13 @@ from runner.protocol.engine import (
 from runner.protocol.process import EngineProcess
 from runner.protocol.transport import EngineTransport, Line
 from runner.protocol.waiting import OutputState, Watchdog, wait_answer
+from runner.text import shown
 
 __all__ = ["PipeEngine"]
 
 _T = TypeVar("_T")
+_OWN_NAME_LIMIT = 100
+"""The most characters of the name an engine gives itself that are kept."""
 
 
 class PipeEngine(Engine):
@@ -74,8 +77,15 @@ class PipeEngine(Engine):
 
     @property
     def name(self) -> str:
-        """The configured name, else the engine's own, else its command."""
-        return self.config.name or self._self_name() or self.config.argv[0]
+        """The configured name, else the engine's own, else its command.
+
+        The engine's own name is foreign text bound for PGN tags, terminals and the
+        opponent's ``name`` command: its control characters are escaped and its length cut.
+        """
+        own = self._self_name()
+        if own:
+            own = shown(own.strip())[:_OWN_NAME_LIMIT]
+        return self.config.name or own or self.config.argv[0]
 
     @property
     def transcript(self) -> Sequence[TranscriptEntry]:

@@ -22,6 +22,7 @@ from rich.text import Text
 
 from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report, Standing
 from runner.stats import MatchStats, format_elo
+from runner.text import shown
 
 __all__ = ["MIN_TEXT_WIDTH", "render", "render_html", "render_json", "render_text", "report_json"]
 
@@ -328,7 +329,9 @@ def render_text(report: Report, *, width: int | None = None) -> str:
         console.print(table)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
-    return buffer.getvalue()
+    # Names and reasons come from users, engines and databases written by older runners
+    # that let control characters through: none reaches a terminal raw.
+    return shown(buffer.getvalue(), multiline=True)
 
 
 # -- SVG plots ---------------------------------------------------------------------------------
@@ -574,7 +577,10 @@ def render_html(report: Report) -> str:
         parts.append('<h2>Notes</h2><ul class="notes">'
                      + "".join(f"<li>{html.escape(n)}</li>" for n in report.notes) + "</ul>")
     title = html.escape(f"{report.name}: tournament report")
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{title}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
+    # html.escape leaves controls and bidi overrides, which would reorder what the page
+    # shows around a name: they appear as escapes instead.
+    return shown(page, multiline=True)

@@ -24,6 +24,7 @@ from runner.stats import (
     rate_engines,
     sprt,
 )
+from runner.text import shown
 
 __all__ = ["Scoreboard", "summary_lines"]
 
@@ -81,7 +82,8 @@ class Scoreboard:
             elo = {r.name: (r.elo, r.error95) for r in rate_engines(pairings).engines}
         except StatsInputError:  # engines not yet connected by games: no common scale
             elo = {}
-        width = max([28, *(len(s.name) for s in self.tally.engines())])
+        # Names are shown as they print (stored names may predate the configuration's checks).
+        width = max([28, *(len(shown(s.name)) for s in self.tally.engines())])
         lines = [f"{'Rank':>4} {'Name':<{width}} {'Elo':>6} {'+/-':>6} {'Games':>7} "
                  f"{'Score':>7} {'Draw':>7}"]
         # By Elo where every engine has one (a stable sort: score order breaks ties).
@@ -98,7 +100,7 @@ class Scoreboard:
                 rating, margin = (f"{value:.0f}" for value in elo[standing.name])
             score = "-" if standing.score is None else f"{100 * standing.score:.1f}%"
             draws = "-" if not standing.games else f"{100 * standing.draws / standing.games:.1f}%"
-            lines.append(f"{rank:>4} {standing.name:<{width}} {rating:>6} {margin:>6} "
+            lines.append(f"{rank:>4} {shown(standing.name):<{width}} {rating:>6} {margin:>6} "
                          f"{standing.games:>7} {score:>7} {draws:>7}")
         return lines
 
@@ -113,10 +115,11 @@ class Scoreboard:
 def summary_lines(counts: PairingCounts) -> list[str]:
     """The familiar cutechess-cli summary of one pairing (score line, Elo, LOS, draws)."""
     games, tri = counts.games, counts.trinomial
+    first, second = shown(counts.first), shown(counts.second)
     if not games:
-        return [f"Score of {counts.first} vs {counts.second}: 0 - 0 - 0  [0.000] 0"]
+        return [f"Score of {first} vs {second}: 0 - 0 - 0  [0.000] 0"]
     points = tri.wins + tri.draws / 2
-    lines = [f"Score of {counts.first} vs {counts.second}: {tri.wins} - {tri.losses} - "
+    lines = [f"Score of {first} vs {second}: {tri.wins} - {tri.losses} - "
              f"{tri.draws}  [{points / games:.3f}] {games}"]
     figures = match_stats(tri)
     elo = format_elo(figures.elo, figures.elo_error95, figures.sweep, ".1f")
