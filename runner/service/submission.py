@@ -13,6 +13,8 @@ lie inside the service's books directory. Everything else is the CLI's own check
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import tomllib
 from collections.abc import Mapping
 from typing import Any
@@ -36,6 +38,8 @@ _REFUSED_TOP = {
     "pgnout": "games are stored in the service's database (GET .../pgn gives the PGN)",
     "cluster": "the service decides where games are played",
 }
+_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029=]")
+"""What an option name may not hold: control characters (line breaks among them) and '='."""
 _REFUSED_ENGINE = ("command", "dir", "env", "init_strings")
 _ENGINE_OVERRIDES = ("use", "name", "tc", "options", "restart", "ponder", "castling960")
 
@@ -86,7 +90,20 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings) -> Tour
         problems.extend(_limits(config, settings))
     if problems or config is None:
         raise ConfigError(problems)
-    return config
+    return _mark_submitted(config, engines)
+
+
+def _mark_submitted(config: TournamentConfig, engines: object) -> TournamentConfig:
+    """`config` with every engine whose options the submitter wrote marked so (the engines
+    file's own options stay trusted): the engine is then sent only declared spin, check and
+    combo options, checked when it starts, wherever it runs (the mark is stored)."""
+    if not isinstance(engines, list) or len(engines) != len(config.engines):
+        return config
+    marked = tuple(
+        dataclasses.replace(spec, options_submitted=True)
+        if isinstance(item, dict) and "options" in item else spec
+        for spec, item in zip(config.engines, engines, strict=True))
+    return dataclasses.replace(config, engines=marked)
 
 
 def refused(data: Mapping[str, Any], settings: ServiceSettings) -> list[ConfigProblem]:
@@ -122,6 +139,11 @@ def _engine_problems(item: Mapping[str, Any], path: str) -> list[ConfigProblem]:
                               "a submitted option value must be a number or a boolean (a "
                               "string may name a file for the engine to write)")
                 for name, option in value.items() if isinstance(option, str))
+            problems.extend(
+                ConfigProblem(SOURCE, where, show_value(name),
+                              "an option name is one line of printable text without '=' "
+                              "(it is sent to the engine as part of a command)")
+                for name in value if _UNSAFE_NAME.search(name) or not name.strip())
     if "use" not in item:
         problems.append(ConfigProblem(
             SOURCE, path, show_value(item),
