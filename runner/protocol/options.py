@@ -12,12 +12,23 @@ from collections.abc import Callable, Mapping
 
 from runner.protocol.engine import EngineOption
 
-__all__ = ["SUBMITTABLE_TYPES", "check_submitted", "find_declared"]
+__all__ = ["SUBMITTABLE_TYPES", "check_submitted", "declared_option", "find_declared"]
 
 SUBMITTABLE_TYPES = frozenset({"spin", "slider", "check", "combo"})
 """The option types a submitted configuration may set: numbers, switches and choices. A
 string, file or path option may name a file for the engine to write (Stockfish's ``Debug Log
 File``, polyglot's ``LogFile``), and a button, save or reset option makes the engine act."""
+
+
+def declared_option(declared: Mapping[str, EngineOption], name: str,
+                    protocol: str) -> EngineOption | None:
+    """The declaration of option `name`, if any: by its exact name, and over UCI (whose
+    option names are not case-sensitive) by the name in any case."""
+    option = declared.get(name)
+    if option is None and protocol == "uci":
+        lowered = name.lower()
+        option = next((o for o in declared.values() if o.name.lower() == lowered), None)
+    return option
 
 
 def find_declared(engine: str, name: str, declared: Mapping[str, EngineOption],

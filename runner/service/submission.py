@@ -22,8 +22,11 @@ from typing import Any
 from runner.config.check import ConfigError, ConfigProblem, show_value
 from runner.config.model import TournamentConfig
 from runner.config.parse import parse_config
+from runner.protocol.options import check_submitted, declared_option, find_declared
+from runner.service.declared import DeclaredOptions
 from runner.service.settings import ServiceSettings
 from runner.tournament.pairing import pairing_for
+from runner.tournament.runtime import engine_config
 
 __all__ = ["MAX_GAMES", "SOURCE", "check_submission", "parse_body"]
 
@@ -69,9 +72,15 @@ def parse_body(body: bytes, content_type: str) -> dict[str, Any]:
         raise _error("", "", f"invalid TOML: {exc}") from None
 
 
-def check_submission(data: Mapping[str, Any], settings: ServiceSettings) -> TournamentConfig:
+def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
+                     declared: DeclaredOptions | None = None) -> TournamentConfig:
     """The submitted table checked and resolved against the allow-list; ConfigError with
-    every problem found (refused keys and the CLI's own checks together)."""
+    every problem found (refused keys and the CLI's own checks together).
+
+    Every string option value is refused, unless `declared` knows the engine's declarations
+    (it starts each engine once, then remembers): then each submitted option is checked
+    against them. Either way the engine's start checks them again.
+    """
     problems = refused(data, settings)
     table = {key: value for key, value in data.items() if key not in _REFUSED_TOP}
     table["engines_file"] = str(settings.engines_file.resolve())
@@ -88,9 +97,15 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings) -> Tour
         config = None
     if config is not None:
         problems.extend(_limits(config, settings))
+        config = _mark_submitted(config, engines)
+        if declared is not None:
+            # What the declarations say replaces the blanket refusal of string values: a
+            # combo's value is a string, and a refused option gets the precise reason.
+            judged, found = _option_problems(config, declared)
+            problems = [p for p in problems if p.key not in judged] + found
     if problems or config is None:
         raise ConfigError(problems)
-    return _mark_submitted(config, engines)
+    return config
 
 
 def _mark_submitted(config: TournamentConfig, engines: object) -> TournamentConfig:
@@ -150,6 +165,35 @@ def _engine_problems(item: Mapping[str, Any], path: str) -> list[ConfigProblem]:
             "a submitted engine names one of the service's engines: a string or a table with "
             "`use = \"NAME\"`"))
     return problems
+
+
+def _option_problems(config: TournamentConfig, declared: DeclaredOptions,
+                     ) -> tuple[set[str], list[ConfigProblem]]:
+    """The key paths of the submitted options judged against their engine's declarations,
+    and the problems found: an option the engine did not declare, or one a submitter may not
+    set (a string, file or button option; a spin out of range; a combo value not declared).
+    An engine that does not start here is not judged (its start checks its options)."""
+    judged: set[str] = set()
+    problems: list[ConfigProblem] = []
+    for index, spec in enumerate(config.engines):
+        if not spec.options_submitted:
+            continue
+        engine = engine_config(spec)
+        options = declared.of(engine)
+        if options is None:
+            continue
+        for name, value in engine.options.items():
+            key = f"engines[{index}].options.{name}"
+            judged.add(key)
+            option = declared_option(options, name, engine.protocol)
+            try:
+                if option is None:
+                    find_declared(spec.name, name, options, options.get)
+                else:
+                    check_submitted(spec.name, option, value)
+            except ValueError as exc:
+                problems.append(ConfigProblem(SOURCE, key, show_value(value), str(exc)))
+    return judged, problems
 
 
 def _book_problems(file: str, settings: ServiceSettings) -> list[ConfigProblem]:
