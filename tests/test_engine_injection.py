@@ -362,3 +362,29 @@ def test_a_run_with_an_undeclared_option_stops_before_its_first_game(tmp_path: P
     assert "Traceback" not in out
     assert not (tmp_path / "injected.pgn").exists()
     assert "1-0" not in done.stdout and "0-1" not in done.stdout and "1/2-1/2" not in done.stdout
+
+
+def _polyglot_stockfish(tmp_path: Path, **changes: object) -> EngineConfig:
+    """stockfish behind polyglot, as configs/engines.toml has it (stockfish-polyglot)."""
+    polyglot, stockfish = require_binary("polyglot"), require_binary("stockfish")
+    return _config("stockfish-polyglot", (polyglot, "-noini", "-ec", stockfish),
+                   tmp_path / "polyglot", **changes)
+
+
+@pytest.mark.timeout(60)
+def test_polyglots_log_file_cannot_be_chosen_by_a_submitter(tmp_path: Path) -> None:
+    """Seen: injected lines set polyglot's log file to a path of the submitter's choosing."""
+    config = _polyglot_stockfish(tmp_path, options={"Polyglot Log": "1",
+                                                    "Polyglot LogFile": "run.sh"},
+                                 options_submitted=True)
+
+    async def scenario() -> None:
+        engine = CecpEngine(config)
+        try:
+            with pytest.raises(ValueError, match="'Polyglot LogFile' is a file option"):
+                await engine.start()
+        finally:
+            await _settle(engine)
+
+    asyncio.run(scenario())
+    assert not (tmp_path / "polyglot" / "run.sh").exists()
