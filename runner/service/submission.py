@@ -5,8 +5,11 @@ service's engines file (``engines = ["fairymax", {use = "stockfish", tc = "10+0.
 may change only what does not reach the machine (time control, numeric or boolean options,
 restart policy). Keys that would run or read something of the client's choosing are refused
 with the same problem format the CLI prints (key path, value, why): an engine's ``command``,
-``dir``, ``env`` or ``init_strings``, string option values (a path for an engine to write),
-and the run's ``engines_file``, ``database``, ``pgnout`` and ``cluster``. An opening file must
+``dir``, ``env`` or ``init_strings``, and the run's ``engines_file``, ``database``, ``pgnout``
+and ``cluster``. Options are only those the engine declares, of the spin, check and combo
+kinds (a string or path option may name a file for the engine to write): checked here
+against the declarations when the engine can be started, and again when it starts to play
+(the engines carry the mark `options_submitted`). An opening file must
 lie inside the service's books directory. Everything else is the CLI's own checking
 (`runner.config.parse.parse_config`), so a submission fails exactly where the same file would.
 """
