@@ -160,3 +160,28 @@ def test_an_engine_name_with_a_line_break_reaches_no_engine(service: Service) ->
     else:
         assert response.status_code == 422, response.text
     assert not target.exists()
+
+
+def test_the_mark_on_submitted_options_is_kept_where_the_engine_starts(tmp_path: Path) -> None:
+    """Only the engines whose options the submitter wrote are marked; the mark survives the
+    stored configuration (resume) and the game job's JSON (Dask workers)."""
+    from runner.config.model import TournamentConfig
+    from runner.game.job import GameJob
+    from runner.service.settings import ServiceSettings
+    from runner.service.submission import check_submission
+    from runner.tournament.pairing import pairing_for
+    from runner.tournament.runtime import engine_config, game_job
+
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 's.db'}",
+                               engines_file=REPO / "configs" / "engines.toml")
+    config = check_submission({"engines": [{"use": "bundled", "options": {"Hash": 8}},
+                                           "stockfish"], "tc": "5+0.05"}, settings)
+    assert [e.options_submitted for e in config.engines] == [True, False]
+    stored = TournamentConfig.from_json(config.to_json())
+    assert [e.options_submitted for e in stored.engines] == [True, False]
+    engines = {e.name: engine_config(e) for e in stored.engines}
+    job = game_job(stored, pairing_for(stored).job(0), None, 2, engines)
+    sent = GameJob.from_json(job.to_json())
+    marks = {sent.white.name: sent.white.options_submitted,
+             sent.black.name: sent.black.options_submitted}
+    assert marks == {"bundled": True, "stockfish": False}
