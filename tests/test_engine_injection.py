@@ -388,3 +388,25 @@ def test_polyglots_log_file_cannot_be_chosen_by_a_submitter(tmp_path: Path) -> N
 
     asyncio.run(scenario())
     assert not (tmp_path / "polyglot" / "run.sh").exists()
+
+
+@pytest.mark.timeout(60)
+def test_memory_and_cores_stay_commands_of_their_own_beside_declared_options(
+        tmp_path: Path) -> None:
+    """CECP's ``memory`` and ``cores`` are commands, not options: the declared-option check
+    leaves them alone (the bundled engine declares memory=1, smp=1 and a Hash option)."""
+    config = _config("bundled", (sys.executable, "-m", "engine"), tmp_path / "bundled",
+                     memory_mb=8, cores=1, options={"Hash": "8"}, options_submitted=True,
+                     env={"PYTHONPATH": str(REPO)})
+
+    async def scenario() -> list[str]:
+        engine = CecpEngine(config)
+        try:
+            await engine.start()
+            await engine.new_game(GameSetup(TimeControl.parse("40/60"), Side.WHITE))
+            return [e.text for e in engine.transcript if e.direction == ">"]
+        finally:
+            await engine.quit()
+
+    sent = asyncio.run(scenario())
+    assert {"option Hash=8", "memory 8", "cores 1"} <= set(sent)
