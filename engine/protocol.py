@@ -48,6 +48,7 @@ _IMMEDIATE = {
 # Transposition-table entries per megabyte granted by `memory` (a Python dict entry with its
 # tuple costs roughly 200 bytes).
 _ENTRIES_PER_MB = 5_000
+_MAX_HASH_MB = 1024
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,9 @@ class CecpSession:
         out.line(f'feature myname="{self.config.name}" ping=1 setboard=1 usermove=1 time=1 '
                  "draw=1 reuse=1 sigint=0 sigterm=0 colors=0 san=0 analyze=0 playother=1")
         out.line('feature nps=1 memory=1 smp=1 pause=0 debug=0 variants="normal,fischerandom"')
+        # Hash as an option too (as UCI has it): runners send only options an engine declares.
+        hash_mb = max(1, self.config.hash_entries // _ENTRIES_PER_MB)
+        out.line(f'feature option="Hash -spin {hash_mb} 1 {_MAX_HASH_MB}"')
         if not self._faults.has(FaultKind.NO_DONE):
             out.line("feature done=1")
 
@@ -388,6 +392,21 @@ class CecpSession:
             return
         self._player.resize_table(megabytes * _ENTRIES_PER_MB)
 
+    def _cmd_option(self, arg: str) -> None:
+        """`option NAME=VALUE`: Hash (megabytes, as `memory`) is the one option declared;
+        others are ignored, as they were before it was."""
+        name, _, value = arg.partition("=")
+        if name.strip() != "Hash":
+            return
+        try:
+            megabytes = int(value)
+        except ValueError:
+            megabytes = 0
+        if not 1 <= megabytes <= _MAX_HASH_MB:
+            self._out.line(f"Error (bad option): option {arg[:80]}")
+            return
+        self._player.resize_table(megabytes * _ENTRIES_PER_MB)
+
     # --- moves -------------------------------------------------------------------------------
 
     def _user_move(self, text: str) -> None:
@@ -560,7 +579,7 @@ _HANDLERS = {
     "hint": CecpSession._cmd_noop,
     "bk": CecpSession._cmd_noop,
     ".": CecpSession._cmd_noop,
-    "option": CecpSession._cmd_noop,
+    "option": CecpSession._cmd_option,
     "exit": CecpSession._cmd_noop,
 }
 

@@ -60,6 +60,7 @@ ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "env": _pairs, "restart": st.sampled_from(RestartPolicy),
     "castling960": st.sampled_from(Castling960Style),
     "ponder": st.booleans(),
+    "options_submitted": st.booleans(),
 }
 OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "file": _paths, "format": st.sampled_from(BookFormat), "order": st.sampled_from(OpeningOrder),

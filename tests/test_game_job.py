@@ -56,6 +56,7 @@ _engines = st.builds(
     cores=st.none() | _count,
     nps=st.none() | _count,
     ponder=st.booleans(),
+    options_submitted=st.booleans(),
     castling960=st.sampled_from(["oo", "kxr"]),
     start_timeout=_positive,
     ping_timeout=_positive,

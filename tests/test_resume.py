@@ -50,10 +50,12 @@ def _config(tmp_path: Path, url: str) -> TournamentConfig:
              "protocol": "cecp", "castling960": "kxr", "restart": "off", "dir": ".",
              "tc": "8+0.08", "init_strings": ["easy"],
              "env": {"RUNNER_RESUME_TEST": "kxr", "LC_ALL": "C"},
-             # The bundled CECP engine ignores options, so each value type can be sent.
-             "options": {"Hash": 16, "Ratio": 0.5, "Ponder": False, "Style": "solid"}},
+             # The bundled CECP engine declares no options (and is sent none); the UCI one
+             # declares one of each kind set here: spin, check and combo.
+             },
             {"name": "uci", "command": "python -m engine --uci --level 1 --seed 2",
-             "protocol": "uci", "restart": "on", "options": {"Hash": 8},
+             "protocol": "uci", "restart": "on",
+             "options": {"Hash": 8, "UCI_Chess960": False, "Level": "1"},
              "env": {"RUNNER_RESUME_TEST": "uci"}},
         ],
         "openings": {"file": "book.epd", "order": "sequential", "start": START, "seed": 5},

@@ -143,6 +143,10 @@ class EngineSpec:
     """CECP: how Chess960 castling is written to the engine (``oo`` or ``kxr``)."""
     ponder: bool = False
     """Whether the engine may think on its opponent's time (CECP ``hard``, UCI ``go ponder``)."""
+    options_submitted: bool = False
+    """The options come from an untrusted submitter (set by the service's submission check,
+    stored with the tournament): the engine is sent only declared spin, check and combo
+    options, checked when it starts (runner.protocol.options)."""
 
     @property
     def options_dict(self) -> dict[str, OptionValue]:

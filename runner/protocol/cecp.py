@@ -21,6 +21,8 @@ from typing import Any
 from runner.protocol.cecp_commands import (
     clock_commands,
     edit_commands,
+    edit_loses_castling,
+    option_command,
     time_control_commands,
 )
 from runner.protocol.cecp_features import CecpFeatures
@@ -56,11 +58,15 @@ from runner.protocol.engine import (
     Side,
     Variant,
 )
+from runner.protocol.options import check_submitted, find_declared
 from runner.protocol.pipe import PipeEngine
 from runner.protocol.process import EngineProcess
 from runner.protocol.transport import EngineTransport, Line
 
 __all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
+
+_COMMENT_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029{}]+")
+"""What is taken out of a result comment before it is sent (see `end_game`)."""
 
 _NEW_GAME_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 """The position CECP's ``new`` sets up (runner.rules is not imported here: start-up cost)."""
@@ -157,11 +163,27 @@ class CecpEngine(PipeEngine):
             await self.kill()
             self._features = CecpFeatures()
             self._pongs.clear()
-        for name, value in cfg.options.items():
-            if self._features.options and name not in self._features.options:
-                self._proc_note(f"option {name!r} was not declared by the engine; sent anyway")
-            await self._send(f"option {name}={value}" if value != "" else f"option {name}")
+        settings = self._option_commands()
+        if settings:
+            await self._send(*settings)
         self._started(began)
+
+    def _option_commands(self) -> list[str]:
+        """``option NAME=VALUE`` for each configured option, every one declared by the engine
+        (and, for a submitter's options, of a kind a submitter may set); ValueError, naming
+        the engine and the option, before anything is sent otherwise."""
+        cfg = self.config
+        declared = self._features.options
+        lines = []
+        for name, value in cfg.options.items():
+            option = find_declared(self.name, name, declared, declared.get)
+            if cfg.options_submitted:
+                check_submitted(self.name, option, value)
+            try:
+                lines.append(option_command(option, value))
+            except ValueError as exc:
+                raise ValueError(f"engine {self.name}: {exc}") from None
+        return lines
 
     async def new_game(self, setup: GameSetup) -> None:
         """Reset the engine for a game: position, variant, time control; then synchronise."""
@@ -242,7 +264,7 @@ class CecpEngine(PipeEngine):
             # "new" already set this position up. fairymax 5.0b plays other moves after an
             # "edit" of it than after "new" alone (seen 50 moves later in a game), and
             # cutechess-cli sends nothing here either (tests/test_peer_games.py).
-            lines.extend(self._position_commands(setup.start_fen))
+            lines.extend(self._position_commands(setup.start_fen, setup.variant))
         return lines
 
     async def play(
@@ -315,6 +337,9 @@ class CecpEngine(PipeEngine):
             return
         if self._thinking and self._features.flag("sigint", True):
             self._proc.send_signal(signal.SIGINT)
+        # The comment may quote an engine's own text: no control character, and no brace
+        # that would end it early.
+        comment = _COMMENT_UNSAFE.sub(" ", comment).strip()
         text = f"result {result}" + (f" {{{comment}}}" if comment else "")
         with contextlib.suppress(EngineError):
             await self._send(text, "force")
@@ -425,9 +450,19 @@ class CecpEngine(PipeEngine):
     def _move_command(self, move: str) -> str:
         return f"usermove {move}" if self._features.flag("usermove", False) else move
 
-    def _position_commands(self, fen: str) -> list[str]:
+    def _position_commands(self, fen: str, variant: Variant) -> list[str]:
+        """``setboard FEN``, or the ``edit`` idiom for an engine without setboard; ValueError
+        for a position ``edit`` would misstate (castling rights lost with king and rook at
+        home: the engine would take them as kept and castle illegally)."""
         if self._features.flag("setboard", False):
             return [f"setboard {fen}"]
+        lost = edit_loses_castling(fen) if variant is Variant.STANDARD else None
+        if lost is not None:
+            raise ValueError(
+                f"engine {self.name} cannot be given the position {fen!r}: it has no setboard, "
+                f"and its 'edit' command would give it the castling rights {lost} (king and "
+                "rook on their home squares), which the position has lost; use openings "
+                "without such positions for this engine, or an engine with setboard")
         return edit_commands(fen)
 
     # ----------------------------------------------------------------- reading

@@ -9,14 +9,16 @@ from __future__ import annotations
 import math
 
 from runner.clock import TimeControl
-from runner.protocol.engine import ClockState
+from runner.protocol.engine import ClockState, EngineOption
 
 __all__ = [
     "centiseconds",
     "clock_commands",
     "edit_commands",
+    "edit_loses_castling",
     "format_level",
     "format_seconds_arg",
+    "option_command",
     "time_control_commands",
 ]
 
@@ -116,3 +118,73 @@ def edit_commands(fen: str) -> list[str]:
     lines = ["a2a3"] if black_to_move else []
     lines += ["edit", "#", *white, "c", *black, "."]
     return lines
+
+
+def option_command(option: EngineOption, value: str) -> str:
+    """``option NAME=VALUE`` (``option NAME`` for a button, save or reset) for a declared
+    option, the value checked against the declaration; ValueError if it does not fit.
+
+    The engine reads the name up to the first ``=``: a declared name holding one could not be
+    set without ambiguity, so it is refused. Text options (string, file, path) pass as given.
+    """
+    name = option.name
+    if "=" in name:
+        raise ValueError(f"option {name!r}: a name holding '=' cannot be set unambiguously")
+    text = value.strip()
+    kind = option.type
+    if kind in ("button", "save", "reset"):
+        if text not in ("", "1", "true", "True"):
+            raise ValueError(f"option {name!r} is a {kind}: it takes no value, not {value!r}")
+        return f"option {name}"
+    if kind in ("spin", "slider"):
+        try:
+            number = int(text)
+        except ValueError:
+            raise ValueError(f"option {name!r} is a spin: an integer, not {value!r}") from None
+        if (option.min is not None and number < option.min) or \
+                (option.max is not None and number > option.max):
+            raise ValueError(f"option {name!r}: {number} is outside {option.min}..{option.max}")
+        return f"option {name}={number}"
+    if kind == "check":
+        lowered = text.lower()
+        if lowered not in ("0", "1", "true", "false"):
+            raise ValueError(f"option {name!r} is a check: 1 or 0, not {value!r}")
+        return f"option {name}={1 if lowered in ('1', 'true') else 0}"
+    if kind == "combo":
+        for choice in option.choices:
+            if choice.lower() == text.lower():
+                return f"option {name}={choice}"
+        raise ValueError(f"option {name!r}: {value!r} is not one of {', '.join(option.choices)}")
+    return f"option {name}={value}"
+
+
+def edit_loses_castling(fen: str) -> str | None:
+    """The castling rights ``edit`` would wrongly give in `fen`, or None when it gives the
+    right ones (standard chess: a king and a rook on their home squares are taken to have
+    the right, whatever the FEN says; ``edit`` has no way to say it was lost)."""
+    fields = fen.split()
+    ranks = fields[0].split("/")
+    if len(ranks) != 8:
+        raise ValueError(f"bad FEN placement {fields[0]!r}")
+    rights = fields[2] if len(fields) > 2 else "-"
+
+    def at(square: str) -> str:
+        file, rank = "abcdefgh".index(square[0]), int(square[1])
+        column = 0
+        for char in ranks[8 - rank]:
+            if char.isdigit():
+                column += int(char)
+                continue
+            if column == file:
+                return char
+            column += 1
+        return ""
+
+    implied = ""
+    for right, king, rook, piece in (("K", "e1", "h1", "K"), ("Q", "e1", "a1", "K"),
+                                     ("k", "e8", "h8", "k"), ("q", "e8", "a8", "k")):
+        rook_piece = "R" if piece == "K" else "r"
+        if at(king) == piece and at(rook) == rook_piece:
+            implied += right
+    lost = "".join(right for right in implied if right not in rights)
+    return lost or None

@@ -74,7 +74,7 @@ class CecpFeatures(Mapping[str, str]):
                 try:
                     spec = parse_option(value)
                 except ValueError:
-                    answers.append(f"rejected option {value}")
+                    answers.append("rejected option")
                     continue
                 self.options[spec.name] = spec
                 answers.append("accepted option")

@@ -27,6 +27,7 @@ __all__ = [
     "EngineReply",
     "EngineStalled",
     "EngineTerminated",
+    "UnsafeCommandError",
     "GameSetup",
     "ResultClaim",
     "SearchInfo",
@@ -59,6 +60,13 @@ class EngineStalled(EngineError):
 
 class EngineProtocolError(EngineError):
     """The engine wrote something we cannot accept: an overlong line, a rejected legal move..."""
+
+
+class UnsafeCommandError(ValueError):
+    """A line for an engine holds a line break or another control character: nothing of the
+    batch is written. Text from outside the runner (a name, an option) would otherwise reach
+    the engine as commands of its own; every game would fail alike, so it is a set-up error
+    (a ValueError), not a fault of the engine."""
 
 
 class Side(enum.Enum):
@@ -110,6 +118,9 @@ class EngineConfig:
     stderr_limit: int = 64 << 10
     stderr_log: Path | None = None
     transcript_size: int = 4000
+    options_submitted: bool = False
+    """The options come from an untrusted submitter (the service): only declared spin, check
+    and combo options may be set, within their declared bounds and choices."""
 
     def __post_init__(self) -> None:
         if not self.argv:

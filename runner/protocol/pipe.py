@@ -128,6 +128,7 @@ class PipeEngine(Engine):
             cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
             stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
             transcript_size=cfg.transcript_size, start_cpu=start_cpu,
+            name=cfg.name or f"engine {cfg.argv[0]}",
         )
         self._transport_given = None  # a restart spawns a real process
         self._proc = proc

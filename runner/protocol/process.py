@@ -25,7 +25,14 @@ from typing import Any
 from runner.protocol.engine import EngineError, EngineTerminated, TranscriptEntry
 from runner.protocol.lifetime import death_signal, track, untrack
 from runner.protocol.reading import LineReader, PausablePipe
-from runner.protocol.transport import ENTRY_LIMIT, EndHandler, Line, LineHandler, clip_entry
+from runner.protocol.transport import (
+    ENTRY_LIMIT,
+    EndHandler,
+    Line,
+    LineHandler,
+    check_lines,
+    clip_entry,
+)
 
 __all__ = ["EngineProcess"]
 
@@ -47,12 +54,15 @@ class EngineProcess:
         transcript_size: int = 4000,
         entry_limit: int = ENTRY_LIMIT,
         start_cpu: int | None = None,
+        name: str = "",
     ) -> None:
         """`entry_limit` bounds each transcript entry's text (the whole line is still read);
-        `start_cpu` starts the process on that CPU alone, until `release_cpu`."""
+        `start_cpu` starts the process on that CPU alone, until `release_cpu`; `name` is
+        the engine's name in errors (its program by default)."""
         if not argv:
             raise ValueError("empty engine command")
         self.argv = tuple(argv)
+        self.name = name or f"engine {self.argv[0]}"
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
         self.line_limit = line_limit
@@ -190,6 +200,7 @@ class EngineProcess:
         handler); an engine gone already is noticed by the next read or awaited write."""
         proc = self._require()
         assert proc.stdin is not None
+        check_lines(lines, self.name)
         now = time.monotonic()
         if proc.stdin.is_closing():
             return now
@@ -204,9 +215,15 @@ class EngineProcess:
         return time.monotonic()
 
     async def write_lines(self, lines: Sequence[str]) -> float:
-        """Write several lines in one system call and drain; the monotonic time after it."""
+        """Write several lines in one system call and drain; the monotonic time after it.
+
+        Every line written to an engine passes here (or through `write_nowait`): a line
+        holding a line break or another control character is refused (UnsafeCommandError)
+        before anything of the batch is written, whoever built it.
+        """
         proc = self._require()
         assert proc.stdin is not None
+        check_lines(lines, self.name)
         stdin = proc.stdin
         try:
             if lines:

@@ -6,13 +6,22 @@ place.  Nothing here does I/O.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from runner.protocol.engine import EngineError, TranscriptEntry
+from runner.protocol.engine import EngineError, TranscriptEntry, UnsafeCommandError
 
-__all__ = ["ENTRY_LIMIT", "EndHandler", "EngineTransport", "Line", "LineHandler", "clip_entry"]
+__all__ = [
+    "ENTRY_LIMIT",
+    "EndHandler",
+    "EngineTransport",
+    "Line",
+    "LineHandler",
+    "check_lines",
+    "clip_entry",
+]
 
 ENTRY_LIMIT = 1024
 """Characters of one transcript entry kept by default; longer text is cut and its length noted."""
@@ -28,6 +37,24 @@ LineHandler = Callable[[list[Line]], None]
 """Called with the complete lines of each chunk of engine output, as it arrives."""
 EndHandler = Callable[[EngineError], None]
 """Called once when the engine's output ends (EngineTerminated) or breaks a limit."""
+
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""What no line to an engine may hold: C0 controls (line breaks and tab included), DEL, C1
+controls (NEL among them) and Unicode's line and paragraph separators. Some engines read
+any of these as the end of a line."""
+
+
+def check_lines(lines: Sequence[str], engine: str) -> None:
+    """Raise UnsafeCommandError, naming `engine`, if any of `lines` holds a control character."""
+    for line in lines:
+        found = _UNSAFE.search(line)
+        if found is not None:
+            shown = line if len(line) <= 80 else f"{line[:80]}..."
+            raise UnsafeCommandError(
+                f"{engine}: refused to send {shown!r}: it holds the control character "
+                f"U+{ord(found.group()):04X}, which would make a command of its own "
+                "(nothing was sent)")
 
 
 class EngineTransport(Protocol):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -28,6 +29,7 @@ from runner.protocol.engine import (
     SearchInfo,
     Variant,
 )
+from runner.protocol.options import check_submitted, find_declared
 from runner.protocol.pipe import PipeEngine
 from runner.protocol.transport import EngineTransport, Line
 from runner.protocol.uci_parse import (
@@ -43,6 +45,7 @@ from runner.protocol.uci_parse import (
 __all__ = ["UciEngine"]
 
 _MESSAGES_KEPT = 20
+_AMBIGUOUS_NAME = re.compile(r"(?:^|\s)(?:name|value)(?:\s|$)")
 
 
 class UciEngine(PipeEngine):
@@ -198,15 +201,22 @@ class UciEngine(PipeEngine):
             wanted.append(("Hash", cfg.memory_mb))
         if cfg.cores is not None and self._find_option("Threads") is not None:
             wanted.append(("Threads", cfg.cores))
+        submitted = {name for name, _ in cfg.options.items()} if cfg.options_submitted else set()
         wanted.extend(cfg.options.items())
         lines = []
         for name, value in wanted:
-            option = self._find_option(name)
-            if option is None:
-                known = ", ".join(sorted(self._options)) or "none"
-                raise ValueError(f"engine {self.name}: no option {name!r} "
-                                 f"(the engine declares: {known})")
-            wire = option_value(option, value)
+            option = find_declared(self.name, name, self._options, self._find_option)
+            if name in submitted:
+                check_submitted(self.name, option, str(value))
+            if _AMBIGUOUS_NAME.search(option.name):
+                # "setoption name A value B": a name holding the word "name" or "value" would
+                # be read differently by the engine than it declared it.
+                raise ValueError(f"engine {self.name}: option {option.name!r} holds the word "
+                                 "'name' or 'value' and cannot be set unambiguously")
+            try:
+                wire = option_value(option, value)
+            except ValueError as exc:
+                raise ValueError(f"engine {self.name}: {exc}") from None
             self.option_values[option.name] = wire
             if wire is None:
                 lines.append(f"setoption name {option.name}")

@@ -89,7 +89,8 @@ async def submit(request: Request) -> Any:
     request.app.state.rate_limiter.check(request)
     try:
         data = parse_body(body, request.headers.get("content-type", ""))
-        config = await asyncio.to_thread(check_submission, data, settings)
+        config = await asyncio.to_thread(check_submission, data, settings,
+                                         request.app.state.declared_options)
         tournament_id = await _manager(request).submit(config)
     except ConfigError as exc:
         return JSONResponse(status_code=422, content={"detail": [

@@ -10,6 +10,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from runner import __version__
 from runner.service import api
+from runner.service.declared import DeclaredOptions
 from runner.service.manager import TournamentManager
 from runner.service.page import router as page_router
 from runner.service.security import BodyLimit, RateLimiter
@@ -41,6 +42,7 @@ def create_app(settings: ServiceSettings, *, db: Database | None = None,
         description="Submit, watch and read chess-engine tournaments.")
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings.submit_rate)
+    app.state.declared_options = DeclaredOptions()
     app.include_router(api.router)
     app.include_router(page_router)
     if settings.cors_origins:

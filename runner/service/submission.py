@@ -5,14 +5,19 @@ service's engines file (``engines = ["fairymax", {use = "stockfish", tc = "10+0.
 may change only what does not reach the machine (time control, numeric or boolean options,
 restart policy). Keys that would run or read something of the client's choosing are refused
 with the same problem format the CLI prints (key path, value, why): an engine's ``command``,
-``dir``, ``env`` or ``init_strings``, string option values (a path for an engine to write),
-and the run's ``engines_file``, ``database``, ``pgnout`` and ``cluster``. An opening file must
+``dir``, ``env`` or ``init_strings``, and the run's ``engines_file``, ``database``, ``pgnout``
+and ``cluster``. Options are only those the engine declares, of the spin, check and combo
+kinds (a string or path option may name a file for the engine to write): checked here
+against the declarations when the engine can be started, and again when it starts to play
+(the engines carry the mark `options_submitted`). An opening file must
 lie inside the service's books directory. Everything else is the CLI's own checking
 (`runner.config.parse.parse_config`), so a submission fails exactly where the same file would.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import tomllib
 from collections.abc import Mapping
 from typing import Any
@@ -20,8 +25,11 @@ from typing import Any
 from runner.config.check import ConfigError, ConfigProblem, show_value
 from runner.config.model import TournamentConfig
 from runner.config.parse import parse_config
+from runner.protocol.options import check_submitted, declared_option, find_declared
+from runner.service.declared import DeclaredOptions
 from runner.service.settings import ServiceSettings
 from runner.tournament.pairing import pairing_for
+from runner.tournament.runtime import engine_config
 
 __all__ = ["MAX_GAMES", "SOURCE", "check_submission", "parse_body"]
 
@@ -36,6 +44,8 @@ _REFUSED_TOP = {
     "pgnout": "games are stored in the service's database (GET .../pgn gives the PGN)",
     "cluster": "the service decides where games are played",
 }
+_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029=]")
+"""What an option name may not hold: control characters (line breaks among them) and '='."""
 _REFUSED_ENGINE = ("command", "dir", "env", "init_strings")
 _ENGINE_OVERRIDES = ("use", "name", "tc", "options", "restart", "ponder", "castling960")
 
@@ -65,9 +75,15 @@ def parse_body(body: bytes, content_type: str) -> dict[str, Any]:
         raise _error("", "", f"invalid TOML: {exc}") from None
 
 
-def check_submission(data: Mapping[str, Any], settings: ServiceSettings) -> TournamentConfig:
+def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
+                     declared: DeclaredOptions | None = None) -> TournamentConfig:
     """The submitted table checked and resolved against the allow-list; ConfigError with
-    every problem found (refused keys and the CLI's own checks together)."""
+    every problem found (refused keys and the CLI's own checks together).
+
+    Every string option value is refused, unless `declared` knows the engine's declarations
+    (it starts each engine once, then remembers): then each submitted option is checked
+    against them. Either way the engine's start checks them again.
+    """
     problems = refused(data, settings)
     table = {key: value for key, value in data.items() if key not in _REFUSED_TOP}
     table["engines_file"] = str(settings.engines_file.resolve())
@@ -84,9 +100,28 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings) -> Tour
         config = None
     if config is not None:
         problems.extend(_limits(config, settings))
+        config = _mark_submitted(config, engines)
+        if declared is not None:
+            # What the declarations say replaces the blanket refusal of string values: a
+            # combo's value is a string, and a refused option gets the precise reason.
+            judged, found = _option_problems(config, declared)
+            problems = [p for p in problems if p.key not in judged] + found
     if problems or config is None:
         raise ConfigError(problems)
     return config
+
+
+def _mark_submitted(config: TournamentConfig, engines: object) -> TournamentConfig:
+    """`config` with every engine whose options the submitter wrote marked so (the engines
+    file's own options stay trusted): the engine is then sent only declared spin, check and
+    combo options, checked when it starts, wherever it runs (the mark is stored)."""
+    if not isinstance(engines, list) or len(engines) != len(config.engines):
+        return config
+    marked = tuple(
+        dataclasses.replace(spec, options_submitted=True)
+        if isinstance(item, dict) and "options" in item else spec
+        for spec, item in zip(config.engines, engines, strict=True))
+    return dataclasses.replace(config, engines=marked)
 
 
 def refused(data: Mapping[str, Any], settings: ServiceSettings) -> list[ConfigProblem]:
@@ -122,12 +157,46 @@ def _engine_problems(item: Mapping[str, Any], path: str) -> list[ConfigProblem]:
                               "a submitted option value must be a number or a boolean (a "
                               "string may name a file for the engine to write)")
                 for name, option in value.items() if isinstance(option, str))
+            problems.extend(
+                ConfigProblem(SOURCE, where, show_value(name),
+                              "an option name is one line of printable text without '=' "
+                              "(it is sent to the engine as part of a command)")
+                for name in value if _UNSAFE_NAME.search(name) or not name.strip())
     if "use" not in item:
         problems.append(ConfigProblem(
             SOURCE, path, show_value(item),
             "a submitted engine names one of the service's engines: a string or a table with "
             "`use = \"NAME\"`"))
     return problems
+
+
+def _option_problems(config: TournamentConfig, declared: DeclaredOptions,
+                     ) -> tuple[set[str], list[ConfigProblem]]:
+    """The key paths of the submitted options judged against their engine's declarations,
+    and the problems found: an option the engine did not declare, or one a submitter may not
+    set (a string, file or button option; a spin out of range; a combo value not declared).
+    An engine that does not start here is not judged (its start checks its options)."""
+    judged: set[str] = set()
+    problems: list[ConfigProblem] = []
+    for index, spec in enumerate(config.engines):
+        if not spec.options_submitted:
+            continue
+        engine = engine_config(spec)
+        options = declared.of(engine)
+        if options is None:
+            continue
+        for name, value in engine.options.items():
+            key = f"engines[{index}].options.{name}"
+            judged.add(key)
+            option = declared_option(options, name, engine.protocol)
+            try:
+                if option is None:
+                    find_declared(spec.name, name, options, options.get)
+                else:
+                    check_submitted(spec.name, option, value)
+            except ValueError as exc:
+                problems.append(ConfigProblem(SOURCE, key, show_value(value), str(exc)))
+    return judged, problems
 
 
 def _book_problems(file: str, settings: ServiceSettings) -> list[ConfigProblem]:

@@ -50,7 +50,7 @@ def engine_config(entry: EngineSpec) -> EngineConfig:
         name=entry.name, argv=entry.command, working_dir=entry.dir,
         env=dict(entry.env) or None, protocol=entry.protocol.value, options=options,
         init_strings=entry.init_strings, castling960=entry.castling960.value,
-        ponder=entry.ponder,
+        ponder=entry.ponder, options_submitted=entry.options_submitted,
     )
 
 

@@ -271,6 +271,13 @@ class LocalScheduler(Scheduler):
             await self._emit(Notice(f"game {job.index + 1}: an engine failed to start: {exc}"))
             self._retry.appendleft(job)
             return
+        except ValueError as exc:
+            # The engine started but refuses what it was configured with (an option it does
+            # not declare, say): every start would end alike, so stop with the reason.
+            self._fail(f"game {job.index + 1} cannot be played: {exc}")
+            self._retry.appendleft(job)
+            await slot.drop_all()
+            return
         await self._emit(JobStarted(job, slot.number))
         began = time.monotonic()
         watch = None

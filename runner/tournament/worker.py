@@ -219,6 +219,9 @@ class WorkerPool:
                 engines.append(await self._engine(slot, resolve(config, own)))
             except EngineError as exc:
                 return {**reply, "outcome": ENGINE_FAILED, "engine": config.name, "text": str(exc)}
+            except ValueError as exc:  # it refuses its configuration: every start would too
+                await slot.drop()
+                return {**reply, "outcome": CANNOT_SET_UP, "text": str(exc)}
         began = time.monotonic()
         watch = None if moves is None else MoveWatch(job.spec, moves)
         try:
@@ -253,7 +256,7 @@ class WorkerPool:
         engine = make_engine(config)
         try:
             await engine.start()
-        except EngineError:
+        except (EngineError, ValueError):  # refused its configuration: it is running still
             with contextlib.suppress(Exception):
                 await engine.kill()
             raise
