@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, shared_file
+from conftest import REPO
 
 from runner.cli.vocabulary import read_engine
 from runner.clock import TimeControl
