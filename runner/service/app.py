@@ -12,7 +12,7 @@ from runner import __version__
 from runner.service import api
 from runner.service.manager import TournamentManager
 from runner.service.page import router as page_router
-from runner.service.security import BodyLimit, RateLimiter
+from runner.service.security import BodyLimit, RateLimiter, StreamSlots, TokenThrottle
 from runner.service.settings import ServiceSettings
 from runner.store.db import Database, open_database
 
@@ -41,6 +41,8 @@ def create_app(settings: ServiceSettings, *, db: Database | None = None,
         description="Submit, watch and read chess-engine tournaments.")
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings.submit_rate)
+    app.state.token_throttle = TokenThrottle(settings.token_failures)
+    app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
     app.include_router(api.router)
     app.include_router(page_router)
     if settings.cors_origins:
