@@ -43,6 +43,9 @@ _REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; char
 
 _ACCEPT_ERROR = "socket.accept() out of system resource"
 
+LINGERING = 64
+"""Refused connections that may wait at once for their client to read the refusal."""
+
 
 class _QuietLog:
     """One line for the first occurrence of something, then one summing up the ones since,
@@ -86,6 +89,8 @@ class ConnectionGuard:
         self.closed_slow = 0
         """Connections closed for a late head or body (for tests and the benchmark)."""
         self.refused = 0
+        self.lingering = 0
+        """Refused connections waiting for their client to close (see `_refuse`)."""
         self._slow_log = _QuietLog("closed connections that were too slow to send a request")
         self._refused_log = _QuietLog("refused connections over the connection limits")
         self.accept_log = _QuietLog("cannot accept connections (out of file descriptors?)")
@@ -153,17 +158,33 @@ class GuardedH11Protocol(H11Protocol):
         key = client_key(self.client[0] if self.client else "")
         reason = self.guard.admit(key)
         if reason is not None:
-            self.connections.discard(self)  # not counted by uvicorn's own limits either
-            self.guard.note_refused(reason)
-            text = (reason + "\n").encode()
-            self.transport.write(_REFUSAL % (len(text), text))
-            self.transport.close()
+            self._refuse(reason)
             return
         self._key = key
         self._arm("head")
 
+    def _refuse(self, reason: str) -> None:
+        """Answer 503 and close. Closing a socket with unread input resets it, and the
+        client would lose the answer with it (its request is usually on its way already):
+        so the answer is followed by our end of the stream, input is read and dropped until
+        the client closes, for a second at most, and for a bounded number of connections at
+        once (beyond it, the plain close: a flood must not hold descriptors)."""
+        self.connections.discard(self)  # not counted by uvicorn's own limits either
+        self.guard.note_refused(reason)
+        text = (reason + "\n").encode()
+        self.transport.write(_REFUSAL % (len(text), text))
+        if self.guard.lingering >= LINGERING or not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self.guard.lingering += 1
+        self._phase = "refused"
+        self.transport.write_eof()
+        self._deadline = self.loop.call_later(1.0, self.transport.abort)
+
     def connection_lost(self, exc: Exception | None) -> None:
         """Give the place back and drop the deadline."""
+        if self._phase == "refused":
+            self.guard.lingering -= 1
         self._disarm()
         if self._key is not None:
             self.guard.release(self._key)
@@ -173,6 +194,8 @@ class GuardedH11Protocol(H11Protocol):
     def data_received(self, data: bytes) -> None:
         """The first byte of a head starts its deadline (uvicorn's keep-alive timer stops
         on any byte); what has been read then decides the next deadline."""
+        if self._phase == "refused":
+            return  # dropped: see _refuse
         if self._phase != "head" and self.conn.their_state is h11.IDLE:
             self._arm("head")
         super().data_received(data)
