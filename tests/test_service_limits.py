@@ -5,8 +5,12 @@ that must count as other addresses connect from other loopback addresses (127.0.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import errno
+import logging
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -56,8 +60,13 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _serve(tmp: Path, *args: str) -> Iterator[Served]:
+def _serve(tmp: Path, *args: str, fd_limit: int = 0) -> Iterator[Served]:
     port = _free_port()
+
+    def limit() -> None:
+        if fd_limit:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit))
+
     log = tmp / "serve.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -65,7 +74,7 @@ def _serve(tmp: Path, *args: str) -> Iterator[Served]:
              "--db", str(tmp / "s.db"), "--engines", str(REPO / "configs" / "engines.toml"),
              *args],
             cwd=tmp, env={**os.environ, "RUNNER_TOKEN": TOKEN}, stdout=out,
-            stderr=subprocess.STDOUT)
+            stderr=subprocess.STDOUT, preexec_fn=limit)
     served = Served(port, log, process)
     try:
         deadline = time.monotonic() + WAIT
@@ -273,3 +282,74 @@ def test_connections_are_capped_in_all_and_per_address(capped: Served) -> None:
         while client.get("/api/tournaments").status_code != 200:
             assert time.monotonic() < deadline, "the service did not come back"
             time.sleep(0.1)
+
+
+@pytest.mark.timeout(120)
+def test_more_connections_than_descriptors_are_refused_not_a_flood_of_errors(
+        tmp_path: Path) -> None:
+    """With 512 open files allowed, 700 connections: the cap is fitted under the limit, so the
+    extra ones are refused and accept() never fails (it used to fail in a loop, writing
+    megabytes of tracebacks a second, and nobody got in)."""
+    for served in _serve(tmp_path, "--max-connections-per-client", "0", "--max-concurrency",
+                         "1", fd_limit=512):
+        assert "lowered to" in served.log.read_text()
+        flood = []
+        for _ in range(700):
+            flood.append(served.connect("127.0.0.9"))
+        refused = 0
+        deadline = time.monotonic() + WAIT
+        while refused < 700 - 512 and time.monotonic() < deadline:
+            refused = sum(1 for conn in flood if _closed_now_raw(conn))
+            time.sleep(0.2)
+        assert refused >= 700 - 512, refused
+        for conn in flood:
+            conn.close()
+        with served.client() as client:
+            deadline = time.monotonic() + WAIT
+            while True:
+                try:
+                    if client.get("/api/tournaments").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "the service did not come back"
+                time.sleep(0.1)
+        text = served.log.read_text()
+        assert "out of system resource" not in text and "Too many open files" not in text
+        assert len(text) < 10_000, text[-2000:]
+
+
+def _closed_now_raw(conn: socket.socket) -> bool:
+    """Whether the server has closed `conn` (after its answer, if any)."""
+    try:
+        while True:
+            data = conn.recv(4096, socket.MSG_DONTWAIT)
+            if not data:
+                return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def test_accept_errors_are_logged_once_then_summed_up(caplog: pytest.LogCaptureFixture,
+                                                       ) -> None:
+    """asyncio reports each failed accept() (one per waiting connection, every second)."""
+    from runner.service.connections import ConnectionGuard
+
+    guard = ConnectionGuard(header_timeout=1, body_timeout=1, max_connections=10,
+                            max_connections_per_client=0)
+    loop = asyncio.new_event_loop()
+    try:
+        guard.install(loop)
+        with caplog.at_level(logging.WARNING):
+            for _ in range(2000):
+                loop.call_exception_handler({
+                    "message": "socket.accept() out of system resource",
+                    "exception": OSError(errno.EMFILE, "Too many open files")})
+            loop.call_exception_handler({"message": "something else went wrong"})
+    finally:
+        loop.close()
+    accept = [r for r in caplog.records if "cannot accept" in r.getMessage()]
+    assert len(accept) == 1 and "Too many open files" in accept[0].getMessage()
+    assert any("something else" in r.getMessage() for r in caplog.records)  # passed on

@@ -124,6 +124,7 @@ def serve_command(
         raise fail(str(exc)) from None
     app = create_app(settings, db=database)
     from runner.service.connections import (
+        BACKLOG,
         ConnectionGuard,
         GuardedH11Protocol,
         fd_budget,
@@ -176,7 +177,8 @@ def serve_command(
     config = uvicorn.Config(app, host=host, port=port, log_level="info", loop=loop,
                             proxy_headers=False, server_header=False,
                             timeout_graceful_shutdown=10, http=GuardedH11Protocol,
-                            timeout_keep_alive=keep_alive)  # type: ignore[arg-type]
+                            timeout_keep_alive=keep_alive,  # type: ignore[arg-type]
+                            backlog=BACKLOG)
     config.guard = guard  # type: ignore[attr-defined]  # read by each GuardedH11Protocol
     server = Server(config)
     try:

@@ -34,7 +34,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from runner.service.security import client_key
 
-__all__ = ["ConnectionGuard", "GuardedH11Protocol", "fd_budget", "raise_fd_limit"]
+__all__ = ["BACKLOG", "ConnectionGuard", "GuardedH11Protocol", "fd_budget", "raise_fd_limit"]
 
 logger = logging.getLogger("uvicorn.error")
 
@@ -45,6 +45,11 @@ _ACCEPT_ERROR = "socket.accept() out of system resource"
 
 LINGERING = 64
 """Refused connections that may wait at once for their client to read the refusal."""
+
+BACKLOG = 128
+"""The listening socket's backlog. asyncio also accepts up to this many connections in one
+go before any of them is seen (and refused) by the protocol: each takes a descriptor
+meanwhile, so it is part of the room kept under the limit of open files."""
 
 
 class _QuietLog:
@@ -260,6 +265,7 @@ def raise_fd_limit() -> int:
 
 def fd_budget(fd_limit: int, *, games: int) -> int:
     """Descriptors that connections may use under `fd_limit`, leaving room for the rest of
-    the process: the database, logs, and each running game's engines (pipes, pidfds)."""
-    reserve = 128 + 16 * games
+    the process (the database, logs, each running game's engines: pipes, pidfds), for the
+    connections accepted in one go and for the refused ones being answered."""
+    reserve = 128 + BACKLOG + LINGERING + 16 * games
     return max(16, fd_limit - reserve)
