@@ -73,23 +73,23 @@ def get(port: int, timeout: float = 10.0) -> tuple[str, float]:
     return status, time.monotonic() - start
 
 
-def is_closed(conn: socket.socket) -> bool:
-    """Whether the server has closed (or answered and closed) `conn`."""
+def state(conn: socket.socket) -> str:
+    """"open"; "refused" (answered 503, or reset: a refusal that could not wait for the
+    client to read it); "timed out" (closed without a word: a deadline)."""
+    data = b""
     try:
-        data = conn.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        while chunk := conn.recv(65536, socket.MSG_DONTWAIT):
+            data += chunk
     except BlockingIOError:
-        return False
+        return "refused" if data.startswith(b"HTTP/1.1 503") else "open"
     except OSError:
-        return True
-    if data:  # an answer (the 503 of a refusal): closed if the end follows
-        try:
-            conn.recv(65536, socket.MSG_DONTWAIT)
-            return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except BlockingIOError:
-            return False
-        except OSError:
-            return True
-    return True
+        return "refused"
+    return "refused" if data.startswith(b"HTTP/1.1 503") else "timed out"
+
+
+def is_closed(conn: socket.socket) -> bool:
+    """Whether the server has closed `conn`."""
+    return state(conn) != "open"
 
 
 def open_many(port: int, count: int, first: bytes) -> list[socket.socket]:
@@ -108,12 +108,10 @@ def open_many(port: int, count: int, first: bytes) -> list[socket.socket]:
     return conns
 
 
-def tally(conns: list[socket.socket], refused: set[int]) -> tuple[int, int, int]:
-    """(refused at once, closed later, still open) among `conns`."""
-    closed_now = {id(c) for c in conns if is_closed(c)}
-    early = len(refused & closed_now)
-    later = len(closed_now) - early
-    return early, later, len(conns) - len(closed_now)
+def tally(conns: list[socket.socket]) -> tuple[int, int, int]:
+    """(refused, timed out, still open) among `conns`."""
+    seen = [state(c) for c in conns]
+    return seen.count("refused"), seen.count("timed out"), seen.count("open")
 
 
 def main() -> None:
@@ -173,12 +171,12 @@ def run(args: argparse.Namespace, port: int, server: subprocess.Popen[bytes],
     idle = open_many(port, args.idle, b"")
     partial = open_many(port, args.partial, b"GET /api/tournaments HTTP/1.1\r\nHost: x\r\n")
     trickle = open_many(port, args.trickle, b"G")
-    time.sleep(0.5)
-    refused = {id(c) for c in idle + partial + trickle if is_closed(c)}
-    print(f"opened {len(idle)} idle, {len(partial)} partial-head, {len(trickle)} trickling "
-          f"in {time.monotonic() - start:.1f} s; server fds now {fds(server.pid)}")
-    status, took = get(port)
     peak = fds(server.pid)
+    print(f"opened {len(idle)} idle, {len(partial)} partial-head, {len(trickle)} trickling "
+          f"in {time.monotonic() - start:.1f} s; server fds now {peak}")
+    start = time.monotonic()  # held HOLD seconds from the last one opened
+    status, took = get(port)
+    peak = max(peak, fds(server.pid))
     print(f"GET during the attack: {status} in {took:.2f} s")
     head = b"ET /api/tournaments HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 64
     sent = 0
@@ -190,9 +188,9 @@ def run(args: argparse.Namespace, port: int, server: subprocess.Popen[bytes],
         sent += 1
         peak = max(peak, fds(server.pid))
     for name, group in (("idle", idle), ("partial-head", partial), ("trickling", trickle)):
-        early, later, still = tally(group, refused)
-        print(f"{name:>13}: {len(group)} opened, {early} refused at once, {later} closed "
-              f"later, {still} still open after {args.hold:.0f} s")
+        refused, timed_out, still = tally(group)
+        print(f"{name:>13}: {len(group)} opened, {refused} refused (503), {timed_out} closed "
+              f"by a deadline, {still} still open {args.hold:.0f} s after")
     print(f"server fds: peak {peak}, after {args.hold:.0f} s {fds(server.pid)}")
     for conn in idle + partial + trickle:
         conn.close()

@@ -46,7 +46,7 @@ _ACCEPT_ERROR = "socket.accept() out of system resource"
 LINGERING = 64
 """Refused connections that may wait at once for their client to read the refusal."""
 
-BACKLOG = 128
+BACKLOG = 256
 """The listening socket's backlog. asyncio also accepts up to this many connections in one
 go before any of them is seen (and refused) by the protocol: each takes a descriptor
 meanwhile, so it is part of the room kept under the limit of open files."""
