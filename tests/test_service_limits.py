@@ -32,12 +32,15 @@ WAIT = 30.0
 
 @dataclass
 class Served:
+    """A running `runner serve`: its port, its log and its process."""
+
     port: int
     log: Path
     process: subprocess.Popen[bytes]
 
     @property
     def base(self) -> str:
+        """The service's URL."""
         return f"http://127.0.0.1:{self.port}"
 
     def client(self, source: str = "127.0.0.1") -> httpx.Client:
