@@ -86,8 +86,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, lis
     """The app with its lifespan running, and the ids of the tournaments seeded into it."""
     url = f"sqlite:///{tmp_path_factory.mktemp('schema') / 'runner.db'}"
     cli_id = _cli_tournament(url)
+    # No rate limit and no wrong-token throttle: the fuzzer is one client sending thousands
+    # of requests, wrong tokens among them (both limits have tests of their own).
     settings_ = ServiceSettings(db_url=url, engines_file=ENGINES, token=TOKEN, submit_rate=0,
-                                max_concurrency=2)
+                                token_failures=0, max_concurrency=2)
     app = create_app(settings_)
     try:
         with asgi.get_client(app) as client:  # starts the lifespan schemathesis then reuses

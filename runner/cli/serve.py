@@ -46,6 +46,33 @@ def serve_command(
                                       help="Submissions per client address per minute."),
     cors: list[str] = typer.Option([], "--cors-origin", metavar="ORIGIN",
                                    help="Allow this origin by CORS (repeatable; default: none)."),
+    header_timeout: float = typer.Option(
+        10.0, "--header-timeout", min=0.0, metavar="SECONDS",
+        help="Close a connection that has not sent a complete request head in this time "
+             "(0: never)."),
+    body_timeout: float = typer.Option(
+        30.0, "--body-timeout", min=0.0, metavar="SECONDS",
+        help="Close a request whose body is not all in this long after its head (0: never)."),
+    keep_alive: float = typer.Option(
+        5.0, "--keep-alive-timeout", min=0.1, metavar="SECONDS",
+        help="Close a kept-alive connection idle this long between requests."),
+    max_connections: int = typer.Option(
+        2000, "--max-connections", min=1,
+        help="Connections open at once; more are answered 503 and closed (lowered to fit "
+             "the process's limit of open files)."),
+    max_connections_per_client: int = typer.Option(
+        100, "--max-connections-per-client", min=0,
+        help="Connections open at once from one address (an IPv6 /64); 0: no limit (behind "
+             "a reverse proxy every client has its address)."),
+    max_streams: int = typer.Option(
+        1000, "--max-streams", min=1, help="Event streams open at once (503 beyond)."),
+    max_streams_per_client: int = typer.Option(
+        20, "--max-streams-per-client", min=0,
+        help="Event streams open at once from one address (429 beyond); 0: no limit."),
+    token_failures: int = typer.Option(
+        5, "--token-failures", min=0,
+        help="Wrong tokens from one address before it is shut out (429, even with the right "
+             "token, for 1 s, doubling with each further wrong one up to 5 min); 0: off."),
 ) -> None:
     """Serve the JSON API (/docs), the event streams and the web page (/): submit tournaments,
     watch them live, read their games and reports."""
@@ -79,7 +106,10 @@ def serve_command(
         read_token_required=protect_reads, host=host, port=port, workers=workers,
         cluster=cluster, max_running=max_running,
         max_concurrency=concurrency or (os.cpu_count() or 1), submit_rate=submit_rate,
-        cors_origins=tuple(cors))
+        cors_origins=tuple(cors), header_timeout=header_timeout, body_timeout=body_timeout,
+        keep_alive_timeout=keep_alive, max_connections=max_connections,
+        max_connections_per_client=max_connections_per_client, max_streams=max_streams,
+        max_streams_per_client=max_streams_per_client, token_failures=token_failures)
     if token is None:
         err_console.print("no token (RUNNER_TOKEN or --token-file): the service is read-only",
                           highlight=False, markup=False)
@@ -93,6 +123,25 @@ def serve_command(
     except LoopChoiceError as exc:
         raise fail(str(exc)) from None
     app = create_app(settings, db=database)
+    from runner.service.connections import (
+        BACKLOG,
+        ConnectionGuard,
+        GuardedH11Protocol,
+        fd_budget,
+        raise_fd_limit,
+    )
+
+    # Every connection takes a descriptor: the cap must stay under the limit of open files,
+    # or accept() fails (EMFILE) and nobody gets in, the operator included.
+    budget = fd_budget(raise_fd_limit(), games=max_running * settings.max_concurrency)
+    if settings.max_connections > budget:
+        err_console.print(f"--max-connections {settings.max_connections} lowered to {budget}: "
+                          f"the limit of open files (ulimit -n) leaves room for no more",
+                          highlight=False, markup=False)
+    guard = ConnectionGuard(
+        header_timeout=header_timeout, body_timeout=body_timeout,
+        max_connections=min(settings.max_connections, budget),
+        max_connections_per_client=max_connections_per_client)
 
     class Server(uvicorn.Server):
         """Ends the event streams as shutdown begins: uvicorn waits for open connections
@@ -117,11 +166,21 @@ def serve_command(
 
         signals_seen = 0
 
+        async def startup(self, sockets: Any = None) -> None:
+            import asyncio
+
+            guard.install(asyncio.get_running_loop())
+            await super().startup(sockets)
+
     # The loop the CLI's runs use (RUNNER_LOOP; asyncio's own by default), not uvicorn's
     # pick: it would take uvloop whenever installed.
-    server = Server(uvicorn.Config(app, host=host, port=port, log_level="info", loop=loop,
-                                   proxy_headers=False, server_header=False,
-                                   timeout_graceful_shutdown=10))
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", loop=loop,
+                            proxy_headers=False, server_header=False,
+                            timeout_graceful_shutdown=10, http=GuardedH11Protocol,
+                            timeout_keep_alive=keep_alive,  # type: ignore[arg-type]
+                            backlog=BACKLOG)
+    config.guard = guard  # type: ignore[attr-defined]  # read by each GuardedH11Protocol
+    server = Server(config)
     try:
         server.run()
     finally:

@@ -21,7 +21,7 @@ from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.service.hub import SlowReader
 from runner.service.manager import Conflict, TournamentManager
-from runner.service.security import bearer, check_token
+from runner.service.security import StreamSlots, bearer, check_token, request_key
 from runner.service.settings import ServiceSettings
 from runner.service.submission import check_submission, parse_body
 from runner.tournament.events import DatabaseFailure, TournamentError
@@ -63,11 +63,13 @@ def _manager(request: Request) -> TournamentManager:
 
 
 def _reader(request: Request, credentials: Credentials) -> None:
-    check_token(_settings(request), credentials, write=False)
+    check_token(_settings(request), credentials, write=False,
+                throttle=request.app.state.token_throttle, key=request_key(request))
 
 
 def _writer(request: Request, credentials: Credentials) -> None:
-    check_token(_settings(request), credentials, write=True)
+    check_token(_settings(request), credentials, write=True,
+                throttle=request.app.state.token_throttle, key=request_key(request))
 
 
 Read = Depends(_reader)
@@ -151,19 +153,25 @@ async def resume(request: Request, tournament_id: TournamentId) -> dict[str, Any
     return {"id": tournament_id, "status": state}
 
 
-async def _stream_allowed(request: Request, tournament_id: TournamentId) -> None:
-    """Checked before a stream starts (a generator's errors would come after its headers)."""
-    manager = _manager(request)
-    await _known(manager, tournament_id)
-    if manager.streams() >= _settings(request).max_streams:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "too many event streams open",
-                            headers={"Retry-After": "5"})
+async def _stream_allowed(request: Request, tournament_id: TournamentId,
+                          ) -> AsyncIterator[None]:
+    """A stream slot, taken before the stream starts (a generator's errors would come after
+    its headers) and given back when the response ends (FastAPI runs the rest of a
+    dependency with yield after the response)."""
+    await _known(_manager(request), tournament_id)
+    slots: StreamSlots = request.app.state.stream_slots
+    key = request_key(request)
+    slots.acquire(key)  # after the last await: no other request slips in between
+    try:
+        yield
+    finally:
+        slots.release(key)
 
 
 @router.get("/tournaments/{tournament_id}/events",
             dependencies=[Read, Depends(_stream_allowed)],
             response_class=EventSourceResponse, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: {}, 503: {}})
+            responses={401: _UNAUTHORIZED, 404: {}, 429: {}, 503: {}})
 async def events(request: Request, tournament_id: TournamentId,
                  last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
                  ) -> AsyncIterator[ServerSentEvent]:

@@ -13,7 +13,7 @@ from runner.service import api
 from runner.service.declared import DeclaredOptions
 from runner.service.manager import TournamentManager
 from runner.service.page import router as page_router
-from runner.service.security import BodyLimit, RateLimiter
+from runner.service.security import BodyLimit, RateLimiter, StreamSlots, TokenThrottle
 from runner.service.settings import ServiceSettings
 from runner.store.db import Database, open_database
 
@@ -43,6 +43,8 @@ def create_app(settings: ServiceSettings, *, db: Database | None = None,
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings.submit_rate)
     app.state.declared_options = DeclaredOptions()
+    app.state.token_throttle = TokenThrottle(settings.token_failures)
+    app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
     app.include_router(api.router)
     app.include_router(page_router)
     if settings.cors_origins:

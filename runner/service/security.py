@@ -1,33 +1,60 @@
 """What stands between the network and the tournaments: the token, body sizes, submit rate.
 
 Writes need ``Authorization: Bearer TOKEN`` (reads too, when the operator asks): the token is
-compared in constant time, and a service started without one refuses every write. Request
-bodies are bounded (413) whether or not they announce their length, and each client address
-may submit only so many tournaments a minute (429 with ``Retry-After``).
+compared in constant time, and a service started without one refuses every write. Wrong
+tokens are throttled per client (`TokenThrottle`). Request bodies are bounded (413) whether or
+not they announce their length, each client may submit only so many tournaments a minute
+(429 with ``Retry-After``) and hold only so many event streams (`StreamSlots`).
+
+A "client" is its address, or for IPv6 its /64 network (`client_key`): one host commonly has
+a whole /64 to pick addresses from.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import secrets
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 from fastapi import HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.requests import ClientDisconnect
 
 from runner.service.settings import ServiceSettings
 
-__all__ = ["BodyLimit", "RateLimiter", "bearer", "check_token"]
+__all__ = ["BodyLimit", "RateLimiter", "StreamSlots", "TokenThrottle", "bearer", "check_token",
+           "client_key", "request_key"]
 
 bearer = HTTPBearer(auto_error=False, description="The service's token (RUNNER_TOKEN).")
 """The Bearer scheme, as the OpenAPI document shows it."""
 
 
+def client_key(host: str) -> str:
+    """The key limits are counted by: the address, or an IPv6 address's /64 network."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return host
+
+
+def request_key(request: Request) -> str:
+    """The client key of a request's peer (the direct peer: proxy headers are not trusted)."""
+    return client_key(request.client.host if request.client is not None else "?")
+
+
 def check_token(settings: ServiceSettings, credentials: HTTPAuthorizationCredentials | None,
-                *, write: bool) -> None:
-    """Refuse a request without the right token (401); reads pass unless protected."""
+                *, write: bool, throttle: TokenThrottle | None = None, key: str = "") -> None:
+    """Refuse a request without the right token (401); reads pass unless protected. With a
+    `throttle`, a client (`key`) that guessed wrong too often is refused (429) for a while,
+    whatever token it sends now."""
     if not write and not settings.read_token_required:
         return
     expected = settings.token
@@ -36,10 +63,98 @@ def check_token(settings: ServiceSettings, credentials: HTTPAuthorizationCredent
             status.HTTP_401_UNAUTHORIZED,
             "this service has no token set (RUNNER_TOKEN or --token-file): writes are off",
             headers={"WWW-Authenticate": "Bearer"})
+    if throttle is not None:
+        throttle.check(key)
     given = credentials.credentials if credentials is not None else ""
     if not secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8")):
+        if throttle is not None and given:
+            throttle.failed(key)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing or wrong token",
                             headers={"WWW-Authenticate": "Bearer"})
+
+
+class TokenThrottle:
+    """Wrong tokens per client: the `free`-th wrong token, and each one after it, shuts the
+    client out for a penalty that doubles (1 s, 2 s, 4 s... up to `longest`). During a penalty every
+    request that needs the token is refused with 429 and ``Retry-After``, the right token
+    included: otherwise a guesser would just keep guessing and be told when it hit. A client
+    quiet for `forget` seconds starts afresh; at most `clients` are remembered (the least
+    recently seen are forgotten first). A request without any token is not a guess."""
+
+    def __init__(self, free: int, *, longest: float = 300.0, forget: float = 900.0,
+                 clients: int = 10_000) -> None:
+        """`free`: the wrong tokens that start the penalties (0: no throttle)."""
+        self.free = free
+        self.longest = longest
+        self.forget = forget
+        self.clients = clients
+        # key -> (wrong tokens so far, shut out until (monotonic), last wrong token)
+        self._seen: OrderedDict[str, tuple[int, float, float]] = OrderedDict()
+
+    def check(self, key: str) -> None:
+        """Refuse (429) a client serving a penalty."""
+        if self.free <= 0:
+            return
+        entry = self._seen.get(key)
+        if entry is None:
+            return
+        now = time.monotonic()
+        failures, until, last = entry
+        if now - last > self.forget:
+            del self._seen[key]
+            return
+        if now < until:
+            wait = math.ceil(until - now)
+            raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS,
+                                f"too many wrong tokens from your address; try again in "
+                                f"{wait} s", headers={"Retry-After": str(wait)})
+
+    def failed(self, key: str) -> None:
+        """Count a wrong token from `key` (and start its penalty once past the free ones)."""
+        if self.free <= 0:
+            return
+        now = time.monotonic()
+        failures, until, last = self._seen.pop(key, (0, 0.0, now))
+        if now - last > self.forget:
+            failures, until = 0, 0.0
+        failures += 1
+        if failures >= self.free:
+            until = now + min(self.longest, 2.0 ** (failures - self.free))
+        self._seen[key] = (failures, until, now)
+        while len(self._seen) > self.clients:
+            self._seen.popitem(last=False)
+
+
+class StreamSlots:
+    """Event streams held, all clients together (`total`, 503 beyond) and per client
+    (`per_client`, 429 beyond; 0: no limit per client)."""
+
+    def __init__(self, total: int, per_client: int) -> None:
+        """The two limits."""
+        self.total = total
+        self.per_client = per_client
+        self.held: Counter[str] = Counter()
+        self.count = 0
+
+    def acquire(self, key: str) -> None:
+        """Take a slot for `key`, or refuse the stream."""
+        if self.count >= self.total:
+            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
+                                "too many event streams open", headers={"Retry-After": "5"})
+        if self.per_client and self.held[key] >= self.per_client:
+            raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS,
+                                f"too many event streams from your address (at most "
+                                f"{self.per_client}); close one first",
+                                headers={"Retry-After": "5"})
+        self.held[key] += 1
+        self.count += 1
+
+    def release(self, key: str) -> None:
+        """Give back a slot taken by `acquire`."""
+        self.count -= 1
+        self.held[key] -= 1
+        if self.held[key] <= 0:
+            del self.held[key]
 
 
 class RateLimiter:
@@ -56,7 +171,7 @@ class RateLimiter:
         """Take one request from the client's bucket, or refuse it with 429."""
         if self.per_minute <= 0:
             return
-        key = request.client.host if request.client is not None else "?"
+        key = request_key(request)
         now = time.monotonic()
         tokens, last = self._buckets.pop(key, (self.capacity, now))
         tokens = min(self.capacity, tokens + (now - last) * self.per_minute / 60.0)
@@ -72,7 +187,8 @@ class RateLimiter:
 
 
 class BodyLimit:
-    """ASGI middleware: a request body over `limit` bytes gets 413, announced or not."""
+    """ASGI middleware: a request body over `limit` bytes gets 413, announced or not; a client
+    gone before its body was in ends the request quietly."""
 
     def __init__(self, app: Any, limit: int) -> None:
         """Wrap `app`; `limit` is in bytes."""
@@ -114,6 +230,10 @@ class BodyLimit:
 
         try:
             await self.app(scope, counting_receive, watching_send)
+        except ClientDisconnect:
+            # Gone before its body was all in (or closed for being too slow about it):
+            # nobody to answer, and a traceback each time would let a client fill the log.
+            return
         except _TooLarge:
             if not started:
                 await _refuse(send, 413, f"request body over {self.limit} bytes")

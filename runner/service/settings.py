@@ -41,6 +41,25 @@ class ServiceSettings:
     """Submissions accepted per client address per minute (429 beyond it)."""
     max_streams: int = 1000
     """Event streams open at once, all clients together (503 beyond it)."""
+    max_streams_per_client: int = 20
+    """Event streams open at once from one client address (429 beyond it; 0: no limit).
+    Behind a reverse proxy every client has the proxy's address: raise it or use 0."""
+    header_timeout: float = 10.0
+    """Seconds a connection has to send a complete request head (from its opening, or from
+    the first byte of a later request on a kept-alive connection); then it is closed."""
+    body_timeout: float = 30.0
+    """Seconds a request has to send its whole body after its head; then it is closed."""
+    keep_alive_timeout: float = 5.0
+    """Seconds an idle kept-alive connection stays open between requests."""
+    max_connections: int = 2000
+    """Connections open at once (beyond: 503 and closed at once). Lowered at start to fit
+    under the process's limit of open files."""
+    max_connections_per_client: int = 100
+    """Connections open at once from one client address (0: no limit; behind a reverse
+    proxy raise it or use 0)."""
+    token_failures: int = 5
+    """Wrong tokens from one client address before it is shut out for a while (429; the
+    penalty doubles with each further wrong token, up to 5 minutes; 0: no throttle)."""
     stream_queue: int = 2000
     """Events waiting for one slow client before its stream is closed (it reconnects and
     resumes from its Last-Event-ID)."""
