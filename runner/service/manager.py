@@ -18,7 +18,6 @@ import contextlib
 import logging
 import math
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,8 +28,9 @@ from runner.protocol.engine import Variant
 from runner.rules import Board
 from runner.service.cache import SharedReads
 from runner.service.hub import EventLog
+from runner.service.offload import Offload, finished_games, report_html, report_json
 from runner.service.settings import ServiceSettings
-from runner.store import Database, GameFilter, TournamentStatus, stream_games, tournaments
+from runner.store import Database, TournamentStatus, tournaments
 from runner.store.origin import mark_origin, owned, set_status, unfinished_owned
 from runner.store.queries import TournamentProgress
 from runner.tournament.events import (
@@ -89,6 +89,7 @@ class TournamentManager:
         self._places = asyncio.Semaphore(max(1, settings.max_running))
         self._closing = False
         self._reads = SharedReads()
+        self._offload = Offload(db, settings.render_workers)
 
     # ----------------------------------------------------------------- life
 
@@ -117,6 +118,7 @@ class TournamentManager:
                 await asyncio.wait_for(asyncio.shield(task), 30)
         for event_log in self._logs.values():
             event_log.close()
+        self._offload.close()
 
     def end_streams(self) -> None:
         """End every open event stream (the service is shutting down)."""
@@ -184,7 +186,7 @@ class TournamentManager:
         progress = await self._progress(tournament_id)
         if progress is None:
             return None
-        report = await self._report(tournament_id)
+        report = await self._report(tournament_id, progress.done)
         run = self._runs.get(tournament_id)
         return {**self._summary(progress), "report": report,
                 "games": [] if run is None else sorted(run.boards.values(),
@@ -195,11 +197,24 @@ class TournamentManager:
         """The stored games of the tournament as ``game_finished`` data, oldest first: every
         one, or the `newest` few (shared by all callers until a game finishes)."""
         if newest != SNAPSHOT_GAMES:  # only the snapshot's (and the page's) size is shared
-            return await asyncio.to_thread(self._finished_games, tournament_id, newest)
+            found: list[dict[str, Any]] = await self._offload.call(
+                finished_games, tournament_id, newest)
+            return found
+        progress = await self._progress(tournament_id)
         games: list[dict[str, Any]] = await self._reads.get(
             ("finished", tournament_id, newest),
-            lambda: asyncio.to_thread(self._finished_games, tournament_id, newest))
+            lambda: self._offload.call(finished_games, tournament_id, newest),
+            tag=None if progress is None else progress.done)
         return games
+
+    async def report_html(self, tournament_id: int) -> str:
+        """The tournament's HTML report, built off the event loop once per number of games
+        stored and shared by every reader meanwhile."""
+        progress = await self._progress(tournament_id)
+        html: str = await self._reads.get(
+            ("html", tournament_id), lambda: self._offload.call(report_html, tournament_id),
+            tag=None if progress is None else (progress.done, progress.status))
+        return html
 
     async def snapshot(self, tournament_id: int) -> dict[str, Any] | None:
         """What a new event stream starts with: the detail and the newest finished games."""
@@ -349,6 +364,7 @@ class TournamentManager:
         """The tournament's stored games or status changed: shared reads are stale."""
         self._reads.drop("progress")
         self._reads.drop(("report", tournament_id))
+        self._reads.drop(("html", tournament_id))
         self._reads.drop(("finished", tournament_id, SNAPSHOT_GAMES))
 
     def _standings_soon(self, tournament_id: int, run: _Run) -> None:
@@ -368,12 +384,14 @@ class TournamentManager:
 
     async def _publish_standings(self, tournament_id: int) -> None:
         try:
-            report = await self._report(tournament_id)
             progress = await self._progress(tournament_id)
+            if progress is None:
+                return
+            report = await self._report(tournament_id, progress.done)
         except Exception:  # the next game tries again; the stream goes on
             log.exception("standings of tournament %d", tournament_id)
             return
-        if progress is not None:
+        else:
             self.log(tournament_id).publish("standings", {
                 "report": report, "done_games": progress.done,
                 "total_games": progress.total_games})
@@ -400,11 +418,12 @@ class TournamentManager:
             "progress", lambda: asyncio.to_thread(self._all_progress), PROGRESS_AGE)
         return found
 
-    async def _report(self, tournament_id: int) -> dict[str, Any]:
-        """The tournament's report, read again only after a game finished (or stopped)."""
+    async def _report(self, tournament_id: int, done: int | None = None) -> dict[str, Any]:
+        """The tournament's report, read again only after a game finished (or stopped), or
+        when `done` (the games stored, if known) differs from the last read's."""
         report: dict[str, Any] = await self._reads.get(
             ("report", tournament_id),
-            lambda: asyncio.to_thread(self._report_json, tournament_id))
+            lambda: self._offload.call(report_json, tournament_id), tag=done)
         return report
 
     async def _progress(self, tournament_id: int) -> TournamentProgress | None:
@@ -436,24 +455,6 @@ class TournamentManager:
     def _unfinished(self) -> list[tuple[int, dict[str, Any]]]:
         with self.db.session() as session:
             return unfinished_owned(session)
-
-    def _report_json(self, tournament_id: int) -> dict[str, Any]:
-        from runner.report.build import build_report
-        from runner.report.render import report_json
-
-        with self.db.session() as session:
-            return report_json(build_report(session, tournament_id))
-
-    def _finished_games(self, tournament_id: int, newest: int | None) -> list[dict[str, Any]]:
-        kept: deque[dict[str, Any]] = deque(maxlen=newest)  # memory flat however many games
-        with self.db.session() as session:
-            for g in stream_games(session, GameFilter(tournament_id=tournament_id)):
-                kept.append({
-                    "index": g.job_index, "round": g.round, "white": g.white, "black": g.black,
-                    "result": g.result.value if g.result else None,
-                    "termination": g.termination.value if g.termination else None,
-                    "reason": g.reason, "plies": g.plies, "replay": False})
-        return list(kept)
 
 
 def _board(event: GameStarted) -> dict[str, Any]:

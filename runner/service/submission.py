@@ -83,7 +83,7 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings) -> Tour
         problems.extend(p for p in exc.problems if p.key != "engines_file")
         config = None
     if config is not None:
-        problems.extend(_limits(config, settings))
+        problems.extend(_limits(config, settings, data))
     if problems or config is None:
         raise ConfigError(problems)
     return config
@@ -141,17 +141,110 @@ def _book_problems(file: str, settings: ServiceSettings) -> list[ConfigProblem]:
     return []
 
 
-def _limits(config: TournamentConfig, settings: ServiceSettings) -> list[ConfigProblem]:
-    """The service's bounds on what one submission may ask."""
+def _limits(config: TournamentConfig, settings: ServiceSettings,
+            data: Mapping[str, Any] | None = None) -> list[ConfigProblem]:
+    """The service's bounds on what one submission may ask: a tournament must be able to
+    finish (games bounded in time, depth and number) and fit the machine (memory, cores)."""
     problems = []
     if config.concurrency > settings.max_concurrency:
         problems.append(ConfigProblem(
             SOURCE, "concurrency", str(config.concurrency),
             f"at most {settings.max_concurrency} games at once on this service"))
-    total = pairing_for(config).total()
-    if total > MAX_GAMES:
-        problems.append(ConfigProblem(SOURCE, "rounds", str(config.rounds),
-                                      f"{total} games scheduled; at most {MAX_GAMES}"))
+    if len(config.engines) > settings.max_engines:
+        problems.append(ConfigProblem(
+            SOURCE, "engines", f"{len(config.engines)} engines",
+            f"at most {settings.max_engines} engines in one submission on this service"))
+    else:  # the schedule of too many engines is not worth counting
+        total = pairing_for(config).total()
+        limit = min(settings.max_games, MAX_GAMES)
+        if total > limit:
+            problems.append(ConfigProblem(SOURCE, "rounds", str(config.rounds),
+                                          f"{total} games scheduled; at most {limit} on this "
+                                          "service"))
+    # Only what the submitter wrote is bounded: the engines file's own settings are the
+    # operator's choice.
+    data = data or {}
+    if isinstance(data.get("tc"), str):
+        problems.extend(_tc_limits("tc", data["tc"], settings))
+    engines = data.get("engines")
+    for index, item in enumerate(engines if isinstance(engines, list) else []):
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("tc"), str):
+            problems.extend(_tc_limits(f"engines[{index}].tc", item["tc"], settings))
+        if isinstance(item.get("options"), dict):
+            problems.extend(_option_limits(f"engines[{index}].options", item["options"],
+                                           settings))
+    return problems
+
+
+# Option names (lower case) that size an engine's memory in MB, or its threads.
+_MEMORY_OPTIONS = frozenset({"hash", "memory", "hashsize", "hash size", "tablememory",
+                             "table memory", "ttsize", "tt size"})
+_THREAD_OPTIONS = frozenset({"threads", "cores", "cpus", "smp", "max cpus", "maxthreads",
+                             "max threads", "search threads"})
+
+
+def _option_limits(where: str, options: Mapping[str, Any],
+                   settings: ServiceSettings) -> list[ConfigProblem]:
+    """Memory and thread options above the service's caps."""
+    problems = []
+    for name, value in options.items():
+        if not isinstance(name, str) or isinstance(value, bool) \
+                or not isinstance(value, int | float):
+            continue  # not a number: the other checks say what is wrong with it
+        folded = name.strip().casefold()
+        if folded in _MEMORY_OPTIONS and value > settings.max_hash_mb:
+            problems.append(ConfigProblem(
+                SOURCE, f"{where}.{name}", show_value(value),
+                f"at most {settings.max_hash_mb} MB of memory per engine on this service"))
+        elif folded in _THREAD_OPTIONS and value > settings.max_threads:
+            problems.append(ConfigProblem(
+                SOURCE, f"{where}.{name}", show_value(value),
+                f"at most {settings.max_threads} threads per engine on this service"))
+    return problems
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def _tc_limits(key: str, text: str, settings: ServiceSettings) -> list[ConfigProblem]:
+    """A submitted time control's bounds: every game must end, and be playable."""
+    from runner.clock import TimeControl
+
+    try:
+        tc = TimeControl.parse(text)
+    except ValueError:
+        return []  # the CLI's checks report it
+    value = show_value(text)
+    problems = []
+
+    def refuse(message: str) -> None:
+        problems.append(ConfigProblem(SOURCE, key, value, message))
+
+    if not tc.periods and tc.move_time is None and tc.depth is None and tc.nodes is None:
+        refuse("a submitted time control must bound the game (a clock, a time per move, "
+               "or a depth or node limit)")
+    for period in tc.periods:
+        if period.base < settings.min_base_seconds \
+                and period.increment < settings.min_increment_seconds:
+            refuse(f"base time {_seconds(period.base)} with increment "
+                   f"{_seconds(period.increment)}: at least {_seconds(settings.min_base_seconds)}"
+                   f" of base time, or an increment of at least "
+                   f"{_seconds(settings.min_increment_seconds)}, on this service")
+        if period.base > settings.max_base_seconds:
+            refuse(f"base time {_seconds(period.base)}: at most "
+                   f"{_seconds(settings.max_base_seconds)} on this service")
+    if tc.move_time is not None and not (
+            settings.min_movetime_seconds <= tc.move_time <= settings.max_movetime_seconds):
+        refuse(f"time per move {_seconds(tc.move_time)}: from "
+               f"{_seconds(settings.min_movetime_seconds)} to "
+               f"{_seconds(settings.max_movetime_seconds)} on this service")
+    if tc.depth is not None and tc.depth > settings.max_depth:
+        refuse(f"depth {tc.depth}: at most {settings.max_depth} on this service")
+    if tc.nodes is not None and tc.nodes > settings.max_nodes:
+        refuse(f"{tc.nodes} nodes per move: at most {settings.max_nodes} on this service")
     return problems
 
 
