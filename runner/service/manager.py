@@ -31,7 +31,14 @@ from runner.service.hub import EventLog
 from runner.service.offload import Offload, finished_games, report_html, report_json
 from runner.service.settings import ServiceSettings
 from runner.store import Database, TournamentStatus, tournaments
-from runner.store.origin import mark_origin, owned, set_status, unfinished_owned
+from runner.store.origin import (
+    failures,
+    mark_origin,
+    owned,
+    set_reason,
+    set_status,
+    unfinished_owned,
+)
 from runner.store.queries import TournamentProgress
 from runner.tournament.events import (
     Event,
@@ -89,6 +96,7 @@ class TournamentManager:
         self._places = asyncio.Semaphore(max(1, settings.max_running))
         self._closing = False
         self._reads = SharedReads()
+        self._reasons: dict[int, str | None] = {}  # this process's word, the store's may lag
         self._offload = Offload(db, settings.render_workers)
 
     # ----------------------------------------------------------------- life
@@ -177,8 +185,8 @@ class TournamentManager:
 
     async def summaries(self) -> list[dict[str, Any]]:
         """Every tournament, oldest first, with its progress and live status."""
-        found = await self._all_progress_shared()
-        return [self._summary(progress) for progress in found]
+        found, reasons = await self._all_shared()
+        return [self._summary(progress, reasons) for progress in found]
 
     async def detail(self, tournament_id: int) -> dict[str, Any] | None:
         """A tournament's status, report (standings, Elo, pentanomial, SPRT, plots' data) and
@@ -188,7 +196,8 @@ class TournamentManager:
             return None
         report = await self._report(tournament_id, progress.done)
         run = self._runs.get(tournament_id)
-        return {**self._summary(progress), "report": report,
+        reasons = await self._stored_reasons()
+        return {**self._summary(progress, reasons), "report": report,
                 "games": [] if run is None else sorted(run.boards.values(),
                                                        key=lambda b: b["index"])}
 
@@ -277,23 +286,30 @@ class TournamentManager:
         event_log = self.log(tournament_id)
         event_log.closed = False
         status = "interrupted"
+        reason: str | None = None
         try:
             async with self._places:
                 if run.stop_requested or self._closing:
                     raise asyncio.CancelledError
                 run.state = "running"
+                if self._reasons.get(tournament_id) is not None or tournament_id in \
+                        await self._stored_reasons():
+                    await self._note_reason(tournament_id, None)  # this run starts afresh
                 event_log.publish("status", {"status": "running"})
                 outcome = await run.tournament.run()
             status = outcome.status.value
             if outcome.error is not None:
+                reason = outcome.error
                 event_log.publish("notice", {"text": f"the run stopped: {outcome.error}"})
         except asyncio.CancelledError:
             pass
         except TournamentError as exc:
-            event_log.publish("notice", {"text": str(exc)})
+            reason = str(exc)
+            event_log.publish("notice", {"text": reason})
         except Exception as exc:  # a run's failure must not take the service down
             log.exception("tournament %d failed", tournament_id)
-            event_log.publish("notice", {"text": f"the run failed: {type(exc).__name__}: {exc}"})
+            reason = f"the run failed: {type(exc).__name__}: {exc}"
+            event_log.publish("notice", {"text": reason})
         finally:
             self._runs.pop(tournament_id, None)
             self._changed(tournament_id)
@@ -305,10 +321,15 @@ class TournamentManager:
                                         TournamentStatus.STOPPED)
             self._changed(tournament_id)
             status = "stopped"
+        if reason is not None and status != "stopped":
+            reason = _one_line(reason)
+            await self._note_reason(tournament_id, reason)
+        else:
+            reason = None
         await self._publish_standings(tournament_id)
         decision = run.tournament.sprt_result
         event_log.publish("tournament_finished" if status == "finished" else "status", {
-            "status": status,
+            "status": status, "reason": reason,
             "sprt_decision": None if decision is None else decision.decision.value})
         if status == TournamentStatus.FINISHED.value:
             event_log.close()
@@ -360,6 +381,21 @@ class TournamentManager:
         elif isinstance(event, Notice):
             event_log.publish("notice", {"text": event.text})
 
+    async def _note_reason(self, tournament_id: int, reason: str | None) -> None:
+        """Remember why the run failed (None: forget it), here and in the database (where it
+        outlives a restart) when the database can still be written."""
+        self._reasons[tournament_id] = reason
+        try:
+            await asyncio.to_thread(self._set_reason, tournament_id, reason)
+        except Exception as exc:  # a store error is often the reason itself
+            log.warning("tournament %d: the reason could not be stored: %s", tournament_id,
+                        _one_line(str(exc)))
+        self._changed(tournament_id)
+
+    async def _stored_reasons(self) -> dict[int, str]:
+        reasons: dict[int, str] = (await self._all_shared())[1]
+        return reasons
+
     def _changed(self, tournament_id: int) -> None:
         """The tournament's stored games or status changed: shared reads are stale."""
         self._reads.drop("progress")
@@ -398,8 +434,11 @@ class TournamentManager:
 
     # ----------------------------------------------------------------- reading (threads)
 
-    def _summary(self, progress: TournamentProgress) -> dict[str, Any]:
+    def _summary(self, progress: TournamentProgress,
+                 stored_reasons: dict[int, str] | None = None) -> dict[str, Any]:
         run = self._runs.get(progress.id)
+        reason = (self._reasons[progress.id] if progress.id in self._reasons
+                  else (stored_reasons or {}).get(progress.id))
         return {
             "id": progress.id, "name": progress.name,
             "status": run.state if run is not None else progress.status,
@@ -407,16 +446,20 @@ class TournamentManager:
             "running_games": progress.running if run is not None else 0,
             "created_at": _iso(progress.created_at), "finished_at": _iso(progress.finished_at),
             "sprt_decision": progress.sprt_decision,
+            "reason": None if run is not None and run.state != "stopping" else reason,
         }
 
-    def _all_progress(self) -> list[TournamentProgress]:
+    def _all_progress(self) -> tuple[list[TournamentProgress], dict[int, str]]:
         with self.db.session() as session:
-            return tournaments(session)
+            return tournaments(session), failures(session)
 
-    async def _all_progress_shared(self) -> list[TournamentProgress]:
-        found: list[TournamentProgress] = await self._reads.get(
+    async def _all_shared(self) -> tuple[list[TournamentProgress], dict[int, str]]:
+        found: tuple[list[TournamentProgress], dict[int, str]] = await self._reads.get(
             "progress", lambda: asyncio.to_thread(self._all_progress), PROGRESS_AGE)
         return found
+
+    async def _all_progress_shared(self) -> list[TournamentProgress]:
+        return (await self._all_shared())[0]
 
     async def _report(self, tournament_id: int, done: int | None = None) -> dict[str, Any]:
         """The tournament's report, read again only after a game finished (or stopped), or
@@ -448,6 +491,10 @@ class TournamentManager:
             raise KeyError(tournament_id)
         return stored
 
+    def _set_reason(self, tournament_id: int, reason: str | None) -> None:
+        with self.db.session() as session:
+            set_reason(session, tournament_id, reason)
+
     def _set_status(self, tournament_id: int, status: TournamentStatus) -> None:
         with self.db.session() as session:
             set_status(session, tournament_id, status)
@@ -474,6 +521,13 @@ def _board(event: GameStarted) -> dict[str, Any]:
             "fen": fen, "ply": ply, "white_clock": clocks[0], "black_clock": clocks[1],
             "last_move": None, "last_uci": None, "score_cp": None, "mate": None, "depth": None,
             "moved_at": time.time()}
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    """A reason fit for one line of a page or a log: whitespace runs (line breaks included)
+    made one space, control characters dropped, at most `limit` characters."""
+    flat = " ".join("".join(c for c in text if c.isprintable() or c.isspace()).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _finite(value: object) -> object:
