@@ -8,6 +8,7 @@ global). Problems with a submitted configuration come back as 422 with one entry
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated, Any
@@ -17,17 +18,19 @@ from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from runner.config.check import ConfigError
+from runner.config.check import ConfigError, ConfigProblem
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.service.hub import SlowReader
 from runner.service.manager import Conflict, TournamentManager
 from runner.service.security import bearer, check_token
 from runner.service.settings import ServiceSettings
-from runner.service.submission import check_submission, parse_body
+from runner.service.submission import SOURCE, check_submission, parse_body
 from runner.tournament.events import DatabaseFailure, TournamentError
 
 __all__ = ["router"]
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/api", tags=["tournaments"])
 """The JSON API's routes."""
@@ -135,18 +138,48 @@ async def submit(request: Request) -> Any:
     request.app.state.rate_limiter.check(request)
     try:
         data = parse_body(body, request.headers.get("content-type", ""))
-        config = await asyncio.to_thread(check_submission, data, settings)
+        config = await asyncio.to_thread(_checked, data, settings)
         tournament_id = await _manager(request).submit(config)
     except ConfigError as exc:
         return JSONResponse(status_code=422, content={"detail": [
-            {"key": p.key, "value": p.value, "message": p.message, "text": str(p)}
-            for p in exc.problems]})
+            _problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]})
     except DatabaseFailure as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
     except TournamentError as exc:  # found when the tournament is set up (a short book, say)
         return JSONResponse(status_code=422, content={"detail": [
-            {"key": "", "value": "", "message": str(exc), "text": str(exc)}]})
+            _problem(settings, "", "", str(exc), str(exc))]})
     return {"id": tournament_id, "url": f"/api/tournaments/{tournament_id}"}
+
+
+def _checked(data: dict[str, Any], settings: ServiceSettings) -> Any:
+    """`check_submission`, where anything it did not foresee is a refusal in one line (a
+    422, logged as one line), never a 500 with a traceback."""
+    try:
+        return check_submission(data, settings)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        log.warning("a submission could not be checked: %s: %s", type(exc).__name__,
+                    " ".join(str(exc).split())[:200])
+        raise ConfigError([ConfigProblem(
+            SOURCE, "", "", f"the configuration could not be checked ({type(exc).__name__})")]) \
+            from None
+
+
+def _problem(settings: ServiceSettings, key: str, value: str, message: str,
+             text: str) -> dict[str, str]:
+    """One problem of a refused submission as the API shows it: the service's own
+    directories are not named (paths are shown relative to the books directory) and every
+    field is one line of bounded length."""
+    root = str(settings.books_root)
+
+    def shown(field: str, limit: int) -> str:
+        field = field.replace(root + "/", "").replace(root, ".")
+        field = " ".join("".join(c if c.isprintable() else " " for c in field).split())
+        return field if len(field) <= limit else field[: limit - 3] + "..."
+
+    return {"key": shown(key, 200), "value": shown(value, 200), "message": shown(message, 500),
+            "text": shown(text, 900)}
 
 
 @router.get("/tournaments", dependencies=[Read], openapi_extra=_OPEN_READ,

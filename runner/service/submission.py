@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
-from runner.config.check import ConfigError, ConfigProblem, show_value
+from runner.config.check import ConfigError, ConfigProblem, show_value, type_name
 from runner.config.model import TournamentConfig
 from runner.config.parse import parse_config
 from runner.service.settings import ServiceSettings
@@ -54,15 +54,114 @@ def parse_body(body: bytes, content_type: str) -> dict[str, Any]:
     if kind == "application/json" or kind.endswith("+json"):
         try:
             data = json.loads(text)
-        except ValueError as exc:
-            raise _error("", "", f"invalid JSON: {exc}") from None
+        except RecursionError:
+            raise _error("", "", "invalid JSON: nested too deeply") from None
+        except ValueError as exc:  # the int-to-text digit limit included
+            raise _error("", "", f"invalid JSON: {_short(str(exc))}") from None
         if not isinstance(data, dict):
             raise _error("", "", f"expected a JSON object, not {type(data).__name__}")
-        return data
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _error("", "", f"invalid TOML: {exc}") from None
+    else:
+        try:
+            data = tomllib.loads(text)
+        except RecursionError:
+            raise _error("", "", "invalid TOML: nested too deeply") from None
+        except (tomllib.TOMLDecodeError, ValueError) as exc:
+            raise _error("", "", f"invalid TOML: {_short(str(exc))}") from None
+    odd = _odd_values(data)
+    if odd:
+        raise ConfigError(odd)
+    return data
+
+
+MAX_INTEGER = 2**53
+"""The largest integer a submission may hold (anything larger is no count, id or limit the
+runner has, and would overflow a float or a database column)."""
+MAX_TEXT = 4096
+"""The longest text a submission may hold (a path, a name)."""
+MAX_PATH = 1024
+"""The longest opening file path a submission may give."""
+MAX_NAME = 255
+"""The longest file or directory name in that path (what file systems allow)."""
+MAX_DEPTH = 32
+"""The deepest nesting of tables and arrays a submission may have."""
+
+
+def _odd_values(data: Mapping[str, Any]) -> list[ConfigProblem]:
+    """What no configuration holds, wherever it is (keys included): text that is not Unicode
+    (lone surrogates), NUL characters, text over `MAX_TEXT`, integers beyond `MAX_INTEGER`,
+    floats that are not finite, nesting deeper than `MAX_DEPTH`. Found before any other check,
+    so none of them reaches a parser, a path or the database."""
+    import math
+
+    problems: list[ConfigProblem] = []
+    todo: list[tuple[str, Any, int]] = [("", data, 0)]
+    while todo and len(problems) < 20:
+        path, value, depth = todo.pop()
+        why = None
+        if isinstance(value, str):
+            why = _odd_text(value)
+        elif isinstance(value, bool):
+            pass
+        elif isinstance(value, int):
+            if abs(value) > MAX_INTEGER:
+                why = f"an integer beyond ±{MAX_INTEGER}"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                why = "a number that is not finite"
+        elif isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                why = f"nested deeper than {MAX_DEPTH} levels"
+            elif isinstance(value, dict):
+                for key, item in value.items():
+                    key_text = str(key)
+                    bad_key = _odd_text(key_text)
+                    if bad_key is not None:
+                        problems.append(ConfigProblem(SOURCE, _path(path, "?"), "",
+                                                      f"a key is {bad_key}"))
+                        continue
+                    todo.append((_path(path, key_text), item, depth + 1))
+            else:
+                todo.extend((f"{path}[{index}]", item, depth + 1)
+                            for index, item in enumerate(value))
+        if why is not None:
+            problems.append(ConfigProblem(SOURCE, path, _safe_value(value), f"not allowed: {why}"))
+    return problems
+
+
+def _odd_text(text: str) -> str | None:
+    """Why `text` cannot be in a configuration (None: it can)."""
+    if len(text) > MAX_TEXT:
+        return f"text of {len(text)} characters (at most {MAX_TEXT})"
+    if "\0" in text:
+        return "text with a NUL character"
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return "text with a lone surrogate (not Unicode)"
+    return None
+
+
+def _safe_value(value: Any) -> str:
+    """A refused value shown safely: text without what made it odd, numbers shortened."""
+    if isinstance(value, str):
+        cleaned = "".join("?" if c == "\0" or "\ud800" <= c <= "\udfff" else c
+                          for c in value[:60])
+        return show_value(cleaned + ("..." if len(value) > 60 else ""))
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = len(str(abs(value))) if abs(value) < 10**4000 else 4000
+        return f"an integer of {digits} digits" if digits > 20 else str(value)
+    if isinstance(value, dict | list):
+        return f"a {type_name(value)}"
+    return show_value(value)
+
+
+def _path(parent: str, key: str) -> str:
+    shown = key if key.replace("_", "").replace("-", "").isalnum() else show_value(key)
+    return f"{parent}.{shown}" if parent else shown
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """One line of at most `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def check_submission(data: Mapping[str, Any], settings: ServiceSettings) -> TournamentConfig:
@@ -133,7 +232,13 @@ def _engine_problems(item: Mapping[str, Any], path: str) -> list[ConfigProblem]:
 def _book_problems(file: str, settings: ServiceSettings) -> list[ConfigProblem]:
     """An opening file outside the books directory is refused (no reading any file)."""
     root = settings.books_root
-    target = (root / file).resolve()
+    if len(file) > MAX_PATH or any(len(part) > MAX_NAME for part in file.split("/")):
+        return [ConfigProblem(SOURCE, "openings.file", show_value(file[:60] + "..."),
+                              f"a path of at most {MAX_PATH} characters, {MAX_NAME} per name")]
+    try:
+        target = (root / file).resolve()
+    except (OSError, ValueError):  # a path too long for the system, say
+        target = root
     if target == root or not target.is_relative_to(root):
         return [ConfigProblem(SOURCE, "openings.file", show_value(file),
                               "opening files are read from the service's books directory "
