@@ -169,6 +169,8 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings) -> Tour
     every problem found (refused keys and the CLI's own checks together)."""
     problems = refused(data, settings)
     table = {key: value for key, value in data.items() if key not in _REFUSED_TOP}
+    if any(p.key == "openings.file" for p in problems):
+        table.pop("openings", None)  # refused: no parser goes looking for it
     table["engines_file"] = str(settings.engines_file.resolve())
     engines = table.get("engines")
     if isinstance(engines, list):
@@ -328,9 +330,6 @@ def _tc_limits(key: str, text: str, settings: ServiceSettings) -> list[ConfigPro
     def refuse(message: str) -> None:
         problems.append(ConfigProblem(SOURCE, key, value, message))
 
-    if not tc.periods and tc.move_time is None and tc.depth is None and tc.nodes is None:
-        refuse("a submitted time control must bound the game (a clock, a time per move, "
-               "or a depth or node limit)")
     for period in tc.periods:
         if period.base < settings.min_base_seconds \
                 and period.increment < settings.min_increment_seconds:
