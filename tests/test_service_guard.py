@@ -169,46 +169,49 @@ def test_submissions_are_bounded_by_what_can_finish(served: Served, change: dict
     assert listed == []
 
 
-ODD: list[tuple[str, bytes, str]] = [
-    ("lone surrogate", b'{"name": "\\ud800", "engines": ["bundled", "bundled-v1"]}',
-     "application/json"),
+_PAIR = b'"engines": ["bundled", "bundled-v1"], "tc": "5+0.05"'
+_TOML_PAIR = b'engines = ["bundled", "bundled-v1"]\ntc = "5+0.05"\n'
+
+# (what, body, content type, the key its problem names: "" for the body as a whole)
+ODD: list[tuple[str, bytes, str, str]] = [
+    ("lone surrogate", b'{"name": "\\ud800", ' + _PAIR + b"}", "application/json", "name"),
     ("lone surrogate key", b'{"engines": [{"use": "bundled", "options": {"\\udfff": 1}}, '
-                           b'"bundled-v1"]}', "application/json"),
-    ("NUL in a name", b'{"name": "a\\u0000b", "engines": ["bundled", "bundled-v1"]}',
-     "application/json"),
-    ("NUL in a TOML name", b'name = "a\\u0000b"\nengines = ["bundled", "bundled-v1"]\n',
-     "application/toml"),
-    ("NUL in a path", b'{"engines": ["bundled", "bundled-v1"], "openings": '
-                      b'{"file": "x\\u0000.epd"}}', "application/json"),
-    ("huge JSON integer", b'{"engines": ["bundled", "bundled-v1"], "rounds": 1'
-                          + b"0" * 400 + b"}", "application/json"),
-    ("huge TOML integer", b'engines = ["bundled", "bundled-v1"]\nrounds = 1' + b"0" * 400
-     + b"\n", "application/toml"),
-    ("huge SPRT bound", b'{"engines": ["bundled", "bundled-v1"], "sprt": {"elo0": 0, '
-                        b'"elo1": 1' + b"0" * 400 + b"}}", "application/json"),
-    ("over-long path", json.dumps({"engines": ["bundled", "bundled-v1"],
-                                   "openings": {"file": "x" * 300 + ".epd"}}).encode(),
-     "application/json"),
-    ("very long path", json.dumps({"engines": ["bundled", "bundled-v1"],
-                                   "openings": {"file": "a/" * 2500 + "x.epd"}}).encode(),
-     "application/json"),
-    ("deep JSON", b'{"engines": ["bundled", "bundled-v1"], "x": ' + b"[" * 20000
-     + b"]" * 20000 + b"}", "application/json"),
-    ("deep TOML", b'engines = ["bundled", "bundled-v1"]\nx = ' + b"[" * 5000 + b"]" * 5000
-     + b"\n", "application/toml"),
-    ("NaN", b'{"engines": ["bundled", "bundled-v1"], "rounds": NaN}', "application/json"),
-    ("surrogate bytes", b'{"name": "\xed\xa0\x80"}', "application/json"),
+                           b'"bundled-v1"], "tc": "5+0.05"}', "application/json",
+     'engines[0].options."?"'),
+    ("NUL in a name", b'{"name": "a\\u0000b", ' + _PAIR + b"}", "application/json", "name"),
+    ("NUL in a TOML name", b'name = "a\\u0000b"\n' + _TOML_PAIR, "application/toml", "name"),
+    ("NUL in a path", b'{' + _PAIR + b', "openings": {"file": "x\\u0000.epd"}}',
+     "application/json", "openings.file"),
+    ("huge JSON integer", b'{' + _PAIR + b', "rounds": 1' + b"0" * 400 + b"}",
+     "application/json", "rounds"),
+    ("huge TOML integer", _TOML_PAIR + b"rounds = 1" + b"0" * 400 + b"\n", "application/toml",
+     "rounds"),
+    ("huge SPRT bound", b'{' + _PAIR + b', "sprt": {"elo0": 0, "elo1": 1' + b"0" * 400
+     + b"}}", "application/json", "sprt.elo1"),
+    ("over-long path", json.dumps({**BASE, "openings": {"file": "x" * 300 + ".epd"}}).encode(),
+     "application/json", "openings.file"),
+    ("very long path", json.dumps({**BASE, "openings": {"file": "a/" * 2500 + "x.epd"}}).encode(),
+     "application/json", "openings.file"),
+    ("deep JSON", b'{' + _PAIR + b', "x": ' + b"[" * 20000 + b"]" * 20000 + b"}",
+     "application/json", ""),
+    ("deep TOML", _TOML_PAIR + b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "application/toml",
+     ""),
+    ("NaN", b'{' + _PAIR + b', "rounds": NaN}', "application/json", "rounds"),
+    ("surrogate bytes", b'{"name": "\xed\xa0\x80", ' + _PAIR + b"}", "application/json", ""),
 ]
 
 
-@pytest.mark.parametrize(("what", "body", "content_type"), ODD, ids=[o[0] for o in ODD])
-def test_odd_input_gets_one_line(served: Served, what: str, body: bytes,
-                                 content_type: str) -> None:
-    """422 with problems of one bounded line each; never a 500, never a traceback logged."""
+@pytest.mark.parametrize(("what", "body", "content_type", "key"), ODD, ids=[o[0] for o in ODD])
+def test_odd_input_gets_one_line(served: Served, what: str, body: bytes, content_type: str,
+                                 key: str) -> None:
+    """422 naming what is odd, each problem one bounded line; never a 500, never a traceback
+    in the log."""
     before = served.log.read_text(errors="replace")
-    for problem in _problems(served.submit(body, content_type)):
+    problems = _problems(served.submit(body, content_type))
+    assert [p for p in problems if p["key"] == key], problems
+    for problem in problems:
         for field in problem.values():
-            assert "\n" not in field and len(field) <= 900, problem
+            assert "\n" not in field and len(field) <= 300, problem
     assert "Traceback" not in served.log.read_text(errors="replace")[len(before):]
 
 
