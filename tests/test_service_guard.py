@@ -84,8 +84,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _serve(workdir: Path) -> Iterator[Served]:
-    """`runner serve` over `workdir`/service.db with `workdir`/engines.toml and its books."""
+def _serve(workdir: Path, db_url: str | None = None) -> Iterator[Served]:
+    """`runner serve` over `workdir`/service.db (or `db_url`) with `workdir`/engines.toml and
+    its books."""
     engines = workdir / "engines.toml"
     if not engines.exists():
         engines.write_text(ENGINES.format(python=sys.executable, repo=REPO))
@@ -100,7 +101,7 @@ def _serve(workdir: Path) -> Iterator[Served]:
     log = log_path.open("ab")
     process = subprocess.Popen(
         [sys.executable, "-m", "runner", "serve", "--port", str(port), "--db",
-         f"sqlite:///{workdir / 'service.db'}", "--engines", str(engines), "--books", str(books),
+         db_url or f"sqlite:///{workdir / 'service.db'}", "--engines", str(engines), "--books", str(books),
          "--submit-rate", "100000", "--max-concurrency", "2"],
         cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -350,3 +351,19 @@ def test_direction_controls_do_not_spoof_the_page(tmp_path: Path) -> None:
                 ".map((n) => n.textContent)")
             assert sorted(engines) == sorted(["good0-1", "\u05d0\u05d1 hebrew", "plain"])
             assert page.evaluate("() => document.title") == "cupevil - cecp-runner"
+
+
+def test_nul_in_names_on_postgresql(tmp_path: Path, postgres_server: Any) -> None:
+    """PostgreSQL cannot store a NUL in text: a name with one is a 422 naming the key, not a
+    500 from the database; the service goes on accepting submissions."""
+    with _serve(tmp_path, postgres_server.new_database()) as service:
+        for body, key in [({**BASE, "name": "cup\u0000"}, "name"),
+                          ({**BASE, "engines": [{"use": "bundled", "name": "a\u0000b"},
+                                                "bundled-v1"]}, "engines[0].name")]:
+            problems = _problems(service.submit(body))
+            assert [p for p in problems if p["key"] == key], problems
+        created = service.submit({**BASE, "name": "fine", "rounds": 1, "games": 2})
+        assert created.status_code == 201, created.text
+        httpx.post(f"{service.base}{created.json()['url']}/stop?hard=true", headers=AUTH,
+                   timeout=10)
+        assert "Traceback" not in service.log.read_text(errors="replace")
