@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("uvicorn", reason="the service extra (uvicorn) is not installed")
 
-from tests.conftest import REPO  # noqa: E402
+from tests.conftest import REPO
 
 _spec = importlib.util.spec_from_file_location("heavy_reads", REPO / "benchmarks" / "heavy_reads.py")
 assert _spec is not None and _spec.loader is not None
