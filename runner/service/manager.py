@@ -126,7 +126,7 @@ class TournamentManager:
                 await asyncio.wait_for(asyncio.shield(task), 30)
         for event_log in self._logs.values():
             event_log.close()
-        self._offload.close()
+        await asyncio.to_thread(self._offload.close)
 
     def end_streams(self) -> None:
         """End every open event stream (the service is shutting down)."""

@@ -18,11 +18,17 @@ import concurrent.futures
 import contextlib
 import multiprocessing
 import os
+import threading
+import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from runner.store import Database, GameFilter, open_database, stream_games
+if TYPE_CHECKING:
+    from runner.store import Database
+
+# The store (and SQLAlchemy) is imported by the functions that use it, not here: a worker
+# process imports this module first, and lowers its priority before that heavier import.
 
 __all__ = ["Offload", "finished_games", "report_html", "report_json"]
 
@@ -33,12 +39,24 @@ WORKER_NICENESS = 10
 _worker_db: Database | None = None
 
 
-def _start_worker(url: str, niceness: int) -> None:
-    """In a new worker process: lower its priority, open the database (already migrated)."""
+def _start_worker(url: str, niceness: int, service: int) -> None:
+    """In a new worker process: lower its priority, end with the service (process `service`)
+    however it ends, open the database (already migrated)."""
     global _worker_db  # this worker process's own state, made once at its start
     with contextlib.suppress(OSError):
         os.nice(niceness)
+    threading.Thread(target=_end_with, args=(service,), daemon=True,
+                     name="end-with-service").start()
+    from runner.store import open_database
+
     _worker_db = open_database(url, migrate=False)
+
+
+def _end_with(service: int) -> None:
+    """Exit when the service is gone (killed, say: nothing told this worker to stop)."""
+    while os.getppid() == service:
+        time.sleep(1.0)
+    os._exit(0)
 
 
 def _db(db: Database | None) -> Database:
@@ -69,6 +87,8 @@ def report_json(tournament_id: int, db: Database | None = None) -> dict[str, Any
 def finished_games(tournament_id: int, newest: int | None,
                    db: Database | None = None) -> list[dict[str, Any]]:
     """The stored games as ``game_finished`` data, oldest first: all, or the `newest` few."""
+    from runner.store import GameFilter, stream_games
+
     kept: deque[dict[str, Any]] = deque(maxlen=newest)  # memory flat however many games
     with _db(db).session() as session:
         for g in stream_games(session, GameFilter(tournament_id=tournament_id)):
@@ -111,13 +131,11 @@ class Offload:
 
     def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
         if self._pool is None:
-            # forkserver: workers are forked from a clean process, not from this one with its
-            # threads and open sockets.
-            method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
-                      else "spawn")
+            # spawn: a fresh interpreter, not a fork of this process with its threads and
+            # sockets; and no fork server left behind, the workers are children of this one.
             self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context(method),
-                initializer=_start_worker, initargs=(self.db.url, WORKER_NICENESS))
+                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker, initargs=(self.db.url, WORKER_NICENESS, os.getpid()))
         return self._pool
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -133,7 +151,14 @@ class Offload:
             return await loop.run_in_executor(self._executor(), fn, *args)
 
     def close(self) -> None:
-        """Stop the worker processes (reads in flight are cancelled)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Stop the worker processes now (reads in flight are abandoned) and reap them."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        # A report being built may take seconds: the workers are ended, not waited for
+        # (the executor has no public way before Python 3.14's `terminate_workers`).
+        workers = getattr(pool, "_processes", None) or {}
+        for process in list(workers.values()):
+            with contextlib.suppress(Exception):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
