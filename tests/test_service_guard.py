@@ -367,3 +367,103 @@ def test_nul_in_names_on_postgresql(tmp_path: Path, postgres_server: Any) -> Non
         httpx.post(f"{service.base}{created.json()['url']}/stop?hard=true", headers=AUTH,
                    timeout=10)
         assert "Traceback" not in service.log.read_text(errors="replace")
+
+
+def _fuzzed_submissions() -> Any:
+    """Tables shaped like submissions (the configuration's keys) whose values may be odd:
+    lone surrogates, NUL, control characters, huge integers, non-finite floats, long text."""
+    from hypothesis import strategies as st
+
+    text = st.one_of(
+        st.text(max_size=30),
+        st.sampled_from(["\ud800", "a\udfffb", "x\x00y", "\x00", "\x1b[31m", "a\nb",
+                         "x" * 300, "a/" * 2100, "../../etc/passwd", "openings/../../x",
+                         "5+0.05", "0.000001+0", "depth=1000000000", "st=0", "inf",
+                         "bundled", "bundled-v1", "stockfish", "notes.txt"]))
+    number = st.one_of(st.integers(min_value=-(10**400), max_value=10**400),
+                       st.sampled_from([0, -1, 2**31, 2**63, 2**64 + 1, 10**30]),
+                       st.floats(allow_nan=True, allow_infinity=True))
+    leaf = st.one_of(text, number, st.booleans(), st.none())
+    engine = st.one_of(
+        st.sampled_from(["bundled", "bundled-v1", "stockfish"]), leaf,
+        st.fixed_dictionaries({"use": st.one_of(st.sampled_from(["bundled", "stockfish"]), leaf)},
+                              optional={"name": leaf, "tc": leaf, "restart": leaf,
+                                        "ponder": leaf,
+                                        "options": st.dictionaries(text, leaf, max_size=3)}))
+    return st.fixed_dictionaries({}, optional={
+        "name": leaf, "format": st.one_of(st.sampled_from(["match", "round-robin"]), leaf),
+        "engines": st.one_of(st.lists(engine, max_size=4), leaf),
+        "tc": leaf, "rounds": leaf, "games": leaf, "concurrency": leaf, "variant": leaf,
+        "openings": st.one_of(leaf, st.fixed_dictionaries({}, optional={
+            "file": leaf, "format": leaf, "order": leaf, "start": leaf, "plies": leaf,
+            "seed": leaf})),
+        "adjudication": st.one_of(leaf, st.fixed_dictionaries({}, optional={
+            "maxmoves": leaf, "draw": st.dictionaries(text, leaf, max_size=2),
+            "resign": st.dictionaries(text, leaf, max_size=2)})),
+        "sprt": st.one_of(leaf, st.fixed_dictionaries({}, optional={
+            "elo0": leaf, "elo1": leaf, "alpha": leaf, "beta": leaf, "maxgames": leaf})),
+        "x": st.recursive(leaf, lambda inner: st.lists(inner, max_size=3), max_leaves=8),
+    })
+
+
+def test_fuzzed_submissions_are_accepted_or_refused_never_crash() -> None:
+    """Generated submissions, as JSON and as TOML where TOML can say them: every one is
+    either a checked configuration or a ConfigError of one-line problems, nothing else."""
+    hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not installed")
+    import tomllib
+
+    from runner.config.check import ConfigError
+    from runner.service.settings import ServiceSettings
+    from runner.service.submission import check_submission, parse_body
+
+    settings = ServiceSettings(db_url="sqlite://", engines_file=REPO / "configs" / "engines.toml")
+
+    def checked(body: bytes, content_type: str) -> None:
+        try:
+            check_submission(parse_body(body, content_type), settings)
+        except ConfigError as exc:
+            assert exc.problems
+            for problem in exc.problems:
+                assert "\n" not in problem.message, problem
+
+    @hypothesis.settings(max_examples=300, deadline=None, database=None,
+                         suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(_fuzzed_submissions())
+    def run(table: dict[str, Any]) -> None:
+        checked(json.dumps(table).encode(), "application/json")
+        try:
+            toml = _toml(table)
+        except ValueError:
+            return  # None, NaN or a surrogate: TOML has no way to say it
+        tomllib.loads(toml)  # the generator's own TOML is valid
+        checked(toml.encode(), "application/toml")
+
+    run()
+
+
+def _toml(table: dict[str, Any]) -> str:
+    """`table` as TOML text (inline tables), ValueError for what TOML cannot hold."""
+    import math
+
+    def value(item: Any) -> str:
+        if item is None or (isinstance(item, float) and math.isnan(item)):
+            raise ValueError("no TOML for it")
+        if isinstance(item, bool):
+            return "true" if item else "false"
+        if isinstance(item, int | float):
+            return ("inf" if item > 0 else "-inf") if isinstance(item, float) and \
+                math.isinf(item) else repr(item)
+        if isinstance(item, str):
+            return string(item)
+        if isinstance(item, list):
+            return "[" + ", ".join(value(i) for i in item) + "]"
+        return "{" + ", ".join(f"{string(str(k))} = {value(v)}" for k, v in item.items()) + "}"
+
+    def string(text: str) -> str:
+        if any("\ud800" <= c <= "\udfff" for c in text):
+            raise ValueError("no TOML for it")
+        # Raw non-ASCII (JSON's ASCII escapes of it are surrogate pairs, which TOML refuses);
+        # DEL escaped (TOML refuses it raw, JSON leaves it so).
+        return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+    return "".join(f"{string(key)} = {value(item)}\n" for key, item in table.items())
