@@ -171,7 +171,7 @@ async def _run(service: Service, big: int, args: argparse.Namespace, figures: Fi
     await asyncio.sleep(args.warmup)
     if args.grow:
         tasks.append(asyncio.create_task(_grow(service.db, big, args.grow, stop)))
-    tasks += [asyncio.create_task(_reader(service.port, f"/api/tournaments/{big}/report.html",
+    tasks += [asyncio.create_task(_reader(service.port, f"/api/tournaments/{big}/{args.read}",
                                           figures, stop)) for _ in range(args.readers)]
     await asyncio.sleep(args.seconds)
     stop.set()
@@ -207,7 +207,7 @@ def summary(figures: Figures) -> list[str]:
     return [
         f"probe GET /static/page.css: n={len(probe)} median {statistics.median(probe) * 1000:.1f} ms"
         f", p99 {_q(probe, 0.99) * 1000:.0f} ms, max {max(probe) * 1000:.0f} ms",
-        f"report.html reads: {dict(figures.reads)}; median "
+        f"reads: {dict(figures.reads)}; median "
         f"{statistics.median(figures.read_seconds or [0.0]):.2f} s each",
         f"live games stored: {len(figures.games)}, lost on time: {len(forfeits)}",
         f"load average (1 min): {figures.load_before:.2f} before, {figures.load_max:.2f} at most "
@@ -225,6 +225,8 @@ def main() -> None:
     parser.add_argument("--probe", type=float, default=0.1)
     parser.add_argument("--grow", type=float, default=0.0,
                         help="add a game to the round-robin every GROW seconds (0: never)")
+    parser.add_argument("--read", default="report.html", choices=("report.html", "pgn"),
+                        help="what the readers read: the report, or the PGN of every game")
     parser.add_argument("--tc", default="1+0.02")
     parser.add_argument("--maxmoves", type=int, default=40)
     parser.add_argument("--repo", type=Path, default=HERE.parent,

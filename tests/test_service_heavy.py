@@ -32,7 +32,7 @@ _spec.loader.exec_module(heavy_reads)
 def test_report_readers_cause_no_time_forfeit() -> None:
     """Six report.html readers of a 30,000-game round-robin while a 1+0.02 match plays."""
     args = argparse.Namespace(games=30_000, readers=6, seconds=20.0, warmup=2.0, probe=0.1,
-                              grow=1.0, tc="1+0.02", maxmoves=30)
+                              grow=1.0, tc="1+0.02", maxmoves=30, read="report.html")
     figures = heavy_reads.measure(REPO, args)
     for line in heavy_reads.summary(figures):
         print(line)
