@@ -41,6 +41,29 @@ class OpeningBookError(ValueError):
     """A book that cannot be used: unreadable, empty, or an entry that is not a position."""
 
 
+_EXCERPT = 40
+"""The most characters of a book's text an error quotes: a file that is not a book (anything a
+service's books directory holds) must not be disclosed line by line through its errors."""
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_WHOLE_FEN = re.compile(r"\s*\(in (?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\)")
+
+
+def _excerpt(text: str, limit: int = _EXCERPT) -> str:
+    """`text` quoted, at most `limit` characters of it, control characters shown as '?'."""
+    shown = "".join(c if c.isprintable() else "?" for c in text[:limit])
+    return repr(shown + ("..." if len(text) > limit else ""))
+
+
+def _short_reason(reason: str) -> str:
+    """A parser's complaint about a book entry, without the entry in it: the position it
+    repeats is dropped and anything else it quotes is cut to an excerpt."""
+    reason = _WHOLE_FEN.sub("", reason)
+    reason = _QUOTED.sub(lambda m: _excerpt(m.group(0)[1:-1], _EXCERPT // 2), reason)
+    reason = "".join(c if c.isprintable() else "?" for c in reason)
+    return reason if len(reason) <= 2 * _EXCERPT + 40 else reason[: 2 * _EXCERPT + 37] + "..."
+
+
 class Order(Enum):
     """The order in which a cursor serves a book's openings."""
 
@@ -257,7 +280,7 @@ class EpdBook:
             board = _board_for(fen, chess960)
         except ValueError as exc:
             raise OpeningBookError(
-                f"{self.path}:{line}: bad position {text[:80]!r}: {exc}"
+                f"{self.path}:{line}: bad position {_excerpt(text)}: {_short_reason(str(exc))}"
             ) from exc
         return Opening(
             fen=board.fen(), chess960=bool(board.chess960), index=index,
@@ -312,7 +335,7 @@ class PgnBook:
         if game.error is not None and (self.plies is None or len(game.moves) < wanted):
             # A broken game is refused unless the moves before the fault are all we take:
             # never fall back to the start position or a shortened line.
-            raise OpeningBookError(f"bad opening game: {game.error}")
+            raise OpeningBookError(f"bad opening game: {_short_reason(str(game.error))}")
         moves = game.moves[:wanted]
         if any(move.is_null for move in moves):
             raise OpeningBookError(f"{game.source}:{game.line}: null move in an opening")

@@ -12,6 +12,7 @@ import html
 import io
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -28,6 +29,15 @@ __all__ = ["MIN_TEXT_WIDTH", "render", "render_html", "render_json", "render_tex
 
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
             "#e377c2", "#7f7f7f", "#bcbd22")
+
+# Direction controls (embeddings, overrides, isolates, marks) in a name could make the page
+# show something else than what is there ("1-0" read as "0-1"): foreign text loses them.
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(text: str) -> str:
+    """Text for HTML or SVG: without direction controls, then escaped."""
+    return html.escape(_BIDI_CONTROLS.sub("", text))
 
 
 def render(report: Report, fmt: str, *, width: int | None = None) -> str:
@@ -380,7 +390,7 @@ class _Frame:
 
     def axes(self, title: str, x_label: str, y_label: str) -> list[str]:
         """Grid, ticks, labels and title."""
-        out = [f'<text class="title" x="{_LEFT}" y="20">{html.escape(title)}</text>']
+        out = [f'<text class="title" x="{_LEFT}" y="20">{_escape(title)}</text>']
         for value in self.yticks:
             y = self.y(value)
             out.append(f'<line class="grid" stroke="#eee" x1="{_LEFT}" x2="{_W - _RIGHT}" '
@@ -394,9 +404,9 @@ class _Frame:
         out.append(f'<rect class="frame" fill="none" stroke="#999" x="{_LEFT}" y="{_TOP}" '
                    f'width="{_W - _LEFT - _RIGHT}" height="{_H - _TOP - _BOTTOM}"/>')
         out.append(f'<text class="label" x="{(_LEFT + _W - _RIGHT) / 2:.0f}" y="{_H - 8}" '
-                   f'text-anchor="middle">{html.escape(x_label)}</text>')
+                   f'text-anchor="middle">{_escape(x_label)}</text>')
         out.append(f'<text class="label" transform="translate(16 {(_TOP + _H - _BOTTOM) / 2:.0f}) '
-                   f'rotate(-90)" text-anchor="middle">{html.escape(y_label)}</text>')
+                   f'rotate(-90)" text-anchor="middle">{_escape(y_label)}</text>')
         return out
 
 
@@ -422,7 +432,7 @@ def _legend(labels: Sequence[tuple[str, str]]) -> list[str]:
             out.append(f'<text class="legend" x="{x}" y="37">...</text>')
             break
         out.append(f'<rect x="{x}" y="27" width="12" height="12" fill="{color}"/>'
-                   f'<text class="legend" x="{x + 16}" y="37">{html.escape(label)}</text>')
+                   f'<text class="legend" x="{x + 16}" y="37">{_escape(label)}</text>')
         x += width
     return out
 
@@ -534,11 +544,11 @@ def _html_table(table: Table, row_classes: Sequence[str] | None = None) -> str:
     """A rich table as HTML (left-justified columns get the ``name`` class); cells escaped."""
     left = ['' if column.justify == "right" else ' class="name"' for column in table.columns]
     headers, rows = _rows(table)
-    head = "".join(f"<th{left[i]}>{html.escape(h)}</th>" for i, h in enumerate(headers))
+    head = "".join(f"<th{left[i]}>{_escape(h)}</th>" for i, h in enumerate(headers))
     body = []
     for k, row in enumerate(rows):
         cls = f' class="{row_classes[k]}"' if row_classes and row_classes[k] else ""
-        cells = "".join(f"<td{left[i]}>{html.escape(c)}</td>" for i, c in enumerate(row))
+        cells = "".join(f"<td{left[i]}>{_escape(c)}</td>" for i, c in enumerate(row))
         body.append(f"<tr{cls}>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -552,11 +562,11 @@ def _rows(table: Table) -> tuple[list[str], list[list[str]]]:
 
 def render_html(report: Report) -> str:
     """One self-contained HTML page: summary, tables and inline SVG plots."""
-    parts = [f"<h1>{html.escape(report.name)}</h1>"]
-    parts.extend(f'<p class="meta">{html.escape(line)}</p>' for line in _summary_lines(report))
+    parts = [f"<h1><bdi>{_escape(report.name)}</bdi></h1>"]
+    parts.extend(f'<p class="meta">{_escape(line)}</p>' for line in _summary_lines(report))
     if report.first_started and report.last_ended:
-        parts.append(f'<p class="meta">Played {html.escape(_time(report.first_started) or "")}'
-                     f' to {html.escape(_time(report.last_ended) or "")}</p>')
+        parts.append(f'<p class="meta">Played {_escape(_time(report.first_started) or "")}'
+                     f' to {_escape(_time(report.last_ended) or "")}</p>')
     plots = [(title, svg) for title, svg in (
         ("Elo over games played", _elo_plot(report)),
         ("SPRT", _llr_plot(report)),
@@ -568,15 +578,15 @@ def render_html(report: Report) -> str:
         classes = None
         if table.title == "Standings":
             classes = ["ref" if s.reference else "" for s in report.standings]
-        parts.append(f"<h2>{html.escape(str(table.title))}</h2>{_html_table(table, classes)}")
+        parts.append(f"<h2>{_escape(str(table.title))}</h2>{_html_table(table, classes)}")
     for title, svg in plots:
-        parts.append(f"<h2>{html.escape(title)}</h2>{svg}")
+        parts.append(f"<h2>{_escape(title)}</h2>{svg}")
     for table in outcomes:
-        parts.append(f"<h2>{html.escape(str(table.title))}</h2>{_html_table(table)}")
+        parts.append(f"<h2>{_escape(str(table.title))}</h2>{_html_table(table)}")
     if report.notes:
         parts.append('<h2>Notes</h2><ul class="notes">'
-                     + "".join(f"<li>{html.escape(n)}</li>" for n in report.notes) + "</ul>")
-    title = html.escape(f"{report.name}: tournament report")
+                     + "".join(f"<li>{_escape(n)}</li>" for n in report.notes) + "</ul>")
+    title = _escape(f"{report.name}: tournament report")
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{title}</title><style>{_CSS}</style></head><body>"

@@ -8,7 +8,9 @@ global). Problems with a submitted configuration come back as 422 with one entry
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import logging
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, status
@@ -16,17 +18,20 @@ from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from runner.config.check import ConfigError
+from runner.config.check import ConfigError, ConfigProblem
 from runner.game.record import GameTermination
 from runner.rules import Result
+from runner.service.declared import DeclaredOptions
 from runner.service.hub import SlowReader
 from runner.service.manager import Conflict, TournamentManager
 from runner.service.security import StreamSlots, bearer, check_token, request_key
 from runner.service.settings import ServiceSettings
-from runner.service.submission import check_submission, parse_body
+from runner.service.submission import SOURCE, check_submission, parse_body
 from runner.tournament.events import DatabaseFailure, TournamentError
 
 __all__ = ["router"]
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/api", tags=["tournaments"])
 """The JSON API's routes."""
@@ -76,6 +81,51 @@ Read = Depends(_reader)
 Write = Depends(_writer)
 
 
+class HeavySlots:
+    """Heavy reads (a report, a PGN export) in flight per client address: one anonymous client
+    may not keep every worker busy."""
+
+    def __init__(self, per_client: int) -> None:
+        """At most `per_client` at once for each address."""
+        self.per_client = max(1, per_client)
+        self._held: dict[str, int] = {}
+
+    def take(self, client: str) -> Callable[[], None]:
+        """Hold a slot for `client` (HTTPException 429 when it has none left); returns the
+        function that gives it back (calling it again is harmless)."""
+        if self._held.get(client, 0) >= self.per_client:
+            raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS,
+                                f"at most {self.per_client} reports or exports at once per "
+                                "client; try again when one has finished",
+                                headers={"Retry-After": "2"})
+        self._held[client] = self._held.get(client, 0) + 1
+        given: list[bool] = []
+
+        def give_back() -> None:
+            if given:
+                return
+            given.append(True)
+            left = self._held.get(client, 1) - 1
+            if left > 0:
+                self._held[client] = left
+            else:
+                self._held.pop(client, None)
+
+        return give_back
+
+
+def _heavy_slots(request: Request) -> HeavySlots:
+    slots: HeavySlots | None = getattr(request.app.state, "heavy_slots", None)
+    if slots is None:
+        slots = HeavySlots(_settings(request).heavy_reads_per_client)
+        request.app.state.heavy_slots = slots
+    return slots
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client is not None else ""
+
+
 async def _known(manager: TournamentManager, tournament_id: int) -> None:
     if not await manager.exists(tournament_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no tournament {tournament_id}")
@@ -91,19 +141,50 @@ async def submit(request: Request) -> Any:
     request.app.state.rate_limiter.check(request)
     try:
         data = parse_body(body, request.headers.get("content-type", ""))
-        config = await asyncio.to_thread(check_submission, data, settings,
+        config = await asyncio.to_thread(_checked, data, settings,
                                          request.app.state.declared_options)
         tournament_id = await _manager(request).submit(config)
     except ConfigError as exc:
         return JSONResponse(status_code=422, content={"detail": [
-            {"key": p.key, "value": p.value, "message": p.message, "text": str(p)}
-            for p in exc.problems]})
+            _problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]})
     except DatabaseFailure as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
     except TournamentError as exc:  # found when the tournament is set up (a short book, say)
         return JSONResponse(status_code=422, content={"detail": [
-            {"key": "", "value": "", "message": str(exc), "text": str(exc)}]})
+            _problem(settings, "", "", str(exc), str(exc))]})
     return {"id": tournament_id, "url": f"/api/tournaments/{tournament_id}"}
+
+
+def _checked(data: dict[str, Any], settings: ServiceSettings,
+             declared: DeclaredOptions | None) -> Any:
+    """`check_submission`, where anything it did not foresee is a refusal in one line (a
+    422, logged as one line), never a 500 with a traceback."""
+    try:
+        return check_submission(data, settings, declared)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        log.warning("a submission could not be checked: %s: %s", type(exc).__name__,
+                    " ".join(str(exc).split())[:200])
+        raise ConfigError([ConfigProblem(
+            SOURCE, "", "", f"the configuration could not be checked ({type(exc).__name__})")]) \
+            from None
+
+
+def _problem(settings: ServiceSettings, key: str, value: str, message: str,
+             text: str) -> dict[str, str]:
+    """One problem of a refused submission as the API shows it: the service's own
+    directories are not named (paths are shown relative to the books directory) and every
+    field is one line of bounded length."""
+    root = str(settings.books_root)
+
+    def shown(field: str, limit: int) -> str:
+        field = field.replace(root + "/", "").replace(root, ".")
+        field = " ".join("".join(c if c.isprintable() else " " for c in field).split())
+        return field if len(field) <= limit else field[: limit - 3] + "..."
+
+    return {"key": shown(key, 200), "value": shown(value, 200), "message": shown(message, 500),
+            "text": shown(text, 900)}
 
 
 @router.get("/tournaments", dependencies=[Read], openapi_extra=_OPEN_READ,
@@ -200,7 +281,7 @@ async def events(request: Request, tournament_id: TournamentId,
 @router.get("/tournaments/{tournament_id}/pgn", dependencies=[Read],
             response_class=StreamingResponse, openapi_extra=_OPEN_READ, responses={
                 200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
-                401: _UNAUTHORIZED, 404: {}})
+                401: _UNAUTHORIZED, 404: {}, 429: {}})
 async def pgn(request: Request, tournament_id: TournamentId,
               engine: Annotated[str | None, Query(max_length=200)] = None,
               result: Result | None = None,
@@ -212,31 +293,44 @@ async def pgn(request: Request, tournament_id: TournamentId,
 
     where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
                        termination=termination)
+    give_back = _heavy_slots(request).take(_client(request))
 
     def games() -> Iterator[str]:
-        with manager.db.session() as session:
-            for game in stream_games(session, where):
-                if game.pgn:
-                    yield game.pgn.rstrip("\n") + "\n\n"
+        # Sent in pieces of some 64 KB, not a game at a time: each piece is one hop from this
+        # thread to the event loop, which has games to referee.
+        try:
+            with manager.db.session() as session:
+                piece: list[str] = []
+                size = 0
+                for game in stream_games(session, where):
+                    if game.pgn:
+                        piece.append(game.pgn.rstrip("\n") + "\n\n")
+                        size += len(game.pgn)
+                        if size >= 65536:
+                            yield "".join(piece)
+                            piece, size = [], 0
+                if piece:
+                    yield "".join(piece)
+        finally:
+            give_back()
 
+    body = games()
+    weakref.finalize(body, give_back)  # also when the response is never sent
     return StreamingResponse(
-        games(), media_type="application/x-chess-pgn",
+        body, media_type="application/x-chess-pgn",
         headers={"Content-Disposition": f'attachment; filename="tournament-{tournament_id}.pgn"'})
 
 
 @router.get("/tournaments/{tournament_id}/report.html", dependencies=[Read],
             response_class=HTMLResponse, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: {}})
+            responses={401: _UNAUTHORIZED, 404: {}, 429: {}})
 async def report_html(request: Request, tournament_id: TournamentId) -> HTMLResponse:
-    """The same page as ``runner report --format html``."""
+    """The same page as ``runner report --format html`` (built off the event loop, once per
+    number of games stored)."""
     manager = _manager(request)
     await _known(manager, tournament_id)
-
-    def render() -> str:
-        from runner.report.build import build_report
-        from runner.report.render import render as render_report
-
-        with manager.db.session() as session:
-            return render_report(build_report(session, tournament_id), "html")
-
-    return HTMLResponse(await asyncio.to_thread(render))
+    give_back = _heavy_slots(request).take(_client(request))
+    try:
+        return HTMLResponse(await manager.report_html(tournament_id))
+    finally:
+        give_back()

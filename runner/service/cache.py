@@ -1,8 +1,10 @@
 """Reads shared by every client: one load at a time per key, reused until stale or dropped.
 
 Two hundred clients polling a tournament must not build two hundred reports: a value is
-loaded once (callers arriving meanwhile await the same load), kept for `max_age` seconds or
-until `drop` says it changed (a game finished), and shared.
+loaded once (callers arriving meanwhile await the same load), kept for `max_age` seconds,
+until `drop` says it changed (a game finished) or until the caller's `tag` differs from the
+one it was loaded under (the number of games stored, say: a change made by another process
+shows without a `drop`), and shared. One value is kept per key, the newest.
 """
 
 from __future__ import annotations
@@ -20,17 +22,19 @@ class SharedReads:
 
     def __init__(self) -> None:
         """Empty: every key is loaded on first use."""
-        self._values: dict[Hashable, tuple[float, int, Any]] = {}
+        self._values: dict[Hashable, tuple[float, int, Hashable, Any]] = {}
         self._loads: dict[Hashable, asyncio.Future[Any]] = {}
         self._versions: dict[Hashable, int] = {}
 
     async def get(self, key: Hashable, load: Callable[[], Awaitable[Any]],
-                  max_age: float = float("inf")) -> Any:
-        """The value for `key`: kept if fresh, else loaded (once for all callers waiting)."""
+                  max_age: float = float("inf"), tag: Hashable = None) -> Any:
+        """The value for `key`: kept if fresh and loaded under `tag`, else loaded (once for
+        all callers waiting)."""
         version = self._versions.get(key, 0)
         kept = self._values.get(key)
-        if kept is not None and kept[1] == version and time.monotonic() - kept[0] < max_age:
-            return kept[2]
+        if (kept is not None and kept[1] == version and kept[2] == tag
+                and time.monotonic() - kept[0] < max_age):
+            return kept[3]
         pending = self._loads.get(key)
         if pending is not None:
             try:
@@ -40,7 +44,7 @@ class SharedReads:
                 task = asyncio.current_task()
                 if not pending.cancelled() or (task is not None and task.cancelling()):
                     raise
-                return await self.get(key, load, max_age)
+                return await self.get(key, load, max_age, tag)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._loads[key] = future
         try:
@@ -56,7 +60,7 @@ class SharedReads:
         finally:
             self._loads.pop(key, None)
         # A change announced during the load makes this value stale at once.
-        self._values[key] = (began, version, value)
+        self._values[key] = (began, version, tag, value)
         future.set_result(value)
         return value
 

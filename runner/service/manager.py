@@ -18,7 +18,6 @@ import contextlib
 import logging
 import math
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,9 +28,17 @@ from runner.protocol.engine import Variant
 from runner.rules import Board
 from runner.service.cache import SharedReads
 from runner.service.hub import EventLog
+from runner.service.offload import Offload, finished_games, report_html, report_json
 from runner.service.settings import ServiceSettings
-from runner.store import Database, GameFilter, TournamentStatus, stream_games, tournaments
-from runner.store.origin import mark_origin, owned, set_status, unfinished_owned
+from runner.store import Database, TournamentStatus, tournaments
+from runner.store.origin import (
+    failures,
+    mark_origin,
+    owned,
+    set_reason,
+    set_status,
+    unfinished_owned,
+)
 from runner.store.queries import TournamentProgress
 from runner.tournament.events import (
     Event,
@@ -89,6 +96,8 @@ class TournamentManager:
         self._places = asyncio.Semaphore(max(1, settings.max_running))
         self._closing = False
         self._reads = SharedReads()
+        self._reasons: dict[int, str | None] = {}  # this process's word, the store's may lag
+        self._offload = Offload(db, settings.render_workers)
 
     # ----------------------------------------------------------------- life
 
@@ -117,6 +126,7 @@ class TournamentManager:
                 await asyncio.wait_for(asyncio.shield(task), 30)
         for event_log in self._logs.values():
             event_log.close()
+        await asyncio.to_thread(self._offload.close)
 
     def end_streams(self) -> None:
         """End every open event stream (the service is shutting down)."""
@@ -175,8 +185,8 @@ class TournamentManager:
 
     async def summaries(self) -> list[dict[str, Any]]:
         """Every tournament, oldest first, with its progress and live status."""
-        found = await self._all_progress_shared()
-        return [self._summary(progress) for progress in found]
+        found, reasons = await self._all_shared()
+        return [self._summary(progress, reasons) for progress in found]
 
     async def detail(self, tournament_id: int) -> dict[str, Any] | None:
         """A tournament's status, report (standings, Elo, pentanomial, SPRT, plots' data) and
@@ -184,9 +194,10 @@ class TournamentManager:
         progress = await self._progress(tournament_id)
         if progress is None:
             return None
-        report = await self._report(tournament_id)
+        report = await self._report(tournament_id, progress.done)
         run = self._runs.get(tournament_id)
-        return {**self._summary(progress), "report": report,
+        reasons = await self._stored_reasons()
+        return {**self._summary(progress, reasons), "report": report,
                 "games": [] if run is None else sorted(run.boards.values(),
                                                        key=lambda b: b["index"])}
 
@@ -195,11 +206,24 @@ class TournamentManager:
         """The stored games of the tournament as ``game_finished`` data, oldest first: every
         one, or the `newest` few (shared by all callers until a game finishes)."""
         if newest != SNAPSHOT_GAMES:  # only the snapshot's (and the page's) size is shared
-            return await asyncio.to_thread(self._finished_games, tournament_id, newest)
+            found: list[dict[str, Any]] = await self._offload.call(
+                finished_games, tournament_id, newest)
+            return found
+        progress = await self._progress(tournament_id)
         games: list[dict[str, Any]] = await self._reads.get(
             ("finished", tournament_id, newest),
-            lambda: asyncio.to_thread(self._finished_games, tournament_id, newest))
+            lambda: self._offload.call(finished_games, tournament_id, newest),
+            tag=None if progress is None else progress.done)
         return games
+
+    async def report_html(self, tournament_id: int) -> str:
+        """The tournament's HTML report, built off the event loop once per number of games
+        stored and shared by every reader meanwhile."""
+        progress = await self._progress(tournament_id)
+        html: str = await self._reads.get(
+            ("html", tournament_id), lambda: self._offload.call(report_html, tournament_id),
+            tag=None if progress is None else (progress.done, progress.status))
+        return html
 
     async def snapshot(self, tournament_id: int) -> dict[str, Any] | None:
         """What a new event stream starts with: the detail and the newest finished games."""
@@ -262,23 +286,30 @@ class TournamentManager:
         event_log = self.log(tournament_id)
         event_log.closed = False
         status = "interrupted"
+        reason: str | None = None
         try:
             async with self._places:
                 if run.stop_requested or self._closing:
                     raise asyncio.CancelledError
                 run.state = "running"
+                if self._reasons.get(tournament_id) is not None or tournament_id in \
+                        await self._stored_reasons():
+                    await self._note_reason(tournament_id, None)  # this run starts afresh
                 event_log.publish("status", {"status": "running"})
                 outcome = await run.tournament.run()
             status = outcome.status.value
             if outcome.error is not None:
+                reason = outcome.error
                 event_log.publish("notice", {"text": f"the run stopped: {outcome.error}"})
         except asyncio.CancelledError:
             pass
         except TournamentError as exc:
-            event_log.publish("notice", {"text": str(exc)})
+            reason = str(exc)
+            event_log.publish("notice", {"text": reason})
         except Exception as exc:  # a run's failure must not take the service down
             log.exception("tournament %d failed", tournament_id)
-            event_log.publish("notice", {"text": f"the run failed: {type(exc).__name__}: {exc}"})
+            reason = f"the run failed: {type(exc).__name__}: {exc}"
+            event_log.publish("notice", {"text": reason})
         finally:
             self._runs.pop(tournament_id, None)
             self._changed(tournament_id)
@@ -290,10 +321,15 @@ class TournamentManager:
                                         TournamentStatus.STOPPED)
             self._changed(tournament_id)
             status = "stopped"
+        if reason is not None and status != "stopped":
+            reason = _one_line(reason)
+            await self._note_reason(tournament_id, reason)
+        else:
+            reason = None
         await self._publish_standings(tournament_id)
         decision = run.tournament.sprt_result
         event_log.publish("tournament_finished" if status == "finished" else "status", {
-            "status": status,
+            "status": status, "reason": reason,
             "sprt_decision": None if decision is None else decision.decision.value})
         if status == TournamentStatus.FINISHED.value:
             event_log.close()
@@ -345,10 +381,26 @@ class TournamentManager:
         elif isinstance(event, Notice):
             event_log.publish("notice", {"text": event.text})
 
+    async def _note_reason(self, tournament_id: int, reason: str | None) -> None:
+        """Remember why the run failed (None: forget it), here and in the database (where it
+        outlives a restart) when the database can still be written."""
+        self._reasons[tournament_id] = reason
+        try:
+            await asyncio.to_thread(self._set_reason, tournament_id, reason)
+        except Exception as exc:  # a store error is often the reason itself
+            log.warning("tournament %d: the reason could not be stored: %s", tournament_id,
+                        _one_line(str(exc)))
+        self._changed(tournament_id)
+
+    async def _stored_reasons(self) -> dict[int, str]:
+        reasons: dict[int, str] = (await self._all_shared())[1]
+        return reasons
+
     def _changed(self, tournament_id: int) -> None:
         """The tournament's stored games or status changed: shared reads are stale."""
         self._reads.drop("progress")
         self._reads.drop(("report", tournament_id))
+        self._reads.drop(("html", tournament_id))
         self._reads.drop(("finished", tournament_id, SNAPSHOT_GAMES))
 
     def _standings_soon(self, tournament_id: int, run: _Run) -> None:
@@ -368,20 +420,25 @@ class TournamentManager:
 
     async def _publish_standings(self, tournament_id: int) -> None:
         try:
-            report = await self._report(tournament_id)
             progress = await self._progress(tournament_id)
+            if progress is None:
+                return
+            report = await self._report(tournament_id, progress.done)
         except Exception:  # the next game tries again; the stream goes on
             log.exception("standings of tournament %d", tournament_id)
             return
-        if progress is not None:
+        else:
             self.log(tournament_id).publish("standings", {
                 "report": report, "done_games": progress.done,
                 "total_games": progress.total_games})
 
     # ----------------------------------------------------------------- reading (threads)
 
-    def _summary(self, progress: TournamentProgress) -> dict[str, Any]:
+    def _summary(self, progress: TournamentProgress,
+                 stored_reasons: dict[int, str] | None = None) -> dict[str, Any]:
         run = self._runs.get(progress.id)
+        reason = (self._reasons[progress.id] if progress.id in self._reasons
+                  else (stored_reasons or {}).get(progress.id))
         return {
             "id": progress.id, "name": progress.name,
             "status": run.state if run is not None else progress.status,
@@ -389,22 +446,27 @@ class TournamentManager:
             "running_games": progress.running if run is not None else 0,
             "created_at": _iso(progress.created_at), "finished_at": _iso(progress.finished_at),
             "sprt_decision": progress.sprt_decision,
+            "reason": None if run is not None and run.state != "stopping" else reason,
         }
 
-    def _all_progress(self) -> list[TournamentProgress]:
+    def _all_progress(self) -> tuple[list[TournamentProgress], dict[int, str]]:
         with self.db.session() as session:
-            return tournaments(session)
+            return tournaments(session), failures(session)
 
-    async def _all_progress_shared(self) -> list[TournamentProgress]:
-        found: list[TournamentProgress] = await self._reads.get(
+    async def _all_shared(self) -> tuple[list[TournamentProgress], dict[int, str]]:
+        found: tuple[list[TournamentProgress], dict[int, str]] = await self._reads.get(
             "progress", lambda: asyncio.to_thread(self._all_progress), PROGRESS_AGE)
         return found
 
-    async def _report(self, tournament_id: int) -> dict[str, Any]:
-        """The tournament's report, read again only after a game finished (or stopped)."""
+    async def _all_progress_shared(self) -> list[TournamentProgress]:
+        return (await self._all_shared())[0]
+
+    async def _report(self, tournament_id: int, done: int | None = None) -> dict[str, Any]:
+        """The tournament's report, read again only after a game finished (or stopped), or
+        when `done` (the games stored, if known) differs from the last read's."""
         report: dict[str, Any] = await self._reads.get(
             ("report", tournament_id),
-            lambda: asyncio.to_thread(self._report_json, tournament_id))
+            lambda: self._offload.call(report_json, tournament_id), tag=done)
         return report
 
     async def _progress(self, tournament_id: int) -> TournamentProgress | None:
@@ -429,6 +491,10 @@ class TournamentManager:
             raise KeyError(tournament_id)
         return stored
 
+    def _set_reason(self, tournament_id: int, reason: str | None) -> None:
+        with self.db.session() as session:
+            set_reason(session, tournament_id, reason)
+
     def _set_status(self, tournament_id: int, status: TournamentStatus) -> None:
         with self.db.session() as session:
             set_status(session, tournament_id, status)
@@ -436,24 +502,6 @@ class TournamentManager:
     def _unfinished(self) -> list[tuple[int, dict[str, Any]]]:
         with self.db.session() as session:
             return unfinished_owned(session)
-
-    def _report_json(self, tournament_id: int) -> dict[str, Any]:
-        from runner.report.build import build_report
-        from runner.report.render import report_json
-
-        with self.db.session() as session:
-            return report_json(build_report(session, tournament_id))
-
-    def _finished_games(self, tournament_id: int, newest: int | None) -> list[dict[str, Any]]:
-        kept: deque[dict[str, Any]] = deque(maxlen=newest)  # memory flat however many games
-        with self.db.session() as session:
-            for g in stream_games(session, GameFilter(tournament_id=tournament_id)):
-                kept.append({
-                    "index": g.job_index, "round": g.round, "white": g.white, "black": g.black,
-                    "result": g.result.value if g.result else None,
-                    "termination": g.termination.value if g.termination else None,
-                    "reason": g.reason, "plies": g.plies, "replay": False})
-        return list(kept)
 
 
 def _board(event: GameStarted) -> dict[str, Any]:
@@ -473,6 +521,13 @@ def _board(event: GameStarted) -> dict[str, Any]:
             "fen": fen, "ply": ply, "white_clock": clocks[0], "black_clock": clocks[1],
             "last_move": None, "last_uci": None, "score_cp": None, "mate": None, "depth": None,
             "moved_at": time.time()}
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    """A reason fit for one line of a page or a log: whitespace runs (line breaks included)
+    made one space, control characters dropped, at most `limit` characters."""
+    flat = " ".join("".join(c for c in text if c.isprintable() or c.isspace()).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _finite(value: object) -> object:

@@ -65,6 +65,35 @@ class ServiceSettings:
     resumes from its Last-Event-ID)."""
     cors_origins: tuple[str, ...] = ()
     """Origins allowed by CORS; empty: CORS off."""
+    # -- heavy reads and what a submission may ask (issue 26)
+    render_workers: int = 1
+    """Processes that build reports and long lists off the event loop that referees games
+    (0: a thread of the service instead, which competes with the games for the interpreter)."""
+    heavy_reads_per_client: int = 2
+    """Heavy reads (report, PGN export) one client address may have in flight (429 beyond)."""
+    max_engines: int = 32
+    """Engines one submission may name."""
+    max_games: int = 100_000
+    """Games one submission may schedule."""
+    min_base_seconds: float = 1.0
+    """The least base time of a clock period, unless its increment is at least
+    `min_increment_seconds` (a game must be playable, not lost on time by design)."""
+    min_increment_seconds: float = 0.05
+    """The increment that makes a base time under `min_base_seconds` acceptable."""
+    max_base_seconds: float = 6 * 3600.0
+    """The most base time of a clock period."""
+    min_movetime_seconds: float = 0.05
+    """The least fixed time per move (``st=``)."""
+    max_movetime_seconds: float = 600.0
+    """The most fixed time per move."""
+    max_depth: int = 64
+    """The deepest depth limit (``depth=``); a game limited by depth alone must end."""
+    max_nodes: int = 1_000_000_000
+    """The most nodes per move (``nodes=``)."""
+    max_hash_mb: int = 1024
+    """The largest hash table or memory option (Hash, Memory, ...) in MB."""
+    max_threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    """The most threads or cores one engine may be told to use (Threads, Cores, ...)."""
 
     @property
     def books_root(self) -> Path:

@@ -22,7 +22,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
-from runner.config.check import ConfigError, ConfigProblem, show_value
+from runner.config.check import ConfigError, ConfigProblem, show_value, type_name
 from runner.config.model import TournamentConfig
 from runner.config.parse import parse_config
 from runner.protocol.options import check_submitted, declared_option, find_declared
@@ -64,15 +64,114 @@ def parse_body(body: bytes, content_type: str) -> dict[str, Any]:
     if kind == "application/json" or kind.endswith("+json"):
         try:
             data = json.loads(text)
-        except ValueError as exc:
-            raise _error("", "", f"invalid JSON: {exc}") from None
+        except RecursionError:
+            raise _error("", "", "invalid JSON: nested too deeply") from None
+        except ValueError as exc:  # the int-to-text digit limit included
+            raise _error("", "", f"invalid JSON: {_short(str(exc))}") from None
         if not isinstance(data, dict):
             raise _error("", "", f"expected a JSON object, not {type(data).__name__}")
-        return data
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _error("", "", f"invalid TOML: {exc}") from None
+    else:
+        try:
+            data = tomllib.loads(text)
+        except RecursionError:
+            raise _error("", "", "invalid TOML: nested too deeply") from None
+        except (tomllib.TOMLDecodeError, ValueError) as exc:
+            raise _error("", "", f"invalid TOML: {_short(str(exc))}") from None
+    odd = _odd_values(data)
+    if odd:
+        raise ConfigError(odd)
+    return data
+
+
+MAX_INTEGER = 2**53
+"""The largest integer a submission may hold (anything larger is no count, id or limit the
+runner has, and would overflow a float or a database column)."""
+MAX_TEXT = 4096
+"""The longest text a submission may hold (a path, a name)."""
+MAX_PATH = 1024
+"""The longest opening file path a submission may give."""
+MAX_NAME = 255
+"""The longest file or directory name in that path (what file systems allow)."""
+MAX_DEPTH = 32
+"""The deepest nesting of tables and arrays a submission may have."""
+
+
+def _odd_values(data: Mapping[str, Any]) -> list[ConfigProblem]:
+    """What no configuration holds, wherever it is (keys included): text that is not Unicode
+    (lone surrogates), NUL characters, text over `MAX_TEXT`, integers beyond `MAX_INTEGER`,
+    floats that are not finite, nesting deeper than `MAX_DEPTH`. Found before any other check,
+    so none of them reaches a parser, a path or the database."""
+    import math
+
+    problems: list[ConfigProblem] = []
+    todo: list[tuple[str, Any, int]] = [("", data, 0)]
+    while todo and len(problems) < 20:
+        path, value, depth = todo.pop()
+        why = None
+        if isinstance(value, str):
+            why = _odd_text(value)
+        elif isinstance(value, bool):
+            pass
+        elif isinstance(value, int):
+            if abs(value) > MAX_INTEGER:
+                why = f"an integer beyond ±{MAX_INTEGER}"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                why = "a number that is not finite"
+        elif isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                why = f"nested deeper than {MAX_DEPTH} levels"
+            elif isinstance(value, dict):
+                for key, item in value.items():
+                    key_text = str(key)
+                    bad_key = _odd_text(key_text)
+                    if bad_key is not None:
+                        problems.append(ConfigProblem(SOURCE, _path(path, "?"), "",
+                                                      f"a key is {bad_key}"))
+                        continue
+                    todo.append((_path(path, key_text), item, depth + 1))
+            else:
+                todo.extend((f"{path}[{index}]", item, depth + 1)
+                            for index, item in enumerate(value))
+        if why is not None:
+            problems.append(ConfigProblem(SOURCE, path, _safe_value(value), f"not allowed: {why}"))
+    return problems
+
+
+def _odd_text(text: str) -> str | None:
+    """Why `text` cannot be in a configuration (None: it can)."""
+    if len(text) > MAX_TEXT:
+        return f"text of {len(text)} characters (at most {MAX_TEXT})"
+    if "\0" in text:
+        return "text with a NUL character"
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return "text with a lone surrogate (not Unicode)"
+    return None
+
+
+def _safe_value(value: Any) -> str:
+    """A refused value shown safely: text without what made it odd, numbers shortened."""
+    if isinstance(value, str):
+        cleaned = "".join("?" if c == "\0" or "\ud800" <= c <= "\udfff" else c
+                          for c in value[:60])
+        return show_value(cleaned + ("..." if len(value) > 60 else ""))
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = len(str(abs(value))) if abs(value) < 10**4000 else 4000
+        return f"an integer of {digits} digits" if digits > 20 else str(value)
+    if isinstance(value, dict | list):
+        return f"a {type_name(value)}"
+    return show_value(value)
+
+
+def _path(parent: str, key: str) -> str:
+    shown = key if key.replace("_", "").replace("-", "").isalnum() else show_value(key)
+    return f"{parent}.{shown}" if parent else shown
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """One line of at most `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
@@ -86,6 +185,8 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
     """
     problems = refused(data, settings)
     table = {key: value for key, value in data.items() if key not in _REFUSED_TOP}
+    if any(p.key == "openings.file" for p in problems):
+        table.pop("openings", None)  # refused: no parser goes looking for it
     table["engines_file"] = str(settings.engines_file.resolve())
     engines = table.get("engines")
     if isinstance(engines, list):
@@ -99,7 +200,7 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
         problems.extend(p for p in exc.problems if p.key != "engines_file")
         config = None
     if config is not None:
-        problems.extend(_limits(config, settings))
+        problems.extend(_limits(config, settings, data))
         config = _mark_submitted(config, engines)
         if declared is not None:
             # What the declarations say replaces the blanket refusal of string values: a
@@ -202,7 +303,13 @@ def _option_problems(config: TournamentConfig, declared: DeclaredOptions,
 def _book_problems(file: str, settings: ServiceSettings) -> list[ConfigProblem]:
     """An opening file outside the books directory is refused (no reading any file)."""
     root = settings.books_root
-    target = (root / file).resolve()
+    if len(file) > MAX_PATH or any(len(part) > MAX_NAME for part in file.split("/")):
+        return [ConfigProblem(SOURCE, "openings.file", show_value(file[:60] + "..."),
+                              f"a path of at most {MAX_PATH} characters, {MAX_NAME} per name")]
+    try:
+        target = (root / file).resolve()
+    except (OSError, ValueError):  # a path too long for the system, say
+        target = root
     if target == root or not target.is_relative_to(root):
         return [ConfigProblem(SOURCE, "openings.file", show_value(file),
                               "opening files are read from the service's books directory "
@@ -210,17 +317,107 @@ def _book_problems(file: str, settings: ServiceSettings) -> list[ConfigProblem]:
     return []
 
 
-def _limits(config: TournamentConfig, settings: ServiceSettings) -> list[ConfigProblem]:
-    """The service's bounds on what one submission may ask."""
+def _limits(config: TournamentConfig, settings: ServiceSettings,
+            data: Mapping[str, Any] | None = None) -> list[ConfigProblem]:
+    """The service's bounds on what one submission may ask: a tournament must be able to
+    finish (games bounded in time, depth and number) and fit the machine (memory, cores)."""
     problems = []
     if config.concurrency > settings.max_concurrency:
         problems.append(ConfigProblem(
             SOURCE, "concurrency", str(config.concurrency),
             f"at most {settings.max_concurrency} games at once on this service"))
-    total = pairing_for(config).total()
-    if total > MAX_GAMES:
-        problems.append(ConfigProblem(SOURCE, "rounds", str(config.rounds),
-                                      f"{total} games scheduled; at most {MAX_GAMES}"))
+    if len(config.engines) > settings.max_engines:
+        problems.append(ConfigProblem(
+            SOURCE, "engines", f"{len(config.engines)} engines",
+            f"at most {settings.max_engines} engines in one submission on this service"))
+    else:  # the schedule of too many engines is not worth counting
+        total = pairing_for(config).total()
+        limit = min(settings.max_games, MAX_GAMES)
+        if total > limit:
+            problems.append(ConfigProblem(SOURCE, "rounds", str(config.rounds),
+                                          f"{total} games scheduled; at most {limit} on this "
+                                          "service"))
+    # Only what the submitter wrote is bounded: the engines file's own settings are the
+    # operator's choice.
+    data = data or {}
+    if isinstance(data.get("tc"), str):
+        problems.extend(_tc_limits("tc", data["tc"], settings))
+    engines = data.get("engines")
+    for index, item in enumerate(engines if isinstance(engines, list) else []):
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("tc"), str):
+            problems.extend(_tc_limits(f"engines[{index}].tc", item["tc"], settings))
+        if isinstance(item.get("options"), dict):
+            problems.extend(_option_limits(f"engines[{index}].options", item["options"],
+                                           settings))
+    return problems
+
+
+# Option names (lower case) that size an engine's memory in MB, or its threads.
+_MEMORY_OPTIONS = frozenset({"hash", "memory", "hashsize", "hash size", "tablememory",
+                             "table memory", "ttsize", "tt size"})
+_THREAD_OPTIONS = frozenset({"threads", "cores", "cpus", "smp", "max cpus", "maxthreads",
+                             "max threads", "search threads"})
+
+
+def _option_limits(where: str, options: Mapping[str, Any],
+                   settings: ServiceSettings) -> list[ConfigProblem]:
+    """Memory and thread options above the service's caps."""
+    problems = []
+    for name, value in options.items():
+        if not isinstance(name, str) or isinstance(value, bool) \
+                or not isinstance(value, int | float):
+            continue  # not a number: the other checks say what is wrong with it
+        folded = name.strip().casefold()
+        if folded in _MEMORY_OPTIONS and value > settings.max_hash_mb:
+            problems.append(ConfigProblem(
+                SOURCE, f"{where}.{name}", show_value(value),
+                f"at most {settings.max_hash_mb} MB of memory per engine on this service"))
+        elif folded in _THREAD_OPTIONS and value > settings.max_threads:
+            problems.append(ConfigProblem(
+                SOURCE, f"{where}.{name}", show_value(value),
+                f"at most {settings.max_threads} threads per engine on this service"))
+    return problems
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def _tc_limits(key: str, text: str, settings: ServiceSettings) -> list[ConfigProblem]:
+    """A submitted time control's bounds: every game must end, and be playable."""
+    from runner.clock import TimeControl
+
+    try:
+        tc = TimeControl.parse(text)
+    except ValueError:
+        return []  # the CLI's checks report it
+    value = show_value(text)
+    problems = []
+
+    def refuse(message: str) -> None:
+        problems.append(ConfigProblem(SOURCE, key, value, message))
+
+    for period in tc.periods:
+        if period.base < settings.min_base_seconds \
+                and period.increment < settings.min_increment_seconds:
+            refuse(f"base time {_seconds(period.base)} with increment "
+                   f"{_seconds(period.increment)}: at least {_seconds(settings.min_base_seconds)}"
+                   f" of base time, or an increment of at least "
+                   f"{_seconds(settings.min_increment_seconds)}, on this service")
+        if period.base > settings.max_base_seconds:
+            refuse(f"base time {_seconds(period.base)}: at most "
+                   f"{_seconds(settings.max_base_seconds)} on this service")
+    if tc.move_time is not None and not (
+            settings.min_movetime_seconds <= tc.move_time <= settings.max_movetime_seconds):
+        refuse(f"time per move {_seconds(tc.move_time)}: from "
+               f"{_seconds(settings.min_movetime_seconds)} to "
+               f"{_seconds(settings.max_movetime_seconds)} on this service")
+    if tc.depth is not None and tc.depth > settings.max_depth:
+        refuse(f"depth {tc.depth}: at most {settings.max_depth} on this service")
+    if tc.nodes is not None and tc.nodes > settings.max_nodes:
+        refuse(f"{tc.nodes} nodes per move: at most {settings.max_nodes} on this service")
     return problems
 
 

@@ -75,7 +75,7 @@ __all__ = [
 
 DEFAULT_URL = "sqlite:///runner.db"
 ENV_VAR = "RUNNER_DB"
-SCHEMA_REVISION = "c41e8a6f2d17"
+SCHEMA_REVISION = "e2b7c9a41f03"
 """The newest migration's revision (a test keeps it equal to alembic's head). A database
 already there is opened as it is, and an empty one is created from the models and stamped
 with it, both without loading alembic (a fresh database through alembic costs a command

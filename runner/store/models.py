@@ -130,6 +130,8 @@ class TournamentRow(Base):
     book_state: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     origin: Mapped[str | None] = mapped_column(String(16))
     """Where it came from: None, the command line; "service", submitted over HTTP."""
+    reason: Mapped[str | None] = mapped_column(Text)
+    """Why its last run failed (one line), None when it did not."""
 
     engines: Mapped[list[EngineRow]] = relationship(
         back_populates="tournament", cascade="all, delete-orphan", passive_deletes=True,

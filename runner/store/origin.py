@@ -9,7 +9,8 @@ from sqlalchemy.orm import Session
 
 from runner.store.models import TournamentRow, TournamentStatus
 
-__all__ = ["SERVICE", "mark_origin", "owned", "set_status", "unfinished_owned"]
+__all__ = ["SERVICE", "failures", "mark_origin", "owned", "set_reason", "set_status",
+           "unfinished_owned"]
 
 SERVICE = "service"
 """The origin of a tournament submitted to the service."""
@@ -43,3 +44,16 @@ def set_status(session: Session, tournament_id: int, status: TournamentStatus) -
     """Set a tournament's status (a stop on request, say)."""
     session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
                     .values(status=status))
+
+
+def set_reason(session: Session, tournament_id: int, reason: str | None) -> None:
+    """Note why the tournament's run failed (None: it did not, or it runs again)."""
+    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
+                    .values(reason=reason))
+
+
+def failures(session: Session) -> dict[int, str]:
+    """The tournaments whose last run failed, with why."""
+    rows = session.execute(select(TournamentRow.id, TournamentRow.reason)
+                           .where(TournamentRow.reason.is_not(None)))
+    return {row.id: row.reason for row in rows}

@@ -9,17 +9,26 @@ window.CecpRunnerDraw = (function () {
   const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b"];
 
   // -- small helpers (page.js uses them too) ----------------------------------------------------
+
+  // Direction controls (embeddings, overrides, isolates, marks) in a name could make the page
+  // show something else than what is there: foreign text is shown without them.
+  const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+  function plain(text) { return String(text).replace(BIDI_CONTROLS, ""); }
+
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = plain(text);
     return node;
   }
+
+  // A name kept apart from the text around it (its own direction, like <bdi> in the page).
+  function bdi(text) { return el("bdi", "", text); }
 
   function svgEl(tag, attrs, text) {
     const node = document.createElementNS(SVG_NS, tag);
     for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
-    if (text !== undefined) node.textContent = String(text);
+    if (text !== undefined) node.textContent = plain(text);
     return node;
   }
 
@@ -130,8 +139,8 @@ window.CecpRunnerDraw = (function () {
         if (age > 0 && age < 3600) this.receivedAt -= 1000 * age;
       }
       this.title.textContent = "Game " + (Number(game.index) + 1) + (game.round !== undefined ? " \u00b7 round " + game.round : "");
-      this.white.name.textContent = "\u2659 " + (game.white || "?");
-      this.black.name.textContent = "\u265F " + (game.black || "?");
+      this.white.name.replaceChildren("\u2659 ", bdi(game.white || "?"));
+      this.black.name.replaceChildren("\u265F ", bdi(game.black || "?"));
       this.card.dataset.fen = game.fen || "";
       this.card.dataset.ply = game.ply || 0;
       drawPosition(this.grid, game.fen);
@@ -283,6 +292,6 @@ window.CecpRunnerDraw = (function () {
     dots(f.svg, points, COLOURS[0]);
   }
 
-  return { el: el, svgEl: svgEl, fixed: fixed, signed: signed, BoardView: BoardView,
+  return { el: el, svgEl: svgEl, plain: plain, bdi: bdi, fixed: fixed, signed: signed, BoardView: BoardView,
            drawElo: drawElo, drawLlr: drawLlr };
 })();

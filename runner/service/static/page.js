@@ -7,7 +7,7 @@
   const TOKEN_KEY = "cecp-runner-token";
   const STILL_PLAYING = ["queued", "running", "stopping"];
   const draw = window.CecpRunnerDraw;
-  const el = draw.el, fixed = draw.fixed, signed = draw.signed;
+  const el = draw.el, plain = draw.plain, bdi = draw.bdi, fixed = draw.fixed, signed = draw.signed;
 
   // -- small helpers ------------------------------------------------------------------------
 
@@ -51,7 +51,7 @@
   }
 
   function showStatus(node, text, isError) {
-    node.textContent = text;
+    node.textContent = plain(text);
     node.classList.toggle("error", Boolean(isError));
   }
 
@@ -62,7 +62,8 @@
     row.dataset.id = t.id;
     row.append(el("td", "num", t.id));
     const name = el("td");
-    const link = el("a", "", t.name);
+    const link = el("a");
+    link.append(bdi(t.name));
     link.href = "/tournaments/" + encodeURIComponent(t.id);
     name.append(link);
     row.append(name);
@@ -144,7 +145,11 @@
         [typeof s.score === "number" ? fixed(100 * s.score, 1) + "%" : "", "num"], [s.wins, "num"],
         [s.draws, "num"], [s.losses, "num"], [elo, "num"],
         [typeof s.los === "number" ? fixed(100 * s.los, 1) + "%" : "", "num"]];
-      for (const [value, cls] of cells) row.append(el("td", cls, value));
+      for (const [value, cls] of cells) {
+        const cell = el("td", cls);
+        cell.append(cls ? plain(value === undefined || value === null ? "" : value) : bdi(value === undefined || value === null ? "" : value));
+        row.append(cell);
+      }
       return row;
     });
     tbody.replaceChildren.apply(tbody, rows);
@@ -176,10 +181,16 @@
       for (const board of this.boards.values()) board.tick(now);
     }
 
-    setStatus(status) {
+    setStatus(status, reason) {
       const badge = $("t-status");
-      badge.textContent = status || "";
+      badge.textContent = plain(status || "");
       badge.className = "status status-" + (status || "unknown");
+      // why the last run failed: shown until the tournament runs again
+      const why = $("t-reason");
+      if (reason !== undefined) {
+        why.replaceChildren.apply(why, reason ? ["Stopped because: ", bdi(reason)] : []);
+        why.hidden = !reason;
+      }
     }
 
     setProgress(done, total) {
@@ -210,9 +221,9 @@
     }
 
     snapshot(detail) {
-      $("t-name").textContent = detail.name;
-      document.title = detail.name + " - cecp-runner";
-      this.setStatus(detail.status);
+      $("t-name").textContent = plain(detail.name);
+      document.title = plain(detail.name) + " - cecp-runner";
+      this.setStatus(detail.status, detail.reason || null);
       this.setProgress(detail.done_games, detail.total_games);
       drawStandings(detail.report);
       for (const index of Array.from(this.boards.keys())) this.removeBoard(index);
@@ -228,8 +239,8 @@
       if (detail.status === "finished") this.close();
     }
 
-    status(status) {
-      this.setStatus(status);
+    status(status, reason) {
+      this.setStatus(status, STILL_PLAYING.includes(status) ? null : reason);
       if (!STILL_PLAYING.includes(status)) {
         // no game goes on (an abort ends games without a result): the boards go too
         for (const [index, board] of Array.from(this.boards.entries())) {
@@ -278,9 +289,9 @@
         case "game_finished": this.gameFinished(data); break;
         case "standings": drawStandings(data.report); this.setProgress(data.done_games, data.total_games); break;
         case "notice": this.notice(data.text); break;
-        case "status": this.status(data.status); break;
+        case "status": this.status(data.status, data.reason); break;
         case "tournament_finished":
-          this.status(data.status);
+          this.status(data.status, data.reason);
           this.notice("Tournament " + data.status + (data.sprt_decision ? " (SPRT: " + data.sprt_decision + ")" : ""));
           if (data.status === "finished") this.close();
           break;
