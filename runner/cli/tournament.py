@@ -175,7 +175,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
             _stop_if_finished(db, config)
         scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency, scheduler=scheduler)
+                                concurrency=concurrency, scheduler=scheduler,
+                                lease_timeout=_lease_timeout())
         try:
             tournament.prepare()
         except TournamentError as exc:
@@ -198,6 +199,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                     outcome = run_async(tournament.run(handle_signals=True))
                 except TournamentError as exc:  # another runner took the tournament meanwhile
                     raise fail(str(exc), exc.exit_code) from None
+            if outcome.taken_over and outcome.error:  # the standings are the other runner's
+                raise fail(outcome.error, 1)
             _print_summary(outcome, time.monotonic() - began, shown_url(db.url))
         except OSError:
             # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
@@ -207,6 +210,28 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         return outcome
     finally:
         db.close()
+
+
+LEASE_TIMEOUT_VAR = "RUNNER_LEASE_TIMEOUT"
+"""Seconds a run may go silent before another runner may take its tournament over (default
+60): a test's short pause, or a long one for hosts that suspend."""
+
+
+def _lease_timeout() -> float | None:
+    """The lease timeout ``RUNNER_LEASE_TIMEOUT`` asks for (None: the default)."""
+    import math
+    import os
+
+    value = os.environ.get(LEASE_TIMEOUT_VAR)
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise fail(f"{LEASE_TIMEOUT_VAR}={value!r}: give a number of seconds above 0")
+    return seconds
 
 
 def _stop_if_finished(db: Database, config: TournamentConfig) -> None:

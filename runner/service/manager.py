@@ -31,7 +31,7 @@ from runner.service.cache import SharedReads
 from runner.service.hub import EventLog
 from runner.service.settings import ServiceSettings
 from runner.store import Database, GameFilter, TournamentStatus, stream_games, tournaments
-from runner.store.origin import mark_origin, owned, set_status, unfinished_owned
+from runner.store.origin import SERVICE, owned, set_status, unfinished_owned
 from runner.store.queries import TournamentProgress
 from runner.tournament.events import (
     Event,
@@ -240,17 +240,17 @@ class TournamentManager:
         concurrency = min(config.concurrency, self.settings.max_concurrency)
         scheduler = self._scheduler_factory(config, concurrency)
         tournament = Tournament(config, self.db, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency, pgnout=None, scheduler=scheduler)
+                                concurrency=concurrency, pgnout=None, scheduler=scheduler,
+                                origin=SERVICE)
         tournament.scheduler.watch_moves = True
         # The id is known once the row exists; events come only after that.
         tournament.on_event = lambda event: self._on_event(tournament.tournament_id, event)
         return tournament
 
     def _create(self, tournament: Tournament) -> int:
-        tournament_id = tournament.prepare()
-        with self.db.session() as session:
-            mark_origin(session, tournament_id)
-        return tournament_id
+        # Stored as the service's in the transaction that creates it: a command-line run
+        # never sees it as its own. The lease is the run's, once a place is free.
+        return tournament.prepare(lease=False)
 
     def _queue(self, tournament_id: int, tournament: Tournament) -> None:
         run = _Run(tournament)

@@ -70,12 +70,13 @@ __all__ = [
     "resolve_url",
     "redact",
     "safe_url",
+    "scrub_credentials",
     "upgrade",
 ]
 
 DEFAULT_URL = "sqlite:///runner.db"
 ENV_VAR = "RUNNER_DB"
-SCHEMA_REVISION = "c41e8a6f2d17"
+SCHEMA_REVISION = "e5a1b7c90d42"
 """The newest migration's revision (a test keeps it equal to alembic's head). A database
 already there is opened as it is, and an empty one is created from the models and stamped
 with it, both without loading alembic (a fresh database through alembic costs a command
@@ -365,6 +366,19 @@ def safe_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # not a URL SQLAlchemy can read: hide what looks like a password all the same
         return redact(url)
+
+
+def scrub_credentials(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A tournament's configuration fit to store: the password of its database URL (and of a
+    cluster address) replaced by ``***``. A resume takes the database from its command line,
+    never from the stored copy, so nothing is lost but the secret."""
+    scrubbed = dict(config)
+    if isinstance(scrubbed.get("database"), str):
+        scrubbed["database"] = safe_url(scrubbed["database"])
+    cluster = scrubbed.get("cluster")
+    if isinstance(cluster, Mapping) and isinstance(cluster.get("address"), str):
+        scrubbed["cluster"] = {**cluster, "address": redact(cluster["address"])}
+    return scrubbed
 
 
 def database_failure(url: str, exc: BaseException) -> str:

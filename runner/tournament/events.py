@@ -89,6 +89,9 @@ class RunOutcome:
     error: str | None = None
     signal: int | None = None
     """The first stop signal received (SIGINT, SIGTERM, SIGHUP), if one interrupted the run."""
+    taken_over: bool = False
+    """Another runner took the tournament over (this run's lease was lost): nothing of this
+    run's end was stored, `error` says so."""
 
     @property
     def exit_status(self) -> int:
