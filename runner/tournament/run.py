@@ -242,7 +242,7 @@ class Tournament:
             # The game in flight is not stored: its row stays "running" and is played again
             # on resume. One line says what failed; the scheduler has stopped every slot.
             # A lost lease drops the game: the runner that took over plays it.
-            self._fail(exc)
+            self._fail(await self._cause(exc, writer))
         finally:
             beats.cancel()
             status = self._final_status()
@@ -270,8 +270,25 @@ class Tournament:
         if self._error is None:
             self._error = (database_failure(self.db.url, exc) if isinstance(exc, SQLAlchemyError)
                            else str(exc))
-        if stop:
+        if stop and self._taken_over and not self._hard_stop:
+            # Quietly: the one line this run ends with says it all (the games are the other
+            # runner's now).
+            self._hard_stop = self._soft_stop = True
+            self.scheduler.stop(hard=True)
+        elif stop:
             self.stop(hard=True)
+
+    async def _cause(self, exc: BaseException, writer: GameWriter) -> BaseException:
+        """What made a write fail: a database error is the lease lost when the lease is no
+        longer this run's (PostgreSQL ended the transaction of a runner paused in the middle
+        of it, and another runner took over meanwhile)."""
+        if not isinstance(exc, SQLAlchemyError) or self._taken_over:
+            return exc
+        try:
+            held = await writer.call(writer.heartbeat)
+        except SQLAlchemyError:
+            return exc  # the database itself is failing
+        return exc if held else LeaseLostError(self.tournament_id)
 
     def _take_lease(self) -> None:
         """Hold the tournament's lease for this run (TournamentError when another live runner
@@ -296,7 +313,7 @@ class Tournament:
             try:
                 held = await writer.call(writer.heartbeat)
             except SQLAlchemyError as exc:
-                self._fail(exc)
+                self._fail(await self._cause(exc, writer))
                 return
             if not held:
                 self._fail(LeaseLostError(self.tournament_id))
