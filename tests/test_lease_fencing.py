@@ -254,15 +254,17 @@ def test_a_command_line_run_never_adopts_a_tournament_the_service_queued(
         tmp_path: Path, engine_of: list[Engine]) -> None:
     url = f"sqlite:///{tmp_path / 'r.db'}"
     config = _config(tmp_path / "t.toml", rounds=1)
-    queued = subprocess.run(  # what the service's submission does: the row, origin, no lease
+    queued = subprocess.run(  # a submission as the service stored it: a new row, its origin
         [sys.executable, "-c", "import sys\n"
          "from runner.config.parse import load_config\n"
          "from runner.store import open_database\n"
-         "from runner.store.origin import SERVICE\n"
+         "from runner.store.origin import mark_origin\n"
          "from runner.tournament.run import Tournament\n"
          "db = open_database(sys.argv[2])\n"
-         "print(Tournament(load_config(sys.argv[1]), db, new=True, origin=SERVICE)"
-         ".prepare(lease=False))\n", str(config), url],
+         "found = Tournament(load_config(sys.argv[1]), db, new=True).prepare()\n"
+         "with db.session() as session:\n"
+         "    mark_origin(session, found)\n"
+         "print(found)\n", str(config), url],
         cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=60)
     assert queued.returncode == 0, queued.stderr
     service_id = int(queued.stdout)
