@@ -6,6 +6,7 @@ no password is stored.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -87,10 +88,8 @@ def _start(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> sub
 def _kill(process: subprocess.Popen) -> None:
     """Kill a runner and its engines (its own process group), whatever state it is in."""
     if process.poll() is None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     process.wait()
 
 

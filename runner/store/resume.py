@@ -32,7 +32,8 @@ __all__ = [
 _PLAYED = (GameStatus.DONE, GameStatus.EXCLUDED)
 
 
-def latest_named(session: Session, name: str, origin: str | None = None) -> TournamentRow | None:
+def latest_named(session: Session, name: str,
+                 origin: str | None = None) -> TournamentRow | None:
     """The newest tournament called `name` that `origin` owns (None: the command line's), if
     any: a run from the command line never adopts a tournament the service queued."""
     owner = TournamentRow.origin.is_(None) if origin is None else TournamentRow.origin == origin
@@ -53,7 +54,8 @@ def replace_config(session: Session, tournament_id: int, *, config: dict[str, An
                    fingerprint: str, total_games: int) -> None:
     """Store a changed configuration on a tournament (a forced resume), without credentials."""
     session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
-                    .values(config=scrub_credentials(config), fingerprint=fingerprint, total_games=total_games))
+                    .values(config=scrub_credentials(config), fingerprint=fingerprint,
+                            total_games=total_games))
 
 
 def reopen(session: Session, tournament_id: int) -> None:
