@@ -11,7 +11,7 @@ import enum
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console, Group
@@ -164,7 +164,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
-    from runner.tournament.events import TournamentError
+    from runner.tournament.events import AlreadyFinished, TournamentError
     from runner.tournament.run import Tournament
     from runner.tournament.runtime import make_scheduler
 
@@ -176,9 +176,12 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
                                 concurrency=concurrency, scheduler=scheduler,
-                                lease_timeout=_lease_timeout())
+                                lease_timeout=_lease_timeout(),
+                                continue_only=not new and not force and tournament_id is None)
         try:
             tournament.prepare()
+        except AlreadyFinished as exc:  # finished while this run waited for the first's lock
+            _say_finished(db, config, exc.tournament_id, exc.total_games, exc.changed)
         except TournamentError as exc:
             raise fail(str(exc), exc.exit_code) from None
         if tournament.done_games and not quiet:
@@ -247,6 +250,12 @@ def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
             return
         found, total = row.id, row.total_games
         changed = row.fingerprint != config.fingerprint()
+    _say_finished(db, config, found, total, changed)
+
+
+def _say_finished(db: Database, config: TournamentConfig, found: int, total: int,
+                  changed: bool) -> NoReturn:
+    """Say that tournament `found` is finished, and exit 0."""
     where = shown_url(db.url)
     _err.print(f"Tournament {found} ({config.name!r}) in {where} is already finished "
                f"({total} {plural(total, 'game')} planned): nothing to play"

@@ -62,6 +62,7 @@ from runner.store.resume import (
     sync_engines,
 )
 from runner.tournament.events import (
+    AlreadyFinished,
     DatabaseFailure,
     Event,
     GameFinished,
@@ -114,6 +115,7 @@ class Tournament:
         scheduler: Scheduler | None = None,
         origin: str | None = None,
         lease_timeout: float | None = None,
+        continue_only: bool = False,
     ) -> None:
         self.config = config
         self.db = db
@@ -140,6 +142,10 @@ class Tournament:
         self._resumed = False
         self._owner = new_owner()
         """This run's id in the tournament's lease (runner.store.lease)."""
+        self.continue_only = continue_only
+        """A finished newest tournament of the name is AlreadyFinished, not a reason to start
+        a new one (decided under the find-or-create lock: a run that finished while this one
+        waited for it is not played again)."""
         self._taken_over = False
         """Whether another runner took the tournament over from this run (its lease lost)."""
         self._leased = False
@@ -338,6 +344,9 @@ class Tournament:
         elif not self.new:
             row = latest_named(session, config.name, self.origin)
             if row is not None and row.status is TournamentStatus.FINISHED:
+                if self.continue_only:
+                    raise AlreadyFinished(row.id, row.total_games,
+                                          row.fingerprint != config.fingerprint())
                 row = None  # a finished tournament is not resumed: run a new one
         if row is None:
             return None
@@ -462,7 +471,10 @@ class Tournament:
         elif isinstance(event, JobFinished):
             mark = marks.pop(event.job.index, None)
             if mark is not None:
-                await mark
+                # A row already played (by a runner before this one) refuses the mark; storing
+                # the game then says so (`_finished`).
+                with contextlib.suppress(DuplicateGameError):
+                    await mark
             await self._finished(event, writer)
         elif isinstance(event, SchedulerFailure):
             self._error = event.text
