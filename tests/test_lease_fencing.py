@@ -107,7 +107,9 @@ def test_a_paused_runner_that_lost_its_lease_stores_nothing_and_stops_with_one_l
     short = {**ENV, "RUNNER_LEASE_TIMEOUT": "2"}
     first = _start(["run", str(config), "--db", db_url, "--quiet"], tmp_path, short)
     try:
-        _wait(lambda: _done(db_url, engine_of) >= 1, "the first runner's first game")
+        _wait(lambda: _done(db_url, engine_of) >= 1 and _rows(
+            db_url, "SELECT count(*) FROM games WHERE status = 'running'", engine_of)[0][0],
+            "a game in flight after the first one")
         os.kill(first.pid, signal.SIGSTOP)  # the runner only: its engines wait for it
         time.sleep(4)  # twice its lease timeout, by any clock
         second = subprocess.run([*RUN, "run", str(config), "--db", db_url, "--quiet"],
