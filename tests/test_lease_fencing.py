@@ -6,6 +6,7 @@ no password is stored.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -15,14 +16,21 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from postgres_server import PostgresServer
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
+from test_store_safety import Scripted
 
+from runner.config.parse import load_config
+from runner.game.record import GameRecord, GameTermination, MoveRecord
 from runner.store.db import create_db_engine, open_database, upgrade
+from runner.store.recording import record_game
+from runner.tournament.events import Event, Notice
+from runner.tournament.run import Tournament
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 RUN = [sys.executable, "-m", "runner"]
@@ -336,3 +344,39 @@ def test_the_migration_scrubs_passwords_from_stored_configurations(tmp_path: Pat
         engine.dispose()
     assert "hunter2" not in stored
     assert json.loads(stored)["database"] == "postgresql://u:***@db.example/t"
+
+
+# -- the taker never crashes on a duplicate --------------------------------------------------
+
+
+def test_a_game_stored_meanwhile_by_another_writer_is_a_notice_not_a_crash(
+        db_url: str, tmp_path: Path) -> None:
+    """A game this run loaded as unplayed, stored meanwhile by a writer that took no lease (an
+    older runner): the run says so and goes on (it used to die with DuplicateGameError)."""
+    config = load_config(_config(tmp_path / "t.toml", rounds=1))
+    database = open_database(db_url)
+    try:
+        events: list[Event] = []
+        scripted = Scripted()
+        tournament = Tournament(config, database, scheduler=scripted, on_event=events.append)
+        tournament.prepare()
+        first = tournament.pairing.job(0)
+        now = datetime.now(UTC)
+        spec = next(iter(tournament._game_jobs(tournament._opening_policy()))).spec
+        with database.session() as session:
+            record_game(session, tournament.tournament_id, first.key, GameRecord(
+                white=first.white, black=first.black, spec=spec,
+                moves=(MoveRecord("d4", uci="d2d4", time=0.1),), result="0-1",
+                termination=GameTermination.ADJUDICATION, reason="the other writer's",
+                started_at=now, ended_at=now, final_fen=""))
+        outcome = asyncio.run(tournament.run())
+        with database.engine.connect() as connection:
+            games = connection.execute(text("SELECT job_index, result, reason FROM games "
+                                            "ORDER BY job_index")).all()
+    finally:
+        database.close()
+    assert outcome.error is None and outcome.status.value == "finished"
+    assert any(isinstance(event, Notice) and "game 1 was already stored" in event.text
+               for event in events)
+    assert [tuple(game) for game in games] == [(0, "0-1", "the other writer's"),
+                                               (1, "1/2-1/2", "scripted")]
