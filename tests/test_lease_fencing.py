@@ -380,3 +380,36 @@ def test_a_game_stored_meanwhile_by_another_writer_is_a_notice_not_a_crash(
                for event in events)
     assert [tuple(game) for game in games] == [(0, "0-1", "the other writer's"),
                                                (1, "1/2-1/2", "scripted")]
+
+
+@pytest.mark.timeout(200)
+def test_a_runner_paused_inside_a_write_does_not_block_the_taker_on_postgresql(
+        postgres_server: PostgresServer, tmp_path: Path, engine_of: list[Engine]) -> None:
+    """A holder paused in the middle of a write transaction (its lease row locked) on another
+    host, long silent: PostgreSQL ends its idle transaction, and the next runner takes over
+    instead of failing on the lock's timeout."""
+    from runner.store.lease import heartbeat
+
+    url = postgres_server.new_database()
+    config_file = _config(tmp_path / "t.toml", rounds=1)
+    database = open_database(url)
+    try:
+        found = Tournament(load_config(config_file), database, scheduler=Scripted(stop_after=0))
+        tournament_id = found.prepare()
+        with database.engine.begin() as connection:  # its lease, a paused holder's elsewhere
+            connection.execute(text("DELETE FROM leases"))
+            connection.execute(text(
+                "INSERT INTO leases (tournament_id, owner, pid, host, acquired_at, heartbeat_at)"
+                " VALUES (:id, 'paused', 4242, 'elsewhere', now() - interval '1 hour', "
+                "now() - interval '1 hour')"), {"id": tournament_id})
+        paused = database.sessions()
+        assert heartbeat(paused, tournament_id, "paused")  # the row locked, never committed
+        taker = subprocess.run([*RUN, "run", str(config_file), "--db", url, "--quiet"],
+                               cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                               timeout=150)
+        with contextlib.suppress(Exception):
+            paused.close()
+    finally:
+        database.close()
+    assert taker.returncode == 0, taker.stderr
+    assert _done(url, engine_of) == 2
