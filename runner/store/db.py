@@ -85,11 +85,12 @@ LOCK_TIMEOUT_MS = 30_000
 """How long a statement waits for a lock another connection holds before failing (SQLite's
 busy timeout, PostgreSQL's ``lock_timeout``); the failure then ends the run with its cause."""
 IDLE_IN_TRANSACTION_MS = 20_000
-"""PostgreSQL ends a session left idle inside a transaction this long: a runner paused (^Z, a
-suspended host) in the middle of a write would otherwise keep its locks, the lease row's
-among them, for as long as it sleeps, and the runner taking over would wait for them in
-vain. Less than `LOCK_TIMEOUT_MS`, so the taker's wait outlasts it; every transaction of
-ours runs its statements back to back, far within it."""
+"""PostgreSQL ends a session left idle this long inside a transaction that writes under a
+lease (runner.store.lease): a runner paused (^Z, a suspended host) in the middle of such a
+write would otherwise keep its locks, the lease row's among them, for as long as it sleeps,
+and the runner taking over would wait for them in vain. Less than `LOCK_TIMEOUT_MS`, so the
+taker's wait outlasts it; those transactions run their statements back to back. Reads are
+left alone: an export streaming to a slow pipe may idle as long as it likes."""
 _MIGRATION_LOCK_KEY = 0x72756E6E6572  # "runner": PostgreSQL advisory lock serialising upgrades
 _DISTRIBUTION = "cecp-runner"
 _MARKER = "cecp-runner migrations"
@@ -155,12 +156,10 @@ def _switch_to_wal(cursor: Any) -> None:
 
 def _postgresql_settings(dbapi_connection: Any, _record: Any) -> None:
     """Per-connection PostgreSQL settings: give up on a lock held longer than the timeout
-    (the default waits for ever) instead of hanging the run, and end a transaction its
-    client left idle (see `IDLE_IN_TRANSACTION_MS`)."""
+    (the default waits for ever) instead of hanging the run."""
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_MS)}")
-        cursor.execute(f"SET idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION_MS)}")
     finally:
         cursor.close()
     dbapi_connection.commit()

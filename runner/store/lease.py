@@ -24,11 +24,25 @@ import socket
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, delete, extract, func, insert, literal, select, text, update
+from sqlalchemy import (
+    ColumnElement,
+    Table,
+    Update,
+    bindparam,
+    delete,
+    extract,
+    func,
+    insert,
+    literal,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.orm import Session
 
+from runner.store.db import IDLE_IN_TRANSACTION_MS
 from runner.store.models import LeaseRow
 
 __all__ = [
@@ -148,11 +162,40 @@ def _dialect(session: Session) -> str:
     return session.get_bind().dialect.name
 
 
-def _db_now(session: Session) -> ColumnElement[Any]:
+def _now_in(dialect: str) -> ColumnElement[Any]:
     """The database's current time, as an expression the heartbeat column stores."""
-    if _dialect(session) == "sqlite":  # the format SQLAlchemy itself stores, to the ms
+    if dialect == "sqlite":  # the format SQLAlchemy itself stores, to the ms
         return func.strftime("%Y-%m-%d %H:%M:%f", "now")
     return func.now()
+
+
+def _db_now(session: Session) -> ColumnElement[Any]:
+    return _now_in(_dialect(session))
+
+
+_LEASES = cast(Table, LeaseRow.__table__)
+_HEARTBEATS: dict[str, Update] = {}
+"""The heartbeat's UPDATE per dialect, built once: every game's start and end runs it (the
+fence), and building it each time cost more than running it."""
+_NO_IDLING = text(f"SET LOCAL idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION_MS)}")
+
+
+def _heartbeat_statement(dialect: str) -> Update:
+    statement = _HEARTBEATS.get(dialect)
+    if statement is None:
+        statement = _HEARTBEATS[dialect] = update(_LEASES).where(
+            _LEASES.c.tournament_id == bindparam("lease_tournament"),
+            _LEASES.c.owner == bindparam("lease_owner"),
+        ).values(heartbeat_at=_now_in(dialect))
+    return statement
+
+
+def _no_idling(session: Session) -> None:
+    """On PostgreSQL, have the server end this transaction if its client goes idle in it for
+    `IDLE_IN_TRANSACTION_MS` (a paused runner must not keep the locks it took)."""
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        connection.execute(_NO_IDLING)
 
 
 def _age(session: Session) -> ColumnElement[Any]:
@@ -195,6 +238,7 @@ def lock_tournaments(session: Session) -> None:
         # before anything is read.
         connection.exec_driver_sql("BEGIN IMMEDIATE")
     elif connection.dialect.name == "postgresql":
+        _no_idling(session)
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
                            {"key": _CREATE_LOCK_KEY})
 
@@ -219,6 +263,7 @@ def acquire(session: Session, tournament_id: int, owner: str,
     LeaseHeldError when a live process holds it. Two runners inserting at once collide on
     the primary key: the loser gets an IntegrityError and, trying again, sees the winner.
     """
+    _no_idling(session)
     previous = _find(session, tournament_id, lock=True)
     values = {"owner": owner, "pid": os.getpid(), "host": socket.gethostname(),
               "acquired_at": _db_now(session), "heartbeat_at": _db_now(session),
@@ -239,9 +284,10 @@ def heartbeat(session: Session, tournament_id: int, owner: str) -> bool:
     """Refresh the lease; False when `owner` no longer holds it (it was taken over). The
     row stays locked (PostgreSQL) or the database write-locked (SQLite) until the session
     commits, so what the transaction writes next is written under the lease."""
-    result = session.execute(update(LeaseRow).where(
-        LeaseRow.tournament_id == tournament_id, LeaseRow.owner == owner,
-    ).values(heartbeat_at=_db_now(session)))
+    _no_idling(session)
+    connection = session.connection()
+    result = connection.execute(_heartbeat_statement(connection.dialect.name),
+                                {"lease_tournament": tournament_id, "lease_owner": owner})
     return bool(getattr(result, "rowcount", 0))
 
 

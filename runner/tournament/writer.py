@@ -212,6 +212,7 @@ class GameWriter:
             offsets[game_id] = end
             end += len(data)
         with self.db.session() as session:
+            self._hold(session)
             set_pgn_offsets(session, offsets)
         for game_id, data in texts:
             self._append(data, offsets[game_id], "a stored game")
