@@ -460,7 +460,7 @@ def test_a_database_failure_before_the_first_game_is_exit_status_1(
         short_lock_db: Database, tmp_path) -> None:
     db = short_lock_db
     config = _config(tmp_path, rounds=1)
-    Tournament(config, db, scheduler=Scripted()).prepare()  # the tables and the row exist
+    Tournament(config, db, scheduler=Scripted()).prepare(lease=False)  # the tables and row exist
     let_go = _lock_from_another_connection(db)
     try:
         with pytest.raises(DatabaseFailure) as raised:

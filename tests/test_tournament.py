@@ -198,7 +198,7 @@ def test_changed_config_is_refused_unless_forced(tmp_path):
     database = open_database(db)
     try:
         tournament = Tournament(cfg, database)
-        tournament.prepare()
+        tournament.prepare(lease=False)  # a row, and no runner on it
     finally:
         database.close()
     changed = config.read_text().replace('tc = "10+0.1"', 'tc = "5+0.1"')

@@ -11,7 +11,7 @@ import enum
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console, Group
@@ -168,7 +168,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
-    from runner.tournament.events import TournamentError
+    from runner.tournament.events import AlreadyFinished, TournamentError
     from runner.tournament.run import Tournament
     from runner.tournament.runtime import make_scheduler
 
@@ -179,9 +179,13 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
             _stop_if_finished(db, config)
         scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency, scheduler=scheduler)
+                                concurrency=concurrency, scheduler=scheduler,
+                                lease_timeout=_lease_timeout(),
+                                continue_only=not new and not force and tournament_id is None)
         try:
             tournament.prepare()
+        except AlreadyFinished as exc:  # finished while this run waited for the first's lock
+            _say_finished(db, config, exc.tournament_id, exc.total_games, exc.changed)
         except TournamentError as exc:
             raise fail(str(exc), exc.exit_code) from None
         if tournament.done_games and not quiet:
@@ -202,6 +206,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                     outcome = run_async(tournament.run(handle_signals=True))
                 except TournamentError as exc:  # another runner took the tournament meanwhile
                     raise fail(str(exc), exc.exit_code) from None
+            if outcome.taken_over and outcome.error:  # the standings are the other runner's
+                raise fail(outcome.error, 1)
             _print_summary(outcome, time.monotonic() - began, shown_url(db.url))
         except OSError:
             # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
@@ -211,6 +217,28 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         return outcome
     finally:
         db.close()
+
+
+LEASE_TIMEOUT_VAR = "RUNNER_LEASE_TIMEOUT"
+"""Seconds a run may go silent before another runner may take its tournament over (default
+60): a test's short pause, or a long one for hosts that suspend."""
+
+
+def _lease_timeout() -> float | None:
+    """The lease timeout ``RUNNER_LEASE_TIMEOUT`` asks for (None: the default)."""
+    import math
+    import os
+
+    value = os.environ.get(LEASE_TIMEOUT_VAR)
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise fail(f"{LEASE_TIMEOUT_VAR}={value!r}: give a number of seconds above 0")
+    return seconds
 
 
 def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
@@ -226,6 +254,12 @@ def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
             return
         found, total = row.id, row.total_games
         changed = row.fingerprint != config.fingerprint()
+    _say_finished(db, config, found, total, changed)
+
+
+def _say_finished(db: Database, config: TournamentConfig, found: int, total: int,
+                  changed: bool) -> NoReturn:
+    """Say that tournament `found` is finished, and exit 0."""
     where = shown_url(db.url)
     _err.print(f"Tournament {found} ({config.name!r}) in {where} is already finished "
                f"({total} {plural(total, 'game')} planned): nothing to play"

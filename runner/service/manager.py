@@ -32,8 +32,8 @@ from runner.service.offload import Offload, finished_games, report_html, report_
 from runner.service.settings import ServiceSettings
 from runner.store import Database, TournamentStatus, tournaments
 from runner.store.origin import (
+    SERVICE,
     failures,
-    mark_origin,
     owned,
     set_reason,
     set_status,
@@ -264,17 +264,17 @@ class TournamentManager:
         concurrency = min(config.concurrency, self.settings.max_concurrency)
         scheduler = self._scheduler_factory(config, concurrency)
         tournament = Tournament(config, self.db, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency, pgnout=None, scheduler=scheduler)
+                                concurrency=concurrency, pgnout=None, scheduler=scheduler,
+                                origin=SERVICE)
         tournament.scheduler.watch_moves = True
         # The id is known once the row exists; events come only after that.
         tournament.on_event = lambda event: self._on_event(tournament.tournament_id, event)
         return tournament
 
     def _create(self, tournament: Tournament) -> int:
-        tournament_id = tournament.prepare()
-        with self.db.session() as session:
-            mark_origin(session, tournament_id)
-        return tournament_id
+        # Stored as the service's in the transaction that creates it: a command-line run
+        # never sees it as its own. The lease is the run's, once a place is free.
+        return tournament.prepare(lease=False)
 
     def _queue(self, tournament_id: int, tournament: Tournament) -> None:
         run = _Run(tournament)

@@ -70,12 +70,13 @@ __all__ = [
     "resolve_url",
     "redact",
     "safe_url",
+    "scrub_credentials",
     "upgrade",
 ]
 
 DEFAULT_URL = "sqlite:///runner.db"
 ENV_VAR = "RUNNER_DB"
-SCHEMA_REVISION = "e2b7c9a41f03"
+SCHEMA_REVISION = "e5a1b7c90d42"
 """The newest migration's revision (a test keeps it equal to alembic's head). A database
 already there is opened as it is, and an empty one is created from the models and stamped
 with it, both without loading alembic (a fresh database through alembic costs a command
@@ -83,6 +84,13 @@ about 0.13 s of CPU more): a new migration must move this constant with it."""
 LOCK_TIMEOUT_MS = 30_000
 """How long a statement waits for a lock another connection holds before failing (SQLite's
 busy timeout, PostgreSQL's ``lock_timeout``); the failure then ends the run with its cause."""
+IDLE_IN_TRANSACTION_MS = 20_000
+"""PostgreSQL ends a session left idle this long inside a transaction that writes under a
+lease (runner.store.lease): a runner paused (^Z, a suspended host) in the middle of such a
+write would otherwise keep its locks, the lease row's among them, for as long as it sleeps,
+and the runner taking over would wait for them in vain. Less than `LOCK_TIMEOUT_MS`, so the
+taker's wait outlasts it; those transactions run their statements back to back. Reads are
+left alone: an export streaming to a slow pipe may idle as long as it likes."""
 _MIGRATION_LOCK_KEY = 0x72756E6E6572  # "runner": PostgreSQL advisory lock serialising upgrades
 _DISTRIBUTION = "cecp-runner"
 _MARKER = "cecp-runner migrations"
@@ -365,6 +373,19 @@ def safe_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # not a URL SQLAlchemy can read: hide what looks like a password all the same
         return redact(url)
+
+
+def scrub_credentials(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A tournament's configuration fit to store: the password of its database URL (and of a
+    cluster address) replaced by ``***``. A resume takes the database from its command line,
+    never from the stored copy, so nothing is lost but the secret."""
+    scrubbed = dict(config)
+    if isinstance(scrubbed.get("database"), str):
+        scrubbed["database"] = safe_url(scrubbed["database"])
+    cluster = scrubbed.get("cluster")
+    if isinstance(cluster, Mapping) and isinstance(cluster.get("address"), str):
+        scrubbed["cluster"] = {**cluster, "address": redact(cluster["address"])}
+    return scrubbed
 
 
 def database_failure(url: str, exc: BaseException) -> str:

@@ -1,10 +1,20 @@
-"""Tournament leases: at most one process runs a tournament at a time.
+"""Tournament leases: at most one process writes a tournament at a time.
 
 A run takes the lease (a row naming its owner, pid and host) before it writes anything,
-refreshes its heartbeat every `HEARTBEAT_SECONDS` and deletes the row when it ends. A second
-runner finding a live lease is refused; a lease whose owner is gone (a dead pid on this host,
-or no heartbeat for `LEASE_TIMEOUT`) is stale, and the next runner takes it over. Plain rows
-work the same on SQLite and PostgreSQL; a heartbeat is one UPDATE of one row.
+refreshes its heartbeat now and then and deletes the row when it ends. A second runner
+finding a live lease is refused; a lease whose owner is gone is stale, and the next runner
+takes it over. Gone means: a dead pid on the checker's own host (a live one there wins,
+however old its heartbeat, unless the process is stopped, ^Z or SIGSTOP, for longer than its
+timeout), or, elsewhere, no heartbeat for the timeout the holder declared.
+
+Ages are measured by the database's clock, never by the hosts': every heartbeat writes the
+database's ``now`` and every staleness test reads the age the database computes, so a host
+whose clock is off cannot take over a live runner (nor keep a dead one's lease alive).
+
+The lease fences the writer: every write of a run (a game stored, the tournament closed)
+first refreshes the lease row with a conditional UPDATE on its owner, in the same
+transaction. A runner that lost its lease (paused past its timeout and taken over) finds no
+row to update, and its writes roll back whole (`LeaseLostError`).
 """
 
 from __future__ import annotations
@@ -13,11 +23,26 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
+from typing import Any, cast
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Table,
+    Update,
+    bindparam,
+    delete,
+    extract,
+    func,
+    insert,
+    literal,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.orm import Session
 
+from runner.store.db import IDLE_IN_TRANSACTION_MS
 from runner.store.models import LeaseRow
 
 __all__ = [
@@ -25,50 +50,65 @@ __all__ = [
     "LEASE_TIMEOUT",
     "Holder",
     "LeaseHeldError",
+    "LeaseLostError",
     "acquire",
     "check_free",
     "forget",
     "heartbeat",
+    "heartbeat_interval",
+    "hold",
     "holders",
+    "lock_tournaments",
     "new_owner",
     "release",
 ]
 
 HEARTBEAT_SECONDS = 10.0
-"""How often a running tournament refreshes its lease."""
+"""How often a running tournament refreshes its lease (at most: see `heartbeat_interval`)."""
 LEASE_TIMEOUT = timedelta(seconds=60)
-"""A lease not refreshed for this long is stale, whoever holds it (another host included)."""
+"""The default time a lease may go without a heartbeat before another host may take it."""
+_CREATE_LOCK_KEY = 0x72756E6E6572 + 1
+"""PostgreSQL advisory lock serialising find-or-create of tournaments (next to the
+migrations' key in db.py)."""
 
 _LIVE: set[str] = set()
 """Owners whose run is going on in this process: a lease of this process's pid with another
 owner was left by a run that ended without giving it up (its database failing)."""
 
 
+def heartbeat_interval(timeout: float) -> float:
+    """How often a holder with this lease timeout refreshes it: often enough that a few
+    missed beats (a busy database) never make a live runner look gone."""
+    return max(0.05, min(HEARTBEAT_SECONDS, timeout / 6))
+
+
 @dataclass(frozen=True)
 class Holder:
-    """Who holds a tournament's lease, and when it was last heard of."""
+    """Who holds a tournament's lease, and how long ago (by the database's clock) it was
+    last heard of."""
 
     owner: str
     pid: int
     host: str
-    heartbeat_at: datetime
+    age: float
+    """Seconds since the last heartbeat, as the database counts them."""
+    timeout: float
+    """The silence after which the holder said its lease may be taken over."""
 
-    def stale(self, now: datetime | None = None) -> bool:
-        """Whether the holder is gone: no heartbeat for `LEASE_TIMEOUT`, or (on this host)
-        its process no longer exists."""
-        now = now or datetime.now(UTC)
-        if now - self.heartbeat_at > LEASE_TIMEOUT:
-            return True
-        if self.host != socket.gethostname():
-            return False
-        if self.pid == os.getpid():
-            return self.owner not in _LIVE
-        return not _alive(self.pid)
+    def stale(self) -> bool:
+        """Whether the holder is gone (see the module's docstring)."""
+        if self.host == socket.gethostname():
+            if self.pid == os.getpid():
+                return self.owner not in _LIVE
+            if not _alive(self.pid):
+                return True
+            return self.age > self.timeout and _stopped(self.pid)
+        return self.age > self.timeout
 
-    def describe(self, now: datetime | None = None) -> str:
+    def describe(self) -> str:
         """``pid 123 on host h (last heartbeat 4 s ago)``."""
-        age = ((now or datetime.now(UTC)) - self.heartbeat_at).total_seconds()
-        return f"pid {self.pid} on host {self.host} (last heartbeat {max(0.0, age):.0f} s ago)"
+        return (f"pid {self.pid} on host {self.host} "
+                f"(last heartbeat {max(0.0, self.age):.0f} s ago)")
 
 
 class LeaseHeldError(RuntimeError):
@@ -78,6 +118,17 @@ class LeaseHeldError(RuntimeError):
         super().__init__(f"tournament {tournament_id} is being run by {holder.describe()}")
         self.tournament_id = tournament_id
         self.holder = holder
+
+
+class LeaseLostError(RuntimeError):
+    """This run no longer holds its tournament's lease: another runner took it over."""
+
+    def __init__(self, tournament_id: int) -> None:
+        super().__init__(
+            f"tournament {tournament_id} was taken over by another runner while this one was "
+            "silent for too long (paused or suspended); this run stops and its unstored games "
+            "are dropped")
+        self.tournament_id = tournament_id
 
 
 def _alive(pid: int) -> bool:
@@ -91,58 +142,160 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, ^Z, a debugger): alive, but not running its
+    tournament. Only Linux's /proc tells; elsewhere a live process counts as running."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[-1].split()
+    except OSError:
+        return False
+    return bool(fields) and fields[0] in ("T", "t")
+
+
 def new_owner() -> str:
     """A fresh owner id for one run."""
     return uuid.uuid4().hex
 
 
-def _holder(row: LeaseRow) -> Holder:
-    return Holder(row.owner, row.pid, row.host, row.heartbeat_at)
+def _dialect(session: Session) -> str:
+    return session.get_bind().dialect.name
+
+
+def _now_in(dialect: str) -> ColumnElement[Any]:
+    """The database's current time, as an expression the heartbeat column stores."""
+    if dialect == "sqlite":  # the format SQLAlchemy itself stores, to the ms
+        return func.strftime("%Y-%m-%d %H:%M:%f", "now")
+    return func.now()
+
+
+def _db_now(session: Session) -> ColumnElement[Any]:
+    return _now_in(_dialect(session))
+
+
+_LEASES = cast(Table, LeaseRow.__table__)
+_HEARTBEATS: dict[str, Update] = {}
+"""The heartbeat's UPDATE per dialect, built once: every game's start and end runs it (the
+fence), and building it each time cost more than running it."""
+_NO_IDLING = text(f"SET LOCAL idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION_MS)}")
+
+
+def _heartbeat_statement(dialect: str) -> Update:
+    statement = _HEARTBEATS.get(dialect)
+    if statement is None:
+        statement = _HEARTBEATS[dialect] = update(_LEASES).where(
+            _LEASES.c.tournament_id == bindparam("lease_tournament"),
+            _LEASES.c.owner == bindparam("lease_owner"),
+        ).values(heartbeat_at=_now_in(dialect))
+    return statement
+
+
+def _no_idling(session: Session) -> None:
+    """On PostgreSQL, have the server end this transaction if its client goes idle in it for
+    `IDLE_IN_TRANSACTION_MS` (a paused runner must not keep the locks it took)."""
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        connection.execute(_NO_IDLING)
+
+
+def _age(session: Session) -> ColumnElement[Any]:
+    """Seconds since the lease's heartbeat, by the database's clock."""
+    if _dialect(session) == "sqlite":
+        return (func.julianday("now") - func.julianday(LeaseRow.heartbeat_at)) * literal(86400.0)
+    return extract("epoch", func.clock_timestamp() - LeaseRow.heartbeat_at)
+
+
+def _timeout(row_timeout: float | None) -> float:
+    return LEASE_TIMEOUT.total_seconds() if row_timeout is None else float(row_timeout)
+
+
+def _select(session: Session) -> Any:
+    return select(LeaseRow.tournament_id, LeaseRow.owner, LeaseRow.pid, LeaseRow.host,
+                  _age(session).label("age"), LeaseRow.timeout_seconds)
+
+
+def _holder(row: Any) -> Holder:
+    return Holder(row.owner, row.pid, row.host, float(row.age or 0.0),
+                  _timeout(row.timeout_seconds))
+
+
+def _find(session: Session, tournament_id: int, *, lock: bool = False) -> Holder | None:
+    query = _select(session).where(LeaseRow.tournament_id == tournament_id)
+    if lock:
+        query = query.with_for_update()
+    row = session.execute(query).one_or_none()
+    return None if row is None else _holder(row)
+
+
+def lock_tournaments(session: Session) -> None:
+    """Begin the session's transaction holding the lock that makes find-or-create of a
+    tournament atomic: of two runners of one configuration started together, the second
+    waits, then finds the first's tournament and lease (SQLite: the database's write lock;
+    PostgreSQL: a transaction-scoped advisory lock)."""
+    connection = session.connection()
+    if connection.dialect.name == "sqlite":
+        # pysqlite begins lazily, at the first write: begun here, the write lock is taken
+        # before anything is read.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    elif connection.dialect.name == "postgresql":
+        _no_idling(session)
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                           {"key": _CREATE_LOCK_KEY})
 
 
 def check_free(session: Session, tournament_id: int, owner: str) -> Holder | None:
     """LeaseHeldError when a live process other than `owner` holds the lease; else the stale
     holder being replaced (None when there was none)."""
-    row = session.get(LeaseRow, tournament_id)
-    if row is None or row.owner == owner:
+    holder = _find(session, tournament_id)
+    if holder is None or holder.owner == owner:
         return None
-    holder = _holder(row)
     if not holder.stale():
         raise LeaseHeldError(tournament_id, holder)
     return holder
 
 
-def acquire(session: Session, tournament_id: int, owner: str) -> Holder | None:
-    """Take the lease for `owner` (this process); returns the stale holder taken over, if any.
+def acquire(session: Session, tournament_id: int, owner: str,
+            timeout: float | None = None) -> Holder | None:
+    """Take the lease for `owner` (this process), declaring `timeout` seconds (default
+    `LEASE_TIMEOUT`) as the silence after which another host may take it over; returns the
+    stale holder taken over, if any.
 
     LeaseHeldError when a live process holds it. Two runners inserting at once collide on
     the primary key: the loser gets an IntegrityError and, trying again, sees the winner.
     """
-    row = session.get(LeaseRow, tournament_id, with_for_update=True)
-    now = datetime.now(UTC)
+    _no_idling(session)
+    previous = _find(session, tournament_id, lock=True)
     values = {"owner": owner, "pid": os.getpid(), "host": socket.gethostname(),
-              "acquired_at": now, "heartbeat_at": now}
-    if row is None:
-        session.add(LeaseRow(tournament_id=tournament_id, **values))
-        session.flush()
+              "acquired_at": _db_now(session), "heartbeat_at": _db_now(session),
+              "timeout_seconds": _timeout(timeout)}
+    if previous is None:
+        session.execute(insert(LeaseRow).values(tournament_id=tournament_id, **values))
         _LIVE.add(owner)
         return None
-    previous = _holder(row)
-    if row.owner != owner and not previous.stale(now):
+    if previous.owner != owner and not previous.stale():
         raise LeaseHeldError(tournament_id, previous)
-    for key, value in values.items():
-        setattr(row, key, value)
-    session.flush()
+    session.execute(update(LeaseRow).where(LeaseRow.tournament_id == tournament_id)
+                    .values(**values))
     _LIVE.add(owner)
     return None if previous.owner == owner else previous
 
 
 def heartbeat(session: Session, tournament_id: int, owner: str) -> bool:
-    """Refresh the lease; False when `owner` no longer holds it (it was taken over)."""
-    result = session.execute(update(LeaseRow).where(
-        LeaseRow.tournament_id == tournament_id, LeaseRow.owner == owner,
-    ).values(heartbeat_at=datetime.now(UTC)))
+    """Refresh the lease; False when `owner` no longer holds it (it was taken over). The
+    row stays locked (PostgreSQL) or the database write-locked (SQLite) until the session
+    commits, so what the transaction writes next is written under the lease."""
+    _no_idling(session)
+    connection = session.connection()
+    result = connection.execute(_heartbeat_statement(connection.dialect.name),
+                                {"lease_tournament": tournament_id, "lease_owner": owner})
     return bool(getattr(result, "rowcount", 0))
+
+
+def hold(session: Session, tournament_id: int, owner: str) -> None:
+    """Prove, in the session's transaction, that `owner` still holds the lease (refreshing
+    it); LeaseLostError when it does not: the caller's transaction must then roll back."""
+    if not heartbeat(session, tournament_id, owner):
+        raise LeaseLostError(tournament_id)
 
 
 def forget(owner: str) -> None:
@@ -160,4 +313,4 @@ def release(session: Session, tournament_id: int, owner: str) -> None:
 
 def holders(session: Session) -> dict[int, Holder]:
     """Every lease, by tournament id."""
-    return {row.tournament_id: _holder(row) for row in session.scalars(select(LeaseRow))}
+    return {row.tournament_id: _holder(row) for row in session.execute(_select(session))}

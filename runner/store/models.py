@@ -17,6 +17,7 @@ from sqlalchemy import (
     BigInteger,
     DateTime,
     Enum,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -231,3 +232,7 @@ class LeaseRow(Base):
     host: Mapped[str] = mapped_column(String(255))
     acquired_at: Mapped[datetime]
     heartbeat_at: Mapped[datetime]
+    """Written with the database's own clock (never a host's), as is `acquired_at`."""
+    timeout_seconds: Mapped[float | None] = mapped_column(Float)
+    """The silence after which the holder's lease may be taken over (None: rows written
+    before runners declared it, the default 60 s)."""

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from runner.game.record import GameRecord
 from runner.rules import Result
+from runner.store.db import scrub_credentials
 from runner.store.models import (
     EngineRow,
     GameRow,
@@ -77,11 +78,15 @@ class EngineRowValues(NamedTuple):
 def create_tournament(
     session: Session, *, name: str, config: dict[str, Any], fingerprint: str,
     engines: Sequence[EngineRowValues], total_games: int, book_state: dict[str, Any] | None = None,
+    origin: str | None = None,
 ) -> TournamentRow:
-    """Insert a tournament and its engines; returns the row (with its id assigned)."""
-    row = TournamentRow(name=name, config=config, fingerprint=fingerprint,
+    """Insert a tournament and its engines; returns the row (with its id assigned). The
+    configuration is stored without credentials (`scrub_credentials`); `origin` says who owns
+    it (None: the command line), set in the same transaction so no other runner ever sees
+    the row without it."""
+    row = TournamentRow(name=name, config=scrub_credentials(config), fingerprint=fingerprint,
                         total_games=total_games, status=TournamentStatus.RUNNING,
-                        book_state=book_state)
+                        book_state=book_state, origin=origin)
     row.engines = [EngineRow(name=e.name, command=list(e.command), protocol=e.protocol,
                              options=dict(e.options or {}) or None) for e in engines]
     session.add(row)

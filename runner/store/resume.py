@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, aliased
 
+from runner.store.db import scrub_credentials
 from runner.store.models import EngineRow, GameRow, GameStatus, TournamentRow, TournamentStatus
 from runner.store.recording import EngineRowValues
 
@@ -31,10 +32,13 @@ __all__ = [
 _PLAYED = (GameStatus.DONE, GameStatus.EXCLUDED)
 
 
-def latest_named(session: Session, name: str) -> TournamentRow | None:
-    """The newest tournament called `name`, if any."""
+def latest_named(session: Session, name: str,
+                 origin: str | None = None) -> TournamentRow | None:
+    """The newest tournament called `name` that `origin` owns (None: the command line's), if
+    any: a run from the command line never adopts a tournament the service queued."""
+    owner = TournamentRow.origin.is_(None) if origin is None else TournamentRow.origin == origin
     return session.scalars(
-        select(TournamentRow).where(TournamentRow.name == name)
+        select(TournamentRow).where(TournamentRow.name == name, owner)
         .order_by(TournamentRow.id.desc()).limit(1)
     ).one_or_none()
 
@@ -48,9 +52,10 @@ def stored_config(session: Session, tournament_id: int) -> dict[str, Any] | None
 
 def replace_config(session: Session, tournament_id: int, *, config: dict[str, Any],
                    fingerprint: str, total_games: int) -> None:
-    """Store a changed configuration on a tournament (a forced resume)."""
+    """Store a changed configuration on a tournament (a forced resume), without credentials."""
     session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
-                    .values(config=config, fingerprint=fingerprint, total_games=total_games))
+                    .values(config=scrub_credentials(config), fingerprint=fingerprint,
+                            total_games=total_games))
 
 
 def reopen(session: Session, tournament_id: int) -> None:

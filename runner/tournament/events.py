@@ -26,6 +26,19 @@ class TournamentError(RuntimeError):
     """The process's exit status for it: 2, the user's input or setup is to be changed."""
 
 
+class AlreadyFinished(TournamentError):
+    """The tournament a run would continue is finished: nothing to play (exit status 0)."""
+
+    exit_code = 0
+
+    def __init__(self, tournament_id: int, total_games: int, changed: bool) -> None:
+        super().__init__(f"tournament {tournament_id} is already finished")
+        self.tournament_id = tournament_id
+        self.total_games = total_games
+        self.changed = changed
+        """Whether the configuration differs from the one it was played with."""
+
+
 class DatabaseFailure(TournamentError):
     """The results database failed (I/O error, disk full, a lock held too long): not the
     user's input, so exit status 1, as when it fails in the middle of a run."""
@@ -89,6 +102,9 @@ class RunOutcome:
     error: str | None = None
     signal: int | None = None
     """The first stop signal received (SIGINT, SIGTERM, SIGHUP), if one interrupted the run."""
+    taken_over: bool = False
+    """Another runner took the tournament over (this run's lease was lost): nothing of this
+    run's end was stored, `error` says so."""
 
     @property
     def exit_status(self) -> int:

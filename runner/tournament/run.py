@@ -41,15 +41,18 @@ from runner.store import (
 )
 from runner.store.db import database_failure, safe_url
 from runner.store.lease import (
-    HEARTBEAT_SECONDS,
+    LEASE_TIMEOUT,
     LeaseHeldError,
+    LeaseLostError,
     acquire,
     check_free,
     forget,
+    heartbeat_interval,
+    lock_tournaments,
     new_owner,
 )
 from runner.store.models import TournamentRow
-from runner.store.recording import EngineRowValues
+from runner.store.recording import DuplicateGameError, EngineRowValues
 from runner.store.resume import (
     latest_named,
     played_rows,
@@ -59,6 +62,7 @@ from runner.store.resume import (
     sync_engines,
 )
 from runner.tournament.events import (
+    AlreadyFinished,
     DatabaseFailure,
     Event,
     GameFinished,
@@ -109,6 +113,9 @@ class Tournament:
         pgnout: Path | None = None,
         on_event: Callable[[Event], None] | None = None,
         scheduler: Scheduler | None = None,
+        origin: str | None = None,
+        lease_timeout: float | None = None,
+        continue_only: bool = False,
     ) -> None:
         self.config = config
         self.db = db
@@ -135,6 +142,21 @@ class Tournament:
         self._resumed = False
         self._owner = new_owner()
         """This run's id in the tournament's lease (runner.store.lease)."""
+        self.continue_only = continue_only
+        """A finished newest tournament of the name is AlreadyFinished, not a reason to start
+        a new one (decided under the find-or-create lock: a run that finished while this one
+        waited for it is not played again)."""
+        self._taken_over = False
+        """Whether another runner took the tournament over from this run (its lease lost)."""
+        self._leased = False
+        """Whether `prepare` took the lease (a run from the command line) or `run` must."""
+        self.origin = origin
+        """Who owns the tournaments this run creates or continues (None: the command line;
+        runner.store.origin.SERVICE: the service); a run never continues another's."""
+        self.lease_timeout = (LEASE_TIMEOUT.total_seconds() if lease_timeout is None
+                              else lease_timeout)
+        """Silence after which another runner may take the tournament over (heartbeats come
+        several times within it)."""
         self._half_pairs: dict[int, Opening] = {}
         self._openings: OpeningPolicy | None = None
         self.changes: list[str] = []
@@ -165,26 +187,40 @@ class Tournament:
                                  "(interrupt again to abort them)"))
             self.scheduler.stop()
 
-    def prepare(self) -> int:
-        """Create or find the tournament in the database; returns its id (blocking).
+    def prepare(self, *, lease: bool = True) -> int:
+        """Create or find the tournament in the database and, with `lease`, take its lease;
+        returns its id (blocking).
+
+        Finding or creating the tournament and taking its lease are one transaction under a
+        lock (`lock_tournaments`): of two runners of one configuration started together, the
+        second finds the first's tournament and lease and is refused, as when it starts
+        later. Without `lease` (the service queueing a submission) `run` takes it.
 
         TournamentError when it cannot be run: a changed configuration without `force`,
-        another live runner on it, a database that fails, an opening book that cannot deal
-        the openings the schedule needs (checked before any row is written)."""
+        another live runner on it, one that another origin owns, a database that fails, an
+        opening book that cannot deal the openings the schedule needs (checked before any
+        row is written)."""
         self._opening_policy().check((self.total_games + 1) // 2)
         try:
             with self.db.session() as session:
-                row = self._existing_row(session)
+                lock_tournaments(session)
+                row = self._existing_row(session, lease=lease)
                 if row is None:
                     row = self._create_row(session)
+                    if lease:
+                        acquire(session, row.id, self._owner, self.lease_timeout)
                 else:
                     self._reopen_row(session, row)
                 self.tournament_id = row.id
                 self._load_played(session)
+            self._leased = lease
         except LeaseHeldError as exc:
             raise TournamentError(_held_message(exc)) from None
         except SQLAlchemyError as exc:
             raise DatabaseFailure(database_failure(self.db.url, exc)) from None
+        finally:
+            if not self._leased:
+                forget(self._owner)  # nothing held: a lease row rolled back with the rest
         if self.sprt is not None:
             self._check_sprt()
         return self.tournament_id
@@ -194,7 +230,8 @@ class Tournament:
         if self.tournament_id < 0:
             await asyncio.to_thread(self.prepare)
         self._check_concurrency()
-        await asyncio.to_thread(self._take_lease)
+        if not self._leased:
+            await asyncio.to_thread(self._take_lease)
         openings = self._opening_policy()
         writer = GameWriter(self.db, self.tournament_id, self.pgnout, self._owner)
         if self.changes:
@@ -207,10 +244,11 @@ class Tournament:
             with interrupts if handle_signals else contextlib.nullcontext():
                 await writer.call(writer.repair_pgn)
                 await self._follow(writer)
-        except (SQLAlchemyError, PgnFileError) as exc:
+        except (SQLAlchemyError, PgnFileError, LeaseLostError) as exc:
             # The game in flight is not stored: its row stays "running" and is played again
             # on resume. One line says what failed; the scheduler has stopped every slot.
-            self._fail(exc)
+            # A lost lease drops the game: the runner that took over plays it.
+            self._fail(await self._cause(exc, writer))
         finally:
             beats.cancel()
             status = self._final_status()
@@ -218,25 +256,45 @@ class Tournament:
             try:
                 await writer.call(writer.close_tournament, status, decision,
                                   openings.state(self._max_pair))
-            except SQLAlchemyError as exc:  # the database still failing: its cause is told
-                self._fail(exc, stop=False)
+            except (SQLAlchemyError, LeaseLostError) as exc:  # the database still failing, or
+                self._fail(exc, stop=False)  # the tournament is another runner's: left as is
             finally:
                 forget(self._owner)  # a lease row left behind is stale from now on
+                self._leased = False
             writer.close()
         return RunOutcome(
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
             done=len(self._done), played_now=self._played_now, scoreboard=self.scoreboard,
             sprt=self.sprt_result, resumed=self._resumed, error=self._error,
-            signal=interrupts.first,
+            signal=interrupts.first, taken_over=self._taken_over,
         )
 
     def _fail(self, exc: BaseException, *, stop: bool = True) -> None:
         """Note why the run cannot go on (the first cause only) and, with `stop`, stop it."""
+        if isinstance(exc, LeaseLostError):
+            self._taken_over = True
         if self._error is None:
             self._error = (database_failure(self.db.url, exc) if isinstance(exc, SQLAlchemyError)
                            else str(exc))
-        if stop:
+        if stop and self._taken_over and not self._hard_stop:
+            # Quietly: the one line this run ends with says it all (the games are the other
+            # runner's now).
+            self._hard_stop = self._soft_stop = True
+            self.scheduler.stop(hard=True)
+        elif stop:
             self.stop(hard=True)
+
+    async def _cause(self, exc: BaseException, writer: GameWriter) -> BaseException:
+        """What made a write fail: a database error is the lease lost when the lease is no
+        longer this run's (PostgreSQL ended the transaction of a runner paused in the middle
+        of it, and another runner took over meanwhile)."""
+        if not isinstance(exc, SQLAlchemyError) or self._taken_over:
+            return exc
+        try:
+            held = await writer.call(writer.heartbeat)
+        except SQLAlchemyError:
+            return exc  # the database itself is failing
+        return exc if held else LeaseLostError(self.tournament_id)
 
     def _take_lease(self) -> None:
         """Hold the tournament's lease for this run (TournamentError when another live runner
@@ -244,7 +302,8 @@ class Tournament:
         for attempt in range(3):
             try:
                 with self.db.session() as session:
-                    acquire(session, self.tournament_id, self._owner)
+                    acquire(session, self.tournament_id, self._owner, self.lease_timeout)
+                self._leased = True
                 return
             except LeaseHeldError as exc:
                 raise TournamentError(_held_message(exc)) from None
@@ -254,37 +313,48 @@ class Tournament:
 
     async def _heartbeats(self, writer: GameWriter) -> None:
         """Refresh the lease now and then, on the writer thread (one UPDATE of one row)."""
+        interval = heartbeat_interval(self.lease_timeout)
         while True:
-            await asyncio.sleep(HEARTBEAT_SECONDS)
+            await asyncio.sleep(interval)
             try:
                 held = await writer.call(writer.heartbeat)
             except SQLAlchemyError as exc:
-                self._fail(exc)
+                self._fail(await self._cause(exc, writer))
                 return
             if not held:
-                self._fail(RuntimeError(
-                    f"tournament {self.tournament_id} was taken over by another runner (this "
-                    f"one was silent for too long); stopping"))
+                self._fail(LeaseLostError(self.tournament_id))
                 return
 
     # ----------------------------------------------------------------- finding the tournament
 
-    def _existing_row(self, session: Session) -> TournamentRow | None:
+    def _existing_row(self, session: Session, *, lease: bool) -> TournamentRow | None:
         """The tournament this run continues (None: a new one), its configuration updated
-        when forced; TournamentError when it was started with another configuration."""
+        when forced, its lease taken with `lease`; TournamentError when it was started with
+        another configuration or belongs to another origin (the service's tournaments are
+        the service's to run, and the command line's are not the service's)."""
         config = self.config
         row = None
         if self.requested_id is not None:
             row = session.get(TournamentRow, self.requested_id)
             if row is None:
-                raise TournamentError(f"no tournament {self.requested_id} in {self.db.url}")
+                raise TournamentError(f"no tournament {self.requested_id} in "
+                                      f"{safe_url(self.db.url)}")
+            if row.origin != self.origin:
+                raise TournamentError(_foreign_message(row))
         elif not self.new:
-            row = latest_named(session, config.name)
+            row = latest_named(session, config.name, self.origin)
             if row is not None and row.status is TournamentStatus.FINISHED:
+                if self.continue_only:
+                    raise AlreadyFinished(row.id, row.total_games,
+                                          row.fingerprint != config.fingerprint())
                 row = None  # a finished tournament is not resumed: run a new one
         if row is None:
             return None
-        check_free(session, row.id, self._owner)  # nothing is written under a live runner
+        # Nothing is written under a live runner.
+        if lease:
+            acquire(session, row.id, self._owner, self.lease_timeout)
+        else:
+            check_free(session, row.id, self._owner)
         fingerprint = config.fingerprint()
         if row.fingerprint != fingerprint:
             said = changes(row.config, config)
@@ -310,7 +380,7 @@ class Tournament:
         config = self.config
         return create_tournament(
             session, name=config.name, config=config.to_json(), fingerprint=config.fingerprint(),
-            engines=self._engine_rows(), total_games=self.total_games)
+            engines=self._engine_rows(), total_games=self.total_games, origin=self.origin)
 
     def _reopen_row(self, session: Session, row: TournamentRow) -> None:
         self._resumed = True
@@ -401,7 +471,10 @@ class Tournament:
         elif isinstance(event, JobFinished):
             mark = marks.pop(event.job.index, None)
             if mark is not None:
-                await mark
+                # A row already played (by a runner before this one) refuses the mark; storing
+                # the game then says so (`_finished`).
+                with contextlib.suppress(DuplicateGameError):
+                    await mark
             await self._finished(event, writer)
         elif isinstance(event, SchedulerFailure):
             self._error = event.text
@@ -419,6 +492,13 @@ class Tournament:
             return
         try:
             await writer.call(writer.store, game.key, record, game_pgn(record))
+        except DuplicateGameError:
+            # Stored already by another runner (one that held the lease before this one):
+            # that game stands, this one's result is dropped; the run goes on.
+            self._done.add(game.index)
+            self.on_event(Notice(f"game {game.index + 1} was already stored by another run: "
+                                 "this result is dropped"))
+            return
         except PgnFileError:
             self._done.add(game.index)  # stored: only the file lacks it (the next run adds it)
             self._played_now += 1
@@ -446,6 +526,16 @@ class Tournament:
                                  f"bounds {state.lower_bound:.2f} .. {state.upper_bound:.2f})"))
             self._soft_stop = True
             self.scheduler.stop()
+
+
+def _foreign_message(row: TournamentRow) -> str:
+    """Refusing a tournament another origin owns."""
+    if row.origin is None:
+        return (f"tournament {row.id} ({row.name!r}) was started from the command line, not "
+                "submitted to this service: run it with 'runner run' or 'runner resume'")
+    return (f"tournament {row.id} ({row.name!r}) belongs to the {row.origin} (it was "
+            "submitted over HTTP): stop, resume or watch it there, not with 'runner run' or "
+            "'runner resume'")
 
 
 def _held_message(exc: LeaseHeldError) -> str:

@@ -22,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from sqlalchemy.orm import Session
+
 from runner.game.record import GameRecord
 from runner.store import (
     Database,
@@ -32,7 +34,7 @@ from runner.store import (
     record_game,
     reset_unfinished,
 )
-from runner.store.lease import heartbeat, release
+from runner.store.lease import heartbeat, hold, release
 from runner.store.recording import JobKey, save_book_state
 from runner.store.resume import pgn_games, set_pgn_offsets
 
@@ -100,6 +102,7 @@ class GameWriter:
     def mark_running(self, job: JobKey) -> None:
         """Note in the database that `job` is being played."""
         with self.db.session() as session:
+            self._hold(session)
             if self._engine_ids is None:
                 self._engine_ids = engine_ids(session, self.tournament_id)
             self._game_ids[job.index] = mark_running(session, self.tournament_id, job,
@@ -110,11 +113,18 @@ class GameWriter:
         (PgnFileError when that fails: the game stays stored, a resume writes it)."""
         offset = self._pgn_end()
         with self.db.session() as session:
+            self._hold(session)  # first: the game is stored only under the lease
             record_game(session, self.tournament_id, job, record, pgn=pgn,
                         engine_ids=self._engine_ids, pgn_offset=offset,
                         game_id=self._game_ids.pop(job.index, None))
         if offset is not None:
             self._append(pgn_file_text(pgn), offset, f"game {job.index + 1}")
+
+    def _hold(self, session: Session) -> None:
+        """Refresh the lease in `session`'s transaction: LeaseLostError (the transaction then
+        rolls back whole) when another runner took the tournament over."""
+        if self.owner is not None:
+            hold(session, self.tournament_id, self.owner)
 
     def heartbeat(self) -> bool:
         """Refresh the run's lease; False when another runner took it over."""
@@ -126,8 +136,10 @@ class GameWriter:
     def close_tournament(self, status: TournamentStatus, decision: str | None,
                          book_state: dict[str, Any] | None) -> None:
         """End the run in the database: games left running back to replay, cursor, status,
-        and the lease given up."""
+        and the lease given up; none of it (LeaseLostError) when the tournament is another
+        runner's now."""
         with self.db.session() as session:
+            self._hold(session)
             if status is not TournamentStatus.FINISHED:
                 reset_unfinished(session, self.tournament_id)
             if book_state is not None:
@@ -200,6 +212,7 @@ class GameWriter:
             offsets[game_id] = end
             end += len(data)
         with self.db.session() as session:
+            self._hold(session)
             set_pgn_offsets(session, offsets)
         for game_id, data in texts:
             self._append(data, offsets[game_id], "a stored game")
