@@ -144,3 +144,26 @@ def test_the_same_positions_without_their_moves_are_refused(tmp_path: Path) -> N
     with pytest.raises(TournamentError, match="engine fm1 cannot be given opening 1 "):
         asyncio.run(refuse_untellable_openings(finals, {}, match("fm1", "fm2", games=4), set(),
                                                engines, Variant.STANDARD))
+
+
+@pytest.mark.timeout(300)
+def test_on_dask_workers_the_run_also_stops_before_game_one(tmp_path: Path) -> None:
+    """The check belongs to the tournament, not the scheduler: a run on a LocalCluster
+    (``--workers 1``) stops alike, the engine started on the coordinator to read its features."""
+    pytest.importorskip("distributed", reason="distributed is not installed (pip install "
+                        "'.[cluster]')")
+    fairymax = require_binary("fairymax")
+    (tmp_path / "x.epd").write_text(BOOK)
+    (tmp_path / "t.toml").write_text(
+        'name = "cl"\nformat = "match"\nrounds = 5\ngames = 2\ntc = "st=0.05"\n'
+        f'[[engines]]\nname = "fm1"\ncommand = ["{fairymax}"]\n'
+        f'[[engines]]\nname = "fm2"\ncommand = ["{fairymax}"]\n'
+        '[openings]\nfile = "x.epd"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "runner", "run", "t.toml", "--workers", "1", "--db",
+         "sqlite:///r.db"], cwd=tmp_path, capture_output=True, text=True, timeout=240,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out
+    assert "engine fm1 cannot be given opening 5" in " ".join(out.split()), out
+    assert _stored(tmp_path) == []
