@@ -97,6 +97,13 @@ def test_only_the_engine_without_setboard_is_refused_and_only_for_its_own_games(
     # Both games of pair 3 stored already (a resumed run): nothing left to refuse.
     asyncio.run(refuse_untellable_openings({3: opening}, {}, pairing, {6, 7}, engines,
                                            Variant.STANDARD))
+    # A pair half played before (its opening stored with its first game): the other game is
+    # refused too, the dealt opening for that pair giving way to the stored one.
+    with pytest.raises(TournamentError, match="the stored opening of game pair 4 .*1 of its"):
+        asyncio.run(refuse_untellable_openings({}, {3: Opening(fen=UNTELLABLE)}, pairing, {6},
+                                               engines, Variant.STANDARD))
+    asyncio.run(refuse_untellable_openings({3: opening}, {3: Opening(fen=BOOK.split("\n")[0])},
+                                           pairing, {6}, engines, Variant.STANDARD))
     # Two engines with setboard: the same opening is told to them.
     asyncio.run(refuse_untellable_openings({3: opening}, {}, match("hoi", "hoi2", games=8),
                                            set(), engines, Variant.STANDARD))

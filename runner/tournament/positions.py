@@ -32,11 +32,11 @@ log = logging.getLogger(__name__)
 
 
 def _games_by_engine(candidates: Mapping[int, Opening], pairing: Pairing,
-                     done: Collection[int]) -> dict[str, list[tuple[Opening, int]]]:
-    """For each engine, the suspect openings it would still play from (in schedule order) with
-    the number of its unplayed games that start from each."""
+                     done: Collection[int]) -> dict[str, list[tuple[int, Opening, int]]]:
+    """For each engine, the suspect openings it would still play from (in schedule order), as
+    (pair, opening, number of its unplayed games that start from it)."""
     total = pairing.total()
-    found: dict[str, list[tuple[Opening, int]]] = {}
+    found: dict[str, list[tuple[int, Opening, int]]] = {}
     for pair in sorted(candidates):
         games = [pairing.job(i) for i in (2 * pair, 2 * pair + 1)
                  if i < total and i not in done]
@@ -45,7 +45,7 @@ def _games_by_engine(candidates: Mapping[int, Opening], pairing: Pairing,
             continue
         for name in dict.fromkeys(name for game in games for name in game.engines):
             count = sum(name in game.engines for game in games)
-            found.setdefault(name, []).append((candidates[pair], count))
+            found.setdefault(name, []).append((pair, candidates[pair], count))
     return found
 
 
@@ -72,7 +72,7 @@ async def refuse_untellable_openings(
         engine = factory(config)
         try:
             await engine.start()
-            refused = [(opening, count, why) for opening, count in openings
+            refused = [(pair, opening, count, why) for pair, opening, count in openings
                        if (why := engine.position_refusal(opening.fen, variant)) is not None]
         except (EngineError, OSError, ValueError) as exc:
             log.debug("could not start %s to check its openings: %s", name, exc)
@@ -82,10 +82,13 @@ async def refuse_untellable_openings(
                 await finish_uncancelled(engine.quit())
         if not refused:
             continue
-        opening, _, why = refused[0]
-        games = sum(count for _, count, _ in refused)
+        pair, opening, _, why = refused[0]
+        games = sum(count for _, _, count, _ in refused)
+        # An opening stored with a half-played pair has no book line: name the pair then.
+        which = (f"opening {opening.index + 1} ({opening.source})" if opening.source
+                 else f"the stored opening of game pair {pair + 1}")
         raise TournamentError(
-            f"engine {name} cannot be given opening {opening.index + 1} ({opening.source}) "
-            f"{opening.fen!r}: {why}; {games} of its games in this schedule start from such "
-            "a position, and none was played in this run: remove such positions from the book, "
-            "or play this engine in a build with setboard")
+            f"engine {name} cannot be given {which} {opening.fen!r}: {why}; {games} of its "
+            "games in this schedule start from such a position, and none was played in this "
+            "run: remove such positions from the book, or play this engine in a build with "
+            "setboard")
