@@ -450,19 +450,29 @@ class CecpEngine(PipeEngine):
     def _move_command(self, move: str) -> str:
         return f"usermove {move}" if self._features.flag("usermove", False) else move
 
+    def position_refusal(self, fen: str, variant: Variant) -> str | None:
+        """Why `fen` cannot be stated to this engine (known once it has started and sent its
+        features): without setboard, ``edit`` would misstate the castling rights of a
+        standard position whose king and rook are at home but whose rights are lost (the
+        engine would take them as kept and castle illegally)."""
+        if self._features.flag("setboard", False) or variant is not Variant.STANDARD:
+            return None
+        lost = edit_loses_castling(fen)
+        if lost is None:
+            return None
+        return (f"it has no setboard, and its 'edit' command would give it the castling rights "
+                f"{lost} (king and rook on their home squares), which the position has lost")
+
     def _position_commands(self, fen: str, variant: Variant) -> list[str]:
         """``setboard FEN``, or the ``edit`` idiom for an engine without setboard; ValueError
-        for a position ``edit`` would misstate (castling rights lost with king and rook at
-        home: the engine would take them as kept and castle illegally)."""
+        for a position ``edit`` would misstate (see `position_refusal`)."""
         if self._features.flag("setboard", False):
             return [f"setboard {fen}"]
-        lost = edit_loses_castling(fen) if variant is Variant.STANDARD else None
-        if lost is not None:
+        refusal = self.position_refusal(fen, variant)
+        if refusal is not None:
             raise ValueError(
-                f"engine {self.name} cannot be given the position {fen!r}: it has no setboard, "
-                f"and its 'edit' command would give it the castling rights {lost} (king and "
-                "rook on their home squares), which the position has lost; use openings "
-                "without such positions for this engine, or an engine with setboard")
+                f"engine {self.name} cannot be given the position {fen!r}: {refusal}; use "
+                "openings without such positions for this engine, or an engine with setboard")
         return edit_commands(fen)
 
     # ----------------------------------------------------------------- reading

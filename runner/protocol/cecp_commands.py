@@ -158,6 +158,10 @@ def option_command(option: EngineOption, value: str) -> str:
     return f"option {name}={value}"
 
 
+_EMPTY_RUNS = str.maketrans({str(n): "." * n for n in range(1, 9)})
+"""FEN digits to as many empty squares: a rank's text becomes one character a file."""
+
+
 def edit_loses_castling(fen: str) -> str | None:
     """The castling rights ``edit`` would wrongly give in `fen`, or None when it gives the
     right ones (standard chess: a king and a rook on their home squares are taken to have
@@ -167,24 +171,13 @@ def edit_loses_castling(fen: str) -> str | None:
     if len(ranks) != 8:
         raise ValueError(f"bad FEN placement {fields[0]!r}")
     rights = fields[2] if len(fields) > 2 else "-"
-
-    def at(square: str) -> str:
-        file, rank = "abcdefgh".index(square[0]), int(square[1])
-        column = 0
-        for char in ranks[8 - rank]:
-            if char.isdigit():
-                column += int(char)
-                continue
-            if column == file:
-                return char
-            column += 1
-        return ""
-
+    # Only the two back ranks matter; run over books of 100,000s of openings, hence no board.
     implied = ""
-    for right, king, rook, piece in (("K", "e1", "h1", "K"), ("Q", "e1", "a1", "K"),
-                                     ("k", "e8", "h8", "k"), ("q", "e8", "a8", "k")):
-        rook_piece = "R" if piece == "K" else "r"
-        if at(king) == piece and at(rook) == rook_piece:
-            implied += right
+    for rank, king, rook, kingside, queenside in ((ranks[7], "K", "R", "K", "Q"),
+                                                  (ranks[0], "k", "r", "k", "q")):
+        squares = rank.translate(_EMPTY_RUNS)
+        if squares[4:5] == king:
+            implied += (kingside if squares[7:8] == rook else "") + \
+                (queenside if squares[0:1] == rook else "")
     lost = "".join(right for right in implied if right not in rights)
     return lost or None

@@ -285,6 +285,11 @@ class Engine(abc.ABC):
     async def start(self) -> None:
         """Start the process and complete the protocol handshake."""
 
+    def position_refusal(self, fen: str, variant: Variant) -> str | None:
+        """Why this started engine cannot be given `fen` as a game's start position, or None
+        when it can (a protocol that cannot state every position overrides this)."""
+        return None
+
     @abc.abstractmethod
     async def new_game(self, setup: GameSetup) -> None:
         """Prepare a new game and wait until the engine is synchronised."""

@@ -12,10 +12,11 @@ from typing import Any
 
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
 from runner.config.model import BookFormat, TournamentConfig
+from runner.protocol.cecp_commands import edit_loses_castling
 from runner.protocol.engine import Variant
 from runner.tournament.events import TournamentError
 
-__all__ = ["OpeningPolicy"]
+__all__ = ["OpeningPolicy", "edit_would_misstate"]
 
 _CACHE_LIMIT = 4096
 """Openings remembered by pair number; both games of a pair are usually played close together."""
@@ -30,6 +31,10 @@ class OpeningPolicy:
         self.cursor: OpeningCursor | None = None
         self._cache: dict[int, Opening | None] = {}
         self._seed = 0
+        self.edit_misstates: dict[int, Opening] = {}
+        """The pairs dealt so far whose start position a CECP engine without setboard cannot
+        be told (``edit`` would give it castling rights the position has lost), by pair:
+        usually none, so checking the engines against them before the first game is cheap."""
         cfg = config.openings
         if cfg is not None:
             try:
@@ -69,6 +74,8 @@ class OpeningPolicy:
             number = random.Random(f"chess960:{self._seed}:{pair}").randrange(960)
             opening = Opening(fen=chess960_start_fen(number), chess960=True, index=number,
                               source=f"chess960 #{number}")
+        if opening is not None and edit_would_misstate(opening, self.config.variant):
+            self.edit_misstates[pair] = opening
         if len(self._cache) > _CACHE_LIMIT:
             self._cache.clear()
         self._cache[pair] = opening
@@ -81,3 +88,15 @@ class OpeningPolicy:
         state = self.cursor.state.to_dict()
         state["served"] = pairs_served
         return state
+
+
+def edit_would_misstate(opening: Opening, variant: Variant) -> bool:
+    """Whether `opening`'s start position, stated with CECP ``edit``, would gain castling
+    rights: only standard chess, and only when the FEN gives up a right (most openings keep
+    all four, and are passed over on the castling field alone)."""
+    if variant is not Variant.STANDARD or opening.chess960:
+        return False
+    fields = opening.fen.split(" ", 3)
+    if len(fields) > 2 and fields[2] == "KQkq":
+        return False
+    return edit_loses_castling(opening.fen) is not None

@@ -75,6 +75,7 @@ from runner.tournament.events import (
 from runner.tournament.interrupts import Interrupts
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import Pairing, pairing_for
+from runner.tournament.positions import refuse_untellable_openings
 from runner.tournament.replan import changes, placements
 from runner.tournament.runtime import (
     engine_configs,
@@ -242,6 +243,11 @@ class Tournament:
         beats = asyncio.create_task(self._heartbeats(writer))
         try:
             with interrupts if handle_signals else contextlib.nullcontext():
+                # Before the first game: an opening some engine cannot be told stops the run
+                # (TournamentError, the row closed as interrupted below).
+                await refuse_untellable_openings(
+                    openings.edit_misstates, self._half_pairs, self.pairing, self._done,
+                    engine_configs(self.config), self.config.variant)
                 await writer.call(writer.repair_pgn)
                 await self._follow(writer)
         except (SQLAlchemyError, PgnFileError, LeaseLostError) as exc:
