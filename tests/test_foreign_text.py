@@ -173,7 +173,7 @@ def _old_tournament(tmp_path: Path) -> Path:
     config = dataclasses.replace(good, name="t" + HOSTILE, engines=engines)
     path = tmp_path / "old.db"
     with open_database(str(path)) as database:
-        Tournament(config, database).prepare()
+        Tournament(config, database).prepare(lease=False)  # left as a stopped run leaves it
     return path
 
 

@@ -45,6 +45,9 @@ _EXCERPT = 40
 """The most characters of a book's text an error quotes: a file that is not a book (anything a
 service's books directory holds) must not be disclosed line by line through its errors."""
 
+_REASON = 400
+"""The most characters of a parser's complaint an error repeats."""
+
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _WHOLE_FEN = re.compile(r"\s*\(in (?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\)")
 
@@ -61,7 +64,9 @@ def _short_reason(reason: str) -> str:
     reason = _WHOLE_FEN.sub("", reason)
     reason = _QUOTED.sub(lambda m: _excerpt(m.group(0)[1:-1], _EXCERPT // 2), reason)
     reason = "".join(c if c.isprintable() else "?" for c in reason)
-    return reason if len(reason) <= 2 * _EXCERPT + 40 else reason[: 2 * _EXCERPT + 37] + "..."
+    # The bound is loose: the parser's own words (and the file's path, which it may name)
+    # must survive; the book's text in them is already cut above.
+    return reason if len(reason) <= _REASON else reason[: _REASON - 3] + "..."
 
 
 class Order(Enum):
