@@ -84,9 +84,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _serve(workdir: Path, db_url: str | None = None) -> Iterator[Served]:
+def _serve(workdir: Path, db_url: str | None = None, *flags: str) -> Iterator[Served]:
     """`runner serve` over `workdir`/service.db (or `db_url`) with `workdir`/engines.toml and
-    its books."""
+    its books, and any further `flags`."""
     engines = workdir / "engines.toml"
     if not engines.exists():
         engines.write_text(ENGINES.format(python=sys.executable, repo=REPO))
@@ -102,7 +102,7 @@ def _serve(workdir: Path, db_url: str | None = None) -> Iterator[Served]:
     process = subprocess.Popen(
         [sys.executable, "-m", "runner", "serve", "--port", str(port), "--db",
          db_url or f"sqlite:///{workdir / 'service.db'}", "--engines", str(engines), "--books", str(books),
-         "--submit-rate", "100000", "--max-concurrency", "2"],
+         "--submit-rate", "100000", "--max-concurrency", "2", *flags],
         cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -144,6 +144,24 @@ def _problems(response: httpx.Response) -> list[dict[str, str]]:
     problems: list[dict[str, str]] = response.json()["detail"]
     assert problems
     return problems
+
+
+def test_the_operator_sets_the_bounds_on_the_command_line(tmp_path: Path) -> None:
+    """`runner serve --max-engines/--max-games/--max-hash/--max-threads` replace the
+    defaults: what the defaults allow is refused under tighter ones."""
+    with _serve(tmp_path, None, "--max-engines", "2", "--max-games", "10", "--max-hash", "8",
+                "--max-threads", "1") as served:
+        cases = [
+            ({"engines": ["bundled", "bundled-v1", {"use": "bundled", "name": "third"}]},
+             "engines", "at most 2"),
+            ({"rounds": 6}, "rounds", "at most 10"),
+            ({"engines": [{"use": "bundled", "options": {"Hash": 16}}, "bundled-v1"]},
+             "engines[0].options.Hash", "at most 8 MB"),
+        ]
+        for change, key, limit in cases:
+            problems = _problems(served.submit({**BASE, **change}))
+            assert any(p["key"] == key and limit in p["message"] for p in problems), problems
+        assert served.submit({**BASE, "rounds": 5}).status_code == 201
 
 
 @pytest.mark.parametrize(("change", "key", "value", "limit"), [

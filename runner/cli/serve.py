@@ -73,6 +73,24 @@ def serve_command(
         5, "--token-failures", min=0,
         help="Wrong tokens from one address before it is shut out (429, even with the right "
              "token, for 1 s, doubling with each further wrong one up to 5 min); 0: off."),
+    max_engines: int | None = typer.Option(
+        None, "--max-engines", min=2, help="Engines one submission may name (default 32)."),
+    max_games: int | None = typer.Option(
+        None, "--max-games", min=1, help="Games one submission may schedule (default 100000)."),
+    max_hash: int | None = typer.Option(
+        None, "--max-hash", min=1, metavar="MB",
+        help="The largest hash or memory option a submission may set (default 1024)."),
+    max_threads: int | None = typer.Option(
+        None, "--max-threads", min=1,
+        help="The most threads or cores a submission may give one engine (default: the CPU "
+             "cores)."),
+    render_workers: int | None = typer.Option(
+        None, "--render-workers", min=0,
+        help="Processes that build reports off the loop that referees games (default 1; 0: a "
+             "thread, which competes with the games)."),
+    heavy_reads: int | None = typer.Option(
+        None, "--heavy-reads-per-client", min=1,
+        help="Reports and PGN exports one address may have in flight (429 beyond; default 2)."),
 ) -> None:
     """Serve the JSON API (/docs), the event streams and the web page (/): submit tournaments,
     watch them live, read their games and reports."""
@@ -109,7 +127,12 @@ def serve_command(
         cors_origins=tuple(cors), header_timeout=header_timeout, body_timeout=body_timeout,
         keep_alive_timeout=keep_alive, max_connections=max_connections,
         max_connections_per_client=max_connections_per_client, max_streams=max_streams,
-        max_streams_per_client=max_streams_per_client, token_failures=token_failures)
+        max_streams_per_client=max_streams_per_client, token_failures=token_failures,
+        # Given only when set: the defaults live in ServiceSettings, once.
+        **{key: value for key, value in (
+            ("max_engines", max_engines), ("max_games", max_games), ("max_hash_mb", max_hash),
+            ("max_threads", max_threads), ("render_workers", render_workers),
+            ("heavy_reads_per_client", heavy_reads)) if value is not None})
     if token is None:
         err_console.print("no token (RUNNER_TOKEN or --token-file): the service is read-only",
                           highlight=False, markup=False)
