@@ -30,6 +30,7 @@ from runner.game.play import play_game
 from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine
+from runner.protocol.freeze import FreezeMonitor
 from runner.protocol.lifetime import finish_uncancelled
 from runner.tournament.events import Notice
 
@@ -142,15 +143,20 @@ class LocalScheduler(Scheduler):
     game it stalled, disconnected or erred in, and for every game when its name is in
     `fresh_engines` (``restart = "on"``). With `affinity`, each slot's engines are pinned to
     one CPU. A job that fails on the runner's side is played again, up to `MAX_REPLAYS` times.
+    `freezes` watches the event loop while the jobs play (a game whose flag fell while the
+    runner stood still is played again); one of its own unless the owner of the loop shares
+    one between schedulers.
     """
 
     def __init__(self, concurrency: int, *, affinity: bool = False,
                  fresh_engines: frozenset[str] = frozenset(),
-                 engine_factory: Callable[[EngineConfig], Engine] = make_engine) -> None:
+                 engine_factory: Callable[[EngineConfig], Engine] = make_engine,
+                 freezes: FreezeMonitor | None = None) -> None:
         self.concurrency = max(1, concurrency)
         self.affinity = affinity
         self.fresh_engines = fresh_engines
         self._make_engine = engine_factory
+        self.freezes = FreezeMonitor() if freezes is None else freezes
         self._jobs: Iterator[GameJob] = iter(())
         self._retry: deque[GameJob] = deque()
         self._replays: dict[int, int] = {}
@@ -179,6 +185,7 @@ class LocalScheduler(Scheduler):
         """Run the slots; yields their events until all are done, then raises what one raised."""
         queue: asyncio.Queue[_Queued] = asyncio.Queue()
         self._queue = queue
+        self.freezes.acquire()
         self._open_slot()
         supervisor = asyncio.create_task(self._supervise(queue))
         try:
@@ -194,6 +201,7 @@ class LocalScheduler(Scheduler):
                 self.stop(hard=True)
             failure = await finish_uncancelled(supervisor)
             await finish_uncancelled(asyncio.gather(*(slot.drop_all() for slot in self._slots)))
+            self.freezes.release()
         if failure is not None:
             raise failure
 
@@ -286,8 +294,8 @@ class LocalScheduler(Scheduler):
             assert queue is not None
             watch = MoveWatch(job.spec, lambda move: queue.put_nowait((JobMoved(job, move), None)))
         try:
-            record = await (play_game(white, black, job.spec) if watch is None
-                            else play_game(white, black, job.spec, on_move=watch))
+            record = await play_game(white, black, job.spec, on_move=watch,
+                                     freezes=self.freezes)
         except ValueError as exc:
             # A game the configuration cannot set up (a variant or a fixed depth an engine
             # cannot play): every such game would fail alike, so stop with the reason; the
@@ -313,6 +321,9 @@ class LocalScheduler(Scheduler):
                        f"(last: {record.reason}); stopping")
             return
         self._retry.append(job)
+        assert self._queue is not None
+        self._queue.put_nowait((Notice(f"game {job.index + 1} will be played again: "
+                                       f"{record.reason}"), None))
 
     async def _engine(self, slot: _Slot, config: EngineConfig) -> Engine:
         """The slot's engine `config.name`, reused when alive, else started afresh."""

@@ -1,0 +1,127 @@
+"""A runner that stood still (SIGSTOP, a VM pause, a starved loop) never scores a time
+forfeit for it: with a real ``runner run`` of the bundled engine, and the loop's monitor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.protocol.freeze import FreezeMonitor
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+RUN = [sys.executable, "-m", "runner"]
+
+
+def _config(path: Path, rounds: int) -> Path:
+    """A match of the bundled engine against itself at 2+0.05 (games cut at 40 moves), at
+    full strength: it thinks by its clock, so a game lasts a few seconds."""
+    engine = '["python", "-m", "engine", "--level", "8"]'
+    path.write_text(
+        f'name = "frozen"\nformat = "match"\nrounds = {rounds}\ngames = 2\ntc = "2+0.05"\n'
+        f'[[engines]]\nname = "a"\ncommand = {engine}\n'
+        f'[[engines]]\nname = "b"\ncommand = {engine}\n[adjudication]\nmaxmoves = 40\n')
+    return path
+
+
+def _rows(db: Path, query: str) -> list[tuple]:
+    try:
+        with contextlib.closing(sqlite3.connect(db, timeout=30)) as connection:
+            return connection.execute(query).fetchall()
+    except sqlite3.OperationalError:  # the tables are not there yet
+        return []
+
+
+def _wait(predicate, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(400)
+def test_a_runner_stopped_mid_game_scores_no_time_forfeit(tmp_path: Path) -> None:
+    """SIGSTOP the runner (not its engines) for 8 s while a game is in flight, then SIGCONT:
+    the engine on move answered meanwhile, its reply waiting in the pipe, but by the
+    runner's clock it took 8 s of its 2. No game is stored as a time forfeit, the game in
+    flight is played again (and said so), and the tournament finishes with all its games."""
+    config = _config(tmp_path / "t.toml", rounds=2)
+    db = tmp_path / "r.db"
+    runner = subprocess.Popen([*RUN, "run", str(config), "--db", f"sqlite:///{db}"],
+                              cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait(lambda: _rows(db, "SELECT count(*) FROM games WHERE status = 'running'")
+              == [(1,)], "the first game in flight")
+        time.sleep(1.5)  # some moves into it
+        os.kill(runner.pid, signal.SIGSTOP)  # the runner only: its engines go on
+        time.sleep(8)
+        os.kill(runner.pid, signal.SIGCONT)
+        out, err = runner.communicate(timeout=300)
+    finally:
+        if runner.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait()
+    assert runner.returncode == 0, err
+    games = _rows(db, "SELECT job_index, status, termination, reason FROM games "
+                  "ORDER BY job_index")
+    assert [game[0] for game in games] == [0, 1, 2, 3], games  # every game, once
+    assert all(game[1] == "done" for game in games), games
+    assert not any(game[2] == "time forfeit" for game in games), games
+    assert "will be played again: the runner was frozen for" in err, err
+    assert "Traceback" not in err
+
+
+def test_the_monitor_sees_a_blocked_loop_while_overdue_and_after() -> None:
+    """A loop blocked for a while (as a stopped process is) is one stall, counted within the
+    stretch asked about, also while its tick is still overdue (timers due together run in
+    deadline order, the game's may run first); stretches before it do not count it."""
+
+    async def scenario() -> tuple[float, float, float, float]:
+        monitor = FreezeMonitor(period=0.02, threshold=0.25)
+        monitor.acquire()
+        try:
+            await asyncio.sleep(0.1)
+            blocked_at = time.monotonic()
+            time.sleep(1.5)  # the loop stands still, as under SIGSTOP
+            overdue = monitor.frozen(blocked_at)  # before the tick has run again
+            await asyncio.sleep(0.1)
+            after = monitor.frozen(blocked_at)
+            half = monitor.frozen(blocked_at + 0.75)
+            before = monitor.frozen(blocked_at - 0.1, blocked_at)
+            return overdue, after, half, before
+        finally:
+            monitor.release()
+            assert not monitor.running
+
+    overdue, after, half, before = asyncio.run(scenario())
+    assert overdue >= 1.4  # the block, less one period at most
+    assert after >= 1.4
+    assert 0.7 <= half < after  # only the part of the stall inside the stretch
+    assert before < 0.1  # the stall began after the stretch asked about (load may add lag)
+
+
+def test_a_shared_monitor_ticks_until_its_last_user_is_done() -> None:
+    """Two users, one timer: the first release leaves it ticking."""
+
+    async def scenario() -> tuple[bool, bool]:
+        monitor = FreezeMonitor()
+        monitor.acquire()
+        monitor.acquire()
+        monitor.release()
+        still = monitor.running
+        monitor.release()
+        return still, monitor.running
+
+    assert asyncio.run(scenario()) == (True, False)
