@@ -125,3 +125,47 @@ def test_a_shared_monitor_ticks_until_its_last_user_is_done() -> None:
         return still, monitor.running
 
     assert asyncio.run(scenario()) == (True, False)
+
+
+_WATCHDOG_CHILD = """
+import asyncio, os, sys
+from runner.protocol.engine import EngineStalled
+from runner.protocol.waiting import Watchdog
+
+async def main():
+    loop = asyncio.get_running_loop()
+    reply = loop.create_future()
+    loop.add_reader(0, lambda: reply.done() or reply.set_result(os.read(0, 100)))
+    print("waiting", flush=True)
+    try:
+        print("reply", (await Watchdog().wait(reply, 1.0, lambda: "no reply")).decode().strip())
+    except EngineStalled as exc:
+        print("stalled", exc)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_reply_waiting_in_the_pipe_at_the_deadline_is_read_not_lost_to_the_timer() -> None:
+    """A process stopped while it waits for a reply (1 s deadline), the reply written to its
+    pipe meanwhile, resumed past the deadline: the overdue timer and the readable pipe come
+    due together (epoll, interrupted by the stop, returns nothing once its timeout is past),
+    and the reply wins."""
+    child = subprocess.Popen([sys.executable, "-c", _WATCHDOG_CHILD], env=ENV,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline().strip() == "waiting"
+        time.sleep(0.2)  # into its wait
+        os.kill(child.pid, signal.SIGSTOP)
+        child.stdin.write("e2e4\n")
+        child.stdin.flush()
+        time.sleep(2.5)  # well past its deadline
+        os.kill(child.pid, signal.SIGCONT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+    assert out.strip() == "reply e2e4", out
