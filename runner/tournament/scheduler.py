@@ -321,9 +321,6 @@ class LocalScheduler(Scheduler):
                        f"(last: {record.reason}); stopping")
             return
         self._retry.append(job)
-        assert self._queue is not None
-        self._queue.put_nowait((Notice(f"game {job.index + 1} will be played again: "
-                                       f"{record.reason}"), None))
 
     async def _engine(self, slot: _Slot, config: EngineConfig) -> Engine:
         """The slot's engine `config.name`, reused when alive, else started afresh."""
