@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.protocol.engine import EngineStalled
 from runner.protocol.freeze import FreezeMonitor
+from runner.protocol.waiting import Watchdog
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 RUN = [sys.executable, "-m", "runner"]
@@ -130,45 +132,28 @@ def test_a_shared_monitor_ticks_until_its_last_user_is_done() -> None:
     assert asyncio.run(scenario()) == (True, False)
 
 
-_WATCHDOG_CHILD = """
-import asyncio, os, sys
-from runner.protocol.engine import EngineStalled
-from runner.protocol.waiting import Watchdog
+@pytest.mark.timeout(60)
+def test_a_reply_reaching_the_pipe_at_the_deadline_is_read_not_lost_to_the_timer() -> None:
+    """The loop stands still past a move's deadline (as a stopped runner's does); as it goes
+    on, the reply lands in the pipe at the deadline, and the overdue deadline comes due in
+    the same loop turn, before the pipe is polled again: the reply still wins."""
 
-async def main():
-    loop = asyncio.get_running_loop()
-    reply = loop.create_future()
-    loop.add_reader(0, lambda: reply.done() or reply.set_result(os.read(0, 100)))
-    print("waiting", flush=True)
-    try:
-        print("reply", (await Watchdog().wait(reply, 1.0, lambda: "no reply")).decode().strip())
-    except EngineStalled as exc:
-        print("stalled", exc)
+    async def scenario() -> str:
+        loop = asyncio.get_running_loop()
+        read_end, write_end = os.pipe()
+        reply: asyncio.Future[bytes] = loop.create_future()
+        loop.add_reader(read_end, lambda: reply.done() or reply.set_result(os.read(read_end, 100)))
+        try:
+            deadline = loop.time() + 0.3
+            loop.call_at(deadline - 0.01, os.write, write_end, b"move e2e4\n")  # the engine
+            loop.call_later(0.1, time.sleep, 0.6)  # the standstill, over both of them
+            try:
+                return (await Watchdog().wait(reply, 0.3, lambda: "no move")).decode().strip()
+            except EngineStalled as exc:
+                return f"stalled: {exc}"
+        finally:
+            loop.remove_reader(read_end)
+            os.close(read_end)
+            os.close(write_end)
 
-asyncio.run(main())
-"""
-
-
-@pytest.mark.timeout(120)
-def test_a_reply_waiting_in_the_pipe_at_the_deadline_is_read_not_lost_to_the_timer() -> None:
-    """A process stopped while it waits for a reply (1 s deadline), the reply written to its
-    pipe meanwhile, resumed past the deadline: the overdue timer and the readable pipe come
-    due together (epoll, interrupted by the stop, returns nothing once its timeout is past),
-    and the reply wins."""
-    child = subprocess.Popen([sys.executable, "-c", _WATCHDOG_CHILD], env=ENV,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None and child.stdin is not None
-        assert child.stdout.readline().strip() == "waiting"
-        time.sleep(0.2)  # into its wait
-        os.kill(child.pid, signal.SIGSTOP)
-        child.stdin.write("e2e4\n")
-        child.stdin.flush()
-        time.sleep(2.5)  # well past its deadline
-        os.kill(child.pid, signal.SIGCONT)
-        out, _ = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-        child.wait()
-    assert out.strip() == "reply e2e4", out
+    assert asyncio.run(scenario()) == "move e2e4"
