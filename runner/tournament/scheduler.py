@@ -50,7 +50,8 @@ RESTART_AFTER = frozenset({GameTermination.STALL, GameTermination.DISCONNECT,
 log = logging.getLogger(__name__)
 
 MAX_REPLAYS = 3
-"""Runner-side failures of one job before the run stops (a bug, not an engine fault)."""
+"""Runner-side failures of one job before the run stops (a bug, or the runner frozen as a
+flag fell; not an engine fault)."""
 MAX_START_FAILURES = 3
 """Consecutive failed starts of one engine before the run stops."""
 
@@ -197,11 +198,11 @@ class LocalScheduler(Scheduler):
                     if handled is not None and not handled.done():
                         handled.set_result(None)
         finally:
+            self.freezes.release()  # first: nothing below may skip it
             if not supervisor.done():
                 self.stop(hard=True)
             failure = await finish_uncancelled(supervisor)
             await finish_uncancelled(asyncio.gather(*(slot.drop_all() for slot in self._slots)))
-            self.freezes.release()
         if failure is not None:
             raise failure
 
