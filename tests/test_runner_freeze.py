@@ -17,9 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from runner.game.play import play_game
+from runner.game.record import GameRecord, GameTermination, MoveRecord
 from runner.protocol.engine import EngineStalled
+from runner.protocol.factory import make_engine
 from runner.protocol.freeze import FreezeMonitor
 from runner.protocol.waiting import Watchdog
+from runner.rules import Board
+from tests.bundled_games import bundled, game_spec
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 RUN = [sys.executable, "-m", "runner"]
@@ -114,7 +119,7 @@ def test_the_monitor_sees_a_blocked_loop_while_overdue_and_after() -> None:
     assert overdue >= 1.4  # the block, less one period at most
     assert after >= 1.4
     assert 0.7 <= half < after  # only the part of the stall inside the stretch
-    assert before < 0.1  # the stall began after the stretch asked about (load may add lag)
+    assert before <= 0.1  # none of the block: it began after the stretch (load may lag it)
 
 
 def test_a_shared_monitor_ticks_until_its_last_user_is_done() -> None:
@@ -157,3 +162,53 @@ def test_a_reply_reaching_the_pipe_at_the_deadline_is_read_not_lost_to_the_timer
             os.close(write_end)
 
     assert asyncio.run(scenario()) == "move e2e4"
+
+
+async def _play_frozen(freezes: FreezeMonitor | None, fault: str | None = None,
+                       block: float = 4.0) -> GameRecord:
+    """A game of the bundled engine at 2+0.05; with `block`, the loop stands still for that
+    long while the engine on move thinks, a few moves in."""
+    loop = asyncio.get_running_loop()
+    faulty = ("--fault", fault) if fault else ()
+    engines = (make_engine(bundled("w", "--level", "8", *faulty)),
+               make_engine(bundled("b", "--level", "8")))
+    blocked = False
+
+    def on_move(move: MoveRecord, board: Board) -> None:
+        nonlocal blocked
+        if block and not blocked and len(board.move_stack) >= 6:
+            blocked = True  # once the next move is asked for, while the engine thinks
+            loop.call_later(0.02, time.sleep, block)
+
+    if freezes is not None:
+        freezes.acquire()
+    try:
+        for engine in engines:
+            await engine.start()
+        return await play_game(*engines, game_spec("2+0.05"), on_move=on_move, freezes=freezes)
+    finally:
+        if freezes is not None:
+            freezes.release()
+        for engine in engines:
+            await engine.quit()
+
+
+@pytest.mark.timeout(120)
+def test_a_flag_that_fell_while_the_loop_stood_still_is_not_scored() -> None:
+    """The same standstill loses on time without the monitor (what the runner did before),
+    and with it ends the game unfinished, marked for replay, the reason saying why."""
+    without = asyncio.run(_play_frozen(None))
+    assert without.termination is GameTermination.TIME_FORFEIT, without.reason
+    record = asyncio.run(_play_frozen(FreezeMonitor()))
+    assert record.replay and record.result == "*", record.reason
+    assert record.termination is GameTermination.ERROR
+    assert re.fullmatch(r"the runner was frozen for [\d.]+ s while (White|Black) was on move, "
+                        r"and its flag fell: not scored", record.reason), record.reason
+
+
+@pytest.mark.timeout(120)
+def test_an_engine_that_hangs_still_loses_on_time_with_the_monitor_watching() -> None:
+    """No standstill of the runner: a real overrun is scored as before."""
+    record = asyncio.run(_play_frozen(FreezeMonitor(), fault="hang@2", block=0.0))
+    assert record.termination is GameTermination.TIME_FORFEIT, record.reason
+    assert not record.replay and record.result == "0-1"
