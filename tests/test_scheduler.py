@@ -91,7 +91,8 @@ def _scheduler(monkeypatch: pytest.MonkeyPatch, script: Script, *, concurrency: 
     log: dict[str, list[str]] = {}
     played: list[int] = []
 
-    async def fake_play_game(white: FakeEngine, black: FakeEngine, spec: GameSpec) -> GameRecord:
+    async def fake_play_game(white: FakeEngine, black: FakeEngine, spec: GameSpec,
+                             **_: object) -> GameRecord:
         index = int(spec.tags["Round"])
         before = played.count(index)
         played.append(index)
@@ -211,7 +212,8 @@ def test_a_hard_stop_aborts_running_games_and_quits_the_engines(monkeypatch):
     log: dict[str, list[str]] = {}
     started = 0
 
-    async def endless(white: FakeEngine, black: FakeEngine, spec: GameSpec) -> GameRecord:
+    async def endless(white: FakeEngine, black: FakeEngine, spec: GameSpec,
+                      **_: object) -> GameRecord:
         nonlocal started
         started += 1
         await asyncio.sleep(3600)

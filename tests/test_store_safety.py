@@ -391,10 +391,10 @@ def test_a_database_password_never_appears_in_a_failure_line() -> None:
 def test_a_failing_slot_stops_the_run_instead_of_dying_silently(tmp_path, monkeypatch) -> None:
     real_play = scheduler_module.play_game
 
-    async def play(white: Any, black: Any, spec: Any) -> GameRecord:
+    async def play(white: Any, black: Any, spec: Any, **kwargs: Any) -> GameRecord:
         if spec.tags.get("Round") == "1.2":
             raise RuntimeError("the runner's own bug")
-        return await real_play(white, black, spec)
+        return await real_play(white, black, spec, **kwargs)
 
     monkeypatch.setattr(scheduler_module, "play_game", play)
     config = _config(tmp_path, rounds=6, fmt="match", pgnout=False)

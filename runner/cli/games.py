@@ -79,6 +79,7 @@ async def _play_one(configs: list[EngineConfig], spec: GameSpec) -> tuple[GameRe
 
     from runner.game.play import play_game
     from runner.protocol.factory import running_engines
+    from runner.protocol.freeze import FreezeMonitor
     from runner.tournament.interrupts import Interrupts
 
     game = asyncio.current_task()
@@ -89,15 +90,21 @@ async def _play_one(configs: list[EngineConfig], spec: GameSpec) -> tuple[GameRe
             game.cancel()
 
     interrupts = Interrupts(abort)
+    # A flag that falls while this process stood still gives an unfinished game ("*", the
+    # reason saying so), not a loss on time: nothing here plays it again.
+    freezes = FreezeMonitor()
+    freezes.acquire()
     with interrupts:
         try:
             async with running_engines(configs) as (white, black):
-                return await play_game(white, black, spec), 0
+                return await play_game(white, black, spec, freezes=freezes), 0
         except asyncio.CancelledError:
             if interrupts.exit_status is None:
                 raise
             game.uncancel()
             return None, interrupts.exit_status
+        finally:
+            freezes.release()
 
 
 @engine_app.command("check", cls=vocabulary_help("engine check"), context_settings=PASSTHROUGH)

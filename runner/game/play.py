@@ -44,6 +44,7 @@ from runner.protocol.engine import (
     TranscriptEntry,
     Variant,
 )
+from runner.protocol.freeze import FreezeMonitor
 from runner.rules import (
     STARTING_FEN,
     Board,
@@ -156,13 +157,16 @@ async def play_game(
     spec: GameSpec,
     *,
     on_move: Callable[[MoveRecord, Board], None] | None = None,
+    freezes: FreezeMonitor | None = None,
 ) -> GameRecord:
     """Play one game between two started engines and return its record.
 
     Engine faults (crash, stall, garbage, illegal move, time overrun) end the game as a loss
     for the engine at fault; they never escape. Configuration errors found while setting the
     game up (ValueError) do. Runner-side errors during play give a record with result ``*``
-    and ``replay`` set.
+    and ``replay`` set. With `freezes` (the loop's monitor, owned by the caller), a time
+    forfeit the runner's own standstill may have caused is not scored: the game ends
+    unfinished and marked for replay.
     """
     started = datetime.now(UTC)
     began = time.monotonic()
@@ -177,7 +181,7 @@ async def play_game(
         board.push(move)
     engines = {True: white, False: black}
     try:
-        over = await _run(engines, spec, board, moves, sent, on_move)
+        over = await _run(engines, spec, board, moves, sent, on_move, _Frozen(freezes, began))
     except _GameOver as end:
         over = end
     except asyncio.CancelledError:
@@ -253,7 +257,8 @@ def _fault(white: bool, exc: EngineError) -> _GameOver:
 
 
 async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[MoveRecord],
-               sent: list[str], on_move: Callable[[MoveRecord, Board], None] | None) -> _GameOver:
+               sent: list[str], on_move: Callable[[MoveRecord, Board], None] | None,
+               frozen: _Frozen) -> _GameOver:
     """Start both engines on the game, then the move loop; returns (or raises) how it ended.
 
     Set-up errors (a bad position, an engine that cannot play the variant) escape as they
@@ -262,7 +267,7 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
     """
     await _start_game(engines, spec, board, sent)
     try:
-        return await _loop(engines, spec, board, moves, sent, on_move)
+        return await _loop(engines, spec, board, moves, sent, on_move, frozen)
     except _GameOver:
         raise
     except Exception as exc:
@@ -274,7 +279,8 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
 
 
 async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[MoveRecord],
-                sent: list[str], on_move: Callable[[MoveRecord, Board], None] | None) -> _GameOver:
+                sent: list[str], on_move: Callable[[MoveRecord, Board], None] | None,
+                frozen: _Frozen) -> _GameOver:
     """Ask for moves until the game ends; returns (or raises) how."""
     clocks = {True: Clock(spec.white_tc), False: Clock(spec.black_tc)}
     rules = spec.adjudication
@@ -286,7 +292,7 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         mover = board.turn
         clock = clocks[mover]
         reply, elapsed = await _ask(engines[mover], board, clock, clocks[not mover], sent,
-                                    spec.untimed_move_timeout, offer_pending[not mover])
+                                    spec.untimed_move_timeout, offer_pending[not mover], frozen)
         if reply.resigned:
             return _GameOver(_win_for(not mover), GameTermination.RESIGNATION,
                              f"{_color_name(mover)} resigns")
@@ -306,7 +312,8 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
                             f"{_color_name(mover)} sends no move")
         move = _parse_reply_move(board, mover, reply)
         if clock.spend(elapsed):
-            return _time_forfeit(board, mover, f"{elapsed:.3f} s used")
+            return (frozen.replay(mover, _overrun(clock, elapsed))
+                    or _time_forfeit(board, mover, f"{elapsed:.3f} s used"))
         info = reply.info
         zeroing = board.is_zeroing(move)
         played = MoveRecord(
@@ -350,7 +357,7 @@ def _adjudicate(draws: DrawTracker, resigns: ResignTracker, rules: AdjudicationR
 
 
 async def _ask(engine: Engine, board: Board, clock: Clock, other: Clock, sent: list[str],
-               untimed: float, draw_offered: bool) -> tuple[EngineReply, float]:
+               untimed: float, draw_offered: bool, frozen: _Frozen) -> tuple[EngineReply, float]:
     """The side to move's reply and the seconds it took; a fault or a flag ends the game."""
     mover = board.turn
     state = ClockState(own=clock.time_left(), opponent=other.time_left(),
@@ -361,10 +368,14 @@ async def _ask(engine: Engine, board: Board, clock: Clock, other: Clock, sent: l
         reply = await engine.play(sent, state, timeout=_timeout_for(clock, untimed),
                                   opponent_offers_draw=draw_offered)
     except EngineStalled as exc:
+        elapsed = time.monotonic() - started
         if clock.control.is_timed:
-            clock.spend(time.monotonic() - started)
-            raise _time_forfeit(board, mover, f"no move within its time ({exc})") from exc
-        raise _fault(mover, exc) from exc
+            clock.spend(elapsed)
+            raise (frozen.replay(mover, _overrun(clock, elapsed))
+                   or _time_forfeit(board, mover, f"no move within its time ({exc})")) from exc
+        # Untimed, the deadline is this move's alone: any standstill of the runner during
+        # the move shortened the wait the engine was given.
+        raise frozen.replay(mover, 0.0, since=started) or _fault(mover, exc) from exc
     except EngineError as exc:
         raise _fault(mover, exc) from exc
     elapsed = reply.elapsed if reply.received_at else time.monotonic() - started
@@ -384,6 +395,43 @@ def _parse_reply_move(board: Board, mover: bool, reply: EngineReply) -> Move:
     except (IllegalMoveError, InvalidMoveError, ValueError):
         raise _GameOver(_win_for(not mover), GameTermination.ILLEGAL_MOVE,
                         f"{_color_name(mover)} makes an illegal move: {text}") from None
+
+
+def _overrun(clock: Clock, elapsed: float) -> float:
+    """Seconds by which a move that made the flag fall went past what the clock allowed."""
+    control = clock.control
+    if control.move_time is not None:
+        return elapsed - control.move_time - control.margin
+    assert clock.remaining is not None
+    return -(clock.remaining + control.margin)
+
+
+class _Frozen:
+    """The game's view of the loop's freeze monitor: asked only when a flag falls."""
+
+    __slots__ = ("began", "monitor")
+
+    def __init__(self, monitor: FreezeMonitor | None, began: float) -> None:
+        self.monitor = monitor
+        self.began = began
+
+    def replay(self, mover: bool, overrun: float, since: float | None = None) -> _GameOver | None:
+        """The replay end when the runner stood still during the game (from `since`, by
+        default the game's start) for at least `overrun` seconds, else None.
+
+        Time the runner stood still was charged to whichever engine was on move, and the
+        engine on move now may have lost it in an earlier move; so all of the game's frozen
+        time counts (both sides': never a false forfeit, at worst a game played again).
+        Without the freeze, a flag that fell by less than it might not have fallen.
+        """
+        if self.monitor is None:
+            return None
+        frozen = self.monitor.frozen(self.began if since is None else since)
+        if frozen <= 0.0 or frozen < overrun:
+            return None
+        return _GameOver(Result.UNFINISHED, GameTermination.ERROR,
+                         f"the runner was frozen for {frozen:.1f} s while {_color_name(mover)} "
+                         f"was on move, and its flag fell: not scored", replay=True)
 
 
 def _time_forfeit(board: Board, mover: bool, detail: str) -> _GameOver:

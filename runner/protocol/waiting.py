@@ -44,9 +44,15 @@ class Watchdog:
     timer stays when the next deadline is later than it (always so for depth-limited and
     most timed play): when it fires early it re-arms for the deadline then current, and
     fails the awaited future only once that has passed.
+
+    At the deadline the reply may already be in the pipe, unread: after the runner was
+    stopped (SIGSTOP, a VM pause) the overdue timer and the readable pipe come due together,
+    and the timer may be run first. So the first firing past the deadline only re-arms for
+    "now": a due timer runs after the I/O callbacks of the next loop turn, which read the
+    pipe; the future fails only if it is still waiting then.
     """
 
-    __slots__ = ("_began", "_deadline", "_future", "_handle", "_loop", "_what")
+    __slots__ = ("_began", "_deadline", "_future", "_handle", "_looked", "_loop", "_what")
 
     def __init__(self) -> None:
         self._handle: asyncio.TimerHandle | None = None
@@ -55,6 +61,7 @@ class Watchdog:
         self._deadline = 0.0
         self._began = 0.0
         self._what: Callable[[], str] = str
+        self._looked = False
 
     async def wait(self, future: asyncio.Future[_T], timeout: float, what: Callable[[], str]) -> _T:
         """Await `future` (the caller's own); EngineStalled(`what()`) once `timeout` passes."""
@@ -62,6 +69,7 @@ class Watchdog:
         now = loop.time()
         deadline = now + max(timeout, 0.0)
         self._future, self._deadline, self._began, self._what = future, deadline, now, what
+        self._looked = False
         handle = self._handle
         if handle is None or self._loop is not loop or handle.when() > deadline:
             if handle is not None:
@@ -89,6 +97,10 @@ class Watchdog:
         now = self._loop.time()
         if now < self._deadline:
             self._handle = self._loop.call_at(self._deadline, self._fire)
+            return
+        if not self._looked:  # one more loop turn: let a reply waiting in the pipe be read
+            self._looked = True
+            self._handle = self._loop.call_at(now, self._fire)
             return
         future.set_exception(EngineStalled(self._what(), now - self._began))
 

@@ -25,6 +25,7 @@ from typing import Any
 from runner.clock import Clock
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
+from runner.protocol.freeze import FreezeMonitor
 from runner.rules import Board
 from runner.service.cache import SharedReads
 from runner.service.hub import EventLog
@@ -98,6 +99,7 @@ class TournamentManager:
         self._reads = SharedReads()
         self._reasons: dict[int, str | None] = {}  # this process's word, the store's may lag
         self._offload = Offload(db, settings.render_workers)
+        self._freezes = FreezeMonitor()  # one tick for the loop, whatever the tournaments running
 
     # ----------------------------------------------------------------- life
 
@@ -257,7 +259,7 @@ class TournamentManager:
         """The operator's choice (never the submission's: it has no [cluster])."""
         settings = self.settings
         return make_scheduler(config, concurrency, workers=settings.workers,
-                              cluster=settings.cluster, from_file=False)
+                              cluster=settings.cluster, from_file=False, freezes=self._freezes)
 
     def _tournament(self, config: TournamentConfig, *, new: bool = False,
                     tournament_id: int | None = None) -> Tournament:

@@ -20,6 +20,7 @@ from runner.game.adjudication import AdjudicationRules
 from runner.game.job import GameJob
 from runner.game.record import GameSpec
 from runner.protocol.engine import EngineConfig
+from runner.protocol.freeze import FreezeMonitor
 from runner.stats import SprtSpec
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scheduler import LocalScheduler, Scheduler
@@ -97,10 +98,13 @@ def game_job(config: TournamentConfig, game: ScheduledGame, opening: Opening | N
                    spec=game_spec(config, game, opening, per_round))
 
 
-def local_scheduler(config: TournamentConfig, concurrency: int) -> LocalScheduler:
-    """The in-process scheduler a configuration asks for (slots, CPU pinning, restarts)."""
+def local_scheduler(config: TournamentConfig, concurrency: int,
+                    freezes: FreezeMonitor | None = None) -> LocalScheduler:
+    """The in-process scheduler a configuration asks for (slots, CPU pinning, restarts);
+    `freezes`, the loop's monitor when its owner shares one (else the scheduler's own)."""
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
-    return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh)
+    return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh,
+                          freezes=freezes)
 
 
 def cluster_scheduler(config: TournamentConfig, concurrency: int, *, workers: int | None = None,
@@ -121,17 +125,19 @@ def cluster_scheduler(config: TournamentConfig, concurrency: int, *, workers: in
 
 def make_scheduler(config: TournamentConfig, concurrency: int | None = None, *,
                    workers: int | None = None, cluster: str | None = None,
-                   from_file: bool = True) -> Scheduler:
+                   from_file: bool = True, freezes: FreezeMonitor | None = None) -> Scheduler:
     """The scheduler `runner run` plays `config` with: a Dask one for `workers` (a local
     cluster of that many processes) or `cluster` (a scheduler's address), or the file's
     ``[cluster]`` (unless `from_file` is False: a service decides where games run, not a
     submitted file); else the in-process one. `concurrency` (None: the file's) is the games
     at once. A scheduler plays one tournament run; a local cluster it starts is closed when
-    its events end. ValueError when both `workers` and `cluster` are given."""
+    its events end. `freezes` is the loop's freeze monitor for an in-process scheduler, when
+    the loop's owner runs several (a service). ValueError when both `workers` and `cluster`
+    are given."""
     if workers is not None and cluster is not None:
         raise ValueError("give workers (a local cluster) or cluster (a running scheduler), "
                          "not both")
     slots = max(1, concurrency or config.concurrency)
     return (cluster_scheduler(config, slots, workers=workers, address=cluster,
                               from_file=from_file)
-            or local_scheduler(config, slots))
+            or local_scheduler(config, slots, freezes))

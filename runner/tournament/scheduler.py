@@ -30,6 +30,7 @@ from runner.game.play import play_game
 from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine
+from runner.protocol.freeze import FreezeMonitor
 from runner.protocol.lifetime import finish_uncancelled
 from runner.tournament.events import Notice
 
@@ -49,7 +50,8 @@ RESTART_AFTER = frozenset({GameTermination.STALL, GameTermination.DISCONNECT,
 log = logging.getLogger(__name__)
 
 MAX_REPLAYS = 3
-"""Runner-side failures of one job before the run stops (a bug, not an engine fault)."""
+"""Runner-side failures of one job before the run stops (a bug, or the runner frozen as a
+flag fell; not an engine fault)."""
 MAX_START_FAILURES = 3
 """Consecutive failed starts of one engine before the run stops."""
 
@@ -142,15 +144,20 @@ class LocalScheduler(Scheduler):
     game it stalled, disconnected or erred in, and for every game when its name is in
     `fresh_engines` (``restart = "on"``). With `affinity`, each slot's engines are pinned to
     one CPU. A job that fails on the runner's side is played again, up to `MAX_REPLAYS` times.
+    `freezes` watches the event loop while the jobs play (a game whose flag fell while the
+    runner stood still is played again); one of its own unless the owner of the loop shares
+    one between schedulers.
     """
 
     def __init__(self, concurrency: int, *, affinity: bool = False,
                  fresh_engines: frozenset[str] = frozenset(),
-                 engine_factory: Callable[[EngineConfig], Engine] = make_engine) -> None:
+                 engine_factory: Callable[[EngineConfig], Engine] = make_engine,
+                 freezes: FreezeMonitor | None = None) -> None:
         self.concurrency = max(1, concurrency)
         self.affinity = affinity
         self.fresh_engines = fresh_engines
         self._make_engine = engine_factory
+        self.freezes = FreezeMonitor() if freezes is None else freezes
         self._jobs: Iterator[GameJob] = iter(())
         self._retry: deque[GameJob] = deque()
         self._replays: dict[int, int] = {}
@@ -179,6 +186,7 @@ class LocalScheduler(Scheduler):
         """Run the slots; yields their events until all are done, then raises what one raised."""
         queue: asyncio.Queue[_Queued] = asyncio.Queue()
         self._queue = queue
+        self.freezes.acquire()
         self._open_slot()
         supervisor = asyncio.create_task(self._supervise(queue))
         try:
@@ -190,6 +198,7 @@ class LocalScheduler(Scheduler):
                     if handled is not None and not handled.done():
                         handled.set_result(None)
         finally:
+            self.freezes.release()  # first: nothing below may skip it
             if not supervisor.done():
                 self.stop(hard=True)
             failure = await finish_uncancelled(supervisor)
@@ -286,8 +295,8 @@ class LocalScheduler(Scheduler):
             assert queue is not None
             watch = MoveWatch(job.spec, lambda move: queue.put_nowait((JobMoved(job, move), None)))
         try:
-            record = await (play_game(white, black, job.spec) if watch is None
-                            else play_game(white, black, job.spec, on_move=watch))
+            record = await play_game(white, black, job.spec, on_move=watch,
+                                     freezes=self.freezes)
         except ValueError as exc:
             # A game the configuration cannot set up (a variant or a fixed depth an engine
             # cannot play): every such game would fail alike, so stop with the reason; the

@@ -43,6 +43,7 @@ from runner.game.play import play_game
 from runner.pgn.writer import MoveRecord
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine, stop_engines
+from runner.protocol.freeze import FreezeMonitor
 from runner.tournament.runtime import engine_config
 from runner.tournament.scheduler import RESTART_AFTER
 
@@ -169,6 +170,10 @@ class WorkerPool:
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True,
                                         name="runner-games")
         self._thread.start()
+        # One monitor for the pool's loop, ticking for the pool's life: a flag that falls
+        # while this process stood still gives a game played again, not a time forfeit.
+        self.freezes = FreezeMonitor()
+        self.loop.call_soon_threadsafe(self.freezes.acquire)
         self._free: list[_Slot] = []
         self._busy: set[_Slot] = set()
         self._games: set[asyncio.Task[dict[str, Any]]] = set()
@@ -225,7 +230,8 @@ class WorkerPool:
         began = time.monotonic()
         watch = None if moves is None else MoveWatch(job.spec, moves)
         try:
-            record = await play_game(engines[0], engines[1], job.spec, on_move=watch)
+            record = await play_game(engines[0], engines[1], job.spec, on_move=watch,
+                                     freezes=self.freezes)
         except ValueError as exc:
             await slot.drop()
             return {**reply, "outcome": CANNOT_SET_UP, "text": str(exc)}
