@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["name_problem", "shown", "unprintable"]
+__all__ = ["name_problem", "shown", "undirected", "unprintable"]
 
 _CONTROL_NAMES = {"\0": "NUL", "\a": "BELL", "\b": "BACKSPACE", "\t": "TAB",
                   "\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\x1b": "ESCAPE",
@@ -98,3 +98,14 @@ def name_problem(text: str, limit: int) -> str | None:
     if len(text) > limit:
         return f"is {len(text)} characters long: at most {limit}"
     return None
+
+
+_DIRECTION_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Characters that change the direction of the text around them: embeddings, overrides,
+isolates and marks."""
+
+
+def undirected(text: str) -> str:
+    """`text` without direction controls: in a name on a page they could make it show
+    something else than what is there ("1-0" read as "0-1")."""
+    return _DIRECTION_CONTROLS.sub("", text)

@@ -12,7 +12,6 @@ import html
 import io
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -23,21 +22,17 @@ from rich.text import Text
 
 from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report, Standing
 from runner.stats import MatchStats, format_elo
-from runner.text import shown
+from runner.text import shown, undirected
 
 __all__ = ["MIN_TEXT_WIDTH", "render", "render_html", "render_json", "render_text", "report_json"]
 
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
             "#e377c2", "#7f7f7f", "#bcbd22")
 
-# Direction controls (embeddings, overrides, isolates, marks) in a name could make the page
-# show something else than what is there ("1-0" read as "0-1"): foreign text loses them.
-_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
 
 def _escape(text: str) -> str:
     """Text for HTML or SVG: without direction controls, then escaped."""
-    return html.escape(_BIDI_CONTROLS.sub("", text))
+    return html.escape(undirected(text))
 
 
 def render(report: Report, fmt: str, *, width: int | None = None) -> str:

@@ -10,7 +10,6 @@ a Content-Security-Policy that allows only this origin (no inline script, no for
 
 from __future__ import annotations
 
-import re
 import tomllib
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from runner.service.manager import SNAPSHOT_GAMES
+from runner.text import undirected
 
 __all__ = ["CONTENT_SECURITY_POLICY", "FINISHED_ROWS", "STATIC_FILES", "example_config", "plain",
            "router"]
@@ -49,15 +49,9 @@ _HEADERS = {
     "Cache-Control": "no-store",
 }
 
-# Characters that change the direction of the text around them (embeddings, overrides,
-# isolates, marks): in an engine's or a tournament's name they could make the page show
-# something else than what is there ("1-0" read as "0-1"). Foreign text loses them.
-_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 def plain(value: object) -> object:
     """A value as the page prints it: text without direction controls (else unchanged)."""
-    return _BIDI_CONTROLS.sub("", value) if isinstance(value, str) else value
+    return undirected(value) if isinstance(value, str) else value
 
 
 templates = Jinja2Templates(env=jinja2.Environment(
