@@ -90,6 +90,17 @@ def _squares(bb: int, mirror: int, out: list[int]) -> None:
         bb ^= low
 
 
+def _attacks_any(board: Board, color: bool, targets: int) -> bool:
+    """Whether `color` attacks any of the `targets` squares: most positions have no capture,
+    and this costs a fraction of generating the legal captures to find none."""
+    while targets:
+        low = targets & -targets
+        if board.attackers_mask(color, low.bit_length() - 1):
+            return True
+        targets ^= low
+    return False
+
+
 def _orientation(t: TableFile, key: int, turn: bool) -> tuple[int, int, int]:
     """(colour flip 0/1, square flip 0/0x38, stored side) for a board with material `key`.
 
@@ -328,8 +339,9 @@ class Tablebase:
 
     def _probe_ab(self, board: Board, alpha: int, beta: int) -> tuple[int, int]:
         """WDL with captures resolved: (value, 2 when a capture is best, else 1)."""
-        them = board.occupied_co[not board.turn]
-        if them & ~board.kings:
+        turn = board.turn
+        them = board.occupied_co[not turn]
+        if _attacks_any(board, turn, them & ~board.kings):
             for move in generate_legal(board, to_mask=them):
                 board.push(move)
                 try:
