@@ -118,11 +118,14 @@ def _orientation(t: TableFile, key: int, turn: bool) -> tuple[int, int, int]:
 class Tablebase:
     """A set of Syzygy tables found in some directories; files are mapped when first probed.
 
-    Raises `TablebaseError` when a directory does not exist. When two directories hold the
-    same table, the first one listed wins.
+    `directories` is a list of directories (a single path is one directory; see `from_paths`
+    for a ``:``-separated list). Raises `TablebaseError` when a directory does not exist.
+    When two directories hold the same table, the first one listed wins.
     """
 
-    def __init__(self, directories: Iterable[str | os.PathLike[str]]) -> None:
+    def __init__(self, directories: Iterable[str | os.PathLike[str]] | str | os.PathLike[str]) -> None:
+        if isinstance(directories, (str, os.PathLike)):
+            directories = [directories]  # one directory, not the characters of its name
         self.directories = [os.fspath(d) for d in directories]
         self._wdl: dict[int, WdlFile] = {}
         self._dtz: dict[int, DtzFile] = {}
@@ -136,7 +139,7 @@ class Tablebase:
                 if m is None or m.group(1).count("K") != 1 or m.group(2).count("K") != 1:
                     continue
                 name = f"{m.group(1)}v{m.group(2)}"
-                if len(name) - 1 > 7:
+                if not 3 <= len(name) - 1 <= 7:
                     continue
                 path = os.path.join(directory, entry)
                 if not os.path.isfile(path):
@@ -193,7 +196,8 @@ class Tablebase:
     # ------------------------------------------------------------------ life cycle
 
     def close(self) -> None:
-        """Unmap every open file (a later probe maps them again)."""
+        """Unmap every open file (a later probe maps them again); not while another thread
+        is probing."""
         for table in (*self._wdl_names.values(), *self._dtz_names.values()):
             table.close()
 
