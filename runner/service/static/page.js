@@ -137,14 +137,14 @@
     const tbody = $("standings").tBodies[0];
     const rows = ((report && report.standings) || []).map(function (s) {
       const row = el("tr");
-      // an engine that won or lost every game has no finite rating (as runner report says)
-      const sweep = !s.reference && s.games > 0 && (s.score === 1 || s.score === 0);
-      const elo = s.reference ? "ref" : sweep ? (s.score === 1 ? "+inf" : "-inf") : (typeof s.elo === "number"
-        ? signed(s.elo, 1) + (typeof s.elo_error95 === "number" ? " \u00b1 " + fixed(s.elo_error95, 1) : "") : "");
+      // no figure for an engine that played: the sample is too small (n/a, as runner report says)
+      const elo = s.reference ? "ref" : (typeof s.elo === "number"
+        ? signed(s.elo, 1) + (typeof s.elo_error95 === "number" ? " \u00b1 " + fixed(s.elo_error95, 1) : "")
+        : s.games > 0 ? "n/a" : "");
       const cells = [[s.rank, "num"], [s.engine, ""], [s.games, "num"], [s.points, "num"],
         [typeof s.score === "number" ? fixed(100 * s.score, 1) + "%" : "", "num"], [s.wins, "num"],
         [s.draws, "num"], [s.losses, "num"], [elo, "num"],
-        [typeof s.los === "number" ? fixed(100 * s.los, 1) + "%" : "", "num"]];
+        [typeof s.los === "number" ? fixed(100 * s.los, 1) + "%" : s.games > 0 && !s.reference ? "n/a" : "", "num"]];
       for (const [value, cls] of cells) {
         const cell = el("td", cls);
         cell.append(cls ? plain(value === undefined || value === null ? "" : value) : bdi(value === undefined || value === null ? "" : value));
