@@ -127,8 +127,13 @@ def test_submit_run_finish_with_events_pgn_and_report(client: TestClient) -> Non
         games.append(game)
     assert len(games) == 4
     assert all(not game.errors and game.headers["Event"] == "quick <b>&amp;</b>" for game in games)
+    # An engine the tournament does not have is refused, as `runner export --engine` does
+    # (it was a 200 with an empty body, as if the engine had played no game).
     only = client.get(f"/api/tournaments/{tournament_id}/pgn", params={"engine": "nobody"})
-    assert only.status_code == 200 and only.text == ""
+    assert only.status_code == 404
+    assert "'nobody'" in only.json()["detail"] and "bundled-random" in only.json()["detail"]
+    own = client.get(f"/api/tournaments/{tournament_id}/pgn", params={"engine": "bundled-random"})
+    assert own.status_code == 200 and own.text.count("[Event ") == 4
 
     report = client.get(f"/api/tournaments/{tournament_id}/report.html")
     assert report.status_code == 200

@@ -291,6 +291,13 @@ async def pgn(request: Request, tournament_id: TournamentId,
     await _known(manager, tournament_id)
     from runner.store import GameFilter, stream_games
 
+    if engine is not None:  # a typo would answer an empty file with 200, as if it had no games
+        engines = await asyncio.to_thread(_engines_of, manager, tournament_id)
+        if engine not in engines:
+            raise HTTPException(
+                status.HTTP_404_NOT_FOUND,
+                f"engine {engine!r}: no engine of that name in tournament {tournament_id} "
+                f"(its engines: {', '.join(engines)})")
     where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
                        termination=termination)
     give_back = _heavy_slots(request).take(_client(request))
@@ -319,6 +326,15 @@ async def pgn(request: Request, tournament_id: TournamentId,
     return StreamingResponse(
         body, media_type="application/x-chess-pgn",
         headers={"Content-Disposition": f'attachment; filename="tournament-{tournament_id}.pgn"'})
+
+
+def _engines_of(manager: TournamentManager, tournament_id: int) -> tuple[str, ...]:
+    """The engines of a tournament, in entry order (none when it has gone)."""
+    from runner.store.queries import tournament_info
+
+    with manager.db.session() as session:
+        info = tournament_info(session, tournament_id)
+    return () if info is None else info.engines
 
 
 @router.get("/tournaments/{tournament_id}/report.html", dependencies=[Read],
