@@ -162,7 +162,7 @@
     }
     $("sprt").textContent = text;
     draw.drawElo($("elo-plot"), report && report.series);
-    if (report && report.series && report.series.elo_kind) $("elo-caption").textContent = report.series.elo_kind + " (95% band)";
+    if (report && report.series && report.series.elo_kind) $("elo-caption").textContent = plain(report.series.elo_kind) + " (95% band)";  // it names the reference engine
     draw.drawLlr($("llr-plot"), report && report.series, sprt);
   }
 
