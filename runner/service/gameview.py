@@ -4,12 +4,16 @@ evaluation after each, from the stored game row and moves (`runner.store` reads 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from runner.clock import Clock, TimeControl, TimePeriod
 from runner.rules import STARTING_FEN, Board
 from runner.store.db import Database
+
+if TYPE_CHECKING:
+    from runner.store import StoredGame
 
 __all__ = ["GameMove", "GameView", "game_pgn", "game_view"]
 
@@ -74,8 +78,9 @@ def _control(tag: str | None) -> TimeControl | None:
         return None
 
 
-def _find(db: Database, tournament_id: int, index: int) -> object | None:
-    """The stored finished game of the tournament at schedule place `index`."""
+def _find(db: Database, tournament_id: int, index: int) -> StoredGame | None:
+    """The stored finished game of the tournament at schedule place `index` (a pass over
+    its finished games: the store has no read of one game by its place)."""
     from runner.store import GameFilter, stream_games
 
     with db.session() as session:
@@ -88,18 +93,16 @@ def _find(db: Database, tournament_id: int, index: int) -> object | None:
 def game_pgn(db: Database, tournament_id: int, index: int) -> str | None:
     """The stored PGN of one finished game (None: no such game)."""
     game = _find(db, tournament_id, index)
-    return None if game is None else (getattr(game, "pgn", None) or "")
+    return None if game is None else (game.pgn or "")
 
 
 def game_view(db: Database, tournament_id: int, index: int) -> GameView | None:
     """One finished game with its moves (None: no such finished game)."""
-    from runner.store import StoredGame
     from runner.store.queries import game_moves
 
-    found = _find(db, tournament_id, index)
-    if not isinstance(found, StoredGame):
+    game = _find(db, tournament_id, index)
+    if game is None:
         return None
-    game = found
     with db.session() as session:
         stored = game_moves(session, game.id)
     tags = _tags(game.pgn)
