@@ -22,6 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from statistics import NormalDist
+from typing import Any
 
 import pytest
 from conftest import require_binary
@@ -32,10 +34,11 @@ from runner.cli.app import app
 from runner.clock import TimeControl
 from runner.config.model import TournamentFormat
 from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
-from runner.report.build import ReportError, build_report, headline_counts
+from runner.report.build import Report, ReportError, build_report, headline_counts
 from runner.report.render import render_html, render_json, render_text, report_json
 from runner.rules import Result
 from runner.stats import (
+    Z95,
     EloModel,
     Pentanomial,
     SprtSpec,
@@ -56,6 +59,7 @@ from runner.store import (
 )
 from runner.store.models import EngineRow, GameRow
 from runner.tournament.pairing import Pairing, ScheduledGame, gauntlet, match, round_robin
+from runner.tournament.scoreboard import Scoreboard
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SPRT_CONFIG = {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05, "model": "normalized",
@@ -170,7 +174,7 @@ def test_match_report_numbers_by_hand(any_db: Database) -> None:
     assert pairing.stats == match_stats(Pentanomial(0, 1, 2, 1, 1, wl_pairs=1), spec)
     assert pairing.wdl_stats == match_stats(Trinomial(4, 4, 2))
     assert pairing.wdl_stats is not None and pairing.wdl_stats.draw_ratio == pytest.approx(0.4)
-    assert penta_stats.pair_draw_ratio == pytest.approx(2 / 5.001)  # LL's zero is 0.001
+    assert penta_stats.pair_draw_ratio == pytest.approx(2 / 5)  # the counts', not regularised
     assert report.draw_ratio == pytest.approx(0.4)
 
     first, second = report.standings
@@ -334,23 +338,28 @@ def test_round_robin_crosstable_and_ratings(any_db: Database) -> None:
     got = [[None if c is None else (c.points, c.games) for c in row] for row in cells]
     assert got == expected
 
+    # Ratings anchored at the reference A, which sits at 0 (not at minus the average).
     ratings = rate_engines([RatedPairing("A", "B", Trinomial(4, 0, 0)),
                             RatedPairing("A", "C", Trinomial(0, 4, 0)),
-                            RatedPairing("B", "C", Trinomial(2, 2, 0))])
+                            RatedPairing("B", "C", Trinomial(2, 2, 0))], anchor="A")
     assert [s.engine for s in report.standings] == [e.name for e in ratings.engines]
     for standing in report.standings:
         rated = ratings.by_name(standing.engine)
         assert standing.elo == pytest.approx(rated.elo)
-        assert standing.elo_error95 == pytest.approx(rated.error95)
+        if standing.reference:
+            assert standing.elo == 0.0 and standing.elo_error95 is None
+        else:
+            assert standing.elo_error95 == pytest.approx(rated.error95)
     points = {s.engine: s.points for s in report.standings}
     assert points == {"A": 6, "B": 3, "C": 3}
-    # LOS is head-to-head against the reference A: B's own view of its 0/4 pairs.
+    # LOS comes from the same rating as the Elo beside it: Phi(Elo / sd).
     los = {s.engine: s.los for s in report.standings}
     assert los["A"] is None
-    assert los["B"] == pytest.approx(match_stats(Pentanomial(2, 0, 0, 0, 0, 0)).los)
-    assert los["C"] == pytest.approx(match_stats(Pentanomial(0, 0, 2, 0, 0, 0)).los)
-    assert sum(s.elo or 0.0 for s in report.standings) == pytest.approx(0.0, abs=1e-6)
-    assert {s.label for s in report.elo_series} == {"A", "B", "C"}
+    for name in ("B", "C"):
+        rated = ratings.by_name(name)
+        assert los[name] == pytest.approx(NormalDist().cdf(rated.elo / (rated.error95 / Z95)))
+        assert (los[name] - 0.5) * rated.elo > 0
+    assert {s.label for s in report.elo_series} == {"B", "C"}
     assert report.elo_series[0].points[-1].elo == pytest.approx(
         ratings.by_name(report.elo_series[0].label).elo)
     assert report.sprt is None and report.llr_series == ()
@@ -381,6 +390,111 @@ def test_gauntlet_rates_each_opponent_against_the_first_engine(db: Database) -> 
     assert by_name["G"].points == 5 and by_name["G"].games == 8
     assert by_name["X"].elo < 0 < by_name["Y"].elo  # Y did better against G than X did
     assert [s.label for s in report.elo_series] == ["G vs X", "G vs Y"]
+
+
+def _board_of(schedule: Pairing, engines: Sequence[str], plan: Sequence[Planned]) -> Scoreboard:
+    """The live scoreboard fed the games `_store` stores for the same plan."""
+    board = Scoreboard(engines)
+    for job, want in zip(schedule.jobs(), plan, strict=False):
+        first = schedule.encounters[job.encounter][0]
+        board.add(job.white, job.black, _result(job, first, want.score), job.pair)
+    return board
+
+
+def _rank_rows(board: Scoreboard) -> dict[str, tuple[str, str]]:
+    """Engine -> (Elo, margin) as the end-of-run ranking lines print them."""
+    rows = {}
+    for line in board.ranking_lines()[1:]:
+        words = line.split()
+        rows[words[1]] = (words[-5], words[-4])
+    return rows
+
+
+@pytest.mark.parametrize("fmt", ["gauntlet", "round-robin"])
+def test_end_of_run_ranking_and_report_show_the_same_figures(db: Database, fmt: str) -> None:
+    # Issue 31: the run's table (maximum likelihood, average at 0) and the report
+    # (head-to-head, reference at 0) disagreed on the same games; the reference of a
+    # round-robin report was not at 0, and LOS did not follow the Elo beside it.
+    engines = ["R", "P", "Q"]
+    if fmt == "gauntlet":
+        schedule = gauntlet("R", ["P", "Q"], rounds=2, games=4)
+    else:
+        schedule = round_robin(engines, rounds=4)
+    scores = [1, 0.5, 0, 1, 0.5, 0.5, 1, 0, 1, 1, 0.5, 0, 0.5, 1, 0, 0.5] * 3
+    plan = [Planned(scores[k], "checkmate", 40) for k, _ in enumerate(schedule.jobs())]
+    tid = _store(db, schedule, engines, plan, fmt=fmt)
+    with db.session() as session:
+        report = build_report(session, tid)
+    ranked = _rank_rows(_board_of(schedule, engines, plan))
+    assert list(ranked) == [s.engine for s in report.standings]
+    for standing in report.standings:
+        assert standing.elo is not None
+        margin = "-" if standing.elo_error95 is None else f"{standing.elo_error95:.0f}"
+        assert ranked[standing.engine] == (f"{standing.elo:.0f}", margin), standing.engine
+        if standing.reference:
+            assert standing.elo == 0.0 and standing.los is None
+        else:
+            assert standing.los is not None and (standing.los - 0.5) * standing.elo >= 0
+            assert (standing.los > 0.5) == (standing.elo > 0)
+
+
+def _views(report: Report) -> tuple[str, dict[str, Any], str]:
+    """The report as text, JSON data and HTML."""
+    return render_text(report, width=200), json.loads(render_json(report)), render_html(report)
+
+
+def test_a_sweep_shows_fishtests_figures_in_every_view(db: Database) -> None:
+    # Issue 31: text said "+inf +/- n/a" where JSON said 977.19 +/- 4138.3 for the same sweep.
+    schedule = match("X", "Y", games=4)
+    plan = [Planned(1, "checkmate", 30)] * 4
+    tid = _store(db, schedule, ["X", "Y"], plan, fmt="match")
+    with db.session() as session:
+        report = build_report(session, tid)
+    text, data, page = _views(report)
+    pairing = data["pairings"][0]
+    head = match_stats(Pentanomial(0, 0, 0, 0, 2, wl_pairs=0))
+    wdl = match_stats(Trinomial(4, 0, 0))
+    assert pairing["stats"]["elo"] == pytest.approx(head.elo)
+    assert pairing["stats"]["elo_error95"] == pytest.approx(head.elo_error95)
+    assert pairing["wdl_stats"]["elo"] == pytest.approx(wdl.elo)
+    shown_head = f"{head.elo:+.1f} +/- {head.elo_error95:.1f}"
+    shown_wdl = f"{wdl.elo:+.1f} +/- {wdl.elo_error95:.1f}"
+    for view in (text, page):
+        assert "inf" not in view and shown_head in view and shown_wdl in view
+    assert pairing["stats"]["pair_draw_ratio"] == 0.0  # the counts', not the regulariser's
+    assert "0.1%" not in text
+    live = _board_of(schedule, ["X", "Y"], plan).summary_lines()
+    assert f"Elo difference: {wdl.elo:.1f} +/- {wdl.elo_error95:.1f}," in live[1]
+
+
+@pytest.mark.parametrize("played", [1, 2])
+def test_one_game_or_one_pair_gives_no_figures_in_any_view(db: Database, played: int) -> None:
+    # Issue 31: one pair gave "Elo -189.7 +/- 56" and "nElo -2001 +/- 41458" (the
+    # regulariser's spread); one game a zero-width Elo band.
+    schedule = match("X", "Y", games=4)
+    plan = [Planned(0, "checkmate", 30), Planned(0.5, "stalemate", 30)][:played]
+    tid = _store(db, schedule, ["X", "Y"], plan, fmt="match")
+    with db.session() as session:
+        report = build_report(session, tid)
+    text, data, page = _views(report)
+    pairing = data["pairings"][0]
+    assert pairing["stats"]["elo"] is None and pairing["stats"]["nelo"] is None
+    assert pairing["stats"]["los"] is None and pairing["stats"]["elo_error95"] is None
+    other = next(s for s in data["standings"] if not s["reference"])
+    assert other["elo"] is None and other["los"] is None
+    pairs_row = next(line for line in text.splitlines() if "X vs Y" in line)
+    assert pairs_row.count("n/a") >= 3  # Elo, nElo, LOS
+    assert "n/a" in page and not re.search(r"[+-]\d+\.\d +/- ", page.split("Game pairs")[0]
+                                             if played == 1 else "")
+    assert all(p.elo_error95 > 0 for s in report.elo_series for p in s.points)
+    live = _board_of(schedule, ["X", "Y"], plan).summary_lines()
+    if played == 1:
+        assert "Elo difference: n/a, LOS: n/a," in live[1]
+    else:  # two games: the W/D/L figures exist, the same in the report and the live line
+        wdl = match_stats(Trinomial(0, 1, 1))
+        assert pairing["wdl_stats"]["elo"] == pytest.approx(wdl.elo)
+        assert f"Elo difference: {wdl.elo:.1f} +/- {wdl.elo_error95:.1f}," in live[1]
+        assert f"{wdl.elo:+.1f} +/- {wdl.elo_error95:.1f}" in text
 
 
 # -- the CLI -----------------------------------------------------------------------------------

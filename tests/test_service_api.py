@@ -127,8 +127,13 @@ def test_submit_run_finish_with_events_pgn_and_report(client: TestClient) -> Non
         games.append(game)
     assert len(games) == 4
     assert all(not game.errors and game.headers["Event"] == "quick <b>&amp;</b>" for game in games)
+    # An engine the tournament does not have is refused, as `runner export --engine` does
+    # (it was a 200 with an empty body, as if the engine had played no game).
     only = client.get(f"/api/tournaments/{tournament_id}/pgn", params={"engine": "nobody"})
-    assert only.status_code == 200 and only.text == ""
+    assert only.status_code == 404
+    assert "'nobody'" in only.json()["detail"] and "bundled-random" in only.json()["detail"]
+    own = client.get(f"/api/tournaments/{tournament_id}/pgn", params={"engine": "bundled-random"})
+    assert own.status_code == 200 and own.text.count("[Event ") == 4
 
     report = client.get(f"/api/tournaments/{tournament_id}/report.html")
     assert report.status_code == 200
@@ -462,3 +467,42 @@ def test_boards_carry_the_last_move(client: TestClient) -> None:
     assert len(board["last_uci"]) in (4, 5) and board["last_move"] and board["fen"]
     client.post(f"/api/tournaments/{tournament_id}/stop", params={"hard": "true"}, headers=AUTH)
     wait_for(client, tournament_id, {"stopped"})
+
+
+def test_a_finished_game_reads_with_its_moves_clocks_and_evals(client: TestClient) -> None:
+    # Issue 31: finished games could not be opened; the page's game view reads this route.
+    import chess
+
+    tournament_id = submit(client)
+    wait_for(client, tournament_id, {"finished"})
+    seen = 0
+    for index in range(4):
+        response = client.get(f"/api/tournaments/{tournament_id}/games/{index}")
+        assert response.status_code == 200, response.text
+        game = response.json()
+        assert game["index"] == index and game["moves"] and game["result"] in ("1-0", "0-1", "1/2-1/2")
+        assert game["time_control"] == "5+0.05" and game["white_clock"] == 5.0
+        board = chess.Board(game["start_fen"])
+        for move in game["moves"]:
+            board.push_uci(move["uci"])
+            assert move["fen"] == board.fen(), move  # the position after each move, replayed
+        thought = [m for m in game["moves"] if m["time_ms"] is not None]
+        assert thought and all(m["white_clock"] <= 5.0 + 0.05 * len(game["moves"]) for m in thought)
+        assert any(m["score_cp"] is not None or m["mate"] is not None for m in thought)
+        # White's clock after White's first thought move: 5 s minus its time plus the increment.
+        first = next(k for k, m in enumerate(game["moves"]) if m["time_ms"] is not None)
+        mover = "white_clock" if chess.Board(game["start_fen"]).turn == (first % 2 == 0) \
+            else "black_clock"
+        assert game["moves"][first][mover] == pytest.approx(
+            5.0 - game["moves"][first]["time_ms"] / 1000 + 0.05, abs=1e-9)
+        single = client.get(f"/api/tournaments/{tournament_id}/games/{index}/pgn")
+        assert single.status_code == 200 and single.text.count("[Event ") == 1
+        assert single.headers["content-type"].startswith("application/x-chess-pgn")
+        assert chess.pgn.read_game(io.StringIO(single.text)).end().board().fen() == board.fen()
+        seen += 1
+    assert seen == 4
+    assert client.get(f"/api/tournaments/{tournament_id}/games/99").status_code == 404
+    assert client.get(f"/api/tournaments/{tournament_id}/games/99/pgn").status_code == 404
+    assert client.get("/api/tournaments/777/games/0").status_code == 404
+    schema = client.get("/openapi.json").json()
+    assert "GameView" in schema["components"]["schemas"]

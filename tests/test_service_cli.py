@@ -34,6 +34,26 @@ def test_a_bad_engines_file_is_named_before_anything_starts(tmp_path: Path) -> N
     assert missing.exit_code == 2 and "none.toml" in missing.output
 
 
+def test_outside_a_checkout_it_says_how_to_give_the_engines_file(tmp_path: Path) -> None:
+    # Issue 31: an installed wheel has no configs/engines.toml; the error was
+    # 'configs/engines.toml = "": engines file not found or not a file'.
+    env = {key: value for key, value in os.environ.items() if key != "RUNNER_ENGINES"}
+    done = subprocess.run([sys.executable, "-m", "runner", "serve", "--db", str(tmp_path / "x.db")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    # One message (whose line a narrow non-terminal stderr may still wrap), naming both ways.
+    message = " ".join(done.stderr.split())
+    assert message.count("error:") == 1 and "Traceback" not in message
+    assert "--engines FILE" in message and "RUNNER_ENGINES=FILE" in message
+    assert not (tmp_path / "x.db").exists()  # refused before anything was made
+    # The variable is read: with it the service gets past the check (a bad file is named).
+    bad = tmp_path / "mine.toml"
+    bad.write_text("[[engines]]\nname = 3\n")
+    named = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "x.db")],
+                               env={"RUNNER_ENGINES": str(bad)})
+    assert named.exit_code == 2 and "mine.toml" in named.output
+
+
 def test_workers_and_cluster_exclude_each_other(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["serve", "--workers", "2", "--cluster", "tcp://x:1",
                                       "--db", str(tmp_path / "x.db")])

@@ -171,14 +171,14 @@ def _stats_table(result: MatchStats, counts: tuple[int, ...]) -> Table:
     observed = [count / result.games if result.pairs is None else count / result.pairs
                 for count in counts]
     table.add_row("Score", f"{100 * sum(i * p for i, p in enumerate(observed)) / last:.2f} %")
-    table.add_row("Elo", f"{st.format_elo(result.elo, result.elo_error95, result.sweep, '.2f')} (95%)")
-    table.add_row("LOS", f"{100 * result.los:.2f} %")
+    table.add_row("Elo", f"{st.format_elo(result.elo, result.elo_error95, '.2f')} (95%)")
+    table.add_row("LOS", st.format_percent(result.los, ".2f"))
     if result.draw_ratio is not None:
         table.add_row("Draw ratio", f"{100 * observed[1]:.2f} %")
     if result.pair_draw_ratio is not None:
         table.add_row("Pair draw ratio", f"{100 * observed[2]:.2f} %")
     table.add_row("nElo",
-                  f"{st.format_elo(result.nelo, result.nelo_error95, result.sweep, '.2f')} (95%)")
+                  f"{st.format_elo(result.nelo, result.nelo_error95, '.2f')} (95%)")
     if result.sprt is not None:
         test = result.sprt
         bounds = f"{test.spec.model.value} [{test.spec.elo0:g}, {test.spec.elo1:g}]"

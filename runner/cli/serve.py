@@ -12,6 +12,9 @@ from runner.cli.errors import err_console, exit_on_error, fail
 
 __all__ = ["serve_command"]
 
+DEFAULT_ENGINES = Path("configs/engines.toml")
+"""The allow-list of a source checkout, relative to where the service is started."""
+
 
 def serve_command(
     host: str = typer.Option("127.0.0.1", "--host",
@@ -22,8 +25,9 @@ def serve_command(
         None, "--db", metavar="URL",
         help="SQLAlchemy URL or SQLite file (default: $RUNNER_DB, else ./runner.db)."),
     engines: Path = typer.Option(
-        Path("configs/engines.toml"), "--engines", metavar="FILE",
-        help="The allow-list: submitted tournaments name engines from this file only."),
+        DEFAULT_ENGINES, "--engines", metavar="FILE", envvar="RUNNER_ENGINES",
+        help="The allow-list: submitted tournaments name engines from this file only "
+             "(default: $RUNNER_ENGINES, else configs/engines.toml of a checkout)."),
     books: Path | None = typer.Option(
         None, "--books", metavar="DIR",
         help="Opening files a submission may name (default: the engines file's directory)."),
@@ -108,6 +112,12 @@ def serve_command(
 
     if workers is not None and cluster is not None:
         raise fail("--workers and --cluster exclude each other")
+    if engines == DEFAULT_ENGINES and not engines.is_file():
+        # Started outside a checkout (an installed wheel has no engines file): the allow-list
+        # decides what strangers may run on this machine, so none is made up; say how to give it.
+        raise fail("runner serve needs an engines file (the allow-list of engines a submission "
+                   f"may name) and there is no {engines} here: give one with --engines FILE "
+                   "or RUNNER_ENGINES=FILE")
     try:
         load_engines_file(engines)
     except ConfigError as exc:

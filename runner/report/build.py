@@ -6,11 +6,12 @@ dataclasses; `runner.report.render` turns them into text, JSON or HTML.
 
 Conventions (the figures are fishtest's, from `runner.stats`):
 
-- The reference engine is the first one entered. In a match or gauntlet every other engine's
-  Elo, margin and LOS are its head-to-head figures against the reference, the reference
-  sitting at 0. In a round-robin the Elo and margins are maximum-likelihood ratings over all
-  games (`rate_engines`, the average at 0); LOS is still the head-to-head LOS against the
-  reference, from their direct games.
+- The standings' Elo, margin and LOS are `runner.stats.standing_figures`, the same the run's
+  own ranking lines show: relative to the reference engine (the first one entered, at 0),
+  head-to-head in a match or gauntlet, maximum-likelihood ratings anchored at the reference
+  in a round-robin (LOS from the same rating, so it agrees with the Elo beside it).
+- Small and degenerate samples follow `runner.stats.match`'s one rule (no figure below two
+  games or pairs; fishtest's clamped figures for sweeps), in every view.
 - A pairing's headline figures come from its complete game pairs (pentanomial) when there
   are any, as fishtest does, else from single games; the W/D/L figures are given as well.
 - SPRT settings are not columns of the schema (only the decision is): they are read from the
@@ -33,17 +34,15 @@ from runner.rules import Result
 from runner.stats import (
     EngineScore,
     MatchStats,
-    Pairing,
     PairingCounts,
     Pentanomial,
     SprtResult,
     SprtSpec,
-    StatsInputError,
     Tally,
     Trinomial,
     match_stats,
-    rate_engines,
     sprt,
+    standing_figures,
 )
 from runner.store.queries import (
     PlayedGame,
@@ -322,7 +321,7 @@ def build_report(session: Session, tournament_id: int | None = None, *,
         games_planned=info.total_games, games_played=info.played,
         first_started=info.first_started, last_ended=info.last_ended,
         engines=engines, reference=engines[0],
-        standings=_standings(fmt, replay.tally.engines(), results, notes),
+        standings=_standings(replay.tally.engines(), results, notes),
         pairings=tuple(results),
         crosstable=_crosstable(engines, results) if fmt is TournamentFormat.ROUND_ROBIN else None,
         draw_ratio=sum(p.trinomial.draws for p in results) / scored if scored else None,
@@ -402,40 +401,22 @@ def _sprt_settings(config: Mapping[str, object],
     return spec, settings.maxgames if isinstance(settings.maxgames, int) else None
 
 
-def _standings(fmt: TournamentFormat, scores: Sequence[EngineScore],
-               pairings: Sequence[PairingResult], notes: list[str]) -> tuple[Standing, ...]:
-    """Standings, best first; see the module docstring for what Elo and LOS mean."""
-    reference = scores[0].name
-    head_to_head: dict[str, MatchStats | None] = {}
-    for p in pairings:
-        if p.first == reference:  # the other engine's own point of view
-            head_to_head[p.second] = _figures(p.trinomial.swapped(), p.pentanomial.swapped())
-    ratings = None
-    if fmt is TournamentFormat.ROUND_ROBIN and any(p.trinomial.games for p in pairings):
-        try:
-            ratings = rate_engines(Pairing(p.first, p.second, p.trinomial) for p in pairings
-                                   if p.trinomial.games)
-        except StatsInputError as exc:
-            notes.append(f"no ratings: {exc}")
-    rows = []
-    for score in scores:
-        name, wins, draws, losses = score.name, score.wins, score.draws, score.losses
-        own = head_to_head.get(name)
-        elo: float | None
-        error: float | None
-        if ratings is not None:
-            rated = next((e for e in ratings.engines if e.name == name), None)
-            elo, error = (None, None) if rated is None else (rated.elo, rated.error95)
-        elif name == reference:
-            elo, error = (0.0, None) if wins + draws + losses else (None, None)
-        else:
-            elo, error = (None, None) if own is None else (own.elo, own.elo_error95)
-        rows.append((name, wins, draws, losses, elo, error, None if own is None else own.los))
-    rows.sort(key=lambda r: (r[4] is None, -(r[4] or 0.0), -(r[1] + r[2] / 2), r[0]))
+def _standings(scores: Sequence[EngineScore], pairings: Sequence[PairingResult],
+               notes: list[str]) -> tuple[Standing, ...]:
+    """Standings, best first, with the figures every view shows (`standing_figures`)."""
+    figures, note = standing_figures([s.name for s in scores],
+                                     [(p.first, p.second, p.trinomial, p.pentanomial)
+                                      for p in pairings])
+    if note:
+        notes.append(note)
+    rows = sorted(scores, key=lambda s: (figures[s.name].elo is None,
+                                         -(figures[s.name].elo or 0.0), -s.points, s.name))
     return tuple(
-        Standing(rank=i, engine=name, games=w + d + l, points=w + d / 2, wins=w, draws=d,
-                 losses=l, elo=elo, elo_error95=error, los=los, reference=name == reference)
-        for i, (name, w, d, l, elo, error, los) in enumerate(rows, start=1)
+        Standing(rank=i, engine=s.name, games=s.games, points=s.points, wins=s.wins,
+                 draws=s.draws, losses=s.losses, elo=figures[s.name].elo,
+                 elo_error95=figures[s.name].elo_error95, los=figures[s.name].los,
+                 reference=figures[s.name].reference)
+        for i, s in enumerate(rows, start=1)
     )
 
 
@@ -543,27 +524,26 @@ def _series(replay: _Replay, fmt: TournamentFormat, engines: Sequence[str], spec
     llr_points: list[LlrPoint] = []
     for played, snapshot in replay.snapshots:
         if fmt is TournamentFormat.ROUND_ROBIN:
-            try:
-                ratings = rate_engines(Pairing(p.first, p.second, p.trinomial)
-                                       for p in snapshot.values())
-            except StatsInputError:
-                ratings = None  # not every engine connected by games yet
-            for rated in () if ratings is None else ratings.engines:
-                elo_points.setdefault(rated.name, []).append(
-                    SeriesPoint(played, rated.elo, rated.error95))
+            figures, _ = standing_figures(engines, [(p.first, p.second, p.trinomial,
+                                                     p.pentanomial) for p in snapshot.values()])
+            for name in engines[1:]:  # the reference is 0 by definition: no line for it
+                own = figures[name]
+                if own.elo is not None and own.elo_error95 is not None:
+                    elo_points.setdefault(name, []).append(
+                        SeriesPoint(played, own.elo, own.elo_error95))
         else:
             for p in snapshot.values():
-                figures = _figures(p.trinomial, p.pentanomial)
-                if p.first == reference and figures is not None:
+                figures_ = _figures(p.trinomial, p.pentanomial)
+                if p.first == reference and figures_ is not None and figures_.estimated:
                     elo_points.setdefault(f"{p.first} vs {p.second}", []).append(
-                        SeriesPoint(played, figures.elo, figures.elo_error95))
+                        SeriesPoint(played, figures_.elo, figures_.elo_error95))
         head = snapshot.get((engines[0], engines[1])) if len(engines) > 1 else None
         if spec is not None and head is not None:
             counts = headline_counts(head.trinomial, head.pentanomial)
             llr_points.append(LlrPoint(played, sprt(counts, spec).llr))
     if fmt is TournamentFormat.ROUND_ROBIN:
-        kind = "maximum-likelihood Elo of each engine (average = 0)"
-        order = list(engines)
+        kind = f"maximum-likelihood Elo of each engine relative to {reference}"
+        order = list(engines[1:])
     else:
         kind = f"Elo of {reference} against each opponent"
         order = [f"{reference} vs {name}" for name in engines[1:]]

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report, Standing
+from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report
 from runner.stats import MatchStats, format_elo
 from runner.text import shown, undirected
 
@@ -60,27 +60,20 @@ def _fmt(value: float | None, spec: str = ".1f", none: str = "-") -> str:
 
 
 def _pct(value: float | None) -> str:
-    """A ratio as a percentage."""
-    value = _finite(value)
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def _elo(value: float | None, error: float | None, sweep: int = 0) -> str:
-    """``+12.3 +/- 4.5``; ``+inf +/- n/a`` for a sweep (see `runner.stats.format_elo`)."""
-    if sweep:
-        return format_elo(0.0, 0.0, sweep)
-    if _finite(value) is None:
+    """A ratio as a percentage; "-" where none applies, "n/a" where the sample gives none."""
+    if value is None:
         return "-"
-    text = f"{value:+.1f}"
-    return text if _finite(error) is None else f"{text} +/- {error:.1f}"
+    return f"{100 * value:.1f}%" if math.isfinite(value) else "n/a"
 
 
-def _standing_elo(standing: Standing) -> str:
-    """A standing's Elo; an engine (not the reference) that won or lost every game has no
-    finite rating, whatever the regularised fit says."""
-    sweep = 0 if standing.reference or not standing.games else (
-        1 if standing.score == 1 else -1 if standing.score == 0 else 0)
-    return _elo(standing.elo, standing.elo_error95, sweep)
+def _elo(value: float | None, error: float | None) -> str:
+    """``+12.3 +/- 4.5``; "-" where no figure applies, "n/a" where the sample gives none
+    (the rule of `runner.stats.match`, the same in every view)."""
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return format_elo(value, math.nan)
+    return f"{value:+.1f}" if error is None else format_elo(value, error)
 
 
 def _time(value: datetime | None) -> str | None:
@@ -211,7 +204,9 @@ def _standings_table(report: Report) -> Table:
     for s in report.standings:
         standings.add_row(str(s.rank), s.engine + (" (ref)" if s.reference else ""),
                           str(s.games), f"{s.points:g}", _pct(s.score), str(s.wins),
-                          str(s.draws), str(s.losses), _standing_elo(s), _pct(s.los))
+                          str(s.draws), str(s.losses),
+                          "n/a" if s.elo is None and s.games else _elo(s.elo, s.elo_error95),
+                          _pct(s.los))
     return standings
 
 
@@ -231,10 +226,10 @@ def _pairing_tables(report: Report) -> tuple[Table, Table]:
         pairs.add_row(
             label, str(p.trinomial.games), str(p.trinomial.wins), str(p.trinomial.draws),
             str(p.trinomial.losses), _pct(None if wdl is None else wdl.draw_ratio),
-            "-" if head is None else _elo(head.elo, head.elo_error95, head.sweep),
-            "-" if head is None else _elo(head.nelo, head.nelo_error95, head.sweep),
+            "-" if head is None else _elo(head.elo, head.elo_error95),
+            "-" if head is None else _elo(head.nelo, head.nelo_error95),
             _pct(None if head is None else head.los),
-            "-" if wdl is None else _elo(wdl.elo, wdl.elo_error95, wdl.sweep))
+            "-" if wdl is None else _elo(wdl.elo, wdl.elo_error95))
         penta.add_row(label, str(p.pentanomial.pairs),
                       *(str(n) for n in p.pentanomial.low_to_high),
                       _pct(None if head is None else head.pair_draw_ratio))

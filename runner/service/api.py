@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, status
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
@@ -22,6 +22,7 @@ from runner.config.check import ConfigError, ConfigProblem
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.service.declared import DeclaredOptions
+from runner.service.gameview import GameView, game_pgn, game_view
 from runner.service.hub import SlowReader
 from runner.service.manager import Conflict, TournamentManager
 from runner.service.security import StreamSlots, bearer, check_token, request_key
@@ -291,6 +292,13 @@ async def pgn(request: Request, tournament_id: TournamentId,
     await _known(manager, tournament_id)
     from runner.store import GameFilter, stream_games
 
+    if engine is not None:  # a typo would answer an empty file with 200, as if it had no games
+        engines = await asyncio.to_thread(_engines_of, manager, tournament_id)
+        if engine not in engines:
+            raise HTTPException(
+                status.HTTP_404_NOT_FOUND,
+                f"engine {engine!r}: no engine of that name in tournament {tournament_id} "
+                f"(its engines: {', '.join(engines)})")
     where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
                        termination=termination)
     give_back = _heavy_slots(request).take(_client(request))
@@ -319,6 +327,52 @@ async def pgn(request: Request, tournament_id: TournamentId,
     return StreamingResponse(
         body, media_type="application/x-chess-pgn",
         headers={"Content-Disposition": f'attachment; filename="tournament-{tournament_id}.pgn"'})
+
+
+GameIndex = Annotated[int, Path(ge=0, le=2**31 - 1,
+                                 description="The game's place in the schedule (0-based).")]
+
+
+@router.get("/tournaments/{tournament_id}/games/{index}", dependencies=[Read],
+            response_model=GameView, openapi_extra=_OPEN_READ,
+            responses={401: _UNAUTHORIZED, 404: {}, 429: {}})
+async def game(request: Request, tournament_id: TournamentId, index: GameIndex) -> GameView:
+    """One finished game: its moves, with the position, both clocks and the engine's score
+    after each (the page's game view replays it)."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+    found = await asyncio.to_thread(game_view, manager.db, tournament_id, index)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND,
+                            f"no finished game {index} in tournament {tournament_id}")
+    return found
+
+
+@router.get("/tournaments/{tournament_id}/games/{index}/pgn", dependencies=[Read],
+            response_class=PlainTextResponse, openapi_extra=_OPEN_READ, responses={
+                200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
+                401: _UNAUTHORIZED, 404: {}, 429: {}})
+async def game_pgn_file(request: Request, tournament_id: TournamentId,
+                        index: GameIndex) -> PlainTextResponse:
+    """One finished game as a PGN file."""
+    manager = _manager(request)
+    await _known(manager, tournament_id)
+    text = await asyncio.to_thread(game_pgn, manager.db, tournament_id, index)
+    if text is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND,
+                            f"no finished game {index} in tournament {tournament_id}")
+    return PlainTextResponse(text, media_type="application/x-chess-pgn", headers={
+        "Content-Disposition":
+            f'attachment; filename="tournament-{tournament_id}-game-{index + 1}.pgn"'})
+
+
+def _engines_of(manager: TournamentManager, tournament_id: int) -> tuple[str, ...]:
+    """The engines of a tournament, in entry order (none when it has gone)."""
+    from runner.store.queries import tournament_info
+
+    with manager.db.session() as session:
+        info = tournament_info(session, tournament_id)
+    return () if info is None else info.engines
 
 
 @router.get("/tournaments/{tournament_id}/report.html", dependencies=[Read],

@@ -37,8 +37,11 @@ def create_app(settings: ServiceSettings, *, db: Database | None = None,
             if db is None:
                 database.close()
 
+    # No Swagger UI or ReDoc: both load their script from a CDN (a blank page offline);
+    # /docs is the page's own list of routes (runner/service/page.py).
     app = FastAPI(
         title="cecp-runner", version=__version__, lifespan=lifespan,
+        docs_url=None, redoc_url=None,
         description="Submit, watch and read chess-engine tournaments.")
     app.state.settings = settings
     app.state.rate_limiter = RateLimiter(settings.submit_rate)

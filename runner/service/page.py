@@ -61,7 +61,8 @@ templates = Jinja2Templates(env=jinja2.Environment(
 printed value goes through `plain`."""
 
 router = APIRouter(include_in_schema=False)
-"""The HTML routes (``/``, ``/tournaments/{id}``) and the static files (``/static/{name}``)."""
+"""The HTML routes (``/``, ``/tournaments/{id}``, ``/docs``) and the static files
+(``/static/{name}``)."""
 
 _PREFERRED_ENGINES = ("bundled", "bundled-v1")
 
@@ -180,9 +181,41 @@ async def _tournament_page(request: Request, tournament_id: int) -> HTMLResponse
     })
 
 
+@router.get("/tournaments/{tournament_id}/games/{index}", response_class=HTMLResponse)
+async def game_page(request: Request, tournament_id: str, index: str) -> HTMLResponse:
+    """One finished game, replayed: the script reads it from the API and steps the board."""
+    if not all(len(part) <= 10 and part.isascii() and part.isdigit()
+               for part in (tournament_id, index)) \
+            or not 1 <= int(tournament_id) < 2**31 or not int(index) < 2**31:
+        return _not_found(request, "There is no such game.")
+    protected = bool(getattr(_settings(request), "read_token_required", False))
+    return _page(request, "game.html", {"tid": int(tournament_id), "index": int(index),
+                                        "protected": protected})
+
+
 def _not_found(request: Request, message: str) -> HTMLResponse:
     """The 404 page."""
     return _page(request, "404.html", {"message": message}, status_code=404)
+
+
+@router.get("/docs", response_class=HTMLResponse)
+async def api_docs(request: Request) -> HTMLResponse:
+    """The API's routes, from its OpenAPI document, with a link to that document.
+
+    FastAPI's own /docs is Swagger UI loaded from a CDN: blank without internet, and refused
+    by this page's Content-Security-Policy anyway. No well-kept package ships its assets
+    (swagger-ui-bundle's last release is of 2023 and none is installed with FastAPI), so
+    this page lists the routes itself and leaves interactive use to the user's own client.
+    """
+    document = request.app.openapi()
+    routes = []
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            summary = (operation.get("description") or operation.get("summary") or "")
+            routes.append({"method": method.upper(), "path": path,
+                           "summary": summary.split("\n\n")[0]})
+    return _page(request, "docs.html", {"routes": routes,
+                                        "openapi_url": request.app.openapi_url or ""})
 
 
 @router.api_route("/static/{name}", methods=["GET", "HEAD"])

@@ -8,14 +8,15 @@ The rooms, each a step of the way from games to figures:
 - `elo`: the Elo scale (score <-> Elo, the normal law, counts as a distribution);
 - `match`: a two-engine match's figures (Elo +- 95%, LOS, draw ratios, nElo);
 - `sprt`: the generalized SPRT;
-- `ratings`: maximum-likelihood ratings of several engines.
+- `ratings`: maximum-likelihood ratings of several engines;
+- `standing`: each engine's standings figures, the one computation every view shows.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from runner.stats.counts import Counts, Pentanomial, StatsInputError, Trinomial
 from runner.stats.elo import NELO_PER_T, Z95, elo_from_score, score_from_elo
-from runner.stats.match import MatchStats, format_elo, match_stats
+from runner.stats.match import MIN_SAMPLES, MatchStats, format_elo, format_percent, match_stats
 from runner.stats.ratings import EngineRating, Pairing, Ratings, rate_engines
 from runner.stats.sprt import (
     EloModel,
@@ -29,6 +30,7 @@ from runner.stats.sprt import (
     sprt,
     sprt_bounds,
 )
+from runner.stats.standing import StandingFigures, standing_figures
 
 if TYPE_CHECKING:
     from runner.stats.tally import EngineScore, PairingCounts, Tally
@@ -44,6 +46,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "MIN_SAMPLES",
     "NELO_PER_T",
     "Z95",
     "Counts",
@@ -58,6 +61,7 @@ __all__ = [
     "SprtDecision",
     "SprtResult",
     "SprtSpec",
+    "StandingFigures",
     "StatsInputError",
     "Tally",
     "Trinomial",
@@ -65,6 +69,7 @@ __all__ = [
     "draw_elo",
     "elo_from_score",
     "format_elo",
+    "format_percent",
     "llr",
     "llr_bayeselo_legacy",
     "match_stats",
@@ -72,4 +77,5 @@ __all__ = [
     "score_from_elo",
     "sprt",
     "sprt_bounds",
+    "standing_figures",
 ]

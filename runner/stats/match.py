@@ -3,6 +3,17 @@
 Fishtest's formulas: the 95% margins use the exact normal quantile, half the width of the
 interval mapped to Elo; LOS is Phi((mu - 1/2) / sigma_mu), so draws and game pairing count;
 the normalized-Elo margin uses the delta method (skewness and kurtosis of the sample).
+
+The one rule for small and degenerate samples, which every view (text, JSON, HTML, the live
+lines) shows as it is here:
+
+- zero counts are regularised and the score clamped, as fishtest does: a sweep (every game or
+  pair won) has fishtest's finite figures (3-0-0: +1199.8 +/- 276.5), never "+inf";
+- below `MIN_SAMPLES` samples (games for W/D/L figures, pairs for pair figures) no spread can
+  be measured (OpenBench gives nothing for n <= 1 too; fishtest would show its regulariser):
+  score aside, every figure is NaN, which the views show as "n/a" and JSON as null;
+- draw ratios are the counts' own (drawn games / games, DD+WL pairs / pairs), never the
+  regularised frequency: a ratio is data, not a model figure.
 """
 
 from __future__ import annotations
@@ -14,7 +25,10 @@ from runner.stats.counts import Counts, Trinomial
 from runner.stats.elo import NELO_PER_T, Z95, distribution, elo_from_score, mean_var, normal_cdf
 from runner.stats.sprt import SprtResult, SprtSpec, sprt
 
-__all__ = ["MatchStats", "format_elo", "match_stats"]
+__all__ = ["MIN_SAMPLES", "MatchStats", "format_elo", "format_percent", "match_stats"]
+
+MIN_SAMPLES = 2
+"""Fewest samples (games, or pairs for pair figures) from which a figure is estimated."""
 
 
 @dataclass(frozen=True)
@@ -32,10 +46,11 @@ class MatchStats:
     nelo: float
     nelo_error95: float
     sprt: SprtResult | None = None
-    sweep: int = 0
-    """+1 when the first side scored every point, -1 when it scored none, else 0: the Elo and
-    nElo above are then fishtest's regularised finite stand-ins for an unbounded value, and
-    `format_elo` shows them as +inf/-inf with no margin."""
+
+    @property
+    def estimated(self) -> bool:
+        """Whether the sample is large enough for figures (see `MIN_SAMPLES`)."""
+        return math.isfinite(self.elo)
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready mapping with exactly the issue's key names (never inf or NaN)."""
@@ -82,19 +97,23 @@ def match_stats(counts: Counts, sprt_spec: SprtSpec | None = None) -> MatchStats
     nelo = scale * t_value
     nelo_error = scale * Z95 * math.sqrt(var_t / total)
 
+    samples = sum(counts.low_to_high)
+    draw_ratio: float | None = None
+    pair_draw_ratio: float | None = None
+    pairs: int | None = None
     if isinstance(counts, Trinomial):
-        draw_ratio: float | None = probs[1]
-        pair_draw_ratio: float | None = None
-        pairs: int | None = None
+        draw_ratio = counts.draws / samples if samples else math.nan
     else:
-        draw_ratio = None
-        pair_draw_ratio = probs[2]
+        pair_draw_ratio = counts.dd_wl / samples if samples else math.nan
         pairs = counts.pairs
+    elo = elo_from_score(mean)
+    if samples < MIN_SAMPLES:  # a figure here would be the regulariser's, not the games'
+        elo = elo_error = los = nelo = nelo_error = math.nan
     return MatchStats(
         games=counts.games,
         pairs=pairs,
         score=mean,
-        elo=elo_from_score(mean),
+        elo=elo,
         elo_error95=elo_error,
         los=los,
         draw_ratio=draw_ratio,
@@ -102,28 +121,21 @@ def match_stats(counts: Counts, sprt_spec: SprtSpec | None = None) -> MatchStats
         nelo=nelo,
         nelo_error95=nelo_error,
         sprt=None if sprt_spec is None else sprt(counts, sprt_spec),
-        sweep=_sweep(counts.low_to_high),
     )
 
 
-def _sweep(counts: tuple[int, ...] | list[int]) -> int:
-    """+1 if only the best outcome occurred, -1 if only the worst did, else 0 (none too)."""
-    if not any(counts):
-        return 0
-    if not any(counts[:-1]):
-        return 1
-    if not any(counts[1:]):
-        return -1
-    return 0
-
-
-def format_elo(value: float, error: float, sweep: int = 0, spec: str = "+.1f") -> str:
-    """An Elo figure with its 95% margin as text; a sweep's is "+inf"/"-inf" with the margin
-    "n/a" (no finite estimate exists), a non-finite value "n/a"."""
-    if sweep:
-        return f"{'+' if sweep > 0 else '-'}inf +/- n/a"
+def format_elo(value: float, error: float, spec: str = "+.1f") -> str:
+    """An Elo figure with its 95% margin as text; "n/a" for a figure the sample cannot give
+    (see the module's rule), the margin alone "n/a" when only it is missing."""
     if not math.isfinite(value):
         return "n/a"
     margin = format(error, spec.lstrip("+")) if math.isfinite(error) else "n/a"
     return f"{format(value, spec)} +/- {margin}"
 
+
+
+def format_percent(value: float | None, spec: str = ".1f") -> str:
+    """A ratio as a percentage ("97.1 %"), "n/a" when the sample gives none."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return f"{format(100 * value, spec)} %"

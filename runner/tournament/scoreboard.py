@@ -13,16 +13,15 @@ from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import (
     EngineScore,
-    Pairing,
     PairingCounts,
     SprtResult,
     SprtSpec,
-    StatsInputError,
     Tally,
     format_elo,
+    format_percent,
     match_stats,
-    rate_engines,
     sprt,
+    standing_figures,
 )
 from runner.text import shown
 
@@ -73,34 +72,29 @@ class Scoreboard:
 
     def ranking_lines(self) -> list[str]:
         """A plain-text ranking as cutechess-cli prints for tournaments of several engines:
-        rank, name, Elo and its 95% margin (maximum likelihood over every game), games,
-        score and draw ratio; "-" where a figure does not exist yet."""
-        elo: dict[str, tuple[float, float]] = {}
-        pairings = [Pairing(c.first, c.second, c.trinomial)
-                    for c in self.tally.pairings() if c.games]
-        try:
-            elo = {r.name: (r.elo, r.error95) for r in rate_engines(pairings).engines}
-        except StatsInputError:  # engines not yet connected by games: no common scale
-            elo = {}
+        rank, name, Elo and its 95% margin, games, score and draw ratio; "-" where a figure
+        does not exist. The figures are `runner report`'s (`standing_figures`): relative to
+        the first engine entered, whose Elo is 0 with no margin."""
+        engines = self.tally.engine_names
+        figures, _ = standing_figures(
+            engines, [(c.first, c.second, c.trinomial, c.pentanomial)
+                      for c in self.tally.pairings()])
+        label = {name: shown(name) for name in engines}
         # Names are shown as they print (stored names may predate the configuration's checks).
-        width = max([28, *(len(shown(s.name)) for s in self.tally.engines())])
+        width = max([28, *(len(text) for text in label.values())])
         lines = [f"{'Rank':>4} {'Name':<{width}} {'Elo':>6} {'+/-':>6} {'Games':>7} "
                  f"{'Score':>7} {'Draw':>7}"]
-        # By Elo where every engine has one (a stable sort: score order breaks ties).
-        ranked = self.ranked()
-        if all(s.name in elo for s in ranked):
-            ranked.sort(key=lambda s: -elo[s.name][0])
+        # The report's order: by Elo (engines without one last), then points.
+        ranked = sorted(self.tally.engines(), key=lambda s: (
+            figures[s.name].elo is None, -(figures[s.name].elo or 0.0), -s.points, s.name))
         for rank, standing in enumerate(ranked, start=1):
-            rating, margin = "-", "-"
-            if standing.games and standing.score in (0.0, 1.0):
-                # Won or lost every game: no finite rating, whatever the regularised fit says
-                # (the report's standings show the same).
-                rating, margin = ("+inf" if standing.score else "-inf"), "n/a"
-            elif standing.name in elo and standing.games:
-                rating, margin = (f"{value:.0f}" for value in elo[standing.name])
+            own = figures[standing.name]
+            # "n/a": games played but no figure (the stats rule), "-": nothing played yet.
+            rating = ("n/a" if standing.games else "-") if own.elo is None else f"{own.elo:.0f}"
+            margin = "-" if own.elo_error95 is None else f"{own.elo_error95:.0f}"
             score = "-" if standing.score is None else f"{100 * standing.score:.1f}%"
             draws = "-" if not standing.games else f"{100 * standing.draws / standing.games:.1f}%"
-            lines.append(f"{rank:>4} {shown(standing.name):<{width}} {rating:>6} {margin:>6} "
+            lines.append(f"{rank:>4} {label[standing.name]:<{width}} {rating:>6} {margin:>6} "
                          f"{standing.games:>7} {score:>7} {draws:>7}")
         return lines
 
@@ -122,9 +116,9 @@ def summary_lines(counts: PairingCounts) -> list[str]:
     lines = [f"Score of {first} vs {second}: {tri.wins} - {tri.losses} - "
              f"{tri.draws}  [{points / games:.3f}] {games}"]
     figures = match_stats(tri)
-    elo = format_elo(figures.elo, figures.elo_error95, figures.sweep, ".1f")
+    elo = format_elo(figures.elo, figures.elo_error95, ".1f")
     lines.append(f"Elo difference: {elo}, "
-                 f"LOS: {100 * figures.los:.1f} %, DrawRatio: {100 * tri.draws / games:.1f} %")
+                 f"LOS: {format_percent(figures.los)}, DrawRatio: {100 * tri.draws / games:.1f} %")
     pairs = counts.pentanomial
     if pairs.pairs:
         lines.append(f"Ptnml(0-2): [{', '.join(str(n) for n in pairs.low_to_high)}], "

@@ -243,7 +243,8 @@ window.CecpRunnerDraw = (function () {
       });
     }
     if (!lines.some(function (s) { return s.elo.some(function (v) { return typeof v === "number"; }); })) {
-      emptyPlot(container, "no finished game yet");
+      // the report gives no estimate below two games (or pairs): say that, not "no game"
+      emptyPlot(container, "no Elo estimate yet: too few games");
       return;
     }
     low = Math.max(low, -800);  // an early sweep's band is huge: keep the scale readable
@@ -293,5 +294,5 @@ window.CecpRunnerDraw = (function () {
   }
 
   return { el: el, svgEl: svgEl, plain: plain, bdi: bdi, fixed: fixed, signed: signed, BoardView: BoardView,
-           drawElo: drawElo, drawLlr: drawLlr };
+           drawElo: drawElo, drawLlr: drawLlr, emptyPlot: emptyPlot };
 })();

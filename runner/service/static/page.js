@@ -137,14 +137,14 @@
     const tbody = $("standings").tBodies[0];
     const rows = ((report && report.standings) || []).map(function (s) {
       const row = el("tr");
-      // an engine that won or lost every game has no finite rating (as runner report says)
-      const sweep = !s.reference && s.games > 0 && (s.score === 1 || s.score === 0);
-      const elo = s.reference ? "ref" : sweep ? (s.score === 1 ? "+inf" : "-inf") : (typeof s.elo === "number"
-        ? signed(s.elo, 1) + (typeof s.elo_error95 === "number" ? " \u00b1 " + fixed(s.elo_error95, 1) : "") : "");
+      // no figure for an engine that played: the sample is too small (n/a, as runner report says)
+      const elo = s.reference ? "ref" : (typeof s.elo === "number"
+        ? signed(s.elo, 1) + (typeof s.elo_error95 === "number" ? " \u00b1 " + fixed(s.elo_error95, 1) : "")
+        : s.games > 0 ? "n/a" : "");
       const cells = [[s.rank, "num"], [s.engine, ""], [s.games, "num"], [s.points, "num"],
         [typeof s.score === "number" ? fixed(100 * s.score, 1) + "%" : "", "num"], [s.wins, "num"],
         [s.draws, "num"], [s.losses, "num"], [elo, "num"],
-        [typeof s.los === "number" ? fixed(100 * s.los, 1) + "%" : "", "num"]];
+        [typeof s.los === "number" ? fixed(100 * s.los, 1) + "%" : s.games > 0 && !s.reference ? "n/a" : "", "num"]];
       for (const [value, cls] of cells) {
         const cell = el("td", cls);
         cell.append(cls ? plain(value === undefined || value === null ? "" : value) : bdi(value === undefined || value === null ? "" : value));
@@ -162,7 +162,7 @@
     }
     $("sprt").textContent = text;
     draw.drawElo($("elo-plot"), report && report.series);
-    if (report && report.series && report.series.elo_kind) $("elo-caption").textContent = report.series.elo_kind + " (95% band)";
+    if (report && report.series && report.series.elo_kind) $("elo-caption").textContent = plain(report.series.elo_kind) + " (95% band)";  // it names the reference engine
     draw.drawLlr($("llr-plot"), report && report.series, sprt);
   }
 
@@ -270,6 +270,11 @@
         [result.plies, "num"]]) {
         row.append(el("td", cls, value));
       }
+      // the game's number opens its replay (the address is built from numbers only)
+      const link = el("a", "", String(Number(result.index) + 1));
+      link.href = "/tournaments/" + encodeURIComponent(this.id) + "/games/" + encodeURIComponent(Number(result.index));
+      link.title = "replay this game";
+      row.cells[0].replaceChildren(link);
       const tbody = $("finished").tBodies[0];
       tbody.prepend(row);
       const limit = Number($("finished").dataset.rows) || 200;
@@ -413,15 +418,109 @@
       $("stop").addEventListener("click", () => this.act("/stop", "Stop"));
       $("hard-stop").addEventListener("click", () => this.act("/stop?hard=true", "Abort"));
       $("resume").addEventListener("click", () => this.act("/resume", "Resume"));
-      draw.drawElo($("elo-plot"), null);
-      draw.drawLlr($("llr-plot"), null, null);
+      // Until the stream's snapshot arrives nothing is known about the games: say so, rather
+      // than "no finished game" beside the finished games the server listed.
+      draw.emptyPlot($("elo-plot"), "waiting for the event stream");
+      draw.emptyPlot($("llr-plot"), "waiting for the event stream");
       if (protectedReads) this.openFetchStream(); else this.openEventSource();
     }
+  }
+
+  // -- one finished game, replayed ----------------------------------------------------------
+
+  class GameReplay {
+    constructor(tournament, index) {
+      this.tournament = tournament;
+      this.index = index;
+      this.ply = 0;
+      this.game = null;
+      this.view = null;
+    }
+
+    async load() {
+      const status = $("g-status");
+      const response = await fetch("/api/tournaments/" + encodeURIComponent(this.tournament) + "/games/" +
+        encodeURIComponent(this.index), { headers: authHeaders() });
+      if (!response.ok) {
+        const lines = await problemLines(response);
+        showStatus(status, "The game cannot be read (" + response.status + "): " + lines.join("; "), true);
+        return;
+      }
+      this.game = await response.json();
+      const g = this.game;
+      $("g-title").textContent = "Game " + (Number(g.index) + 1) + " \u00b7 round " + g.round + ": ";
+      $("g-title").append(bdi(g.white), " \u2013 ", bdi(g.black));
+      status.textContent = (g.result || "*") + (g.termination ? " (" + g.termination + (g.reason ? ": " + g.reason : "") + ")" : "") +
+        (g.time_control ? " \u00b7 time control " + g.time_control : "");
+      this.view = new draw.BoardView({ index: g.index, round: g.round, white: g.white, black: g.black, fen: g.start_fen, ply: 0,
+        white_clock: g.white_clock, black_clock: g.black_clock });
+      this.view.finished = true;  // a replay: no clock runs down
+      $("g-board").replaceChildren(this.view.card);
+      const tbody = $("g-moves").tBodies[0];
+      tbody.replaceChildren.apply(tbody, g.moves.map((m, k) => {
+        const row = el("tr");
+        row.dataset.ply = String(k + 1);
+        const number = Math.ceil(m.ply / 2) + (m.ply % 2 === 1 ? "." : "...");
+        for (const [value, cls] of [[number, "num"], [m.san, ""], [typeof m.time_ms === "number" ? fixed(m.time_ms / 1000, 2) + " s" : "book", "num"],
+          [clock(m.white_clock), "num"], [clock(m.black_clock), "num"], [evalOf(m), "num"]]) {
+          row.append(el("td", cls, value));
+        }
+        row.addEventListener("click", () => this.show(k + 1));
+        return row;
+      }));
+      this.show(g.moves.length);
+    }
+
+    // Show the position after `ply` plies (0: the start position).
+    show(ply) {
+      const g = this.game;
+      if (!g) return;
+      this.ply = Math.max(0, Math.min(ply, g.moves.length));
+      const m = this.ply ? g.moves[this.ply - 1] : null;
+      this.view.game = {};
+      this.view.update({ index: g.index, round: g.round, white: g.white, black: g.black,
+        fen: m ? m.fen || "" : g.start_fen, ply: this.ply, san: m ? m.san : "", uci: m ? m.uci : "",
+        white_clock: m ? m.white_clock : g.white_clock, black_clock: m ? m.black_clock : g.black_clock,
+        score_cp: m ? m.score_cp : null, mate: m ? m.mate : null, depth: m ? m.depth : null });
+      $("g-ply").textContent = "ply " + this.ply + " of " + g.moves.length;
+      for (const row of $("g-moves").tBodies[0].rows) row.classList.toggle("current", Number(row.dataset.ply) === this.ply);
+    }
+
+    start() {
+      wireToken(() => this.load().catch(function () {}));
+      $("g-first").addEventListener("click", () => this.show(0));
+      $("g-prev").addEventListener("click", () => this.show(this.ply - 1));
+      $("g-next").addEventListener("click", () => this.show(this.ply + 1));
+      $("g-last").addEventListener("click", () => this.show(Infinity));
+      document.addEventListener("keydown", (event) => {
+        if (event.target && event.target.tagName === "INPUT") return;
+        const to = { ArrowLeft: this.ply - 1, ArrowRight: this.ply + 1, Home: 0, End: Infinity }[event.key];
+        if (to !== undefined) { event.preventDefault(); this.show(to); }
+      });
+      this.load().catch((error) => showStatus($("g-status"), "The game cannot be read: " + error, true));
+    }
+  }
+
+  function clock(seconds) {
+    if (typeof seconds !== "number" || !isFinite(seconds)) return "";
+    const s = Math.max(0, seconds), minutes = Math.floor(s / 60), rest = s - 60 * minutes;
+    return minutes + ":" + (rest < 10 ? "0" : "") + rest.toFixed(1);
+  }
+
+  // The mover's own score as stored, from White's point of view (the mover is the side not
+  // to move in the position after the move).
+  function evalOf(m) {
+    const whiteMoved = m.fen ? String(m.fen).split(" ")[1] === "b" : m.ply % 2 === 1;
+    const sign = whiteMoved ? 1 : -1;
+    if (typeof m.mate === "number" && m.mate !== 0) return "#" + sign * m.mate;
+    if (typeof m.score_cp === "number") return signed(sign * m.score_cp / 100, 2) + (typeof m.depth === "number" ? " d" + m.depth : "");
+    return "";
   }
 
   document.addEventListener("DOMContentLoaded", function () {
     const page = document.body.dataset.page;
     if (page === "index") startIndex();
     else if (page === "tournament") new TournamentView(document.body.dataset.tournament).start();
+    else if (page === "game") new GameReplay(document.body.dataset.tournament, document.body.dataset.game).start();
   });
 })();
