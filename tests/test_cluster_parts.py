@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from runner.clock import TimeControl
+from runner.cluster.worker import ENGINES_FILE_ENV, local_engines, resolve
 from runner.config.check import ConfigError
 from runner.config.model import ClusterConfig
 from runner.config.parse import parse_config
@@ -25,7 +26,6 @@ from runner.rules import Result
 from runner.store import Database, create_tournament, open_database, record_game
 from runner.store.recording import EngineRowValues
 from runner.tournament.pairing import match
-from runner.tournament.worker import ENGINES_FILE_ENV, local_engines, resolve
 from tests.conftest import REPO
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -144,7 +144,7 @@ def test_the_default_run_does_not_import_dask(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from runner.config.parse import parse_config\n"
-        "from runner.tournament.runtime import cluster_scheduler, make_scheduler\n"
+        "from runner.cluster import cluster_scheduler, make_scheduler\n"
         "from runner.tournament.scheduler import LocalScheduler\n"
         "import runner.cli.app, runner.tournament.run\n"
         "c = parse_config({'name': 'c', 'format': 'match', 'tc': '1+0.1', 'engines': [\n"
