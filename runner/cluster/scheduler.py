@@ -157,6 +157,7 @@ class DaskScheduler(Scheduler):
         self._attempts = itertools.count()
         self._client: Client | None = None
         self._failure: str | None = None
+        self._cannot_set_up = False
         self._moves: _Moves | None = None
         self._waker: asyncio.Task[Any] | None = None
 
@@ -374,9 +375,11 @@ class DaskScheduler(Scheduler):
                 yield notice
             self._jobs.retry(job)
         elif isinstance(outcome, CannotSetUp):
-            self._failure = f"game {job.index + 1} cannot be played: {outcome.reason}"
             self._jobs.retry(job)
-            self._jobs.stop()
+            if not self._cannot_set_up:  # the jobs sent ahead come back alike: say it once
+                self._cannot_set_up = True
+                self._failure = f"game {job.index + 1} cannot be played: {outcome.reason}"
+                self._jobs.stop()
         elif job.index in self._delivered:
             yield Notice(f"game {job.index + 1} came back twice (from {reply.worker}); "
                          "stored once only")
