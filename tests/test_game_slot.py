@@ -223,28 +223,21 @@ def test_an_engine_that_never_starts_stops_the_run(bench: Bench) -> None:
     assert bench.counted()["b"] >= 1
 
 
-def test_a_hard_stop_during_the_handshake_leaves_no_engine(bench: Bench) -> None:
-    """b never finishes its handshake (``feature done=0`` and nothing more, for up to two
-    minutes); a hard stop then must kill it at once. Before the one slot, a Dask worker left
-    that engine running until the worker itself exited."""
-    a = bench.engine("a")
-    silent = bench.engine("b", "--fault", "no-done")
-    events = _run(bench.scheduler(), [_job(0, a, silent), _job(1, a, silent)],
-                  stop_when=_running("no-done", settle=1.0))
+@pytest.mark.parametrize(("when", "fault", "settle"), [
+    ("during the handshake", "no-done", 1.0), ("during a game", "hang@1", 2.0)])
+def test_a_hard_stop_leaves_no_engine(bench: Bench, when: str, fault: str, settle: float) -> None:
+    """A hard stop while b is stuck ends the run with no record and every engine gone.
+
+    During the handshake: b sends ``feature done=0`` and nothing more (for two minutes);
+    before the one slot, a Dask worker left that engine running until the worker itself
+    exited. During a game: b stops answering anything, quit included, at its first move, so
+    the slot has to go on to signals."""
+    a, stuck = bench.engine("a"), bench.engine("b", "--fault", fault)
+    events = _run(bench.scheduler(), [_job(0, a, stuck), _job(1, a, stuck)],
+                  stop_when=_running(fault, settle=settle))
     assert not _finished(events) and not _failures(events)
     assert bench.counted() == {"a": 1, "b": 1}
-    assert _wait_no_engines() == [], "the engine stopped in its handshake was left running"
-
-
-def test_a_hard_stop_during_a_game_leaves_no_engine(bench: Bench) -> None:
-    """b stops answering anything (quit too) at its first move; a hard stop during that game
-    ends the run with no record and the engines gone (quit, then signals)."""
-    a = bench.engine("a")
-    hangs = bench.engine("b", "--fault", "hang@1")
-    events = _run(bench.scheduler(), [_job(0, a, hangs), _job(1, a, hangs)],
-                  stop_when=_running("hang@1", settle=2.0))
-    assert not _finished(events) and not _failures(events)
-    assert bench.counted() == {"a": 1, "b": 1}
+    assert _wait_no_engines() == [], f"the engine stopped {when} was left running"
 
 
 @pytest.mark.parametrize("case", ["undeclared option", "node limit for CECP"])
