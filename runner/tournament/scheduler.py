@@ -6,8 +6,8 @@ user (`Notice`), or a failure that stops the run (`SchedulerFailure`). The tourn
 the schedule, the store and the SPRT; a scheduler owns engines and how games are run.
 
 `LocalScheduler` plays the jobs in this process: one asyncio task per concurrency slot takes
-the next job, starts (or reuses) the slot's two engines, plays the game and reports its
-record. A slot takes its next job only once the consumer has handled the record (stored it,
+the next job from the `JobQueue` and has its `GameSlot` (runner.game.slot: engines reused or
+started, the game played) return the outcome, which it reports. A slot takes its next job only once the consumer has handled the record (stored it,
 updated the SPRT), so a decision the record causes is seen before anything new starts.
 """
 
