@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runner.cluster.scheduler import DaskScheduler
 from runner.config.parse import parse_config
 from runner.store import open_database
 from runner.tournament import cluster
-from runner.tournament.cluster import DaskScheduler
 from runner.tournament.events import Event, GameFinished, GameStarted
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import JobFinished, JobStarted, SchedulerEvent

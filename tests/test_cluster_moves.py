@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from runner.clock import TimeControl
+from runner.cluster import make_scheduler
 from runner.config.model import ClusterConfig, TournamentConfig
 from runner.config.parse import load_config
 from runner.game.job import GameJob
@@ -29,20 +30,19 @@ from runner.rules import STARTING_FEN, Board
 from runner.store import open_database
 from runner.tournament.events import Event, GameFinished, MovePlayed, RunOutcome
 from runner.tournament.run import Tournament
-from runner.tournament.runtime import make_scheduler
 from runner.tournament.scheduler import LocalScheduler, Scheduler
 
 distributed = pytest.importorskip("distributed", reason="distributed is not installed "
                                   "(pip install '.[cluster]')")
 psutil = pytest.importorskip("psutil", reason="psutil (a dependency of distributed) is missing")
 
-from runner.tournament.cluster import (  # noqa: E402  (needs distributed)
+from runner.cluster.scheduler import (  # noqa: E402  (needs distributed)
     SLOTS,
     DaskScheduler,
     _Moves,
     _Watched,
 )
-from runner.tournament.worker import MOVES_TOPIC, move_message  # noqa: E402
+from runner.cluster.worker import MOVES_TOPIC, MoveMessage  # noqa: E402
 
 
 def _config(tmp_path: Path, name: str, rounds: int = 2) -> TournamentConfig:
@@ -207,7 +207,7 @@ def test_the_coordinator_keeps_moves_of_running_jobs_in_order() -> None:
     def sent(key: str, ply: int) -> tuple[float, object]:
         live = LiveMove(ply=ply, move=MoveRecord("e4", uci="e2e4", time=0.5, score_cp=12),
                         fen=f"fen {ply}", white_clock=9.5, black_clock=None)
-        return (0.0, move_message(key, live))
+        return (0.0, MoveMessage(key, live).to_json())
 
     moves = _Moves(backlog=3)
     moves.jobs.update({"a": _Watched(jobs[0]), "b": _Watched(jobs[1])})

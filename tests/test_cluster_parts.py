@@ -14,10 +14,13 @@ from pathlib import Path
 import pytest
 
 from runner.clock import TimeControl
+from runner.cluster.worker import ENGINES_FILE_ENV, JobReply, MoveMessage, local_engines, resolve
 from runner.config.check import ConfigError
 from runner.config.model import ClusterConfig
 from runner.config.parse import parse_config
+from runner.game.live import LiveMove
 from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.slot import CannotSetUp, EngineFailed, Played
 from runner.protocol.engine import EngineConfig, TranscriptEntry
 from runner.report.build import build_report
 from runner.report.render import report_json
@@ -25,7 +28,6 @@ from runner.rules import Result
 from runner.store import Database, create_tournament, open_database, record_game
 from runner.store.recording import EngineRowValues
 from runner.tournament.pairing import match
-from runner.tournament.worker import ENGINES_FILE_ENV, local_engines, resolve
 from tests.conftest import REPO
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -52,6 +54,23 @@ def test_a_record_survives_json() -> None:
     assert back.transcripts == record.transcripts and back.duration == 7.5
     with pytest.raises(ValueError, match="termination"):
         GameRecord.from_json(record.to_json().replace('"checkmate"', '"bored"'))
+
+
+def test_a_worker_s_reply_is_the_slot_s_typed_outcome_in_json() -> None:
+    """Each outcome a slot returns crosses to the coordinator as itself (the kind included);
+    an unknown kind is refused rather than read as some other outcome."""
+    record = _record("A", "B", Result.DRAW, GameTermination.ADJUDICATION, worker="host/1")
+    for outcome in (Played(record, 7.25), EngineFailed("B", "exited with code 3"),
+                    CannotSetUp("engine B: it declares no option 'X'")):
+        reply = JobReply(outcome, "host/1", "tcp://10.0.0.2:4000")
+        assert JobReply.from_json(reply.to_json()) == reply
+    with pytest.raises(ValueError, match="kind"):
+        JobReply.from_json(reply.to_json().replace('"setup"', '"played"'))
+    live = LiveMove(ply=3, move=MoveRecord("Nf3", uci="g1f3", time=0.1), fen="fen",
+                    white_clock=9.5, black_clock=None)
+    message = MoveMessage("game-t-1", live)
+    assert MoveMessage.read(message.to_json()) == message
+    assert MoveMessage.read({"key": "game-t-1"}) is None and MoveMessage.read("{}") is None
 
 
 def _parse(cluster: dict[str, object]) -> object:
@@ -144,7 +163,7 @@ def test_the_default_run_does_not_import_dask(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from runner.config.parse import parse_config\n"
-        "from runner.tournament.runtime import cluster_scheduler, make_scheduler\n"
+        "from runner.cluster import cluster_scheduler, make_scheduler\n"
         "from runner.tournament.scheduler import LocalScheduler\n"
         "import runner.cli.app, runner.tournament.run\n"
         "c = parse_config({'name': 'c', 'format': 'match', 'tc': '1+0.1', 'engines': [\n"

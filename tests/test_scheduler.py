@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from runner.clock import TimeControl
+from runner.game import slot as slot_module
 from runner.game.job import GameJob
 from runner.game.record import GameRecord, GameSpec, GameTermination
+from runner.game.slot import MAX_START_FAILURES
 from runner.protocol.engine import EngineConfig, EngineTerminated
-from runner.tournament import scheduler as scheduler_module
 from runner.tournament.events import Notice
+from runner.tournament.jobs import MAX_REPLAYS
 from runner.tournament.scheduler import (
-    MAX_REPLAYS,
-    MAX_START_FAILURES,
     JobFinished,
     JobStarted,
     LocalScheduler,
@@ -99,7 +99,7 @@ def _scheduler(monkeypatch: pytest.MonkeyPatch, script: Script, *, concurrency: 
         await asyncio.sleep(0)
         return script(_job(index, white.name, black.name), before)
 
-    monkeypatch.setattr(scheduler_module, "play_game", fake_play_game)
+    monkeypatch.setattr(slot_module, "play_game", fake_play_game)
     scheduler = LocalScheduler(
         concurrency, fresh_engines=fresh,
         engine_factory=lambda config: FakeEngine(config, log, config.name in fail_start))
@@ -219,7 +219,7 @@ def test_a_hard_stop_aborts_running_games_and_quits_the_engines(monkeypatch):
         await asyncio.sleep(3600)
         raise AssertionError("not reached")
 
-    monkeypatch.setattr(scheduler_module, "play_game", endless)
+    monkeypatch.setattr(slot_module, "play_game", endless)
     scheduler = LocalScheduler(2, engine_factory=lambda config: FakeEngine(config, log, False))
 
     def abort(event: SchedulerEvent) -> None:

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from postgres_server import PostgresServer
 
+import runner.game.slot as slot_module
 import runner.store.db as store_db
-import runner.tournament.scheduler as scheduler_module
 import runner.tournament.writer as writer_module
 from runner.clock import TimeControl
 from runner.config.model import TournamentConfig
@@ -389,14 +389,14 @@ def test_a_database_password_never_appears_in_a_failure_line() -> None:
 
 @pytest.mark.timeout(120)
 def test_a_failing_slot_stops_the_run_instead_of_dying_silently(tmp_path, monkeypatch) -> None:
-    real_play = scheduler_module.play_game
+    real_play = slot_module.play_game
 
     async def play(white: Any, black: Any, spec: Any, **kwargs: Any) -> GameRecord:
         if spec.tags.get("Round") == "1.2":
             raise RuntimeError("the runner's own bug")
         return await real_play(white, black, spec, **kwargs)
 
-    monkeypatch.setattr(scheduler_module, "play_game", play)
+    monkeypatch.setattr(slot_module, "play_game", play)
     config = _config(tmp_path, rounds=6, fmt="match", pgnout=False)
     database = open_database(f"sqlite:///{tmp_path / 'r.db'}")
     try:

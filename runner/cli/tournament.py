@@ -168,9 +168,9 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
+    from runner.cluster import make_scheduler
     from runner.tournament.events import AlreadyFinished, TournamentError
     from runner.tournament.run import Tournament
-    from runner.tournament.runtime import make_scheduler
 
     db = open_db(db_url or config.database,
                  source="--db" if db_url else "the configuration's database =")

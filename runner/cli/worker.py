@@ -27,10 +27,10 @@ def worker_check(
 ) -> None:
     """List each worker with its cores and slots, and start each of the tournament's engines
     there once (its id line and protocol); exit 1 when a worker cannot start one."""
+    from runner.cluster.worker import check_worker, engine_json
     from runner.config.check import ConfigError
     from runner.config.parse import load_config
     from runner.tournament.runtime import engine_config
-    from runner.tournament.worker import check_worker, engine_json
 
     engines: list[str] = []
     if config_file is not None:
@@ -59,8 +59,8 @@ def _on_cluster(address: str, engines: list[str]) -> list[dict[str, Any]]:
     """Run the check on every worker of the scheduler at `address`."""
     from distributed import Client
 
-    from runner.tournament.cluster import CONNECT_TIMEOUT
-    from runner.tournament.worker import check_worker
+    from runner.cluster.scheduler import CONNECT_TIMEOUT
+    from runner.cluster.worker import check_worker
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT, name="runner-worker-check")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.clock import Clock
+from runner.cluster import make_scheduler
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
 from runner.protocol.freeze import FreezeMonitor
@@ -50,7 +51,6 @@ from runner.tournament.events import (
     TournamentError,
 )
 from runner.tournament.run import Tournament
-from runner.tournament.runtime import make_scheduler
 
 __all__ = ["Conflict", "TournamentManager"]
 

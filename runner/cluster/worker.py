@@ -1,14 +1,14 @@
 """What runs inside a Dask worker: game slots that keep their engines between games.
 
-The coordinator (`runner.tournament.cluster`) ships nothing but calls to the functions here,
-by reference (the runner must be installed on every worker), with plain JSON arguments: a
-`GameJob` in, a `GameRecord` out. Clocks run here, next to the engines.
+The coordinator (`runner.cluster.scheduler`) ships nothing but calls to the functions here,
+by reference (the runner must be installed on every worker), with JSON arguments: a
+`GameJob` in, a `JobReply` out (the slot's typed outcome and the worker's name). Clocks run
+here, next to the engines.
 
 Each worker process holds one `WorkerPool`: an asyncio loop on a thread of its own, and a
-slot per game thread Dask gives it (``--nthreads``), each slot keeping the engines of its
-last game up for the next one (pinged first, started afresh after a stall, a disconnect or
-an error, as the in-process scheduler does). A Dask task thread only waits for its game on
-that loop, so one process referees all of its slots' games.
+`GameSlot` per game thread Dask gives it (``--nthreads``): the same slots, with the same
+reuse, restart and cancellation rules, as the in-process scheduler. A Dask task thread only
+waits for its game on that loop, so one process referees all of its slots' games.
 
 Engines are resolved here: a job's engine runs with the command the tournament gives, unless
 the worker's own engines file (the path in ``RUNNER_WORKER_ENGINES``, an engines file as
@@ -16,9 +16,10 @@ the worker's own engines file (the path in ``RUNNER_WORKER_ENGINES``, an engines
 environment are used instead (hosts install engines in different places).
 
 Live moves (only when the coordinator asks, for a watched run): each move of the game goes
-back as a Dask event on `MOVES_TOPIC` (`Worker.log_event`: fire and forget on the stream the
-worker already keeps to the scheduler), dropped when that stream is backed up. The game
-never waits for them; its record, returned as the task's result, stays the truth.
+back as a `MoveMessage` (JSON) in a Dask event on `MOVES_TOPIC` (`Worker.log_event`: fire
+and forget on the stream the worker already keeps to the scheduler), dropped when that
+stream is backed up. The game never waits for them; its record, returned as the task's
+result, stays the truth.
 """
 
 from __future__ import annotations
@@ -32,44 +33,43 @@ import os
 import signal
 import socket
 import threading
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+from pydantic import Field
 
 from runner.config.check import ConfigError
 from runner.config.engines import load_engines_file
 from runner.game.job import GameJob
-from runner.game.live import LiveMove, MoveWatch
-from runner.game.play import play_game
-from runner.pgn.writer import MoveRecord
-from runner.protocol.engine import Engine, EngineConfig, EngineError
+from runner.game.live import LiveMove
+from runner.game.slot import EngineFailed, GameSlot, Played, SlotOutcome
+from runner.protocol.engine import EngineConfig, EngineError
 from runner.protocol.factory import make_engine, stop_engines
 from runner.protocol.freeze import FreezeMonitor
 from runner.tournament.runtime import engine_config
-from runner.tournament.scheduler import RESTART_AFTER
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
+_T = TypeVar("_T")
+
 __all__ = [
     "ENGINES_FILE_ENV",
     "MOVES_TOPIC",
+    "JobReply",
+    "MoveMessage",
     "MoveSender",
     "WorkerPool",
     "abort_games",
     "check_worker",
     "engine_json",
     "executing_keys",
-    "move_message",
     "play_job",
-    "read_move",
     "release_pool",
     "worker_identity",
 ]
 
 ENGINES_FILE_ENV = "RUNNER_WORKER_ENGINES"
 """Environment variable naming a worker's own engines file (engines found there by name)."""
-PLAYED, ENGINE_FAILED, CANNOT_SET_UP = "played", "engine", "setup"
-"""A job's outcomes on a worker: a game record, an engine that did not start, a bad game."""
 MOVES_TOPIC = "runner-moves"
 """The Dask event topic of live moves. One topic for every run: the scheduler keeps the last
 events of a topic (``distributed.admin.low-level-log-length``, 1,000 by default), so a
@@ -77,25 +77,56 @@ shared scheduler holds that many moves at most, however many runs it serves; a c
 keeps the moves of its own jobs (by task key) and ignores the rest."""
 STREAM_BACKLOG = 1000
 """Messages waiting on a worker's stream to the scheduler above which a move is dropped."""
-_MOVE_FIELDS = tuple(f.name for f in dataclasses.fields(MoveRecord))
-"""MoveRecord's fields (its values are all plain scalars: no deep copy as asdict makes)."""
 
 
-def move_message(key: str, move: LiveMove) -> dict[str, Any]:
-    """A live move as plain msgpack data, tagged with its task's key."""
-    return {"key": key, "ply": move.ply, "fen": move.fen, "white_clock": move.white_clock,
-            "black_clock": move.black_clock,
-            "move": {name: getattr(move.move, name) for name in _MOVE_FIELDS}}
+@dataclasses.dataclass(frozen=True)
+class JobReply:
+    """What a worker answers for one job: the slot's outcome, and who played it."""
+
+    outcome: Annotated[SlotOutcome, Field(discriminator="kind")]
+    worker: str
+    """The worker's display name (also in a played record's ``worker``)."""
+    address: str | None
+    """Its Dask address (None outside a Dask worker)."""
+
+    def to_json(self) -> str:
+        """The reply as JSON text (`from_json` reads it back)."""
+        return _adapter(JobReply).dump_json(self).decode()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> JobReply:
+        """A reply from `to_json` output; ValueError when the text is not one."""
+        return _adapter(JobReply).validate_json(text)
 
 
-def read_move(message: Any) -> tuple[str, LiveMove] | None:
-    """The task key and the move from `move_message` output (None: not such a message)."""
-    try:
-        return str(message["key"]), LiveMove(
-            ply=int(message["ply"]), move=MoveRecord(**message["move"]), fen=str(message["fen"]),
-            white_clock=message["white_clock"], black_clock=message["black_clock"])
-    except (KeyError, TypeError, ValueError):
-        return None
+@dataclasses.dataclass(frozen=True)
+class MoveMessage:
+    """A live move on `MOVES_TOPIC`, tagged with the key of the task playing its game."""
+
+    key: str
+    move: LiveMove
+
+    def to_json(self) -> str:
+        """The message as JSON text (what a worker sends)."""
+        return _adapter(MoveMessage).dump_json(self).decode()
+
+    @classmethod
+    def read(cls, message: Any) -> MoveMessage | None:
+        """The message in a topic event's payload (None: not such a message)."""
+        if not isinstance(message, (str, bytes)):
+            return None
+        try:
+            return _adapter(MoveMessage).validate_json(message)
+        except ValueError:
+            return None
+
+
+@functools.cache
+def _adapter(kind: type[_T]) -> TypeAdapter[_T]:
+    """The pydantic adapter of a wire type, built once on first use."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(kind)
 
 
 class MoveSender:
@@ -114,7 +145,7 @@ class MoveSender:
             self.dropped += 1
             return
         try:  # called from the game loop's thread: Dask hands it to the worker's own loop
-            self.worker.log_event(MOVES_TOPIC, move_message(self.key, move))
+            self.worker.log_event(MOVES_TOPIC, MoveMessage(self.key, move).to_json())
         except Exception:  # a worker closing: the move is lost, the game goes on
             self.dropped += 1
 
@@ -150,18 +181,6 @@ def resolve(config: EngineConfig, own: dict[str, EngineConfig]) -> EngineConfig:
                                env=mine.env if mine.env else config.env)
 
 
-@dataclasses.dataclass(eq=False)
-class _Slot:
-    """One game at a time, and the engines it keeps between games (with their configs)."""
-
-    engines: dict[str, tuple[EngineConfig, Engine]] = dataclasses.field(default_factory=dict)
-
-    async def drop(self, keep: frozenset[str] = frozenset()) -> None:
-        """Stop every engine but those in `keep`."""
-        gone = [self.engines.pop(name)[1] for name in list(self.engines) if name not in keep]
-        await stop_engines(gone)
-
-
 class WorkerPool:
     """The game slots of one worker process, on their own asyncio loop thread."""
 
@@ -174,20 +193,20 @@ class WorkerPool:
         # while this process stood still gives a game played again, not a time forfeit.
         self.freezes = FreezeMonitor()
         self.loop.call_soon_threadsafe(self.freezes.acquire)
-        self._free: list[_Slot] = []
-        self._busy: set[_Slot] = set()
-        self._games: set[asyncio.Task[dict[str, Any]]] = set()
+        self._free: list[GameSlot] = []
+        self._busy: set[GameSlot] = set()
+        self._games: set[asyncio.Task[JobReply]] = set()
         self._own: dict[str, EngineConfig] | None = None
         self.name, self.address = worker_identity()
 
     def run(self, job: GameJob, fresh: frozenset[str],
-            moves: MoveSender | None = None) -> dict[str, Any]:
+            moves: MoveSender | None = None) -> JobReply:
         """Play `job` on a free slot (blocking the calling thread until it ends); `moves`
         gets every move of the game as it is played."""
         return asyncio.run_coroutine_threadsafe(self._start(job, fresh, moves), self.loop).result()
 
     async def _start(self, job: GameJob, fresh: frozenset[str],
-                     moves: MoveSender | None) -> dict[str, Any]:
+                     moves: MoveSender | None) -> JobReply:
         task = asyncio.ensure_future(self._play(job, fresh, moves))
         self._games.add(task)
         try:
@@ -196,78 +215,31 @@ class WorkerPool:
             self._games.discard(task)
 
     async def _play(self, job: GameJob, fresh: frozenset[str],
-                    moves: MoveSender | None) -> dict[str, Any]:
-        slot = self._free.pop() if self._free else _Slot()
-        self._busy.add(slot)
-        try:
-            return await self._play_in(slot, job, fresh, moves)
-        except BaseException:
-            await asyncio.shield(slot.drop())
-            raise
-        finally:
-            self._busy.discard(slot)
-            self._free.append(slot)
-
-    async def _play_in(self, slot: _Slot, job: GameJob, fresh: frozenset[str],
-                       moves: MoveSender | None) -> dict[str, Any]:
-        """Engines ready (reused or started), the game, the engines' fate; the outcome."""
-        reply: dict[str, Any] = {"worker": self.name, "address": self.address}
-        await slot.drop(frozenset(job.engines))
+                    moves: MoveSender | None) -> JobReply:
+        """The job on a free slot, its engines as this worker starts them."""
         try:
             own = self._own_engines()
         except ConfigError as exc:
-            return {**reply, "outcome": ENGINE_FAILED, "engine": job.white.name,
-                    "text": f"{ENGINES_FILE_ENV}: {exc}"}
-        engines = []
-        for config in (job.white, job.black):
-            try:
-                engines.append(await self._engine(slot, resolve(config, own)))
-            except EngineError as exc:
-                return {**reply, "outcome": ENGINE_FAILED, "engine": config.name, "text": str(exc)}
-            except ValueError as exc:  # it refuses its configuration: every start would too
-                await slot.drop()
-                return {**reply, "outcome": CANNOT_SET_UP, "text": str(exc)}
-        began = time.monotonic()
-        watch = None if moves is None else MoveWatch(job.spec, moves)
+            failed = EngineFailed(job.white.name, f"{ENGINES_FILE_ENV}: {exc}")
+            return JobReply(failed, self.name, self.address)
+        job = dataclasses.replace(job, white=resolve(job.white, own), black=resolve(job.black, own))
+        slot = self._free.pop() if self._free else GameSlot(freezes=self.freezes)
+        slot.fresh_engines = fresh
+        self._busy.add(slot)
         try:
-            record = await play_game(engines[0], engines[1], job.spec, on_move=watch,
-                                     freezes=self.freezes)
-        except ValueError as exc:
-            await slot.drop()
-            return {**reply, "outcome": CANNOT_SET_UP, "text": str(exc)}
-        seconds = time.monotonic() - began
-        if record.replay or fresh.intersection(job.engines) or record.termination in RESTART_AFTER:
-            await slot.drop()
-        record = dataclasses.replace(record, worker=self.name)
-        return {**reply, "outcome": PLAYED, "record": record.to_json(), "seconds": seconds}
+            outcome = await slot.play(job, on_move=moves)
+        finally:
+            self._busy.discard(slot)
+            self._free.append(slot)
+        if isinstance(outcome, Played):
+            outcome = dataclasses.replace(
+                outcome, record=dataclasses.replace(outcome.record, worker=self.name))
+        return JobReply(outcome, self.name, self.address)
 
     def _own_engines(self) -> dict[str, EngineConfig]:
         if self._own is None:
             self._own = local_engines()
         return self._own
-
-    async def _engine(self, slot: _Slot, config: EngineConfig) -> Engine:
-        """The slot's engine for `config`, reused while it answers a ping, else started."""
-        kept = slot.engines.pop(config.name, None)
-        if kept is not None:
-            old_config, engine = kept
-            if old_config == config:
-                try:
-                    await engine.ping()
-                    slot.engines[config.name] = kept
-                    return engine
-                except EngineError:
-                    pass
-            await stop_engines([engine])
-        engine = make_engine(config)
-        try:
-            await engine.start()
-        except (EngineError, ValueError):  # refused its configuration: it is running still
-            with contextlib.suppress(Exception):
-                await engine.kill()
-            raise
-        slot.engines[config.name] = (config, engine)
-        return engine
 
     async def abort(self) -> int:
         """Cancel every game in progress and stop every engine; returns the games cancelled."""
@@ -275,7 +247,7 @@ class WorkerPool:
         for task in games:
             task.cancel()
         await asyncio.gather(*games, return_exceptions=True)
-        await asyncio.gather(*(slot.drop() for slot in [*self._free, *self._busy]))
+        await asyncio.gather(*(slot.close() for slot in [*self._free, *self._busy]))
         return len(games)
 
     def close(self) -> None:
@@ -314,21 +286,17 @@ def dask_setup(worker: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def play_job(job_json: str, fresh: tuple[str, ...] = (), watch: str | None = None,
-             ) -> dict[str, Any]:
-    """A Dask task: play one `GameJob` (JSON) on this worker's pool.
+def play_job(job_json: str, fresh: tuple[str, ...] = (), watch: str | None = None) -> str:
+    """A Dask task: play one `GameJob` (JSON) on this worker's pool; a `JobReply` as JSON.
 
     With `watch` (the task's key), every move is sent on `MOVES_TOPIC` as it is played.
-    Returns plain data: ``outcome`` (``played``, ``engine`` or ``setup``), the worker's
-    ``worker`` name and ``address``, and ``record`` (GameRecord JSON) with ``seconds``, or
-    ``engine`` and ``text`` saying what failed.
     """
     moves = None
     if watch is not None:
         from distributed import get_worker
 
         moves = MoveSender(get_worker(), watch)
-    return _the_pool().run(GameJob.from_json(job_json), frozenset(fresh), moves)
+    return _the_pool().run(GameJob.from_json(job_json), frozenset(fresh), moves).to_json()
 
 
 async def abort_games() -> int:
@@ -369,7 +337,7 @@ async def check_worker(engine_jsons: list[str], dask_worker: Any = None) -> dict
     except ConfigError as exc:
         own = {}
         info["engines_file_error"] = str(exc)
-    configs = [resolve(_engine_adapter().validate_json(text), own) for text in engine_jsons]
+    configs = [resolve(_adapter(EngineConfig).validate_json(text), own) for text in engine_jsons]
     info["engines"] = list(await asyncio.gather(*(_try_engine(config) for config in configs)))
     return info
 
@@ -394,11 +362,4 @@ async def _try_engine(config: EngineConfig) -> dict[str, Any]:
 
 def engine_json(config: EngineConfig) -> str:
     """An engine's configuration as JSON, for `check_worker`."""
-    return _engine_adapter().dump_json(config).decode()
-
-
-@functools.cache
-def _engine_adapter() -> TypeAdapter[EngineConfig]:
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(EngineConfig)
+    return _adapter(EngineConfig).dump_json(config).decode()

@@ -2,9 +2,10 @@
 
 `DaskScheduler` connects to a Dask scheduler (``address``) or starts a LocalCluster of
 ``workers`` processes on this machine, and keeps up to `concurrency` game jobs in flight as
-Dask tasks (`runner.tournament.worker.play_job`, a ``slots`` resource of 1 each). Jobs go
-out as `GameJob` JSON and come back as plain data holding the `GameRecord` JSON; the
-tournament stores them here, on the coordinator, through its single writer.
+Dask tasks (`runner.cluster.worker.play_job`, a ``slots`` resource of 1 each). Jobs go
+out as `GameJob` JSON and come back as a `JobReply` (the game slot's typed outcome) in JSON;
+the tournament stores the records here, on the coordinator, through its single writer. The
+jobs waiting, retried and replayed are a `JobQueue`, as for the in-process scheduler.
 
 Failures: a worker that dies mid-game has its task run again elsewhere by Dask, and a job
 whose result already came back is never reported twice. A worker that cannot start an
@@ -13,7 +14,7 @@ more jobs of this run. The scheduler gone ends the run with one `SchedulerFailur
 the games not stored are played by the next run.
 
 Live moves: a scheduler that `watch_moves` subscribes to the workers' move events
-(`runner.tournament.worker.MOVES_TOPIC`, Dask's ``log_event``/``subscribe_topic``) and reports
+(`runner.cluster.worker.MOVES_TOPIC`, Dask's ``log_event``/``subscribe_topic``) and reports
 them as `JobMoved`, in order per game, for the jobs in flight only: a move arriving after its
 job's record is dropped, and so is the oldest waiting move when the consumer falls
 `MOVE_BACKLOG` behind. Unwatched, nothing is subscribed and the workers send no move.
@@ -30,33 +31,32 @@ import logging
 import math
 import uuid
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from distributed import Client, Future, KilledWorker, LocalCluster
 
+from runner.cluster.worker import (
+    MOVES_TOPIC,
+    JobReply,
+    MoveMessage,
+    abort_games,
+    executing_keys,
+    play_job,
+    release_pool,
+)
 from runner.game.job import GameJob
-from runner.game.record import GameRecord
+from runner.game.slot import CannotSetUp, EngineFailed, Played
 from runner.tournament.events import Notice
+from runner.tournament.jobs import JobQueue
 from runner.tournament.scheduler import (
-    MAX_REPLAYS,
     JobFinished,
     JobMoved,
     JobStarted,
     Scheduler,
     SchedulerEvent,
     SchedulerFailure,
-)
-from runner.tournament.worker import (
-    CANNOT_SET_UP,
-    ENGINE_FAILED,
-    MOVES_TOPIC,
-    abort_games,
-    executing_keys,
-    play_job,
-    read_move,
-    release_pool,
 )
 
 __all__ = ["MAX_WORKER_FAILURES", "MOVE_BACKLOG", "SLOTS", "DaskScheduler"]
@@ -103,10 +103,10 @@ class _Moves:
 
     def receive(self, event: tuple[float, Any]) -> None:
         """Dask's handler of a topic event ``(time, message)``, on the client's loop."""
-        read = read_move(event[1])
+        read = MoveMessage.read(event[1])
         if read is None:
             return
-        key, move = read
+        key, move = read.key, read.move
         watched = self.jobs.get(key)
         if watched is None or move.ply <= watched.ply:
             return  # another run's job, a game already reported finished, or out of order
@@ -149,18 +149,15 @@ class DaskScheduler(Scheduler):
         self.tag = "".join(c if c.isalnum() else "-" for c in tournament)[:40]
         self.run_id = uuid.uuid4().hex[:8]
         """In every task key: runs of the same tournament on one cluster never share a key."""
-        self._jobs: Iterator[GameJob] = iter(())
-        self._retry: deque[GameJob] = deque()
-        self._replays: dict[int, int] = {}
+        self._jobs = JobQueue()
         self._delivered: set[int] = set()
         self._flight: dict[asyncio.Task[Any], _InFlight] = {}
         self._workers = _Workers()
         self._live: set[str] = set()
         self._attempts = itertools.count()
         self._client: Client | None = None
-        self._soft_stop = False
-        self._hard_stop = False
         self._failure: str | None = None
+        self._cannot_set_up = False
         self._moves: _Moves | None = None
         self._waker: asyncio.Task[Any] | None = None
 
@@ -168,14 +165,12 @@ class DaskScheduler(Scheduler):
 
     def submit(self, jobs: Iterable[GameJob]) -> None:
         """Queue jobs to play in their order (read lazily, as slots free up)."""
-        self._jobs = itertools.chain(self._jobs, jobs)
+        self._jobs.submit(jobs)
 
     def stop(self, hard: bool = False) -> None:
         """Start no new job and cancel the queued ones; with `hard`, abort running games too."""
-        first = not self._soft_stop
-        self._soft_stop = True
-        if hard and not self._hard_stop:
-            self._hard_stop = True
+        first = not self._jobs.stopped
+        if self._jobs.stop(hard):
             for task in self._flight:
                 task.cancel()
             self._later(self._abort_running())
@@ -219,7 +214,7 @@ class DaskScheduler(Scheduler):
         cluster = await LocalCluster(
             n_workers=workers, threads_per_worker=per_worker, processes=True,
             resources={SLOTS: per_worker}, dashboard_address="127.0.0.1:0", asynchronous=True,
-            silence_logs=logging.ERROR, preload=["runner.tournament.worker"])
+            silence_logs=logging.ERROR, preload=["runner.cluster.worker"])
         client = await Client(cluster, asynchronous=True)
         return cluster, client
 
@@ -283,7 +278,7 @@ class DaskScheduler(Scheduler):
                 # Some workers are left out: restrictions name the others, as they are now.
                 self._live = set(await cast("Awaitable[dict[str, int]]", client.nthreads()))
             while (len(self._flight) < AHEAD * self.concurrency
-                   and (job := self._next_job()) is not None):
+                   and (job := self._jobs.next()) is not None):
                 started = self._launch(client, job)
                 if started is None:
                     break
@@ -319,13 +314,6 @@ class DaskScheduler(Scheduler):
             waiting.add(self._waker)
         return waiting
 
-    def _next_job(self) -> GameJob | None:
-        if self._soft_stop:
-            return None
-        if self._retry:
-            return self._retry.popleft()
-        return next(self._jobs, None)
-
     def _launch(self, client: Client, job: GameJob) -> JobStarted | None:
         """Send one job to the cluster (None: no worker may take it, the run stops).
 
@@ -335,7 +323,7 @@ class DaskScheduler(Scheduler):
         slot = next(n for n in itertools.count() if n not in used)
         allowed = self._allowed(job)
         if allowed == []:
-            self._retry.appendleft(job)
+            self._jobs.retry(job)
             return None
         key = f"game-{self.tag}-{self.run_id}-{job.index}-{next(self._attempts)}"
         args: tuple[Any, ...] = (job.to_json(), self.fresh)
@@ -346,7 +334,7 @@ class DaskScheduler(Scheduler):
             play_job, *args, key=key, resources={SLOTS: 1}, pure=False, workers=allowed,
             allow_other_workers=False)
         # An asynchronous client's result() is a coroutine.
-        task = asyncio.ensure_future(cast("Awaitable[dict[str, Any]]", future.result()))
+        task = asyncio.ensure_future(cast("Awaitable[str]", future.result()))
         self._flight[task] = _InFlight(job, future, slot)
         return JobStarted(job, slot)
 
@@ -362,7 +350,7 @@ class DaskScheduler(Scheduler):
             needed = " and ".join(dict.fromkeys(job.engines))
             self._failure = (f"no worker left that can play game {job.index + 1} ({needed}): "
                              "see the notices above; fix the workers and run again")
-            self._soft_stop = True
+            self._jobs.stop()
         return allowed
 
     async def _outcome(self, client: Client, flight: _InFlight,
@@ -376,25 +364,31 @@ class DaskScheduler(Scheduler):
             async for event in self._task_failed(client, job, error):
                 yield event
             return
-        reply: dict[str, Any] = task.result()
-        outcome = reply.get("outcome")
-        worker = str(reply.get("worker"))
-        if outcome == ENGINE_FAILED:
-            notice = self._engine_failed(job, reply)
+        reply = JobReply.from_json(task.result())
+        outcome = reply.outcome
+        if isinstance(outcome, EngineFailed):
+            # Where an engine does not start, it is not sent again: the other workers play
+            # its games (no limit of failed starts in a row, as in this process: a worker
+            # left out is the run's answer here, and none left stops it).
+            notice = self._engine_failed(job, reply, outcome)
             if notice is not None:
                 yield notice
-            self._retry.appendleft(job)
-        elif outcome == CANNOT_SET_UP:
-            self._failure = f"game {job.index + 1} cannot be played: {reply.get('text')}"
-            self._soft_stop = True
+            self._jobs.retry(job)
+        elif isinstance(outcome, CannotSetUp):
+            self._jobs.retry(job)
+            if not self._cannot_set_up:  # the jobs sent ahead come back alike: say it once
+                self._cannot_set_up = True
+                self._failure = f"game {job.index + 1} cannot be played: {outcome.reason}"
+                self._jobs.stop()
         elif job.index in self._delivered:
-            yield Notice(f"game {job.index + 1} came back twice (from {worker}); "
+            yield Notice(f"game {job.index + 1} came back twice (from {reply.worker}); "
                          "stored once only")
         else:
-            record = GameRecord.from_json(reply["record"])
+            assert isinstance(outcome, Played)
+            record = outcome.record
             if not record.replay:
                 self._delivered.add(job.index)
-            yield JobFinished(job, record, float(reply.get("seconds", record.duration)))
+            yield JobFinished(job, record, outcome.seconds)
             if record.replay:
                 self._replay(job, record.reason)
                 notice = self._worker_failed(reply)
@@ -405,10 +399,10 @@ class DaskScheduler(Scheduler):
                            error: BaseException) -> AsyncGenerator[SchedulerEvent, None]:
         """A task that raised: the scheduler lost, workers dying under it, or a bug."""
         if client.status != "running" or isinstance(error, asyncio.CancelledError):
-            if not self._hard_stop:
+            if not self._jobs.hard:
                 self._failure = (f"lost the Dask scheduler ({self.address or 'local cluster'}): "
                                  f"{type(error).__name__}: {error}".rstrip(": "))
-                self._soft_stop = True
+                self._jobs.stop()
             return
         if isinstance(error, KilledWorker):
             yield Notice(f"game {job.index + 1}: the workers playing it died "
@@ -420,34 +414,30 @@ class DaskScheduler(Scheduler):
 
     def _replay(self, job: GameJob, reason: str) -> None:
         """Send a failed job out again, or stop the run when it failed too often."""
-        count = self._replays.get(job.index, 0) + 1
-        self._replays[job.index] = count
-        if count >= MAX_REPLAYS:
-            self._failure = (f"game {job.index + 1} failed {count} times on the cluster "
-                             f"(last: {reason}); stopping")
-            self._soft_stop = True
-            return
-        self._retry.append(job)
+        failure = self._jobs.replay(job, reason)
+        if failure is not None:
+            self._failure = failure
 
-    def _engine_failed(self, job: GameJob, reply: dict[str, Any]) -> Notice | None:
+    def _engine_failed(self, job: GameJob, reply: JobReply,
+                       outcome: EngineFailed) -> Notice | None:
         """A worker could not start an engine: it takes no more jobs needing that engine."""
-        engine = str(reply.get("engine"))
-        address = str(reply.get("address"))
+        engine = outcome.engine
+        address = str(reply.address)
         unable = self._workers.cannot.setdefault(engine, set())
         if address in unable:
             return None  # a job sent before the first failure came back: said already
         unable.add(address)
         self._worker_failed(reply)
-        return Notice(f"worker {reply.get('worker')} cannot start engine {engine} "
-                      f"({reply.get('text')}); it takes no more games needing {engine}")
+        return Notice(f"worker {reply.worker} cannot start engine {engine} "
+                      f"({outcome.reason}); it takes no more games needing {engine}")
 
-    def _worker_failed(self, reply: dict[str, Any]) -> Notice | None:
+    def _worker_failed(self, reply: JobReply) -> Notice | None:
         """Count a failure against a worker; leave it out of the run after too many."""
-        address = str(reply.get("address"))
+        address = str(reply.address)
         count = self._workers.failures.get(address, 0) + 1
         self._workers.failures[address] = count
         if count >= MAX_WORKER_FAILURES and address not in self._workers.excluded:
             self._workers.excluded.add(address)
-            return Notice(f"worker {reply.get('worker')} failed {count} jobs; it takes no more "
+            return Notice(f"worker {reply.worker} failed {count} jobs; it takes no more "
                           "games in this run")
         return None
