@@ -290,6 +290,9 @@ from runner.cli.tournament import register as _register_tournament  # noqa: E402
 from runner.cli.worker import worker_app  # noqa: E402
 
 app.add_typer(worker_app, name="worker")
+from runner.cli.tablebase import tb_app  # noqa: E402
+
+app.add_typer(tb_app, name="tb")
 
 _register_tournament(app)
 

@@ -207,7 +207,8 @@ class Pairs:
     """The decoder of one compressed sub-table (one side to move, one pawn file)."""
 
     __slots__ = ("constant", "value", "idxbits", "blocksize", "indextable", "sizetable",
-                 "data", "base", "lowsym", "symlen", "left", "right", "leaf", "min_len")
+                 "data", "base", "lowsym", "symlen", "left", "right", "leaf", "min_len",
+                 "fast_len", "fast_sym", "skip_bits", "skip_run", "run")
 
     def __init__(self) -> None:
         self.constant = False
@@ -224,6 +225,11 @@ class Pairs:
         self.left: list[int] = []
         self.right: list[int] = []
         self.leaf: list[int] = []
+        self.run: list[int] = []
+        self.fast_len: list[int] = []
+        self.fast_sym: list[int] = []
+        self.skip_bits: list[int] = []
+        self.skip_run: list[int] = []
 
 
 def _read_pairs(mm: mmap.mmap, ptr: int, tb_size: int, wdl: bool) -> tuple[Pairs, int, tuple[int, int, int]]:
@@ -271,9 +277,57 @@ def _read_pairs(mm: mmap.mmap, ptr: int, tb_size: int, wdl: bool) -> tuple[Pairs
     for s in range(nsyms):
         _symbol_length(s, symlen, left, right)
     d.symlen, d.left, d.right, d.leaf = symlen, left, right, leaf
+    d.run = [n + 1 for n in symlen]
+    _fast_table(d, max_len)
     nxt = sympat + 3 * nsyms + (nsyms & 1)
     indices = (tb_size + (1 << d.idxbits) - 1) >> d.idxbits
     return d, nxt, (6 * indices, 2 * blocks, (1 << d.blocksize) * real_blocks)
+
+
+_FAST_BITS = 10
+_NONE = 1 << 62
+
+
+def _fast_table(d: Pairs, max_len: int) -> None:
+    """Decode tables for the top `_FAST_BITS` bits of the code window.
+
+    For the first code in those bits: its length and symbol when it is that short, else the
+    length its search starts from. And for all the whole codes in those bits together: how
+    many bits they take and how many values they expand to, so that a probe skips them in
+    one step when the value it wants lies further on (most codes are a few bits long).
+    """
+    top = 1 << _FAST_BITS
+    shift = 64 - _FAST_BITS
+    low_bits = (1 << shift) - 1
+    mask = (1 << 64) - 1
+    base, lowsym, runs, min_len = d.base, d.lowsym, d.run, d.min_len
+    lengths = [0] * top
+    symbols = [-1] * top
+    skip_bits = [0] * top
+    skip_run = [_NONE] * top
+    for t in range(top):
+        largest = (t << shift) | low_bits
+        n = min_len
+        while n <= max_len and largest < base[n]:
+            n += 1
+        lengths[t] = min(n, max_len)
+        if n <= _FAST_BITS and (t << shift) >= base[n]:
+            symbols[t] = lowsym[n] + (((t << shift) - base[n]) >> (64 - n))
+        # The whole codes packed in these bits (the unknown bits after them read as zero:
+        # a code that fits is still decoded right, one that does not ends the run).
+        used = total = 0
+        while True:
+            window = ((t << shift) << used) & mask
+            n = min_len
+            while n <= max_len and window < base[n]:
+                n += 1
+            if n > max_len or used + n > _FAST_BITS:
+                break
+            total += runs[lowsym[n] + ((window - base[n]) >> (64 - n))]
+            used += n
+        if used:
+            skip_bits[t], skip_run[t] = used, total
+    d.fast_len, d.fast_sym, d.skip_bits, d.skip_run = lengths, symbols, skip_bits, skip_run
 
 
 def _symbol_length(s: int, symlen: list[int], left: list[int], right: list[int]) -> int:
@@ -328,24 +382,33 @@ def decompress(mm: mmap.mmap, d: Pairs, idx: int) -> int:
     code = _U64_BE(mm, ptr)[0]
     ptr += 8
     bits = 0
-    base, lowsym, symlen = d.base, d.lowsym, d.symlen
-    min_len = d.min_len
+    base, lowsym, runs = d.base, d.lowsym, d.run
+    fast_len, fast_sym, skip_bits, skip_run = d.fast_len, d.fast_sym, d.skip_bits, d.skip_run
     while True:
-        n = min_len
-        while code < base[n]:
-            n += 1
-        sym = lowsym[n] + ((code - base[n]) >> (64 - n))
-        run = symlen[sym] + 1
-        if lit < run:
-            break
-        lit -= run
+        top = code >> 54
+        run = skip_run[top]
+        if lit >= run:
+            # The value lies past every code in the top bits: skip them all at once.
+            lit -= run
+            n = skip_bits[top]
+        else:
+            n = fast_len[top]
+            sym = fast_sym[top]
+            if sym < 0:
+                while code < base[n]:
+                    n += 1
+                sym = lowsym[n] + ((code - base[n]) >> (64 - n))
+            run = runs[sym]
+            if lit < run:
+                break
+            lit -= run
         code = (code << n) & 0xFFFFFFFFFFFFFFFF
         bits += n
         if bits >= 32:
             bits -= 32
             code |= _U32_BE(mm, ptr)[0] << bits
             ptr += 4
-    left, right = d.left, d.right
+    left, right, symlen = d.left, d.right, d.symlen
     while symlen[sym]:
         a = left[sym]
         run = symlen[a] + 1
@@ -432,7 +495,7 @@ def _factors_pawn(norm: list[int], order: int, order2: int, file: int,
     free = 64 - i
     f = 1
     k = 0
-    while i < n_pieces or k == order or k == order2:
+    while i < n_pieces or k in (order, order2):
         if k == order:
             factor[0] = f
             f *= PFACTOR[norm[0] - 1][file]
@@ -732,7 +795,8 @@ def encode_piece(enc: int, norm: list[int], pos: list[int], factor: list[int], n
         elif OFFDIAG[p2]:
             idx = 6 * 63 * 62 + 4 * 28 * 62 + DIAG[p0] * 7 * 28 + (DIAG[p1] - i) * 28 + LOWER[p2]
         else:
-            idx = 6 * 63 * 62 + 4 * 28 * 62 + 4 * 7 * 28 + DIAG[p0] * 7 * 6 + (DIAG[p1] - i) * 6 + (DIAG[p2] - j)
+            idx = (6 * 63 * 62 + 4 * 28 * 62 + 4 * 7 * 28 + DIAG[p0] * 7 * 6 + (DIAG[p1] - i) * 6
+                   + (DIAG[p2] - j))
         start = 3
     else:
         idx = KK_IDX[TRIANGLE[p0]][p1]

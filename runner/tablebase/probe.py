@@ -27,14 +27,13 @@ from runner.tablebase._format import (
     PA_FLAGS,
     WDL_TO_MAP,
     DtzFile,
-    TableFile,
     TablebaseError,
+    TableFile,
     WdlFile,
     decompress,
     encode_pawn,
     encode_piece,
     material_key,
-    mirror_key,
     pawn_file,
 )
 
@@ -422,7 +421,7 @@ class Tablebase:
                     v = -self._dtz_root(board)
                     if v == 1 and board.is_checkmate():
                         best = 1
-                    elif 0 < v and v + 1 < best:
+                    elif v > 0 and v + 1 < best:
                         best = v + 1
                 finally:
                     board.pop()
@@ -466,9 +465,7 @@ class Tablebase:
         elif v > 0:
             if v1 == 1:
                 v = v1
-        elif v1 >= 0:
-            v = v1
-        elif self._only_ep(board):
+        elif v1 >= 0 or self._only_ep(board):
             v = v1
         return v
 
