@@ -237,6 +237,19 @@ def test_unknown_cases_with_tables(ours: Tablebase) -> None:
         assert ours.probe_wdl(board) is None and ours.probe_dtz(board) is None
 
 
+@NEEDS_DATA
+def test_close_unmaps_and_a_later_probe_maps_again() -> None:
+    """close() (and leaving the with block) unmaps the files; probing again reopens them."""
+    board = Board("8/8/8/8/8/8/2K5/k1Q5 b - - 0 1")
+    with Tablebase(str(TB_DIR)) as tb:
+        assert tb.probe_wdl(board) == -2
+        table = tb._wdl_names["KQvK"]
+        assert table.mm is not None
+    assert table.mm is None
+    assert tb.probe_wdl(board) == -2 and table.mm is not None
+    tb.close()
+
+
 def test_missing_directory_is_an_error(tmp_path: Path) -> None:
     """A directory that does not exist is named in the error."""
     missing = tmp_path / "nowhere"

@@ -264,18 +264,26 @@ def _read_pairs(mm: mmap.mmap, ptr: int, tb_size: int, wdl: bool) -> tuple[Pairs
     # Each symbol is a leaf (one value) or a pair of two earlier symbols; symlen is the
     # number of values it expands to, minus one.
     sympat = ptr + 12 + 2 * h
-    left = [0] * nsyms
-    right = [0] * nsyms
-    leaf = [0] * nsyms
-    for s in range(nsyms):
-        w = sympat + 3 * s
-        b0, b1, b2 = mm[w], mm[w + 1], mm[w + 2]
-        left[s] = ((b1 & 0x0F) << 8) | b0
-        right[s] = (b2 << 4) | (b1 >> 4)
-        leaf[s] = left[s] if not wdl else b0
+    # Three bytes per symbol: two 12-bit halves, the left (or, for a leaf, the value: its low
+    # byte in a WDL table) and the right (0xFFF for a leaf).
+    pattern = mm[sympat:sympat + 3 * nsyms]
+    if len(pattern) != 3 * nsyms:
+        raise TablebaseError("symbol table runs past the end of the file")
+    b0, b1, b2 = pattern[0::3], pattern[1::3], pattern[2::3]
+    left = [x | ((y & 0x0F) << 8) for x, y in zip(b0, b1, strict=True)]
+    right = [(z << 4) | (y >> 4) for y, z in zip(b1, b2, strict=True)]
+    leaf = list(b0) if wdl else left
+    # Pairs are made of earlier symbols, so one pass in order usually does; a file that
+    # refers forward is still read right, by the slower walk.
     symlen = [-1] * nsyms
     for s in range(nsyms):
-        _symbol_length(s, symlen, left, right)
+        a, b = left[s], right[s]
+        if b == 0xFFF:
+            symlen[s] = 0
+        elif a < s and b < s:
+            symlen[s] = symlen[a] + symlen[b] + 1
+        else:
+            _symbol_length(s, symlen, left, right)
     d.symlen, d.left, d.right, d.leaf = symlen, left, right, leaf
     d.run = [n + 1 for n in symlen]
     _fast_table(d, max_len)
@@ -284,50 +292,61 @@ def _read_pairs(mm: mmap.mmap, ptr: int, tb_size: int, wdl: bool) -> tuple[Pairs
     return d, nxt, (6 * indices, 2 * blocks, (1 << d.blocksize) * real_blocks)
 
 
-_FAST_BITS = 10
+_FAST_BITS = 12
 _NONE = 1 << 62
+"""Skip run of a prefix holding no whole code: more than any index, so never skipped."""
+_UNKNOWN = 1 << 63
+"""Skip run of a prefix not yet worked out (on its first use, by `_fill_skip`)."""
 
 
 def _fast_table(d: Pairs, max_len: int) -> None:
     """Decode tables for the top `_FAST_BITS` bits of the code window.
 
     For the first code in those bits: its length and symbol when it is that short, else the
-    length its search starts from. And for all the whole codes in those bits together: how
-    many bits they take and how many values they expand to, so that a probe skips them in
-    one step when the value it wants lies further on (most codes are a few bits long).
+    length its search starts from. And, filled in when a probe first meets the prefix, for
+    all the whole codes in those bits together: how many bits they take and how many values
+    they expand to, so that a probe skips them in one step when the value it wants lies
+    further on (most codes are a few bits long).
     """
-    top = 1 << _FAST_BITS
-    shift = 64 - _FAST_BITS
-    low_bits = (1 << shift) - 1
-    mask = (1 << 64) - 1
-    base, lowsym, runs, min_len = d.base, d.lowsym, d.run, d.min_len
-    lengths = [0] * top
+    width = _FAST_BITS
+    shift = 64 - width
+    top = 1 << width
+    base, lowsym = d.base, d.lowsym
+    lengths = [max_len] * top
     symbols = [-1] * top
-    skip_bits = [0] * top
-    skip_run = [_NONE] * top
-    for t in range(top):
-        largest = (t << shift) | low_bits
-        n = min_len
-        while n <= max_len and largest < base[n]:
-            n += 1
-        lengths[t] = min(n, max_len)
-        if n <= _FAST_BITS and (t << shift) >= base[n]:
-            symbols[t] = lowsym[n] + (((t << shift) - base[n]) >> (64 - n))
-        # The whole codes packed in these bits (the unknown bits after them read as zero:
-        # a code that fits is still decoded right, one that does not ends the run).
-        used = total = 0
-        while True:
-            window = ((t << shift) << used) & mask
-            n = min_len
-            while n <= max_len and window < base[n]:
-                n += 1
-            if n > max_len or used + n > _FAST_BITS:
-                break
-            total += runs[lowsym[n] + ((window - base[n]) >> (64 - n))]
-            used += n
-        if used:
-            skip_bits[t], skip_run[t] = used, total
-    d.fast_len, d.fast_sym, d.skip_bits, d.skip_run = lengths, symbols, skip_bits, skip_run
+    # Codes of length n are the windows in [base[n], base[n - 1]): the prefixes whose
+    # largest window falls there start their search at n, and know their code when n fits.
+    upper = 1 << 64
+    for n in range(d.min_len, max_len + 1):
+        lower = base[n]
+        first, end = lower >> shift, upper >> shift
+        if first < end:
+            lengths[first:end] = [n] * (end - first)
+            if n <= width:
+                symbols[first:end] = [lowsym[n] + ((t - first) >> (width - n)) for t in range(first, end)]
+        upper = min(upper, lower)
+    d.fast_len, d.fast_sym = lengths, symbols
+    d.skip_bits = [0] * top
+    d.skip_run = [_UNKNOWN] * top
+
+
+def _fill_skip(d: Pairs, top: int) -> int:
+    """Work out the skip entry of one prefix: the whole codes in its bits, one after another
+    (the bits after the prefix read as zero: a code that fits is still found right, one that
+    does not ends the run). Returns its run."""
+    width = _FAST_BITS
+    used = total = 0
+    while True:
+        t = (top << used) & ((1 << width) - 1)
+        n = d.fast_len[t]
+        sym = d.fast_sym[t]
+        if sym < 0 or used + n > width:
+            break
+        total += d.run[sym]
+        used += n
+    d.skip_bits[top] = used
+    run = d.skip_run[top] = total if used else _NONE
+    return run
 
 
 def _symbol_length(s: int, symlen: list[int], left: list[int], right: list[int]) -> int:
@@ -385,8 +404,10 @@ def decompress(mm: mmap.mmap, d: Pairs, idx: int) -> int:
     base, lowsym, runs = d.base, d.lowsym, d.run
     fast_len, fast_sym, skip_bits, skip_run = d.fast_len, d.fast_sym, d.skip_bits, d.skip_run
     while True:
-        top = code >> 54
+        top = code >> 52
         run = skip_run[top]
+        if run == _UNKNOWN:
+            run = _fill_skip(d, top)
         if lit >= run:
             # The value lies past every code in the top bits: skip them all at once.
             lit -= run

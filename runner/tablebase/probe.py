@@ -90,6 +90,17 @@ def _squares(bb: int, mirror: int, out: list[int]) -> None:
         bb ^= low
 
 
+def _attacks_any(board: Board, color: bool, targets: int) -> bool:
+    """Whether `color` attacks any of the `targets` squares: most positions have no capture,
+    and this costs a fraction of generating the legal captures to find none."""
+    while targets:
+        low = targets & -targets
+        if board.attackers_mask(color, low.bit_length() - 1):
+            return True
+        targets ^= low
+    return False
+
+
 def _orientation(t: TableFile, key: int, turn: bool) -> tuple[int, int, int]:
     """(colour flip 0/1, square flip 0/0x38, stored side) for a board with material `key`.
 
@@ -107,11 +118,14 @@ def _orientation(t: TableFile, key: int, turn: bool) -> tuple[int, int, int]:
 class Tablebase:
     """A set of Syzygy tables found in some directories; files are mapped when first probed.
 
-    Raises `TablebaseError` when a directory does not exist. When two directories hold the
-    same table, the first one listed wins.
+    `directories` is a list of directories (a single path is one directory; see `from_paths`
+    for a ``:``-separated list). Raises `TablebaseError` when a directory does not exist.
+    When two directories hold the same table, the first one listed wins.
     """
 
-    def __init__(self, directories: Iterable[str | os.PathLike[str]]) -> None:
+    def __init__(self, directories: Iterable[str | os.PathLike[str]] | str | os.PathLike[str]) -> None:
+        if isinstance(directories, (str, os.PathLike)):
+            directories = [directories]  # one directory, not the characters of its name
         self.directories = [os.fspath(d) for d in directories]
         self._wdl: dict[int, WdlFile] = {}
         self._dtz: dict[int, DtzFile] = {}
@@ -125,7 +139,7 @@ class Tablebase:
                 if m is None or m.group(1).count("K") != 1 or m.group(2).count("K") != 1:
                     continue
                 name = f"{m.group(1)}v{m.group(2)}"
-                if len(name) - 1 > 7:
+                if not 3 <= len(name) - 1 <= 7:
                     continue
                 path = os.path.join(directory, entry)
                 if not os.path.isfile(path):
@@ -182,7 +196,8 @@ class Tablebase:
     # ------------------------------------------------------------------ life cycle
 
     def close(self) -> None:
-        """Unmap every open file (a later probe maps them again)."""
+        """Unmap every open file (a later probe maps them again); not while another thread
+        is probing."""
         for table in (*self._wdl_names.values(), *self._dtz_names.values()):
             table.close()
 
@@ -328,8 +343,9 @@ class Tablebase:
 
     def _probe_ab(self, board: Board, alpha: int, beta: int) -> tuple[int, int]:
         """WDL with captures resolved: (value, 2 when a capture is best, else 1)."""
-        them = board.occupied_co[not board.turn]
-        if them & ~board.kings:
+        turn = board.turn
+        them = board.occupied_co[not turn]
+        if _attacks_any(board, turn, them & ~board.kings):
             for move in generate_legal(board, to_mask=them):
                 board.push(move)
                 try:
