@@ -300,3 +300,19 @@ def test_positions_beyond_the_tables_cost_no_probe(tmp_path) -> None:
         assert mapped()
         # The same position after a king move (clock 1) is not: fastchess probes at 0 only.
         assert judge.verdict(Board("8/8/8/4k3/8/8/8/4K2Q b - - 1 1")) is None
+
+
+def test_a_damaged_table_is_unknown_not_a_failed_game(tmp_path, caplog) -> None:
+    """A table file that is not a Syzygy table (a bad copy, a truncated download): the
+    position is unknown and the game plays on (a failed game would be replayed for ever),
+    with a warning naming the file."""
+    from runner.game.adjudication import TablebaseJudge
+    from runner.rules import Board
+    from runner.tablebase import Tablebase
+
+    (tmp_path / "KQvK.rtbw").write_bytes(b"\0" * 272)
+    rules = AdjudicationRules(tablebases=(str(tmp_path),))
+    with Tablebase([tmp_path]) as tables:
+        judge = TablebaseJudge(rules, tables)
+        assert judge.verdict(Board("8/8/8/4k3/8/8/8/4K2Q b - - 0 1")) is None
+    assert "KQvK.rtbw" in caplog.text

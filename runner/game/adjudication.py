@@ -205,9 +205,12 @@ class TablebaseJudge:
     the rules' ``tb_wins`` / ``tb_draws`` leave out, and unknown positions, play on.
     """
 
-    __slots__ = ("_draws", "_ignore_50", "_limit", "_tables", "_wins")
+    __slots__ = ("_draws", "_failures", "_ignore_50", "_limit", "_tables", "_wins")
 
     def __init__(self, rules: AdjudicationRules, tables: WdlProbe) -> None:
+        from runner.tablebase import TablebaseError  # here: only games with tables load it
+
+        self._failures: tuple[type[Exception], ...] = (TablebaseError, OSError)
         self._tables = tables
         limit = tables.max_pieces
         if rules.tb_pieces is not None:
@@ -225,7 +228,11 @@ class TablebaseJudge:
             return None
         if board.occupied.bit_count() > self._limit:
             return None
-        wdl = self._tables.probe_wdl(board)
+        try:
+            wdl = self._tables.probe_wdl(board)
+        except self._failures as exc:  # a damaged or vanished file: unknown, the game goes on
+            log.warning("tablebase probe failed on %s: %s", board.fen(), exc)
+            return None
         if wdl is None:
             return None
         if wdl in (1, -1) and not self._ignore_50:
