@@ -254,3 +254,65 @@ def test_max_moves_off(max_moves):
 def test_rules_reject_negative_settings(kwargs):
     with pytest.raises(ValueError):
         AdjudicationRules(**kwargs)
+
+
+# -- tablebases ---------------------------------------------------------------------------------
+
+
+def test_positions_beyond_the_tables_cost_no_probe(tmp_path) -> None:
+    """The rule looks at the clock, the castling rights and the piece count before any probe:
+    along a whole game no table file is even mapped until a position the tables cover with a
+    zero clock comes (seen in /proc/self/maps, on a private copy of two small tables)."""
+    import random
+    import shutil
+
+    from conftest import SHARED_DATA
+
+    from runner.game.adjudication import TablebaseJudge
+    from runner.rules import STARTING_FEN, Board
+    from runner.tablebase import Tablebase
+
+    shared = SHARED_DATA / "syzygy"
+    if not (shared / "KQvK.rtbw").exists():
+        pytest.skip(f"Syzygy tables absent (expected {shared})")
+    for name in ("KQvK.rtbw", "KRvK.rtbw"):
+        shutil.copy(shared / name, tmp_path / name)
+
+    def mapped() -> bool:
+        with open("/proc/self/maps") as maps:
+            return str(tmp_path) in maps.read()
+
+    rules = AdjudicationRules(tablebases=(str(tmp_path),))
+    with Tablebase([tmp_path]) as tables:
+        judge = TablebaseJudge(rules, tables)
+        chooser = random.Random(3)
+        board = Board(STARTING_FEN)
+        seen = 0
+        while board.occupied.bit_count() > 3 and not board.outcome():
+            assert judge.verdict(board) is None
+            seen += 1
+            board.push(chooser.choice(list(board.legal_moves)))
+        assert seen > 50 and not mapped()
+        # A three-piece position with a zero clock is probed (the table is mapped then).
+        won = Board("8/8/8/4k3/8/8/8/4K2Q b - - 0 1")
+        verdict = judge.verdict(won)
+        assert verdict is not None and verdict.reason == "White wins by adjudication: SyzygyTB"
+        assert mapped()
+        # The same position after a king move (clock 1) is not: fastchess probes at 0 only.
+        assert judge.verdict(Board("8/8/8/4k3/8/8/8/4K2Q b - - 1 1")) is None
+
+
+def test_a_damaged_table_is_unknown_not_a_failed_game(tmp_path, caplog) -> None:
+    """A table file that is not a Syzygy table (a bad copy, a truncated download): the
+    position is unknown and the game plays on (a failed game would be replayed for ever),
+    with a warning naming the file."""
+    from runner.game.adjudication import TablebaseJudge
+    from runner.rules import Board
+    from runner.tablebase import Tablebase
+
+    (tmp_path / "KQvK.rtbw").write_bytes(b"\0" * 272)
+    rules = AdjudicationRules(tablebases=(str(tmp_path),))
+    with Tablebase([tmp_path]) as tables:
+        judge = TablebaseJudge(rules, tables)
+        assert judge.verdict(Board("8/8/8/4k3/8/8/8/4K2Q b - - 0 1")) is None
+    assert "KQvK.rtbw" in caplog.text

@@ -97,6 +97,33 @@ def test_bad_values_are_reported_by_the_configuration_checks_for_every_command()
         read_arguments(["--engine", "cmd=python", "--openings", "file=x.epd"], "play")
 
 
+def test_tablebase_words_are_the_files_keys_for_play_and_the_tournaments(tmp_path: Path) -> None:
+    """``-tb PATHS -tbpieces N -tbignore50 -tbadjudicate X`` (cutechess-cli's and
+    fastchess's words) fill the same keys a file's [adjudication] table holds."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "KQvK.rtbw").write_bytes(b"")
+    words = ["--engine", "cmd=python", "--engine", "cmd=python", "--each", "tc=1+0",
+             "-tb", f"{tmp_path / 'a'}:{tmp_path / 'b'}", "-tbpieces", "5", "-tbignore50",
+             "-tbadjudicate", "DRAW"]
+    for command in ("play", "match", "gauntlet", "roundrobin"):
+        arguments = read_arguments(words, command)
+        assert arguments.table["adjudication"] == {
+            "tablebases": f"{tmp_path / 'a'}:{tmp_path / 'b'}", "tbpieces": 5,
+            "tbignore50": True, "tbadjudicate": "DRAW"}
+        rules = adjudication_rules(arguments.config().adjudication)
+        assert rules.tablebases == (str(tmp_path / "a"), str(tmp_path / "b"))
+        assert (rules.tb_pieces, rules.tb_ignore_50, rules.tb_wins, rules.tb_draws) == \
+            (5, True, False, True)
+    with pytest.raises(ConfigError) as caught:
+        read_arguments([*words[:6], "--tb", str(tmp_path / "none"), "--tbpieces", "x"],
+                       "match").config()
+    assert f'adjudication.tablebases = "{tmp_path / "none"}": no such directory' in str(caught.value)
+    assert 'adjudication.tbpieces = "x": expected integer' in str(caught.value)
+    with pytest.raises(CommandLineError, match="--tbignore50 takes no value"):
+        read_arguments([*words[:6], "--tbignore50", "yes"], "match")
+
+
 @pytest.mark.timeout(60)
 def test_play_and_match_refuse_an_unknown_key_with_the_same_message(tmp_path: Path) -> None:
     args = ["--engine", "cmd=python", "bogus=1", "--engine", "cmd=python", "--each", "tc=1+0"]

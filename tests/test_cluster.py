@@ -10,6 +10,7 @@ worker check`` must show a worker that cannot start an engine.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -310,3 +311,40 @@ def test_sprt_stop_cancels_the_queued_jobs(tmp_path: Path) -> None:
     assert before <= len(done) <= before + in_flight and len(done) < 50, (before, len(done))
     with sqlite3.connect(tmp_path / "r.db") as conn:
         assert conn.execute("select status from tournaments").fetchone() == ("finished",)
+
+
+def test_workers_adjudicate_by_their_own_tables(tmp_path: Path, cluster: _Cluster) -> None:
+    """A tournament with tablebases on Dask workers: `runner worker check` lists each worker's
+    tables (count, complete and largest piece counts), and the games played there end by the
+    tables (each worker opened them itself from the configured directories)."""
+    syzygy = REPO.parent / "shared" / "data" / "syzygy"
+    stockfish = shutil.which("stockfish", path="/usr/games:/usr/local/games")
+    if not syzygy.is_dir() or stockfish is None:
+        pytest.skip(f"needs the Syzygy tables ({syzygy}) and stockfish")
+    cluster.worker("tb1", slots=1)
+    cluster.worker("tb2", slots=1)
+    cluster.wait_workers()
+    book = REPO / "tests" / "data" / "tb_endgames.epd"
+    config = tmp_path / "tb.toml"
+    config.write_text(
+        f'name = "tb"\nformat = "match"\nrounds = 4\ngames = 2\ntc = "inf"\nconcurrency = 2\n'
+        f'[[engines]]\nname = "a"\ncommand = ["{stockfish}"]\nprotocol = "uci"\n'
+        f'tc = "tc=inf depth=4"\n'
+        f'[[engines]]\nname = "b"\ncommand = ["{stockfish}"]\nprotocol = "uci"\n'
+        f'tc = "tc=inf depth=4"\n'
+        f'[openings]\nfile = "{book}"\n'
+        f'[adjudication]\nmaxmoves = 100\ntablebases = ["{syzygy}"]\ntbpieces = 4\n')
+    check = _runner("worker", "check", "--cluster", cluster.address, str(config), cwd=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    lines = [line for line in check.stdout.splitlines() if "tablebases:" in line]
+    assert len(lines) == 2, check.stdout
+    assert all("complete to 4 pieces, some of 5" in line for line in lines), check.stdout
+    run = _runner("run", str(config), "--db", "r.db", "-q", "--cluster", cluster.address,
+                  cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        rows = conn.execute("select termination, reason, worker from games").fetchall()
+    judged = [row for row in rows if row[0] == "tablebase"]
+    assert len(rows) == 8 and len(judged) >= 4, rows
+    assert all(row[1].endswith("by adjudication: SyzygyTB") and row[2] in ("tb1", "tb2")
+               for row in judged), judged

@@ -23,13 +23,15 @@ from runner.config.model import (
     OpeningOrder,
     Protocol,
     RestartPolicy,
+    TablebaseResults,
+    TournamentConfig,
     TournamentFormat,
     Variant,
 )
 from runner.config.parse import load_config, parse_config
 from runner.protocol.cecp import Castling960, CecpEngine
 from runner.tournament.pairing import pairing_for
-from runner.tournament.runtime import engine_config
+from runner.tournament.runtime import adjudication_rules, engine_config
 
 CONFIGS = REPO / "configs"
 
@@ -284,12 +286,64 @@ model = "bayes"
     assert 'tc = "10+x"' in text
     assert "games = 3: must be even" in text
     assert 'variant = "crazyhouse": expected one of: standard, fischerandom' in text
-    assert 'adjudication.tb = "syzygy": tablebase adjudication is not supported' in text
+    assert 'adjudication.tb = "syzygy": name the Syzygy directories in adjudication.tablebases' in text
     assert "adjudication.resign.movecount = 0: must be at least 1" in text
     assert "sprt.elo1 = 0.0: must be greater than elo0 (5)" in text
     assert "sprt.alpha = 0.7: must be between 0 and 0.5" in text
     assert 'sprt.model = "bayes": expected one of: logistic, normalized, bayeselo' in text
     assert len(problems) >= 8  # every problem, not just the first
+
+
+def test_tablebase_keys_become_the_game_loops_rules(tmp_path) -> None:
+    """``[adjudication] tablebases/tbpieces/tbignore50/tbadjudicate``: directories relative
+    to the file, fastchess's result choice as the loop's two switches, and the settings in
+    the fingerprint (a config without tables keeps the fingerprint it had)."""
+    tables = tmp_path / "tb"
+    tables.mkdir()
+    (tables / "KRvK.rtbw").write_bytes(b"")  # the check looks for a table's name only
+    plain = load_config(_write(tmp_path, BASE, "plain.toml"))
+    assert plain.adjudication.tablebases == ()
+    assert "tablebases" not in plain.game_defining()["adjudication"]
+    assert adjudication_rules(plain.adjudication).tablebases == ()
+    config = load_config(_write(tmp_path, BASE + """
+[adjudication]
+tablebases = ["tb"]
+tbpieces = 4
+tbignore50 = true
+tbadjudicate = "WIN_LOSS"
+"""))
+    adj = config.adjudication
+    assert (adj.tablebases, adj.tbpieces, adj.tbignore50) == ((tables.resolve(),), 4, True)
+    assert adj.tbadjudicate is TablebaseResults.WIN_LOSS
+    rules = adjudication_rules(adj)
+    assert (rules.tablebases, rules.tb_pieces, rules.tb_ignore_50) == ((str(tables.resolve()),), 4, True)
+    assert (rules.tb_wins, rules.tb_draws) == (True, False)
+    assert adjudication_rules(dataclasses.replace(
+        adj, tbadjudicate=TablebaseResults.DRAW)).tb_wins is False
+    assert config.fingerprint() != plain.fingerprint()
+    assert TournamentConfig.from_json(config.to_json()) == config
+    # cutechess-cli's form: one string of ':'-separated directories
+    joined = load_config(_write(tmp_path, BASE + f'[adjudication]\ntablebases = "tb:{tables}"\n'))
+    assert joined.adjudication.tablebases == (tables.resolve(), tables.resolve())
+
+
+def test_bad_tablebase_keys_name_file_key_and_value(tmp_path) -> None:
+    (tmp_path / "empty").mkdir()
+    problems = _problems(tmp_path, BASE + """
+[adjudication]
+tablebases = ["missing", 3]
+tbpieces = 2
+tbignore50 = "yes"
+tbadjudicate = "wins"
+""")
+    text = "\n".join(problems)
+    assert f'{tmp_path / "t.toml"}: adjudication.tablebases = "missing": no such directory' in text
+    assert "adjudication.tablebases = 3: expected a directory name" in text
+    assert "adjudication.tbpieces = 2: must be at least 3" in text
+    assert 'adjudication.tbignore50 = "yes": expected boolean' in text
+    assert 'adjudication.tbadjudicate = "wins": expected one of: both, win_loss, draw' in text
+    problems = _problems(tmp_path, BASE + '[adjudication]\ntablebases = ["empty"]\n')
+    assert any("no Syzygy WDL table (.rtbw)" in p for p in problems), problems
 
 
 def test_engine_names_and_references_are_checked(tmp_path) -> None:

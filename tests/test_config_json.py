@@ -34,6 +34,7 @@ from runner.config.model import (
     ResignAdjudication,
     RestartPolicy,
     SprtConfig,
+    TablebaseResults,
     TournamentConfig,
     TournamentFormat,
     Variant,
@@ -79,6 +80,8 @@ ADJUDICATION_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "draw": st.none() | st.builds(DrawAdjudication, **DRAW_FIELDS),
     "resign": st.none() | st.builds(ResignAdjudication, **RESIGN_FIELDS),
     "maxmoves": st.none() | st.integers(min_value=1), "tb": st.just("none") | _text,
+    "tablebases": st.lists(_paths, max_size=3).map(tuple), "tbpieces": st.none() | st.integers(3, 7),
+    "tbignore50": st.booleans(), "tbadjudicate": st.sampled_from(TablebaseResults),
 }
 SPRT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "elo0": _numbers, "elo1": _numbers, "alpha": _numbers, "beta": _numbers,

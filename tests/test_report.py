@@ -229,6 +229,26 @@ def test_match_report_numbers_by_hand(any_db: Database) -> None:
         assert bin_.games == sum(low <= n <= high for n in plies)
 
 
+def test_tablebase_adjudications_are_counted_apart(db: Database) -> None:
+    """Games the Syzygy tables ended are a termination of their own in every format, beside
+    (not inside) the score adjudications."""
+    plan = (Planned(1, "tablebase", 60, "White wins by adjudication: SyzygyTB"),
+            Planned(0.5, "tablebase", 90, "Draw by adjudication: SyzygyTB"),
+            Planned(0.5, "tablebase", 70, "Draw by adjudication: SyzygyTB"),
+            Planned(1, "adjudication", 50, "White wins by adjudication"))
+    tid = _store(db, match("A", "B", games=4), ["A", "B"], plan, fmt="match")
+    with db.session() as session:
+        report = build_report(session, tid)
+    ends = {t.label: (t.games, t.draws) for t in report.terminations}
+    assert ends == {"tablebase": (3, 2), "adjudication": (1, 0)}
+    rows = {row["termination"]: row["games"] for row in report_json(report)["terminations"]}
+    assert rows == {"tablebase": 3, "adjudication": 1}
+    text = render_text(report, width=100)
+    assert re.search(r"tablebase\s+│\s+3\s+│\s+1\s+│\s+0\s+│\s+2\b", text), text
+    html = render_html(report)
+    assert re.search(r">tablebase<.*?>3<", html, re.S), html[:2000]
+
+
 def test_time_forfeit_draw_blames_the_flagging_side(db: Database) -> None:
     """Pair 2's second game: B is White, loses on time, A cannot mate: a draw put on B."""
     schedule = match("A", "B", games=10)

@@ -146,6 +146,45 @@ def _problems(response: httpx.Response) -> list[dict[str, str]]:
     return problems
 
 
+def test_tablebases_only_from_the_operators_directory(tmp_path: Path) -> None:
+    """Tablebase directories are allow-listed as books are: without `--tablebases` a
+    submission may name none; with it, only that directory or folders inside it (nothing
+    outside is looked at), and an accepted tournament's games end by those tables."""
+    syzygy = REPO.parent / "shared" / "data" / "syzygy"
+    if not syzygy.is_dir():
+        pytest.skip(f"Syzygy tables absent (expected {syzygy})")
+    endgames = {**BASE, "tc": "depth=1", "rounds": 2,
+                "openings": {"file": "endgames.epd", "order": "sequential"},
+                "adjudication": {"maxmoves": 80, "tablebases": ["syzygy"], "tbpieces": 4}}
+    (tmp_path / "books").mkdir()
+    (tmp_path / "books" / "endgames.epd").write_bytes(
+        (REPO / "tests" / "data" / "tb_endgames.epd").read_bytes())
+    with _serve(tmp_path) as served:
+        problems = _problems(served.submit(endgames))
+        assert [p["key"] for p in problems] == ["adjudication.tablebases"], problems
+        assert "no tablebases" in problems[0]["message"]
+    with _serve(tmp_path, None, "--tablebases", str(syzygy.parent)) as served:
+        for outside in (["../../etc"], ["/etc"], "syzygy:/tmp", [str(syzygy.parent.parent)]):
+            body = {**endgames, "adjudication": {"tablebases": outside}}
+            problems = _problems(served.submit(body))
+            assert {p["key"] for p in problems} == {"adjudication.tablebases"}, problems
+            assert all("tablebases directory" in p["message"] for p in problems), problems
+        for inside, why in ((["no-such-folder"], "no such directory"),
+                            (["books"], "no Syzygy WDL table")):
+            problems = _problems(served.submit({**endgames, "adjudication": {"tablebases": inside}}))
+            assert [p["key"] for p in problems] == ["adjudication.tablebases"], problems
+            assert why in problems[0]["message"], problems
+        created = served.submit(endgames)
+        assert created.status_code == 201, created.text
+        url = f"{served.base}/api/tournaments/{created.json()['id']}"
+        _wait(lambda: httpx.get(url, timeout=10).json()["status"] == "finished", timeout=180,
+              what="the endgame tournament to finish")
+    with sqlite3.connect(served.db) as connection:
+        endings = connection.execute("SELECT termination, reason FROM games").fetchall()
+    judged = [reason for termination, reason in endings if termination == "tablebase"]
+    assert judged and all(r.endswith("by adjudication: SyzygyTB") for r in judged), endings
+
+
 def test_the_operator_sets_the_bounds_on_the_command_line(tmp_path: Path) -> None:
     """`runner serve --max-engines/--max-games/--max-hash/--max-threads` replace the
     defaults: what the defaults allow is refused under tighter ones."""

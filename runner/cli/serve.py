@@ -31,6 +31,10 @@ def serve_command(
     books: Path | None = typer.Option(
         None, "--books", metavar="DIR",
         help="Opening files a submission may name (default: the engines file's directory)."),
+    tablebases: Path | None = typer.Option(
+        None, "--tablebases", metavar="DIR",
+        help="Syzygy tables a submission may adjudicate with: this directory or folders "
+             "inside it (default: none)."),
     token_file: Path | None = typer.Option(
         None, "--token-file", metavar="FILE",
         help="Read the write token from this file (default: $RUNNER_TOKEN; without either, "
@@ -124,13 +128,15 @@ def serve_command(
         raise exit_on_error(exc) from None
     if books is not None and not books.is_dir():
         raise fail(f"--books {books}: no such directory")
+    if tablebases is not None and not tablebases.is_dir():
+        raise fail(f"--tablebases {tablebases}: no such directory")
     try:
         token = token_from(os.environ.get("RUNNER_TOKEN"), token_file)
     except OSError as exc:
         raise fail(f"--token-file {token_file}: {exc.strerror}") from None
     database = open_db(db)  # checked, created and migrated here: errors name the database
     settings = ServiceSettings(
-        db_url=database.url, engines_file=engines, books_dir=books, token=token,
+        db_url=database.url, engines_file=engines, books_dir=books, tablebases_dir=tablebases, token=token,
         read_token_required=protect_reads, host=host, port=port, workers=workers,
         cluster=cluster, max_running=max_running,
         max_concurrency=concurrency or (os.cpu_count() or 1), submit_rate=submit_rate,

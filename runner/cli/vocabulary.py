@@ -160,6 +160,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("resign", "KEY=VALUE ...", "adjudicate a loss when a side's score stays very low",
            _GAMES, "many", RESIGN_KEYS),
     Option("maxmoves", "N", "adjudicate a draw after this many full moves played after the opening", _GAMES),
+    Option("tb", "PATHS", "adjudicate by the Syzygy tables in these directories "
+           "(':'-separated), after a capture or pawn move", _GAMES, aliases=("tablebases",)),
+    Option("tbpieces", "N", "adjudicate by the tables only with at most N pieces (default: "
+           "all the tables cover)", _GAMES),
+    Option("tbignore50", "", "cursed wins and blessed losses count as wins and losses, not "
+           "draws (the 50-move rule ignored)", _GAMES, "flag"),
+    Option("tbadjudicate", "BOTH|WIN_LOSS|DRAW", "which results the tables may adjudicate "
+           "(default BOTH)", _GAMES),
     Option("sprt", "KEY=VALUE ...", "stop a match once the SPRT decides", _RUNS, "many",
            SPRT_KEYS),
     Option("pgnout", "FILE", "also append every game to this PGN file", _RUNS),
@@ -372,6 +380,14 @@ def read_arguments(args: list[str], command: str) -> Arguments:
             adjudication[key] = _settings(groups[key], _BY_NAME[key])
     if "maxmoves" in groups:
         adjudication["maxmoves"] = _integer(groups["maxmoves"][0])
+    if "tb" in groups:
+        adjudication["tablebases"] = groups["tb"][0]  # split at ':' by the check, as a file's
+    if "tbpieces" in groups:
+        adjudication["tbpieces"] = _integer(groups["tbpieces"][0])
+    if "tbignore50" in groups:
+        adjudication["tbignore50"] = True
+    if "tbadjudicate" in groups:
+        adjudication["tbadjudicate"] = groups["tbadjudicate"][0]
     if adjudication:
         table["adjudication"] = adjudication
     moves = tuple(m for part in groups.get("moves", []) for m in part.split(",") if m)

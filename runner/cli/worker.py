@@ -25,28 +25,31 @@ def worker_check(
                                        help="Dask scheduler (default: the file's [cluster] "
                                             "address, else this machine)."),
 ) -> None:
-    """List each worker with its cores and slots, and start each of the tournament's engines
-    there once (its id line and protocol); exit 1 when a worker cannot start one."""
+    """List each worker with its cores and slots, start each of the tournament's engines
+    there once (its id line and protocol) and list the Syzygy tables it has of those the
+    file names; exit 1 when a worker cannot start an engine or has none of the tables."""
     from runner.cluster.worker import check_worker, engine_json
     from runner.config.check import ConfigError
     from runner.config.parse import load_config
     from runner.tournament.runtime import engine_config
 
     engines: list[str] = []
+    tablebases: tuple[str, ...] = ()
     if config_file is not None:
         try:
             config = load_config(config_file)
         except ConfigError as exc:
             raise exit_on_error(exc) from None
         engines = [engine_json(engine_config(entry)) for entry in config.engines]
+        tablebases = tuple(str(path) for path in config.adjudication.tablebases)
         if cluster is None and config.cluster is not None:
             cluster = config.cluster.address
     if cluster is None:
         from runner.cli.loop import run_async  # here: commands that do not play import no loop
 
-        reports = [run_async(check_worker(engines))]
+        reports = [run_async(check_worker(engines, tablebases))]
     else:
-        reports = _on_cluster(cluster, engines)
+        reports = _on_cluster(cluster, engines, tablebases)
     if not reports:
         raise fail(f"no worker is connected to the Dask scheduler at {cluster}")
     missing = 0
@@ -55,7 +58,8 @@ def worker_check(
     raise typer.Exit(1 if missing else 0)
 
 
-def _on_cluster(address: str, engines: list[str]) -> list[dict[str, Any]]:
+def _on_cluster(address: str, engines: list[str],
+                tablebases: tuple[str, ...]) -> list[dict[str, Any]]:
     """Run the check on every worker of the scheduler at `address`."""
     from distributed import Client
 
@@ -67,7 +71,7 @@ def _on_cluster(address: str, engines: list[str]) -> list[dict[str, Any]]:
     except (OSError, TimeoutError) as exc:
         raise fail(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     try:
-        replies = client.run(check_worker, engines)
+        replies = client.run(check_worker, engines, tablebases)
     finally:
         client.close()
     return [replies[key] for key in sorted(replies)]
@@ -86,8 +90,9 @@ def _show(report: dict[str, Any]) -> int:
     if report.get("engines_file_error"):
         _out.print(Text(shown(f"  engines file: {report['engines_file_error']}", multiline=True),
                         style="red"))
+    missing = _show_tables(report.get("tablebases"))
     if not report["engines"]:
-        return 0
+        return missing
     table = Table("engine", "starts", "id", "protocol", "command or problem")
     failed = 0
     for entry in report["engines"]:
@@ -98,4 +103,22 @@ def _show(report: dict[str, Any]) -> int:
                       Text(shown(" ".join(entry["command"]) if entry["ok"] else entry["text"],
                                  multiline=True)))
     _out.print(table)
-    return failed
+    return failed + missing
+
+
+def _show_tables(entry: dict[str, Any] | None) -> int:
+    """Print the worker's Syzygy tables; 1 when it has none of those the tournament names."""
+    if entry is None:
+        return 0
+    where = ":".join(entry["directories"])
+    if entry["text"] or not entry["tables"]:
+        _out.print(Text(shown(f"  tablebases: NONE ({entry['text'] or 'no tables'} in {where})",
+                              multiline=True), style="bold red"))
+        return 1
+    complete = entry["complete_pieces"]
+    line = (f"  tablebases: {entry['tables']} tables, complete to {complete} pieces"
+            if complete >= 3 else f"  tablebases: {entry['tables']} tables, none complete")
+    if entry["max_pieces"] > complete:
+        line += f", some of {entry['max_pieces']}"
+    _out.print(Text(shown(f"{line} ({where})")))
+    return 0

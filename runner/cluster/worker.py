@@ -318,8 +318,10 @@ async def release_pool() -> int:
     return await abort_games()
 
 
-async def check_worker(engine_jsons: list[str], dask_worker: Any = None) -> dict[str, Any]:
-    """What this host offers: cores, threads, slots, and each engine started once.
+async def check_worker(engine_jsons: list[str], tablebases: tuple[str, ...] = (),
+                       dask_worker: Any = None) -> dict[str, Any]:
+    """What this host offers: cores, threads, slots, each engine started once, and the
+    Syzygy tables it finds in `tablebases` (when the tournament names some).
 
     Runs on a worker's own loop (``client.run``) or in this process for the local machine.
     Each engine entry says ``ok``, the engine's own name (id line), its protocol and, when it
@@ -339,7 +341,25 @@ async def check_worker(engine_jsons: list[str], dask_worker: Any = None) -> dict
         info["engines_file_error"] = str(exc)
     configs = [resolve(_adapter(EngineConfig).validate_json(text), own) for text in engine_jsons]
     info["engines"] = list(await asyncio.gather(*(_try_engine(config) for config in configs)))
+    if tablebases:
+        info["tablebases"] = _tables_here(tablebases)
     return info
+
+
+def _tables_here(directories: tuple[str, ...]) -> dict[str, Any]:
+    """The tables this host has in `directories`: how many, the largest piece count, the
+    largest complete one; or why there are none. Each worker's games open their own."""
+    from runner.tablebase import Tablebase, TablebaseError
+
+    entry: dict[str, Any] = {"directories": list(directories), "tables": 0, "max_pieces": 0,
+                             "complete_pieces": 0, "text": ""}
+    try:
+        with Tablebase(directories) as tables:
+            entry.update(tables=len(tables.tables()), max_pieces=tables.max_pieces,
+                         complete_pieces=tables.complete_pieces)
+    except (TablebaseError, OSError) as exc:
+        entry["text"] = str(exc)
+    return entry
 
 
 async def _try_engine(config: EngineConfig) -> dict[str, Any]:

@@ -45,6 +45,7 @@ __all__ = [
     "ResignAdjudication",
     "RestartPolicy",
     "SprtConfig",
+    "TablebaseResults",
     "TournamentConfig",
     "TournamentFormat",
     "Variant",
@@ -98,6 +99,14 @@ class BookFormat(Enum):
     POLYGLOT = "polyglot"
 
 
+class TablebaseResults(Enum):
+    """Which results the tablebases may adjudicate (fastchess's -tbadjudicate)."""
+
+    BOTH = "both"
+    WIN_LOSS = "win_loss"
+    DRAW = "draw"
+
+
 class OpeningOrder(Enum):
     """The order in which openings are taken from the book."""
 
@@ -111,6 +120,7 @@ ENUM_ALIASES: dict[type[Enum], dict[str, str]] = {
     Protocol: {"xboard": "cecp", "winboard": "cecp"},
     Variant: {"chess960": "fischerandom", "frc": "fischerandom", "960": "fischerandom"},
     BookFormat: {"fen": "epd", "bin": "polyglot"},
+    TablebaseResults: {"win-loss": "win_loss", "winloss": "win_loss"},
 }
 # The book format an openings file's extension implies.
 BOOK_SUFFIXES = {".epd": BookFormat.EPD, ".fen": BookFormat.EPD, ".pgn": BookFormat.PGN,
@@ -217,6 +227,15 @@ class AdjudicationConfig:
     resign: ResignAdjudication | None = None
     maxmoves: int | None = None
     tb: str = "none"
+    """Kept for files that say ``tb = "none"``; the tables are named in `tablebases`."""
+    tablebases: tuple[Path, ...] = ()
+    """Syzygy directories (cutechess-cli's -tb); empty: no tablebase adjudication."""
+    tbpieces: int | None = None
+    """Adjudicate positions of at most this many pieces (None: all the tables cover)."""
+    tbignore50: bool = False
+    """Cursed wins and blessed losses count as wins and losses, not draws."""
+    tbadjudicate: TablebaseResults = TablebaseResults.BOTH
+    """Which results the tables may end a game with."""
 
 
 @dataclass(frozen=True)
@@ -310,6 +329,11 @@ class TournamentConfig:
                 "draw": None if adj.draw is None else vars(adj.draw),
                 "resign": None if adj.resign is None else vars(adj.resign),
                 "maxmoves": adj.maxmoves, "tb": adj.tb,
+                # Only when on: stored tournaments from before the keys keep their
+                # fingerprint. Where the tables live is left out, as the book's folder is.
+                **({"tablebases": {"pieces": adj.tbpieces, "ignore50": adj.tbignore50,
+                                   "results": adj.tbadjudicate.value}}
+                   if adj.tablebases else {}),
             },
             "sprt": None if self.sprt is None else vars(self.sprt),
         }

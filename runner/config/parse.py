@@ -42,6 +42,7 @@ from runner.config.model import (
     OpeningsConfig,
     ResignAdjudication,
     SprtConfig,
+    TablebaseResults,
     TournamentConfig,
     TournamentFormat,
     Variant,
@@ -54,7 +55,8 @@ _TOP_KEYS = ("name", "format", "engines_file", "engines", "rounds", "games", "tc
              "affinity", "cluster")
 _CLUSTER_KEYS = ("workers", "address")
 _OPENINGS_KEYS = ("file", "format", "order", "seed", "plies", "start")
-_ADJ_KEYS = ("draw", "resign", "maxmoves", "tb")
+_ADJ_KEYS = ("draw", "resign", "maxmoves", "tb", "tablebases", "tbpieces", "tbignore50",
+             "tbadjudicate")
 _DRAW_KEYS = ("movenumber", "movecount", "score")
 _RESIGN_KEYS = ("movecount", "score", "twosided")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model", "maxgames")
@@ -94,7 +96,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     concurrency = check.integer(data, "concurrency", "", 1, 1)
     variant = check.choice(data, "variant", "", Variant, Variant.STANDARD)
     openings = _openings(check.table(data, "openings", ""), base, check)
-    adjudication = _adjudication(check.table(data, "adjudication", ""), check)
+    adjudication = _adjudication(check.table(data, "adjudication", ""), base, check)
     sprt = _sprt(check.table(data, "sprt", ""), check)
     pgnout = check.get(data, "pgnout", "", str)
     if pgnout is not None:
@@ -221,7 +223,8 @@ def _unreadable(path: Path) -> str | None:
     return None
 
 
-def _adjudication(table: Mapping[str, Any] | None, check: Checker) -> AdjudicationConfig:
+def _adjudication(table: Mapping[str, Any] | None, base: Path,
+                  check: Checker) -> AdjudicationConfig:
     """The adjudication section (every rule off when absent)."""
     if table is None:
         return AdjudicationConfig()
@@ -253,9 +256,39 @@ def _adjudication(table: Mapping[str, Any] | None, check: Checker) -> Adjudicati
     maxmoves = check.integer(table, "maxmoves", path, None, 1)
     tb = check.get(table, "tb", path, str, "none")
     if tb != "none":
-        check.add("adjudication.tb", tb, "tablebase adjudication is not supported: use \"none\"")
+        check.add("adjudication.tb", tb, "name the Syzygy directories in adjudication.tablebases "
+                  "= [\"DIR\", ...]; tb may only say \"none\"")
         tb = "none"
-    return AdjudicationConfig(draw=draw, resign=resign, maxmoves=maxmoves, tb=tb)
+    tablebases = _tablebases(table, base, check)
+    tbpieces = check.integer(table, "tbpieces", path, None, 3)
+    tbignore50 = check.get(table, "tbignore50", path, bool, False)
+    tbadjudicate = check.choice(table, "tbadjudicate", path, TablebaseResults,
+                                TablebaseResults.BOTH)
+    return AdjudicationConfig(draw=draw, resign=resign, maxmoves=maxmoves, tb=tb,
+                              tablebases=tablebases, tbpieces=tbpieces,
+                              tbignore50=bool(tbignore50), tbadjudicate=tbadjudicate)
+
+
+def _tablebases(table: Mapping[str, Any], base: Path, check: Checker) -> tuple[Path, ...]:
+    """The Syzygy directories: a list, or one string of ':'-separated paths as cutechess-cli's
+    -tb takes them; each an existing directory (relative to the file), with some table in
+    one of them."""
+    key = "adjudication.tablebases"
+    value = check.get(table, "tablebases", "adjudication", (list, str), [])
+    items = value.split(":") if isinstance(value, str) else value
+    found: list[Path] = []
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            check.add(key, item, "expected a directory name")
+            continue
+        folder = (base / item).resolve()
+        if not folder.is_dir():
+            check.add(key, item, f"no such directory ({folder})")
+            continue
+        found.append(folder)
+    if found and not any(any(p.suffix == ".rtbw" for p in f.iterdir()) for f in found):
+        check.add(key, value, "no Syzygy WDL table (.rtbw) in these directories")
+    return tuple(found)
 
 
 def _cluster(table: Mapping[str, Any] | None, check: Checker) -> ClusterConfig | None:

@@ -10,9 +10,17 @@ checks) with the peer it follows, and tests/test_peer_games.py checks it against
 
 from __future__ import annotations
 
+import functools
+import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from runner.rules import Result
+from runner.rules import Board, Result
+
+if TYPE_CHECKING:
+    from runner.tablebase import Tablebase
+
+log = logging.getLogger(__name__)
 
 MATE_SCORE_CP = 100_000
 """The centipawn value a mate score counts as when compared with thresholds."""
@@ -39,6 +47,16 @@ class AdjudicationRules:
     resign_two_sided: bool = False
     max_moves: int | None = None
     false_claim_loses: bool = True
+    tablebases: tuple[str, ...] = ()
+    """Syzygy directories searched for tablebase adjudication; empty: the rule is off."""
+    tb_pieces: int | None = None
+    """Probe only positions of at most this many pieces (None: all the tables cover)."""
+    tb_ignore_50: bool = False
+    """Count cursed wins and blessed losses as wins and losses (cutechess's -tbignore50)."""
+    tb_wins: bool = True
+    """Whether the tables may end a game with a win (fastchess's -tbadjudicate WIN_LOSS)."""
+    tb_draws: bool = True
+    """Whether the tables may end a game with a draw (fastchess's -tbadjudicate DRAW)."""
 
     def __post_init__(self) -> None:
         for name in ("draw_move_number", "resign_move_count", "max_moves"):
@@ -47,6 +65,8 @@ class AdjudicationRules:
                 raise ValueError(f"adjudication {name} must not be negative, got {value}")
         if self.draw_move_count < 1 or self.draw_score < 0 or self.resign_score < 0:
             raise ValueError("adjudication counts must be positive and scores not negative")
+        if self.tb_pieces is not None and self.tb_pieces < 3:
+            raise ValueError(f"adjudication tb_pieces must be at least 3, got {self.tb_pieces}")
 
 
 @dataclass(frozen=True)
@@ -156,3 +176,101 @@ def max_moves_verdict(rules: AdjudicationRules, plies: int) -> Verdict | None:
     if rules.max_moves is not None and rules.max_moves > 0 and plies >= 2 * rules.max_moves:
         return Verdict(Result.DRAW, f"Draw by maximum game length ({rules.max_moves} moves)")
     return None
+
+
+TABLEBASE_REASON = "SyzygyTB"
+"""What both peers append to a tablebase adjudication's sentence (``... by adjudication: SyzygyTB``)."""
+
+
+class WdlProbe(Protocol):
+    """What `TablebaseJudge` needs of a tablebase: its largest table and a WDL probe."""
+
+    @property
+    def max_pieces(self) -> int:
+        """The most pieces of any table found (0 when none is)."""
+        ...
+
+    def probe_wdl(self, board: Board) -> int | None:
+        """WDL -2..2 from the side to move, None when unknown."""
+        ...
+
+
+class TablebaseJudge:
+    """Ends a game by the Syzygy tables, as fastchess does (docs/adjudication.md).
+
+    A position is probed only when its halfmove clock is 0 (right after a capture or a pawn
+    move, or at a start with a zero clock), it has no castling rights, and it has at most
+    ``tb_pieces`` pieces and no more than the largest table. A WDL of 2 or -2 is a win, 0 a
+    draw; a cursed win or blessed loss (1, -1) is a draw unless ``tb_ignore_50``. Results
+    the rules' ``tb_wins`` / ``tb_draws`` leave out, and unknown positions, play on.
+    """
+
+    __slots__ = ("_draws", "_failures", "_ignore_50", "_limit", "_tables", "_wins")
+
+    def __init__(self, rules: AdjudicationRules, tables: WdlProbe) -> None:
+        from runner.tablebase import TablebaseError  # here: only games with tables load it
+
+        self._failures: tuple[type[Exception], ...] = (TablebaseError, OSError)
+        self._tables = tables
+        limit = tables.max_pieces
+        if rules.tb_pieces is not None:
+            limit = min(limit, rules.tb_pieces)
+        self._limit = limit
+        self._ignore_50 = rules.tb_ignore_50
+        self._wins = rules.tb_wins
+        self._draws = rules.tb_draws
+
+    def verdict(self, board: Board) -> Verdict | None:
+        """The tables' result for the position after a move, or None to play on."""
+        # The cheap tests first: most positions of a game fail the first or the second, and
+        # a position with more pieces than the tables never reaches a probe.
+        if board.halfmove_clock or board.castling_rights:
+            return None
+        if board.occupied.bit_count() > self._limit:
+            return None
+        try:
+            wdl = self._tables.probe_wdl(board)
+        except self._failures as exc:  # a damaged or vanished file: unknown, the game goes on
+            log.warning("tablebase probe failed on %s: %s", board.fen(), exc)
+            return None
+        if wdl is None:
+            return None
+        if wdl in (1, -1) and not self._ignore_50:
+            wdl = 0  # the 50-move rule saves the losing side
+        if wdl == 0:
+            return Verdict(Result.DRAW, f"Draw by adjudication: {TABLEBASE_REASON}") \
+                if self._draws else None
+        if not self._wins:
+            return None
+        white_wins = (wdl > 0) == board.turn
+        return Verdict(Result.WHITE_WINS if white_wins else Result.BLACK_WINS,
+                       f"{'White' if white_wins else 'Black'} wins by adjudication: "
+                       f"{TABLEBASE_REASON}")
+
+
+@functools.cache
+def open_tablebase(directories: tuple[str, ...]) -> Tablebase | None:
+    """This process's tables from `directories`, opened once and kept (files map lazily).
+
+    Each process (the runner's, each Dask worker's) opens its own from the paths the game
+    names: a table missing on one machine only makes its positions unknown there. Tables
+    that cannot be opened at all give None (no tablebase adjudication) and a warning,
+    never a failed game; ``runner worker check`` shows what each worker found.
+    """
+    from runner.tablebase import Tablebase, TablebaseError
+
+    try:
+        return Tablebase(list(directories))
+    except (TablebaseError, OSError) as exc:
+        log.warning("no tablebase adjudication: cannot open %s: %s", ":".join(directories), exc)
+        return None
+
+
+def tablebase_judge(rules: AdjudicationRules) -> TablebaseJudge | None:
+    """The game's tablebase rule: None when the rules name no tables or none opened."""
+    if not rules.tablebases:
+        return None
+    tables = open_tablebase(rules.tablebases)
+    if tables is None or tables.max_pieces < 3:
+        return None
+    return TablebaseJudge(rules, tables)

@@ -20,8 +20,10 @@ from runner.game.adjudication import (
     AdjudicationRules,
     DrawTracker,
     ResignTracker,
+    TablebaseJudge,
     effective_score,
     max_moves_verdict,
+    tablebase_judge,
 )
 from runner.game.record import (
     TRANSCRIPT_LINE_LIMIT,
@@ -267,7 +269,11 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
     """
     await _start_game(engines, spec, board, sent)
     try:
-        return await _loop(engines, spec, board, moves, sent, on_move, frozen)
+        tables = tablebase_judge(spec.adjudication)
+        if tables is not None:
+            # fastchess probes the position the engines start from too (after the opening).
+            _judge_by_tables(tables, board)
+        return await _loop(engines, spec, board, moves, sent, on_move, frozen, tables)
     except _GameOver:
         raise
     except Exception as exc:
@@ -280,7 +286,7 @@ async def _run(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves:
 
 async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves: list[MoveRecord],
                 sent: list[str], on_move: Callable[[MoveRecord, Board], None] | None,
-                frozen: _Frozen) -> _GameOver:
+                frozen: _Frozen, tables: TablebaseJudge | None = None) -> _GameOver:
     """Ask for moves until the game ends; returns (or raises) how."""
     clocks = {True: Clock(spec.white_tc), False: Clock(spec.black_tc)}
     rules = spec.adjudication
@@ -333,6 +339,8 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         ended = _outcome_by_rules(board)
         if ended is not None:
             return ended
+        if tables is not None:
+            _judge_by_tables(tables, board)  # before the score rules, as in fastchess
         score = effective_score(played.score_cp, played.mate)
         draws.update(score, zeroing)
         resigns.update(mover, score)
@@ -340,6 +348,13 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
                                   len(moves) - len(spec.opening_moves))
         if adjudicated is not None:
             return adjudicated
+
+
+def _judge_by_tables(tables: TablebaseJudge, board: Board) -> None:
+    """End the game (raise) when the tables decide the position as the rules allow."""
+    verdict = tables.verdict(board)
+    if verdict is not None:
+        raise _GameOver(verdict.result, GameTermination.TABLEBASE, verdict.reason)
 
 
 def _adjudicate(draws: DrawTracker, resigns: ResignTracker, rules: AdjudicationRules,

@@ -29,6 +29,8 @@ class GameTermination(enum.Enum):
     RESIGNATION = "resignation"
     DRAW_AGREEMENT = "draw agreement"
     ADJUDICATION = "adjudication"
+    TABLEBASE = "tablebase"
+    """Adjudicated by the Syzygy tables (kept apart from score adjudication in reports)."""
     MAX_MOVES = "max moves"
     TIME_FORFEIT = "time forfeit"
     ILLEGAL_MOVE = "illegal move"
@@ -45,6 +47,7 @@ class GameTermination(enum.Enum):
 
 _PGN_TERMINATION = {
     GameTermination.ADJUDICATION: "adjudication",
+    GameTermination.TABLEBASE: "adjudication",
     GameTermination.MAX_MOVES: "adjudication",
     GameTermination.TIME_FORFEIT: "time forfeit",
     GameTermination.ILLEGAL_MOVE: "rules infraction",

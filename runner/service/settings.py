@@ -22,6 +22,9 @@ class ServiceSettings:
     books_dir: Path | None = None
     """Opening files a submission may name (by a path inside it); None: the engines file's
     directory."""
+    tablebases_dir: Path | None = None
+    """Syzygy directories a submission may name for tablebase adjudication (this directory or
+    folders inside it); None: a submission may name none."""
     token: str | None = None
     """The Bearer token for writes (and reads, with `read_token_required`); None refuses writes."""
     read_token_required: bool = False

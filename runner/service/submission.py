@@ -10,7 +10,8 @@ and ``cluster``. Options are only those the engine declares, of the spin, check 
 kinds (a string or path option may name a file for the engine to write): checked here
 against the declarations when the engine can be started, and again when it starts to play
 (the engines carry the mark `options_submitted`). An opening file must
-lie inside the service's books directory. Everything else is the CLI's own checking
+lie inside the service's books directory, and tablebase directories inside its tablebases
+directory. Everything else is the CLI's own checking
 (`runner.config.parse.parse_config`), so a submission fails exactly where the same file would.
 """
 
@@ -20,6 +21,7 @@ import dataclasses
 import re
 import tomllib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from runner.config.check import ConfigError, ConfigProblem, show_value, type_name
@@ -187,6 +189,8 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
     table = {key: value for key, value in data.items() if key not in _REFUSED_TOP}
     if any(p.key == "openings.file" for p in problems):
         table.pop("openings", None)  # refused: no parser goes looking for it
+    _place_tablebases(table, settings, refused_dirs=any(
+        p.key == "adjudication.tablebases" for p in problems))
     table["engines_file"] = str(settings.engines_file.resolve())
     engines = table.get("engines")
     if isinstance(engines, list):
@@ -241,7 +245,62 @@ def refused(data: Mapping[str, Any], settings: ServiceSettings) -> list[ConfigPr
     openings = data.get("openings")
     if isinstance(openings, dict) and isinstance(openings.get("file"), str):
         problems.extend(_book_problems(openings["file"], settings))
+    adjudication = data.get("adjudication")
+    if isinstance(adjudication, dict) and "tablebases" in adjudication:
+        problems.extend(_tablebase_problems(adjudication["tablebases"], settings))
     return problems
+
+
+def _tablebase_dirs(value: object) -> list[object]:
+    """The entries of ``adjudication.tablebases``: a list, or one ':'-separated string."""
+    if isinstance(value, str):
+        return list(value.split(":"))
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _inside(root: Path, entry: str) -> Path | None:
+    """`entry` resolved inside `root` (the root itself allowed), or None when it leaves it."""
+    if len(entry) > MAX_PATH or any(len(part) > MAX_NAME for part in entry.split("/")):
+        return None
+    try:
+        target = (root / entry).resolve()
+    except (OSError, ValueError):  # a path too long for the system, say
+        return None
+    return target if target.is_relative_to(root) else None
+
+
+def _tablebase_problems(value: object, settings: ServiceSettings) -> list[ConfigProblem]:
+    """Tablebase directories outside the service's tablebases directory are refused (no
+    looking at any path outside it)."""
+    key = "adjudication.tablebases"
+    if settings.tablebases_dir is None:
+        return [ConfigProblem(SOURCE, key, show_value(value),
+                              "this service offers no tablebases (runner serve --tablebases)")]
+    root = settings.tablebases_dir.resolve()
+    return [ConfigProblem(SOURCE, key, show_value(entry if len(entry) <= 60 else
+                                                  entry[:60] + "..."),
+                          "tablebases are read from the service's tablebases directory only; "
+                          "give it ('.') or a folder inside it")
+            for entry in _tablebase_dirs(value)
+            if isinstance(entry, str) and _inside(root, entry) is None]
+
+
+def _place_tablebases(table: dict[str, Any], settings: ServiceSettings,
+                      refused_dirs: bool) -> None:
+    """Point the submitted tablebase directories into the service's tablebases directory (the
+    configuration check then finds them there), or drop them when refused, so that no check
+    looks at a path outside it."""
+    adjudication = table.get("adjudication")
+    if not isinstance(adjudication, dict) or "tablebases" not in adjudication:
+        return
+    adjudication = table["adjudication"] = dict(adjudication)
+    if refused_dirs or settings.tablebases_dir is None:
+        adjudication.pop("tablebases")
+        return
+    root = settings.tablebases_dir.resolve()
+    adjudication["tablebases"] = [
+        str(_inside(root, entry)) if isinstance(entry, str) and entry.strip() else entry
+        for entry in _tablebase_dirs(adjudication["tablebases"])]
 
 
 def _engine_problems(item: Mapping[str, Any], path: str) -> list[ConfigProblem]:

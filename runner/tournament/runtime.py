@@ -15,6 +15,7 @@ from runner.config.model import (
     AdjudicationConfig,
     EngineSpec,
     RestartPolicy,
+    TablebaseResults,
     TournamentConfig,
 )
 from runner.game.adjudication import AdjudicationRules
@@ -64,6 +65,11 @@ def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
         values.update(resign_move_count=config.resign.movecount,
                       resign_score=config.resign.score,
                       resign_two_sided=config.resign.twosided)
+    if config.tablebases:
+        values.update(tablebases=tuple(str(p) for p in config.tablebases),
+                      tb_pieces=config.tbpieces, tb_ignore_50=config.tbignore50,
+                      tb_wins=config.tbadjudicate is not TablebaseResults.DRAW,
+                      tb_draws=config.tbadjudicate is not TablebaseResults.WIN_LOSS)
     return AdjudicationRules(**values)
 
 
