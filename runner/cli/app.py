@@ -140,7 +140,9 @@ def stats(
     except ValueError as exc:
         raise UserError(str(exc)) from exc
     if as_json:
-        data = result.to_json()
+        from runner.report.wire import stats_json
+
+        data = stats_json(result)
         if not result.games:  # nothing was played: no figure exists (not the regularised ones)
             data.update({key: None for key in data if key not in ("games", "pairs", "sprt")})
         typer.echo(json.dumps(data, indent=2, allow_nan=False))
