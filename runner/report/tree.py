@@ -88,7 +88,7 @@ class PairingJson(Wire):
     draws: int
     losses: int
     pentanomial: list[int]
-    wl_pairs: int
+    wl_pairs: int | None
     stats: StatsJson | None
     wdl_stats: StatsJson | None
 
