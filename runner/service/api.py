@@ -77,6 +77,13 @@ _UNAUTHORIZED: dict[str, Any] = {
                    "them: --protect-reads)."}
 _REFUSED: dict[str, Any] = {"model": ErrorBody}
 """Any other refusal (no such tournament, a conflict, too many requests, ...): one line."""
+# A route whose body is not JSON (the stream, PGN, HTML) refuses in JSON all the same; FastAPI
+# would put a "model" under the route's own media type, so these name the schema themselves
+# (ErrorBody is in the document's components through the JSON routes' refusals).
+_REFUSED_AS_JSON: dict[str, Any] = {"content": {"application/json": {
+    "schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
+_UNAUTHORIZED_AS_JSON: dict[str, Any] = {**_REFUSED_AS_JSON,
+                                         "description": _UNAUTHORIZED["description"]}
 
 if TYPE_CHECKING:
     StreamData = ServerSentEvent
@@ -292,7 +299,8 @@ async def _stream_allowed(request: Request, tournament_id: TournamentId,
 @router.get("/tournaments/{tournament_id}/events",
             dependencies=[Read, Depends(_stream_allowed)],
             response_class=EventSourceResponse, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED, 503: _REFUSED})
+            responses={401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON, 429: _REFUSED_AS_JSON,
+                       503: _REFUSED_AS_JSON})
 async def events(request: Request, tournament_id: TournamentId,
                  last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
                  ) -> AsyncIterator[StreamData]:
@@ -321,7 +329,7 @@ async def events(request: Request, tournament_id: TournamentId,
 @router.get("/tournaments/{tournament_id}/pgn", dependencies=[Read],
             response_class=StreamingResponse, openapi_extra=_OPEN_READ, responses={
                 200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
-                401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED})
+                401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON, 429: _REFUSED_AS_JSON})
 async def pgn(request: Request, tournament_id: TournamentId,
               engine: Annotated[str | None, Query(max_length=200)] = None,
               result: Result | None = None,
@@ -363,7 +371,8 @@ async def pgn(request: Request, tournament_id: TournamentId,
 
 @router.get("/tournaments/{tournament_id}/report.html", dependencies=[Read],
             response_class=HTMLResponse, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED})
+            responses={401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON,
+                       429: _REFUSED_AS_JSON})
 async def report_html(request: Request, tournament_id: TournamentId) -> HTMLResponse:
     """The same page as ``runner report --format html`` (built off the event loop, once per
     number of games stored)."""
