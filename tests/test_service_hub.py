@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 
 from runner.service import hub
 from runner.service.hub import EPOCH, EventLog, SlowReader
@@ -144,3 +146,21 @@ def test_closing_the_log_ends_the_streams() -> None:
 
 async def _nothing() -> list[GameFinishedEvent]:
     return []
+
+
+def test_an_event_is_strict_json_with_null_for_a_figure_that_is_not_finite() -> None:
+    """A clock that is not finite (no time limit) is null on the wire: the old encoder wrote
+    a bare Infinity, which a browser's JSON.parse refuses (the page lost that event)."""
+    log = EventLog(1)
+    move = MoveEvent(index=0, ply=1, san="e4", uci="e2e4", fen="8/8/8/8/8/8/8/8 b - - 0 1",
+                     white_clock=math.inf, black_clock=math.nan, score_cp=12, mate=None,
+                     depth=3, moved_at=0.0)
+    event = log.publish(move)
+
+    def refuse(name: str) -> object:
+        raise AssertionError(f"{name} is not JSON")
+
+    data = json.loads(event.text, parse_constant=refuse)
+    assert event.kind == "move"
+    assert data["white_clock"] is None and data["black_clock"] is None
+    assert (data["score_cp"], data["depth"], data["san"]) == (12, 3, "e4")

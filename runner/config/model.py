@@ -379,8 +379,13 @@ def _validated(adapter: TypeAdapter[Any], data: Any, where: str, prefix: str = "
 
 def _known_keys(data: Any, hint: Any) -> Any:
     """`data` (meant as `hint`) without the mapping keys the model's dataclasses lack, at
-    any depth; anything else as it is."""
+    any depth, and with the other words a configuration may use for an enum value
+    (`ENUM_ALIASES`, any case) made the value; anything else as it is."""
     declared = _without_none(hint)
+    if isinstance(data, str) and isinstance(declared, type) and issubclass(declared, Enum):
+        word = data.lower()
+        word = ENUM_ALIASES.get(declared, {}).get(word, word)
+        return word if word in {member.value for member in declared} else data
     if isinstance(data, Mapping) and dataclasses.is_dataclass(declared):
         hints = _field_hints(declared)  # type: ignore[arg-type]
         names = {f.name for f in dataclasses.fields(declared)}
