@@ -169,6 +169,8 @@ class TournamentManager:
             await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
             await asyncio.to_thread(self._set_status, tournament_id, TournamentStatus.STOPPED)
             self._changed(tournament_id)
+            # A status event always carries the reason (null clears the page's line): a stop
+            # keeps the one known, as the tournament's summary does.
             reason = self._reasons.get(tournament_id,
                                        (await self._stored_reasons()).get(tournament_id))
             self.log(tournament_id).publish(StatusEvent(status="stopped", reason=reason))
