@@ -307,27 +307,34 @@ def _events(client: Any, tournament_id: int, last_event_id: str) -> list[tuple[s
     return found
 
 
-def test_each_stream_event_fits_its_documented_schema(service: tuple[Any, list[int]]) -> None:
-    """Every event of a tournament this service played (as its log keeps and sends them,
-    moves included), the snapshot a new reader starts with, and the stored games a reader
-    from another epoch is replayed: each valid against the schema the document gives its
-    kind, and strict JSON (no bare Infinity or NaN)."""
-    app, (_, finished_id, _) = service
+def test_each_stream_event_fits_its_documented_schema(tmp_path: Path) -> None:
+    """Every event of a tournament the service plays (as its log keeps and sends them, moves
+    included), the snapshot a new reader starts with, and the stored games a reader from
+    another epoch is replayed: each valid against the schema the document gives its kind,
+    and strict JSON (no bare Infinity or NaN)."""
+    from fastapi.testclient import TestClient
+
+    settings_ = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'runner.db'}",
+                                engines_file=ENGINES, token=TOKEN, render_workers=0)
+    app = create_app(settings_)
     document = app.openapi()
     validators = {kind: _validator(document, {"$ref": f"#/components/schemas/{model.__name__}"})
                   for kind, model in event_kinds().items()}
-    with asgi.get_client(app) as client:
+    with TestClient(app, raise_server_exceptions=True) as client:
+        created = client.post("/api/tournaments", json=QUICK, headers=AUTH)
+        assert created.status_code == 201, created.text
+        tournament_id = created.json()["id"]
         # The run's last events (standings, tournament_finished) follow its stored status.
-        event_log = app.state.manager.log(finished_id)
-        deadline = time.monotonic() + 60
+        event_log = app.state.manager.log(tournament_id)
+        deadline = time.monotonic() + 120
         while not any(e.kind == "tournament_finished" for e in event_log.since(0) or ()):
             assert time.monotonic() < deadline, "the run never published its end"
             time.sleep(0.1)
         # The text a stream sends is each kept event's own (encoded once); the test client
         # cuts a long stream short, so the live ones are read from the log.
         events = [(event.kind, event.text) for event in event_log.since(0) or ()]
-        events += _events(client, finished_id, "an-earlier-process-1")
-        events += _events(client, finished_id, "")
+        events += _events(client, tournament_id, "an-earlier-process-1")
+        events += _events(client, tournament_id, "")
     kinds = Counter(kind for kind, _ in events)
     assert {"game_started", "move", "game_finished", "standings", "status", "snapshot",
             "tournament_finished"} <= set(kinds), kinds
