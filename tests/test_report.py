@@ -682,3 +682,55 @@ def test_html_report_renders_in_a_real_browser(db: Database, tmp_path: Path) -> 
     width, height, pixels = _png_pixels(shot)
     assert (width, height) == (1000, 2600)
     assert len(set(pixels)) > 50, "the screenshot is (nearly) blank"
+
+
+def _old_row(engines: Sequence[str]) -> dict[str, object]:
+    """A whole configuration as an older runner stored it: no ``variant``, ``affinity`` or
+    ``cluster`` (added since), and keys this version no longer has, at the top, in an
+    engine entry and in the ``sprt`` table."""
+    return {
+        "name": "old", "format": "gauntlet", "tc": "10+0.1", "rounds": 1, "games": 2,
+        "engines": [{"name": e, "command": ["/bin/engine", e], "written_command": ["engine", e],
+                     "env": [], "castling960": "oo", "retired_engine_key": True}
+                    for e in engines],
+        "sprt": {**SPRT_CONFIG, "confidence": 0.95},
+        "retired_top_level_key": "x",
+    }
+
+
+def test_an_old_row_is_read_through_the_config_model(db: Database) -> None:
+    """The report reads a stored configuration through `TournamentConfig`, tolerating keys a
+    runner stored that this one does not know: the SPRT, the format and the engine order
+    come from such a row (a raw read of the ``sprt`` table refused its unknown key and
+    showed no SPRT)."""
+    from runner.store.resume import replace_config
+
+    tid = _match(db)
+    with db.session() as session:
+        replace_config(session, tid, config=_old_row(["B", "A"]), fingerprint="fp-old",
+                       total_games=10)
+        report = build_report(session, tid)
+    assert report.sprt is not None and report.sprt.maxgames == 400, report.notes
+    assert report.sprt.spec == SprtSpec(0.0, 10.0, 0.05, 0.05, EloModel.NORMALIZED)
+    assert report.format is TournamentFormat.GAUNTLET  # as stored, not guessed (a match)
+    assert report.engines == ("B", "A") and report.reference == "B"
+    assert not any("SPRT" in note for note in report.notes), report.notes
+
+    # A partial row (no engine commands: an older schema) is read setting by setting.
+    partial = {"format": "round_robin", "engines": [{"name": "B"}, {"name": "A"}],
+               "sprt": {**SPRT_CONFIG, "confidence": 0.95}, "retired_top_level_key": 1}
+    with db.session() as session:
+        replace_config(session, tid, config=partial, fingerprint="fp-partial", total_games=10)
+        report = build_report(session, tid)
+    assert report.sprt is not None and report.sprt.maxgames == 400, report.notes
+    assert report.format is TournamentFormat.ROUND_ROBIN
+    assert report.engines == ("B", "A")
+
+    # An SPRT table that does not fit the model is named in a note, and no SPRT is shown.
+    broken = {**partial, "sprt": {"elo0": "low", "elo1": 10.0}}
+    with db.session() as session:
+        replace_config(session, tid, config=broken, fingerprint="fp-broken", total_games=10)
+        report = build_report(session, tid)
+    assert report.sprt is None
+    assert any("SPRT settings are unusable" in note and "elo0" in note
+               for note in report.notes), report.notes

@@ -3,19 +3,52 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 
 from runner.service import hub
 from runner.service.hub import EPOCH, EventLog, SlowReader
+from runner.service.payloads import (
+    GameFinishedEvent,
+    GameStartedEvent,
+    MoveEvent,
+    SnapshotEvent,
+    StreamEvent,
+    TournamentFinishedEvent,
+)
 
 
-async def _collect(log: EventLog, last_id: str | None, count: int) -> list[tuple[str, dict]]:
+def _started(index: int) -> GameStartedEvent:
+    return GameStartedEvent(index=index, round=1, white="a", black="b", fen=None, ply=0,
+                            white_clock=60.0, black_clock=60.0, last_move=None, last_uci=None,
+                            score_cp=None, mate=None, depth=None, moved_at=0.0)
+
+
+def _move(ply: int) -> MoveEvent:
+    return MoveEvent(index=0, ply=ply, san="e4", uci="e2e4", fen="8/8/8/8/8/8/8/8 w - - 0 1",
+                     white_clock=60.0, black_clock=60.0, score_cp=None, mate=None, depth=None,
+                     moved_at=0.0)
+
+
+def _game(index: int) -> GameFinishedEvent:
+    return GameFinishedEvent(index=index, round=1, white="a", black="b", result="1-0",
+                             termination="checkmate", reason=None, plies=20, replay=False)
+
+
+async def _snapshot() -> SnapshotEvent:
+    # The log hands the snapshot on as it is: its content is the manager's (tested there).
+    return SnapshotEvent.model_construct()
+
+
+async def _collect(log: EventLog, last_id: str | None,
+                   count: int) -> list[tuple[str, StreamEvent, str | None]]:
     found = []
 
-    async def snapshot() -> dict:
-        return {"snapshot": True}
+    async def snapshot() -> SnapshotEvent:
+        return await _snapshot()
 
-    async def finished() -> list[dict]:
-        return [{"index": 0}, {"index": 1}]
+    async def finished() -> list[GameFinishedEvent]:
+        return [_game(0), _game(1)]
 
     async for event in log.follow(last_id, snapshot, finished):
         found.append((event.kind, event.data, event.id))
@@ -27,11 +60,11 @@ async def _collect(log: EventLog, last_id: str | None, count: int) -> list[tuple
 def test_a_new_reader_gets_a_snapshot_then_live_events() -> None:
     async def scenario() -> list:
         log = EventLog(1)
-        log.publish("game_started", {"index": 0})
+        log.publish(_started(0))
         reader = asyncio.create_task(_collect(log, None, 3))
         await asyncio.sleep(0.01)
-        log.publish("move", {"ply": 1})
-        log.publish("game_finished", {"index": 0})
+        log.publish(_move(1))
+        log.publish(_game(0))
         return await reader
 
     events = asyncio.run(scenario())
@@ -43,21 +76,21 @@ def test_a_reconnecting_reader_gets_exactly_what_it_missed() -> None:
     async def scenario() -> list:
         log = EventLog(1)
         for index in range(5):
-            log.publish("game_finished", {"index": index})
-            log.publish("move", {"ply": index})
+            log.publish(_game(index))
+            log.publish(_move(index))
         return await _collect(log, f"{EPOCH}-4", 6)
 
     events = asyncio.run(scenario())
     # seq 4 is the move of ply 1: everything after it, in order
     assert [(kind, data) for kind, data, _ in events] == [
-        ("game_finished", {"index": 2}), ("move", {"ply": 2}), ("game_finished", {"index": 3}),
-        ("move", {"ply": 3}), ("game_finished", {"index": 4}), ("move", {"ply": 4})]
+        ("game_finished", _game(2)), ("move", _move(2)), ("game_finished", _game(3)),
+        ("move", _move(3)), ("game_finished", _game(4)), ("move", _move(4))]
 
 
 def test_an_id_from_another_epoch_replays_the_stored_games_without_ids() -> None:
     async def scenario() -> list:
         log = EventLog(1)
-        log.publish("game_finished", {"index": 1})
+        log.publish(_game(1))
         return await _collect(log, "deadbeef-9", 3)
 
     events = asyncio.run(scenario())
@@ -71,7 +104,7 @@ def test_moves_dropped_from_the_ring_give_the_stored_games_and_a_snapshot() -> N
         log = EventLog(1)
         log._moves = hub.deque(maxlen=3)  # a small ring: plies 7-9 (seqs 8-10) are kept
         for ply in range(10):
-            log.publish("move", {"ply": ply})
+            log.publish(_move(ply))
         return await _collect(log, f"{EPOCH}-2", 3)
 
     events = asyncio.run(scenario())
@@ -86,7 +119,7 @@ def test_a_slow_reader_is_cut_off_and_the_games_go_on() -> None:
         first = await stream.__anext__()
         assert first.kind == "snapshot"
         for ply in range(20):  # published while the reader reads nothing
-            log.publish("move", {"ply": ply})
+            log.publish(_move(ply))
         cut = False
         try:
             for _ in range(30):
@@ -104,16 +137,30 @@ def test_closing_the_log_ends_the_streams() -> None:
         log = EventLog(1)
         reader = asyncio.create_task(_collect(log, None, 100))
         await asyncio.sleep(0.01)
-        log.publish("tournament_finished", {"status": "finished"})
+        log.publish(TournamentFinishedEvent(status="finished"))
         log.close()
         return await asyncio.wait_for(reader, 2)
 
     assert [kind for kind, _, _ in asyncio.run(scenario())] == ["snapshot", "tournament_finished"]
 
 
-async def _snapshot() -> dict:
-    return {}
-
-
-async def _nothing() -> list:
+async def _nothing() -> list[GameFinishedEvent]:
     return []
+
+
+def test_an_event_is_strict_json_with_null_for_a_figure_that_is_not_finite() -> None:
+    """A clock that is not finite (no time limit) is null on the wire: the old encoder wrote
+    a bare Infinity, which a browser's JSON.parse refuses (the page lost that event)."""
+    log = EventLog(1)
+    move = MoveEvent(index=0, ply=1, san="e4", uci="e2e4", fen="8/8/8/8/8/8/8/8 b - - 0 1",
+                     white_clock=math.inf, black_clock=math.nan, score_cp=12, mate=None,
+                     depth=3, moved_at=0.0)
+    event = log.publish(move)
+
+    def refuse(name: str) -> object:
+        raise AssertionError(f"{name} is not JSON")
+
+    data = json.loads(event.text, parse_constant=refuse)
+    assert event.kind == "move"
+    assert data["white_clock"] is None and data["black_clock"] is None
+    assert (data["score_cp"], data["depth"], data["san"]) == (12, 3, "e4")

@@ -19,6 +19,7 @@ themselves.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ from schemathesis.python import asgi  # noqa: E402
 
 from runner.config.parse import parse_config  # noqa: E402
 from runner.service.app import create_app  # noqa: E402
+from runner.service.payloads import event_kinds  # noqa: E402
 from runner.service.settings import ServiceSettings  # noqa: E402
 from runner.store import open_database  # noqa: E402
 from runner.tournament.run import Tournament  # noqa: E402
@@ -243,3 +245,104 @@ def test_generated_requests_reached_every_outcome() -> None:
     without = [f"no token: /api/tournaments{tail}"
                for tail in ("", "/{tournament_id}/stop", "/{tournament_id}/resume")]
     assert all(401 in SEEN[op] for op in without), {op: SEEN[op] for op in without}
+
+
+def _document() -> dict[str, Any]:
+    """The OpenAPI document of an app that is not started (the document needs no database)."""
+    return create_app(ServiceSettings(db_url="sqlite://", engines_file=ENGINES)).openapi()
+
+
+def _validator(document: dict[str, Any], schema: dict[str, Any]) -> Any:
+    """A JSON Schema validator for `schema`, its references resolved in `document`."""
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for({**schema, "components": document["components"]})
+
+
+def test_every_operation_documents_each_response_body() -> None:
+    """Every answer of every operation has a body schema: JSON ones a declared model (a
+    reference to an object with its properties, not "any object"), the stream the model of
+    each event's data, PGN and HTML their media type. Before the typed payloads the JSON
+    answers were "an object with anything in it" and the stream's data "a string"."""
+    document = _document()
+    components = document["components"]["schemas"]
+    operations = [(method, path, operation) for path, item in document["paths"].items()
+                  for method, operation in item.items()]
+    assert len(operations) >= 8
+    for method, path, operation in operations:
+        for code, response in operation["responses"].items():
+            where = f"{method.upper()} {path} {code}"
+            content = response.get("content")
+            assert content, f"{where}: no body documented"
+            for media_type, body in content.items():
+                if media_type == "text/event-stream":
+                    data = body["itemSchema"]["properties"]["data"]
+                    kinds = data["contentSchema"]["anyOf"]
+                    assert {kind["$ref"].rsplit("/", 1)[1] for kind in kinds} == {
+                        model.__name__ for model in event_kinds().values()}, where
+                elif media_type == "application/json":
+                    ref = body["schema"].get("$ref", "")
+                    assert ref.startswith("#/components/schemas/"), (where, body)
+                    assert components[ref.rsplit("/", 1)[1]].get("properties"), where
+                else:
+                    assert body["schema"] == {"type": "string"}, (where, media_type)
+
+
+def _events(client: Any, tournament_id: int, last_event_id: str) -> list[tuple[str, str]]:
+    """The (event, data) pairs of a stream that ends by itself (a finished tournament's)."""
+    response = client.get(f"/api/tournaments/{tournament_id}/events",
+                          headers={**AUTH, "Last-Event-ID": last_event_id}, timeout=30.0)
+    assert response.status_code == 200, response.text
+    found: list[tuple[str, str]] = []
+    kind, data = "message", []
+    for line in response.text.splitlines():
+        if not line:
+            if data:
+                found.append((kind, "\n".join(data)))
+            kind, data = "message", []
+        elif line.startswith("event:"):
+            kind = line.partition(":")[2].strip()
+        elif line.startswith("data:"):
+            data.append(line.partition(":")[2].lstrip(" "))
+    return found
+
+
+def test_each_stream_event_fits_its_documented_schema(tmp_path: Path) -> None:
+    """Every event of a tournament the service plays (as its log keeps and sends them, moves
+    included), the snapshot a new reader starts with, and the stored games a reader from
+    another epoch is replayed: each valid against the schema the document gives its kind,
+    and strict JSON (no bare Infinity or NaN)."""
+    from fastapi.testclient import TestClient
+
+    settings_ = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'runner.db'}",
+                                engines_file=ENGINES, token=TOKEN, render_workers=0)
+    app = create_app(settings_)
+    document = app.openapi()
+    validators = {kind: _validator(document, {"$ref": f"#/components/schemas/{model.__name__}"})
+                  for kind, model in event_kinds().items()}
+    with TestClient(app, raise_server_exceptions=True) as client:
+        created = client.post("/api/tournaments", json=QUICK, headers=AUTH)
+        assert created.status_code == 201, created.text
+        tournament_id = created.json()["id"]
+        # The run's last events (standings, tournament_finished) follow its stored status.
+        event_log = app.state.manager.log(tournament_id)
+        deadline = time.monotonic() + 120
+        while not any(e.kind == "tournament_finished" for e in event_log.since(0) or ()):
+            assert time.monotonic() < deadline, "the run never published its end"
+            time.sleep(0.1)
+        # The text a stream sends is each kept event's own (encoded once); the test client
+        # cuts a long stream short, so the live ones are read from the log.
+        events = [(event.kind, event.text) for event in event_log.since(0) or ()]
+        events += _events(client, tournament_id, "an-earlier-process-1")
+        events += _events(client, tournament_id, "")
+    kinds = Counter(kind for kind, _ in events)
+    assert {"game_started", "move", "game_finished", "standings", "status", "snapshot",
+            "tournament_finished"} <= set(kinds), kinds
+    for kind, text in events:
+        data = json.loads(text, parse_constant=_refuse_constant)
+        errors = [str(error) for error in validators[kind].iter_errors(data)]
+        assert not errors, (kind, errors[:3], text[:300])
+
+
+def _refuse_constant(name: str) -> Any:
+    raise AssertionError(f"{name} is not JSON")

@@ -21,6 +21,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from runner.game.record import GameTermination
+from runner.report.wire import stats_json
 from runner.rules import Board, Result
 from runner.stats import (
     MIN_SAMPLES,
@@ -108,7 +109,7 @@ def _spec(test: dict[str, Any]) -> SprtSpec:
 @pytest.mark.parametrize("case", _cases("fishtest"), ids=lambda c: c["id"])
 def test_fishtest_figures(case: dict[str, Any]) -> None:
     counts = _counts(case)
-    ours = match_stats(counts).to_json()
+    ours = stats_json(match_stats(counts))
     expected = case["expected"]
     compared = 0
     for key, value in expected.items():
@@ -266,10 +267,10 @@ def test_other_peers_within_documented_differences(case: dict[str, Any]) -> None
 
 
 def test_json_keys_and_nulls() -> None:
-    tri = match_stats(Trinomial(20, 30, 10), SprtSpec(0, 2)).to_json()
+    tri = stats_json(match_stats(Trinomial(20, 30, 10), SprtSpec(0, 2)))
     assert set(tri) == JSON_KEYS and set(tri["sprt"]) == SPRT_KEYS
     assert tri["pairs"] is None and tri["pair_draw_ratio"] is None
-    penta = match_stats(Pentanomial(1, 8, 12, 9, 2)).to_json()
+    penta = stats_json(match_stats(Pentanomial(1, 8, 12, 9, 2)))
     assert set(penta) == JSON_KEYS
     assert penta["draw_ratio"] is None and penta["sprt"] is None
     assert (penta["games"], penta["pairs"]) == (64, 32)
@@ -282,7 +283,7 @@ count = st.integers(min_value=0, max_value=2000)
 @given(count, count, count)
 def test_any_trinomial_gives_finite_json(w: int, d: int, l: int) -> None:
     result = match_stats(Trinomial(w, d, l), SprtSpec(0, 2, model=EloModel.NORMALIZED))
-    json.dumps(result.to_json(), allow_nan=False)
+    json.dumps(stats_json(result), allow_nan=False)
     assume(w + d + l >= MIN_SAMPLES)  # below: no figures (test_too_small_a_sample_gives_none)
     assert _all_finite(result)
     assert -1200 < result.elo < 1200 and result.elo_error95 >= 0 and 0 <= result.los <= 1
@@ -294,7 +295,7 @@ def test_any_pentanomial_gives_finite_json(cells: list[int]) -> None:
     counts = Pentanomial(*cells)
     for model in (EloModel.LOGISTIC, EloModel.NORMALIZED):
         result = match_stats(counts, SprtSpec(-1.75, 0.25, model=model))
-        json.dumps(result.to_json(), allow_nan=False)
+        json.dumps(stats_json(result), allow_nan=False)
         assert _all_finite(result) or sum(cells) < MIN_SAMPLES
         assert result.pairs == sum(cells) and result.games == 2 * sum(cells)
 
@@ -641,7 +642,7 @@ def test_cli_json_for_pairs_with_sprt() -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert set(data) == JSON_KEYS and set(data["sprt"]) == SPRT_KEYS
-    expected = match_stats(Pentanomial(1, 8, 12, 9, 2), SprtSpec(0, 2)).to_json()
+    expected = stats_json(match_stats(Pentanomial(1, 8, 12, 9, 2), SprtSpec(0, 2)))
     assert data == expected
 
 

@@ -115,8 +115,6 @@ def stats(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Elo, error bars, LOS, nElo and SPRT from match counts (fishtest's figures)."""
-    import json
-
     from runner import stats as st
 
     if (wdl is None) == (penta is None):
@@ -140,10 +138,14 @@ def stats(
     except ValueError as exc:
         raise UserError(str(exc)) from exc
     if as_json:
-        data = result.to_json()
+        from runner.report.wire import StatsJson, wire_text
+
+        payload = StatsJson.of(result)
         if not result.games:  # nothing was played: no figure exists (not the regularised ones)
-            data.update({key: None for key in data if key not in ("games", "pairs", "sprt")})
-        typer.echo(json.dumps(data, indent=2, allow_nan=False))
+            payload = payload.model_copy(update={
+                key: None for key in StatsJson.model_fields
+                if key not in ("games", "pairs", "sprt")})
+        typer.echo(wire_text(payload, indent=2))
     elif not result.games:
         console.print("No games: there is no score, Elo, LOS or draw ratio to estimate.",
                       highlight=False)

@@ -49,6 +49,7 @@ __all__ = [
     "TournamentConfig",
     "TournamentFormat",
     "Variant",
+    "stored_setting",
 ]
 
 OptionValue = str | int | float | bool
@@ -365,16 +366,66 @@ class TournamentConfig:
 
         `where` names the data's origin in the problems reported.
         """
-        from pydantic import ValidationError
+        return _validated(_json_adapter(), _upgrade_legacy(data), where)
 
-        try:
-            return _json_adapter().validate_python(_upgrade_legacy(data))
-        except ValidationError as exc:
-            raise ConfigError([
-                ConfigProblem(where, _key_path(error["loc"]), show_value(error.get("input")),
-                              error["msg"])
-                for error in exc.errors(include_url=False)
-            ]) from None
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any], *, where: str = "stored configuration",
+                    ) -> TournamentConfig:
+        """`from_json` for a row any runner stored, tolerating keys this version does not
+        know (a setting since removed): they are dropped, not refused. Raises ConfigError
+        when a setting this version needs is missing or unreadable."""
+        return _validated(_json_adapter(), _known_keys(_upgrade_legacy(data), cls), where)
+
+
+def stored_setting(data: Mapping[str, Any], key: str, *,
+                   where: str = "stored configuration") -> Any:
+    """One top-level setting (``format``, ``sprt``, ...) of a stored configuration read
+    through its type in `TournamentConfig`, keys it does not know dropped: for a row too old
+    or too partial to read as a whole. An absent setting reads as None; raises ConfigError
+    when the value does not fit the type."""
+    hint = _field_hints(TournamentConfig)[key]
+    return _validated(_setting_adapter(key), _known_keys(data.get(key), hint), where, key)
+
+
+def _validated(adapter: TypeAdapter[Any], data: Any, where: str, prefix: str = "") -> Any:
+    """`data` validated by `adapter`; its problems as a ConfigError naming `where`."""
+    from pydantic import ValidationError
+
+    try:
+        return adapter.validate_python(data)
+    except ValidationError as exc:
+        raise ConfigError([
+            ConfigProblem(where, _key_path(((prefix,) if prefix else ()) + tuple(error["loc"])),
+                          show_value(error.get("input")), error["msg"])
+            for error in exc.errors(include_url=False)
+        ]) from None
+
+
+def _known_keys(data: Any, hint: Any) -> Any:
+    """`data` (meant as `hint`) without the mapping keys the model's dataclasses lack, at
+    any depth, and with the other words a configuration may use for an enum value
+    (`ENUM_ALIASES`, any case) made the value; anything else as it is."""
+    declared = _without_none(hint)
+    if isinstance(data, str) and isinstance(declared, type) and issubclass(declared, Enum):
+        word = data.lower()
+        word = ENUM_ALIASES.get(declared, {}).get(word, word)
+        return word if word in {member.value for member in declared} else data
+    if isinstance(data, Mapping) and dataclasses.is_dataclass(declared):
+        hints = _field_hints(declared)  # type: ignore[arg-type]
+        names = {f.name for f in dataclasses.fields(declared)}
+        return {k: _known_keys(v, hints[k]) for k, v in data.items() if k in names}
+    args = typing.get_args(declared)
+    if isinstance(data, list | tuple) and len(args) == 2 and args[1] is Ellipsis:
+        return [_known_keys(item, args[0]) for item in data]
+    return data
+
+
+@functools.cache
+def _setting_adapter(key: str) -> TypeAdapter[Any]:
+    """pydantic's converter for one top-level setting's type (built once per key)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(_field_hints(TournamentConfig)[key])
 
 
 # -- JSON ---------------------------------------------------------------------------------------

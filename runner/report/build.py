@@ -20,6 +20,7 @@ Conventions (the figures are fishtest's, from `runner.stats`):
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,8 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from runner.config.model import ENUM_ALIASES, SprtConfig, TournamentFormat
+from runner.config.check import ConfigError
+from runner.config.model import SprtConfig, TournamentConfig, TournamentFormat, stored_setting
 from runner.game.record import GameTermination
 from runner.report.workers import WorkerFaults, WorkerTally
 from runner.rules import Result
@@ -65,6 +67,7 @@ __all__ = [
     "ReportError",
     "SeriesPoint",
     "SprtState",
+    "StoredSettings",
     "Standing",
     "TerminationTally",
     "build_report",
@@ -290,18 +293,19 @@ def build_report(session: Session, tournament_id: int | None = None, *,
     info = tournament_info(session, tournament_id)
     if info is None:
         raise ReportError(f"no tournament with id {tournament_id}")
-    engines = _engine_order(info)
+    notes: list[str] = []
+    settings = _stored_settings(info.config, tournament_id)
+    engines = _engine_order(info, settings)
     if not engines:
         raise ReportError(f"tournament {tournament_id} has no engines")
-    notes: list[str] = []
     replay = _Replay(engines, step=max(1, math.ceil(info.scored / max(1, max_points))))
     for game in stream_played(session, tournament_id, fault_terminations=FAULT_TERMINATIONS):
         replay.add(game)
     replay.snapshot(final=True)
 
     pairings = replay.pairings()
-    fmt = _format(info, engines, pairings)
-    spec, maxgames = _sprt_settings(info.config, notes)
+    fmt = _format(settings, engines, pairings)
+    spec, maxgames = _sprt_settings(settings, notes)
     if spec is not None and len(engines) != 2:
         notes.append("SPRT settings ignored: an SPRT compares exactly two engines")
         spec = None
@@ -357,28 +361,64 @@ def _sprt_state(spec: SprtSpec | None, maxgames: int | None, results: Sequence[P
                      stored_decision=stored_decision, first=engines[0], second=engines[1])
 
 
-def _engine_order(info: TournamentInfo) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class StoredSettings:
+    """What the report takes from a tournament's stored configuration, read through the
+    configuration model; None (or empty) where the row does not say."""
+
+    format: TournamentFormat | None
+    engines: tuple[str, ...]
+    """Engine names in the configuration's order."""
+    sprt: SprtConfig | None
+    sprt_problem: str | None = None
+    """Why the stored ``sprt`` table could not be read, if it could not."""
+
+
+def _stored_settings(data: Mapping[str, object], tournament_id: int) -> StoredSettings:
+    """The stored configuration's format, engine order and SPRT, through `TournamentConfig`:
+    whole when the row reads as one (keys this version does not know are ignored), else
+    setting by setting, for a row from an older schema or a partial one."""
+    where = f"tournament {tournament_id}'s stored configuration"
+    try:
+        config = TournamentConfig.from_stored(data, where=where)
+    except ConfigError:
+        pass
+    else:
+        return StoredSettings(config.format, tuple(e.name for e in config.engines), config.sprt)
+    fmt: TournamentFormat | None = None
+    with contextlib.suppress(ConfigError):
+        fmt = stored_setting(data, "format", where=where)
+    sprt_table: SprtConfig | None = None
+    problem: str | None = None
+    try:
+        sprt_table = stored_setting(data, "sprt", where=where)
+    except ConfigError as exc:
+        problem = "; ".join(p.message if not p.key else f"{p.key}: {p.message}"
+                            for p in exc.problems)
+    # An engine entry too old to read as an EngineSpec still names its engine.
+    entries = data.get("engines")
+    names = tuple(
+        name for name in ((e.get("name") if isinstance(e, Mapping) else e)
+                          for e in (entries if isinstance(entries, list) else ()))
+        if isinstance(name, str))
+    return StoredSettings(fmt, names, sprt_table, problem)
+
+
+def _engine_order(info: TournamentInfo, settings: StoredSettings) -> tuple[str, ...]:
     """Engines in the configuration's order (the stored rows' order when it has none)."""
-    configured = info.config.get("engines")
     names: list[str] = []
-    if isinstance(configured, list):
-        for entry in configured:
-            name = entry.get("name") if isinstance(entry, Mapping) else entry
-            if isinstance(name, str) and name in info.engines and name not in names:
-                names.append(name)
+    for name in settings.engines:
+        if name in info.engines and name not in names:
+            names.append(name)
     names.extend(name for name in info.engines if name not in names)
     return tuple(names)
 
 
-def _format(info: TournamentInfo, engines: Sequence[str],
+def _format(settings: StoredSettings, engines: Sequence[str],
             pairings: Sequence[PairingCounts]) -> TournamentFormat:
     """The format the configuration names, else the one the games played suggest."""
-    written = info.config.get("format")
-    if isinstance(written, str):
-        written = written.lower()
-        written = ENUM_ALIASES[TournamentFormat].get(written, written)
-        if written in {f.value for f in TournamentFormat}:
-            return TournamentFormat(written)
+    if settings.format is not None:
+        return settings.format
     if len(engines) == 2:
         return TournamentFormat.MATCH
     if all(engines[0] in (p.first, p.second) for p in pairings):
@@ -386,19 +426,22 @@ def _format(info: TournamentInfo, engines: Sequence[str],
     return TournamentFormat.ROUND_ROBIN
 
 
-def _sprt_settings(config: Mapping[str, object],
+def _sprt_settings(settings: StoredSettings,
                    notes: list[str]) -> tuple[SprtSpec | None, int | None]:
     """The SPRT of the stored configuration's ``sprt`` table, if it has a valid one."""
-    table = config.get("sprt")
-    if not isinstance(table, Mapping):
+    if settings.sprt_problem is not None:
+        notes.append(f"the stored SPRT settings are unusable ({settings.sprt_problem}); "
+                     "no SPRT shown")
+        return None, None
+    table = settings.sprt
+    if table is None:
         return None, None
     try:
-        settings = SprtConfig(**table)
-        spec = settings.spec()
-    except (TypeError, ValueError) as exc:
+        spec = table.spec()
+    except ValueError as exc:
         notes.append(f"the stored SPRT settings are unusable ({exc}); no SPRT shown")
         return None, None
-    return spec, settings.maxgames if isinstance(settings.maxgames, int) else None
+    return spec, table.maxgames
 
 
 def _standings(scores: Sequence[EngineScore], pairings: Sequence[PairingResult],

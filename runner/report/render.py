@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import math
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from runner.report.build import FAULT_TERMINATIONS, Crosstable, Report
-from runner.stats import MatchStats, format_elo
+from runner.report.build import Crosstable, Report
+from runner.report.tree import ReportJson, iso_seconds
+from runner.report.wire import finite, wire_data, wire_text
+from runner.stats import format_elo
 from runner.text import shown, undirected
 
 __all__ = ["MIN_TEXT_WIDTH", "render", "render_html", "render_json", "render_text", "report_json"]
@@ -48,14 +48,9 @@ def render(report: Report, fmt: str, *, width: int | None = None) -> str:
 # -- numbers -----------------------------------------------------------------------------------
 
 
-def _finite(value: float | None) -> float | None:
-    """The value, or None for inf/NaN."""
-    return value if value is not None and math.isfinite(value) else None
-
-
 def _fmt(value: float | None, spec: str = ".1f", none: str = "-") -> str:
     """A number formatted, or a dash when there is none."""
-    value = _finite(value)
+    value = finite(value)
     return none if value is None else format(value, spec)
 
 
@@ -76,108 +71,17 @@ def _elo(value: float | None, error: float | None) -> str:
     return f"{value:+.1f}" if error is None else format_elo(value, error)
 
 
-def _time(value: datetime | None) -> str | None:
-    """An ISO timestamp (UTC)."""
-    return None if value is None else value.isoformat(timespec="seconds")
-
-
 # -- JSON --------------------------------------------------------------------------------------
 
 
-def _stats_json(stats: MatchStats | None) -> dict[str, object] | None:
-    return None if stats is None else stats.to_json()
-
-
-def _sprt_json(report: Report) -> dict[str, object] | None:
-    """The SPRT's settings and state, or None without one."""
-    if report.sprt is None:
-        return None
-    state = report.sprt
-    spec = state.spec
-    return {
-        **({"llr": None, "lower_bound": None, "upper_bound": None, "decision": None}
-           if state.result is None else state.result.to_json()),
-        "elo0": spec.elo0, "elo1": spec.elo1, "alpha": spec.alpha, "beta": spec.beta,
-        "model": spec.model.value, "maxgames": state.maxgames,
-        "stored_decision": state.stored_decision, "first": state.first,
-        "second": state.second, "settings_source": "tournament config (sprt table)",
-    }
-
-
-def _series_json(report: Report) -> dict[str, object]:
-    """The plots' data: Elo series and the LLR."""
-    return {
-        "elo_kind": report.elo_series_kind,
-        "elo": [{"label": s.label, "games": [p.games for p in s.points],
-                 "elo": [_finite(p.elo) for p in s.points],
-                 "elo_error95": [_finite(p.elo_error95) for p in s.points]}
-                for s in report.elo_series],
-        "llr": {"games": [p.games for p in report.llr_series],
-                "llr": [_finite(p.llr) for p in report.llr_series]},
-    }
-
-
 def report_json(report: Report) -> dict[str, Any]:
-    """The report as JSON-ready data (no inf or NaN anywhere)."""
-    data: dict[str, Any] = {
-        "tournament": {
-            "id": report.tournament_id, "name": report.name, "format": report.format.value,
-            "status": report.status, "games_planned": report.games_planned,
-            "games_played": report.games_played, "engines": list(report.engines),
-            "reference": report.reference, "first_started": _time(report.first_started),
-            "last_ended": _time(report.last_ended),
-        },
-        "standings": [
-            {"rank": s.rank, "engine": s.engine, "games": s.games, "points": s.points,
-             "score": _finite(s.score), "wins": s.wins, "draws": s.draws, "losses": s.losses,
-             "elo": _finite(s.elo), "elo_error95": _finite(s.elo_error95),
-             "los": _finite(s.los), "reference": s.reference}
-            for s in report.standings
-        ],
-        "pairings": [
-            {"first": p.first, "second": p.second, "wins": p.trinomial.wins,
-             "draws": p.trinomial.draws, "losses": p.trinomial.losses,
-             "pentanomial": list(p.pentanomial.low_to_high),
-             "wl_pairs": p.pentanomial.wl_pairs,
-             "stats": _stats_json(p.stats), "wdl_stats": _stats_json(p.wdl_stats)}
-            for p in report.pairings
-        ],
-        "crosstable": None if report.crosstable is None else {
-            "engines": list(report.crosstable.engines),
-            "cells": [[None if c is None else {"points": c.points, "games": c.games}
-                       for c in row] for row in report.crosstable.cells],
-        },
-        "draw_ratio": _finite(report.draw_ratio),
-        "terminations": [
-            {"termination": t.label, "games": t.games, "white_wins": t.white_wins,
-             "black_wins": t.black_wins, "draws": t.draws, "unfinished": t.unfinished}
-            for t in report.terminations
-        ],
-        "faults": [
-            {"engine": f.engine, **{field: getattr(f, field) for field in
-                                    FAULT_TERMINATIONS.values()}, "total": f.total}
-            for f in report.faults
-        ],
-        "unattributed_faults": report.unattributed_faults,
-        "worker_faults": [
-            {"worker": w.worker, "engine": w.engine, "games": w.games, "crashes": w.crashes,
-             "time_losses": w.time_losses, "flagged": w.flagged}
-            for w in report.worker_faults
-        ],
-        "sprt": _sprt_json(report),
-        "series": _series_json(report),
-        "lengths": {
-            "mean_plies": _finite(report.mean_plies),
-            "bins": [{"low": b.low, "high": b.high, "games": b.games} for b in report.lengths],
-        },
-        "notes": list(report.notes),
-    }
-    return data
+    """The report as JSON-ready data (no inf or NaN anywhere): `ReportJson`'s shape."""
+    return wire_data(ReportJson.of(report))
 
 
 def render_json(report: Report) -> str:
-    """The report as a JSON document (raises rather than write inf or NaN)."""
-    return json.dumps(report_json(report), indent=2, allow_nan=False) + "\n"
+    """The report as a JSON document."""
+    return wire_text(ReportJson.of(report), indent=2) + "\n"
 
 
 # -- text --------------------------------------------------------------------------------------
@@ -555,8 +459,8 @@ def render_html(report: Report) -> str:
     parts = [f"<h1><bdi>{_escape(report.name)}</bdi></h1>"]
     parts.extend(f'<p class="meta">{_escape(line)}</p>' for line in _summary_lines(report))
     if report.first_started and report.last_ended:
-        parts.append(f'<p class="meta">Played {_escape(_time(report.first_started) or "")}'
-                     f' to {_escape(_time(report.last_ended) or "")}</p>')
+        parts.append(f'<p class="meta">Played {_escape(iso_seconds(report.first_started) or "")}'
+                     f' to {_escape(iso_seconds(report.last_ended) or "")}</p>')
     plots = [(title, svg) for title, svg in (
         ("Elo over games played", _elo_plot(report)),
         ("SPRT", _llr_plot(report)),

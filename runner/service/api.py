@@ -11,7 +11,7 @@ import asyncio
 import logging
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, status
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, StreamingResponse
@@ -20,11 +20,30 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from runner.config.check import ConfigError, ConfigProblem
 from runner.game.record import GameTermination
+from runner.report.wire import wire_data
 from runner.rules import Result
 from runner.service.declared import DeclaredOptions
 from runner.service.gameview import GameView, game_pgn, game_view
 from runner.service.hub import SlowReader
 from runner.service.manager import Conflict, TournamentManager
+from runner.service.payloads import (
+    ErrorBody,
+    GameFinishedEvent,
+    GameStartedEvent,
+    MoveEvent,
+    NoticeEvent,
+    Problem,
+    ProblemsBody,
+    SnapshotEvent,
+    SprtEvent,
+    StandingsEvent,
+    StateChange,
+    StatusEvent,
+    Submitted,
+    TournamentDetail,
+    TournamentFinishedEvent,
+    TournamentList,
+)
 from runner.service.security import StreamSlots, bearer, check_token, request_key
 from runner.service.settings import ServiceSettings
 from runner.service.submission import SOURCE, check_submission, parse_body
@@ -50,9 +69,31 @@ _SUBMIT_BODY = {
         },
     },
 }
-_PROBLEMS = {"description": "The configuration's problems: key path, value and message of each."}
-_UNAUTHORIZED = {"description": "Missing or wrong token (writes always; reads when the service "
-                                "protects them: --protect-reads)."}
+_PROBLEMS: dict[str, Any] = {
+    "model": ProblemsBody,
+    "description": "The configuration's problems: key path, value and message of each."}
+_UNAUTHORIZED: dict[str, Any] = {
+    "model": ErrorBody,
+    "description": "Missing or wrong token (writes always; reads when the service protects "
+                   "them: --protect-reads)."}
+_REFUSED: dict[str, Any] = {"model": ErrorBody}
+"""Any other refusal (no such tournament, a conflict, too many requests, ...): one line."""
+# A route whose body is not JSON (the stream, PGN, HTML) refuses in JSON all the same; FastAPI
+# would put a "model" under the route's own media type, so these name the schema themselves
+# (ErrorBody is in the document's components through the JSON routes' refusals).
+_REFUSED_AS_JSON: dict[str, Any] = {"content": {"application/json": {
+    "schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
+_UNAUTHORIZED_AS_JSON: dict[str, Any] = {**_REFUSED_AS_JSON,
+                                         "description": _UNAUTHORIZED["description"]}
+
+if TYPE_CHECKING:
+    StreamData = ServerSentEvent
+else:
+    # What FastAPI documents as each event's JSON data (the OpenAPI item schema); the
+    # generator itself yields the events already encoded, as ServerSentEvent.
+    StreamData = (SnapshotEvent | GameStartedEvent | MoveEvent | GameFinishedEvent
+                  | StandingsEvent | NoticeEvent | StatusEvent | TournamentFinishedEvent
+                  | SprtEvent)
 # Reads need no token unless the service protects them: the document offers both ways (an
 # empty requirement is "none"), so that clients and generated tests do not insist on one.
 _OPEN_READ: dict[str, Any] = {"security": [{}]}
@@ -134,8 +175,10 @@ async def _known(manager: TournamentManager, tournament_id: int) -> None:
 
 @router.post("/tournaments", status_code=status.HTTP_201_CREATED, dependencies=[Write],
              openapi_extra=_SUBMIT_BODY,
-             responses={401: _UNAUTHORIZED, 422: _PROBLEMS, 429: {}, 413: {}, 503: {}})
-async def submit(request: Request) -> Any:
+             response_model=Submitted,
+             responses={400: _REFUSED, 401: _UNAUTHORIZED, 422: _PROBLEMS, 429: _REFUSED,
+                        413: _REFUSED, 503: _REFUSED})
+async def submit(request: Request) -> Submitted | JSONResponse:
     """Submit a tournament: its configuration as TOML text or as a JSON object."""
     settings = _settings(request)
     body = await request.body()  # first: a body over the limit is refused, not counted
@@ -146,14 +189,18 @@ async def submit(request: Request) -> Any:
                                          request.app.state.declared_options)
         tournament_id = await _manager(request).submit(config)
     except ConfigError as exc:
-        return JSONResponse(status_code=422, content={"detail": [
-            _problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]})
+        return _refused(ProblemsBody(detail=[
+            _problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]))
     except DatabaseFailure as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
     except TournamentError as exc:  # found when the tournament is set up (a short book, say)
-        return JSONResponse(status_code=422, content={"detail": [
-            _problem(settings, "", "", str(exc), str(exc))]})
-    return {"id": tournament_id, "url": f"/api/tournaments/{tournament_id}"}
+        return _refused(ProblemsBody(detail=[_problem(settings, "", "", str(exc), str(exc))]))
+    return Submitted(id=tournament_id, url=f"/api/tournaments/{tournament_id}")
+
+
+def _refused(problems: ProblemsBody) -> JSONResponse:
+    """A 422 with the submission's problems."""
+    return JSONResponse(status_code=422, content=wire_data(problems))
 
 
 def _checked(data: dict[str, Any], settings: ServiceSettings,
@@ -173,7 +220,7 @@ def _checked(data: dict[str, Any], settings: ServiceSettings,
 
 
 def _problem(settings: ServiceSettings, key: str, value: str, message: str,
-             text: str) -> dict[str, str]:
+             text: str) -> Problem:
     """One problem of a refused submission as the API shows it: the service's own
     directories are not named (paths are shown relative to the books directory) and every
     field is one line of bounded length."""
@@ -184,20 +231,20 @@ def _problem(settings: ServiceSettings, key: str, value: str, message: str,
         field = " ".join("".join(c if c.isprintable() else " " for c in field).split())
         return field if len(field) <= limit else field[: limit - 3] + "..."
 
-    return {"key": shown(key, 200), "value": shown(value, 200), "message": shown(message, 500),
-            "text": shown(text, 900)}
+    return Problem(key=shown(key, 200), value=shown(value, 200), message=shown(message, 500),
+                   text=shown(text, 900))
 
 
 @router.get("/tournaments", dependencies=[Read], openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED})
-async def list_tournaments(request: Request) -> dict[str, Any]:
+            responses={401: _UNAUTHORIZED, 429: _REFUSED})
+async def list_tournaments(request: Request) -> TournamentList:
     """Every tournament, oldest first, with its progress."""
-    return {"tournaments": await _manager(request).summaries()}
+    return TournamentList(tournaments=await _manager(request).summaries())
 
 
 @router.get("/tournaments/{tournament_id}", dependencies=[Read], openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: {}})
-async def tournament(request: Request, tournament_id: TournamentId) -> dict[str, Any]:
+            responses={401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED})
+async def tournament(request: Request, tournament_id: TournamentId) -> TournamentDetail:
     """A tournament's status, standings, Elo, pentanomial counts, SPRT and running games."""
     found = await _manager(request).detail(tournament_id)
     if found is None:
@@ -206,10 +253,10 @@ async def tournament(request: Request, tournament_id: TournamentId) -> dict[str,
 
 
 @router.post("/tournaments/{tournament_id}/stop", dependencies=[Write],
-             responses={401: _UNAUTHORIZED, 404: {}, 409: {}})
+             responses={401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED, 429: _REFUSED})
 async def stop(request: Request, tournament_id: TournamentId,
                hard: Annotated[bool, Query(description="Cut the running games too.")] = False,
-               ) -> dict[str, Any]:
+               ) -> StateChange:
     """Stop a tournament: no new games; with ``hard=true`` the running games are cut."""
     manager = _manager(request)
     await _known(manager, tournament_id)
@@ -217,12 +264,12 @@ async def stop(request: Request, tournament_id: TournamentId,
         state = await manager.stop(tournament_id, hard=hard)
     except Conflict as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
-    return {"id": tournament_id, "status": state}
+    return StateChange(id=tournament_id, status=state)
 
 
 @router.post("/tournaments/{tournament_id}/resume", dependencies=[Write],
-             responses={401: _UNAUTHORIZED, 404: {}, 409: {}})
-async def resume(request: Request, tournament_id: TournamentId) -> dict[str, Any]:
+             responses={401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED, 429: _REFUSED})
+async def resume(request: Request, tournament_id: TournamentId) -> StateChange:
     """Play a stopped or interrupted tournament's missing games."""
     manager = _manager(request)
     await _known(manager, tournament_id)
@@ -232,7 +279,7 @@ async def resume(request: Request, tournament_id: TournamentId) -> dict[str, Any
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     except ValueError as exc:  # a stored configuration this version cannot read
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
-    return {"id": tournament_id, "status": state}
+    return StateChange(id=tournament_id, status=state)
 
 
 async def _stream_allowed(request: Request, tournament_id: TournamentId,
@@ -253,10 +300,11 @@ async def _stream_allowed(request: Request, tournament_id: TournamentId,
 @router.get("/tournaments/{tournament_id}/events",
             dependencies=[Read, Depends(_stream_allowed)],
             response_class=EventSourceResponse, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: {}, 429: {}, 503: {}})
+            responses={401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON, 429: _REFUSED_AS_JSON,
+                       503: _REFUSED_AS_JSON})
 async def events(request: Request, tournament_id: TournamentId,
                  last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-                 ) -> AsyncIterator[ServerSentEvent]:
+                 ) -> AsyncIterator[StreamData]:
     """Server-Sent Events: snapshot, game_started, move, game_finished, standings, notice,
     status, tournament_finished. A reconnecting client sends Last-Event-ID and misses no
     finished game."""
@@ -282,7 +330,7 @@ async def events(request: Request, tournament_id: TournamentId,
 @router.get("/tournaments/{tournament_id}/pgn", dependencies=[Read],
             response_class=StreamingResponse, openapi_extra=_OPEN_READ, responses={
                 200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
-                401: _UNAUTHORIZED, 404: {}, 429: {}})
+                401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON, 429: _REFUSED_AS_JSON})
 async def pgn(request: Request, tournament_id: TournamentId,
               engine: Annotated[str | None, Query(max_length=200)] = None,
               result: Result | None = None,
@@ -377,7 +425,8 @@ def _engines_of(manager: TournamentManager, tournament_id: int) -> tuple[str, ..
 
 @router.get("/tournaments/{tournament_id}/report.html", dependencies=[Read],
             response_class=HTMLResponse, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: {}, 429: {}})
+            responses={401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON,
+                       429: _REFUSED_AS_JSON})
 async def report_html(request: Request, tournament_id: TournamentId) -> HTMLResponse:
     """The same page as ``runner report --format html`` (built off the event loop, once per
     number of games stored)."""

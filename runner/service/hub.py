@@ -19,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
-import json
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+
+from runner.report.wire import wire_text
+from runner.service.payloads import GameFinishedEvent, SnapshotEvent, StreamEvent
 
 __all__ = ["EPOCH", "EventLog", "HubEvent", "SlowReader"]
 
@@ -37,11 +38,10 @@ MOVE_RING = 4096
 
 @dataclass(frozen=True)
 class HubEvent:
-    """One event: its id, its type and its JSON-ready data."""
+    """One event: its id and its data (whose model names its type)."""
 
     seq: int
-    kind: str
-    data: dict[str, Any]
+    data: StreamEvent
     replayed: bool = False
     """Read back from the database for a reader from another epoch: sent without an id, so
     that a reader cut off during the replay starts it again."""
@@ -51,10 +51,21 @@ class HubEvent:
         """The SSE id: epoch and sequence number (None for a replayed game)."""
         return None if self.replayed else f"{EPOCH}-{self.seq}"
 
+    @property
+    def kind(self) -> str:
+        """The SSE event name."""
+        return self.data.KIND
+
     @functools.cached_property
     def text(self) -> str:
         """The data as JSON text, encoded once however many readers get it."""
-        return json.dumps(self.data, separators=(",", ":"), default=str)
+        return wire_text(self.data)
+
+
+Snapshot = Callable[[], Awaitable[SnapshotEvent | None]]
+"""Reads the snapshot a (re)connecting reader starts with (None: no such tournament)."""
+StoredGames = Callable[[], Awaitable[list[GameFinishedEvent]]]
+"""Reads every game stored so far, oldest first, for a reader from another epoch."""
 
 
 class SlowReader(Exception):
@@ -99,10 +110,10 @@ class EventLog:
         last = [log[-1].seq for log in (self._kept, self._moves) if log]
         return max(last, default=0)
 
-    def publish(self, kind: str, data: dict[str, Any]) -> HubEvent:
+    def publish(self, data: StreamEvent) -> HubEvent:
         """Add an event and hand it to every live reader."""
-        event = HubEvent(next(self._seq), kind, data)
-        (self._moves if kind == "move" else self._kept).append(event)
+        event = HubEvent(next(self._seq), data)
+        (self._moves if event.kind == "move" else self._kept).append(event)
         for reader in self._readers:
             reader.put(event)
         return event
@@ -122,9 +133,8 @@ class EventLog:
         later = [e for e in itertools.chain(self._kept, self._moves) if e.seq > seq]
         return sorted(later, key=lambda e: e.seq)
 
-    async def follow(self, last_id: str | None,
-                     snapshot: Callable[[], Any],
-                     finished_games: Callable[[], Any]) -> AsyncIterator[HubEvent]:
+    async def follow(self, last_id: str | None, snapshot: Snapshot,
+                     finished_games: StoredGames) -> AsyncIterator[HubEvent]:
         """The events a reader should get: a catch-up from `last_id` (or a snapshot), then
         live ones until the log closes. Raises SlowReader when the reader falls behind.
 
@@ -151,8 +161,8 @@ class EventLog:
         finally:
             self._readers.discard(reader)
 
-    async def _catch_up(self, last_id: str | None, snapshot: Callable[[], Any],
-                        finished_games: Callable[[], Any]) -> Iterable[HubEvent]:
+    async def _catch_up(self, last_id: str | None, snapshot: Snapshot,
+                        finished_games: StoredGames) -> Iterable[HubEvent]:
         """What a (re)connecting reader gets before the live events."""
         seq = _own_seq(last_id)
         if seq is not None and seq <= self.last_seq:
@@ -164,9 +174,10 @@ class EventLog:
         now = self.last_seq
         replayed: list[HubEvent] = []
         if last_id:  # another epoch or a gap: every stored game, then the state now
-            for data in await finished_games():
-                replayed.append(HubEvent(now, "game_finished", data, replayed=True))
-        replayed.append(HubEvent(now, "snapshot", await snapshot()))
+            replayed.extend(HubEvent(now, game, replayed=True) for game in await finished_games())
+        found = await snapshot()
+        if found is not None:  # None: the tournament is gone (nothing to show)
+            replayed.append(HubEvent(now, found))
         return replayed
 
 

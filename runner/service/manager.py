@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,10 +26,25 @@ from runner.cluster import make_scheduler
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
 from runner.protocol.freeze import FreezeMonitor
+from runner.report.tree import ReportJson
 from runner.rules import Board
 from runner.service.cache import SharedReads
 from runner.service.hub import EventLog
 from runner.service.offload import Offload, finished_games, report_html, report_json
+from runner.service.payloads import (
+    BoardState,
+    GameFinishedEvent,
+    GameStartedEvent,
+    MoveEvent,
+    NoticeEvent,
+    SnapshotEvent,
+    SprtEvent,
+    StandingsEvent,
+    StatusEvent,
+    TournamentDetail,
+    TournamentFinishedEvent,
+    TournamentSummary,
+)
 from runner.service.settings import ServiceSettings
 from runner.store import Database, TournamentStatus, tournaments
 from runner.store.origin import (
@@ -77,7 +91,7 @@ class _Run:
     stop_requested: bool = False
     hard: bool = False
     task: asyncio.Task[None] | None = None
-    boards: dict[int, dict[str, Any]] = field(default_factory=dict)
+    boards: dict[int, BoardState] = field(default_factory=dict)
     standings_due: bool = False
     standings_task: asyncio.Task[None] | None = None
 
@@ -155,7 +169,11 @@ class TournamentManager:
             await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
             await asyncio.to_thread(self._set_status, tournament_id, TournamentStatus.STOPPED)
             self._changed(tournament_id)
-            self.log(tournament_id).publish("status", {"status": "stopped"})
+            # A status event always carries the reason (null clears the page's line): a stop
+            # keeps the one known, as the tournament's summary does.
+            reason = self._reasons.get(tournament_id,
+                                       (await self._stored_reasons()).get(tournament_id))
+            self.log(tournament_id).publish(StatusEvent(status="stopped", reason=reason))
             return "stopped"
         run.stop_requested = True
         run.hard = run.hard or hard
@@ -165,7 +183,7 @@ class TournamentManager:
             return "stopped"
         run.state = "stopping"
         run.tournament.stop(hard=hard)
-        self.log(tournament_id).publish("status", {"status": "stopping"})
+        self.log(tournament_id).publish(StatusEvent(status="stopping"))
         return "stopping"
 
     async def resume(self, tournament_id: int) -> str:
@@ -178,19 +196,19 @@ class TournamentManager:
             raise Conflict(f"tournament {tournament_id} is finished")
         config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
         self._queue(tournament_id, self._tournament(config, tournament_id=tournament_id))
-        self.log(tournament_id).publish("status", {"status": "queued"})
+        self.log(tournament_id).publish(StatusEvent(status="queued"))
         return "queued"
 
     async def exists(self, tournament_id: int) -> bool:
         """Whether the tournament is in the database."""
         return await self._progress(tournament_id) is not None
 
-    async def summaries(self) -> list[dict[str, Any]]:
+    async def summaries(self) -> list[TournamentSummary]:
         """Every tournament, oldest first, with its progress and live status."""
         found, reasons = await self._all_shared()
         return [self._summary(progress, reasons) for progress in found]
 
-    async def detail(self, tournament_id: int) -> dict[str, Any] | None:
+    async def detail(self, tournament_id: int) -> TournamentDetail | None:
         """A tournament's status, report (standings, Elo, pentanomial, SPRT, plots' data) and
         running games; None when there is no such tournament."""
         progress = await self._progress(tournament_id)
@@ -199,20 +217,20 @@ class TournamentManager:
         report = await self._report(tournament_id, progress.done)
         run = self._runs.get(tournament_id)
         reasons = await self._stored_reasons()
-        return {**self._summary(progress, reasons), "report": report,
-                "games": [] if run is None else sorted(run.boards.values(),
-                                                       key=lambda b: b["index"])}
+        games = [] if run is None else sorted(run.boards.values(), key=lambda b: b.index)
+        return TournamentDetail(**dict(self._summary(progress, reasons)), report=report,
+                                games=games)
 
     async def finished_games(self, tournament_id: int,
-                             newest: int | None = None) -> list[dict[str, Any]]:
+                             newest: int | None = None) -> list[GameFinishedEvent]:
         """The stored games of the tournament as ``game_finished`` data, oldest first: every
         one, or the `newest` few (shared by all callers until a game finishes)."""
         if newest != SNAPSHOT_GAMES:  # only the snapshot's (and the page's) size is shared
-            found: list[dict[str, Any]] = await self._offload.call(
+            found: list[GameFinishedEvent] = await self._offload.call(
                 finished_games, tournament_id, newest)
             return found
         progress = await self._progress(tournament_id)
-        games: list[dict[str, Any]] = await self._reads.get(
+        games: list[GameFinishedEvent] = await self._reads.get(
             ("finished", tournament_id, newest),
             lambda: self._offload.call(finished_games, tournament_id, newest),
             tag=None if progress is None else progress.done)
@@ -227,13 +245,13 @@ class TournamentManager:
             tag=None if progress is None else (progress.done, progress.status))
         return html
 
-    async def snapshot(self, tournament_id: int) -> dict[str, Any] | None:
+    async def snapshot(self, tournament_id: int) -> SnapshotEvent | None:
         """What a new event stream starts with: the detail and the newest finished games."""
         detail = await self.detail(tournament_id)
         if detail is None:
             return None
-        return {**detail, "finished_games": await self.finished_games(tournament_id,
-                                                                     SNAPSHOT_GAMES)}
+        return SnapshotEvent(**dict(detail), finished_games=await self.finished_games(
+            tournament_id, SNAPSHOT_GAMES))
 
     async def is_finished(self, tournament_id: int) -> bool:
         """Whether the tournament is finished (and not being played by this process)."""
@@ -297,21 +315,21 @@ class TournamentManager:
                 if self._reasons.get(tournament_id) is not None or tournament_id in \
                         await self._stored_reasons():
                     await self._note_reason(tournament_id, None)  # this run starts afresh
-                event_log.publish("status", {"status": "running"})
+                event_log.publish(StatusEvent(status="running"))
                 outcome = await run.tournament.run()
             status = outcome.status.value
             if outcome.error is not None:
                 reason = outcome.error
-                event_log.publish("notice", {"text": f"the run stopped: {outcome.error}"})
+                event_log.publish(NoticeEvent(text=f"the run stopped: {outcome.error}"))
         except asyncio.CancelledError:
             pass
         except TournamentError as exc:
             reason = str(exc)
-            event_log.publish("notice", {"text": reason})
+            event_log.publish(NoticeEvent(text=reason))
         except Exception as exc:  # a run's failure must not take the service down
             log.exception("tournament %d failed", tournament_id)
             reason = f"the run failed: {type(exc).__name__}: {exc}"
-            event_log.publish("notice", {"text": reason})
+            event_log.publish(NoticeEvent(text=reason))
         finally:
             self._runs.pop(tournament_id, None)
             self._changed(tournament_id)
@@ -330,9 +348,10 @@ class TournamentManager:
             reason = None
         await self._publish_standings(tournament_id)
         decision = run.tournament.sprt_result
-        event_log.publish("tournament_finished" if status == "finished" else "status", {
-            "status": status, "reason": reason,
-            "sprt_decision": None if decision is None else decision.decision.value})
+        ending = TournamentFinishedEvent if status == "finished" else StatusEvent
+        event_log.publish(ending(
+            status=status, reason=reason,
+            sprt_decision=None if decision is None else decision.decision.value))
         if status == TournamentStatus.FINISHED.value:
             event_log.close()
 
@@ -344,44 +363,45 @@ class TournamentManager:
         if isinstance(event, MovePlayed):
             move = event.move
             now = time.time()  # in the event too: a client counts its clocks down from it
-            data = {"index": event.job.index, "ply": move.ply, "san": move.move.san,
-                    "uci": move.move.uci, "fen": move.fen, "white_clock": move.white_clock,
-                    "black_clock": move.black_clock, "score_cp": move.move.score_cp,
-                    "mate": move.move.mate, "depth": move.move.depth, "moved_at": now}
+            played = MoveEvent(index=event.job.index, ply=move.ply, san=move.move.san,
+                               uci=move.move.uci, fen=move.fen, white_clock=move.white_clock,
+                               black_clock=move.black_clock, score_cp=move.move.score_cp,
+                               mate=move.move.mate, depth=move.move.depth, moved_at=now)
             if run is not None and event.job.index in run.boards:
                 board = run.boards[event.job.index]
-                board.update(fen=move.fen, ply=move.ply, white_clock=move.white_clock,
-                             black_clock=move.black_clock, last_move=move.move.san,
-                             last_uci=move.move.uci,
-                             score_cp=move.move.score_cp, mate=move.move.mate,
-                             depth=move.move.depth, moved_at=now)
-            event_log.publish("move", data)
+                run.boards[event.job.index] = board.model_copy(update={
+                    "fen": played.fen, "ply": played.ply, "white_clock": played.white_clock,
+                    "black_clock": played.black_clock, "last_move": played.san,
+                    "last_uci": played.uci, "score_cp": played.score_cp, "mate": played.mate,
+                    "depth": played.depth, "moved_at": now})
+            event_log.publish(played)
         elif isinstance(event, GameStarted):
             self._reads.drop("progress")
             board = _board(event)
             if run is not None:
                 run.boards[event.job.index] = board
-            event_log.publish("game_started", board)
+            event_log.publish(board)
         elif isinstance(event, GameFinished):
             if run is not None:
                 run.boards.pop(event.job.index, None)
             job = event.job
-            event_log.publish("game_finished", {
-                "index": job.index, "round": job.round, "white": job.white, "black": job.black,
-                "result": event.result.value, "termination": event.termination.value,
-                "reason": event.reason, "plies": event.plies, "seconds": round(event.seconds, 3),
-                "replay": event.replay})
+            event_log.publish(GameFinishedEvent(
+                index=job.index, round=job.round, white=job.white, black=job.black,
+                result=event.result.value, termination=event.termination.value,
+                reason=event.reason, plies=event.plies, seconds=round(event.seconds, 3),
+                replay=event.replay))
             if not event.replay:
                 self._changed(tournament_id)
             if run is not None and not event.replay:
                 self._standings_soon(tournament_id, run)
                 sprt = run.tournament.sprt_result
                 if sprt is not None:
-                    event_log.publish("sprt", {
-                        **{k: _finite(v) for k, v in sprt.to_json().items()},
-                        "done_games": run.tournament.done_games})
+                    event_log.publish(SprtEvent(
+                        llr=sprt.llr, lower_bound=sprt.lower_bound,
+                        upper_bound=sprt.upper_bound, decision=sprt.decision.value,
+                        done_games=run.tournament.done_games))
         elif isinstance(event, Notice):
-            event_log.publish("notice", {"text": event.text})
+            event_log.publish(NoticeEvent(text=event.text))
 
     async def _note_reason(self, tournament_id: int, reason: str | None) -> None:
         """Remember why the run failed (None: forget it), here and in the database (where it
@@ -430,26 +450,24 @@ class TournamentManager:
             log.exception("standings of tournament %d", tournament_id)
             return
         else:
-            self.log(tournament_id).publish("standings", {
-                "report": report, "done_games": progress.done,
-                "total_games": progress.total_games})
+            self.log(tournament_id).publish(StandingsEvent(
+                report=report, done_games=progress.done, total_games=progress.total_games))
 
     # ----------------------------------------------------------------- reading (threads)
 
     def _summary(self, progress: TournamentProgress,
-                 stored_reasons: dict[int, str] | None = None) -> dict[str, Any]:
+                 stored_reasons: dict[int, str] | None = None) -> TournamentSummary:
         run = self._runs.get(progress.id)
         reason = (self._reasons[progress.id] if progress.id in self._reasons
                   else (stored_reasons or {}).get(progress.id))
-        return {
-            "id": progress.id, "name": progress.name,
-            "status": run.state if run is not None else progress.status,
-            "total_games": progress.total_games, "done_games": progress.done,
-            "running_games": progress.running if run is not None else 0,
-            "created_at": _iso(progress.created_at), "finished_at": _iso(progress.finished_at),
-            "sprt_decision": progress.sprt_decision,
-            "reason": None if run is not None and run.state != "stopping" else reason,
-        }
+        return TournamentSummary(
+            id=progress.id, name=progress.name,
+            status=run.state if run is not None else progress.status,
+            total_games=progress.total_games, done_games=progress.done,
+            running_games=progress.running if run is not None else 0,
+            created_at=_iso(progress.created_at), finished_at=_iso(progress.finished_at),
+            sprt_decision=progress.sprt_decision,
+            reason=None if run is not None and run.state != "stopping" else reason)
 
     def _all_progress(self) -> tuple[list[TournamentProgress], dict[int, str]]:
         with self.db.session() as session:
@@ -463,10 +481,10 @@ class TournamentManager:
     async def _all_progress_shared(self) -> list[TournamentProgress]:
         return (await self._all_shared())[0]
 
-    async def _report(self, tournament_id: int, done: int | None = None) -> dict[str, Any]:
+    async def _report(self, tournament_id: int, done: int | None = None) -> ReportJson:
         """The tournament's report, read again only after a game finished (or stopped), or
         when `done` (the games stored, if known) differs from the last read's."""
-        report: dict[str, Any] = await self._reads.get(
+        report: ReportJson = await self._reads.get(
             ("report", tournament_id),
             lambda: self._offload.call(report_json, tournament_id), tag=done)
         return report
@@ -506,7 +524,7 @@ class TournamentManager:
             return unfinished_owned(session)
 
 
-def _board(event: GameStarted) -> dict[str, Any]:
+def _board(event: GameStarted) -> GameStartedEvent:
     """A running game's board as it starts: position after the opening, full clocks."""
     job, spec = event.job, event.spec
     fen: str | None = None
@@ -519,10 +537,10 @@ def _board(event: GameStarted) -> dict[str, Any]:
             board.push_uci(uci)
         fen, ply = board.fen(), len(board.move_stack)
         clocks = (Clock(spec.white_tc).remaining, Clock(spec.black_tc).remaining)
-    return {"index": job.index, "round": job.round, "white": job.white, "black": job.black,
-            "fen": fen, "ply": ply, "white_clock": clocks[0], "black_clock": clocks[1],
-            "last_move": None, "last_uci": None, "score_cp": None, "mate": None, "depth": None,
-            "moved_at": time.time()}
+    return GameStartedEvent(
+        index=job.index, round=job.round, white=job.white, black=job.black, fen=fen, ply=ply,
+        white_clock=clocks[0], black_clock=clocks[1], last_move=None, last_uci=None,
+        score_cp=None, mate=None, depth=None, moved_at=time.time())
 
 
 def _one_line(text: str, limit: int = 500) -> str:
@@ -530,11 +548,6 @@ def _one_line(text: str, limit: int = 500) -> str:
     made one space, control characters dropped, at most `limit` characters."""
     flat = " ".join("".join(c for c in text if c.isprintable() or c.isspace()).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _finite(value: object) -> object:
-    """A value fit for JSON: an infinite or NaN float becomes None."""
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _iso(value: Any) -> str | None:

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from runner.report.tree import ReportJson
+    from runner.service.payloads import GameFinishedEvent
     from runner.store import Database
 
 # The store (and SQLAlchemy) is imported by the functions that use it, not here: a worker
@@ -75,28 +77,29 @@ def report_html(tournament_id: int, db: Database | None = None) -> str:
         return render(build_report(session, tournament_id), "html")
 
 
-def report_json(tournament_id: int, db: Database | None = None) -> dict[str, Any]:
-    """The tournament's report as the JSON the API and the event stream carry."""
+def report_json(tournament_id: int, db: Database | None = None) -> ReportJson:
+    """The tournament's report as the API and the event stream carry it."""
     from runner.report.build import build_report
-    from runner.report.render import report_json as to_json
+    from runner.report.tree import ReportJson
 
     with _db(db).session() as session:
-        return to_json(build_report(session, tournament_id))
+        return ReportJson.of(build_report(session, tournament_id))
 
 
 def finished_games(tournament_id: int, newest: int | None,
-                   db: Database | None = None) -> list[dict[str, Any]]:
+                   db: Database | None = None) -> list[GameFinishedEvent]:
     """The stored games as ``game_finished`` data, oldest first: all, or the `newest` few."""
+    from runner.service.payloads import GameFinishedEvent
     from runner.store import GameFilter, stream_games
 
-    kept: deque[dict[str, Any]] = deque(maxlen=newest)  # memory flat however many games
+    kept: deque[GameFinishedEvent] = deque(maxlen=newest)  # memory flat however many games
     with _db(db).session() as session:
         for g in stream_games(session, GameFilter(tournament_id=tournament_id)):
-            kept.append({
-                "index": g.job_index, "round": g.round, "white": g.white, "black": g.black,
-                "result": g.result.value if g.result else None,
-                "termination": g.termination.value if g.termination else None,
-                "reason": g.reason, "plies": g.plies, "replay": False})
+            kept.append(GameFinishedEvent(
+                index=g.job_index, round=g.round, white=g.white, black=g.black,
+                result=g.result.value if g.result else None,
+                termination=g.termination.value if g.termination else None,
+                reason=g.reason, plies=g.plies, replay=False))
     return list(kept)
 
 

@@ -21,6 +21,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from runner.service.manager import SNAPSHOT_GAMES
+from runner.service.payloads import GameFinishedEvent, TournamentDetail
 from runner.text import undirected
 
 __all__ = ["CONTENT_SECURITY_POLICY", "FINISHED_ROWS", "STATIC_FILES", "example_config", "plain",
@@ -166,8 +167,8 @@ async def tournament_page(request: Request, tournament_id: str) -> HTMLResponse:
 async def _tournament_page(request: Request, tournament_id: int) -> HTMLResponse:
     settings = _settings(request)
     protected = bool(getattr(settings, "read_token_required", False))
-    detail: dict[str, Any] | None = None
-    finished: list[dict[str, Any]] = []
+    detail: TournamentDetail | None = None
+    finished: list[GameFinishedEvent] = []
     if not protected:
         manager = request.app.state.manager
         detail = await manager.detail(tournament_id)
@@ -176,7 +177,7 @@ async def _tournament_page(request: Request, tournament_id: int) -> HTMLResponse
         finished = await manager.finished_games(tournament_id, newest=FINISHED_ROWS)
     return _page(request, "tournament.html", {
         "tid": tournament_id, "detail": detail, "protected": protected,
-        "report": {"standings": [], "sprt": None, **((detail or {}).get("report") or {})},
+        "report": None if detail is None else detail.report,
         "finished": list(reversed(finished[-FINISHED_ROWS:])), "finished_rows": FINISHED_ROWS,
     })
 

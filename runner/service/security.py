@@ -244,9 +244,10 @@ class _TooLarge(Exception):
 
 
 async def _refuse(send: Any, code: int, text: str) -> None:
-    import json
+    from runner.report.wire import wire_text
+    from runner.service.payloads import ErrorBody
 
-    body = json.dumps({"detail": text}).encode()
+    body = wire_text(ErrorBody(detail=text)).encode()
     await send({"type": "http.response.start", "status": code,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode())]})

@@ -52,28 +52,6 @@ class MatchStats:
         """Whether the sample is large enough for figures (see `MIN_SAMPLES`)."""
         return math.isfinite(self.elo)
 
-    def to_json(self) -> dict[str, object]:
-        """JSON-ready mapping with exactly the issue's key names (never inf or NaN)."""
-        return {
-            "games": self.games,
-            "pairs": self.pairs,
-            "score": _finite(self.score),
-            "elo": _finite(self.elo),
-            "elo_error95": _finite(self.elo_error95),
-            "los": _finite(self.los),
-            "draw_ratio": _finite(self.draw_ratio),
-            "pair_draw_ratio": _finite(self.pair_draw_ratio),
-            "nelo": _finite(self.nelo),
-            "nelo_error95": _finite(self.nelo_error95),
-            "sprt": None if self.sprt is None else self.sprt.to_json(),
-        }
-
-
-def _finite(value: float | None) -> float | None:
-    """The value, or None for inf/NaN (JSON has neither)."""
-    return value if value is not None and math.isfinite(value) else None
-
-
 
 def match_stats(counts: Counts, sprt_spec: SprtSpec | None = None) -> MatchStats:
     """Score, Elo +- 95%, LOS, draw ratios and nElo +- 95% of a match (and its SPRT if asked)."""

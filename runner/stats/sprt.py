@@ -83,16 +83,6 @@ class SprtResult:
     decision: SprtDecision
     spec: SprtSpec
 
-    def to_json(self) -> dict[str, float | str]:
-        """JSON-ready mapping with the keys of the examples file."""
-        return {
-            "llr": self.llr,
-            "lower_bound": self.lower_bound,
-            "upper_bound": self.upper_bound,
-            "decision": self.decision.value,
-        }
-
-
 
 def _brent(f: Callable[[float], float], a: float, b: float, xtol: float = 2e-12) -> float:
     """A root of f in [a, b] (f(a), f(b) of opposite signs) by Brent's method."""
