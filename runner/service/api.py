@@ -383,7 +383,7 @@ GameIndex = Annotated[int, Path(ge=0, le=2**31 - 1,
 
 @router.get("/tournaments/{tournament_id}/games/{index}", dependencies=[Read],
             response_model=GameView, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: {}, 429: {}})
+            responses={401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED})
 async def game(request: Request, tournament_id: TournamentId, index: GameIndex) -> GameView:
     """One finished game: its moves, with the position, both clocks and the engine's score
     after each (the page's game view replays it)."""
@@ -399,7 +399,7 @@ async def game(request: Request, tournament_id: TournamentId, index: GameIndex) 
 @router.get("/tournaments/{tournament_id}/games/{index}/pgn", dependencies=[Read],
             response_class=PlainTextResponse, openapi_extra=_OPEN_READ, responses={
                 200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
-                401: _UNAUTHORIZED, 404: {}, 429: {}})
+                401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON, 429: _REFUSED_AS_JSON})
 async def game_pgn_file(request: Request, tournament_id: TournamentId,
                         index: GameIndex) -> PlainTextResponse:
     """One finished game as a PGN file."""
