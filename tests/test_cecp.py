@@ -39,10 +39,11 @@ from runner.protocol.cecp_parse import (
 from runner.protocol.engine import ClockState, EngineConfig, EngineOption, GameSetup, Side
 from tests.bundled_games import group_empty
 from tests.cecp_replay import RecordedTranscript, ReplayTransport
-from tests.conftest import SHARED_DATA, shared_file
+from tests.conftest import SHARED_DATA, shared_cases, shared_file
 
 TRANSCRIPTS = sorted((SHARED_DATA / "cecp-transcripts").glob("*.txt"))
-TRANSCRIPT_IDS = [p.stem for p in TRANSCRIPTS]
+def _stem(path: Path) -> str:
+    return path.stem
 
 
 def run_async(test):
@@ -80,7 +81,7 @@ def test_parse_features_table(text, pairs):
     assert parse_features(text) == pairs
 
 
-@pytest.mark.parametrize("path", TRANSCRIPTS, ids=TRANSCRIPT_IDS)
+@pytest.mark.parametrize("path", shared_cases(TRANSCRIPTS, SHARED_DATA / "cecp-transcripts", ids=_stem))
 def test_features_of_every_transcript_match_its_summary(path):
     """Every feature name the probe summarised is found by our parser in the raw lines."""
     recording = RecordedTranscript(path)
@@ -259,7 +260,7 @@ _ANSWER_DIFFERENCES = {"sjaakii": {"accepted highlight": "rejected highlight"}}
 
 
 @pytest.mark.timeout(20)
-@pytest.mark.parametrize("path", TRANSCRIPTS, ids=TRANSCRIPT_IDS)
+@pytest.mark.parametrize("path", shared_cases(TRANSCRIPTS, SHARED_DATA / "cecp-transcripts", ids=_stem))
 @run_async
 async def test_replay_startup_answers_and_first_move(path):
     recording = RecordedTranscript(path)
