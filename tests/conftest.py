@@ -17,6 +17,11 @@ from runner.store import Database, open_database
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 
+EVENT_TIMEOUT = 30.0
+"""Seconds a test waits for an event that normally comes in well under one: a loaded machine
+does not reach it. A test that checks some wait was skipped sets that wait to twice this, so
+a fault still fails it; no test asserts a tighter wall-clock bound (tests/test_no_wallclock_asserts.py)."""
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Run every test's event loop on the loop the CLI would use (runner/protocol/loop.py:
