@@ -21,9 +21,18 @@ from runner.text import shown
 if TYPE_CHECKING:
     from runner.store.db import Database
 
-__all__ = ["UserError", "err_console", "exit_on_error", "fail", "open_db", "report_error"]
+__all__ = ["UserError", "err_console", "exit_on_error", "fail", "missing_extra", "open_db",
+           "report_error", "unwrapped"]
 
-err_console = Console(stderr=True, emoji=False)
+def unwrapped(console: Console) -> Console:
+    """`console`, set never to cut a printed line when it is not a terminal: rich cut every
+    line at 80 columns (or $COLUMNS) in a log or a pipe, so ``grep`` missed a ``Finished game``
+    line split in two. Tables still fit the width; a terminal still wraps what is too long."""
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
+err_console = unwrapped(Console(stderr=True, emoji=False))
 """Where errors, notices and the live view go (stdout keeps results: PGN, JSON, summaries).
 
 No console of the command line replaces ``:name:`` codes by emoji: ``markup=False`` and
@@ -45,6 +54,13 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Report `message`; the caller raises the returned exit (code 2: the user's to fix)."""
     report_error(message)
     return typer.Exit(code)
+
+
+def missing_extra(exc: ImportError, what: str, extra: str) -> typer.Exit:
+    """Say in one line that `what` needs the optional `extra` the failed import `exc` belongs
+    to, and how to install it; the caller raises the returned exit (code 2)."""
+    return fail(f"{what} needs the {extra} extra ({exc.name or exc} is missing): "
+                f"pip install 'cecp-runner[{extra}]'")
 
 
 def exit_on_error(exc: Exception) -> typer.Exit:

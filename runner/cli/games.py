@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from runner.cli.errors import exit_on_error
+from runner.cli.errors import exit_on_error, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.cli.help import PASSTHROUGH, vocabulary_help
 from runner.text import shown
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # 'runner report' or 'runner list' start faster without them.
 
 engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True, cls=RunnerGroup)
-_err = Console(stderr=True, emoji=False)  # see runner.cli.errors.err_console
+_err = unwrapped(Console(stderr=True, emoji=False))  # see runner.cli.errors.err_console
 
 
 def play_command(ctx: typer.Context) -> None:
@@ -189,7 +189,7 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
 
     # Names, features, options and errors all come from the engine: nothing here is markup,
     # and each is `shown` (its control characters as escapes, none sent to the terminal).
-    console = Console(markup=False, highlight=False, emoji=False)
+    console = unwrapped(Console(markup=False, highlight=False, emoji=False))
     engine = make_engine(config)
     try:
         began = time.monotonic()

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from runner.cli.dburl import shown_url
 from runner.cli.errors import err_console as _err
-from runner.cli.errors import exit_on_error, fail, open_db, report_error
+from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error, unwrapped
 from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, vocabulary_help
 from runner.cli.words import plural
 from runner.game.termination import GameTermination
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the
     from runner.tournament.run import Tournament
     from runner.tournament.scoreboard import Scoreboard
 
-_out = Console(emoji=False)  # see runner.cli.errors.err_console
+_out = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -177,7 +177,13 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
     try:
         if not new and not force and tournament_id is None:
             _stop_if_finished(db, config)
-        scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
+        try:
+            scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
+        except ImportError as exc:
+            if (exc.name or "").partition(".")[0] not in ("distributed", "dask"):
+                raise
+            raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
+                                "[cluster])", "cluster") from None
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
                                 concurrency=concurrency, scheduler=scheduler,
                                 lease_timeout=_lease_timeout(),

@@ -9,13 +9,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from runner.cli.errors import exit_on_error, fail
+from runner.cli.errors import exit_on_error, fail, missing_extra, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.text import shown
 
 worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on.",
                          no_args_is_help=True, cls=RunnerGroup)
-_out = Console(highlight=False)
+_out = unwrapped(Console(highlight=False))
 
 
 @worker_app.command("check")
@@ -57,7 +57,10 @@ def worker_check(
 
 def _on_cluster(address: str, engines: list[str]) -> list[dict[str, Any]]:
     """Run the check on every worker of the scheduler at `address`."""
-    from distributed import Client
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise missing_extra(exc, "checking a cluster's workers (--cluster)", "cluster") from None
 
     from runner.tournament.cluster import CONNECT_TIMEOUT
     from runner.tournament.worker import check_worker

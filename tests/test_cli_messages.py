@@ -1,0 +1,81 @@
+"""Issue 31's errors and output: one line for what the user must fix (a missing extra, a
+database kind the runner cannot use), and no line cut in two on a log or a pipe."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EVENT_TIMEOUT, REPO
+
+# Imported first by every Python started with it on its path: the modules named in
+# $BLOCK_MODULES fail to import, as on a machine where the extra was never installed.
+_BLOCKER = """\
+import os
+import sys
+
+for name in os.environ.get("BLOCK_MODULES", "").split(","):
+    if name:
+        sys.modules[name] = None
+"""
+
+
+def _runner(*args: str, cwd: Path, blocked: str = "",
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    blocker = cwd / "blocker"
+    blocker.mkdir(exist_ok=True)
+    (blocker / "sitecustomize.py").write_text(_BLOCKER)
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    env.update(PYTHONPATH=f"{blocker}{os.pathsep}{REPO}", BLOCK_MODULES=blocked)
+    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def _one_line(run: subprocess.CompletedProcess[str]) -> str:
+    """The single line of stderr of a run that stopped with exit 2."""
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr
+    return lines[0]
+
+
+def test_workers_without_the_cluster_extra_say_what_to_install(tmp_path: Path) -> None:
+    run = _runner("run", str(REPO / "configs" / "demo.toml"), "--db", str(tmp_path / "r.db"),
+                  "--workers", "1", "--quiet", cwd=tmp_path, blocked="distributed")
+    assert "pip install 'cecp-runner[cluster]'" in _one_line(run)
+    check = _runner("worker", "check", "--cluster", "tcp://127.0.0.1:1", cwd=tmp_path,
+                    blocked="distributed")
+    assert "pip install 'cecp-runner[cluster]'" in _one_line(check)
+
+
+@pytest.mark.parametrize("command", [["list"], ["report"], ["export"], ["resume", "1"],
+                                     ["run", str(REPO / "configs" / "demo.toml")]])
+def test_a_database_driver_that_is_not_installed_is_one_line(tmp_path: Path,
+                                                             command: list[str]) -> None:
+    blocked = "psycopg,psycopg2,MySQLdb"  # the same answer whatever this machine has
+    postgres = _runner(*command, "--db", "postgresql+psycopg://u@localhost:1/db", cwd=tmp_path,
+                       blocked=blocked)
+    assert "needs the postgres extra" in _one_line(postgres)
+    assert "pip install 'cecp-runner[postgres]'" in postgres.stderr
+    for url in ("postgresql+psycopg2://u@localhost:1/db", "mysql://u@localhost:1/db"):
+        other = _runner(*command, "--db", url, cwd=tmp_path, blocked=blocked)
+        line = _one_line(other)
+        assert "is not installed" in line and "postgresql+psycopg://" in line, line
+
+
+def test_finished_game_lines_are_not_cut_on_a_pipe(tmp_path: Path) -> None:
+    name = "an-engine-whose-name-alone-fills-most-of-an-eighty-column-line-" + "x" * 20
+    engine = f"cmd={sys.executable} -m engine --level 1"
+    run = _runner("match", "--engine", engine, f"name={name}", "proto=cecp",
+                  "--engine", engine, "name=b", "proto=cecp", "--each", "tc=2+0.05",
+                  "--rounds", "1", "--db", str(tmp_path / "r.db"), cwd=tmp_path,
+                  timeout=4 * EVENT_TIMEOUT)
+    assert run.returncode == 0, run.stderr
+    finished = [line for line in run.stderr.splitlines() if line.startswith("Finished game")]
+    assert len(finished) == 2, run.stderr
+    assert all(name in line and line.endswith("}") for line in finished), run.stderr
+    assert any(line.startswith(f"Score of {name} vs b: ") for line in run.stdout.splitlines())
