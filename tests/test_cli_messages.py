@@ -79,3 +79,30 @@ def test_finished_game_lines_are_not_cut_on_a_pipe(tmp_path: Path) -> None:
     assert len(finished) == 2, run.stderr
     assert all(name in line and line.endswith("}") for line in finished), run.stderr
     assert any(line.startswith(f"Score of {name} vs b: ") for line in run.stdout.splitlines())
+
+
+def _match(tmp_path: Path, *words: str) -> subprocess.CompletedProcess[str]:
+    engine = f"cmd={sys.executable} -m engine --level 1"
+    return _runner("match", "--engine", engine, "name=a", "proto=cecp", "--engine", engine,
+                   "name=b", "proto=cecp", "--each", "tc=2+0.05", "--rounds", "1",
+                   "--db", str(tmp_path / "r.db"), *words, cwd=tmp_path,
+                   timeout=4 * EVENT_TIMEOUT)
+
+
+@pytest.mark.parametrize("where", ["missing", "sysfs", "empty"])
+def test_a_pgnout_file_that_cannot_be_opened_stops_before_game_1(tmp_path: Path,
+                                                                 where: str) -> None:
+    """--pgnout in a directory that does not exist used to create it (export -o refuses the
+    same path); a file the permissions allow but the file system refuses (root on /sys) used
+    to stop the run after its first game."""
+    if where == "sysfs" and not Path("/sys/kernel").is_dir():
+        pytest.skip("no sysfs mounted at /sys")
+    path = {"missing": str(tmp_path / "no" / "dir" / "out.pgn"), "sysfs": "/sys/runner-x.pgn",
+            "empty": ""}[where]
+    run = _match(tmp_path, "--pgnout", path)
+    assert run.returncode == 2, run.stderr
+    assert "Finished game" not in run.stderr and not (tmp_path / "r.db").exists()
+    expected = {"missing": "cannot be created: directory " + str(tmp_path / "no" / "dir") + " does not exist",
+                "sysfs": "cannot be created", "empty": "name is empty"}[where]
+    assert f"the PGN output file {expected}" in run.stderr, run.stderr
+    assert not (tmp_path / "no").exists()

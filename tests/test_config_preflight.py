@@ -116,11 +116,12 @@ def test_pgnout_that_cannot_be_written_is_refused(tmp_path: Path) -> None:
     # pgnout is taken from the directory the runner is started in: absolute paths here.
     for value, words in ((f"{tmp_path}/a-dir", "is a directory"),
                          (f"{tmp_path}/a-file/out.pgn", "is not a directory"),
-                         ("", "an empty path")):
+                         ("", "name is empty"),
+                         # Issue 31: as export -o, a missing directory is not created.
+                         (f"{tmp_path}/new/dir/out.pgn", f"directory {tmp_path}/new/dir does not exist")):
         (problem,) = _problems(_toml(tmp_path, f'tc = "10+0.1"\npgnout = "{value}"'))
         assert f': pgnout = "{value}": the PGN output file' in problem and words in problem
-    # A missing directory is fine: the writer creates it.
-    load_config(_toml(tmp_path, f'tc = "10+0.1"\npgnout = "{tmp_path}/new/dir/out.pgn"'))
+    assert not (tmp_path / "new").exists()
 
 
 def test_a_polyglot_file_of_a_partial_entry_is_refused(tmp_path: Path) -> None:

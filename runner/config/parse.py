@@ -98,7 +98,8 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     sprt = _sprt(check.table(data, "sprt", ""), check)
     pgnout = check.get(data, "pgnout", "", str)
     if pgnout is not None:
-        problem = "an empty path" if not pgnout.strip() else unwritable(Path(pgnout))
+        problem = ("name is empty" if not pgnout.strip()
+                   else unwritable(Path(pgnout), create_parents=False))
         if problem is not None:
             check.add("pgnout", pgnout, f"the PGN output file {problem}")
     database = check.get(data, "database", "", str)
