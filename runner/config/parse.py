@@ -15,6 +15,7 @@ working directory of the run.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ __all__ = ["load_config", "parse_config"]
 
 _TOP_KEYS = ("name", "format", "engines_file", "engines", "rounds", "games", "tc", "openings",
              "adjudication", "concurrency", "variant", "sprt", "pgnout", "database", "recover",
-             "affinity", "cluster")
+             "affinity", "cluster", "maxmoves")
 _CLUSTER_KEYS = ("workers", "address")
 _OPENINGS_KEYS = ("file", "format", "order", "seed", "plies", "start")
 _ADJ_KEYS = ("draw", "resign", "maxmoves", "tb")
@@ -94,7 +95,9 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     concurrency = check.integer(data, "concurrency", "", 1, 1)
     variant = check.choice(data, "variant", "", Variant, Variant.STANDARD)
     openings = _openings(check.table(data, "openings", ""), base, check)
-    adjudication = _adjudication(check.table(data, "adjudication", ""), check)
+    adjudication_table = check.table(data, "adjudication", "")
+    adjudication = _adjudication(adjudication_table, check)
+    adjudication = _top_maxmoves(data, adjudication_table, adjudication, check)
     sprt = _sprt(check.table(data, "sprt", ""), check)
     pgnout = check.get(data, "pgnout", "", str)
     if pgnout is not None:
@@ -220,6 +223,22 @@ def _unreadable(path: Path) -> str | None:
     if not first:
         return "openings file is empty"
     return None
+
+
+def _top_maxmoves(data: Mapping[str, Any], table: Mapping[str, Any] | None,
+                  adjudication: AdjudicationConfig, check: Checker) -> AdjudicationConfig:
+    """`adjudication` with a top-level ``maxmoves``: the command line's ``--maxmoves`` is
+    top-level, so a file takes the key there as well as under [adjudication] (once, or twice
+    with the same value)."""
+    maxmoves = check.integer(data, "maxmoves", "", None, 1)
+    if maxmoves is None:
+        return adjudication
+    if table is not None and "maxmoves" in table:
+        if table["maxmoves"] != maxmoves:
+            check.add("maxmoves", maxmoves, f"disagrees with adjudication.maxmoves = "
+                      f"{table['maxmoves']!r}: give it in one place")
+        return adjudication
+    return replace(adjudication, maxmoves=maxmoves)
 
 
 def _adjudication(table: Mapping[str, Any] | None, check: Checker) -> AdjudicationConfig:
