@@ -106,3 +106,44 @@ def test_a_pgnout_file_that_cannot_be_opened_stops_before_game_1(tmp_path: Path,
                 "sysfs": "cannot be created", "empty": "name is empty"}[where]
     assert f"the PGN output file {expected}" in run.stderr, run.stderr
     assert not (tmp_path / "no").exists()
+
+
+def _read_only(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``runner ARGS`` with `directory` read-only: a read-only bind mount in a mount
+    namespace of its own for root (whom permissions do not stop), permissions otherwise."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "runner", *args]
+    if os.geteuid() != 0:
+        for path in directory.iterdir():
+            path.chmod(0o444)
+        directory.chmod(0o555)
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+        finally:
+            directory.chmod(0o755)
+    mounted = ["unshare", "-m", "sh", "-c", 'mount -o bind,ro "$0" "$0" && exec "$@"',
+               str(directory), *command]
+    return subprocess.run(mounted, capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_a_database_on_a_read_only_file_system_is_read(tmp_path: Path) -> None:
+    """Issue 31: list, report and export said "unable to open database file" on a database
+    they could read but not write (SQLite's WAL wants to write beside it)."""
+    if os.geteuid() == 0:
+        probe = subprocess.run(["unshare", "-m", "sh", "-c", f'mount -o bind,ro "{tmp_path}" '
+                                f'"{tmp_path}"'], capture_output=True, text=True)
+        if probe.returncode != 0:
+            pytest.skip(f"running as root and cannot make a read-only mount: {probe.stderr}")
+    stored = tmp_path / "stored"
+    stored.mkdir()
+    played = _match(stored)
+    assert played.returncode == 0, played.stderr
+    db = str(stored / "r.db")
+    listed = _read_only(stored, "list", "--db", db)
+    assert listed.returncode == 0, listed.stderr
+    assert "finished" in listed.stdout
+    report = _read_only(stored, "report", "--db", db)
+    assert report.returncode == 0 and "Elo" in report.stdout, report.stderr
+    exported = _read_only(stored, "export", "--db", db)
+    assert exported.returncode == 0 and exported.stdout.count("[Event ") == 2, exported.stderr
+    assert not list(stored.glob("r.db-*"))  # nothing written beside it (a WAL left behind)

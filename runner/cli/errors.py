@@ -96,6 +96,8 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
         problem = _file_problem(target.file, create=create)
         if problem:
             raise fail(problem)
+        if not create and (read_only := _read_only_url(target.file)) is not None:
+            return _open_read_only(read_only, target.file)
     elif not create:
         _require_schema(target.url)
     try:
@@ -106,6 +108,42 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
         if "readonly" in cause or "read-only" in cause:
             cause += " (permission denied: the file or its directory is read-only)"
         raise fail(f"cannot open the database {where}: {cause}") from None
+
+
+def _read_only_url(path: Path) -> str | None:
+    """A URL opening the SQLite file `path` read-only when it or its directory cannot be
+    written (a read-only mount, a copy on a CD), None when it can: the usual opening writes
+    (the WAL switch, a migration) and failed with "unable to open database file". A WAL
+    database needs its -shm file beside it even to read, so in a directory that cannot be
+    written the file is opened as immutable (what the -wal file holds is then not seen: a
+    clean stop leaves nothing there)."""
+    import os
+    from urllib.parse import quote
+
+    writable_dir = os.access(path.resolve().parent, os.W_OK | os.X_OK)
+    if writable_dir and os.access(path, os.W_OK):
+        return None
+    mode = "mode=ro" if writable_dir else "immutable=1"
+    return f"sqlite:///file:{quote(str(path.resolve()))}?{mode}&uri=true"
+
+
+def _open_read_only(url: str, path: Path) -> Database:
+    """Open `url` (from `_read_only_url`) without migrating it, or exit 2 saying why not."""
+    from runner.store.db import SCHEMA_REVISION, current_revision, open_database
+
+    database = open_database(url, migrate=False)  # connects only when first used
+    try:
+        revision = current_revision(database.engine)
+    except Exception as exc:  # not a database, a corrupt file
+        database.close()
+        cause = str(getattr(exc, "orig", None) or exc).strip()
+        raise fail(f"cannot open the read-only database {path}: {cause}") from None
+    if revision != SCHEMA_REVISION:
+        database.close()
+        raise fail(f"the database {path} cannot be written (a read-only file or file system) "
+                   f"and its schema is at revision {revision}, not {SCHEMA_REVISION}: copy it "
+                   "somewhere writable and read the copy")
+    return database
 
 
 def _file_problem(path: Path, *, create: bool) -> str | None:
