@@ -147,3 +147,26 @@ def test_a_database_on_a_read_only_file_system_is_read(tmp_path: Path) -> None:
     exported = _read_only(stored, "export", "--db", db)
     assert exported.returncode == 0 and exported.stdout.count("[Event ") == 2, exported.stderr
     assert not list(stored.glob("r.db-*"))  # nothing written beside it (a WAL left behind)
+
+
+def test_running_a_finished_tournament_writes_its_deleted_pgn_file_again(tmp_path: Path) -> None:
+    """Issue 31: `runner run` of a finished tournament stopped before looking at the PGN file
+    (`runner resume` rewrote it); the README says every run checks the file."""
+    config = tmp_path / "t.toml"
+    config.write_text(f'name = "t"\nformat = "match"\ntc = "2+0.05"\nrounds = 1\n'
+                      f'pgnout = "{tmp_path / "games.pgn"}"\n'
+                      f'[[engines]]\nname = "a"\ncommand = ["{sys.executable}", "-m", "engine", '
+                      f'"--level", "1"]\n'
+                      f'[[engines]]\nname = "b"\ncommand = ["{sys.executable}", "-m", "engine", '
+                      f'"--level", "1"]\n')
+    db = ["--db", str(tmp_path / "r.db"), "--quiet"]
+    first = _runner("run", str(config), *db, cwd=tmp_path, timeout=4 * EVENT_TIMEOUT)
+    assert first.returncode == 0, first.stderr
+    written = (tmp_path / "games.pgn").read_text()
+    assert written.count("[Event ") == 2
+    (tmp_path / "games.pgn").unlink()
+    again = _runner("run", str(config), *db, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "already finished" in again.stderr and "Finished game" not in again.stderr
+    assert (tmp_path / "games.pgn").read_text() == written
+    assert "2 stored games written again" in again.stderr

@@ -265,7 +265,8 @@ def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
 
 def _say_finished(db: Database, config: TournamentConfig, found: int, total: int,
                   changed: bool) -> NoReturn:
-    """Say that tournament `found` is finished, and exit 0."""
+    """Say that tournament `found` is finished, and exit 0 (its PGN file made whole first)."""
+    _repair_pgn(db, config, found)
     where = shown_url(db.url)
     _err.print(f"Tournament {found} ({config.name!r}) in {where} is already finished "
                f"({total} {plural(total, 'game')} planned): nothing to play"
@@ -274,6 +275,26 @@ def _say_finished(db: Database, config: TournamentConfig, found: int, total: int
                f"See its results with 'runner report {found}', or start a new tournament from "
                "this file with --new.", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(0)
+
+
+def _repair_pgn(db: Database, config: TournamentConfig, found: int) -> None:
+    """Write the games of the finished tournament `found` that its PGN file lacks (a deleted
+    or cut file), as every run and resume does before playing: a run with nothing to play
+    used to leave the file missing."""
+    if config.pgnout is None:
+        return
+    from runner.tournament.writer import GameWriter, PgnFileError
+
+    writer = GameWriter(db, found, config.pgnout)
+    try:
+        written = writer.repair_pgn()
+    except PgnFileError as exc:
+        raise fail(str(exc), 1) from None
+    finally:
+        writer.close()
+    if written:
+        _err.print(f"{written} stored {plural(written, 'game')} written again to the PGN file "
+                   f"{config.pgnout}, which lacked them", highlight=False, markup=False)
 
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
