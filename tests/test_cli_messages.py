@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EVENT_TIMEOUT, REPO
+from tests.conftest import EVENT_TIMEOUT, REPO, require_binary
 
 # Imported first by every Python started with it on its path: the modules named in
 # $BLOCK_MODULES fail to import, as on a machine where the extra was never installed.
@@ -170,3 +170,50 @@ def test_running_a_finished_tournament_writes_its_deleted_pgn_file_again(tmp_pat
     assert "already finished" in again.stderr and "Finished game" not in again.stderr
     assert (tmp_path / "games.pgn").read_text() == written
     assert "2 stored games written again" in again.stderr
+
+
+def _help(*words: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "250"}
+    done = subprocess.run([sys.executable, "-m", "runner", *words, "--help"], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_help_shows_every_option_with_its_text() -> None:
+    assert "the file's [cluster] address" in _help("worker", "check")  # was eaten as markup
+    resume = _help("resume")
+    assert "Games at once (overrides the stored setting)." in resume
+    assert "No live view; summary lines only." in resume
+
+
+def test_command_line_mistakes_point_to_the_right_words(tmp_path: Path) -> None:
+    unknown = _runner("match", "--bogus", cwd=tmp_path)
+    assert "--name, --event," in _one_line(unknown)  # an alias is accepted, so it is listed
+    engine = f"cmd={sys.executable}"
+    three = _runner("match", "--engine", engine, "--engine", engine, "--engine", engine,
+                    "--each", "tc=1+0", cwd=tmp_path)
+    assert three.returncode == 2
+    assert "a match needs exactly 2 engines; for more, play a gauntlet or a round-robin" \
+        in three.stderr
+
+
+def test_engine_check_of_a_uci_engine_prints_its_id_name(tmp_path: Path) -> None:
+    stockfish = require_binary("stockfish")
+    done = _runner("engine", "check", "--proto", "uci", "--movetime", "0.1", "--", stockfish,
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("id name: ")]
+    assert "Stockfish" in line
+
+
+def test_a_failure_is_not_told_as_an_interrupt(tmp_path: Path) -> None:
+    """An engine that cannot start stops the run; the notice used to speak of Ctrl-C
+    ("interrupt again to abort them") although nobody interrupted anything."""
+    dead = ["--engine", f"cmd={sys.executable}", "arg=-c", "arg=raise SystemExit(3)", "name=dead"]
+    alive = ["--engine", f"cmd={sys.executable} -m engine --level 1", "name=alive"]
+    done = _runner("match", *dead, *alive, "--each", "tc=2+0.05", "proto=cecp", "--rounds", "2",
+                   "--db", str(tmp_path / "r.db"), cwd=tmp_path, timeout=4 * EVENT_TIMEOUT)
+    assert done.returncode == 1, done.stderr
+    assert "stopping after this failure" in done.stderr, done.stderr
+    assert "interrupt again" not in done.stderr

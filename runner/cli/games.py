@@ -185,6 +185,7 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
     from runner.clock import TimeControl
     from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
     from runner.protocol.factory import make_engine, stop_engines
+    from runner.protocol.uci import UciEngine
     from runner.rules import Board
 
     # Names, features, options and errors all come from the engine: nothing here is markup,
@@ -196,6 +197,8 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
         if not await _start(engine, detect_uci=detect_uci):
             return _UCI_DETECTED
         console.print(f"{shown(engine.name)} started in {time.monotonic() - began:.3f} s")
+        if isinstance(engine, UciEngine) and engine.id_name:  # CECP's myname is in its features
+            console.print(f"id name: {shown(engine.id_name)}")
         if engine.features:
             table = Table("feature", "value", title="features")
             for key, value in engine.features.items():

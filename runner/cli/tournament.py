@@ -355,8 +355,9 @@ def run_command(
 def resume_command(
     tournament_id: int = typer.Argument(..., help="Tournament id (see 'runner list')."),
     db: str | None = typer.Option(None, "--db", help="Database URL."),
-    concurrency: int | None = typer.Option(None, "--concurrency", min=1),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    concurrency: int | None = typer.Option(None, "--concurrency", min=1,
+                                           help="Games at once (overrides the stored setting)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
     from runner.config.check import ConfigError

@@ -22,7 +22,7 @@ _out = unwrapped(Console(highlight=False))
 def worker_check(
     config_file: Path | None = typer.Argument(None, help="Tournament file whose engines to try."),
     cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
-                                       help="Dask scheduler (default: the file's [cluster] "
+                                       help="Dask scheduler (default: the file's \\[cluster] "
                                             "address, else this machine)."),
 ) -> None:
     """List each worker with its cores and slots, and start each of the tournament's engines

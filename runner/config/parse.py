@@ -162,7 +162,10 @@ def _check_format(fmt: TournamentFormat, engines: list[EngineSpec],
     count = len(engines)
     names = [engine.name for engine in engines]
     if fmt is TournamentFormat.MATCH and count != 2:
-        check.add("engines", names, "a match needs exactly 2 engines")
+        more = ("; for more, play a gauntlet or a round-robin ('runner gauntlet', 'runner "
+                "roundrobin', or format = \"gauntlet\" / \"round-robin\" in a file)"
+                if count > 2 else "")
+        check.add("engines", names, f"a match needs exactly 2 engines{more}")
     elif count < 2:
         check.add("engines", names, f"a {fmt.value} needs at least 2 engines")
     if sprt is not None and count != 2:
