@@ -217,3 +217,50 @@ def test_a_failure_is_not_told_as_an_interrupt(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert "stopping after this failure" in done.stderr, done.stderr
     assert "interrupt again" not in done.stderr
+
+
+def test_the_live_views_elapsed_time_runs_between_games(tmp_path: Path) -> None:
+    """The live view (a terminal on stderr) shows the time elapsed, redrawn while a game is
+    played: more distinct values than there are games, not one per finished game."""
+    import fcntl
+    import pty
+    import re
+    import select
+    import struct
+    import termios
+
+    engine = f"cmd={sys.executable} -m engine --level 4"
+    command = [sys.executable, "-m", "runner", "match", "--engine", engine, "name=a",
+               "proto=cecp", "--engine", engine, "name=b", "proto=cecp", "--each", "st=0.3",
+               "--maxmoves", "5", "--rounds", "1", "--concurrency", "1",
+               "--db", str(tmp_path / "r.db")]
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("COLUMNS", None)
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=slave, cwd=tmp_path, env=env)
+    os.close(slave)
+    shown = b""
+    try:
+        while True:  # until the runner exits and the terminal has nothing more to read
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # the other end closed (Linux says EIO)
+                    break
+                if not data:
+                    break
+                shown += data
+            elif process.poll() is not None:
+                break
+        assert process.wait(timeout=4 * EVENT_TIMEOUT) == 0
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode("utf-8", "replace"))
+    elapsed = set(re.findall(r"(\d+:\d\d:\d\d) elapsed", text))
+    assert len(elapsed) >= 3, text[-2000:]  # two games, so more than the finished ones

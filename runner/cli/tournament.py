@@ -65,13 +65,17 @@ class _View:
                 MofNCompleteColumn,
                 Progress,
                 TextColumn,
+                TimeElapsedColumn,
                 TimeRemainingColumn,
             )
 
+            # The live display redraws every quarter second, so the elapsed time runs between
+            # games too (the remaining time is an estimate from finished games).
             self.progress = Progress(
                 TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
+                MofNCompleteColumn(), TextColumn("games,"), TimeElapsedColumn(),
+                TextColumn("elapsed,"), TimeRemainingColumn(), TextColumn("left"),
+                console=_err, transient=False)
             self.task = self.progress.add_task(shown(tournament.config.name),
                                                total=tournament.total_games,
                                                completed=tournament.done_games)
