@@ -240,6 +240,8 @@ def unwritable(path: Path, *, create_parents: bool = True) -> str | None:
             return "is a directory, not a file"
         if not os.access(target, os.W_OK):
             return "is not writable (permission denied)"
+        if not target.is_file():  # a pipe or a device: opening one may wait for its reader
+            return None
         return _open_problem(target, os.O_WRONLY | os.O_APPEND, "cannot be opened for appending")
     parent = target.parent
     if not create_parents and not parent.is_dir():
