@@ -39,7 +39,11 @@ def _is_duration(node: ast.expr, clock_names: set[str]) -> bool:
     return name is not None and (name in clock_names or bool(DURATION_NAME.search(name)))
 
 
-def _is_number(node: ast.expr) -> bool:
+def _is_fixed_bound(node: ast.expr, clock_names: set[str]) -> bool:
+    """A number, or a name standing for one (a parametrized limit), but not the generous
+    EVENT_TIMEOUT nor another measured duration."""
+    if isinstance(node, ast.Name):
+        return node.id != "EVENT_TIMEOUT" and not _is_duration(node, clock_names)
     return any(isinstance(n, ast.Constant) and isinstance(n.value, int | float)
                and not isinstance(n.value, bool) for n in ast.walk(node))
 
@@ -61,7 +65,7 @@ def wall_clock_upper_bounds(source: str) -> list[int]:
                     small, large = right, left
                 else:
                     continue
-                if _is_duration(small, clock_names) and _is_number(large):
+                if _is_duration(small, clock_names) and _is_fixed_bound(large, clock_names):
                     found.append(node.lineno)
     return found
 
@@ -70,8 +74,9 @@ def test_the_scan_finds_the_bounds_it_is_for() -> None:
     source = ("import time\nbegan = time.monotonic()\nelapsed = time.monotonic() - began\n"
               "assert elapsed < 8\nassert time.monotonic() - began < 1.5\n"
               "assert 0.3 <= time.monotonic() - began < 1.5\nassert 2 > record.quit_seconds\n"
-              "assert elapsed >= 0.3\nassert elapsed < EVENT_TIMEOUT\nassert plies < 8\n")
-    assert wall_clock_upper_bounds(source) == [4, 5, 6, 7]
+              "assert elapsed >= 0.3\nassert elapsed < EVENT_TIMEOUT\nassert plies < 8\n"
+              "assert time.monotonic() - began < limit_s\n")
+    assert wall_clock_upper_bounds(source) == [4, 5, 6, 7, 11]
 
 
 def test_no_test_asserts_a_fixed_wall_clock_bound() -> None:
