@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
@@ -15,6 +16,11 @@ from runner.store import Database, open_database
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+EVENT_TIMEOUT = 30.0
+"""Seconds a test waits for an event that normally comes in well under one: a loaded machine
+does not reach it. A test that checks some wait was skipped sets that wait to twice this, so
+a fault still fails it; no test asserts a tighter wall-clock bound (tests/test_no_wallclock_asserts.py)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -53,6 +59,16 @@ def shared_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared corpus file {path} is absent (expected ../shared/data beside the repo)")
     return path
+
+
+def shared_cases(values: list, where: Path, ids: Callable[[Any], str] = str) -> list:
+    """`values` as test cases named by `ids`; none at all (a clone without ../shared/data)
+    gives one case skipped with a reason naming `where`, where pytest would say only "got
+    empty parameter set"."""
+    if not values:
+        reason = f"{where} is absent or empty (expected ../shared/data beside the repo)"
+        return [pytest.param(None, id="shared-data-absent", marks=pytest.mark.skip(reason=reason))]
+    return [pytest.param(value, id=ids(value)) for value in values]
 
 
 def require_binary(name: str) -> str:

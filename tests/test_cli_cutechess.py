@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -109,11 +108,9 @@ def test_cutechess_spellings_mean_what_they_mean_there() -> None:
 def test_a_huge_concurrency_is_capped_at_the_games_with_one_warning_line(tmp_path: Path) -> None:
     """Issue 21 item 16: --concurrency 1000000 for a 4-game schedule used to take minutes and
     gigabytes; it runs as 4 slots, and says in one line that they outnumber the cores."""
-    began = time.monotonic()
     done = _runner("match", *_engine("a"), *_engine("b"), "--each", "tc=2+0.05", "--rounds", "2",
                    "--concurrency", "1000000", "--db", str(tmp_path / "r.db"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - began < 60
     assert "Traceback" not in done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("concurrency")]
     cores = os.cpu_count() or 1

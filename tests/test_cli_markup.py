@@ -104,7 +104,7 @@ def _hostile_tournament(tmp_path: Path) -> Path:
     engine whose move as Black is illegal; the PGN goes to a directory with markup too."""
     (tmp_path / "cecp.py").write_text(EVIL_CECP)
     (tmp_path / "uci.py").write_text(EVIL_UCI)
-    (tmp_path / "[bold]d").mkdir()
+    (tmp_path / "[bold]d" / "[").mkdir(parents=True)  # the pgnout's directory: not created
     config = tmp_path / "hostile.toml"
     config.write_text(
         f'name = "{TOURNAMENT}"\nformat = "match"\ntc = "depth=1"\ngames = 2\n'

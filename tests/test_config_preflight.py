@@ -116,11 +116,12 @@ def test_pgnout_that_cannot_be_written_is_refused(tmp_path: Path) -> None:
     # pgnout is taken from the directory the runner is started in: absolute paths here.
     for value, words in ((f"{tmp_path}/a-dir", "is a directory"),
                          (f"{tmp_path}/a-file/out.pgn", "is not a directory"),
-                         ("", "an empty path")):
+                         ("", "name is empty"),
+                         # Issue 31: as export -o, a missing directory is not created.
+                         (f"{tmp_path}/new/dir/out.pgn", f"directory {tmp_path}/new/dir does not exist")):
         (problem,) = _problems(_toml(tmp_path, f'tc = "10+0.1"\npgnout = "{value}"'))
         assert f': pgnout = "{value}": the PGN output file' in problem and words in problem
-    # A missing directory is fine: the writer creates it.
-    load_config(_toml(tmp_path, f'tc = "10+0.1"\npgnout = "{tmp_path}/new/dir/out.pgn"'))
+    assert not (tmp_path / "new").exists()
 
 
 def test_a_polyglot_file_of_a_partial_entry_is_refused(tmp_path: Path) -> None:
@@ -178,3 +179,20 @@ def test_parse_config_reports_every_preflight_problem_at_once(tmp_path: Path) ->
                      source="cli")
     keys = sorted(problem.key for problem in caught.value.problems)
     assert keys == ["name", "pgnout", "tc"]
+
+
+def test_maxmoves_is_read_at_the_top_as_on_the_command_line(tmp_path: Path) -> None:
+    """Issue 31: --maxmoves is top-level on the command line and the README calls a word and
+    its key the same; a file took it only under [adjudication]."""
+    top = load_config(_toml(tmp_path, 'tc = "10+0.1"\nmaxmoves = 40'))
+    assert top.adjudication.maxmoves == 40
+    nested = load_config(_toml(tmp_path, tail="[adjudication]\nmaxmoves = 40\n"))
+    assert nested.adjudication == top.adjudication and nested.fingerprint() == top.fingerprint()
+    both = load_config(_toml(tmp_path, 'tc = "10+0.1"\nmaxmoves = 40',
+                             "[adjudication]\nmaxmoves = 40\n"))
+    assert both.adjudication.maxmoves == 40
+    (problem,) = _problems(_toml(tmp_path, 'tc = "10+0.1"\nmaxmoves = 40',
+                                 "[adjudication]\nmaxmoves = 50\n"))
+    assert "maxmoves = 40: disagrees with adjudication.maxmoves = 50" in problem
+    (problem,) = _problems(_toml(tmp_path, 'tc = "10+0.1"\nmaxmoves = 0'))
+    assert problem.startswith(f"{tmp_path / 't.toml'}: maxmoves = 0")

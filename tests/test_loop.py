@@ -27,7 +27,7 @@ from runner.protocol.engine import EngineConfig, EngineTerminated
 from runner.protocol.loop import LOOP_ENV, LoopChoiceError, loop_name, run
 from runner.protocol.process import EngineProcess
 from tests.bundled_games import check_finished, game_spec, group_empty, run_game
-from tests.conftest import require_binary, warm_uvloop
+from tests.conftest import EVENT_TIMEOUT, require_binary, warm_uvloop
 from tests.test_process import FAKE_ENGINE
 from tests.test_signals import Runner, bundled, children_of, gone, match, processes_with
 
@@ -143,8 +143,9 @@ def test_the_exit_ends_the_engine_although_its_child_holds_stdout(loop: str, fak
     engine (a child holding the pipe used to make the ping wait its whole timeout)."""
 
     async def scenario() -> tuple[str, float, float, bool]:
-        engine = CecpEngine(EngineConfig(name="fake", argv=fake("child"), ping_timeout=10.0,
-                                         quit_timeout=0.5, terminate_timeout=0.5))
+        engine = CecpEngine(EngineConfig(name="fake", argv=fake("child"), ping_timeout=2 * EVENT_TIMEOUT,
+                                         quit_timeout=2 * EVENT_TIMEOUT,
+                                         terminate_timeout=2 * EVENT_TIMEOUT))
         await engine.start()
         pgid = engine.pid
         assert pgid is not None
@@ -160,8 +161,8 @@ def test_the_exit_ends_the_engine_although_its_child_holds_stdout(loop: str, fak
 
     used, waited, quitting, empty = asyncio.run(scenario())
     assert used == loop
-    assert waited < 1.0, "the end was taken from the pipe, not the exit"
-    assert quitting < 1.0, "quit waited for a process already gone"
+    assert waited < EVENT_TIMEOUT, "the end was taken from the pipe, not the exit"
+    assert quitting < EVENT_TIMEOUT, "quit waited for a process already gone"
     assert empty, "the engine's child survived"
 
 

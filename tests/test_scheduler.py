@@ -270,19 +270,16 @@ def test_leaving_the_events_early_stops_hard_and_quits_the_engines(monkeypatch):
 def test_a_huge_concurrency_opens_no_more_slots_than_games(monkeypatch):
     """Issue 21 item 16: --concurrency 1000000 for a 2-game schedule took 93 s and 3.1 GB
     (a task per slot); slots now open one by one, each once the one before has a game."""
-    import time
     import tracemalloc
 
     scheduler, log, played = _scheduler(monkeypatch, lambda job, _n: _record(*job.engines),
                                         concurrency=1_000_000)
     tracemalloc.start()
-    began = time.monotonic()
     events = _collect(scheduler, [_job(0), _job(1)])
-    seconds = time.monotonic() - began
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert sorted(played) == [0, 1]
     assert sorted(e.slot for e in events if isinstance(e, JobStarted)) == [0, 1]
     assert len(scheduler._slots) <= 3  # two with a game, perhaps one that found none
-    assert seconds < 2.0 and peak < 5_000_000, (seconds, peak)
+    assert peak < 5_000_000, peak
     assert log["a"].count("start") == 2  # one engine pair per slot

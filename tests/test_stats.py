@@ -47,7 +47,7 @@ from runner.stats import (
     sprt_bounds,
 )
 from runner.tournament.scoreboard import Scoreboard
-from tests.conftest import REPO, shared_file
+from tests.conftest import REPO, SHARED_DATA, shared_cases, shared_file
 
 JSON_KEYS = {
     "games", "pairs", "score", "elo", "elo_error95", "los", "draw_ratio", "pair_draw_ratio",
@@ -106,7 +106,8 @@ def _spec(test: dict[str, Any]) -> SprtSpec:
 # fishtest: the reference
 
 
-@pytest.mark.parametrize("case", _cases("fishtest"), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", shared_cases(_cases("fishtest"), SHARED_DATA / "stats-examples.json",
+                                              ids=lambda c: c["id"]))
 def test_fishtest_figures(case: dict[str, Any]) -> None:
     counts = _counts(case)
     ours = stats_json(match_stats(counts))
@@ -131,7 +132,8 @@ def test_fishtest_figures(case: dict[str, Any]) -> None:
         assert ci == pytest.approx(expected["nelo_ci95"], rel=1e-6, abs=FISHTEST_ABS)
 
 
-@pytest.mark.parametrize("case", _cases("fishtest"), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", shared_cases(_cases("fishtest"), SHARED_DATA / "stats-examples.json",
+                                              ids=lambda c: c["id"]))
 def test_fishtest_sprt(case: dict[str, Any]) -> None:
     counts = _counts(case)
     for test in case["input"]["sprt_tests"]:
@@ -250,7 +252,8 @@ def _all_finite(result: MatchStats) -> bool:
     return all(math.isfinite(v) for v in values)
 
 
-@pytest.mark.parametrize("case", _cases(exclude="fishtest"), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", shared_cases(_cases(exclude="fishtest"), SHARED_DATA / "stats-examples.json",
+                                              ids=lambda c: c["id"]))
 def test_other_peers_within_documented_differences(case: dict[str, Any]) -> None:
     counts = _counts(case)
     if case["input"]["statistic"] == "trinomial" and isinstance(counts, Pentanomial):

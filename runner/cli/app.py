@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
-from runner.cli.errors import UserError, open_db, report_error
+from runner.cli.errors import UserError, open_db, report_error, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.cli.words import plural
 from runner.text import shown
@@ -19,7 +19,7 @@ app = typer.Typer(
     add_completion=False,
     cls=RunnerGroup,
 )
-console = Console(emoji=False)  # see runner.cli.errors.err_console
+console = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 
 
 def _flag_type_hidden() -> None:

@@ -91,6 +91,16 @@ def _checked_url(value: str, where: str) -> DbTarget:
     except ImportError as exc:
         raise DbValueError(f"{where} {shown!r}: the driver for {url.drivername!r} is not "
                            f"installed ({exc})") from None
+    try:  # the driver module itself: SQLAlchemy imports it only when connecting
+        url.get_dialect().import_dbapi()
+    except ImportError as exc:
+        if url.drivername == "postgresql+psycopg":
+            raise DbValueError(f"{where} {shown!r} needs the postgres extra ({exc.name} is "
+                               "missing): pip install 'cecp-runner[postgres]'") from None
+        raise DbValueError(f"{where} {shown!r}: the driver for {url.drivername!r} is not "
+                           f"installed ({exc.name} is missing); the runner stores games in "
+                           "sqlite:///FILE or postgresql+psycopg://... (the [postgres] extra)"
+                           ) from None
     if url.get_backend_name() != "sqlite":
         return DbTarget(value, None)
     if url.host or url.port or url.username:

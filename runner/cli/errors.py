@@ -21,9 +21,18 @@ from runner.text import shown
 if TYPE_CHECKING:
     from runner.store.db import Database
 
-__all__ = ["UserError", "err_console", "exit_on_error", "fail", "open_db", "report_error"]
+__all__ = ["UserError", "err_console", "exit_on_error", "fail", "missing_extra", "open_db",
+           "report_error", "unwrapped"]
 
-err_console = Console(stderr=True, emoji=False)
+def unwrapped(console: Console) -> Console:
+    """`console`, set never to cut a printed line when it is not a terminal: rich cut every
+    line at 80 columns (or $COLUMNS) in a log or a pipe, so ``grep`` missed a ``Finished game``
+    line split in two. Tables still fit the width; a terminal still wraps what is too long."""
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
+err_console = unwrapped(Console(stderr=True, emoji=False))
 """Where errors, notices and the live view go (stdout keeps results: PGN, JSON, summaries).
 
 No console of the command line replaces ``:name:`` codes by emoji: ``markup=False`` and
@@ -45,6 +54,13 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Report `message`; the caller raises the returned exit (code 2: the user's to fix)."""
     report_error(message)
     return typer.Exit(code)
+
+
+def missing_extra(exc: ImportError, what: str, extra: str) -> typer.Exit:
+    """Say in one line that `what` needs the optional `extra` the failed import `exc` belongs
+    to, and how to install it; the caller raises the returned exit (code 2)."""
+    return fail(f"{what} needs the {extra} extra ({exc.name or exc} is missing): "
+                f"pip install 'cecp-runner[{extra}]'")
 
 
 def exit_on_error(exc: Exception) -> typer.Exit:
@@ -80,6 +96,8 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
         problem = _file_problem(target.file, create=create)
         if problem:
             raise fail(problem)
+        if not create and (read_only := _read_only_url(target.file)) is not None:
+            return _open_read_only(read_only, target.file)
     elif not create:
         _require_schema(target.url)
     try:
@@ -90,6 +108,42 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
         if "readonly" in cause or "read-only" in cause:
             cause += " (permission denied: the file or its directory is read-only)"
         raise fail(f"cannot open the database {where}: {cause}") from None
+
+
+def _read_only_url(path: Path) -> str | None:
+    """A URL opening the SQLite file `path` read-only when it or its directory cannot be
+    written (a read-only mount, a copy on a CD), None when it can: the usual opening writes
+    (the WAL switch, a migration) and failed with "unable to open database file". A WAL
+    database needs its -shm file beside it even to read, so in a directory that cannot be
+    written the file is opened as immutable (what the -wal file holds is then not seen: a
+    clean stop leaves nothing there)."""
+    import os
+    from urllib.parse import quote
+
+    writable_dir = os.access(path.resolve().parent, os.W_OK | os.X_OK)
+    if writable_dir and os.access(path, os.W_OK):
+        return None
+    mode = "mode=ro" if writable_dir else "immutable=1"
+    return f"sqlite:///file:{quote(str(path.resolve()))}?{mode}&uri=true"
+
+
+def _open_read_only(url: str, path: Path) -> Database:
+    """Open `url` (from `_read_only_url`) without migrating it, or exit 2 saying why not."""
+    from runner.store.db import SCHEMA_REVISION, current_revision, open_database
+
+    database = open_database(url, migrate=False)  # connects only when first used
+    try:
+        revision = current_revision(database.engine)
+    except Exception as exc:  # not a database, a corrupt file
+        database.close()
+        cause = str(getattr(exc, "orig", None) or exc).strip()
+        raise fail(f"cannot open the read-only database {path}: {cause}") from None
+    if revision != SCHEMA_REVISION:
+        database.close()
+        raise fail(f"the database {path} cannot be written (a read-only file or file system) "
+                   f"and its schema is at revision {revision}, not {SCHEMA_REVISION}: copy it "
+                   "somewhere writable and read the copy")
+    return database
 
 
 def _file_problem(path: Path, *, create: bool) -> str | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from runner.cli.errors import exit_on_error
+from runner.cli.errors import exit_on_error, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.cli.help import PASSTHROUGH, vocabulary_help
 from runner.text import shown
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # 'runner report' or 'runner list' start faster without them.
 
 engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True, cls=RunnerGroup)
-_err = Console(stderr=True, emoji=False)  # see runner.cli.errors.err_console
+_err = unwrapped(Console(stderr=True, emoji=False))  # see runner.cli.errors.err_console
 
 
 def play_command(ctx: typer.Context) -> None:
@@ -185,17 +185,20 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
     from runner.clock import TimeControl
     from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
     from runner.protocol.factory import make_engine, stop_engines
+    from runner.protocol.uci import UciEngine
     from runner.rules import Board
 
     # Names, features, options and errors all come from the engine: nothing here is markup,
     # and each is `shown` (its control characters as escapes, none sent to the terminal).
-    console = Console(markup=False, highlight=False, emoji=False)
+    console = unwrapped(Console(markup=False, highlight=False, emoji=False))
     engine = make_engine(config)
     try:
         began = time.monotonic()
         if not await _start(engine, detect_uci=detect_uci):
             return _UCI_DETECTED
         console.print(f"{shown(engine.name)} started in {time.monotonic() - began:.3f} s")
+        if isinstance(engine, UciEngine) and engine.id_name:  # CECP's myname is in its features
+            console.print(f"id name: {shown(engine.id_name)}")
         if engine.features:
             table = Table("feature", "value", title="features")
             for key, value in engine.features.items():

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from runner.cli.dburl import shown_url
 from runner.cli.errors import err_console as _err
-from runner.cli.errors import exit_on_error, fail, open_db, report_error
+from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error, unwrapped
 from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, vocabulary_help
 from runner.cli.words import plural
 from runner.game.termination import GameTermination
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the
     from runner.tournament.run import Tournament
     from runner.tournament.scoreboard import Scoreboard
 
-_out = Console(emoji=False)  # see runner.cli.errors.err_console
+_out = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -65,13 +65,17 @@ class _View:
                 MofNCompleteColumn,
                 Progress,
                 TextColumn,
+                TimeElapsedColumn,
                 TimeRemainingColumn,
             )
 
+            # The live display redraws every quarter second, so the elapsed time runs between
+            # games too (the remaining time is an estimate from finished games).
             self.progress = Progress(
                 TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("games"), TimeRemainingColumn(), console=_err, transient=False)
+                MofNCompleteColumn(), TextColumn("games,"), TimeElapsedColumn(),
+                TextColumn("elapsed,"), TimeRemainingColumn(), TextColumn("left"),
+                console=_err, transient=False)
             self.task = self.progress.add_task(shown(tournament.config.name),
                                                total=tournament.total_games,
                                                completed=tournament.done_games)
@@ -177,7 +181,13 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
     try:
         if not new and not force and tournament_id is None:
             _stop_if_finished(db, config)
-        scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
+        try:
+            scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
+        except ImportError as exc:
+            if (exc.name or "").partition(".")[0] not in ("distributed", "dask"):
+                raise
+            raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
+                                "[cluster])", "cluster") from None
         tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
                                 concurrency=concurrency, scheduler=scheduler,
                                 lease_timeout=_lease_timeout(),
@@ -259,7 +269,8 @@ def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
 
 def _say_finished(db: Database, config: TournamentConfig, found: int, total: int,
                   changed: bool) -> NoReturn:
-    """Say that tournament `found` is finished, and exit 0."""
+    """Say that tournament `found` is finished, and exit 0 (its PGN file made whole first)."""
+    _repair_pgn(db, config, found)
     where = shown_url(db.url)
     _err.print(f"Tournament {found} ({config.name!r}) in {where} is already finished "
                f"({total} {plural(total, 'game')} planned): nothing to play"
@@ -268,6 +279,26 @@ def _say_finished(db: Database, config: TournamentConfig, found: int, total: int
                f"See its results with 'runner report {found}', or start a new tournament from "
                "this file with --new.", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(0)
+
+
+def _repair_pgn(db: Database, config: TournamentConfig, found: int) -> None:
+    """Write the games of the finished tournament `found` that its PGN file lacks (a deleted
+    or cut file), as every run and resume does before playing: a run with nothing to play
+    used to leave the file missing."""
+    if config.pgnout is None:
+        return
+    from runner.tournament.writer import GameWriter, PgnFileError
+
+    writer = GameWriter(db, found, config.pgnout)
+    try:
+        written = writer.repair_pgn()
+    except PgnFileError as exc:
+        raise fail(str(exc), 1) from None
+    finally:
+        writer.close()
+    if written:
+        _err.print(f"{written} stored {plural(written, 'game')} written again to the PGN file "
+                   f"{config.pgnout}, which lacked them", highlight=False, markup=False)
 
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
@@ -328,8 +359,9 @@ def run_command(
 def resume_command(
     tournament_id: int = typer.Argument(..., help="Tournament id (see 'runner list')."),
     db: str | None = typer.Option(None, "--db", help="Database URL."),
-    concurrency: int | None = typer.Option(None, "--concurrency", min=1),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    concurrency: int | None = typer.Option(None, "--concurrency", min=1,
+                                           help="Games at once (overrides the stored setting)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
     from runner.config.check import ConfigError

@@ -324,7 +324,9 @@ def _grouped(args: list[str], command: str) -> tuple[list[list[str]], dict[str, 
     for given, tokens in group_options(args):
         option = _BY_NAME.get(given)
         if option is None or kind not in option.commands:
-            accepted = ", ".join(f"--{o.name}" for o in OPTIONS if kind in o.commands)
+            accepted = ", ".join(f"{'-' if len(spelling) == 1 else '--'}{spelling}"
+                                 for o in OPTIONS if kind in o.commands
+                                 for spelling in (o.name, *o.aliases))
             raise CommandLineError(f"unknown option --{given} for 'runner {command}' "
                                    f"(known: {accepted})")
         if option.name == "engine":

@@ -9,20 +9,20 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from runner.cli.errors import exit_on_error, fail
+from runner.cli.errors import exit_on_error, fail, missing_extra, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.text import shown
 
 worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on.",
                          no_args_is_help=True, cls=RunnerGroup)
-_out = Console(highlight=False)
+_out = unwrapped(Console(highlight=False))
 
 
 @worker_app.command("check")
 def worker_check(
     config_file: Path | None = typer.Argument(None, help="Tournament file whose engines to try."),
     cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
-                                       help="Dask scheduler (default: the file's [cluster] "
+                                       help="Dask scheduler (default: the file's \\[cluster] "
                                             "address, else this machine)."),
 ) -> None:
     """List each worker with its cores and slots, start each of the tournament's engines
@@ -61,7 +61,10 @@ def worker_check(
 def _on_cluster(address: str, engines: list[str],
                 tablebases: tuple[str, ...]) -> list[dict[str, Any]]:
     """Run the check on every worker of the scheduler at `address`."""
-    from distributed import Client
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise missing_extra(exc, "checking a cluster's workers (--cluster)", "cluster") from None
 
     from runner.cluster.scheduler import CONNECT_TIMEOUT
     from runner.cluster.worker import check_worker

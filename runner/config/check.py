@@ -229,17 +229,33 @@ def unfinishable(text: str) -> str | None:
 def unwritable(path: Path, *, create_parents: bool = True) -> str | None:
     """Why a file cannot be written (appended to, or created, with its missing parent
     directories when `create_parents`), or None when it can: checked before anything is
-    played or stored."""
+    played or stored.
+
+    Where it can, the file is opened as the writer will open it (appending; a file that does
+    not exist yet is created and removed again): permissions say yes to root where the file
+    system says no (/sys, /proc, a read-only mount)."""
     target = Path(path)
     if target.exists():
         if target.is_dir():
             return "is a directory, not a file"
         if not os.access(target, os.W_OK):
             return "is not writable (permission denied)"
-        return None
+        if not target.is_file():  # a pipe or a device: opening one may wait for its reader
+            return None
+        return _open_problem(target, os.O_WRONLY | os.O_APPEND, "cannot be opened for appending")
     parent = target.parent
     if not create_parents and not parent.is_dir():
+        if parent.exists():
+            return f"cannot be created: {parent} is not a directory"
         return f"cannot be created: directory {parent} does not exist"
+    if parent.is_dir():
+        if not os.access(parent, os.W_OK | os.X_OK):
+            return f"cannot be created: directory {parent} is not writable (permission denied)"
+        # O_EXCL: only a file this check created is removed again.
+        problem = _open_problem(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, "cannot be created")
+        if problem is None:
+            target.unlink(missing_ok=True)
+        return problem
     while not parent.exists():  # the writer creates missing directories: look at the first that exists
         if parent == parent.parent:
             break
@@ -248,4 +264,13 @@ def unwritable(path: Path, *, create_parents: bool = True) -> str | None:
         return f"cannot be created: {parent} is not a directory"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot be created: directory {parent} is not writable (permission denied)"
+    return None
+
+
+def _open_problem(target: Path, flags: int, failure: str) -> str | None:
+    """`failure` and the system's reason when `target` cannot be opened with `flags`."""
+    try:
+        os.close(os.open(target, flags, 0o666))
+    except OSError as exc:
+        return f"{failure}: {exc.strerror or exc}"
     return None

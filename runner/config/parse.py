@@ -15,6 +15,7 @@ working directory of the run.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ __all__ = ["load_config", "parse_config"]
 
 _TOP_KEYS = ("name", "format", "engines_file", "engines", "rounds", "games", "tc", "openings",
              "adjudication", "concurrency", "variant", "sprt", "pgnout", "database", "recover",
-             "affinity", "cluster")
+             "affinity", "cluster", "maxmoves")
 _CLUSTER_KEYS = ("workers", "address")
 _OPENINGS_KEYS = ("file", "format", "order", "seed", "plies", "start")
 _ADJ_KEYS = ("draw", "resign", "maxmoves", "tb", "tablebases", "tbpieces", "tbignore50",
@@ -96,11 +97,14 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     concurrency = check.integer(data, "concurrency", "", 1, 1)
     variant = check.choice(data, "variant", "", Variant, Variant.STANDARD)
     openings = _openings(check.table(data, "openings", ""), base, check)
-    adjudication = _adjudication(check.table(data, "adjudication", ""), base, check)
+    adjudication_table = check.table(data, "adjudication", "")
+    adjudication = _adjudication(adjudication_table, base, check)
+    adjudication = _top_maxmoves(data, adjudication_table, adjudication, check)
     sprt = _sprt(check.table(data, "sprt", ""), check)
     pgnout = check.get(data, "pgnout", "", str)
     if pgnout is not None:
-        problem = "an empty path" if not pgnout.strip() else unwritable(Path(pgnout))
+        problem = ("name is empty" if not pgnout.strip()
+                   else unwritable(Path(pgnout), create_parents=False))
         if problem is not None:
             check.add("pgnout", pgnout, f"the PGN output file {problem}")
     database = check.get(data, "database", "", str)
@@ -160,7 +164,10 @@ def _check_format(fmt: TournamentFormat, engines: list[EngineSpec],
     count = len(engines)
     names = [engine.name for engine in engines]
     if fmt is TournamentFormat.MATCH and count != 2:
-        check.add("engines", names, "a match needs exactly 2 engines")
+        more = ("; for more, play a gauntlet or a round-robin ('runner gauntlet', 'runner "
+                "roundrobin', or format = \"gauntlet\" / \"round-robin\" in a file)"
+                if count > 2 else "")
+        check.add("engines", names, f"a match needs exactly 2 engines{more}")
     elif count < 2:
         check.add("engines", names, f"a {fmt.value} needs at least 2 engines")
     if sprt is not None and count != 2:
@@ -221,6 +228,22 @@ def _unreadable(path: Path) -> str | None:
     if not first:
         return "openings file is empty"
     return None
+
+
+def _top_maxmoves(data: Mapping[str, Any], table: Mapping[str, Any] | None,
+                  adjudication: AdjudicationConfig, check: Checker) -> AdjudicationConfig:
+    """`adjudication` with a top-level ``maxmoves``: the command line's ``--maxmoves`` is
+    top-level, so a file takes the key there as well as under [adjudication] (once, or twice
+    with the same value)."""
+    maxmoves = check.integer(data, "maxmoves", "", None, 1)
+    if maxmoves is None:
+        return adjudication
+    if table is not None and "maxmoves" in table:
+        if table["maxmoves"] != maxmoves:
+            check.add("maxmoves", maxmoves, f"disagrees with adjudication.maxmoves = "
+                      f"{table['maxmoves']!r}: give it in one place")
+        return adjudication
+    return replace(adjudication, maxmoves=maxmoves)
 
 
 def _adjudication(table: Mapping[str, Any] | None, base: Path,

@@ -484,7 +484,11 @@ class Tournament:
             await self._finished(event, writer)
         elif isinstance(event, SchedulerFailure):
             self._error = event.text
-            self.stop()
+            if not self._soft_stop:  # not `stop`: its notice speaks of an interrupt
+                self._soft_stop = True
+                self.on_event(Notice("stopping after this failure: no new games; running "
+                                     "games will finish"))
+                self.scheduler.stop()
         else:
             self.on_event(event)
 
