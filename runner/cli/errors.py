@@ -19,7 +19,7 @@ from runner.cli.dburl import redact
 from runner.text import shown
 
 if TYPE_CHECKING:
-    from runner.store.db import Database
+    from runner.store import Store
 
 __all__ = ["UserError", "err_console", "exit_on_error", "fail", "open_db", "report_error"]
 
@@ -61,8 +61,8 @@ def exit_on_error(exc: Exception) -> typer.Exit:
     return fail(str(exc))
 
 
-def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Database:
-    """Open (and migrate) the results database, or exit 2 saying why not.
+def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Store:
+    """Open (and migrate) the results database as a store object, or exit 2 saying why not.
 
     `url` is checked first (`runner.cli.dburl.check_db_value`; `source` says where it was
     given). With `create` False (the commands that only read: list, report, export, resume)
@@ -70,7 +70,7 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
     before SQLite gets to fail on them.
     """
     from runner.cli.dburl import DbValueError, check_db_value, redact, shown_url
-    from runner.store.db import open_database
+    from runner.store import Store
 
     try:
         target = check_db_value(url, source=source)
@@ -83,7 +83,7 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
     elif not create:
         _require_schema(target.url)
     try:
-        return open_database(target.url)
+        return Store.open(target.url)
     except Exception as exc:  # an unreachable server, a failed migration, an unwritable file
         cause = redact(str(getattr(exc, "orig", None) or exc)).strip()
         where = str(target.file) if target.file is not None else shown_url(target.url)

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from runner.cli.errors import exit_on_error
 from runner.cli.group import RunnerGroup
-from runner.cli.help import PASSTHROUGH, vocabulary_help
+from runner.cli.help import PASSTHROUGH, PLAY_INTERRUPT_HELP, vocabulary_help
 from runner.text import shown
 
 if TYPE_CHECKING:
@@ -236,3 +236,10 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
         return 1
     finally:
         await stop_engines([engine])
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``play`` and ``engine`` to the ``runner`` application."""
+    app.command("play", cls=vocabulary_help("play"), context_settings=PASSTHROUGH,
+                epilog=PLAY_INTERRUPT_HELP)(play_command)
+    app.add_typer(engine_app, name="engine")

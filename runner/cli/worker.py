@@ -99,3 +99,8 @@ def _show(report: dict[str, Any]) -> int:
                                  multiline=True)))
     _out.print(table)
     return failed
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``worker`` to the ``runner`` application."""
+    app.add_typer(worker_app, name="worker")

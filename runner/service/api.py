@@ -289,28 +289,25 @@ async def pgn(request: Request, tournament_id: TournamentId,
     """The tournament's games as PGN, streamed; filters as ``runner export``."""
     manager = _manager(request)
     await _known(manager, tournament_id)
-    from runner.store import GameFilter, stream_games
+    from runner.app.reading import pgn_games
 
-    where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
-                       termination=termination)
     give_back = _heavy_slots(request).take(_client(request))
 
     def games() -> Iterator[str]:
         # Sent in pieces of some 64 KB, not a game at a time: each piece is one hop from this
         # thread to the event loop, which has games to referee.
         try:
-            with manager.db.session() as session:
-                piece: list[str] = []
-                size = 0
-                for game in stream_games(session, where):
-                    if game.pgn:
-                        piece.append(game.pgn.rstrip("\n") + "\n\n")
-                        size += len(game.pgn)
-                        if size >= 65536:
-                            yield "".join(piece)
-                            piece, size = [], 0
-                if piece:
+            piece: list[str] = []
+            size = 0
+            for text in pgn_games(manager.store, tournament_id, engine=engine, result=result,
+                                  termination=termination):
+                piece.append(text)
+                size += len(text)
+                if size >= 65536:
                     yield "".join(piece)
+                    piece, size = [], 0
+            if piece:
+                yield "".join(piece)
         finally:
             give_back()
 

@@ -31,16 +31,8 @@ from runner.service.cache import SharedReads
 from runner.service.hub import EventLog
 from runner.service.offload import Offload, finished_games, report_html, report_json
 from runner.service.settings import ServiceSettings
-from runner.store import Database, TournamentStatus, tournaments
-from runner.store.origin import (
-    SERVICE,
-    failures,
-    owned,
-    set_reason,
-    set_status,
-    unfinished_owned,
-)
-from runner.store.queries import TournamentProgress
+from runner.store import Database, Store, TournamentProgress, TournamentStatus
+from runner.store.origin import SERVICE
 from runner.tournament.events import (
     Event,
     GameFinished,
@@ -91,6 +83,8 @@ class TournamentManager:
         the operator's choice, in this process or on Dask)."""
         self.settings = settings
         self.db = db
+        self.store = Store(db)
+        """The database as the application layer reads it (the same connections)."""
         self._scheduler_factory = scheduler_factory or self._default_scheduler
         self._runs: dict[int, _Run] = {}
         self._logs: dict[int, EventLog] = {}
@@ -153,7 +147,7 @@ class TournamentManager:
             if status == TournamentStatus.FINISHED.value:
                 raise Conflict(f"tournament {tournament_id} is finished")
             await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
-            await asyncio.to_thread(self._set_status, tournament_id, TournamentStatus.STOPPED)
+            await asyncio.to_thread(self.store.set_stopped, tournament_id)
             self._changed(tournament_id)
             self.log(tournament_id).publish("status", {"status": "stopped"})
             return "stopped"
@@ -319,8 +313,7 @@ class TournamentManager:
                 run.standings_task.cancel()
         if run.stop_requested and status != TournamentStatus.FINISHED.value:
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(self._set_status, tournament_id,
-                                        TournamentStatus.STOPPED)
+                await asyncio.to_thread(self.store.set_stopped, tournament_id)
             self._changed(tournament_id)
             status = "stopped"
         if reason is not None and status != "stopped":
@@ -452,8 +445,7 @@ class TournamentManager:
         }
 
     def _all_progress(self) -> tuple[list[TournamentProgress], dict[int, str]]:
-        with self.db.session() as session:
-            return tournaments(session), failures(session)
+        return self.store.tournaments(), self.store.failures()
 
     async def _all_shared(self) -> tuple[list[TournamentProgress], dict[int, str]]:
         found: tuple[list[TournamentProgress], dict[int, str]] = await self._reads.get(
@@ -482,28 +474,19 @@ class TournamentManager:
         return progress.status
 
     def _stored_config(self, tournament_id: int) -> dict[str, Any]:
-        from runner.store.resume import stored_config
-
-        with self.db.session() as session:
-            if not owned(session, tournament_id):
-                raise Conflict(f"tournament {tournament_id} was not submitted to this service "
-                               "(run it with 'runner run')")
-            stored = stored_config(session, tournament_id)
+        if not self.store.owned(tournament_id, SERVICE):
+            raise Conflict(f"tournament {tournament_id} was not submitted to this service "
+                           "(run it with 'runner run')")
+        stored = self.store.stored_config(tournament_id)
         if stored is None:
             raise KeyError(tournament_id)
         return stored
 
     def _set_reason(self, tournament_id: int, reason: str | None) -> None:
-        with self.db.session() as session:
-            set_reason(session, tournament_id, reason)
-
-    def _set_status(self, tournament_id: int, status: TournamentStatus) -> None:
-        with self.db.session() as session:
-            set_status(session, tournament_id, status)
+        self.store.set_reason(tournament_id, reason)
 
     def _unfinished(self) -> list[tuple[int, dict[str, Any]]]:
-        with self.db.session() as session:
-            return unfinished_owned(session)
+        return self.store.unfinished_owned(SERVICE)
 
 
 def _board(event: GameStarted) -> dict[str, Any]:
