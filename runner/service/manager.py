@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from runner.app.lifecycle import resumable, start
+from runner.app.modes import StartMode
 from runner.clock import Clock
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
@@ -166,12 +168,12 @@ class TournamentManager:
         """Play a stopped or interrupted tournament's missing games."""
         if tournament_id in self._runs:
             raise Conflict(f"tournament {tournament_id} is {self._runs[tournament_id].state}")
-        stored = await asyncio.to_thread(self._stored_config, tournament_id)
+        await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
         status = await self._stored_status(tournament_id)
         if status == TournamentStatus.FINISHED.value:
             raise Conflict(f"tournament {tournament_id} is finished")
-        config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
-        self._queue(tournament_id, self._tournament(config, tournament_id=tournament_id))
+        found = await asyncio.to_thread(resumable, self.store, tournament_id)
+        self._queue(tournament_id, self._tournament(found.config, tournament_id=tournament_id))
         self.log(tournament_id).publish("status", {"status": "queued"})
         return "queued"
 
@@ -259,9 +261,9 @@ class TournamentManager:
                     tournament_id: int | None = None) -> Tournament:
         concurrency = min(config.concurrency, self.settings.max_concurrency)
         scheduler = self._scheduler_factory(config, concurrency)
-        tournament = Tournament(config, self.db, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency, pgnout=None, scheduler=scheduler,
-                                origin=SERVICE)
+        tournament = start(config, self.store, StartMode.NEW if new else StartMode.CONTINUE,
+                           tournament_id=tournament_id, concurrency=concurrency,
+                           scheduler=scheduler, origin=SERVICE)
         tournament.scheduler.watch_moves = True
         # The id is known once the row exists; events come only after that.
         tournament.on_event = lambda event: self._on_event(tournament.tournament_id, event)
