@@ -7,10 +7,14 @@ import sys
 from pathlib import Path
 
 import typer
+from sqlalchemy.exc import SQLAlchemyError
 
+from runner.app.report import ReportError, report
 from runner.cli.errors import err_console, fail, open_db
+from runner.config.check import unwritable
+from runner.report.render import render
 
-__all__ = ["report_command"]
+__all__ = ["register", "report_command"]
 
 _FORMATS = ("text", "json", "html")
 
@@ -27,12 +31,6 @@ def report_command(
 ) -> None:
     """Standings, Elo +- 95%, LOS, pentanomial counts, terminations, faults and SPRT state of a
     tournament; --format html writes one self-contained page with plots."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from runner.app.report import ReportError, report
-    from runner.config.check import unwritable
-    from runner.report.render import render
-
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise fail(f"unknown --format {fmt!r}: text, json or html")
