@@ -119,20 +119,16 @@ def _file_problem(path: Path, *, create: bool) -> str | None:
 def _require_schema(url: str) -> None:
     """Exit 2 unless the server database `url` already holds a runner schema (read-only
     commands never create one)."""
-    from sqlalchemy import inspect
     from sqlalchemy.exc import SQLAlchemyError
 
     from runner.cli.dburl import redact, shown_url
-    from runner.store.db import create_db_engine
+    from runner.store import Store
 
-    engine = create_db_engine(url)
     try:
-        present = inspect(engine).has_table("alembic_version")
+        present = Store.has_schema(url)
     except SQLAlchemyError as exc:
         cause = redact(str(getattr(exc, "orig", None) or exc)).strip()
         raise fail(f"cannot open the database {shown_url(url)}: {cause}") from None
-    finally:
-        engine.dispose()
     if not present:
         raise fail(f"no runner database at {shown_url(url)} (it has no runner tables; "
                    "nothing was created): run a tournament into it first, or "

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from runner.store.db import Database, current_revision, open_database, safe_url
+from sqlalchemy import inspect
+
+from runner.store.db import Database, create_db_engine, current_revision, open_database, safe_url
 from runner.store.models import TournamentStatus
 from runner.store.origin import failures, owned, set_reason, set_status, unfinished_owned
 from runner.store.queries import (
@@ -51,6 +53,16 @@ class Store:
     def open(cls, url: str) -> Store:
         """Open (and migrate) the database at `url`."""
         return cls(open_database(url))
+
+    @staticmethod
+    def has_schema(url: str) -> bool:
+        """Whether the database at `url` holds a runner schema, asked without creating or
+        migrating anything (SQLAlchemyError when it cannot be reached)."""
+        engine = create_db_engine(url)
+        try:
+            return inspect(engine).has_table("alembic_version")
+        finally:
+            engine.dispose()
 
     @property
     def url(self) -> str:
