@@ -4,8 +4,10 @@
 cutechess vocabulary (and the config model, statistics and rules behind it) is imported when a
 game command reads its words or renders its help, and `typer.rich_utils` (rich.markdown,
 pygments) only when help is rendered. Help, the version and the dispatch of a game command
-load no database code and no pydantic (Typer 0.29 built a pydantic validator for every
-``--help`` flag left out, see `runner.cli.group`). Modules are checked, never times.
+load no pydantic (Typer 0.29 built a pydantic validator for every ``--help`` flag left out,
+see `runner.cli.group`); the list of commands, ``list --help`` and ``export --help`` load no
+database code either (issue 27: the commands that play are loaded on use, with the
+tournament code their module imports at its top). Modules are checked, never times.
 """
 
 from __future__ import annotations
@@ -60,13 +62,22 @@ def test_match_help_still_loads_the_vocabulary_it_shows() -> None:
         "runner.cli.vocabulary", "runner.config.model", "typer.rich_utils"]
 
 
-@pytest.mark.parametrize("args", [("--help",), ("match", "--help"), ("list", "--help"),
-                                  ("export", "--help")])
+@pytest.mark.parametrize("args", [("--help",), ("list", "--help"), ("export", "--help")])
 def test_help_loads_no_database_code_and_no_pydantic(args: tuple[str, ...]) -> None:
     loaded, done = _run(*args, watch=HEAVY)
     assert done.returncode == 0, done.stderr
     assert "Show this message and exit." in done.stdout
     assert loaded == []
+
+
+def test_a_game_command_s_help_loads_its_module_but_no_pydantic() -> None:
+    # The commands that play are loaded on use with the tournament code their module imports
+    # at its top (runner.cli.group.LazyGroup): their own --help pays for that, never another
+    # command or the list of commands.
+    loaded, done = _run("match", "--help", watch=HEAVY)
+    assert done.returncode == 0, done.stderr
+    assert "Show this message and exit." in done.stdout
+    assert "pydantic" not in loaded
 
 
 @pytest.mark.parametrize("args", [("--help",), ("--version",), ("list", "--help"),
@@ -101,17 +112,29 @@ def test_a_game_command_reads_its_words_without_pydantic() -> None:
 
 
 def test_export_offers_exactly_the_stored_results_and_terminations() -> None:
-    # runner export's choices are listed in the CLI so that the command line is built without
-    # the rules core; they must stay the enums' values, in their order.
-    from runner.cli.tournament import ResultChoice
+    # runner export is loaded only when it runs (runner.cli.group.LazyGroup): it offers the
+    # enums themselves, no copy of them.
+    import typing
+
+    from runner.cli.export import export_command
     from runner.game.record import GameTermination
     from runner.rules import Result
 
-    assert [c.value for c in ResultChoice] == [r.value for r in Result]
-    assert [c.name for c in ResultChoice] == [r.name for r in Result]
-    # --termination offers GameTermination itself, from its light module (still the same
-    # class the game record uses).
-    assert GameTermination.__module__ == "runner.game.termination"
+    hints = typing.get_type_hints(export_command)
+    assert hints["result"] == Result | None
+    assert hints["termination"] == GameTermination | None
+
+
+def test_the_lazy_listing_says_what_each_command_says_of_itself() -> None:
+    """``runner --help`` lists the commands loaded on use by the help lines the group keeps;
+    each must stay the first paragraph of the command's own help."""
+    from runner.cli.app import LAZY
+    from runner.cli.group import LazyCommand
+
+    for entry in LAZY:
+        real = LazyCommand(entry).load()
+        own = " ".join((real.help or "").split("\n\n")[0].split())
+        assert entry.help == own, entry.name
 
 
 def test_list_reads_the_store_without_alembic_rules_protocol_or_games(tmp_path: Path) -> None:

@@ -9,15 +9,41 @@ import typer
 from rich.console import Console
 
 from runner.cli.errors import UserError, open_db, report_error, unwrapped
-from runner.cli.group import RunnerGroup
+from runner.cli.group import Lazy, RunnerGroup, lazy_group
 from runner.cli.words import plural
 from runner.text import shown
+
+LAZY = (
+    Lazy("play", "runner.cli.games", "Play one game between two --engine groups and print its "
+         "PGN (the words it takes are below)."),
+    Lazy("engine", "runner.cli.games", "Inspect engines."),
+    Lazy("report", "runner.cli.report", "Standings, Elo +- 95%, LOS, pentanomial counts, "
+         "terminations, faults and SPRT state of a tournament; --format html writes one "
+         "self-contained page with plots."),
+    Lazy("serve", "runner.cli.serve", "Serve the JSON API (/docs), the event streams and the "
+         "web page (/): submit tournaments, watch them live, read their games and reports."),
+    Lazy("worker", "runner.cli.worker", "Inspect the Dask workers a tournament would run on."),
+    Lazy("tb", "runner.cli.tablebase", "Probe Syzygy endgame tablebases."),
+    Lazy("run", "runner.cli.tournament", "Run (or resume) the tournament a TOML file describes."),
+    Lazy("resume", "runner.cli.tournament", "Resume a stored tournament with the configuration "
+         "it was started with."),
+    Lazy("match", "runner.cli.tournament", "Two engines, every opening as a game pair (the "
+         "words it takes are below)."),
+    Lazy("gauntlet", "runner.cli.tournament", "The first --engine against each of the others "
+         "(the words it takes are below)."),
+    Lazy("roundrobin", "runner.cli.tournament", "Every --engine against every other (the words "
+         "it takes are below)."),
+    Lazy("list", "runner.cli.listing", "Tournaments in the database with their progress."),
+    Lazy("export", "runner.cli.export", "Write stored games as PGN, streamed from the database."),
+)
+"""The commands defined in modules of their own, in the order ``runner --help`` lists them
+(after the few defined here): each module is imported when its command runs."""
 
 app = typer.Typer(
     help="Run chess-engine matches, gauntlets and round-robins; compare engine versions.",
     no_args_is_help=True,
     add_completion=False,
-    cls=RunnerGroup,
+    cls=lazy_group(LAZY),
 )
 console = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 
@@ -266,37 +292,9 @@ def db_upgrade(
     ),
 ) -> None:
     """Create the database or bring its schema up to date (alembic upgrade head)."""
-    from runner.store.db import current_revision
-
-    with open_db(db) as database:
-        revision = current_revision(database.engine)
-        console.print(f"{database.engine.url.render_as_string(hide_password=True)}: schema at "
-                      f"revision {revision}", highlight=False, markup=False)
-
-
-from runner.cli.games import engine_app, play_command  # noqa: E402
-from runner.cli.help import PASSTHROUGH, PLAY_INTERRUPT_HELP, vocabulary_help  # noqa: E402
-
-app.command("play", cls=vocabulary_help("play"), context_settings=PASSTHROUGH,
-            epilog=PLAY_INTERRUPT_HELP)(play_command)
-app.add_typer(engine_app, name="engine")
-from runner.cli.report import report_command  # noqa: E402 - commands defined elsewhere
-
-app.command("report")(report_command)
-
-from runner.cli.serve import serve_command  # noqa: E402
-
-app.command("serve")(serve_command)
-
-from runner.cli.tournament import register as _register_tournament  # noqa: E402
-from runner.cli.worker import worker_app  # noqa: E402
-
-app.add_typer(worker_app, name="worker")
-from runner.cli.tablebase import tb_app  # noqa: E402
-
-app.add_typer(tb_app, name="tb")
-
-_register_tournament(app)
+    with open_db(db) as store:
+        console.print(f"{store.shown_url}: schema at revision {store.revision()}",
+                      highlight=False, markup=False)
 
 
 def main() -> None:

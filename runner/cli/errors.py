@@ -19,7 +19,7 @@ from runner.cli.dburl import redact
 from runner.text import shown
 
 if TYPE_CHECKING:
-    from runner.store.db import Database
+    from runner.store import Store
 
 __all__ = ["UserError", "err_console", "exit_on_error", "fail", "missing_extra", "open_db",
            "report_error", "unwrapped"]
@@ -77,8 +77,8 @@ def exit_on_error(exc: Exception) -> typer.Exit:
     return fail(str(exc))
 
 
-def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Database:
-    """Open (and migrate) the results database, or exit 2 saying why not.
+def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Store:
+    """Open (and migrate) the results database as a store object, or exit 2 saying why not.
 
     `url` is checked first (`runner.cli.dburl.check_db_value`; `source` says where it was
     given). With `create` False (the commands that only read: list, report, export, resume)
@@ -86,7 +86,7 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
     before SQLite gets to fail on them.
     """
     from runner.cli.dburl import DbValueError, check_db_value, redact, shown_url
-    from runner.store.db import open_database
+    from runner.store import Store
 
     try:
         target = check_db_value(url, source=source)
@@ -101,7 +101,7 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> Da
     elif not create:
         _require_schema(target.url)
     try:
-        return open_database(target.url)
+        return Store.open(target.url)
     except Exception as exc:  # an unreachable server, a failed migration, an unwritable file
         cause = redact(str(getattr(exc, "orig", None) or exc)).strip()
         where = str(target.file) if target.file is not None else shown_url(target.url)
@@ -127,8 +127,9 @@ def _read_only_url(path: Path) -> str | None:
     return f"sqlite:///file:{quote(str(path.resolve()))}?{mode}&uri=true"
 
 
-def _open_read_only(url: str, path: Path) -> Database:
+def _open_read_only(url: str, path: Path) -> Store:
     """Open `url` (from `_read_only_url`) without migrating it, or exit 2 saying why not."""
+    from runner.store import Store
     from runner.store.db import SCHEMA_REVISION, current_revision, open_database
 
     database = open_database(url, migrate=False)  # connects only when first used
@@ -143,7 +144,7 @@ def _open_read_only(url: str, path: Path) -> Database:
         raise fail(f"the database {path} cannot be written (a read-only file or file system) "
                    f"and its schema is at revision {revision}, not {SCHEMA_REVISION}: copy it "
                    "somewhere writable and read the copy")
-    return database
+    return Store(database)
 
 
 def _file_problem(path: Path, *, create: bool) -> str | None:
@@ -173,20 +174,16 @@ def _file_problem(path: Path, *, create: bool) -> str | None:
 def _require_schema(url: str) -> None:
     """Exit 2 unless the server database `url` already holds a runner schema (read-only
     commands never create one)."""
-    from sqlalchemy import inspect
     from sqlalchemy.exc import SQLAlchemyError
 
     from runner.cli.dburl import redact, shown_url
-    from runner.store.db import create_db_engine
+    from runner.store import Store
 
-    engine = create_db_engine(url)
     try:
-        present = inspect(engine).has_table("alembic_version")
+        present = Store.has_schema(url)
     except SQLAlchemyError as exc:
         cause = redact(str(getattr(exc, "orig", None) or exc)).strip()
         raise fail(f"cannot open the database {shown_url(url)}: {cause}") from None
-    finally:
-        engine.dispose()
     if not present:
         raise fail(f"no runner database at {shown_url(url)} (it has no runner tables; "
                    "nothing was created): run a tournament into it first, or "

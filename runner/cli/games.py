@@ -5,6 +5,7 @@ Both read the cutechess vocabulary with `runner.cli.vocabulary`, as the tourname
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shlex
 import sys
@@ -13,18 +14,29 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from runner.cli.errors import exit_on_error, unwrapped
 from runner.cli.group import RunnerGroup
-from runner.cli.help import PASSTHROUGH, vocabulary_help
+from runner.cli.help import PASSTHROUGH, PLAY_INTERRUPT_HELP, vocabulary_help
+from runner.cli.loop import run_async
+from runner.cli.vocabulary import CommandLineError, read_arguments, read_engine
+from runner.clock import TimeControl
+from runner.config.check import ConfigError
+from runner.game.play import play_game
+from runner.game.record import GameSpec, game_pgn
+from runner.protocol.engine import ClockState, EngineError, GameSetup, Side, Variant
+from runner.protocol.factory import make_engine, running_engines, stop_engines
+from runner.protocol.freeze import FreezeMonitor
+from runner.protocol.uci import UciEngine
+from runner.rules import STARTING_FEN, Board
 from runner.text import shown
+from runner.tournament.interrupts import Interrupts
+from runner.tournament.runtime import adjudication_rules, engine_config
 
 if TYPE_CHECKING:
-    from runner.game.record import GameRecord, GameSpec
+    from runner.game.record import GameRecord
     from runner.protocol.engine import Engine, EngineConfig
-
-# The engine, game and rules modules are imported by the commands that play, not with the CLI:
-# 'runner report' or 'runner list' start faster without them.
 
 engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True, cls=RunnerGroup)
 _err = unwrapped(Console(stderr=True, emoji=False))  # see runner.cli.errors.err_console
@@ -32,13 +44,6 @@ _err = unwrapped(Console(stderr=True, emoji=False))  # see runner.cli.errors.err
 
 def play_command(ctx: typer.Context) -> None:
     """Play one game between two --engine groups and print its PGN (the words it takes are below)."""
-    from runner.cli.vocabulary import CommandLineError, read_arguments
-    from runner.config.check import ConfigError
-    from runner.game.record import GameSpec, game_pgn
-    from runner.protocol.engine import Variant
-    from runner.rules import STARTING_FEN, Board
-    from runner.tournament.runtime import adjudication_rules, engine_config
-
     try:
         arguments = read_arguments(list(ctx.args), "play")
         count = len(arguments.table["engines"])
@@ -60,7 +65,6 @@ def play_command(ctx: typer.Context) -> None:
         )
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
-    from runner.cli.loop import run_async
 
     record, status = run_async(_play_one([engine_config(white), engine_config(black)], spec))
     if record is None:
@@ -75,12 +79,7 @@ def play_command(ctx: typer.Context) -> None:
 async def _play_one(configs: list[EngineConfig], spec: GameSpec) -> tuple[GameRecord | None, int]:
     """The game's record, or None and the exit status when a stop signal aborted it (the
     engines are stopped either way: a second signal does not cut their shutdown short)."""
-    import asyncio
 
-    from runner.game.play import play_game
-    from runner.protocol.factory import running_engines
-    from runner.protocol.freeze import FreezeMonitor
-    from runner.tournament.interrupts import Interrupts
 
     game = asyncio.current_task()
     assert game is not None
@@ -117,10 +116,6 @@ def engine_check(
 ) -> None:
     """Start an engine (runner engine check -- CMD ARGS..., or --engine KEY=VALUE ...), show its
     features, ping, one move."""
-    from runner.cli.vocabulary import CommandLineError, read_engine
-    from runner.config.check import ConfigError
-    from runner.tournament.runtime import engine_config
-
     argv = list(ctx.args)
     if not argv:
         _err.print("[bold red]error:[/] give the engine command after --, "
@@ -132,7 +127,6 @@ def engine_check(
         entry = read_engine(argv, each=[f"proto={proto or 'cecp'}"])
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
-    from runner.cli.loop import run_async
 
     guessing = proto is None and not any(word.startswith("proto=") for word in argv)
     code = run_async(_check(engine_config(entry), movetime, detect_uci=guessing))
@@ -160,8 +154,6 @@ def _looks_uci(text: str) -> bool:
 async def _start(engine: Engine, *, detect_uci: bool) -> bool:
     """Start `engine`; with `detect_uci`, give up (returning False) as soon as it answers the
     CECP greeting with a UCI line, instead of waiting for features that never come."""
-    import asyncio
-
     task = asyncio.ensure_future(engine.start())
     seen = 0
     while True:
@@ -180,13 +172,7 @@ async def _start(engine: Engine, *, detect_uci: bool) -> bool:
 
 
 async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = False) -> int:
-    from rich.table import Table
 
-    from runner.clock import TimeControl
-    from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
-    from runner.protocol.factory import make_engine, stop_engines
-    from runner.protocol.uci import UciEngine
-    from runner.rules import Board
 
     # Names, features, options and errors all come from the engine: nothing here is markup,
     # and each is `shown` (its control characters as escapes, none sent to the terminal).
@@ -239,3 +225,10 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
         return 1
     finally:
         await stop_engines([engine])
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``play`` and ``engine`` to the ``runner`` application."""
+    app.command("play", cls=vocabulary_help("play"), context_settings=PASSTHROUGH,
+                epilog=PLAY_INTERRUPT_HELP)(play_command)
+    app.add_typer(engine_app, name="engine")

@@ -1,4 +1,9 @@
-"""The Typer group class of every ``runner`` command group: no pydantic for an absent --help.
+"""The Typer group classes of ``runner``: commands loaded when used, no pydantic for --help.
+
+`LazyGroup` lists commands by name and one-line help and imports a command's module only
+when that command runs (or shows its own help): each command module imports what it needs
+at its top, and ``runner --help`` or ``runner list`` pay for no other command's imports.
+
 
 Typer 0.29 coerces each parameter's value through a pydantic validator it builds on first use
 (importing pydantic costs a command about 60 ms of CPU), except a flag whose value is already
@@ -11,11 +16,15 @@ validator is built. Older Typer (on click itself) defaults the flag to False: no
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from typer.core import TyperGroup
+import typer
+from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["RunnerGroup"]
+__all__ = ["Lazy", "LazyCommand", "RunnerGroup", "lazy_group"]
 
 
 def _absent_is_false(option: Any) -> None:
@@ -42,3 +51,57 @@ class RunnerGroup(TyperGroup):
         if command is not None:
             _absent_is_false(command.get_help_option(ctx))
         return command
+
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A command of the group that is loaded on use: its name, its module, its help line."""
+
+    name: str
+    module: str
+    """The module whose ``register(app)`` adds the command (and its siblings) to an app."""
+    help: str
+    """What ``runner --help`` lists for it (a test keeps it equal to the command's own)."""
+
+
+class LazyCommand(TyperCommand):
+    """Stands for a command until it is used: the group lists it by name and help line;
+    running it (or its ``--help``) imports its module and hands the arguments to the real
+    command, which click then invokes (`make_context`)."""
+
+    def __init__(self, entry: Lazy) -> None:
+        super().__init__(entry.name, help=entry.help, short_help=entry.help,
+                         add_help_option=False)
+        self.entry = entry
+        self._real: Any = None
+
+    def load(self) -> Any:
+        """The real command (its module imported and registered once)."""
+        if self._real is None:
+            app = typer.Typer(cls=RunnerGroup)
+            importlib.import_module(self.entry.module).register(app)
+            self._real = typer.main.get_group(app).commands[self.entry.name]
+        return self._real
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        """The real command's context: it parses the arguments and is the one invoked."""
+        real = self.load()
+        if parent is not None:
+            _absent_is_false(real.get_help_option(parent))
+        return real.make_context(info_name, args, parent=parent, **extra)
+
+
+def lazy_group(commands: Sequence[Lazy]) -> type[RunnerGroup]:
+    """A group class that lists `commands` after the ones defined with it, loaded on use."""
+
+    class LazyGroup(RunnerGroup):
+        """A `RunnerGroup` with commands loaded on use."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            for entry in commands:
+                self.commands[entry.name] = LazyCommand(entry)
+
+    return LazyGroup

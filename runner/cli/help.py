@@ -70,6 +70,15 @@ INTERRUPT_HELP = (
 )
 """The epilog of every command that plays games: how it stops and what it exits with."""
 
+RERUN_HELP = (
+    "The same words run again are the same tournament (same engines, settings and --name; "
+    "without --name the name is the format and the engines' names): an interrupted one is "
+    "continued and plays only its missing games (a --pgnout file gets each game once); a "
+    "finished one, or other settings under the same name, start a new tournament. "
+    + INTERRUPT_HELP
+)
+"""The epilog of ``runner match``, ``gauntlet`` and ``roundrobin``."""
+
 PLAY_INTERRUPT_HELP = (
     "Ctrl-C, SIGTERM or SIGHUP aborts the game (no PGN is printed); the engines are stopped "
     "(quit, then SIGTERM, then SIGKILL), a second signal does not cut that short. Exit "

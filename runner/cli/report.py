@@ -7,10 +7,14 @@ import sys
 from pathlib import Path
 
 import typer
+from sqlalchemy.exc import SQLAlchemyError
 
+from runner.app.report import ReportError, report
 from runner.cli.errors import err_console, fail, open_db
+from runner.config.check import unwritable
+from runner.report.render import render
 
-__all__ = ["report_command"]
+__all__ = ["register", "report_command"]
 
 _FORMATS = ("text", "json", "html")
 
@@ -27,28 +31,21 @@ def report_command(
 ) -> None:
     """Standings, Elo +- 95%, LOS, pentanomial counts, terminations, faults and SPRT state of a
     tournament; --format html writes one self-contained page with plots."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from runner.config.check import unwritable
-    from runner.report.build import ReportError, build_report
-    from runner.report.render import render
-
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise fail(f"unknown --format {fmt!r}: text, json or html")
     if out is not None and (problem := unwritable(out, create_parents=False)) is not None:
         raise fail(f"--out {out}: the file {problem}")
-    database = open_db(db, create=False)
     try:
-        with database, database.session() as session:
-            report = build_report(session, tournament_id)
+        with open_db(db, create=False) as store:
+            built = report(store, tournament_id)
     except ReportError as exc:
         raise fail(str(exc)) from None
     except SQLAlchemyError as exc:
         raise fail(f"cannot read the database: {exc}") from None
     # A terminal gets its own width; a file or a pipe the tables' full width (nothing cut).
     width = shutil.get_terminal_size().columns if out is None and sys.stdout.isatty() else None
-    text = render(report, fmt, width=width)
+    text = render(built, fmt, width=width)
     if out is None:
         typer.echo(text, nl=False)
         return
@@ -56,5 +53,10 @@ def report_command(
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise fail(f"cannot write {out}: {exc.strerror}") from None
-    err_console.print(f"report of tournament {report.tournament_id} written to {out}", highlight=False,
+    err_console.print(f"report of tournament {built.tournament_id} written to {out}", highlight=False,
                markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to the ``runner`` application."""
+    app.command("report")(report_command)

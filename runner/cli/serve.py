@@ -134,9 +134,10 @@ def serve_command(
         token = token_from(os.environ.get("RUNNER_TOKEN"), token_file)
     except OSError as exc:
         raise fail(f"--token-file {token_file}: {exc.strerror}") from None
-    database = open_db(db)  # checked, created and migrated here: errors name the database
+    store = open_db(db)  # checked, created and migrated here: errors name the database
     settings = ServiceSettings(
-        db_url=database.url, engines_file=engines, books_dir=books, tablebases_dir=tablebases, token=token,
+        db_url=store.url, engines_file=engines, books_dir=books, tablebases_dir=tablebases,
+        token=token,
         read_token_required=protect_reads, host=host, port=port, workers=workers,
         cluster=cluster, max_running=max_running,
         max_concurrency=concurrency or (os.cpu_count() or 1), submit_rate=submit_rate,
@@ -161,7 +162,7 @@ def serve_command(
         loop = loop_name()
     except LoopChoiceError as exc:
         raise fail(str(exc)) from None
-    app = create_app(settings, db=database)
+    app = create_app(settings, db=store.db)
     from runner.service.connections import (
         BACKLOG,
         ConnectionGuard,
@@ -223,7 +224,7 @@ def serve_command(
     try:
         server.run()
     finally:
-        database.close()
+        store.close()
 
 
 def _loopback(host: str) -> bool:
@@ -236,3 +237,8 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to the ``runner`` application."""
+    app.command("serve")(serve_command)

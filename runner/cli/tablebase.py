@@ -106,3 +106,8 @@ def tb_check(dirs: str = typer.Argument(..., metavar="DIRS", help=_DIRS_HELP)) -
         _out.print(f"complete up to {complete} pieces" if complete >= 3
                    else "complete for no piece count (not every 3-piece table is present)",
                    markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``tb`` to the ``runner`` application."""
+    app.add_typer(tb_app, name="tb")

@@ -1,4 +1,4 @@
-"""CLI commands for tournaments: ``run``, ``resume``, ``match``, ``gauntlet``, ``list``, ``export``.
+"""CLI commands that play tournaments: ``run``, ``resume``, ``match``, ``gauntlet``, ``roundrobin``.
 
 ``match``, ``gauntlet`` and ``roundrobin`` take the cutechess-cli/fastchess vocabulary with
 double dashes (``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each tc=10+0.1
@@ -7,8 +7,8 @@ double dashes (``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each 
 
 from __future__ import annotations
 
-import enum
-import sys
+import math
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -16,27 +16,38 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.table import Table
 from rich.text import Text
 
-from runner.cli.dburl import shown_url
+from runner.app.lifecycle import NoSuchTournament, finished, resumable, start
+from runner.app.modes import StartMode, tournament_db
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error, unwrapped
-from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, vocabulary_help
+from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, RERUN_HELP, vocabulary_help
+from runner.cli.loop import run_async
+from runner.cli.vocabulary import CommandLineError, read_arguments
 from runner.cli.words import plural
-from runner.game.termination import GameTermination
+from runner.config.check import ConfigError
+from runner.config.model import TournamentConfig
+from runner.config.parse import load_config
+from runner.store import Store
 from runner.text import shown
+from runner.tournament.events import (
+    AlreadyFinished,
+    Event,
+    GameFinished,
+    GameStarted,
+    Notice,
+    RunOutcome,
+    TournamentError,
+)
+from runner.tournament.run import Tournament
+from runner.tournament.scoreboard import Scoreboard, summary_lines
+from runner.tournament.writer import GameWriter, PgnFileError
 
-if TYPE_CHECKING:  # imported by the commands that run tournaments, not with the whole CLI
+if TYPE_CHECKING:  # the live view's modules: imported when it is shown, not by --quiet runs
     from rich.live import Live
     from rich.progress import Progress, TaskID
-    from rich.table import Table
-    from sqlalchemy.orm import Session
-
-    from runner.config.model import TournamentConfig
-    from runner.store.db import Database
-    from runner.tournament.events import Event, RunOutcome
-    from runner.tournament.run import Tournament
-    from runner.tournament.scoreboard import Scoreboard
 
 _out = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 
@@ -46,7 +57,6 @@ _out = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 
 class _View:
     """What the user sees while games run: a live progress bar and standings, or plain lines."""
-
     def __init__(self, tournament: Tournament, *, quiet: bool, live: bool,
                  rating_interval: int = 0) -> None:
         self.tournament = tournament
@@ -108,8 +118,6 @@ class _View:
 
     def event(self, event: Event) -> None:
         """Show one event of the run."""
-        from runner.tournament.events import GameFinished, GameStarted, Notice
-
         if isinstance(event, GameFinished):
             if not event.replay and self.progress is not None and self.task is not None:
                 self.progress.update(self.task, completed=self.tournament.done_games)
@@ -142,8 +150,6 @@ class _View:
         every = self.rating_interval
         due = every > 0 and board.games % every == 0
         if len(board.tally.engine_names) == 2:
-            from runner.tournament.scoreboard import summary_lines
-
             lines = summary_lines(board.pairing_of(white, black))
             lines = lines if due else lines[:1]
         else:
@@ -154,8 +160,6 @@ class _View:
 
 def standings_table(board: Scoreboard) -> Table:
     """The current standings as a rich table."""
-    from rich.table import Table
-
     table = Table(title="Standings", title_justify="left")
     for column in ("#", "Engine", "Games", "Points", "Score", "W", "D", "L"):
         table.add_column(column, justify="left" if column == "Engine" else "right")
@@ -167,35 +171,29 @@ def standings_table(board: Scoreboard) -> Table:
     return table
 
 
-def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool, force: bool,
-                   new: bool, tournament_id: int | None = None,
+def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
+                   mode: StartMode, tournament_id: int | None = None,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
-    from runner.cluster import make_scheduler
-    from runner.tournament.events import AlreadyFinished, TournamentError
-    from runner.tournament.run import Tournament
-
-    db = open_db(db_url or config.database,
-                 source="--db" if db_url else "the configuration's database =")
+    url, source = tournament_db(db_url, config)
+    store = open_db(url, source=source)
     try:
-        if not new and not force and tournament_id is None:
-            _stop_if_finished(db, config)
+        if tournament_id is None and (done := finished(store, config, mode)) is not None:
+            _say_finished(store, config, done.tournament_id, done.total_games, done.changed)
         try:
-            scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
+            tournament = start(config, store, mode, tournament_id=tournament_id,
+                               concurrency=concurrency, workers=workers, cluster=cluster,
+                               lease_timeout=_lease_timeout())
         except ImportError as exc:
             if (exc.name or "").partition(".")[0] not in ("distributed", "dask"):
                 raise
             raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
                                 "[cluster])", "cluster") from None
-        tournament = Tournament(config, db, force=force, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency, scheduler=scheduler,
-                                lease_timeout=_lease_timeout(),
-                                continue_only=not new and not force and tournament_id is None)
         try:
             tournament.prepare()
         except AlreadyFinished as exc:  # finished while this run waited for the first's lock
-            _say_finished(db, config, exc.tournament_id, exc.total_games, exc.changed)
+            _say_finished(store, config, exc.tournament_id, exc.total_games, exc.changed)
         except TournamentError as exc:
             raise fail(str(exc), exc.exit_code) from None
         if tournament.done_games and not quiet:
@@ -206,7 +204,6 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         view = _View(tournament, quiet=quiet, live=_err.is_terminal,
                      rating_interval=rating_interval)
         tournament.on_event = view.event
-        from runner.cli.loop import run_async
 
         began = time.monotonic()
         outcome: RunOutcome | None = None
@@ -218,7 +215,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                     raise fail(str(exc), exc.exit_code) from None
             if outcome.taken_over and outcome.error:  # the standings are the other runner's
                 raise fail(outcome.error, 1)
-            _print_summary(outcome, time.monotonic() - began, shown_url(db.url))
+            _print_summary(outcome, time.monotonic() - began, store.shown_url)
         except OSError:
             # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
             # nothing can be shown any more, the exit status still tells what happened.
@@ -226,7 +223,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                 raise
         return outcome
     finally:
-        db.close()
+        store.close()
 
 
 LEASE_TIMEOUT_VAR = "RUNNER_LEASE_TIMEOUT"
@@ -236,9 +233,6 @@ LEASE_TIMEOUT_VAR = "RUNNER_LEASE_TIMEOUT"
 
 def _lease_timeout() -> float | None:
     """The lease timeout ``RUNNER_LEASE_TIMEOUT`` asks for (None: the default)."""
-    import math
-    import os
-
     value = os.environ.get(LEASE_TIMEOUT_VAR)
     if not value:
         return None
@@ -251,27 +245,13 @@ def _lease_timeout() -> float | None:
     return seconds
 
 
-def _stop_if_finished(db: Database, config: TournamentConfig) -> None:
-    """Exit 0 without playing when the newest tournament of this name is finished: running the
-    same file again used to start a new tournament silently (and append every game to the same
-    --pgnout file); a new one is started only when asked with --new."""
-    from runner.store.models import TournamentStatus
-    from runner.store.resume import latest_named
-
-    with db.session() as session:
-        row = latest_named(session, config.name)
-        if row is None or row.status is not TournamentStatus.FINISHED:
-            return
-        found, total = row.id, row.total_games
-        changed = row.fingerprint != config.fingerprint()
-    _say_finished(db, config, found, total, changed)
-
-
-def _say_finished(db: Database, config: TournamentConfig, found: int, total: int,
+def _say_finished(store: Store, config: TournamentConfig, found: int, total: int,
                   changed: bool) -> NoReturn:
-    """Say that tournament `found` is finished, and exit 0 (its PGN file made whole first)."""
-    _repair_pgn(db, config, found)
-    where = shown_url(db.url)
+    """Say that tournament `found` is finished, and exit 0 (its PGN file made whole first):
+    running the same file again used to start a new tournament silently (and append every
+    game to the same --pgnout file)."""
+    _repair_pgn(store, config, found)
+    where = store.shown_url
     _err.print(f"Tournament {found} ({config.name!r}) in {where} is already finished "
                f"({total} {plural(total, 'game')} planned): nothing to play"
                + (" (this file's settings differ from the ones it was played with)."
@@ -281,15 +261,13 @@ def _say_finished(db: Database, config: TournamentConfig, found: int, total: int
     raise typer.Exit(0)
 
 
-def _repair_pgn(db: Database, config: TournamentConfig, found: int) -> None:
+def _repair_pgn(store: Store, config: TournamentConfig, found: int) -> None:
     """Write the games of the finished tournament `found` that its PGN file lacks (a deleted
     or cut file), as every run and resume does before playing: a run with nothing to play
     used to leave the file missing."""
     if config.pgnout is None:
         return
-    from runner.tournament.writer import GameWriter, PgnFileError
-
-    writer = GameWriter(db, found, config.pgnout)
+    writer = GameWriter(store.db, found, config.pgnout)
     try:
         written = writer.repair_pgn()
     except PgnFileError as exc:
@@ -322,9 +300,7 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
 
 
 def _load(path: Path) -> TournamentConfig:
-    from runner.config.check import ConfigError
-    from runner.config.parse import load_config
-
+    """The tournament file `path`, checked (exit 2 saying what is wrong)."""
     try:
         return load_config(path)
     except ConfigError as exc:
@@ -338,9 +314,11 @@ def run_command(
                                            help="Games at once (overrides the file)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
     force: bool = typer.Option(
-        False, "--force", help="Continue a tournament whose file changed: added engines are "
-        "scheduled; games of removed engines or dropped rounds stay stored but are not "
-        "counted; a new time control or other setting applies to the games still to play."),
+        False, "--force", help="Continue the tournament of this name with the changed file, "
+        "finished or not: games that still fit are kept and only the games the change adds "
+        "are played (added engines, more rounds); games of removed engines or dropped rounds "
+        "stay stored but are not counted; a new time control or other setting applies to the "
+        "games still to play. A finished tournament with no change plays nothing."),
     new: bool = typer.Option(False, "--new", help="Start a new tournament even if one can resume."),
     workers: int | None = typer.Option(None, "--workers", min=1,
                                        help="Play on N local Dask worker processes."),
@@ -351,7 +329,8 @@ def run_command(
     config = _load(config_file)
     if workers is not None and cluster is not None:
         raise fail("give --workers (a local cluster) or --cluster (a running scheduler), not both")
-    outcome = run_tournament(config, db_url=db, quiet=quiet, force=force, new=new,
+    mode = StartMode.NEW if new else StartMode.FORCE if force else StartMode.CONTINUE
+    outcome = run_tournament(config, db_url=db, quiet=quiet, mode=mode,
                              concurrency=concurrency, workers=workers, cluster=cluster)
     raise typer.Exit(outcome.exit_status)
 
@@ -364,28 +343,19 @@ def resume_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
-    from runner.config.check import ConfigError
-    from runner.config.model import TournamentConfig, is_legacy_json
-    from runner.store.resume import stored_config
-
-    database = open_db(db, create=False)
-    try:
-        with database.session() as session:
-            stored = stored_config(session, tournament_id)
-        url = database.url
-    finally:
-        database.close()
-    if stored is None:
-        raise fail(f"no tournament {tournament_id} in {shown_url(url)}")
-    try:
-        config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
-    except ConfigError as exc:
-        raise exit_on_error(exc) from None
-    if is_legacy_json(stored):
+    with open_db(db, create=False) as store:
+        try:
+            found = resumable(store, tournament_id)
+        except NoSuchTournament as exc:
+            raise fail(str(exc)) from None
+        except ConfigError as exc:
+            raise exit_on_error(exc) from None
+        url = store.url
+    if found.legacy:
         _err.print("[yellow]This tournament was stored by an older runner, which did not keep "
                    "the engines' env and castling960 settings: they are resumed with their "
                    "defaults.[/]", highlight=False)
-    outcome = run_tournament(config, db_url=url, quiet=quiet, force=False, new=False,
+    outcome = run_tournament(found.config, db_url=url, quiet=quiet, mode=StartMode.CONTINUE,
                              tournament_id=tournament_id, concurrency=concurrency)
     raise typer.Exit(outcome.exit_status)
 
@@ -395,16 +365,13 @@ def resume_command(
 
 def _cli_run(ctx: typer.Context, command: str) -> None:
     """Read the cutechess words of ``runner COMMAND``, check them as a file's table, run."""
-    from runner.cli.vocabulary import CommandLineError, read_arguments
-    from runner.config.check import ConfigError
-
     try:
         arguments = read_arguments(list(ctx.args), command)
         config = arguments.config()
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
-    outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet, force=False,
-                             new=True, rating_interval=arguments.rating_interval)
+    outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet,
+                             mode=StartMode.SAME, rating_interval=arguments.rating_interval)
     raise typer.Exit(outcome.exit_status)
 
 
@@ -423,114 +390,6 @@ def roundrobin_command(ctx: typer.Context) -> None:
     _cli_run(ctx, "roundrobin")
 
 
-# -- list and export ----------------------------------------------------------------------------
-
-
-def list_command(db: str | None = typer.Option(None, "--db", help="Database URL.")) -> None:
-    """Tournaments in the database with their progress."""
-    from rich.table import Table
-
-    from runner.store import tournaments
-
-    database = open_db(db, create=False)
-    try:
-        with database.session() as session:
-            found = tournaments(session)
-    finally:
-        database.close()
-    table = Table(title=Text(f"Tournaments in {shown_url(database.url)}"), title_justify="left")
-    for column in ("ID", "Name", "Status", "Games", "Running", "Created", "SPRT"):
-        table.add_column(column)
-    for t in found:
-        table.add_row(str(t.id), Text(shown(t.name)), t.status, f"{t.done}/{t.total_games}", str(t.running),
-                      t.created_at.strftime("%Y-%m-%d %H:%M"), t.sprt_decision or "")
-    _out.print(table)
-
-
-class ResultChoice(enum.Enum):
-    """The values of `runner.rules.Result`, in its order, as ``--result`` offers them.
-
-    Typer needs an option's choices to build the command line, for every command at once:
-    importing the rules core for them cost every command (--help, list, stats) about 50 ms
-    (`GameTermination` has a light module of its own; `Result` lives in the rules core's
-    package). A test keeps these equal to `Result`; the export converts."""
-
-    WHITE_WINS = "1-0"
-    BLACK_WINS = "0-1"
-    DRAW = "1/2-1/2"
-    UNFINISHED = "*"
-
-
-def export_command(
-    tournament_id: int | None = typer.Argument(None, help="Tournament id (default: the newest)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="PGN file to write (default: stdout)."),
-    engine: str | None = typer.Option(None, "--engine", help="Only games of this engine."),
-    result: ResultChoice | None = typer.Option(None, "--result",
-                                               help="Only games with this result."),
-    termination: GameTermination | None = typer.Option(
-        None, "--termination", help="Only games ended this way (e.g. 'time forfeit')."),
-    db: str | None = typer.Option(None, "--db", help="Database URL."),
-) -> None:
-    """Write stored games as PGN, streamed from the database."""
-    from runner.config.check import unwritable
-    from runner.rules import Result
-    from runner.store import GameFilter, stream_games
-
-    if out is not None and (problem := unwritable(out, create_parents=False)) is not None:
-        raise fail(f"--out {out}: the file {problem}")
-    database = open_db(db, create=False)
-    count = 0
-    try:
-        with database.session() as session:
-            tournament_id = _export_target(session, tournament_id, engine, database.url)
-            where = GameFilter(
-                tournament_id=tournament_id, engine=engine,
-                result=None if result is None else Result(result.value),
-                termination=termination)
-            handle = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
-            # On a terminal, games stored by older runners (whose comments kept an engine's
-            # control characters) are shown escaped; a file or a pipe gets the stored text.
-            terminal = out is None and sys.stdout.isatty()
-            try:
-                for game in stream_games(session, where):
-                    if not game.pgn:
-                        continue
-                    text = game.pgn.rstrip("\n") + "\n\n"
-                    handle.write(shown(text, multiline=True) if terminal else text)
-                    count += 1
-            finally:
-                if out:
-                    handle.close()
-    finally:
-        database.close()
-    _err.print(f"{count} {plural(count, 'game')} of tournament {tournament_id} exported"
-               f"{f' to {out}' if out else ''}", highlight=False, markup=False)
-    if not count and (engine or result or termination):
-        _err.print("warning: no stored game matches the filters (--engine, --result, "
-                   "--termination)", highlight=False, markup=False)
-
-
-def _export_target(session: Session, tournament_id: int | None, engine: str | None,
-                   url: str) -> int:
-    """The tournament to export (the newest by default), checked to exist and to have the
-    --engine asked for: a typo used to export 0 games and report success."""
-    from runner.store import tournaments
-    from runner.store.queries import tournament_info
-
-    if tournament_id is None:
-        found = tournaments(session)
-        if not found:
-            raise fail(f"no tournament in {shown_url(url)}")
-        tournament_id = found[-1].id
-    info = tournament_info(session, tournament_id)
-    if info is None:
-        raise fail(f"no tournament {tournament_id} in {shown_url(url)} (see 'runner list')")
-    if engine is not None and engine not in info.engines:
-        raise fail(f"--engine {engine!r}: no engine of that name in tournament {tournament_id} "
-                   f"(its engines: {', '.join(map(shown, info.engines))})")
-    return tournament_id
-
-
 def register(app: typer.Typer) -> None:
     """Add the tournament commands to the ``runner`` application."""
     app.command("run", epilog=INTERRUPT_HELP)(run_command)
@@ -538,6 +397,4 @@ def register(app: typer.Typer) -> None:
     for name, command in (("match", match_command), ("gauntlet", gauntlet_command),
                           ("roundrobin", roundrobin_command)):
         app.command(name, cls=vocabulary_help(name), context_settings=PASSTHROUGH,
-                    epilog=INTERRUPT_HELP)(command)
-    app.command("list")(list_command)
-    app.command("export")(export_command)
+                    epilog=RERUN_HELP)(command)

@@ -11,7 +11,6 @@ here.
 from __future__ import annotations
 
 import shlex
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,7 +172,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("pgnout", "FILE", "also append every game to this PGN file", _RUNS),
     Option("recover", "", "restart an engine that crashed instead of stopping", _RUNS, "flag"),
     Option("affinity", "", "pin each game slot's engines to one CPU (Linux)", _RUNS, "flag"),
-    Option("name", "NAME", "the tournament's name (default: the format and the time)", _RUNS,
+    Option("name", "NAME", "the tournament's name (default: the format and the engines' names)", _RUNS,
            aliases=("event",)),
     Option("db", "URL", "the database: SQLAlchemy URL or SQLite file (default: $RUNNER_DB, "
            "else ./runner.db)", _RUNS),
@@ -361,8 +360,10 @@ def read_arguments(args: list[str], command: str) -> Arguments:
     tables = _unique_names([engine_table(tokens, each) for tokens in engines],
                            [[*each, *tokens] for tokens in engines])
     table: dict[str, Any] = {"format": fmt, "engines": tables}
+    # The default name is the same for the same command line (not the time it ran): the
+    # same words run again continue the tournament they interrupted.
     table["name"] = (groups["name"][0] if "name" in groups
-                     else f"{fmt} {time.strftime('%Y-%m-%d %H:%M:%S')}")
+                     else f"{fmt} {' vs '.join(str(t['name']) for t in tables)}")
     for key in ("rounds", "games", "concurrency"):
         if key in groups:
             table[key] = _integer(groups[key][0])

@@ -125,3 +125,8 @@ def _show_tables(entry: dict[str, Any] | None) -> int:
         line += f", some of {entry['max_pieces']}"
     _out.print(Text(shown(f"{line} ({where})")))
     return 0
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``worker`` to the ``runner`` application."""
+    app.add_typer(worker_app, name="worker")

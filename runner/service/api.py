@@ -338,7 +338,7 @@ async def pgn(request: Request, tournament_id: TournamentId,
     """The tournament's games as PGN, streamed; filters as ``runner export``."""
     manager = _manager(request)
     await _known(manager, tournament_id)
-    from runner.store import GameFilter, stream_games
+    from runner.app.reading import pgn_games
 
     if engine is not None:  # a typo would answer an empty file with 200, as if it had no games
         engines = await asyncio.to_thread(_engines_of, manager, tournament_id)
@@ -347,26 +347,23 @@ async def pgn(request: Request, tournament_id: TournamentId,
                 status.HTTP_404_NOT_FOUND,
                 f"engine {engine!r}: no engine of that name in tournament {tournament_id} "
                 f"(its engines: {', '.join(engines)})")
-    where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
-                       termination=termination)
     give_back = _heavy_slots(request).take(_client(request))
 
     def games() -> Iterator[str]:
         # Sent in pieces of some 64 KB, not a game at a time: each piece is one hop from this
         # thread to the event loop, which has games to referee.
         try:
-            with manager.db.session() as session:
-                piece: list[str] = []
-                size = 0
-                for game in stream_games(session, where):
-                    if game.pgn:
-                        piece.append(game.pgn.rstrip("\n") + "\n\n")
-                        size += len(game.pgn)
-                        if size >= 65536:
-                            yield "".join(piece)
-                            piece, size = [], 0
-                if piece:
+            piece: list[str] = []
+            size = 0
+            for text in pgn_games(manager.store, tournament_id, engine=engine, result=result,
+                                  termination=termination):
+                piece.append(text)
+                size += len(text)
+                if size >= 65536:
                     yield "".join(piece)
+                    piece, size = [], 0
+            if piece:
+                yield "".join(piece)
         finally:
             give_back()
 
@@ -416,10 +413,7 @@ async def game_pgn_file(request: Request, tournament_id: TournamentId,
 
 def _engines_of(manager: TournamentManager, tournament_id: int) -> tuple[str, ...]:
     """The engines of a tournament, in entry order (none when it has gone)."""
-    from runner.store.queries import tournament_info
-
-    with manager.db.session() as session:
-        info = tournament_info(session, tournament_id)
+    info = manager.store.info(tournament_id)
     return () if info is None else info.engines
 
 

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from runner.app.lifecycle import resumable, start
+from runner.app.modes import StartMode
 from runner.clock import Clock
 from runner.cluster import make_scheduler
 from runner.config.model import TournamentConfig
@@ -46,16 +48,8 @@ from runner.service.payloads import (
     TournamentSummary,
 )
 from runner.service.settings import ServiceSettings
-from runner.store import Database, TournamentStatus, tournaments
-from runner.store.origin import (
-    SERVICE,
-    failures,
-    owned,
-    set_reason,
-    set_status,
-    unfinished_owned,
-)
-from runner.store.queries import TournamentProgress
+from runner.store import Database, Store, TournamentProgress, TournamentStatus
+from runner.store.origin import SERVICE
 from runner.tournament.events import (
     Event,
     GameFinished,
@@ -105,6 +99,8 @@ class TournamentManager:
         the operator's choice, in this process or on Dask)."""
         self.settings = settings
         self.db = db
+        self.store = Store(db)
+        """The database as the application layer reads it (the same connections)."""
         self._scheduler_factory = scheduler_factory or self._default_scheduler
         self._runs: dict[int, _Run] = {}
         self._logs: dict[int, EventLog] = {}
@@ -167,7 +163,7 @@ class TournamentManager:
             if status == TournamentStatus.FINISHED.value:
                 raise Conflict(f"tournament {tournament_id} is finished")
             await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
-            await asyncio.to_thread(self._set_status, tournament_id, TournamentStatus.STOPPED)
+            await asyncio.to_thread(self.store.set_stopped, tournament_id)
             self._changed(tournament_id)
             # A status event always carries the reason (null clears the page's line): a stop
             # keeps the one known, as the tournament's summary does.
@@ -190,12 +186,12 @@ class TournamentManager:
         """Play a stopped or interrupted tournament's missing games."""
         if tournament_id in self._runs:
             raise Conflict(f"tournament {tournament_id} is {self._runs[tournament_id].state}")
-        stored = await asyncio.to_thread(self._stored_config, tournament_id)
+        await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
         status = await self._stored_status(tournament_id)
         if status == TournamentStatus.FINISHED.value:
             raise Conflict(f"tournament {tournament_id} is finished")
-        config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
-        self._queue(tournament_id, self._tournament(config, tournament_id=tournament_id))
+        found = await asyncio.to_thread(resumable, self.store, tournament_id)
+        self._queue(tournament_id, self._tournament(found.config, tournament_id=tournament_id))
         self.log(tournament_id).publish(StatusEvent(status="queued"))
         return "queued"
 
@@ -283,9 +279,9 @@ class TournamentManager:
                     tournament_id: int | None = None) -> Tournament:
         concurrency = min(config.concurrency, self.settings.max_concurrency)
         scheduler = self._scheduler_factory(config, concurrency)
-        tournament = Tournament(config, self.db, new=new, tournament_id=tournament_id,
-                                concurrency=concurrency, pgnout=None, scheduler=scheduler,
-                                origin=SERVICE)
+        tournament = start(config, self.store, StartMode.NEW if new else StartMode.CONTINUE,
+                           tournament_id=tournament_id, concurrency=concurrency,
+                           scheduler=scheduler, origin=SERVICE)
         tournament.scheduler.watch_moves = True
         # The id is known once the row exists; events come only after that.
         tournament.on_event = lambda event: self._on_event(tournament.tournament_id, event)
@@ -337,8 +333,7 @@ class TournamentManager:
                 run.standings_task.cancel()
         if run.stop_requested and status != TournamentStatus.FINISHED.value:
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(self._set_status, tournament_id,
-                                        TournamentStatus.STOPPED)
+                await asyncio.to_thread(self.store.set_stopped, tournament_id)
             self._changed(tournament_id)
             status = "stopped"
         if reason is not None and status != "stopped":
@@ -470,8 +465,7 @@ class TournamentManager:
             reason=None if run is not None and run.state != "stopping" else reason)
 
     def _all_progress(self) -> tuple[list[TournamentProgress], dict[int, str]]:
-        with self.db.session() as session:
-            return tournaments(session), failures(session)
+        return self.store.tournaments(), self.store.failures()
 
     async def _all_shared(self) -> tuple[list[TournamentProgress], dict[int, str]]:
         found: tuple[list[TournamentProgress], dict[int, str]] = await self._reads.get(
@@ -500,28 +494,19 @@ class TournamentManager:
         return progress.status
 
     def _stored_config(self, tournament_id: int) -> dict[str, Any]:
-        from runner.store.resume import stored_config
-
-        with self.db.session() as session:
-            if not owned(session, tournament_id):
-                raise Conflict(f"tournament {tournament_id} was not submitted to this service "
-                               "(run it with 'runner run')")
-            stored = stored_config(session, tournament_id)
+        if not self.store.owned(tournament_id, SERVICE):
+            raise Conflict(f"tournament {tournament_id} was not submitted to this service "
+                           "(run it with 'runner run')")
+        stored = self.store.stored_config(tournament_id)
         if stored is None:
             raise KeyError(tournament_id)
         return stored
 
     def _set_reason(self, tournament_id: int, reason: str | None) -> None:
-        with self.db.session() as session:
-            set_reason(session, tournament_id, reason)
-
-    def _set_status(self, tournament_id: int, status: TournamentStatus) -> None:
-        with self.db.session() as session:
-            set_status(session, tournament_id, status)
+        self.store.set_reason(tournament_id, reason)
 
     def _unfinished(self) -> list[tuple[int, dict[str, Any]]]:
-        with self.db.session() as session:
-            return unfinished_owned(session)
+        return self.store.unfinished_owned(SERVICE)
 
 
 def _board(event: GameStarted) -> GameStartedEvent:

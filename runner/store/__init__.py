@@ -17,6 +17,7 @@ from runner.store.queries import (
     stream_games,
     tournaments,
 )
+from runner.store.store import NamedTournament, Store
 
 if TYPE_CHECKING:
     from runner.store.recording import (
@@ -53,6 +54,8 @@ __all__ = [
     "EngineRowValues",
     "GameFilter",
     "GameStatus",
+    "NamedTournament",
+    "Store",
     "StoredGame",
     "TournamentProgress",
     "TournamentStatus",

@@ -59,6 +59,7 @@ class TournamentProgress:
     total_games: int
     done: int
     running: int
+    """Games being played: 0 unless the tournament shows as running."""
     created_at: datetime
     finished_at: datetime | None
     sprt_decision: str | None
@@ -155,10 +156,14 @@ def _shown_status(tournament_id: int, status: TournamentStatus,
 def _progress(row: TournamentRow, done: int, running: int,
               holders: dict[int, Holder]) -> TournamentProgress:
     """A progress record from a tournament row and its counts."""
+    status = _shown_status(row.id, row.status, holders)
+    # Rows a killed runner left marked running are replayed on resume: no game of a
+    # tournament nobody runs is being played.
+    playing = int(running) if status == TournamentStatus.RUNNING.value else 0
     return TournamentProgress(
-        id=row.id, name=row.name, status=_shown_status(row.id, row.status, holders),
+        id=row.id, name=row.name, status=status,
         fingerprint=row.fingerprint,
-        total_games=row.total_games, done=int(done), running=int(running),
+        total_games=row.total_games, done=int(done), running=playing,
         created_at=row.created_at, finished_at=row.finished_at,
         sprt_decision=row.sprt_decision,
     )

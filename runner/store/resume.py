@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, aliased
 
 from runner.store.db import scrub_credentials
 from runner.store.models import EngineRow, GameRow, GameStatus, TournamentRow, TournamentStatus
-from runner.store.recording import EngineRowValues
+
+if TYPE_CHECKING:  # an annotation: reading a stored tournament loads no game record or rules
+    from runner.store.recording import EngineRowValues
 
 __all__ = [
     "PgnGame",

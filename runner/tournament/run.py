@@ -117,6 +117,7 @@ class Tournament:
         origin: str | None = None,
         lease_timeout: float | None = None,
         continue_only: bool = False,
+        same_only: bool = False,
     ) -> None:
         self.config = config
         self.db = db
@@ -147,6 +148,10 @@ class Tournament:
         """A finished newest tournament of the name is AlreadyFinished, not a reason to start
         a new one (decided under the find-or-create lock: a run that finished while this one
         waited for it is not played again)."""
+        self.same_only = same_only
+        """Continue the newest tournament of the name only when it was played with these
+        settings and is not finished, else start a new one: the command line's rule
+        (``runner match`` run again with the same words continues the match it interrupted)."""
         self._taken_over = False
         """Whether another runner took the tournament over from this run (its lease lost)."""
         self._leased = False
@@ -349,11 +354,8 @@ class Tournament:
                 raise TournamentError(_foreign_message(row))
         elif not self.new:
             row = latest_named(session, config.name, self.origin)
-            if row is not None and row.status is TournamentStatus.FINISHED:
-                if self.continue_only:
-                    raise AlreadyFinished(row.id, row.total_games,
-                                          row.fingerprint != config.fingerprint())
-                row = None  # a finished tournament is not resumed: run a new one
+            if row is not None and not self._continues(row):
+                row = None
         if row is None:
             return None
         # Nothing is written under a live runner.
@@ -377,6 +379,24 @@ class Tournament:
             replan_games(session, row.id, placements(played_rows(session, row.id),
                                                      self.pairing))
         return row
+
+    def _continues(self, row: TournamentRow) -> bool:
+        """Whether this run continues `row`, the newest tournament of its name (False: a new
+        one is started); AlreadyFinished when it is finished and nothing is left to play.
+
+        A finished tournament is continued only by a forced change (it plays the games the
+        change adds, and keeps those that still fit); forced or not, the same settings on a
+        finished one play nothing. The command line's words continue only an unfinished
+        tournament played with the same settings."""
+        finished = row.status is TournamentStatus.FINISHED
+        same = row.fingerprint == self.config.fingerprint()
+        if self.same_only:
+            return same and not finished
+        if not finished or (self.force and not same):
+            return True
+        if self.continue_only or self.force:
+            raise AlreadyFinished(row.id, row.total_games, not same)
+        return False
 
     def _engine_rows(self) -> list[EngineRowValues]:
         return [EngineRowValues(e.name, list(e.written_command), e.protocol.value,

@@ -1,0 +1,99 @@
+"""Starting, continuing and resuming tournaments: the lifecycle rules, decided here once.
+
+The command line and the service translate their words into these verbs; what "finished",
+"the same tournament", ``--force`` and "resume" mean is said here and in
+`runner.tournament.run.Tournament._continues` (which decides under the store's lock):
+
+- `StartMode.CONTINUE` (``runner run FILE``): the newest tournament of the file's name is
+  continued; a finished one plays nothing; other settings are refused.
+- `StartMode.FORCE` (``--force``): the newest of the name is continued with the new settings,
+  finished or not; games that still fit stay, only the games the change adds are played; the
+  same settings on a finished one play nothing.
+- `StartMode.NEW` (``--new``, a submission to the service): always a new tournament.
+- `StartMode.SAME` (``runner match/gauntlet/roundrobin``): the same words are the same
+  tournament; an interrupted one is continued, a finished one or other settings start anew.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.app.modes import StartMode
+from runner.cluster import make_scheduler
+from runner.config.model import TournamentConfig, is_legacy_json
+from runner.store import Store
+from runner.tournament.run import Tournament
+from runner.tournament.scheduler import Scheduler
+
+__all__ = ["Finished", "NoSuchTournament", "Resumable", "finished", "resumable", "start"]
+
+
+class NoSuchTournament(LookupError):
+    """A tournament id the database does not have."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The tournament a start would continue is finished: nothing to play."""
+
+    tournament_id: int
+    total_games: int
+    changed: bool
+    """Whether the settings differ from the ones it was played with."""
+
+
+def finished(store: Store, config: TournamentConfig, mode: StartMode) -> Finished | None:
+    """The finished tournament a start in `mode` would find (None: there are games to play),
+    asked before anything starts (engines, a cluster); the run asks again under the lock."""
+    if mode not in (StartMode.CONTINUE, StartMode.FORCE):
+        return None
+    found = store.newest_named(config.name)
+    if found is None or not found.finished:
+        return None
+    changed = found.fingerprint != config.fingerprint()
+    if mode is StartMode.FORCE and changed:
+        return None  # the change is played into it
+    return Finished(found.id, found.total_games, changed)
+
+
+def start(config: TournamentConfig, store: Store, mode: StartMode, *,
+          tournament_id: int | None = None, concurrency: int | None = None,
+          workers: int | None = None, cluster: str | None = None,
+          scheduler: Scheduler | None = None, lease_timeout: float | None = None,
+          origin: str | None = None, pgnout: Path | None = None) -> Tournament:
+    """The tournament a start in `mode` plays (by id with `tournament_id`: a resume), on
+    `scheduler` or the one `concurrency`, `workers` and `cluster` ask for; call its
+    ``prepare`` (AlreadyFinished, TournamentError) and ``run``."""
+    if scheduler is None:
+        scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
+    by_id = tournament_id is not None
+    return Tournament(config, store.db, force=mode is StartMode.FORCE,
+                      new=mode is StartMode.NEW and not by_id, tournament_id=tournament_id,
+                      concurrency=concurrency, scheduler=scheduler, pgnout=pgnout,
+                      origin=origin, lease_timeout=lease_timeout,
+                      continue_only=mode is StartMode.CONTINUE and not by_id,
+                      same_only=mode is StartMode.SAME and not by_id)
+
+
+@dataclass(frozen=True)
+class Resumable:
+    """A stored tournament's configuration, read back to resume it."""
+
+    config: TournamentConfig
+    legacy: bool
+    """Stored by an older runner, which did not keep the engines' env and castling960
+    settings: they are resumed with their defaults."""
+
+
+def resumable(store: Store, tournament_id: int) -> Resumable:
+    """The configuration to resume tournament `tournament_id` with: the one it was stored
+    with. NoSuchTournament, or ConfigError when the stored one no longer reads."""
+    stored: dict[str, Any] | None = store.stored_config(tournament_id)
+    if stored is None:
+        raise NoSuchTournament(f"no tournament {tournament_id} in {store.shown_url}")
+    config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
+    return Resumable(config, is_legacy_json(stored))
+
+

@@ -1,0 +1,14 @@
+"""The report verb: one tournament's report, read through the store object."""
+
+from __future__ import annotations
+
+from runner.report.build import Report, ReportError, build_report
+from runner.store import Store
+
+__all__ = ["ReportError", "report"]
+
+
+def report(store: Store, tournament_id: int | None = None) -> Report:
+    """The report of one tournament (default: the newest); ReportError when there is none."""
+    with store.db.session() as session:
+        return build_report(session, tournament_id)

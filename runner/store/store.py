@@ -1,0 +1,154 @@
+"""The store object: the results database as the layers above the store see it.
+
+A `Store` owns its database (engine and session factory) and opens a session per question,
+so that the application layer, the CLI and the service ask questions (`tournaments`,
+`stored_config`, `games`...) and never handle sessions, ORM rows or queries. Answers are the
+frozen records of `runner.store.queries`; games stream, one session held while they are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import inspect
+
+from runner.store.db import Database, create_db_engine, current_revision, open_database, safe_url
+from runner.store.models import TournamentStatus
+from runner.store.origin import failures, owned, set_reason, set_status, unfinished_owned
+from runner.store.queries import (
+    GameFilter,
+    StoredGame,
+    TournamentInfo,
+    TournamentProgress,
+    find_tournament,
+    stream_games,
+    tournament_info,
+    tournaments,
+)
+from runner.store.resume import latest_named, stored_config
+
+__all__ = ["NamedTournament", "Store"]
+
+
+@dataclass(frozen=True)
+class NamedTournament:
+    """The newest tournament of a name, as a start decides whether to continue it."""
+
+    id: int
+    finished: bool
+    fingerprint: str
+    total_games: int
+
+
+class Store:
+    """The results database behind one object: it owns its sessions, answers in records."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        """The open database (a run's writer and lease need it)."""
+
+    @classmethod
+    def open(cls, url: str) -> Store:
+        """Open (and migrate) the database at `url`."""
+        return cls(open_database(url))
+
+    @staticmethod
+    def has_schema(url: str) -> bool:
+        """Whether the database at `url` holds a runner schema, asked without creating or
+        migrating anything (SQLAlchemyError when it cannot be reached)."""
+        engine = create_db_engine(url)
+        try:
+            return inspect(engine).has_table("alembic_version")
+        finally:
+            engine.dispose()
+
+    @property
+    def url(self) -> str:
+        """The database URL (with its password: for opening, never for showing)."""
+        return self.db.url
+
+    @property
+    def shown_url(self) -> str:
+        """The database URL fit to print (its password hidden)."""
+        return safe_url(self.db.url)
+
+    def revision(self) -> str | None:
+        """The schema revision the database is at (None: no schema yet)."""
+        return current_revision(self.db.engine)
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- tournaments -----------------------------------------------------------------------------
+
+    def tournaments(self) -> list[TournamentProgress]:
+        """Every tournament, oldest first, with its progress."""
+        with self.db.session() as session:
+            return tournaments(session)
+
+    def progress(self, tournament_id: int) -> TournamentProgress | None:
+        """One tournament's progress (None: no such tournament)."""
+        with self.db.session() as session:
+            return find_tournament(session, tournament_id=tournament_id)
+
+    def info(self, tournament_id: int) -> TournamentInfo | None:
+        """A tournament's settings, engines and game counts (None: no such tournament)."""
+        with self.db.session() as session:
+            return tournament_info(session, tournament_id)
+
+    def newest_named(self, name: str, origin: str | None = None) -> NamedTournament | None:
+        """The newest tournament called `name` that `origin` owns (None: the command line)."""
+        with self.db.session() as session:
+            row = latest_named(session, name, origin)
+            if row is None:
+                return None
+            return NamedTournament(row.id, row.status is TournamentStatus.FINISHED,
+                                   row.fingerprint, row.total_games)
+
+    def stored_config(self, tournament_id: int) -> dict[str, Any] | None:
+        """The configuration a tournament was stored with (None: no such tournament)."""
+        with self.db.session() as session:
+            return stored_config(session, tournament_id)
+
+    # -- games -----------------------------------------------------------------------------------
+
+    def games(self, where: GameFilter | None = None) -> Iterator[StoredGame]:
+        """Games matching `where`, in schedule order, streamed (one session while read)."""
+        with self.db.session() as session:
+            yield from stream_games(session, where)
+
+    # -- the service's tournaments ---------------------------------------------------------------
+
+    def owned(self, tournament_id: int, origin: str) -> bool:
+        """Whether the tournament came from `origin`."""
+        with self.db.session() as session:
+            return owned(session, tournament_id, origin)
+
+    def unfinished_owned(self, origin: str) -> list[tuple[int, dict[str, Any]]]:
+        """`origin`'s running or interrupted tournaments with their stored configurations."""
+        with self.db.session() as session:
+            return unfinished_owned(session, origin)
+
+    def failures(self) -> dict[int, str]:
+        """The tournaments whose last run failed, with why."""
+        with self.db.session() as session:
+            return failures(session)
+
+    def set_stopped(self, tournament_id: int) -> None:
+        """Mark a tournament stopped on request (a service start does not resume it)."""
+        with self.db.session() as session:
+            set_status(session, tournament_id, TournamentStatus.STOPPED)
+
+    def set_reason(self, tournament_id: int, reason: str | None) -> None:
+        """Note why the tournament's run failed (None: it did not, or it runs again)."""
+        with self.db.session() as session:
+            set_reason(session, tournament_id, reason)
