@@ -168,10 +168,15 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
+    from runner.cli.loop import run_async
     from runner.tournament.events import AlreadyFinished, TournamentError
+    from runner.tournament.protocols import resolve_protocols
     from runner.tournament.run import Tournament
     from runner.tournament.runtime import make_scheduler
 
+    # Before anything is stored or compared: the detected protocol is part of the config.
+    config = run_async(resolve_protocols(config, lambda line: _err.print(
+        line, highlight=False, markup=False, soft_wrap=True)))
     db = open_db(db_url or config.database,
                  source="--db" if db_url else "the configuration's database =")
     try:
@@ -196,8 +201,6 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         view = _View(tournament, quiet=quiet, live=_err.is_terminal,
                      rating_interval=rating_interval)
         tournament.on_event = view.event
-        from runner.cli.loop import run_async
-
         began = time.monotonic()
         outcome: RunOutcome | None = None
         try:
@@ -273,9 +276,10 @@ def _say_finished(db: Database, config: TournamentConfig, found: int, total: int
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     board = outcome.scoreboard
     ranking = board.ranking_lines() + [""] if len(board.tally.engine_names) > 2 else []
-    for line in ranking + board.summary_lines():
+    # An engine that never moved lost by not playing: no score, only the error below.
+    for line in [] if outcome.void else ranking + board.summary_lines():
         _out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
-    if outcome.sprt is not None:
+    if outcome.sprt is not None and not outcome.void:
         s = outcome.sprt
         _out.print(f"SPRT: llr {s.llr:.3f}, lbound {s.lower_bound:.3f}, ubound "
                    f"{s.upper_bound:.3f} - {s.decision.value}", highlight=False)
@@ -286,7 +290,7 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
                f"{seconds:.1f} s) in {url}", highlight=False, soft_wrap=True, markup=False)
     if outcome.error:
         report_error(outcome.error)
-    if state != "finished":
+    if state != "finished" and not outcome.void:  # the same command would fail the same way
         _err.print("Run the same command again to play the missing games.", highlight=False)
 
 

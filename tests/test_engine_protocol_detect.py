@@ -1,0 +1,68 @@
+"""Engines given without proto= (issue 31): their protocol is asked before game 1, and a run in
+which an engine loses every game before its first move stops with one line, not a score."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, require_binary
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _runner(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=280, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def _stored_protocols(db: Path) -> dict[str, str]:
+    with sqlite3.connect(db) as connection:
+        (config,) = connection.execute("SELECT config FROM tournaments").fetchone()
+    data = config if isinstance(config, dict) else json.loads(config)
+    return {engine["name"]: engine["protocol"] for engine in data["engines"]}
+
+
+def test_engines_without_proto_are_asked_and_played_in_their_protocol(tmp_path: Path) -> None:
+    stockfish, fairymax = require_binary("stockfish"), require_binary("fairymax")
+    pgn = tmp_path / "out.pgn"
+    done = _runner("match", "--engine", f"cmd={stockfish}", "name=sf", "option.Threads=1",
+                   "--engine", f"cmd={fairymax}", "name=fm", "--each", "tc=5+0.05",
+                   "--games", "2", "--maxmoves", "20", "--pgnout", str(pgn),
+                   "--db", str(tmp_path / "r.db"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    # Said once per engine, on stderr, before the first game.
+    said = [line for line in done.stderr.splitlines() if "has no proto=" in line]
+    assert len(said) == 2, done.stderr
+    assert "'sf'" in said[0] and "UCI engine" in said[0]
+    assert "'fm'" in said[1] and "CECP" in said[1]
+    assert done.stderr.index("has no proto=") < done.stderr.index("Started game 1")
+    # Both engines moved in both games (stockfish spoken to in CECP never does).
+    games = pgn.read_text().split("[Event ")[1:]
+    assert len(games) == 2
+    for game in games:
+        plies = int(re.search(r'\[PlyCount "(\d+)"\]', game)[1])  # type: ignore[index]
+        assert plies >= 2, game
+    # The detected protocol is part of the stored configuration.
+    assert _stored_protocols(tmp_path / "r.db") == {"sf": "uci", "fm": "cecp"}
+
+
+def test_an_engine_that_never_moves_stops_the_run_without_a_score(tmp_path: Path) -> None:
+    # Stockfish told to speak CECP: every game it is in ends before its first move.
+    stockfish, fairymax = require_binary("stockfish"), require_binary("fairymax")
+    done = _runner("match", "--engine", f"cmd={stockfish}", "name=sf", "proto=cecp",
+                   "--engine", f"cmd={fairymax}", "name=fm", "proto=cecp",
+                   "--each", "tc=1+0.01", "--games", "10", "--db", str(tmp_path / "r.db"),
+                   cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "has no proto=" not in done.stderr  # given: not asked
+    text = " ".join(done.stderr.split())  # whatever the width it was wrapped at
+    assert text.count("error:") == 1
+    assert "error: engine 'sf' lost 2 games without making a move" in text
+    assert "Elo difference" not in done.stdout and "Run the same command" not in done.stderr
