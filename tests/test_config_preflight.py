@@ -140,6 +140,8 @@ def _tournament_rows(db: Path) -> int:
 
 
 GOOD_FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
+C960 = "bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1RKR"
+"""A Chess960 start (king g1, rooks f1 and h1) whose castling rights standard chess lacks."""
 
 
 @pytest.mark.parametrize(("name", "text", "words"), [
@@ -147,6 +149,17 @@ GOOD_FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
     ("check.epd", f"{GOOD_FEN}\n4k3/8/8/8/8/8/8/4K2r b - -\n", "side to move field 'b'"),
     ("bad.pgn", '[Event "a"]\n\n1. e4 e5 *\n\n[Event "b"]\n\n1. e4 Qxh8 *\n', "Qxh8"),
     ("fen.pgn", '[Event "a"]\n[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]\n\n*\n', "white king, found 0"),
+    # Chess960 positions in a standard tournament's book (issue 31): the book's own castling
+    # field is named with its line, before any game (it used to stop the run at game 1).
+    ("c960.epd", f"{GOOD_FEN}\n{C960} w KQkq - 0 1\n{GOOD_FEN}\n",
+     "c960.epd:2: bad position 'bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1...': castling field "
+     "'KQkq'"),
+    ("shredder.epd", f"{GOOD_FEN}\n{GOOD_FEN}\n{C960} w HFhf - 0 1\n",
+     "shredder.epd:3: bad position 'bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1...': castling "
+     "field 'HFhf'"),
+    ("c960.pgn", f'[Event "a"]\n\n1. e4 *\n\n[Event "b"]\n[SetUp "1"]\n[FEN "{C960} w HFhf - 0 1"]'
+     '\n\n1. e4 *\n', "c960.pgn:5: FEN tag 'bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1...': "
+     "castling field 'HFhf'"),
 ])
 def test_a_book_that_cannot_serve_the_schedule_stops_the_run_before_any_row(
         tmp_path: Path, name: str, text: str, words: str) -> None:

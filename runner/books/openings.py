@@ -190,6 +190,11 @@ def _board_for(fen: str, chess960: bool | None) -> Board:
     return Board(fen, chess960=bool(chess960) or (chess960 is None and needs_chess960(fen)))
 
 
+_NOT_STANDARD = (" (castling rights only Chess960 has: this book is read for standard chess;"
+                 " play it with variant fischerandom)")
+"""Said after the complaint about a Chess960 position in a book read for standard chess."""
+
+
 # -- EPD --------------------------------------------------------------------------------------
 
 _EPD_ENTRY = rb"(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*[^\s#][^\n]*(?:\n|\Z)"
@@ -237,6 +242,8 @@ class EpdBook:
     def __init__(self, path: str | Path, *, chess960: bool | None = None) -> None:
         self.path = Path(path)
         self._chess960 = chess960
+        self._standard = chess960 is False
+        """Given as standard chess: a Chess960-only position is an error, not a 960 opening."""
         self._data = _map_file(self.path)
         self._index = _SparseIndex(
             self._data,
@@ -260,7 +267,7 @@ class EpdBook:
 
     def opening(self, index: int) -> Opening:
         """The position at ``index`` (0-based), parsed and checked now."""
-        return self._read(index, self.chess960 or None)
+        return self._read(index, True if self.chess960 else (False if self._standard else None))
 
     def _line(self, index: int) -> tuple[str, int] | None:
         """The text of entry ``index`` and its line number, or None past the end."""
@@ -280,12 +287,14 @@ class EpdBook:
         if found is None:
             raise IndexError(f"{self.path}: no opening {index}")
         text, line = found
+        fen = text
         try:
             fen, name = _parse_epd(text)
             board = _board_for(fen, chess960)
         except ValueError as exc:
             raise OpeningBookError(
                 f"{self.path}:{line}: bad position {_excerpt(text)}: {_short_reason(str(exc))}"
+                + (_NOT_STANDARD if chess960 is False and needs_chess960(fen) else "")
             ) from exc
         return Opening(
             fen=board.fen(), chess960=bool(board.chess960), index=index,
@@ -345,6 +354,13 @@ class PgnBook:
         if any(move.is_null for move in moves):
             raise OpeningBookError(f"{game.source}:{game.line}: null move in an opening")
         fen, chess960 = game.start_fen, game.chess960
+        written = game.tags.get("FEN", "")
+        if self.chess960 is False and chess960 and needs_chess960(written):
+            field = (written.split()[2:3] or ["-"])[0]
+            raise OpeningBookError(
+                f"{game.source}:{game.line}: FEN tag {_excerpt(written)}: castling field "
+                f"{_excerpt(field)} gives a right that no king and rook on their home squares "
+                "can use" + _NOT_STANDARD)
         if self.chess960 and not chess960:
             fen, chess960 = Board(fen, chess960=True).fen(), True
         name = game.tags.get("Opening", game.tags.get("ECO", ""))

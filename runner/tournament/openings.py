@@ -38,7 +38,9 @@ class OpeningPolicy:
         cfg = config.openings
         if cfg is not None:
             try:
-                book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960 or None,
+                # A standard tournament opens its book as standard: a position whose castling
+                # rights only Chess960 allows is then refused with its line at pre-flight.
+                book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960,
                                  polyglot=cfg.format is BookFormat.POLYGLOT, seed=cfg.seed)
             except (ValueError, OSError) as exc:
                 raise TournamentError(
