@@ -160,6 +160,15 @@ C960 = "bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1RKR"
     ("c960.pgn", f'[Event "a"]\n\n1. e4 *\n\n[Event "b"]\n[SetUp "1"]\n[FEN "{C960} w HFhf - 0 1"]'
      '\n\n1. e4 *\n', "c960.pgn:5: FEN tag 'bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1...': "
      "castling field 'HFhf'"),
+    # Openings already over (issue 31): each named with its line before any game is played.
+    ("stalemate.epd", f"{GOOD_FEN}\n7k/5Q2/6K1/8/8/8/8/8 b - - 0 1\n",
+     "stalemate.epd:2: the opening is already over (stalemate)"),
+    ("mated.epd", f"{GOOD_FEN}\n{GOOD_FEN}\n7k/6Q1/6K1/8/8/8/8/8 b - - 0 1\n",
+     "mated.epd:3: the opening is already over (checkmate)"),
+    ("clock.epd", f"{GOOD_FEN}\n4k3/8/8/8/8/8/4P3/4K3 w - - 12 5\n",
+     "clock.epd:2: halfmove clock 12 is more than the 8 plies a game has played by move 5"),
+    ("mate.pgn", '[Event "a"]\n\n1. e4 *\n\n[Event "b"]\n\n1. f3 e5 2. g4 Qh4# *\n',
+     "mate.pgn:5: the opening is already over (checkmate after its moves)"),
 ])
 def test_a_book_that_cannot_serve_the_schedule_stops_the_run_before_any_row(
         tmp_path: Path, name: str, text: str, words: str) -> None:
@@ -191,3 +200,22 @@ def test_parse_config_reports_every_preflight_problem_at_once(tmp_path: Path) ->
                      source="cli")
     keys = sorted(problem.key for problem in caught.value.problems)
     assert keys == ["name", "pgnout", "tc"]
+
+
+@pytest.mark.parametrize(("fen", "over"), [
+    ("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", None),
+    ("4k3/8/8/8/8/8/4P3/4K3 w - - 1 1", "halfmove clock 1 is more than the 0 plies"),
+    ("4k3/8/8/8/8/8/4P3/4K3 b - - 1 1", None),   # one ply played: a clock of 1 is reachable
+    ("4k3/8/8/8/8/8/4P3/4K3 b - - 2 1", "halfmove clock 2 is more than the 1 plies"),
+    ("4k3/8/8/8/8/8/4P3/4K3 w - - 8 5", None),
+    ("4k3/8/8/8/8/8/4P3/4K3 b - - 9 5", None),
+    ("4k3/8/8/8/8/8/4P3/4K3 b - - 10 5", "halfmove clock 10 is more than the 9 plies"),
+    ("4k3/8/8/8/8/8/4P3/4K3 w - - 100 60", "fifty moves"),
+    ("4k3/8/8/8/8/8/8/4K3 w - - 0 1", "insufficient material"),
+])
+def test_an_opening_no_game_can_be_played_from_is_told_why(fen: str, over: str | None) -> None:
+    from runner.books.openings import Opening
+    from runner.tournament.openings import opening_over
+
+    why = opening_over(Opening(fen=fen, index=0, source="book.epd:1"))
+    assert why == over if over is None else (why is not None and over in why)
