@@ -101,7 +101,8 @@ OPENINGS_KEYS: tuple[Key, ...] = (
     Key("format", "epd|pgn|polyglot", "the book's format (default: from the file extension)"),
     Key("order", "sequential|random", "the order openings are taken in (default sequential)"),
     Key("seed", "N", "the seed of order=random and of Polyglot choices (default 0)", int),
-    Key("plies", "N", "play at most this many plies of each opening", int),
+    Key("plies", "N", "play at most this many plies of each opening (default for a PGN book: "
+        "1000)", int),
     Key("start", "N", "the first opening used, counted from 1 (default 1)", int),
 )
 SPRT_KEYS: tuple[Key, ...] = (
