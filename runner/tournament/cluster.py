@@ -39,7 +39,6 @@ from distributed import Client, Future, KilledWorker, LocalCluster
 from runner.game.job import GameJob
 from runner.game.record import GameRecord
 from runner.tournament.events import Notice
-from runner.tournament.slots import no_slots_message, workers_without
 from runner.tournament.scheduler import (
     MAX_REPLAYS,
     JobFinished,
@@ -49,6 +48,7 @@ from runner.tournament.scheduler import (
     SchedulerEvent,
     SchedulerFailure,
 )
+from runner.tournament.slots import no_slots_message, workers_without
 from runner.tournament.worker import (
     CANNOT_SET_UP,
     ENGINE_FAILED,
