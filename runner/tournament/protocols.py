@@ -43,7 +43,7 @@ async def detect_protocol(spec: EngineSpec) -> Protocol | None:
             if done:
                 try:
                     task.result()
-                except EngineError:
+                except (EngineError, OSError, ValueError):  # it did not start: the run says so
                     return None
                 return Protocol.CECP
             lines = engine.transcript[seen:]
