@@ -66,3 +66,33 @@ def test_an_engine_that_never_moves_stops_the_run_without_a_score(tmp_path: Path
     assert text.count("error:") == 1
     assert "error: engine 'sf' lost 2 games without making a move" in text
     assert "Elo difference" not in done.stdout and "Run the same command" not in done.stderr
+
+
+@pytest.mark.parametrize(("fen", "book", "own", "moved"), [
+    (None, 0, 0, (False, False)),
+    (None, 0, 1, (True, False)),
+    (None, 1, 1, (False, True)),        # after 1. e4 from the book, black moved, white did not
+    (None, 2, 2, (True, True)),
+    ("4k3/8/8/8/8/8/8/4K2R b K - 0 1", 0, 1, (False, True)),
+    ("4k3/8/8/8/8/8/8/4K2R b K - 0 1", 1, 1, (True, False)),
+])
+def test_sides_that_moved_count_engine_moves_not_book_moves(
+        fen: str | None, book: int, own: int, moved: tuple[bool, bool]) -> None:
+    from datetime import UTC, datetime
+
+    from runner.clock import TimeControl
+    from runner.game.record import GameRecord, GameSpec, GameTermination
+    from runner.pgn.writer import MoveRecord
+    from runner.tournament.silence import Silence, sides_that_moved
+
+    tc = TimeControl.parse("1+0")
+    moves = tuple(MoveRecord("x", book=i < book) for i in range(book + own))
+    now = datetime.now(UTC)
+    record = GameRecord("w", "b", GameSpec(tc, tc, start_fen=fen), moves, "1-0",
+                        GameTermination.TIME_FORFEIT, "Black loses on time", now, now, "")
+    assert sides_that_moved(record) == moved
+    # Only the loser that never moved counts; two such games stop the run.
+    silence = Silence()
+    assert silence.add(record) is None
+    stop = silence.add(record)
+    assert (stop is not None and "engine 'b' lost 2 games" in stop) == (not moved[1])
