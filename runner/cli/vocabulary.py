@@ -64,7 +64,8 @@ ENGINE_KEYS: tuple[Key, ...] = (
     Key("name", "NAME", "the name in PGN tags and standings (default: the program's name, or "
         "the module of 'python -m MODULE')"),
     Key("dir", "DIR", "the engine's working directory"),
-    Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; default cecp)"),
+    Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; without it a run asks "
+        "the engine before game 1)"),
     Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), inf; "
         "every game, 'runner play' too, needs one of tc=, st=, depth=, nodes= (inf only with "
         "depth= or nodes=)"),
