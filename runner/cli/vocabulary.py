@@ -66,7 +66,8 @@ ENGINE_KEYS: tuple[Key, ...] = (
     Key("dir", "DIR", "the engine's working directory"),
     Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; without it a run asks "
         "the engine before game 1)"),
-    Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), inf; "
+    Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), "
+        "0:10+0.1 or 40/1:00 (minutes:seconds, as cutechess-cli), inf; "
         "every game, 'runner play' too, needs one of tc=, st=, depth=, nodes= (inf only with "
         "depth= or nodes=)"),
     Key("st", "SECONDS", "a fixed time per move"),
