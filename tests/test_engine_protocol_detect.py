@@ -96,3 +96,28 @@ def test_sides_that_moved_count_engine_moves_not_book_moves(
     assert silence.add(record) is None
     stop = silence.add(record)
     assert (stop is not None and "engine 'b' lost 2 games" in stop) == (not moved[1])
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("program", "protocol"), [
+    ("stockfish", "uci"),   # answers xboard with "Unknown command: 'xboard'"
+    ("glaurung", "uci"),    # "Unknown command: xboard", no quotes
+    ("toga2", "uci"),       # says nothing to xboard: only the uci handshake tells
+    ("fairymax", "cecp"),
+    ("sjeng", "cecp"),
+    ("phalanx", "cecp"),
+])
+def test_each_debian_engine_is_told_apart(tmp_path: Path, program: str, protocol: str) -> None:
+    import asyncio
+
+    from runner.cli.vocabulary import read_arguments
+    from runner.tournament.protocols import resolve_protocols
+
+    path = require_binary(program)
+    config = read_arguments(["--engine", f"cmd={path}", "name=x", "--engine", f"cmd={path}",
+                             "name=y", "proto=cecp", "--each", "tc=1+0"], "match").config()
+    said: list[str] = []
+    resolved = asyncio.run(resolve_protocols(config, said.append))
+    assert [e.protocol.value for e in resolved.engines] == [protocol, "cecp"]
+    assert not any(e.protocol_detect for e in resolved.engines)
+    assert len(said) == 1 and said[0].startswith("engine 'x' has no proto=")

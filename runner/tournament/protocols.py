@@ -2,9 +2,10 @@
 
 An engine with no ``proto=`` used to be spoken to over CECP whatever it was: a UCI engine
 then lost every game before its first move, on time or by disconnection, and the run still
-printed a score. Here each such engine is started once over CECP and its first lines
-decide: a UCI engine answers ``xboard`` with ``id name``/``uciok`` or with Stockfish's
-"Unknown command", a CECP engine with its ``feature`` lines (or by finishing its start-up).
+printed a score. Here each such engine is started twice at once, greeted in each protocol:
+a UCI engine completes the ``uci`` handshake or answers ``xboard`` with UCI lines or an
+"Unknown command", a CECP engine sends ``feature`` lines; a CECP engine of protocol 1, silent
+on both, is taken as CECP once the UCI copy has had its time.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import re
 from collections.abc import Callable
 
 from runner.config.model import EngineSpec, Protocol, TournamentConfig
@@ -21,40 +23,90 @@ from runner.tournament.runtime import engine_config
 
 __all__ = ["detect_protocol", "looks_uci", "resolve_protocols"]
 
-_UCI_SIGNS = ("id name ", "id author ", "uciok", "option name ", "Unknown command: 'xboard'",
-              "Unknown command: 'protover")
-"""How lines of a UCI engine greeted in CECP start (Stockfish names the command it refused)."""
+_UCI_SIGNS = ("id name ", "id author ", "uciok", "option name ")
+"""How lines of a UCI engine start."""
+_REFUSED_GREETING = re.compile(r"unknown command:?\s*'?(?:xboard|protover)", re.IGNORECASE)
+"""A UCI engine refusing CECP's greeting (Stockfish: "Unknown command: 'xboard'. Type help...",
+Glaurung: "Unknown command: xboard"); a CECP engine says "Error (unknown command): ..."."""
+
+UCI_PROBE_SECONDS = 5.0
+"""How long the UCI probe may take once the CECP one found no features: a silent engine is
+either a UCI engine that ignores ``xboard`` (Toga II) or a protocol-1 CECP engine."""
 
 
 def looks_uci(text: str) -> bool:
     """Whether a line an engine printed while greeted in CECP is a UCI engine's."""
-    return text.strip().startswith(_UCI_SIGNS)
+    text = text.strip()
+    return text.startswith(_UCI_SIGNS) or _REFUSED_GREETING.match(text) is not None
 
 
 async def detect_protocol(spec: EngineSpec) -> Protocol | None:
     """The protocol `spec`'s engine speaks, or None when it could not be told (it failed to
-    start): the engine is started over CECP and stopped again."""
-    engine = make_engine(engine_config(dataclasses.replace(spec, protocol=Protocol.CECP)))
+    start). Two copies are started at once, one greeted in CECP and one in UCI; the first
+    clear answer wins and both are stopped."""
+    cecp = asyncio.ensure_future(_cecp_probe(spec))
+    uci = asyncio.ensure_future(_uci_probe(spec))
+    try:
+        done, _ = await asyncio.wait({cecp, uci}, return_when=asyncio.FIRST_COMPLETED)
+        if uci in done and uci.result():
+            return Protocol.UCI
+        found, started = await cecp
+        if found is not None:
+            return found
+        # The CECP copy sent no feature line: a UCI answer may still come (a silent engine).
+        try:
+            answered = await asyncio.wait_for(asyncio.shield(uci), UCI_PROBE_SECONDS)
+        except TimeoutError:
+            answered = False
+        if answered:
+            return Protocol.UCI
+        return Protocol.CECP if started else None
+    finally:
+        for task in (cecp, uci):
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+async def _uci_probe(spec: EngineSpec) -> bool:
+    """Whether a copy of the engine greeted with ``uci`` completes the UCI handshake."""
+    engine = make_engine(engine_config(dataclasses.replace(spec, protocol=Protocol.UCI,
+                                                           options=())))
+    try:
+        await engine.start()
+        return True
+    except (EngineError, OSError, ValueError):
+        return False
+    finally:
+        await stop_engines([engine])
+
+
+async def _cecp_probe(spec: EngineSpec) -> tuple[Protocol | None, bool]:
+    """What a copy of the engine greeted in CECP shows (UCI lines, feature lines, or None when
+    its start ends without either), and whether that start succeeded."""
+    engine = make_engine(engine_config(dataclasses.replace(spec, protocol=Protocol.CECP,
+                                                           options=())))
     task = asyncio.ensure_future(engine.start())
     seen = 0
     try:
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.02)
-            if done:
-                try:
-                    task.result()
-                except (EngineError, OSError, ValueError):  # it did not start: the run says so
-                    return None
-                return Protocol.CECP
             lines = engine.transcript[seen:]
             seen += len(lines)
             for entry in lines:
                 if entry.direction != "<":
                     continue
                 if looks_uci(entry.text):
-                    return Protocol.UCI
+                    return Protocol.UCI, True
                 if entry.text.startswith("feature "):
-                    return Protocol.CECP
+                    return Protocol.CECP, True
+            if done:
+                try:
+                    task.result()
+                except (EngineError, OSError, ValueError):
+                    return None, False
+                return None, True
     finally:
         if not task.done():
             task.cancel()
