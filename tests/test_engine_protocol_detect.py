@@ -3,6 +3,7 @@ which an engine loses every game before its first move stops with one line, not 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -96,6 +97,10 @@ def test_sides_that_moved_count_engine_moves_not_book_moves(
     assert silence.add(record) is None
     stop = silence.add(record)
     assert (stop is not None and "engine 'b' lost 2 games" in stop) == (not moved[1])
+    # A false claim at its first move is the engine's own play, not a sign that it is silent.
+    claimed = dataclasses.replace(record, termination=GameTermination.FALSE_CLAIM)
+    silence = Silence()
+    assert silence.add(claimed) is None and silence.add(claimed) is None
 
 
 @pytest.mark.timeout(120)

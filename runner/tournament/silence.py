@@ -1,8 +1,8 @@
 """Engines that never move: a run whose engine lost every game before its first move stops.
 
 Such games (an engine that does not speak the protocol it is spoken to in, a command that
-starts something else) are time forfeits or disconnections that the standings would count as
-ordinary losses: twenty of them read as "+240 Elo" with exit status 0. After the second such
+starts something else) are time forfeits, stalls or disconnections that the standings would
+count as ordinary losses: twenty of them read as "+240 Elo" with exit status 0. After the second such
 game an engine lost without having moved in any game of the run, the run stops and says why.
 """
 
@@ -11,11 +11,17 @@ from __future__ import annotations
 from collections import Counter
 
 from runner.game.record import GameRecord
+from runner.game.termination import GameTermination
 
 __all__ = ["SILENT_GAMES", "Silence", "sides_that_moved"]
 
 SILENT_GAMES = 2
 """Games an engine lost before its first move (and none with a move) that stop the run."""
+
+_NOT_PLAYING = frozenset({GameTermination.TIME_FORFEIT, GameTermination.DISCONNECT,
+                          GameTermination.STALL, GameTermination.ERROR})
+"""Ends that say the engine is not playing at all; a false claim, an illegal move or a
+resignation at its first move are its own play, told in its game's result."""
 
 
 def sides_that_moved(record: GameRecord) -> tuple[bool, bool]:
@@ -40,6 +46,8 @@ class Silence:
     def add(self, record: GameRecord) -> str | None:
         """Count a finished game; the line that stops the run when an engine never moves."""
         losers = {"1-0": (record.black,), "0-1": (record.white,)}.get(record.result, ())
+        if record.termination not in _NOT_PLAYING:
+            losers = ()
         for name, moved in zip((record.white, record.black), sides_that_moved(record), strict=True):
             if moved:
                 self.moved[name] += 1
