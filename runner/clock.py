@@ -6,7 +6,11 @@ the game loop owns for one side, fed with measured monotonic durations.
 
 Units: seconds everywhere, except ``timemargin=`` which, as in cutechess-cli, is
 written in milliseconds.  Periods are separated by ``:`` as in the PGN
-``TimeControl`` tag, so the ``min:sec`` notation is not accepted here.
+``TimeControl`` tag.  cutechess-cli's ``minutes:seconds`` base (``0:10+0.1``,
+``40/1:00``) is read too: a single ``:`` whose left side has no increment and is
+either a bare number (a period without a move count could not come first) or,
+after ``MOVES/``, is followed by exactly two digits of seconds (``40/2:30``).
+Hours (``1:30:00``) are not a cutechess-cli form and are refused.
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ __all__ = ["Clock", "TimeControl", "TimePeriod"]
 
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _PERIOD_RE = re.compile(rf"^(?:(?P<moves>\d+)/)?(?P<base>{_NUMBER})(?:\+(?P<inc>{_NUMBER}))?$")
+# cutechess-cli's `[MOVES/]MINUTES:SECONDS[+INC]`; the seconds part is checked in
+# _minutes_seconds so that PGN-style period lists keep their meaning.
+_MIN_SEC_RE = re.compile(
+    rf"^(?:(?P<moves>\d+)/)?(?P<minutes>{_NUMBER}):(?P<seconds>{_NUMBER})(?:\+(?P<inc>{_NUMBER}))?$"
+)
 _INFINITE = frozenset({"inf", "infinite", "-"})
 
 
@@ -58,7 +67,10 @@ class TimeControl:
             if period.base < 0 or period.increment < 0 or period.moves < 0:
                 raise ValueError(f"negative value in time period {period}")
         if any(p.moves == 0 for p in self.periods[:-1]):
-            raise ValueError("only the last time period may cover the rest of the game")
+            raise ValueError(
+                "only the last time period may cover the rest of the game (give earlier periods"
+                " a move count, as 40/7200:3600; minutes:seconds is one ':', as 1:30 or 40/1:00)"
+            )
         if self.move_time is not None and self.move_time <= 0:
             raise ValueError(f"time per move must be positive, not {self.move_time}")
         if self.depth is not None and self.depth <= 0:
@@ -246,7 +258,26 @@ class Clock:
         )
 
 
+def _minutes_seconds(text: str) -> TimePeriod | None:
+    """The one period of a cutechess-cli ``[MOVES/]MIN:SEC[+INC]`` form, or None if not one."""
+    match = _MIN_SEC_RE.match(text)
+    if match is None:
+        return None
+    # With a move count, `40/60:30` is also a valid pair of PGN periods; take it as
+    # minutes:seconds only when the seconds look like a clock's (two digits, below 60).
+    if match["moves"] is not None and re.fullmatch(r"[0-5]\d(?:\.\d*)?", match["seconds"]) is None:
+        return None
+    return TimePeriod(
+        moves=int(match["moves"] or 0),
+        base=float(match["minutes"]) * 60.0 + float(match["seconds"]),
+        increment=float(match["inc"] or 0.0),
+    )
+
+
 def _parse_periods(text: str) -> tuple[TimePeriod, ...]:
+    single = _minutes_seconds(text)
+    if single is not None:
+        return (single,)
     periods = []
     for piece in text.split(":"):
         match = _PERIOD_RE.match(piece)

@@ -120,3 +120,15 @@ def test_a_huge_concurrency_is_capped_at_the_games_with_one_warning_line(tmp_pat
     else:
         assert len(warnings) == 1 and "capped at 4" in warnings[0], done.stderr
     assert "4 of 4 games stored" in done.stderr
+
+
+def test_a_minutes_seconds_time_control_plays_and_tags_seconds(tmp_path: Path) -> None:
+    # cutechess-cli's 0:10+0.1 (10 s + 0.1 s): accepted on the command line, and the PGN
+    # TimeControl tag is written in seconds as cutechess-cli writes it.
+    pgn = tmp_path / "out.pgn"
+    done = _runner("match", *_engine("a"), *_engine("b"), "--each", "tc=0:10+0.1",
+                   "--games", "2", "--pgnout", str(pgn), "--db", str(tmp_path / "r.db"),
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    tags = re.findall(r'^\[TimeControl "([^"]*)"\]$', pgn.read_text(), re.MULTILINE)
+    assert tags == ["10+0.1", "10+0.1"]

@@ -46,7 +46,10 @@ def test_parse_accepts_what_users_write(text, periods, move_time, depth, nodes, 
         ("40/", "'40/'"),
         ("abc", "'abc'"),
         ("10+", "'10+'"),
-        ("1:30", "bad time control"),
+        ("1:30:00", "minutes:seconds is one ':'"),
+        ("0:10:5", "minutes:seconds is one ':'"),
+        ("1:", "'1:'"),
+        (":30", "':30'"),
         ("40/60:30/", "'30/'"),
         ("st=zero", "'st=zero'"),
         ("st=0", "positive"),
@@ -158,3 +161,40 @@ def test_increment_follows_the_current_period() -> None:
     assert clock.increment == 0.5
     assert Clock(TimeControl.parse("st=1")).increment is None
     assert Clock(TimeControl.parse("depth=3")).increment is None
+
+
+@pytest.mark.parametrize(
+    ("text", "period", "pgn"),
+    [
+        # cutechess-cli's minutes:seconds base; the PGN tag is in seconds as cutechess writes it.
+        ("0:10+0.1", TimePeriod(0, 10.0, 0.1), "10+0.1"),
+        ("tc=0:10+0.1", TimePeriod(0, 10.0, 0.1), "10+0.1"),
+        ("40/1:00", TimePeriod(40, 60.0), "40/60"),
+        ("1:30", TimePeriod(0, 90.0), "90"),
+        ("2:30+1", TimePeriod(0, 150.0, 1.0), "150+1"),
+        ("40/2:30+0.5", TimePeriod(40, 150.0, 0.5), "40/150+0.5"),
+        ("0:5", TimePeriod(0, 5.0), "5"),
+        ("0.5:00", TimePeriod(0, 30.0), "30"),
+        ("40/60:30", TimePeriod(40, 3630.0), "40/3630"),
+    ],
+)
+def test_minutes_seconds_as_cutechess_cli_reads_it(text, period, pgn):
+    tc = TimeControl.parse(text)
+    assert tc.periods == (period,)
+    assert tc.to_pgn() == pgn
+    assert TimeControl.parse(str(tc)) == tc
+
+
+@pytest.mark.parametrize(
+    ("text", "periods"),
+    [
+        # PGN period lists keep their meaning: a later period with a move count, an increment
+        # before the ':', or more than two digits of seconds is not minutes:seconds.
+        ("40/120:20/60", (TimePeriod(40, 120.0), TimePeriod(20, 60.0))),
+        ("2/60+1:30+0.5", (TimePeriod(2, 60.0, 1.0), TimePeriod(0, 30.0, 0.5))),
+        ("40/7200:3600", (TimePeriod(40, 7200.0), TimePeriod(0, 3600.0))),
+        ("40/60:300", (TimePeriod(40, 60.0), TimePeriod(0, 300.0))),
+    ],
+)
+def test_period_lists_are_not_taken_for_minutes_seconds(text, periods):
+    assert TimeControl.parse(text).periods == periods

@@ -348,3 +348,22 @@ def test_workers_adjudicate_by_their_own_tables(tmp_path: Path, cluster: _Cluste
     assert len(rows) == 8 and len(judged) >= 4, rows
     assert all(row[1].endswith("by adjudication: SyzygyTB") and row[2] in ("tb1", "tb2")
                for row in judged), judged
+
+
+def test_workers_without_slots_stop_the_run_at_once(tmp_path: Path, cluster: _Cluster) -> None:
+    """Issue 31: workers started as plain ``dask worker ADDR`` have no ``slots`` resource, and a
+    run on them used to wait forever with every game "running". It stops with one line that
+    says how to start workers."""
+    cluster.workers["plain"] = cluster._spawn(
+        ["dask", "worker", cluster.address, "--nthreads", "2", "--name", "plain", "--no-nanny",
+         "--no-dashboard"])
+    cluster.wait_workers()
+    config = _config(tmp_path, rounds=1, concurrency=2, tc="10+0.1", depth="2")
+    # The generous timeout is the test's guard only: the run stops as soon as it connects.
+    run = _runner("run", str(config), "--db", "r.db", "-q", "--cluster", cluster.address,
+                  cwd=tmp_path, timeout=240)
+    assert run.returncode == 1, run.stderr
+    text = " ".join(run.stderr.split())
+    assert f"no Dask worker at {cluster.address} has the 'slots' resource (workers: plain)" in text
+    assert '--resources "slots=8"' in text
+    assert [g[1] for g in _games(tmp_path / "r.db")] in ([], ["running"])

@@ -411,3 +411,9 @@ def test_the_fingerprint_follows_the_games_not_the_machine(tmp_path) -> None:
         assert old in text
         changed = load_config(_write(copy_dir, text.replace(old, new), "variant.toml"))
         assert changed.fingerprint() != original.fingerprint(), new
+
+
+@pytest.mark.parametrize(("tc", "pgn"), [("0:10+0.1", "10+0.1"), ("40/1:00", "40/60")])
+def test_a_cutechess_minutes_seconds_time_control_loads(tmp_path, tc: str, pgn: str) -> None:
+    config = load_config(_write(tmp_path, _config(tc=tc)))
+    assert config.time_control("a").to_pgn() == pgn

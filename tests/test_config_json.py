@@ -61,6 +61,7 @@ ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "env": _pairs, "restart": st.sampled_from(RestartPolicy),
     "castling960": st.sampled_from(Castling960Style),
     "ponder": st.booleans(),
+    "protocol_detect": st.booleans(),
     "options_submitted": st.booleans(),
 }
 OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
@@ -226,7 +227,8 @@ def test_a_config_stored_by_an_older_runner_is_read_with_defaults_for_what_it_la
     assert is_legacy_json(stored) and not is_legacy_json(config.to_json())
     back = TournamentConfig.from_json(stored)
     expected = dataclasses.replace(config, engines=tuple(
-        dataclasses.replace(e, env=(), castling960=Castling960Style.OO) for e in engines))
+        dataclasses.replace(e, env=(), castling960=Castling960Style.OO, protocol_detect=False)
+        for e in engines))
     assert back == expected
     assert back.fingerprint() == config.fingerprint()
 

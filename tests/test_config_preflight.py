@@ -141,6 +141,8 @@ def _tournament_rows(db: Path) -> int:
 
 
 GOOD_FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
+C960 = "bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1RKR"
+"""A Chess960 start (king g1, rooks f1 and h1) whose castling rights standard chess lacks."""
 
 
 @pytest.mark.parametrize(("name", "text", "words"), [
@@ -148,6 +150,26 @@ GOOD_FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
     ("check.epd", f"{GOOD_FEN}\n4k3/8/8/8/8/8/8/4K2r b - -\n", "side to move field 'b'"),
     ("bad.pgn", '[Event "a"]\n\n1. e4 e5 *\n\n[Event "b"]\n\n1. e4 Qxh8 *\n', "Qxh8"),
     ("fen.pgn", '[Event "a"]\n[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]\n\n*\n', "white king, found 0"),
+    # Chess960 positions in a standard tournament's book (issue 31): the book's own castling
+    # field is named with its line, before any game (it used to stop the run at game 1).
+    ("c960.epd", f"{GOOD_FEN}\n{C960} w KQkq - 0 1\n{GOOD_FEN}\n",
+     "c960.epd:2: bad position 'bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1...': castling field "
+     "'KQkq'"),
+    ("shredder.epd", f"{GOOD_FEN}\n{GOOD_FEN}\n{C960} w HFhf - 0 1\n",
+     "shredder.epd:3: bad position 'bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1...': castling "
+     "field 'HFhf'"),
+    ("c960.pgn", f'[Event "a"]\n\n1. e4 *\n\n[Event "b"]\n[SetUp "1"]\n[FEN "{C960} w HFhf - 0 1"]'
+     '\n\n1. e4 *\n', "c960.pgn:5: FEN tag 'bqnb1rkr/pppppppp/8/8/8/8/PPPPPPPP/BQNB1...': "
+     "castling field 'HFhf'"),
+    # Openings already over (issue 31): each named with its line before any game is played.
+    ("stalemate.epd", f"{GOOD_FEN}\n7k/5Q2/6K1/8/8/8/8/8 b - - 0 1\n",
+     "stalemate.epd:2: the opening is already over (stalemate)"),
+    ("mated.epd", f"{GOOD_FEN}\n{GOOD_FEN}\n7k/6Q1/6K1/8/8/8/8/8 b - - 0 1\n",
+     "mated.epd:3: the opening is already over (checkmate)"),
+    ("clock.epd", f"{GOOD_FEN}\n4k3/8/8/8/8/8/4P3/4K3 w - - 12 5\n",
+     "clock.epd:2: halfmove clock 12 is more than the 8 plies a game has played by move 5"),
+    ("mate.pgn", '[Event "a"]\n\n1. e4 *\n\n[Event "b"]\n\n1. f3 e5 2. g4 Qh4# *\n',
+     "mate.pgn:5: the opening is already over (checkmate after its moves)"),
 ])
 def test_a_book_that_cannot_serve_the_schedule_stops_the_run_before_any_row(
         tmp_path: Path, name: str, text: str, words: str) -> None:
@@ -196,3 +218,22 @@ def test_maxmoves_is_read_at_the_top_as_on_the_command_line(tmp_path: Path) -> N
     assert "maxmoves = 40: disagrees with adjudication.maxmoves = 50" in problem
     (problem,) = _problems(_toml(tmp_path, 'tc = "10+0.1"\nmaxmoves = 0'))
     assert problem.startswith(f"{tmp_path / 't.toml'}: maxmoves = 0")
+
+
+@pytest.mark.parametrize(("fen", "over"), [
+    ("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", None),
+    ("4k3/8/8/8/8/8/4P3/4K3 w - - 1 1", "halfmove clock 1 is more than the 0 plies"),
+    ("4k3/8/8/8/8/8/4P3/4K3 b - - 1 1", None),   # one ply played: a clock of 1 is reachable
+    ("4k3/8/8/8/8/8/4P3/4K3 b - - 2 1", "halfmove clock 2 is more than the 1 plies"),
+    ("4k3/8/8/8/8/8/4P3/4K3 w - - 8 5", None),
+    ("4k3/8/8/8/8/8/4P3/4K3 b - - 9 5", None),
+    ("4k3/8/8/8/8/8/4P3/4K3 b - - 10 5", "halfmove clock 10 is more than the 9 plies"),
+    ("4k3/8/8/8/8/8/4P3/4K3 w - - 100 60", "fifty moves"),
+    ("4k3/8/8/8/8/8/8/4K3 w - - 0 1", "insufficient material"),
+])
+def test_an_opening_no_game_can_be_played_from_is_told_why(fen: str, over: str | None) -> None:
+    from runner.books.openings import Opening
+    from runner.tournament.openings import opening_over
+
+    why = opening_over(Opening(fen=fen, index=0, source="book.epd:1"))
+    assert why == over if over is None else (why is not None and over in why)

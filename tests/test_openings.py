@@ -303,3 +303,44 @@ def test_pgn_book_index_ignores_bracket_lines_inside_comments(tmp_path: Path) ->
     book = PgnBook(path)
     assert len(book) == 2
     assert [book.opening(index).moves for index in range(2)] == [("e2e4", "e7e5"), ("d2d4",)]
+
+
+def _shuffle_movetext(plies: int, per_line: int | None = None) -> str:
+    """Legal movetext of `plies` knight shuffles, on one line or `per_line` moves a line."""
+    cycle = ["Nf3", "Nf6", "Ng1", "Ng8"]
+    moves = [f"{i // 2 + 1}. {cycle[i % 4]}" if i % 2 == 0 else cycle[i % 4] for i in range(plies)]
+    if per_line is None:
+        return " ".join(moves)
+    return "\n".join(" ".join(moves[i:i + per_line]) for i in range(0, plies, per_line))
+
+
+def test_a_book_line_longer_than_the_bound_is_an_error_naming_file_and_line(tmp_path) -> None:
+    # Issue 31: a one-game book of 2.5 million plies on one line took 3 GB and crashed the
+    # engine. The line is refused unread past the bound, with its file and line.
+    from runner.books.openings import BOOK_LINE_BYTES
+
+    book = tmp_path / "huge.pgn"
+    book.write_text('[Event "short"]\n\n1. e4 e5 *\n\n[Event "huge"]\n\n'
+                    + _shuffle_movetext(2_500_000) + " *\n")
+    assert book.stat().st_size > 10 * BOOK_LINE_BYTES
+    opened = PgnBook(book)
+    assert opened.opening(0).moves == ("e2e4", "e7e5")
+    with pytest.raises(OpeningBookError,
+                       match=rf"huge\.pgn:7: line longer than {BOOK_LINE_BYTES} bytes"):
+        opened.opening(1)
+    epd = tmp_path / "huge.epd"
+    epd.write_text("4k3/8/8/8/8/8/8/4K2R w K - 0 1\n4k3/8/8/8/8/8/8/4K2R w K - 0 1 c0 \""
+                   + "x" * (BOOK_LINE_BYTES + 10) + "\";\n")
+    assert EpdBook(epd).opening(0).fen.startswith("4k3/")
+    with pytest.raises(OpeningBookError, match=r"huge\.epd:2: line longer than"):
+        EpdBook(epd).opening(1)
+
+
+def test_pgn_openings_are_capped_by_default(tmp_path) -> None:
+    from runner.books.openings import DEFAULT_PLIES
+
+    book = tmp_path / "long.pgn"
+    book.write_text('[Event "long"]\n\n' + _shuffle_movetext(DEFAULT_PLIES + 200, 8) + " *\n")
+    assert len(PgnBook(book).opening(0).moves) == DEFAULT_PLIES
+    assert len(PgnBook(book, plies=DEFAULT_PLIES + 100).opening(0).moves) == DEFAULT_PLIES + 100
+    assert len(PgnBook(book, plies=4).opening(0).moves) == 4

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from runner.pgn.reader import needs_chess960, read_games
+from runner.pgn.splitter import PgnError
 from runner.rules import Board
 
 __all__ = [
@@ -190,6 +191,20 @@ def _board_for(fen: str, chess960: bool | None) -> Board:
     return Board(fen, chess960=bool(chess960) or (chess960 is None and needs_chess960(fen)))
 
 
+BOOK_LINE_BYTES = 1 << 20
+"""The longest line a book may have (1 MiB): a longer one is an error naming its file and line,
+never read whole (a one-line PGN game of millions of plies took gigabytes)."""
+
+DEFAULT_PLIES = 1000
+"""Opening plies taken from a PGN book when ``plies`` is not given. cutechess-cli takes every
+move of the game; a cap keeps a book of whole games, or a broken one, from sending an engine
+thousands of moves (no opening line comes near it)."""
+
+_NOT_STANDARD = (" (castling rights only Chess960 has: this book is read for standard chess;"
+                 " play it with variant fischerandom)")
+"""Said after the complaint about a Chess960 position in a book read for standard chess."""
+
+
 # -- EPD --------------------------------------------------------------------------------------
 
 _EPD_ENTRY = rb"(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*[^\s#][^\n]*(?:\n|\Z)"
@@ -237,6 +252,8 @@ class EpdBook:
     def __init__(self, path: str | Path, *, chess960: bool | None = None) -> None:
         self.path = Path(path)
         self._chess960 = chess960
+        self._standard = chess960 is False
+        """Given as standard chess: a Chess960-only position is an error, not a 960 opening."""
         self._data = _map_file(self.path)
         self._index = _SparseIndex(
             self._data,
@@ -249,7 +266,7 @@ class EpdBook:
     def chess960(self) -> bool:
         """Whether the book's positions are Chess960 (given, or decided from its first lines)."""
         if self._chess960 is None:
-            first_lines = (self._line(index) for index in range(_EPD_EVERY))
+            first_lines = (self._line_or_none(index) for index in range(_EPD_EVERY))
             self._chess960 = any(
                 needs_chess960(found[0]) for found in first_lines if found is not None
             )
@@ -260,7 +277,14 @@ class EpdBook:
 
     def opening(self, index: int) -> Opening:
         """The position at ``index`` (0-based), parsed and checked now."""
-        return self._read(index, self.chess960 or None)
+        return self._read(index, True if self.chess960 else (False if self._standard else None))
+
+    def _line_or_none(self, index: int) -> tuple[str, int] | None:
+        """`_line`, with None for a line too long to read (refused when it is dealt)."""
+        try:
+            return self._line(index)
+        except OpeningBookError:
+            return None
 
     def _line(self, index: int) -> tuple[str, int] | None:
         """The text of entry ``index`` and its line number, or None past the end."""
@@ -271,8 +295,13 @@ class EpdBook:
         skip = _EPD_SKIP.match(self._data, offset)
         start = skip.end() if skip else offset
         line += self._data[offset:start].count(b"\n")
-        end = self._data.find(b"\n", start)
-        raw = self._data[start : end if end >= 0 else len(self._data)]
+        end = self._data.find(b"\n", start, start + BOOK_LINE_BYTES + 1)
+        if end < 0:
+            end = len(self._data)
+        if end - start > BOOK_LINE_BYTES:  # not copied out of the mapped file
+            raise OpeningBookError(f"{self.path}:{line}: line longer than {BOOK_LINE_BYTES} bytes "
+                                   "(the most a book line may have)")
+        raw = self._data[start:end]
         return raw.decode("utf-8", "replace").strip(), line
 
     def _read(self, index: int, chess960: bool | None) -> Opening:
@@ -280,12 +309,14 @@ class EpdBook:
         if found is None:
             raise IndexError(f"{self.path}: no opening {index}")
         text, line = found
+        fen = text
         try:
             fen, name = _parse_epd(text)
             board = _board_for(fen, chess960)
         except ValueError as exc:
             raise OpeningBookError(
                 f"{self.path}:{line}: bad position {_excerpt(text)}: {_short_reason(str(exc))}"
+                + (_NOT_STANDARD if chess960 is False and needs_chess960(fen) else "")
             ) from exc
         return Opening(
             fen=board.fen(), chess960=bool(board.chess960), index=index,
@@ -333,10 +364,15 @@ class PgnBook:
         if found is None:
             raise IndexError(f"{self.path}: no opening {index}")
         offset, line = found
-        game = next(iter(read_games(self.path, offset=offset, line=line, limit=1)), None)
+        games = read_games(self.path, offset=offset, line=line, limit=1,
+                           max_line=BOOK_LINE_BYTES)
+        try:
+            game = next(iter(games), None)
+        except PgnError as exc:
+            raise OpeningBookError(str(exc)) from None
         if game is None:
             raise IndexError(f"{self.path}: no opening {index}")
-        wanted = len(game.moves) if self.plies is None else self.plies
+        wanted = min(len(game.moves), DEFAULT_PLIES) if self.plies is None else self.plies
         if game.error is not None and (self.plies is None or len(game.moves) < wanted):
             # A broken game is refused unless the moves before the fault are all we take:
             # never fall back to the start position or a shortened line.
@@ -345,6 +381,13 @@ class PgnBook:
         if any(move.is_null for move in moves):
             raise OpeningBookError(f"{game.source}:{game.line}: null move in an opening")
         fen, chess960 = game.start_fen, game.chess960
+        written = game.tags.get("FEN", "")
+        if self.chess960 is False and chess960 and needs_chess960(written):
+            field = (written.split()[2:3] or ["-"])[0]
+            raise OpeningBookError(
+                f"{game.source}:{game.line}: FEN tag {_excerpt(written)}: castling field "
+                f"{_excerpt(field)} gives a right that no king and rook on their home squares "
+                "can use" + _NOT_STANDARD)
         if self.chess960 and not chess960:
             fen, chess960 = Board(fen, chess960=True).fen(), True
         name = game.tags.get("Opening", game.tags.get("ECO", ""))

@@ -41,6 +41,7 @@ from runner.tournament.events import (
     RunOutcome,
     TournamentError,
 )
+from runner.tournament.protocols import resolve_protocols
 from runner.tournament.run import Tournament
 from runner.tournament.scoreboard import Scoreboard, summary_lines
 from runner.tournament.writer import GameWriter, PgnFileError
@@ -176,6 +177,9 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
+    # Before anything is stored or compared: the detected protocol is part of the config.
+    config = run_async(resolve_protocols(config, lambda line: _err.print(
+        line, highlight=False, markup=False, soft_wrap=True)))
     url, source = tournament_db(db_url, config)
     store = open_db(url, source=source)
     try:
@@ -282,9 +286,10 @@ def _repair_pgn(store: Store, config: TournamentConfig, found: int) -> None:
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     board = outcome.scoreboard
     ranking = board.ranking_lines() + [""] if len(board.tally.engine_names) > 2 else []
-    for line in ranking + board.summary_lines():
+    # An engine that never moved lost by not playing: no score, only the error below.
+    for line in [] if outcome.void else ranking + board.summary_lines():
         _out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
-    if outcome.sprt is not None:
+    if outcome.sprt is not None and not outcome.void:
         s = outcome.sprt
         _out.print(f"SPRT: llr {s.llr:.3f}, lbound {s.lower_bound:.3f}, ubound "
                    f"{s.upper_bound:.3f} - {s.decision.value}", highlight=False)
@@ -295,7 +300,7 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
                f"{seconds:.1f} s) in {url}", highlight=False, soft_wrap=True, markup=False)
     if outcome.error:
         report_error(outcome.error)
-    if state != "finished":
+    if state != "finished" and not outcome.void:  # the same command would fail the same way
         _err.print("Run the same command again to play the missing games.", highlight=False)
 
 

@@ -63,8 +63,10 @@ ENGINE_KEYS: tuple[Key, ...] = (
     Key("name", "NAME", "the name in PGN tags and standings (default: the program's name, or "
         "the module of 'python -m MODULE')"),
     Key("dir", "DIR", "the engine's working directory"),
-    Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; default cecp)"),
-    Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), inf; "
+    Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; without it a run asks "
+        "the engine before game 1)"),
+    Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), "
+        "0:10+0.1 or 40/1:00 (minutes:seconds, as cutechess-cli), inf; "
         "every game, 'runner play' too, needs one of tc=, st=, depth=, nodes= (inf only with "
         "depth= or nodes=)"),
     Key("st", "SECONDS", "a fixed time per move"),
@@ -100,7 +102,8 @@ OPENINGS_KEYS: tuple[Key, ...] = (
     Key("format", "epd|pgn|polyglot", "the book's format (default: from the file extension)"),
     Key("order", "sequential|random", "the order openings are taken in (default sequential)"),
     Key("seed", "N", "the seed of order=random and of Polyglot choices (default 0)", int),
-    Key("plies", "N", "play at most this many plies of each opening", int),
+    Key("plies", "N", "play at most this many plies of each opening (default for a PGN book: "
+        "1000)", int),
     Key("start", "N", "the first opening used, counted from 1 (default 1)", int),
 )
 SPRT_KEYS: tuple[Key, ...] = (

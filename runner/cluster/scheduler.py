@@ -58,6 +58,7 @@ from runner.tournament.scheduler import (
     SchedulerEvent,
     SchedulerFailure,
 )
+from runner.tournament.slots import no_slots_message, workers_without
 
 __all__ = ["MAX_WORKER_FAILURES", "MOVE_BACKLOG", "SLOTS", "DaskScheduler"]
 
@@ -189,6 +190,13 @@ class DaskScheduler(Scheduler):
             yield SchedulerFailure(f"cannot reach the Dask scheduler ({where}): {exc}")
             return
         self._client = client
+        if self.address is not None:
+            # Workers without the resource would leave every job waiting, silently, forever.
+            lacking, connected = await workers_without(client, SLOTS)
+            if connected and len(lacking) == connected:
+                await asyncio.shield(self._close(client, cluster))
+                yield SchedulerFailure(no_slots_message(self.address, lacking, SLOTS))
+                return
         if self.watch_moves:
             self._moves = _Moves()
             client.subscribe_topic(MOVES_TOPIC, self._moves.receive)

@@ -192,7 +192,7 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     return EngineSpec(
         name=name, command=command, written_command=written, dir=directory, protocol=protocol,
         tc=tc, init_strings=init, options=options, env=env, restart=restart,
-        castling960=castling, ponder=ponder,
+        castling960=castling, ponder=ponder, protocol_detect="protocol" not in raw,
     )
 
 

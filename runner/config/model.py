@@ -154,6 +154,9 @@ class EngineSpec:
     """CECP: how Chess960 castling is written to the engine (``oo`` or ``kxr``)."""
     ponder: bool = False
     """Whether the engine may think on its opponent's time (CECP ``hard``, UCI ``go ponder``)."""
+    protocol_detect: bool = False
+    """No protocol was given: a run asks the engine which one it speaks before game 1
+    (runner.tournament.protocols) and stores the answer in `protocol`, this mark cleared."""
     options_submitted: bool = False
     """The options come from an untrusted submitter (set by the service's submission check,
     stored with the tournament): the engine is sent only declared spin, check and combo

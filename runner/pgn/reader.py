@@ -368,28 +368,32 @@ def read_games(
     offset: int = 0,
     line: int = 1,
     limit: int | None = None,
+    max_line: int | None = None,
 ) -> Iterator[PgnGame]:
     """Stream the games of a PGN file (a path or a binary stream), one at a time.
 
     A broken game comes back with ``error`` set (and its moves up to the error); reading goes
     on with the next game. ``offset``/``line`` start reading in the middle of a file (at the
-    start of a game); ``limit`` stops after that many games.
+    start of a game); ``limit`` stops after that many games. A line longer than
+    ``max_line`` bytes raises PgnError (opening books bound the memory a line may take).
     """
     if isinstance(source, (str, Path)):
         label = name or str(source)
         with open(source, "rb") as stream:
             if offset:
                 stream.seek(offset)
-            yield from _read(stream, label, keep_variations, offset, line, limit)
+            yield from _read(stream, label, keep_variations, offset, line, limit, max_line)
     else:
         label = name or str(getattr(source, "name", "<stream>"))
-        yield from _read(source, label, keep_variations, offset, line, limit)
+        yield from _read(source, label, keep_variations, offset, line, limit, max_line)
 
 
 def _read(
-    stream: BinaryIO, label: str, keep: bool, offset: int, line: int, limit: int | None
+    stream: BinaryIO, label: str, keep: bool, offset: int, line: int, limit: int | None,
+    max_line: int | None = None,
 ) -> Iterator[PgnGame]:
-    for raw in split_games(stream, source=label, offset=offset, line=line, limit=limit):
+    for raw in split_games(stream, source=label, offset=offset, line=line, limit=limit,
+                           max_line=max_line):
         yield replay(raw, keep_variations=keep)
 
 

@@ -114,7 +114,7 @@ def unescape_tag_value(raw: str) -> str:
 
 
 def _physical_lines(
-    stream: BinaryIO, offset: int, line: int
+    stream: BinaryIO, offset: int, line: int, source: str = "", max_line: int | None = None
 ) -> Iterator[tuple[int, int, int, str, bool]]:
     """Yield (line number, byte offset, byte length, text without end of line, continued)
     per line, where `continued` marks a piece that goes on the line of the piece before.
@@ -123,15 +123,22 @@ def _physical_lines(
     that a file of binary junk never makes one unbounded read. A piece ends after its last
     space or tab where it has one, so that no move, number or UTF-8 character is cut in two:
     the rest is carried over to the start of the next piece (each byte is read once).
+    With `max_line`, a line longer than that many bytes is a PgnError naming it, raised
+    before any piece of it beyond the bound is read.
     """
     first = offset == 0
     carry = b""
     continued = False
+    so_far = 0  # bytes of the current line already given out
     while True:
-        raw = carry + stream.readline(MAX_LINE_BYTES - len(carry))
+        want = MAX_LINE_BYTES if max_line is None else min(MAX_LINE_BYTES, max_line - so_far + 1)
+        raw = carry + stream.readline(max(want - len(carry), 1))
         carry = b""
         if not raw:
             return
+        if max_line is not None and so_far + len(raw.rstrip(b"\r\n")) > max_line:
+            raise PgnError(f"line longer than {max_line} bytes (the most a book line may have)",
+                           source=source, line=line)
         if not raw.endswith(b"\n") and len(raw) >= MAX_LINE_BYTES:
             cut = _last_space(raw)
             if cut > 0:
@@ -148,6 +155,7 @@ def _physical_lines(
         yield line, offset, size, text.rstrip("\r\n"), continued
         offset += size
         continued = not raw.endswith(b"\n")
+        so_far = so_far + size if continued else 0
         if not continued:
             line += 1
 
@@ -408,15 +416,17 @@ def split_games(
     offset: int = 0,
     line: int = 1,
     limit: int | None = None,
+    max_line: int | None = None,
 ) -> Iterator[RawGame]:
     """Yield the raw games of a binary PGN stream read from ``offset`` (at line ``line``).
 
     The stream is read line by line, so memory stays proportional to one game. ``limit``
-    stops after that many games.
+    stops after that many games; ``max_line`` makes a longer line a PgnError.
     """
     splitter = _Splitter(source)
     end = offset
-    for number, start, size, text, continued in _physical_lines(stream, offset, line):
+    for number, start, size, text, continued in _physical_lines(stream, offset, line, source,
+                                                                max_line):
         splitter.feed(number, start, size, text, continued)
         end = start + size
         while splitter.finished:

@@ -221,18 +221,39 @@ def parse_option(value: str) -> EngineOption:
 def mate_from_score(score: int) -> int | None:
     """Mate distance in moves (negative: being mated) if `score` is a mate score, else None.
 
-    Conventions seen in engines: the specification's 100000+N (N moves), and the
-    32000-N / 31999-N family (N plies to mate, as Crafty-style engines print).
+    CECP has no mate token, so engines encode mates in the score; the conventions seen:
+
+    * the protocol specification's 100000+N, N in moves (XBoard, the bundled engine);
+    * a large base minus the distance in plies, the base a multiple of 1000 (sjeng
+      1000000, hoichess 100000, Phalanx 30000, GNU Chess 10000, Crafty-style 32000) or
+      32768 (engines that use 32767/32768), read as cutechess-cli reads them: within
+      100 below the base.
+
+    Engines differ by one ply in how they count (sjeng's mate in 1 is 999998, Phalanx's
+    29999). A won mate is an odd number of plies and a lost one even, so the rounding
+    below gives the same moves under either count.
     """
     magnitude = abs(score)
     sign = 1 if score > 0 else -1
-    if magnitude >= 100000:
-        return sign * (magnitude - 100000) if magnitude > 100000 else sign * 1
-    if 99000 <= magnitude < 100000:
-        return sign * max(1, (100000 - magnitude + 1) // 2)
-    if 31000 <= magnitude <= 32000:
-        return sign * max(1, (32000 - magnitude + 1) // 2)
-    return None
+    if _SPEC_MATE < magnitude < _SPEC_MATE + 1000:
+        return sign * (magnitude - _SPEC_MATE)
+    plies = None
+    if magnitude > 9900 and 1000 - magnitude % 1000 < _MATE_WINDOW:
+        plies = 1000 - magnitude % 1000
+    elif _MATE_32K - _MATE_WINDOW < magnitude < _MATE_32K:
+        plies = _MATE_32K - magnitude
+    if plies is None:
+        return None
+    moves = (plies + 1) // 2 if sign > 0 else plies // 2
+    return sign * max(1, moves)
+
+
+_SPEC_MATE = 100_000
+"""The specification's mate base: 100000+N for mate in N moves."""
+_MATE_32K = 32_768
+"""The base of engines whose mate scores sit just below 32767/32768."""
+_MATE_WINDOW = 100
+"""How many plies below a base still count as a mate (cutechess-cli takes 100)."""
 
 
 def parse_thinking(text: str) -> SearchInfo | None:

@@ -107,8 +107,10 @@ def parse_fen(fen: str) -> FenFields:
 
 
 def _parse_counter(text: str, name: str, fen: str, minimum: int) -> int:
-    """Parse a non-negative FEN counter field."""
-    if not text.isdigit():
+    """Parse a non-negative FEN counter field of ASCII digits."""
+    # str.isdigit() also takes Arabic-Indic or superscript digits, which no FEN writer emits
+    # and int() either converts silently or refuses with its own message.
+    if not text or not all(ch in "0123456789" for ch in text):
         raise InvalidFenError(f"{name} field must be a non-negative integer, got {text!r} (in {fen!r})")
     value = int(text)
     if value < minimum:

@@ -105,6 +105,9 @@ class RunOutcome:
     taken_over: bool = False
     """Another runner took the tournament over (this run's lease was lost): nothing of this
     run's end was stored, `error` says so."""
+    void: bool = False
+    """An engine made no move in any of its games: the run stopped, `error` says so, and its
+    scores are not worth showing."""
 
     @property
     def exit_status(self) -> int:

@@ -14,9 +14,10 @@ from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, op
 from runner.config.model import BookFormat, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
 from runner.protocol.engine import Variant
+from runner.rules import Board
 from runner.tournament.events import TournamentError
 
-__all__ = ["OpeningPolicy", "edit_would_misstate"]
+__all__ = ["OpeningPolicy", "edit_would_misstate", "opening_over"]
 
 _CACHE_LIMIT = 4096
 """Openings remembered by pair number; both games of a pair are usually played close together."""
@@ -38,7 +39,9 @@ class OpeningPolicy:
         cfg = config.openings
         if cfg is not None:
             try:
-                book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960 or None,
+                # A standard tournament opens its book as standard: a position whose castling
+                # rights only Chess960 allows is then refused with its line at pre-flight.
+                book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960,
                                  polyglot=cfg.format is BookFormat.POLYGLOT, seed=cfg.seed)
             except (ValueError, OSError) as exc:
                 raise TournamentError(
@@ -74,6 +77,9 @@ class OpeningPolicy:
             number = random.Random(f"chess960:{self._seed}:{pair}").randrange(960)
             opening = Opening(fen=chess960_start_fen(number), chess960=True, index=number,
                               source=f"chess960 #{number}")
+        if opening is not None and (why := opening_over(opening)) is not None:
+            # A game from it would end before any move and be scored all the same.
+            raise ValueError(f"{opening.source}: {why}: remove the position from the book")
         if opening is not None and edit_would_misstate(opening, self.config.variant):
             self.edit_misstates[pair] = opening
         if len(self._cache) > _CACHE_LIMIT:
@@ -100,3 +106,28 @@ def edit_would_misstate(opening: Opening, variant: Variant) -> bool:
     if len(fields) > 2 and fields[2] == "KQkq":
         return False
     return edit_loses_castling(opening.fen) is not None
+
+
+def opening_over(opening: Opening) -> str | None:
+    """Why no game can be played from `opening` (already ended, or counters no game can
+    reach), or None when it can."""
+    fields = opening.fen.split()
+    if len(fields) >= 6 and fields[4].isascii() and fields[4].isdigit() and fields[5].isdigit():
+        halfmove, fullmove = int(fields[4]), int(fields[5])
+        # Plies a game has played when it reaches this move number and side to move: the
+        # halfmove clock counts some of them, so it can never be larger.
+        played = 2 * (max(fullmove, 1) - 1) + (fields[1] == "b")
+        if halfmove > played:
+            return (f"halfmove clock {halfmove} is more than the {played} plies a game has "
+                    f"played by move {fullmove} with {'black' if fields[1] == 'b' else 'white'} "
+                    "to move (FEN fields 5 and 6)")
+    board = Board(opening.fen, chess960=opening.chess960)
+    for move in opening.moves:
+        board.push_uci(move)
+    outcome = board.outcome()
+    if outcome is not None:
+        ended = outcome.termination.value.replace("_", " ")
+        return f"the opening is already over ({ended}{' after its moves' if opening.moves else ''})"
+    if board.is_fifty_moves():
+        return "the opening is already over (fifty moves without capture or pawn move)"
+    return None

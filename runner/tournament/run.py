@@ -92,6 +92,7 @@ from runner.tournament.scheduler import (
     SchedulerFailure,
 )
 from runner.tournament.scoreboard import Scoreboard
+from runner.tournament.silence import Silence
 from runner.tournament.writer import GameWriter, PgnFileError
 
 __all__ = ["Tournament"]
@@ -141,6 +142,9 @@ class Tournament:
         self._played_now = 0
         self._max_pair = 0
         self._error: str | None = None
+        self._silence = Silence()
+        self._void = False
+        """An engine never moved: the run stopped and its scores mean nothing."""
         self._resumed = False
         self._owner = new_owner()
         """This run's id in the tournament's lease (runner.store.lease)."""
@@ -277,7 +281,7 @@ class Tournament:
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
             done=len(self._done), played_now=self._played_now, scoreboard=self.scoreboard,
             sprt=self.sprt_result, resumed=self._resumed, error=self._error,
-            signal=interrupts.first, taken_over=self._taken_over,
+            signal=interrupts.first, taken_over=self._taken_over, void=self._void,
         )
 
     def _fail(self, exc: BaseException, *, stop: bool = True) -> None:
@@ -540,6 +544,12 @@ class Tournament:
                             record.termination)
         self.on_event(GameFinished(game, record.result, record.termination, record.reason,
                                    record.plies, event.seconds))
+        silent = self._silence.add(record)
+        if silent is not None and not self._void:
+            self._void = True
+            self._error = self._error or silent
+            self.stop(hard=True)
+            return
         if self.sprt is not None:
             self._check_sprt()
 
