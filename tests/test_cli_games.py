@@ -60,3 +60,11 @@ def test_engine_check_shows_the_engine_and_plays_a_legal_move(proto: str) -> Non
     assert ("myname" in out) if proto == "cecp" else ("UCI_Chess960" in out)  # features / options
     assert "ping:" in out
     assert "legal (" in out and "illegal" not in out
+
+
+@pytest.mark.timeout(60)
+def test_play_with_an_engine_that_does_not_start_says_so_in_one_line() -> None:
+    done = _runner("play", "--engine", *BUNDLED, "name=fine", "--engine", "cmd=/bin/false",
+                   "name=gone", "--each", "tc=1+0.01")
+    assert done.returncode == 1, done.stderr
+    assert "engine gone did not start" in done.stderr and "Traceback" not in done.stderr

@@ -16,26 +16,24 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runner.cli.errors import exit_on_error, unwrapped
+from runner.app.play import Interrupted, PositionError, one_game, play_one
+from runner.cli.errors import exit_on_error, fail, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.cli.help import PASSTHROUGH, PLAY_INTERRUPT_HELP, vocabulary_help
 from runner.cli.loop import run_async
 from runner.cli.vocabulary import CommandLineError, read_arguments, read_engine
 from runner.clock import TimeControl
 from runner.config.check import ConfigError
-from runner.game.play import play_game
-from runner.game.record import GameSpec, game_pgn
-from runner.protocol.engine import ClockState, EngineError, GameSetup, Side, Variant
-from runner.protocol.factory import make_engine, running_engines, stop_engines
-from runner.protocol.freeze import FreezeMonitor
+from runner.game.record import game_pgn
+from runner.game.slot import CannotSetUp, EngineFailed
+from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
+from runner.protocol.factory import make_engine, stop_engines
 from runner.protocol.uci import UciEngine
-from runner.rules import STARTING_FEN, Board
+from runner.rules import Board
 from runner.text import shown
-from runner.tournament.interrupts import Interrupts
-from runner.tournament.runtime import adjudication_rules, engine_config
+from runner.tournament.runtime import engine_config
 
 if TYPE_CHECKING:
-    from runner.game.record import GameRecord
     from runner.protocol.engine import Engine, EngineConfig
 
 engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True, cls=RunnerGroup)
@@ -49,61 +47,25 @@ def play_command(ctx: typer.Context) -> None:
         count = len(arguments.table["engines"])
         if count != 2:
             raise CommandLineError(f"'runner play' needs exactly two --engine groups, got {count}")
-        config = arguments.config()
-        variant = Variant(config.variant.value)
-        try:
-            board = Board(arguments.fen or STARTING_FEN, chess960=variant is Variant.FISCHERANDOM)
-            for uci in arguments.moves:
-                board.push_uci(uci)
-        except ValueError as exc:
-            raise CommandLineError(str(exc)) from None
-        white, black = config.engines
-        spec = GameSpec(
-            white_tc=config.time_control(white), black_tc=config.time_control(black),
-            start_fen=arguments.fen, opening_moves=arguments.moves, variant=variant,
-            adjudication=adjudication_rules(config.adjudication), tags={"Event": "runner play"},
-        )
+        job = one_game(arguments.config(), fen=arguments.fen, moves=arguments.moves)
+    except PositionError as exc:
+        raise exit_on_error(CommandLineError(str(exc))) from None
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
 
-    record, status = run_async(_play_one([engine_config(white), engine_config(black)], spec))
-    if record is None:
-        _err.print(f"game interrupted (exit status {status}); the engines are stopped",
+    outcome = run_async(play_one(job))
+    if isinstance(outcome, Interrupted):
+        _err.print(f"game interrupted (exit status {outcome.exit_status}); the engines are stopped",
                    highlight=False, markup=False)
-        raise typer.Exit(status)
+        raise typer.Exit(outcome.exit_status)
+    if isinstance(outcome, EngineFailed):
+        raise fail(f"engine {outcome.engine} did not start: {outcome.reason}", code=1)
+    if isinstance(outcome, CannotSetUp):
+        raise fail(f"the game cannot be played: {outcome.reason}", code=1)
+    record = outcome.record
     sys.stdout.write(game_pgn(record))
     _err.print(shown(f"{record.white} vs {record.black}: {record.result} ({record.reason})"),
                highlight=False, markup=False)
-
-
-async def _play_one(configs: list[EngineConfig], spec: GameSpec) -> tuple[GameRecord | None, int]:
-    """The game's record, or None and the exit status when a stop signal aborted it (the
-    engines are stopped either way: a second signal does not cut their shutdown short)."""
-
-
-    game = asyncio.current_task()
-    assert game is not None
-
-    def abort(_hard: bool) -> None:
-        if interrupts.count == 1:  # the game ends; later signals leave the engines' stop alone
-            game.cancel()
-
-    interrupts = Interrupts(abort)
-    # A flag that falls while this process stood still gives an unfinished game ("*", the
-    # reason saying so), not a loss on time: nothing here plays it again.
-    freezes = FreezeMonitor()
-    freezes.acquire()
-    with interrupts:
-        try:
-            async with running_engines(configs) as (white, black):
-                return await play_game(white, black, spec, freezes=freezes), 0
-        except asyncio.CancelledError:
-            if interrupts.exit_status is None:
-                raise
-            game.uncancel()
-            return None, interrupts.exit_status
-        finally:
-            freezes.release()
 
 
 @engine_app.command("check", cls=vocabulary_help("engine check"), context_settings=PASSTHROUGH)

@@ -1,0 +1,93 @@
+"""The "play one game" verb: one game between two engines, outside any tournament.
+
+`one_game` turns the configuration ``runner play`` reads into the game's job (the start
+position checked before any engine starts); `play_one` plays it on a `GameSlot`, so that
+starting, stopping and killing the engines follow the one rule every scheduler follows, and
+says what happened as a value: the slot's outcome, or `Interrupted` when a stop signal ended
+the game (the engines are stopped either way; a second signal does not cut that short).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from runner.config.model import TournamentConfig
+from runner.game.job import GameJob
+from runner.game.record import GameSpec
+from runner.game.slot import GameSlot, SlotOutcome
+from runner.protocol.engine import Variant
+from runner.protocol.freeze import FreezeMonitor
+from runner.rules import STARTING_FEN, Board
+from runner.tournament.interrupts import Interrupts
+from runner.tournament.runtime import adjudication_rules, engine_config
+
+__all__ = ["Interrupted", "PlayOutcome", "PositionError", "one_game", "play_one"]
+
+
+class PositionError(ValueError):
+    """The start position or the moves played from it cannot be set up."""
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """A stop signal ended the game before it finished; its engines are stopped."""
+
+    exit_status: int
+    """128 + the first signal's number (see `runner.tournament.interrupts`)."""
+
+
+PlayOutcome = SlotOutcome | Interrupted
+"""What `play_one` returns."""
+
+
+def one_game(config: TournamentConfig, *, fen: str | None = None,
+             moves: tuple[str, ...] = ()) -> GameJob:
+    """The job of the one game between `config`'s two engines (White first) from `fen` (the
+    standard start by default) after `moves`; PositionError when that cannot be set up."""
+    variant = Variant(config.variant.value)
+    try:
+        board = Board(fen or STARTING_FEN, chess960=variant is Variant.FISCHERANDOM)
+        for uci in moves:
+            board.push_uci(uci)
+    except ValueError as exc:
+        raise PositionError(str(exc)) from None
+    white, black = config.engines
+    spec = GameSpec(
+        white_tc=config.time_control(white), black_tc=config.time_control(black),
+        start_fen=fen, opening_moves=moves, variant=variant,
+        adjudication=adjudication_rules(config.adjudication), tags={"Event": "runner play"},
+    )
+    return GameJob(0, engine_config(white), engine_config(black), spec)
+
+
+async def play_one(job: GameJob) -> PlayOutcome:
+    """Play `job` on a fresh slot and stop its engines; the first stop signal ends the game
+    (`Interrupted`) instead of the process."""
+    game = asyncio.current_task()
+    assert game is not None
+
+    def abort(_hard: bool) -> None:
+        if interrupts.count == 1:  # the game ends; later signals leave the engines' stop alone
+            game.cancel()
+
+    interrupts = Interrupts(abort)
+    # A flag that falls while this process stood still gives an unfinished game ("*", the
+    # reason saying so), not a loss on time: nothing here plays it again.
+    freezes = FreezeMonitor()
+    freezes.acquire()
+    slot = GameSlot(freezes=freezes)
+    try:
+        with interrupts:
+            try:
+                return await slot.play(job)
+            except asyncio.CancelledError:
+                if interrupts.exit_status is None:
+                    raise
+                game.uncancel()
+                return Interrupted(interrupts.exit_status)
+    finally:
+        try:
+            await slot.close()  # a played game leaves its engines kept by the slot
+        finally:
+            freezes.release()
