@@ -68,9 +68,8 @@ def _run(config: TournamentConfig, db_path: Path, scheduler: Scheduler,
     events: list[Event] = []
     db = open_database(f"sqlite:///{db_path}")
     try:
-        tournament = Tournament(config, db, new=True, scheduler=scheduler,
-                                on_event=events.append)
-        return asyncio.run(tournament.run()), events
+        tournament = Tournament(config, db, new=True, scheduler=scheduler)
+        return asyncio.run(tournament.run(on_event=events.append)), events
     finally:
         db.close()
 

@@ -358,7 +358,7 @@ def test_a_game_stored_meanwhile_by_another_writer_is_a_notice_not_a_crash(
     try:
         events: list[Event] = []
         scripted = Scripted()
-        tournament = Tournament(config, database, scheduler=scripted, on_event=events.append)
+        tournament = Tournament(config, database, scheduler=scripted)
         tournament.prepare()
         first = tournament.pairing.job(0)
         now = datetime.now(UTC)
@@ -369,7 +369,7 @@ def test_a_game_stored_meanwhile_by_another_writer_is_a_notice_not_a_crash(
                 moves=(MoveRecord("d4", uci="d2d4", time=0.1),), result="0-1",
                 termination=GameTermination.ADJUDICATION, reason="the other writer's",
                 started_at=now, ended_at=now, final_fen=""))
-        outcome = asyncio.run(tournament.run())
+        outcome = asyncio.run(tournament.run(on_event=events.append))
         with database.engine.connect() as connection:
             games = connection.execute(text("SELECT job_index, result, reason FROM games "
                                             "ORDER BY job_index")).all()

@@ -78,8 +78,7 @@ def _interrupted_run(config: TournamentConfig, url: str, games: int) -> int:
             if isinstance(event, GameFinished) and tournament.done_games >= games:
                 tournament.stop()
 
-        tournament.on_event = stop_after
-        outcome = asyncio.run(tournament.run())
+        outcome = asyncio.run(tournament.run(on_event=stop_after))
     finally:
         db.close()
     assert outcome.status.value == "interrupted" and outcome.done == games

@@ -103,10 +103,10 @@ class Scripted(Scheduler):
 def _run(config: TournamentConfig, db: Database, *, stop_after: int | None = None,
          force: bool = False, events: list[Event] | None = None) -> tuple[RunOutcome, Scripted]:
     scripted = Scripted(stop_after)
-    tournament = Tournament(config, db, force=force, scheduler=scripted,
-                            on_event=None if events is None else events.append)
+    tournament = Tournament(config, db, force=force, scheduler=scripted)
     tournament.prepare()
-    return asyncio.run(tournament.run()), scripted
+    return asyncio.run(tournament.run(on_event=None if events is None else events.append)), \
+        scripted
 
 
 def _games(db: Database, status: GameStatus | None = GameStatus.DONE) -> list[Any]:
@@ -362,10 +362,10 @@ def test_a_database_lock_ends_the_run_with_one_line_and_resume_replays(
         if isinstance(event, GameFinished) and not release and tournament.done_games == 2:
             release.append(_lock_from_another_connection(db))
 
-    tournament.on_event = lock_after_two
     tournament.prepare()
     try:
-        outcome = asyncio.run(tournament.run())  # no exception: the run ends, saying why
+        # No exception: the run ends, saying why.
+        outcome = asyncio.run(tournament.run(on_event=lock_after_two))
     finally:
         for let_go in release:
             let_go()

@@ -411,8 +411,8 @@ def test_tournament_with_resume_on_postgresql(tmp_path, postgres_server):
         first = Tournament(cfg, database)
         first.prepare()
         # Stop after the first finished game: a soft stop, then a resume plays the rest.
-        first.on_event = lambda event: first.stop() if type(event).__name__ == "GameFinished" else None
-        outcome = asyncio.run(first.run())
+        outcome = asyncio.run(first.run(on_event=lambda event: first.stop()
+                                        if type(event).__name__ == "GameFinished" else None))
         assert outcome.status.value == "interrupted" and 1 <= outcome.done < 8
         second = Tournament(cfg, database)
         second.prepare()
@@ -425,6 +425,34 @@ def test_tournament_with_resume_on_postgresql(tmp_path, postgres_server):
         assert sorted(g.job_index for g in games) == list(range(8))
     finally:
         database.close()
+
+
+@pytest.mark.timeout(120)
+def test_the_run_is_given_its_observer_and_whether_it_watches_moves(tmp_path, monkeypatch):
+    """Issue 27: nothing is wired into a tournament after it is built; `run` takes the
+    observer of that run, and reports every move only when asked to."""
+    import asyncio
+
+    from runner.tournament.events import GameFinished, MovePlayed
+
+    monkeypatch.chdir(REPO)  # the bundled engine runs as "python -m engine"
+    config = _config_text(tmp_path, rounds=1, concurrency=1, engines=2)
+    cfg = parse_config(_table(config), source=str(config), base_dir=tmp_path)
+    database = open_database(f"sqlite:///{tmp_path / 'r.db'}")
+    try:
+        seen: dict[bool, list[object]] = {}
+        for watch in (False, True):
+            tournament = Tournament(cfg, database, new=True)
+            tournament.prepare()
+            seen[watch] = []
+            outcome = asyncio.run(tournament.run(on_event=seen[watch].append, watch_moves=watch))
+            assert outcome.done == 2
+    finally:
+        database.close()
+    for watch in (False, True):
+        assert sum(isinstance(event, GameFinished) for event in seen[watch]) == 2
+    assert not any(isinstance(event, MovePlayed) for event in seen[False])
+    assert sum(isinstance(event, MovePlayed) for event in seen[True]) >= 2
 
 
 @pytest.mark.timeout(120)
@@ -447,9 +475,9 @@ def test_affinity_pins_each_slot_s_engines_to_one_cpu(tmp_path, monkeypatch):
 
     database = open_database(f"sqlite:///{tmp_path / 'r.db'}")
     try:
-        tournament = Tournament(cfg, database, on_event=watch)
+        tournament = Tournament(cfg, database)
         tournament.prepare()
-        outcome = asyncio.run(tournament.run())
+        outcome = asyncio.run(tournament.run(on_event=watch))
     finally:
         database.close()
     assert outcome.done == 4
@@ -522,8 +550,7 @@ def test_the_tournament_stores_what_any_scheduler_reports_and_resumes(tmp_path, 
             if sum(type(e).__name__ == "GameFinished" and not e.replay for e in seen) == 3:
                 first.stop()
 
-        first.on_event = watch
-        outcome = asyncio.run(first.run())
+        outcome = asyncio.run(first.run(on_event=watch))
         assert (outcome.status.value, outcome.done, outcome.played_now) == ("interrupted", 3, 3)
         assert [job.index for job in scripted.jobs] == [0, 1, 2, 3]  # job 0 reported a replay
         assert [type(e).__name__ for e in seen].count("GameStarted") == 4

@@ -207,14 +207,13 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                        "already played", highlight=False, markup=False)
         view = _View(tournament, quiet=quiet, live=_err.is_terminal,
                      rating_interval=rating_interval)
-        tournament.on_event = view.event
 
         began = time.monotonic()
         outcome: RunOutcome | None = None
         try:
             with view:
                 try:
-                    outcome = run_async(tournament.run(handle_signals=True))
+                    outcome = run_async(tournament.run(handle_signals=True, on_event=view.event))
                 except TournamentError as exc:  # another runner took the tournament meanwhile
                     raise fail(str(exc), exc.exit_code) from None
             if outcome.taken_over and outcome.error:  # the standings are the other runner's

@@ -282,9 +282,6 @@ class TournamentManager:
         tournament = start(config, self.store, StartMode.NEW if new else StartMode.CONTINUE,
                            tournament_id=tournament_id, concurrency=concurrency,
                            scheduler=scheduler, origin=SERVICE)
-        tournament.scheduler.watch_moves = True
-        # The id is known once the row exists; events come only after that.
-        tournament.on_event = lambda event: self._on_event(tournament.tournament_id, event)
         return tournament
 
     def _create(self, tournament: Tournament) -> int:
@@ -312,7 +309,9 @@ class TournamentManager:
                         await self._stored_reasons():
                     await self._note_reason(tournament_id, None)  # this run starts afresh
                 event_log.publish(StatusEvent(status="running"))
-                outcome = await run.tournament.run()
+                outcome = await run.tournament.run(
+                    on_event=lambda event: self._on_event(tournament_id, event),
+                    watch_moves=True)
             status = outcome.status.value
             if outcome.error is not None:
                 reason = outcome.error

@@ -113,7 +113,6 @@ class Tournament:
         tournament_id: int | None = None,
         concurrency: int | None = None,
         pgnout: Path | None = None,
-        on_event: Callable[[Event], None] | None = None,
         scheduler: Scheduler | None = None,
         origin: str | None = None,
         lease_timeout: float | None = None,
@@ -126,7 +125,8 @@ class Tournament:
         self.new = new
         self.requested_id = tournament_id
         self.pgnout = pgnout if pgnout is not None else config.pgnout
-        self.on_event = on_event or (lambda _event: None)
+        # The observer of the run in progress (`run` is given it): events come only from a run.
+        self._on_event: Callable[[Event], None] = lambda _event: None
         self.concurrency = max(1, concurrency or config.concurrency)
         self.scheduler = scheduler or local_scheduler(config, self.concurrency)
         self.pairing: Pairing = pairing_for(config)
@@ -189,11 +189,11 @@ class Tournament:
         if hard:
             if not self._hard_stop:
                 self._hard_stop = True
-                self.on_event(Notice("aborting the running games and stopping the engines"))
+                self._on_event(Notice("aborting the running games and stopping the engines"))
                 self.scheduler.stop(hard=True)
         elif not self._soft_stop:
             self._soft_stop = True
-            self.on_event(Notice("stopping: no new games; running games will finish "
+            self._on_event(Notice("stopping: no new games; running games will finish "
                                  "(interrupt again to abort them)"))
             self.scheduler.stop()
 
@@ -235,8 +235,15 @@ class Tournament:
             self._check_sprt()
         return self.tournament_id
 
-    async def run(self, *, handle_signals: bool = False) -> RunOutcome:
-        """Play every missing game; returns how the run ended."""
+    async def run(self, *, handle_signals: bool = False,
+                  on_event: Callable[[Event], None] | None = None,
+                  watch_moves: bool = False) -> RunOutcome:
+        """Play every missing game, telling `on_event` what happens (every move as well, with
+        `watch_moves`); returns how the run ended."""
+        if on_event is not None:
+            self._on_event = on_event
+        if watch_moves:
+            self.scheduler.watch_moves = True  # before the scheduler's events are asked for
         if self.tournament_id < 0:
             await asyncio.to_thread(self.prepare)
         self._check_concurrency()
@@ -245,7 +252,7 @@ class Tournament:
         openings = self._opening_policy()
         writer = GameWriter(self.db, self.tournament_id, self.pgnout, self._owner)
         if self.changes:
-            self.on_event(Notice(f"tournament {self.tournament_id} continues with a changed "
+            self._on_event(Notice(f"tournament {self.tournament_id} continues with a changed "
                                  f"configuration: {'; '.join(self.changes)}"))
         self.scheduler.submit(self._game_jobs(openings))
         interrupts = Interrupts(lambda hard: self.stop(hard=hard))
@@ -467,11 +474,11 @@ class Tournament:
         cores = os.cpu_count() or 1
         capped = f" (capped at {slots}, the games left to play)" if slots < self.concurrency else ""
         if slots > cores:
-            self.on_event(Notice(
+            self._on_event(Notice(
                 f"concurrency {self.concurrency}{capped} is more than the {cores} CPU core(s) "
                 "here: the engines will compete for CPU time and may lose on time"))
         elif self.concurrency > cores:
-            self.on_event(Notice(f"concurrency {self.concurrency}{capped}"))
+            self._on_event(Notice(f"concurrency {self.concurrency}{capped}"))
 
     def _final_status(self) -> TournamentStatus:
         if self.sprt_result is not None and self.sprt_result.decision is not SprtDecision.CONTINUE:
@@ -495,9 +502,9 @@ class Tournament:
             # thread stores it before the finished game, and a game without a row is
             # replayed anyway.
             marks[game.index] = writer.submit(writer.mark_running, game.key)
-            self.on_event(GameStarted(game, event.slot, event.job.spec))
+            self._on_event(GameStarted(game, event.slot, event.job.spec))
         elif isinstance(event, JobMoved):
-            self.on_event(MovePlayed(self.pairing.job(event.job.index), event.move))
+            self._on_event(MovePlayed(self.pairing.job(event.job.index), event.move))
         elif isinstance(event, JobFinished):
             mark = marks.pop(event.job.index, None)
             if mark is not None:
@@ -510,18 +517,18 @@ class Tournament:
             self._error = event.text
             if not self._soft_stop:  # not `stop`: its notice speaks of an interrupt
                 self._soft_stop = True
-                self.on_event(Notice("stopping after this failure: no new games; running "
+                self._on_event(Notice("stopping after this failure: no new games; running "
                                      "games will finish"))
                 self.scheduler.stop()
         else:
-            self.on_event(event)
+            self._on_event(event)
 
     async def _finished(self, event: JobFinished, writer: GameWriter) -> None:
         """Store a finished game and count it (a replayed one is only reported)."""
         game = self.pairing.job(event.job.index)
         record = event.record
         if record.replay:
-            self.on_event(GameFinished(game, record.result, record.termination,
+            self._on_event(GameFinished(game, record.result, record.termination,
                                        record.reason, record.plies, event.seconds, replay=True))
             return
         try:
@@ -530,7 +537,7 @@ class Tournament:
             # Stored already by another runner (one that held the lease before this one):
             # that game stands, this one's result is dropped; the run goes on.
             self._done.add(game.index)
-            self.on_event(Notice(f"game {game.index + 1} was already stored by another run: "
+            self._on_event(Notice(f"game {game.index + 1} was already stored by another run: "
                                  "this result is dropped"))
             return
         except PgnFileError:
@@ -542,7 +549,7 @@ class Tournament:
         self._max_pair = max(self._max_pair, game.pair + 1)
         self.scoreboard.add(game.white, game.black, record.result, game.pair,
                             record.termination)
-        self.on_event(GameFinished(game, record.result, record.termination, record.reason,
+        self._on_event(GameFinished(game, record.result, record.termination, record.reason,
                                    record.plies, event.seconds))
         silent = self._silence.add(record)
         if silent is not None and not self._void:
@@ -562,7 +569,7 @@ class Tournament:
             return
         self.sprt_result = state
         if state.decision is not SprtDecision.CONTINUE and not self._soft_stop:
-            self.on_event(Notice(f"SPRT decided {state.decision.value} (LLR {state.llr:.2f}, "
+            self._on_event(Notice(f"SPRT decided {state.decision.value} (LLR {state.llr:.2f}, "
                                  f"bounds {state.lower_bound:.2f} .. {state.upper_bound:.2f})"))
             self._soft_stop = True
             self.scheduler.stop()
