@@ -49,9 +49,15 @@ console = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 
 
 def _flag_type_hidden() -> None:
-    """Typer shows a ``<bool>`` type after every flag (--quiet, --help...): a flag takes no
-    value, so its help row shows none (one override for every command, present and future).
-    Typer before 0.29 has no such method (nor the ``<bool>``): nothing to hide there."""
+    """Hide the ``<bool>`` Typer shows after every flag (--quiet, --help...) in rich help.
+
+    Still needed with Typer 0.29.2 (checked for issue 27): its ``TyperOption.display_type_rich``
+    returns ``display_type()``, ``<bool>`` for a flag, and ``typer/rich_utils.py`` prints that
+    in the type column of every flag's help row (its plain-text formatter skips flags; the
+    rich one does not). A flag takes no value, so its row shows none: one override for every
+    command, present and future, since Typer builds ``--help`` itself and takes no option
+    class for it. Typer before 0.29 has no such method (nor the ``<bool>``): nothing to hide.
+    tests/test_cli_text.py checks ``runner ... --help`` shows no ``<bool>``."""
     from typer.core import TyperOption
 
     shown = getattr(TyperOption, "display_type_rich", None)

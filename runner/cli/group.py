@@ -12,6 +12,13 @@ a bool. Its ``--help`` options, though, default to None, so every command run th
 ``--help`` was not given. Here an absent ``--help`` reads as False, as it always did with
 click's own flags: the value is what the help callback already took it to mean, and no
 validator is built. Older Typer (on click itself) defaults the flag to False: nothing changes.
+
+Still needed with Typer 0.29.2 (checked for issue 27, which asked whether the lazy group made
+it redundant): its vendored click builds the help option in ``typer/_click/decorators.py``
+``help_option`` with no default; without the override, ``runner list --help``,
+``export --help``, ``match --help`` and every ``runner match ...`` run import pydantic again
+(five tests of tests/test_cli_startup.py fail; ``runner --help`` alone does not). The lazy
+group does not help: each command it loads gets Typer's own help option.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import typer.core
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
 from typer.core import TyperCommand
 
 __all__ = ["PASSTHROUGH", "VocabularyCommand", "vocabulary_help"]
@@ -30,7 +34,8 @@ class VocabularyCommand(TyperCommand):
     # public name: the arguments are passed through untouched.
     def format_help(self, ctx: Any, formatter: Any) -> None:
         """Typer's help, then the vocabulary's sections (rich panels, or plain text)."""
-        from runner.cli.vocabulary import help_sections  # the config model: not at start-up
+        # Here: the vocabulary imports this module (PASSTHROUGH) at its top.
+        from runner.cli.vocabulary import help_sections
 
         super().format_help(ctx, formatter)
         sections = help_sections(self.vocabulary)
@@ -39,11 +44,8 @@ class VocabularyCommand(TyperCommand):
                 with formatter.section(title):
                     formatter.write_dl(rows)
             return
-        from rich.console import Console
-        from rich.panel import Panel
-        from rich.table import Table
-        from rich.text import Text
-        from typer import rich_utils  # here, not at start-up: it imports rich.markdown, pygments
+        # Here: it imports rich.markdown and pygments, which only rendered help needs.
+        from typer import rich_utils
 
         console = Console(width=rich_utils.MAX_WIDTH)
         for title, rows in sections:

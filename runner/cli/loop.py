@@ -7,6 +7,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from runner.cli.errors import UserError
+from runner.protocol.loop import LoopChoiceError, run
 
 __all__ = ["run_async"]
 
@@ -16,8 +17,6 @@ _T = TypeVar("_T")
 def run_async(main: Coroutine[Any, Any, _T]) -> _T:
     """Run `main` to its end on the loop ``RUNNER_LOOP`` chooses (asyncio's by default); a bad
     choice is the user's to fix (exit 2)."""
-    from runner.protocol.loop import LoopChoiceError, run  # here: asyncio only when playing
-
     # Everything imported so far lives as long as the process: moved out of the collector's
     # reach, it is not walked again by every full collection while games run (about 45 ms of
     # CPU in a 100-game match, two full collections over SQLAlchemy's and typer's objects).

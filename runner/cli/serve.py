@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from runner.cli.errors import err_console, exit_on_error, fail
+from runner.cli.errors import err_console, exit_on_error, fail, open_db
+from runner.config.check import ConfigError
+from runner.config.engines import load_engines_file
+from runner.protocol.loop import LoopChoiceError, loop_name
 
 __all__ = ["serve_command"]
 
@@ -102,17 +107,21 @@ def serve_command(
 ) -> None:
     """Serve the JSON API (/docs), the event streams and the web page (/): submit tournaments,
     watch them live, read their games and reports."""
-    try:
+    try:  # here, not at the top: the service extra is optional, and this says how to add it
         import uvicorn
 
         from runner.service.app import create_app
+        from runner.service.connections import (
+            BACKLOG,
+            ConnectionGuard,
+            GuardedH11Protocol,
+            fd_budget,
+            raise_fd_limit,
+        )
         from runner.service.settings import ServiceSettings, token_from
     except ImportError as exc:
         raise fail(f"runner serve needs the service extra ({exc.name} is missing): "
                    "pip install 'cecp-runner[service]'") from None
-    from runner.cli.errors import open_db
-    from runner.config.check import ConfigError
-    from runner.config.engines import load_engines_file
 
     if workers is not None and cluster is not None:
         raise fail("--workers and --cluster exclude each other")
@@ -156,20 +165,11 @@ def serve_command(
     if not _loopback(host):
         err_console.print(f"listening on {host}: reachable from other machines"
                           f"{'' if token else ' with no token'}", highlight=False, markup=False)
-    from runner.protocol.loop import LoopChoiceError, loop_name
-
     try:
         loop = loop_name()
     except LoopChoiceError as exc:
         raise fail(str(exc)) from None
     app = create_app(settings, db=store.db)
-    from runner.service.connections import (
-        BACKLOG,
-        ConnectionGuard,
-        GuardedH11Protocol,
-        fd_budget,
-        raise_fd_limit,
-    )
 
     # Every connection takes a descriptor: the cap must stay under the limit of open files,
     # or accept() fails (EMFILE) and nobody gets in, the operator included.
@@ -207,8 +207,6 @@ def serve_command(
         signals_seen = 0
 
         async def startup(self, sockets: Any = None) -> None:
-            import asyncio
-
             guard.install(asyncio.get_running_loop())
             await super().startup(sockets)
 
@@ -229,8 +227,6 @@ def serve_command(
 
 def _loopback(host: str) -> bool:
     """Whether `host` is a loopback address (a name other than localhost counts as not)."""
-    import ipaddress
-
     if host == "localhost":
         return True
     try:

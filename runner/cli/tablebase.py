@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
 from runner.cli.errors import fail
 from runner.cli.group import RunnerGroup
+from runner.rules import Board, InvalidFenError, InvalidPositionError
+from runner.tablebase import Tablebase, TablebaseError, table_names
 from runner.text import shown
-
-if TYPE_CHECKING:
-    from runner.tablebase import Tablebase
 
 tb_app = typer.Typer(help="Probe Syzygy endgame tablebases.", no_args_is_help=True, cls=RunnerGroup)
 _out = Console(highlight=False, emoji=False)
@@ -25,8 +23,6 @@ _DIRS_HELP = "Tablebase directories, separated by ':' (every .rtbw/.rtbz file in
 
 def _open(dirs: str) -> Tablebase:
     """The tables of a ':'-separated directory list; exit 2 naming a directory that is not one."""
-    from runner.tablebase import Tablebase, TablebaseError
-
     if not any(part for part in dirs.split(os.pathsep)):
         raise fail("--tb needs at least one directory")
     try:
@@ -47,9 +43,6 @@ def tb_probe(
     WDL is -2..2 from the side to move (1 a cursed win, -1 a blessed loss), DTZ signed plies
     to a zeroing move; what the tables cannot give is unknown (null in JSON).
     """
-    from runner.rules import Board, InvalidFenError, InvalidPositionError
-    from runner.tablebase import TablebaseError
-
     boards = []
     for fen in fens:
         try:
@@ -84,8 +77,6 @@ def tb_check(dirs: str = typer.Argument(..., metavar="DIRS", help=_DIRS_HELP)) -
     Complete: every WDL table of that many pieces and fewer is present. Exit 1 when no table
     is found.
     """
-    from runner.tablebase import table_names
-
     with _open(dirs) as tables:
         names = tables.tables()
         if not names:

@@ -7,11 +7,17 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from runner.cli.errors import exit_on_error, fail, missing_extra, unwrapped
 from runner.cli.group import RunnerGroup
+from runner.cli.loop import run_async
+from runner.cluster.worker import check_worker, engine_json
+from runner.config.check import ConfigError
+from runner.config.parse import load_config
 from runner.text import shown
+from runner.tournament.runtime import engine_config
 
 worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on.",
                          no_args_is_help=True, cls=RunnerGroup)
@@ -28,11 +34,6 @@ def worker_check(
     """List each worker with its cores and slots, start each of the tournament's engines
     there once (its id line and protocol) and list the Syzygy tables it has of those the
     file names; exit 1 when a worker cannot start an engine or has none of the tables."""
-    from runner.cluster.worker import check_worker, engine_json
-    from runner.config.check import ConfigError
-    from runner.config.parse import load_config
-    from runner.tournament.runtime import engine_config
-
     engines: list[str] = []
     tablebases: tuple[str, ...] = ()
     if config_file is not None:
@@ -45,8 +46,6 @@ def worker_check(
         if cluster is None and config.cluster is not None:
             cluster = config.cluster.address
     if cluster is None:
-        from runner.cli.loop import run_async  # here: commands that do not play import no loop
-
         reports = [run_async(check_worker(engines, tablebases))]
     else:
         reports = _on_cluster(cluster, engines, tablebases)
@@ -61,13 +60,12 @@ def worker_check(
 def _on_cluster(address: str, engines: list[str],
                 tablebases: tuple[str, ...]) -> list[dict[str, Any]]:
     """Run the check on every worker of the scheduler at `address`."""
-    try:
+    try:  # here: distributed is an optional extra, and only --cluster needs it
         from distributed import Client
+
+        from runner.cluster.scheduler import CONNECT_TIMEOUT
     except ImportError as exc:
         raise missing_extra(exc, "checking a cluster's workers (--cluster)", "cluster") from None
-
-    from runner.cluster.scheduler import CONNECT_TIMEOUT
-    from runner.cluster.worker import check_worker
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT, name="runner-worker-check")
@@ -82,8 +80,6 @@ def _on_cluster(address: str, engines: list[str],
 
 def _show(report: dict[str, Any]) -> int:
     """Print one worker's report; returns how many engines it cannot start."""
-    from rich.table import Table
-
     slots = "-" if report["slots"] is None else f"{report['slots']:g}"
     threads = "-" if report["threads"] is None else str(report["threads"])
     where = report["address"] or "this machine (no --cluster)"
