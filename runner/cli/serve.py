@@ -162,7 +162,7 @@ def serve_command(
         loop = loop_name()
     except LoopChoiceError as exc:
         raise fail(str(exc)) from None
-    app = create_app(settings, db=store.db)
+    app = create_app(settings, store=store)
     from runner.service.connections import (
         BACKLOG,
         ConnectionGuard,
