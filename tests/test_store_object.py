@@ -6,7 +6,8 @@ with the bundled engine.
   (what the service's game view and PGN route read);
 - `Store.open_read_only`: a database opened as it is, refused when its schema is another
   version's, the driver's error when it is no database;
-- `Store.redact` / `Store.safe_url`: no password printed;
+- `Store.redact` / `Store.safe_url`: no password printed; `StoreError`, what a database that
+  cannot answer raises; `Store.shared_by_processes` (the service's report workers);
 - `runner.app.stop.stop`: a stored tournament is marked stopped only when it is its origin's
   and not finished; a running one is stopped through its run.
 """
@@ -26,7 +27,7 @@ from runner.app.modes import StartMode
 from runner.app.stop import StopRefused, stop
 from runner.cli.app import app
 from runner.config.parse import load_config
-from runner.store.store import SERVICE, SchemaMismatch, Store
+from runner.store.store import SERVICE, SchemaMismatch, Store, StoreError
 from runner.tournament.events import Notice
 
 CONFIG = """name = "pair"
@@ -80,8 +81,16 @@ def test_a_read_only_open_checks_the_schema_and_migrates_nothing(played, tmp_pat
             ("aaaa0000",)]
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not a database at all, " * 100)
-    with pytest.raises(Exception, match="not a database"):
+    with pytest.raises(StoreError, match="not a database"):  # the adapters catch this name
         Store.open_read_only(f"sqlite:///{junk}")
+
+
+def test_only_a_database_other_processes_can_open_is_shared_with_them(played):
+    db, _ = played
+    with Store.open(f"sqlite:///{db}") as store:
+        assert store.shared_by_processes
+    with Store.open("sqlite://") as store:  # in memory: this process's alone
+        assert not store.shared_by_processes
 
 
 def test_no_password_is_shown():

@@ -169,14 +169,12 @@ def _file_problem(path: Path, *, create: bool) -> str | None:
 def _require_schema(url: str) -> None:
     """Exit 2 unless the server database `url` already holds a runner schema (read-only
     commands never create one)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     from runner.cli.dburl import redact, shown_url
-    from runner.store.store import Store
+    from runner.store.store import Store, StoreError
 
     try:
         present = Store.has_schema(url)
-    except SQLAlchemyError as exc:
+    except StoreError as exc:
         cause = redact(str(getattr(exc, "orig", None) or exc)).strip()
         raise fail(f"cannot open the database {shown_url(url)}: {cause}") from None
     if not present:

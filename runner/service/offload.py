@@ -100,20 +100,6 @@ def finished_games(tournament_id: int, newest: int | None,
     return list(kept)
 
 
-def _shared_by_processes(url: str) -> bool:
-    """Whether another process opening `url` sees the same data (not SQLite in memory)."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        parsed = make_url(url)
-    except Exception:
-        return False
-    if not parsed.drivername.startswith("sqlite"):
-        return True
-    database = parsed.database or ""
-    return database not in ("", ":memory:") and "mode=memory" not in url
-
-
 class Offload:
     """Runs heavy reads in worker processes (or on a thread when processes cannot share the
     database); the pool starts on first use and is shut down by `close`."""
@@ -121,7 +107,7 @@ class Offload:
     def __init__(self, store: Store, workers: int) -> None:
         """`workers` processes at most (0: a thread of this process instead)."""
         self.store = store
-        self.workers = workers if _shared_by_processes(store.url) else 0
+        self.workers = workers if store.shared_by_processes else 0
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
 
     @property

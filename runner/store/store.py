@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import inspect
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from runner.store.db import (
     SCHEMA_REVISION,
@@ -42,8 +44,13 @@ from runner.store.queries import (
 )
 from runner.store.resume import latest_named, stored_config
 
-__all__ = ["SERVICE", "GameFilter", "NamedTournament", "SchemaMismatch", "Store", "StoredGame",
-           "StoredMove", "TournamentProgress", "TournamentStatus"]
+__all__ = ["SERVICE", "GameFilter", "NamedTournament", "SchemaMismatch", "Store", "StoreError",
+           "StoredGame", "StoredMove", "TournamentProgress", "TournamentStatus"]
+
+StoreError = SQLAlchemyError
+"""What a question to the database raises when the database cannot answer it (unreachable,
+locked, not a runner database): the driver's error, named here so that the layers above catch
+it without importing SQLAlchemy."""
 
 
 class SchemaMismatch(Exception):
@@ -126,6 +133,19 @@ class Store:
     def shown_url(self) -> str:
         """The database URL fit to print (its password hidden)."""
         return safe_url(self.db.url)
+
+    @property
+    def shared_by_processes(self) -> bool:
+        """Whether another process opening this URL sees the same data (not SQLite in
+        memory)."""
+        try:
+            parsed = make_url(self.db.url)
+        except Exception:
+            return False
+        if not parsed.drivername.startswith("sqlite"):
+            return True
+        database = parsed.database or ""
+        return database not in ("", ":memory:") and "mode=memory" not in self.db.url
 
     def revision(self) -> str | None:
         """The schema revision the database is at (None: no schema yet)."""
