@@ -35,16 +35,16 @@ class DbTarget:
 
 def redact(text: str) -> str:
     """`text` with the password of every ``scheme://user:password@`` in it replaced by ***."""
-    from runner.store.db import redact as store_redact  # SQLAlchemy only when something is shown
+    from runner.store.store import Store  # SQLAlchemy only when something is shown
 
-    return store_redact(text)
+    return Store.redact(text)
 
 
 def shown_url(url: str) -> str:
     """A database URL as it may be printed: its password hidden (the store's one rule)."""
-    from runner.store.db import safe_url
+    from runner.store.store import Store
 
-    return safe_url(url)
+    return Store.safe_url(url)
 
 
 def check_db_value(value: str | None, env: Mapping[str, str] | None = None, *,

@@ -19,7 +19,7 @@ from runner.cli.dburl import redact
 from runner.text import shown
 
 if TYPE_CHECKING:
-    from runner.store import Store
+    from runner.store.store import Store
 
 __all__ = ["UserError", "err_console", "exit_on_error", "fail", "missing_extra", "open_db",
            "report_error", "unwrapped"]
@@ -86,7 +86,7 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> St
     before SQLite gets to fail on them.
     """
     from runner.cli.dburl import DbValueError, check_db_value, redact, shown_url
-    from runner.store import Store
+    from runner.store.store import Store
 
     try:
         target = check_db_value(url, source=source)
@@ -129,22 +129,17 @@ def _read_only_url(path: Path) -> str | None:
 
 def _open_read_only(url: str, path: Path) -> Store:
     """Open `url` (from `_read_only_url`) without migrating it, or exit 2 saying why not."""
-    from runner.store import Store
-    from runner.store.db import SCHEMA_REVISION, current_revision, open_database
+    from runner.store.store import SchemaMismatch, Store
 
-    database = open_database(url, migrate=False)  # connects only when first used
     try:
-        revision = current_revision(database.engine)
+        return Store.open_read_only(url)
+    except SchemaMismatch as exc:
+        raise fail(f"the database {path} cannot be written (a read-only file or file system) "
+                   f"and its schema is at revision {exc.revision}, not {exc.expected}: copy it "
+                   "somewhere writable and read the copy") from None
     except Exception as exc:  # not a database, a corrupt file
-        database.close()
         cause = str(getattr(exc, "orig", None) or exc).strip()
         raise fail(f"cannot open the read-only database {path}: {cause}") from None
-    if revision != SCHEMA_REVISION:
-        database.close()
-        raise fail(f"the database {path} cannot be written (a read-only file or file system) "
-                   f"and its schema is at revision {revision}, not {SCHEMA_REVISION}: copy it "
-                   "somewhere writable and read the copy")
-    return Store(database)
 
 
 def _file_problem(path: Path, *, create: bool) -> str | None:
@@ -174,14 +169,12 @@ def _file_problem(path: Path, *, create: bool) -> str | None:
 def _require_schema(url: str) -> None:
     """Exit 2 unless the server database `url` already holds a runner schema (read-only
     commands never create one)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     from runner.cli.dburl import redact, shown_url
-    from runner.store import Store
+    from runner.store.store import Store, StoreError
 
     try:
         present = Store.has_schema(url)
-    except SQLAlchemyError as exc:
+    except StoreError as exc:
         cause = redact(str(getattr(exc, "orig", None) or exc)).strip()
         raise fail(f"cannot open the database {shown_url(url)}: {cause}") from None
     if not present:

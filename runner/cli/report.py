@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import typer
-from sqlalchemy.exc import SQLAlchemyError
 
 from runner.app.report import ReportError, report
 from runner.cli.errors import err_console, fail, open_db
 from runner.config.check import unwritable
 from runner.report.render import render
+from runner.store.store import StoreError
 
 __all__ = ["register", "report_command"]
 
@@ -41,7 +41,7 @@ def report_command(
             built = report(store, tournament_id)
     except ReportError as exc:
         raise fail(str(exc)) from None
-    except SQLAlchemyError as exc:
+    except StoreError as exc:
         raise fail(f"cannot read the database: {exc}") from None
     # A terminal gets its own width; a file or a pipe the tables' full width (nothing cut).
     width = shutil.get_terminal_size().columns if out is None and sys.stdout.isatty() else None

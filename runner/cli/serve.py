@@ -169,7 +169,7 @@ def serve_command(
         loop = loop_name()
     except LoopChoiceError as exc:
         raise fail(str(exc)) from None
-    app = create_app(settings, db=store.db)
+    app = create_app(settings, store=store)
 
     # Every connection takes a descriptor: the cap must stay under the limit of open files,
     # or accept() fails (EMFILE) and nobody gets in, the operator included.

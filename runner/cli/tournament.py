@@ -30,7 +30,7 @@ from runner.cli.words import plural
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
 from runner.config.parse import load_config
-from runner.store import Store
+from runner.store.store import Store
 from runner.text import shown
 from runner.tournament.events import (
     AlreadyFinished,

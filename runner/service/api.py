@@ -386,7 +386,7 @@ async def game(request: Request, tournament_id: TournamentId, index: GameIndex) 
     after each (the page's game view replays it)."""
     manager = _manager(request)
     await _known(manager, tournament_id)
-    found = await asyncio.to_thread(game_view, manager.db, tournament_id, index)
+    found = await asyncio.to_thread(game_view, manager.store, tournament_id, index)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND,
                             f"no finished game {index} in tournament {tournament_id}")
@@ -402,7 +402,7 @@ async def game_pgn_file(request: Request, tournament_id: TournamentId,
     """One finished game as a PGN file."""
     manager = _manager(request)
     await _known(manager, tournament_id)
-    text = await asyncio.to_thread(game_pgn, manager.db, tournament_id, index)
+    text = await asyncio.to_thread(game_pgn, manager.store, tournament_id, index)
     if text is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND,
                             f"no finished game {index} in tournament {tournament_id}")

@@ -15,27 +15,27 @@ from runner.service.manager import TournamentManager
 from runner.service.page import router as page_router
 from runner.service.security import BodyLimit, RateLimiter, StreamSlots, TokenThrottle
 from runner.service.settings import ServiceSettings
-from runner.store.db import Database, open_database
+from runner.store.store import Store
 
 __all__ = ["create_app"]
 
 
-def create_app(settings: ServiceSettings, *, db: Database | None = None,
+def create_app(settings: ServiceSettings, *, store: Store | None = None,
                manager: TournamentManager | None = None) -> FastAPI:
     """The app for `settings`; the database is opened (and migrated) when it starts, unless
-    given, and the tournaments it owns are resumed."""
+    its store is given, and the tournaments it owns are resumed."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        database = db if db is not None else open_database(settings.db_url)
-        app.state.manager = manager or TournamentManager(settings, database)
+        opened = store if store is not None else Store.open(settings.db_url)
+        app.state.manager = manager or TournamentManager(settings, opened)
         try:
             await app.state.manager.start()
             yield
         finally:
             await app.state.manager.close()
-            if db is None:
-                database.close()
+            if store is None:
+                opened.close()
 
     # No Swagger UI or ReDoc: both load their script from a CDN (a blank page offline);
     # /docs is the page's own list of routes (runner/service/page.py).

@@ -1,5 +1,5 @@
 """One finished game as the page replays it: its moves with the position, clocks and engine
-evaluation after each, from the stored game row and moves (`runner.store` reads only)."""
+evaluation after each, from the stored game and its moves (read through the store object)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from pydantic import BaseModel, Field
 
 from runner.clock import Clock, TimeControl, TimePeriod
 from runner.rules import STARTING_FEN, Board
-from runner.store.db import Database
 
 if TYPE_CHECKING:
-    from runner.store import StoredGame
+    from runner.store.store import Store
 
 __all__ = ["GameMove", "GameView", "game_pgn", "game_view"]
 
@@ -78,33 +77,18 @@ def _control(tag: str | None) -> TimeControl | None:
         return None
 
 
-def _find(db: Database, tournament_id: int, index: int) -> StoredGame | None:
-    """The stored finished game of the tournament at schedule place `index` (a pass over
-    its finished games: the store has no read of one game by its place)."""
-    from runner.store import GameFilter, stream_games
-
-    with db.session() as session:
-        for game in stream_games(session, GameFilter(tournament_id=tournament_id)):
-            if game.job_index == index:
-                return game
-    return None
-
-
-def game_pgn(db: Database, tournament_id: int, index: int) -> str | None:
+def game_pgn(store: Store, tournament_id: int, index: int) -> str | None:
     """The stored PGN of one finished game (None: no such game)."""
-    game = _find(db, tournament_id, index)
+    game = store.game(tournament_id, index)
     return None if game is None else (game.pgn or "")
 
 
-def game_view(db: Database, tournament_id: int, index: int) -> GameView | None:
+def game_view(store: Store, tournament_id: int, index: int) -> GameView | None:
     """One finished game with its moves (None: no such finished game)."""
-    from runner.store.queries import game_moves
-
-    game = _find(db, tournament_id, index)
+    game = store.game(tournament_id, index)
     if game is None:
         return None
-    with db.session() as session:
-        stored = game_moves(session, game.id)
+    stored = store.game_moves(game.id)
     tags = _tags(game.pgn)
     start = tags.get("FEN") or game.opening_fen or STARTING_FEN
     chess960 = tags.get("Variant", "").lower() in ("chess960", "fischerandom", "fischerrandom")

@@ -21,8 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.app.lifecycle import resumable, start
+from runner.app.lifecycle import NoSuchTournament, resumable, start
 from runner.app.modes import StartMode
+from runner.app.stop import StopRefused, stop
 from runner.clock import Clock
 from runner.cluster import make_scheduler
 from runner.config.model import TournamentConfig
@@ -48,8 +49,7 @@ from runner.service.payloads import (
     TournamentSummary,
 )
 from runner.service.settings import ServiceSettings
-from runner.store import Database, Store, TournamentProgress, TournamentStatus
-from runner.store.origin import SERVICE
+from runner.store.store import SERVICE, Store, TournamentProgress, TournamentStatus
 from runner.tournament.events import (
     Event,
     GameFinished,
@@ -93,14 +93,13 @@ class _Run:
 class TournamentManager:
     """Runs the service's tournaments and answers what the API and the page ask of them."""
 
-    def __init__(self, settings: ServiceSettings, db: Database, *,
+    def __init__(self, settings: ServiceSettings, store: Store, *,
                  scheduler_factory: Callable[[TournamentConfig, int], Any] | None = None) -> None:
         """`scheduler_factory(config, concurrency)` builds a tournament's scheduler (None:
         the operator's choice, in this process or on Dask)."""
         self.settings = settings
-        self.db = db
-        self.store = Store(db)
-        """The database as the application layer reads it (the same connections)."""
+        self.store = store
+        """The results database, as the application layer reads it."""
         self._scheduler_factory = scheduler_factory or self._default_scheduler
         self._runs: dict[int, _Run] = {}
         self._logs: dict[int, EventLog] = {}
@@ -108,7 +107,7 @@ class TournamentManager:
         self._closing = False
         self._reads = SharedReads()
         self._reasons: dict[int, str | None] = {}  # this process's word, the store's may lag
-        self._offload = Offload(db, settings.render_workers)
+        self._offload = Offload(store, settings.render_workers)
         self._freezes = FreezeMonitor()  # one tick for the loop, whatever the tournaments running
 
     # ----------------------------------------------------------------- life
@@ -159,11 +158,13 @@ class TournamentManager:
         """Stop a tournament: no new games (with `hard`, the running ones are cut too)."""
         run = self._runs.get(tournament_id)
         if run is None:
-            status = await self._stored_status(tournament_id)
-            if status == TournamentStatus.FINISHED.value:
-                raise Conflict(f"tournament {tournament_id} is finished")
-            await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
-            await asyncio.to_thread(self.store.set_stopped, tournament_id)
+            try:
+                await asyncio.to_thread(stop, self.store, tournament_id, origin=SERVICE)
+            except NoSuchTournament:
+                raise KeyError(tournament_id) from None
+            except StopRefused as exc:
+                raise (_not_submitted(tournament_id) if exc.why == "not owned"
+                       else Conflict(str(exc))) from None
             self._changed(tournament_id)
             # A status event always carries the reason (null clears the page's line): a stop
             # keeps the one known, as the tournament's summary does.
@@ -178,7 +179,7 @@ class TournamentManager:
                 run.task.cancel()
             return "stopped"
         run.state = "stopping"
-        run.tournament.stop(hard=hard)
+        stop(self.store, tournament_id, origin=SERVICE, hard=hard, running=run.tournament)
         self.log(tournament_id).publish(StatusEvent(status="stopping"))
         return "stopping"
 
@@ -494,8 +495,7 @@ class TournamentManager:
 
     def _stored_config(self, tournament_id: int) -> dict[str, Any]:
         if not self.store.owned(tournament_id, SERVICE):
-            raise Conflict(f"tournament {tournament_id} was not submitted to this service "
-                           "(run it with 'runner run')")
+            raise _not_submitted(tournament_id)
         stored = self.store.stored_config(tournament_id)
         if stored is None:
             raise KeyError(tournament_id)
@@ -506,6 +506,12 @@ class TournamentManager:
 
     def _unfinished(self) -> list[tuple[int, dict[str, Any]]]:
         return self.store.unfinished_owned(SERVICE)
+
+
+def _not_submitted(tournament_id: int) -> Conflict:
+    """The refusal of an action on a tournament the command line runs, not the service."""
+    return Conflict(f"tournament {tournament_id} was not submitted to this service "
+                    "(run it with 'runner run')")
 
 
 def _board(event: GameStarted) -> GameStartedEvent:

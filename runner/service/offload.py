@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from runner.report.tree import ReportJson
     from runner.service.payloads import GameFinishedEvent
-    from runner.store import Database
+    from runner.store.store import Store
 
 # The store (and SQLAlchemy) is imported by the functions that use it, not here: a worker
 # process imports this module first, and lowers its priority before that heavier import.
@@ -38,20 +38,20 @@ WORKER_NICENESS = 10
 """How much lower than the service a worker's CPU priority is (the games come first)."""
 
 # The database a worker process opened at its start: one per process, set by _start_worker.
-_worker_db: Database | None = None
+_worker_store: Store | None = None
 
 
 def _start_worker(url: str, niceness: int, service: int) -> None:
     """In a new worker process: lower its priority, end with the service (process `service`)
     however it ends, open the database (already migrated)."""
-    global _worker_db  # this worker process's own state, made once at its start
+    global _worker_store  # this worker process's own state, made once at its start
     with contextlib.suppress(OSError):
         os.nice(niceness)
     threading.Thread(target=_end_with, args=(service,), daemon=True,
                      name="end-with-service").start()
-    from runner.store import open_database
+    from runner.store.store import Store
 
-    _worker_db = open_database(url, migrate=False)
+    _worker_store = Store.open(url, migrate=False)
 
 
 def _end_with(service: int) -> None:
@@ -61,70 +61,53 @@ def _end_with(service: int) -> None:
     os._exit(0)
 
 
-def _db(db: Database | None) -> Database:
-    found = db if db is not None else _worker_db
+def _store(store: Store | None) -> Store:
+    found = store if store is not None else _worker_store
     if found is None:
         raise RuntimeError("no database in this worker")
     return found
 
 
-def report_html(tournament_id: int, db: Database | None = None) -> str:
+def report_html(tournament_id: int, store: Store | None = None) -> str:
     """The tournament's report as HTML (``runner report --format html``)."""
-    from runner.report.build import build_report
+    from runner.app.report import report
     from runner.report.render import render
 
-    with _db(db).session() as session:
-        return render(build_report(session, tournament_id), "html")
+    return render(report(_store(store), tournament_id), "html")
 
 
-def report_json(tournament_id: int, db: Database | None = None) -> ReportJson:
+def report_json(tournament_id: int, store: Store | None = None) -> ReportJson:
     """The tournament's report as the API and the event stream carry it."""
-    from runner.report.build import build_report
+    from runner.app.report import report
     from runner.report.tree import ReportJson
 
-    with _db(db).session() as session:
-        return ReportJson.of(build_report(session, tournament_id))
+    return ReportJson.of(report(_store(store), tournament_id))
 
 
 def finished_games(tournament_id: int, newest: int | None,
-                   db: Database | None = None) -> list[GameFinishedEvent]:
+                   store: Store | None = None) -> list[GameFinishedEvent]:
     """The stored games as ``game_finished`` data, oldest first: all, or the `newest` few."""
     from runner.service.payloads import GameFinishedEvent
-    from runner.store import GameFilter, stream_games
+    from runner.store.store import GameFilter
 
     kept: deque[GameFinishedEvent] = deque(maxlen=newest)  # memory flat however many games
-    with _db(db).session() as session:
-        for g in stream_games(session, GameFilter(tournament_id=tournament_id)):
-            kept.append(GameFinishedEvent(
-                index=g.job_index, round=g.round, white=g.white, black=g.black,
-                result=g.result.value if g.result else None,
-                termination=g.termination.value if g.termination else None,
-                reason=g.reason, plies=g.plies, replay=False))
+    for g in _store(store).games(GameFilter(tournament_id=tournament_id)):
+        kept.append(GameFinishedEvent(
+            index=g.job_index, round=g.round, white=g.white, black=g.black,
+            result=g.result.value if g.result else None,
+            termination=g.termination.value if g.termination else None,
+            reason=g.reason, plies=g.plies, replay=False))
     return list(kept)
-
-
-def _shared_by_processes(url: str) -> bool:
-    """Whether another process opening `url` sees the same data (not SQLite in memory)."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        parsed = make_url(url)
-    except Exception:
-        return False
-    if not parsed.drivername.startswith("sqlite"):
-        return True
-    database = parsed.database or ""
-    return database not in ("", ":memory:") and "mode=memory" not in url
 
 
 class Offload:
     """Runs heavy reads in worker processes (or on a thread when processes cannot share the
     database); the pool starts on first use and is shut down by `close`."""
 
-    def __init__(self, db: Database, workers: int) -> None:
+    def __init__(self, store: Store, workers: int) -> None:
         """`workers` processes at most (0: a thread of this process instead)."""
-        self.db = db
-        self.workers = workers if _shared_by_processes(db.url) else 0
+        self.store = store
+        self.workers = workers if store.shared_by_processes else 0
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
 
     @property
@@ -138,13 +121,13 @@ class Offload:
             # sockets; and no fork server left behind, the workers are children of this one.
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker, initargs=(self.db.url, WORKER_NICENESS, os.getpid()))
+                initializer=_start_worker, initargs=(self.store.url, WORKER_NICENESS, os.getpid()))
         return self._pool
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """`fn(*args)` in a worker process, or `fn(*args, db)` on a thread."""
+        """`fn(*args)` in a worker process, or `fn(*args, store)` on a thread."""
         if not self.in_processes:
-            return await asyncio.to_thread(fn, *args, self.db)
+            return await asyncio.to_thread(fn, *args, self.store)
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor(), fn, *args)

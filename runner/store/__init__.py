@@ -1,7 +1,8 @@
 """The results database: models, opening and migrating, recording games, streaming reads.
 
 Nothing outside this package writes SQL. See `db` (URLs, engines, alembic), `models` (the
-schema), `recording` (the runner's writes) and `queries` (reports, exports, resume).
+schema), `recording` (the runner's writes) and `queries` (reports, exports, resume); `store`
+is the `Store` object, the one module of this package the CLI and the service import.
 """
 
 from typing import TYPE_CHECKING, Any

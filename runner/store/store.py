@@ -4,6 +4,9 @@ A `Store` owns its database (engine and session factory) and opens a session per
 so that the application layer, the CLI and the service ask questions (`tournaments`,
 `stored_config`, `games`...) and never handle sessions, ORM rows or queries. Answers are the
 frozen records of `runner.store.queries`; games stream, one session held while they are read.
+
+This module is all the CLI and the service import of the store (a contract in pyproject.toml
+holds them to it), so the records and names they need are exported from here too.
 """
 
 from __future__ import annotations
@@ -13,23 +16,52 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import inspect
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
-from runner.store.db import Database, create_db_engine, current_revision, open_database, safe_url
+from runner.store.db import (
+    SCHEMA_REVISION,
+    Database,
+    create_db_engine,
+    current_revision,
+    open_database,
+    redact,
+    safe_url,
+)
 from runner.store.models import TournamentStatus
-from runner.store.origin import failures, owned, set_reason, set_status, unfinished_owned
+from runner.store.origin import SERVICE, failures, owned, set_reason, set_status, unfinished_owned
 from runner.store.queries import (
     GameFilter,
     StoredGame,
+    StoredMove,
     TournamentInfo,
     TournamentProgress,
     find_tournament,
+    game_moves,
     stream_games,
     tournament_info,
     tournaments,
 )
 from runner.store.resume import latest_named, stored_config
 
-__all__ = ["NamedTournament", "Store"]
+__all__ = ["SERVICE", "GameFilter", "NamedTournament", "SchemaMismatch", "Store", "StoreError",
+           "StoredGame", "StoredMove", "TournamentProgress", "TournamentStatus"]
+
+StoreError = SQLAlchemyError
+"""What a question to the database raises when the database cannot answer it (unreachable,
+locked, not a runner database): the driver's error, named here so that the layers above catch
+it without importing SQLAlchemy."""
+
+
+class SchemaMismatch(Exception):
+    """A database opened as it is (never migrated) whose schema is not this version's."""
+
+    def __init__(self, revision: str | None, expected: str) -> None:
+        super().__init__(f"schema at revision {revision}, not {expected}")
+        self.revision = revision
+        """The revision the database is at (None: no schema)."""
+        self.expected = expected
+        """The revision this version reads and writes."""
 
 
 @dataclass(frozen=True)
@@ -50,9 +82,26 @@ class Store:
         """The open database (a run's writer and lease need it)."""
 
     @classmethod
-    def open(cls, url: str) -> Store:
-        """Open (and migrate) the database at `url`."""
-        return cls(open_database(url))
+    def open(cls, url: str, *, migrate: bool = True) -> Store:
+        """Open the database at `url`, migrated to this version's schema unless `migrate` is
+        False (a reader in another process of a database already opened)."""
+        return cls(open_database(url, migrate=migrate))
+
+    @classmethod
+    def open_read_only(cls, url: str) -> Store:
+        """Open `url` as it is, for a database that cannot be written (nothing is migrated):
+        SchemaMismatch when its schema is not this version's, the driver's error when it
+        cannot be read (not a database, a corrupt file)."""
+        store = cls.open(url, migrate=False)  # connects only when first used
+        try:
+            revision = store.revision()
+        except Exception:
+            store.close()
+            raise
+        if revision != SCHEMA_REVISION:
+            store.close()
+            raise SchemaMismatch(revision, SCHEMA_REVISION)
+        return store
 
     @staticmethod
     def has_schema(url: str) -> bool:
@@ -64,6 +113,17 @@ class Store:
         finally:
             engine.dispose()
 
+    @staticmethod
+    def redact(text: str) -> str:
+        """`text` with the password of every database URL (``scheme://user:password@``) in it
+        replaced by ***: for error messages, which quote URLs."""
+        return redact(text)
+
+    @staticmethod
+    def safe_url(url: str) -> str:
+        """A database URL fit to print: its password, if any, replaced by ***."""
+        return safe_url(url)
+
     @property
     def url(self) -> str:
         """The database URL (with its password: for opening, never for showing)."""
@@ -73,6 +133,19 @@ class Store:
     def shown_url(self) -> str:
         """The database URL fit to print (its password hidden)."""
         return safe_url(self.db.url)
+
+    @property
+    def shared_by_processes(self) -> bool:
+        """Whether another process opening this URL sees the same data (not SQLite in
+        memory)."""
+        try:
+            parsed = make_url(self.db.url)
+        except Exception:
+            return False
+        if not parsed.drivername.startswith("sqlite"):
+            return True
+        database = parsed.database or ""
+        return database not in ("", ":memory:") and "mode=memory" not in self.db.url
 
     def revision(self) -> str | None:
         """The schema revision the database is at (None: no schema yet)."""
@@ -125,6 +198,20 @@ class Store:
         """Games matching `where`, in schedule order, streamed (one session while read)."""
         with self.db.session() as session:
             yield from stream_games(session, where)
+
+    def game(self, tournament_id: int, index: int) -> StoredGame | None:
+        """The tournament's finished game at schedule place `index` (None: no such game); a
+        pass over its finished games, as no read finds one game by its place."""
+        with self.db.session() as session:
+            for game in stream_games(session, GameFilter(tournament_id=tournament_id)):
+                if game.job_index == index:
+                    return game
+        return None
+
+    def game_moves(self, game_id: int) -> list[StoredMove]:
+        """The moves of one stored game (`StoredGame.id`), in order."""
+        with self.db.session() as session:
+            return game_moves(session, game_id)
 
     # -- the service's tournaments ---------------------------------------------------------------
 
