@@ -177,23 +177,19 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
-    # Before anything is stored or compared: the detected protocol is part of the config.
-    config = run_async(resolve_protocols(config, lambda line: _err.print(
-        line, highlight=False, markup=False, soft_wrap=True)))
     url, source = tournament_db(db_url, config)
-    store = open_db(url, source=source)
+    store = open_db(url, source=source)  # a wrong --db is said before any engine starts
     try:
+        if workers or cluster or config.cluster is not None:
+            _require_cluster_extra()
+        # Before anything is compared or stored: the detected protocol is part of the config.
+        config = run_async(resolve_protocols(config, lambda line: _err.print(
+            line, highlight=False, markup=False, soft_wrap=True)))
         if tournament_id is None and (done := finished(store, config, mode)) is not None:
             _say_finished(store, config, done.tournament_id, done.total_games, done.changed)
-        try:
-            tournament = start(config, store, mode, tournament_id=tournament_id,
-                               concurrency=concurrency, workers=workers, cluster=cluster,
-                               lease_timeout=_lease_timeout())
-        except ImportError as exc:
-            if (exc.name or "").partition(".")[0] not in ("distributed", "dask"):
-                raise
-            raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
-                                "[cluster])", "cluster") from None
+        tournament = start(config, store, mode, tournament_id=tournament_id,
+                           concurrency=concurrency, workers=workers, cluster=cluster,
+                           lease_timeout=_lease_timeout())
         try:
             tournament.prepare()
         except AlreadyFinished as exc:  # finished while this run waited for the first's lock
@@ -232,6 +228,16 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
 LEASE_TIMEOUT_VAR = "RUNNER_LEASE_TIMEOUT"
 """Seconds a run may go silent before another runner may take its tournament over (default
 60): a test's short pause, or a long one for hosts that suspend."""
+
+
+def _require_cluster_extra() -> None:
+    """Exit 2 in one line saying what to install when games are to run on Dask and the
+    cluster extra is missing: checked before any engine is started to detect its protocol."""
+    try:
+        import distributed  # noqa: F401 - only whether it imports
+    except ImportError as exc:
+        raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
+                            "[cluster])", "cluster") from None
 
 
 def _lease_timeout() -> float | None:
