@@ -364,3 +364,24 @@ def test_pgn_tags_and_comments_hold_no_control_characters() -> None:
     assert lines[0].startswith('[Event "t') and lines[0].endswith('"]')
     assert lines[4].startswith('[White "a\\"\\\\') and lines[5] == '[Black "b c"]'
     assert "evil" in text and text.count("{") == text.count("}") == 1
+
+
+def test_an_error_nobody_awaited_is_reported_with_its_controls_escaped(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """asyncio prints an exception no one retrieved through the loop's handler; the runner's
+    loop escapes it, since the message may quote an engine's stderr."""
+    import asyncio
+    import gc
+
+    from runner.protocol.loop import run
+
+    async def main() -> None:
+        future = asyncio.get_running_loop().create_future()
+        future.set_exception(RuntimeError("\x1b]0;pwned\x07\x9b31m evil"))
+        del future
+        gc.collect()
+
+    run(main())
+    err = capfd.readouterr().err
+    assert "pwned" in err and "evil" in err
+    assert _raw_controls(err.replace("\n", "")) == [], err

@@ -627,6 +627,7 @@ class CecpEngine(PipeEngine):
     def _fail_reply(self, exc: EngineError) -> None:
         if self._reply is not None and not self._reply.done():
             self._reply.set_exception(exc)
+            self._reply.exception()  # nobody may await it any more: not "never retrieved"
 
     # ----------------------------------------------------------------- waiting
 

@@ -19,8 +19,11 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from runner.text import shown
 
 __all__ = ["LOOP_ENV", "LoopChoiceError", "loop_factory", "loop_name", "run"]
 
@@ -70,4 +73,15 @@ def run(main: Coroutine[Any, Any, _T]) -> _T:
         main.close()  # never awaited: say so quietly rather than with a warning
         raise
     with asyncio.Runner(loop_factory=factory) as runner:
+        runner.get_loop().set_exception_handler(_escaped_report)
         return runner.run(main)
+
+
+def _escaped_report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report of an error nobody handled, on one line with its control characters
+    escaped: the error may quote an engine's stderr, which must never reach a terminal raw."""
+    message = str(context.get("message") or "unhandled error in the event loop")
+    exc = context.get("exception")
+    if exc is not None:
+        message += f": {type(exc).__name__}: {exc}"
+    sys.stderr.write(shown(message) + "\n")

@@ -125,6 +125,9 @@ class OutputState:
         for future in waiting:
             if future is not None and not future.done():
                 future.set_exception(exc)
+                # Its waiter may be gone (cancelled, or moved on): the error is kept in
+                # `ended` and told by `check`, so asyncio must not print it as unretrieved.
+                future.exception()
 
     def stop(self, name: str) -> None:
         """The client stopped taking output (quit or kill): later calls fail."""
