@@ -700,7 +700,7 @@ def test_ranking_lines_follow_the_one_rule_for_small_and_degenerate_samples() ->
 def test_too_small_a_sample_gives_no_figures() -> None:
     for counts in (Trinomial(1, 0, 0), Trinomial(0, 1, 0), Pentanomial(0, 1, 0, 0, 0)):
         result = match_stats(counts)
-        data = result.to_json()
+        data = stats_json(result)
         assert not result.estimated
         assert all(data[key] is None for key in ("elo", "elo_error95", "los", "nelo",
                                                  "nelo_error95"))
