@@ -144,6 +144,7 @@ class Tournament:
         self._error: str | None = None
         self._silence = Silence()
         self._void = False
+        self._refused = False
         """An engine never moved: the run stopped and its scores mean nothing."""
         self._resumed = False
         self._owner = new_owner()
@@ -282,6 +283,7 @@ class Tournament:
             done=len(self._done), played_now=self._played_now, scoreboard=self.scoreboard,
             sprt=self.sprt_result, resumed=self._resumed, error=self._error,
             signal=interrupts.first, taken_over=self._taken_over, void=self._void,
+            refused=self._refused,
         )
 
     def _fail(self, exc: BaseException, *, stop: bool = True) -> None:
@@ -508,6 +510,7 @@ class Tournament:
             await self._finished(event, writer)
         elif isinstance(event, SchedulerFailure):
             self._error = event.text
+            self._refused = event.refused
             if not self._soft_stop:  # not `stop`: its notice speaks of an interrupt
                 self._soft_stop = True
                 self.on_event(Notice("stopping after this failure: no new games; running "
