@@ -54,7 +54,8 @@ def test_engines_without_proto_are_asked_and_played_in_their_protocol(tmp_path: 
     assert _stored_protocols(tmp_path / "r.db") == {"sf": "uci", "fm": "cecp"}
 
 
-def test_an_engine_that_never_moves_stops_the_run_without_a_score(tmp_path: Path) -> None:
+def test_an_engine_that_never_moves_stops_the_run_without_a_score(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Stockfish told to speak CECP: every game it is in ends before its first move.
     stockfish, fairymax = require_binary("stockfish"), require_binary("fairymax")
     done = _runner("match", "--engine", f"cmd={stockfish}", "name=sf", "proto=cecp",
@@ -67,6 +68,24 @@ def test_an_engine_that_never_moves_stops_the_run_without_a_score(tmp_path: Path
     assert text.count("error:") == 1
     assert "error: engine 'sf' lost 2 games without making a move" in text
     assert "Elo difference" not in done.stdout and "Run the same command" not in done.stderr
+    # The report and the list say why it stopped instead of scoring the two stored games.
+    db = ["--db", str(tmp_path / "r.db")]
+    report = _runner("report", *db, cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = " ".join(report.stdout.split())
+    assert "No standings or Elo: the tournament stopped because engine 'sf' lost 2 games " \
+        "without making a move" in text, report.stdout
+    assert "Standings" not in text and "Elo (W/D/L)" not in text and "LOS" not in text
+    assert "Terminations" in text  # what happened in the games is still told
+    data = json.loads(_runner("report", *db, "--format", "json", cwd=tmp_path).stdout)
+    assert data["tournament"]["stopped"].startswith("engine 'sf' lost 2 games")
+    assert data["standings"] == [] and data["pairings"] == [] and data["sprt"] is None
+    html = _runner("report", *db, "--format", "html", cwd=tmp_path).stdout
+    assert "No standings or Elo" in html and "<h2>Standings</h2>" not in html
+    monkeypatch.setenv("COLUMNS", "300")  # the list is a table: one row a line
+    listed = _runner("list", *db, cwd=tmp_path)
+    assert "interrupted: engine 'sf' never moved" in " ".join(listed.stdout.split()), \
+        listed.stdout
 
 
 @pytest.mark.parametrize(("fen", "book", "own", "moved"), [
@@ -84,6 +103,7 @@ def test_sides_that_moved_count_engine_moves_not_book_moves(
     from runner.clock import TimeControl
     from runner.game.record import GameRecord, GameSpec, GameTermination
     from runner.pgn.writer import MoveRecord
+    from runner.store.origin import never_moved
     from runner.tournament.silence import Silence, sides_that_moved
 
     tc = TimeControl.parse("1+0")
@@ -97,6 +117,8 @@ def test_sides_that_moved_count_engine_moves_not_book_moves(
     assert silence.add(record) is None
     stop = silence.add(record)
     assert (stop is not None and "engine 'b' lost 2 games" in stop) == (not moved[1])
+    # The report and the list know such a stop by its stored reason.
+    assert never_moved(stop) == (None if moved[1] else "'b'")
     # A false claim at its first move is the engine's own play, not a sign that it is silent.
     claimed = dataclasses.replace(record, termination=GameTermination.FALSE_CLAIM)
     silence = Silence()

@@ -271,7 +271,7 @@ class Tournament:
             decision = None if self.sprt_result is None else self.sprt_result.decision.value
             try:
                 await writer.call(writer.close_tournament, status, decision,
-                                  openings.state(self._max_pair))
+                                  openings.state(self._max_pair), self._error)
             except (SQLAlchemyError, LeaseLostError) as exc:  # the database still failing, or
                 self._fail(exc, stop=False)  # the tournament is another runner's: left as is
             finally:
