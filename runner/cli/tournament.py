@@ -177,12 +177,14 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
     """Open the database, play the tournament with a view, print the summary; returns the outcome."""
-    # Before anything is stored or compared: the detected protocol is part of the config.
-    config = run_async(resolve_protocols(config, lambda line: _err.print(
-        line, highlight=False, markup=False, soft_wrap=True)))
     url, source = tournament_db(db_url, config)
-    store = open_db(url, source=source)
+    store = open_db(url, source=source)  # a missing driver is said before engines are started
     try:
+        if workers is not None or cluster is not None or config.cluster is not None:
+            _cluster_extra()
+        # Before anything is stored or compared: the detected protocol is part of the config.
+        config = run_async(resolve_protocols(config, lambda line: _err.print(
+            line, highlight=False, markup=False, soft_wrap=True)))
         if tournament_id is None and (done := finished(store, config, mode)) is not None:
             _say_finished(store, config, done.tournament_id, done.total_games, done.changed)
         try:
@@ -247,6 +249,16 @@ def _lease_timeout() -> float | None:
     if not math.isfinite(seconds) or seconds <= 0:
         raise fail(f"{LEASE_TIMEOUT_VAR}={value!r}: give a number of seconds above 0")
     return seconds
+
+
+def _cluster_extra() -> None:
+    """Exit in one line when Dask is not installed: before any engine is started to ask its
+    protocol, rather than after."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
+                            "[cluster])", "cluster") from None
 
 
 def _say_finished(store: Store, config: TournamentConfig, found: int, total: int,
