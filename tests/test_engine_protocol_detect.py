@@ -181,6 +181,14 @@ def test_engine_check_uses_the_same_detection(tmp_path: Path, program: str, uci:
     assert re.search(r"move from the start position: \S+ legal", done.stdout), done.stdout
 
 
+def test_engine_check_of_a_program_that_exits_says_so_once(tmp_path: Path) -> None:
+    # Asking its protocol left a UCI waiter's exception unretrieved: asyncio printed it.
+    done = _runner("engine", "check", "--", "/bin/false", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "engine failed: engine terminated (exit code 1)" in done.stdout, done.stdout
+    assert "never retrieved" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
 def test_a_submitted_engine_without_protocol_is_asked_once(tmp_path: Path) -> None:
     # The service's engines file may give no protocol: a submission used to get CECP.
     from runner.config.model import Protocol

@@ -125,6 +125,10 @@ class OutputState:
         for future in waiting:
             if future is not None and not future.done():
                 future.set_exception(exc)
+                # Whoever awaits it still gets `exc`; a start that failed before awaiting it
+                # (its first line could not be sent) leaves no "Future exception was never
+                # retrieved" on stderr.
+                future.exception()
 
     def stop(self, name: str) -> None:
         """The client stopped taking output (quit or kill): later calls fail."""
