@@ -219,6 +219,36 @@ def test_a_failure_is_not_told_as_an_interrupt(tmp_path: Path) -> None:
     assert "interrupt again" not in done.stderr
 
 
+def test_after_a_failure_running_again_is_offered_only_once_the_cause_is_fixed(
+        tmp_path: Path) -> None:
+    """A run that failed used to end with "Run the same command again to play the missing
+    games", which fails the same way until the cause is fixed."""
+    dead = ["--engine", f"cmd={sys.executable}", "arg=-c", "arg=raise SystemExit(3)", "name=dead"]
+    alive = ["--engine", f"cmd={sys.executable} -m engine --level 1", "name=alive"]
+    done = _runner("match", *dead, *alive, "--each", "tc=2+0.05", "proto=cecp", "--rounds", "2",
+                   "--db", str(tmp_path / "r.db"), cwd=tmp_path, timeout=4 * EVENT_TIMEOUT)
+    assert done.returncode == 1, done.stderr
+    assert "Run the same command again" not in done.stderr
+    assert "Once the cause above is fixed, the same command plays the missing games" \
+        in " ".join(done.stderr.split()), done.stderr
+
+
+def test_a_configuration_the_engine_refuses_exits_2_without_offering_a_rerun(
+        tmp_path: Path) -> None:
+    """An option the engine does not declare is a configuration refusal, found when the
+    engine starts: exit 2 as the check before the run would, and no "Run ... again"."""
+    stockfish = require_binary("stockfish")
+    engine = ["--engine", f"cmd={stockfish}", "name=sf", "proto=uci", "option.NoSuchOption=1"]
+    alive = ["--engine", f"cmd={sys.executable} -m engine --level 1", "name=alive", "proto=cecp"]
+    done = _runner("match", *engine, *alive, "--each", "tc=2+0.05", "--rounds", "2",
+                   "--db", str(tmp_path / "r.db"), cwd=tmp_path, timeout=4 * EVENT_TIMEOUT)
+    assert done.returncode == 2, done.stderr
+    text = " ".join(done.stderr.split())
+    assert "error: game 1 cannot be played: engine sf: it declares no option 'NoSuchOption'" \
+        in text, done.stderr
+    assert "same command" not in text
+
+
 def test_the_live_views_elapsed_time_runs_between_games(tmp_path: Path) -> None:
     """The live view (a terminal on stderr) shows the time elapsed, redrawn while a game is
     played: more distinct values than there are games, not one per finished game."""

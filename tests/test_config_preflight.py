@@ -124,6 +124,38 @@ def test_pgnout_that_cannot_be_written_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.parametrize("path", ["/proc/version", "/proc/self/status"])
+def test_a_pgnout_file_that_opens_but_refuses_writes_is_refused(tmp_path: Path,
+                                                               path: str) -> None:
+    # Issue 31: as root, files of /proc open for appending and fail at the first write, after
+    # game 1 was played and stored; the check now writes nothing to them and sees the refusal.
+    if not Path(path).is_file():
+        pytest.skip(f"{path} is not there (no procfs)")
+    (problem,) = _problems(_toml(tmp_path, f'tc = "10+0.1"\npgnout = "{path}"'))
+    assert f': pgnout = "{path}": the PGN output file' in problem, problem
+    assert "cannot" in problem, problem
+    done = _runner("match", "--engine", "cmd=python -m engine --level 1", "name=a",
+                   "--engine", "cmd=python -m engine --level 1", "name=b", "--each", "tc=10+0.1",
+                   "--games", "2", "--pgnout", path, "--db", str(tmp_path / "r.db"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert path in done.stderr and "Started game" not in done.stderr, done.stderr
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_a_read_only_pgnout_file_is_refused_where_it_cannot_be_appended_to(
+        tmp_path: Path) -> None:
+    read_only = tmp_path / "ro.pgn"
+    read_only.write_text("")
+    read_only.chmod(0o444)
+    try:
+        os.close(os.open(read_only, os.O_WRONLY | os.O_APPEND))
+    except PermissionError:
+        (problem,) = _problems(_toml(tmp_path, f'tc = "10+0.1"\npgnout = "{read_only}"'))
+        assert "not writable" in problem, problem
+    else:
+        pytest.skip("this user (root) may append to a read-only file: the run could write it")
+
+
 def test_a_polyglot_file_of_a_partial_entry_is_refused(tmp_path: Path) -> None:
     (tmp_path / "odd.bin").write_bytes(bytes(33))
     (problem,) = _problems(_toml(tmp_path, tail='[openings]\nfile = "odd.bin"\n'))

@@ -54,7 +54,8 @@ def test_engines_without_proto_are_asked_and_played_in_their_protocol(tmp_path: 
     assert _stored_protocols(tmp_path / "r.db") == {"sf": "uci", "fm": "cecp"}
 
 
-def test_an_engine_that_never_moves_stops_the_run_without_a_score(tmp_path: Path) -> None:
+def test_an_engine_that_never_moves_stops_the_run_without_a_score(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Stockfish told to speak CECP: every game it is in ends before its first move.
     stockfish, fairymax = require_binary("stockfish"), require_binary("fairymax")
     done = _runner("match", "--engine", f"cmd={stockfish}", "name=sf", "proto=cecp",
@@ -67,6 +68,24 @@ def test_an_engine_that_never_moves_stops_the_run_without_a_score(tmp_path: Path
     assert text.count("error:") == 1
     assert "error: engine 'sf' lost 2 games without making a move" in text
     assert "Elo difference" not in done.stdout and "Run the same command" not in done.stderr
+    # The report and the list say why it stopped instead of scoring the two stored games.
+    db = ["--db", str(tmp_path / "r.db")]
+    report = _runner("report", *db, cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = " ".join(report.stdout.split())
+    assert "No standings or Elo: the tournament stopped because engine 'sf' lost 2 games " \
+        "without making a move" in text, report.stdout
+    assert "Standings" not in text and "Elo (W/D/L)" not in text and "LOS" not in text
+    assert "Terminations" in text  # what happened in the games is still told
+    data = json.loads(_runner("report", *db, "--format", "json", cwd=tmp_path).stdout)
+    assert data["tournament"]["stopped"].startswith("engine 'sf' lost 2 games")
+    assert data["standings"] == [] and data["pairings"] == [] and data["sprt"] is None
+    html = _runner("report", *db, "--format", "html", cwd=tmp_path).stdout
+    assert "No standings or Elo" in html and "<h2>Standings</h2>" not in html
+    monkeypatch.setenv("COLUMNS", "300")  # the list is a table: one row a line
+    listed = _runner("list", *db, cwd=tmp_path)
+    assert "interrupted: engine 'sf' never moved" in " ".join(listed.stdout.split()), \
+        listed.stdout
 
 
 @pytest.mark.parametrize(("fen", "book", "own", "moved"), [
@@ -84,6 +103,7 @@ def test_sides_that_moved_count_engine_moves_not_book_moves(
     from runner.clock import TimeControl
     from runner.game.record import GameRecord, GameSpec, GameTermination
     from runner.pgn.writer import MoveRecord
+    from runner.store.origin import never_moved
     from runner.tournament.silence import Silence, sides_that_moved
 
     tc = TimeControl.parse("1+0")
@@ -97,6 +117,8 @@ def test_sides_that_moved_count_engine_moves_not_book_moves(
     assert silence.add(record) is None
     stop = silence.add(record)
     assert (stop is not None and "engine 'b' lost 2 games" in stop) == (not moved[1])
+    # The report and the list know such a stop by its stored reason.
+    assert never_moved(stop) == (None if moved[1] else "'b'")
     # A false claim at its first move is the engine's own play, not a sign that it is silent.
     claimed = dataclasses.replace(record, termination=GameTermination.FALSE_CLAIM)
     silence = Silence()
@@ -126,3 +148,121 @@ def test_each_debian_engine_is_told_apart(tmp_path: Path, program: str, protocol
     assert [e.protocol.value for e in resolved.engines] == [protocol, "cecp"]
     assert not any(e.protocol_detect for e in resolved.engines)
     assert len(said) == 1 and said[0].startswith("engine 'x' has no proto=")
+
+
+def _plies(pgn: str) -> list[int]:
+    return [int(n) for n in re.findall(r'\[PlyCount "(\d+)"\]', pgn)]
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("program", ["glaurung", "toga2", "stockfish"])
+def test_runner_play_asks_an_engine_without_proto(tmp_path: Path, program: str) -> None:
+    # `runner play` used to speak CECP to them: no move, a game lost before it began.
+    path, fairymax = require_binary(program), require_binary("fairymax")
+    done = _runner("play", "--engine", f"cmd={path}", "name=x", "--engine", f"cmd={fairymax}",
+                   "name=fm", "--each", "tc=5+0.05", "--maxmoves", "6", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "has no proto=" in line]
+    assert len(said) == 2 and "'x'" in said[0] and "UCI engine" in said[0], done.stderr
+    assert "'fm'" in said[1] and "CECP" in said[1]
+    assert _plies(done.stdout) and _plies(done.stdout)[0] >= 2, done.stdout
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize(("program", "uci"), [
+    ("glaurung", True), ("toga2", True), ("stockfish", True), ("fairymax", False)])
+def test_engine_check_uses_the_same_detection(tmp_path: Path, program: str, uci: bool) -> None:
+    # Its own check missed glaurung's "Unknown command: xboard" and toga2's silence.
+    path = require_binary(program)
+    done = _runner("engine", "check", "--movetime", "0.2", "--", path, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("answers like a UCI engine" in done.stderr) == uci, done.stderr
+    assert ("id name:" in done.stdout) == uci, done.stdout
+    assert re.search(r"move from the start position: \S+ legal", done.stdout), done.stdout
+
+
+def test_engine_check_of_a_program_that_exits_says_so_once(tmp_path: Path) -> None:
+    # Asking its protocol left a UCI waiter's exception unretrieved: asyncio printed it.
+    done = _runner("engine", "check", "--", "/bin/false", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "engine failed: engine terminated (exit code 1)" in done.stdout, done.stdout
+    assert "never retrieved" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_submitted_engine_without_protocol_is_asked_once(tmp_path: Path) -> None:
+    # The service's engines file may give no protocol: a submission used to get CECP.
+    from runner.config.model import Protocol
+    from runner.service.declared import DeclaredOptions
+    from runner.service.settings import ServiceSettings
+    from runner.service.submission import check_submission
+
+    stockfish, fairymax = require_binary("stockfish"), require_binary("fairymax")
+    starts = tmp_path / "starts"
+    wrapper = tmp_path / "sf.sh"  # stockfish, noting each start
+    wrapper.write_text(f"#!/bin/sh\necho start >> {starts}\nexec {stockfish}\n")
+    wrapper.chmod(0o755)
+    engines = tmp_path / "engines.toml"
+    engines.write_text(f'[[engines]]\nname = "sf"\ncommand = ["{wrapper}"]\n\n'
+                       f'[[engines]]\nname = "fm"\ncommand = ["{fairymax}"]\n')
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 's.db'}", engines_file=engines)
+    declared = DeclaredOptions()
+    body = {"engines": ["sf", "fm"], "games": 2, "tc": "1+0.01"}
+    config = check_submission(body, settings, declared)
+    assert [e.protocol for e in config.engines] == [Protocol.UCI, Protocol.CECP]
+    assert not any(e.protocol_detect for e in config.engines)
+    asked = starts.read_text().count("start")
+    assert asked >= 1
+    # Asked once: the next submission finds the answer without starting the engine again.
+    assert check_submission(body, settings, declared).engines == config.engines
+    assert starts.read_text().count("start") == asked
+
+
+@pytest.mark.timeout(240)
+def test_a_real_service_plays_an_engine_without_protocol_in_its_own(tmp_path: Path) -> None:
+    httpx = pytest.importorskip("httpx", reason="httpx is not installed")
+    pytest.importorskip("uvicorn", reason="the service extra (uvicorn) is not installed")
+    import socket
+    import time
+
+    stockfish, fairymax = require_binary("stockfish"), require_binary("fairymax")
+    engines = tmp_path / "engines.toml"
+    engines.write_text(f'[[engines]]\nname = "sf"\ncommand = ["{stockfish}"]\n'
+                       'options = { Threads = 1, Hash = 16 }\n\n'
+                       f'[[engines]]\nname = "fm"\ncommand = ["{fairymax}"]\n')
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "runner", "serve", "--port", str(port),
+         "--db", str(tmp_path / "s.db"), "--engines", str(engines)],
+        cwd=tmp_path, env={**os.environ, "RUNNER_TOKEN": "tok", "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                httpx.get(f"{base}/api/tournaments", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+                time.sleep(0.05)
+        created = httpx.post(f"{base}/api/tournaments", timeout=120,
+                             headers={"Authorization": "Bearer tok"},
+                             json={"engines": ["sf", "fm"], "games": 2, "tc": "5+0.05",
+                                   "adjudication": {"maxmoves": 6}})
+        assert created.status_code == 201, created.text
+        url = base + created.json()["url"]
+        while httpx.get(url, timeout=10).json()["status"] != "finished":
+            assert proc.poll() is None and time.monotonic() < deadline + 100, "not finished"
+            time.sleep(0.2)
+        pgn = httpx.get(f"{url}/pgn", timeout=10).text
+        # Both engines moved in both games (stockfish spoken to over CECP never does).
+        assert len(_plies(pgn)) == 2 and min(_plies(pgn)) >= 2, pgn
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

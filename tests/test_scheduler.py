@@ -191,6 +191,7 @@ def test_a_game_that_cannot_be_set_up_stops_the_run(monkeypatch):
     assert played == [0]
     assert [type(e) for e in events] == [JobStarted, SchedulerFailure]
     assert "game 1 cannot be played: engine b cannot play" in events[-1].text  # type: ignore[union-attr]
+    assert events[-1].refused  # type: ignore[union-attr]  # running it again fails alike
     assert log["a"][-1] == "quit"
 
 

@@ -392,7 +392,7 @@ def test_engine_refusing_a_fixed_depth_stops_the_run_with_the_reason(tmp_path):
         "match", "--engine", f"cmd={phalanx}", "name=ph", "--engine",
         "cmd=python -m engine --level 1", "name=bundled", "--each", "depth=3", "--rounds", "1",
         "--db", db, "--quiet", cwd=tmp_path, timeout=50)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr  # a configuration refusal (issue 31)
     message = " ".join(done.stderr.split())
     assert "engine ph cannot play to a fixed depth" in message, done.stderr
     assert "sd 3" in message, done.stderr

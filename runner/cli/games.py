@@ -5,8 +5,6 @@ Both read the cutechess vocabulary with `runner.cli.vocabulary`, as the tourname
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import shlex
 import sys
 import time
@@ -24,6 +22,7 @@ from runner.cli.loop import run_async
 from runner.cli.vocabulary import CommandLineError, read_arguments, read_engine
 from runner.clock import TimeControl
 from runner.config.check import ConfigError
+from runner.config.model import Protocol
 from runner.game.record import game_pgn
 from runner.game.slot import CannotSetUp, EngineFailed
 from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
@@ -31,10 +30,11 @@ from runner.protocol.factory import make_engine, stop_engines
 from runner.protocol.uci import UciEngine
 from runner.rules import Board
 from runner.text import shown
+from runner.tournament.protocols import detect_protocol, resolve_protocols
 from runner.tournament.runtime import engine_config
 
 if TYPE_CHECKING:
-    from runner.protocol.engine import Engine, EngineConfig
+    from runner.protocol.engine import EngineConfig
 
 engine_app = typer.Typer(help="Inspect engines.", no_args_is_help=True, cls=RunnerGroup)
 _err = unwrapped(Console(stderr=True, emoji=False))  # see runner.cli.errors.err_console
@@ -47,7 +47,9 @@ def play_command(ctx: typer.Context) -> None:
         count = len(arguments.table["engines"])
         if count != 2:
             raise CommandLineError(f"'runner play' needs exactly two --engine groups, got {count}")
-        job = one_game(arguments.config(), fen=arguments.fen, moves=arguments.moves)
+        # An engine given no proto= is asked, as a tournament's are (one rule for both).
+        config = run_async(resolve_protocols(arguments.config(), _note))
+        job = one_game(config, fen=arguments.fen, moves=arguments.moves)
     except PositionError as exc:
         raise exit_on_error(CommandLineError(str(exc))) from None
     except (CommandLineError, ConfigError) as exc:
@@ -91,49 +93,21 @@ def engine_check(
         raise exit_on_error(exc) from None
 
     guessing = proto is None and not any(word.startswith("proto=") for word in argv)
-    code = run_async(_check(engine_config(entry), movetime, detect_uci=guessing))
-    if code == _UCI_DETECTED:
-        _err.print("This engine answers like a UCI engine; checking it again with --proto uci.",
+    # The same detection as `runner play` and the tournaments (an engine that does not start
+    # is checked over CECP, which shows why).
+    if guessing and run_async(detect_protocol(entry)) is Protocol.UCI:
+        _err.print("This engine answers like a UCI engine; checking it with --proto uci.",
                    highlight=False, markup=False)
-        code = run_async(_check(engine_config(read_engine(argv, each=["proto=uci"])),
-                                movetime))
-    raise typer.Exit(code)
+        entry = read_engine(argv, each=["proto=uci"])
+    raise typer.Exit(run_async(_check(engine_config(entry), movetime)))
 
 
-_UCI_DETECTED = -1
-"""`_check`'s answer when the engine, spoken to in CECP, answered as a UCI engine."""
-_UCI_SIGNS = ("id name ", "id author ", "uciok", "option name ")
-"""How a UCI engine's lines start; Stockfish says "Unknown command: 'xboard'" instead."""
+def _note(line: str) -> None:
+    """Say one line on stderr, as it is (an engine's name in it is no markup)."""
+    _err.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
-def _looks_uci(text: str) -> bool:
-    """Whether a line an engine printed at start-up is a UCI engine's."""
-    text = text.strip()
-    return text.startswith(_UCI_SIGNS) or text.startswith(("Unknown command: 'xboard'",
-                                                            "Unknown command: 'protover"))
-
-
-async def _start(engine: Engine, *, detect_uci: bool) -> bool:
-    """Start `engine`; with `detect_uci`, give up (returning False) as soon as it answers the
-    CECP greeting with a UCI line, instead of waiting for features that never come."""
-    task = asyncio.ensure_future(engine.start())
-    seen = 0
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=0.02)
-        if done:
-            task.result()
-            return True
-        if detect_uci:
-            lines = engine.transcript
-            if any(e.direction == "<" and _looks_uci(e.text) for e in lines[seen:]):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-                return False
-            seen = len(lines)
-
-
-async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = False) -> int:
+async def _check(config: EngineConfig, movetime: float) -> int:
 
 
     # Names, features, options and errors all come from the engine: nothing here is markup,
@@ -142,8 +116,7 @@ async def _check(config: EngineConfig, movetime: float, *, detect_uci: bool = Fa
     engine = make_engine(config)
     try:
         began = time.monotonic()
-        if not await _start(engine, detect_uci=detect_uci):
-            return _UCI_DETECTED
+        await engine.start()
         console.print(f"{shown(engine.name)} started in {time.monotonic() - began:.3f} s")
         if isinstance(engine, UciEngine) and engine.id_name:  # CECP's myname is in its features
             console.print(f"id name: {shown(engine.id_name)}")

@@ -305,8 +305,13 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
                f"{seconds:.1f} s) in {url}", highlight=False, soft_wrap=True, markup=False)
     if outcome.error:
         report_error(outcome.error)
-    if state != "finished" and not outcome.void:  # the same command would fail the same way
+    if state == "finished" or outcome.void or outcome.refused:
+        return  # nothing is missing, or the same command would fail the same way
+    if outcome.error is None:  # stopped by a signal: nothing stands in the way of a new run
         _err.print("Run the same command again to play the missing games.", highlight=False)
+    else:
+        _err.print("Once the cause above is fixed, the same command plays the missing games "
+                   "(the stored ones are kept).", highlight=False, soft_wrap=True)
 
 
 def _load(path: Path) -> TournamentConfig:

@@ -308,10 +308,10 @@ class DaskScheduler(Scheduler):
             for moved in self._moves.take() if self._moves is not None else ():
                 yield moved
             if self._failure is not None:
-                yield SchedulerFailure(self._failure)
+                yield SchedulerFailure(self._failure, refused=self._cannot_set_up)
                 self._failure = None
         if self._failure is not None:
-            yield SchedulerFailure(self._failure)
+            yield SchedulerFailure(self._failure, refused=self._cannot_set_up)
 
     def _waiting(self) -> set[asyncio.Task[Any]]:
         """What to wait for: the jobs in flight and, when watching, the next move."""

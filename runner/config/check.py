@@ -242,7 +242,8 @@ def unwritable(path: Path, *, create_parents: bool = True) -> str | None:
             return "is not writable (permission denied)"
         if not target.is_file():  # a pipe or a device: opening one may wait for its reader
             return None
-        return _open_problem(target, os.O_WRONLY | os.O_APPEND, "cannot be opened for appending")
+        return _open_problem(target, os.O_WRONLY | os.O_APPEND, "cannot be opened for appending",
+                             write=True)
     parent = target.parent
     if not create_parents and not parent.is_dir():
         if parent.exists():
@@ -267,10 +268,21 @@ def unwritable(path: Path, *, create_parents: bool = True) -> str | None:
     return None
 
 
-def _open_problem(target: Path, flags: int, failure: str) -> str | None:
-    """`failure` and the system's reason when `target` cannot be opened with `flags`."""
+def _open_problem(target: Path, flags: int, failure: str, *, write: bool = False) -> str | None:
+    """`failure` and the system's reason when `target` cannot be opened with `flags`; with
+    `write`, also when it refuses a write of nothing."""
     try:
-        os.close(os.open(target, flags, 0o666))
+        fd = os.open(target, flags, 0o666)
     except OSError as exc:
         return f"{failure}: {exc.strerror or exc}"
+    try:
+        if write:
+            # Files of /proc open for writing as root and refuse the first write (EIO,
+            # EINVAL); an empty write asks the file system without changing a regular file
+            # (sysfs stores nothing for it either).
+            os.write(fd, b"")
+    except OSError as exc:
+        return f"cannot be written to: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
     return None

@@ -21,6 +21,7 @@ Conventions (the figures are fishtest's, from `runner.stats`):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from runner.stats import (
     sprt,
     standing_figures,
 )
+from runner.store.origin import never_moved
 from runner.store.queries import (
     PlayedGame,
     TournamentInfo,
@@ -259,6 +261,9 @@ class Report:
     notes: tuple[str, ...]
     worker_faults: tuple[WorkerFaults, ...] = ()
     """Each engine's games and faults per Dask worker (empty when every game ran in-process)."""
+    stopped: str | None = None
+    """Why the run stopped when an engine never moved (the stored reason): its games are no
+    result, so the report has no standings, Elo or SPRT, only what happened in the games."""
 
 
 def headline_counts(trinomial: Trinomial, pentanomial: Pentanomial) -> Trinomial | Pentanomial:
@@ -320,7 +325,7 @@ def build_report(session: Session, tournament_id: int | None = None, *,
     series, kind, llr_points = _series(replay, fmt, engines, spec)
     scored = replay.tally.games
     lengths, mean_plies = _lengths(replay.lengths)
-    return Report(
+    built = Report(
         tournament_id=info.id, name=info.name, format=fmt, status=info.status,
         games_planned=info.total_games, games_played=info.played,
         first_started=info.first_started, last_ended=info.last_ended,
@@ -335,6 +340,11 @@ def build_report(session: Session, tournament_id: int | None = None, *,
         elo_series=series, elo_series_kind=kind, llr_series=llr_points, lengths=lengths,
         mean_plies=mean_plies, notes=tuple(notes), worker_faults=replay.on_workers.faults(engines),
     )
+    if never_moved(info.reason) is None:
+        return built
+    # Losses before a first move are no games: an Elo from them would read as a result.
+    return dataclasses.replace(built, stopped=info.reason, standings=(), pairings=(),
+                               crosstable=None, sprt=None, elo_series=(), llr_series=())
 
 
 def _pairing_results(pairings: Sequence[PairingCounts], engines: Sequence[str],

@@ -90,8 +90,8 @@ def render_json(report: Report) -> str:
 def _tables(report: Report) -> list[Table]:
     """The report's rich tables, in reading order."""
     cross = [] if report.crosstable is None else [_crosstable_table(report.crosstable)]
-    tables = [_standings_table(report), *_pairing_tables(report), *cross,
-              _terminations_table(report), _faults_table(report)]
+    scores = [] if report.stopped else [_standings_table(report), *_pairing_tables(report)]
+    tables = [*scores, *cross, _terminations_table(report), _faults_table(report)]
     for table in tables:  # a name or figure too long for a narrow column folds, never is cut
         for column in table.columns:
             column.overflow = "fold"
@@ -207,6 +207,8 @@ def _summary_lines(report: Report) -> list[str]:
         if state.stored_decision:
             text += f"; stored decision {state.stored_decision}"
         lines.append(text)
+    if report.stopped:
+        lines.append(f"No standings or Elo: the tournament stopped because {report.stopped}")
     return lines
 
 

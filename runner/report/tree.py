@@ -53,6 +53,8 @@ class TournamentPartJson(Wire):
     reference: str
     first_started: str | None
     last_ended: str | None
+    stopped: str | None = None
+    """Why the run stopped when an engine never moved: then no standings, pairings or SPRT."""
 
 
 class StandingJson(Wire):
@@ -269,7 +271,7 @@ class ReportJson(Wire):
                 status=report.status, games_planned=report.games_planned,
                 games_played=report.games_played, engines=list(report.engines),
                 reference=report.reference, first_started=iso_seconds(report.first_started),
-                last_ended=iso_seconds(report.last_ended)),
+                last_ended=iso_seconds(report.last_ended), stopped=report.stopped),
             standings=[StandingJson.of(s) for s in report.standings],
             pairings=[PairingJson.of(p) for p in report.pairings],
             crosstable=None if cross is None else CrosstableJson(

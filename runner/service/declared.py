@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import threading
 from collections.abc import Mapping
 
+from runner.config.model import Protocol, TournamentConfig
 from runner.protocol.engine import EngineConfig, EngineError, EngineOption
 from runner.protocol.factory import make_engine, stop_engines
+from runner.tournament.protocols import resolve_protocols
 
 __all__ = ["DeclaredOptions"]
+
+log = logging.getLogger(__name__)
 
 _Key = tuple[str, tuple[str, ...], str, tuple[tuple[str, str], ...]]
 
@@ -27,6 +32,15 @@ class DeclaredOptions:
     def __init__(self) -> None:
         self._known: dict[_Key, Mapping[str, EngineOption] | None] = {}
         self._lock = threading.Lock()
+        self._protocols: dict[tuple[object, ...], Protocol | None] = {}
+        self._asking = threading.Lock()
+
+    def with_protocols(self, config: TournamentConfig) -> TournamentConfig:
+        """`config` with each engine the engines file gives no protocol played over the one
+        it answers in, asked the first time and remembered (blocking, as `of`)."""
+        # One submission asks at a time: the next one finds the answer instead of asking too.
+        with self._asking:
+            return asyncio.run(resolve_protocols(config, _log, known=self._protocols))
 
     def of(self, config: EngineConfig) -> Mapping[str, EngineOption] | None:
         """The options `config`'s engine declares, starting it the first time (blocking:
@@ -40,6 +54,11 @@ class DeclaredOptions:
         with self._lock:
             self._known[key] = found
         return found
+
+
+def _log(line: str) -> None:
+    """Keep what was found about an engine's protocol in the service's log."""
+    log.info("%s", line)
 
 
 async def _probe(config: EngineConfig) -> Mapping[str, EngineOption] | None:

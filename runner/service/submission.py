@@ -204,6 +204,8 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
         problems.extend(p for p in exc.problems if p.key != "engines_file")
         config = None
     if config is not None:
+        # Before the options are judged: they are declared in the engine's own protocol.
+        config = (declared or DeclaredOptions()).with_protocols(config)
         config = _mark_submitted(config, engines)
         found: list[ConfigProblem] = []
         if declared is not None:

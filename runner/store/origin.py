@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import select, update
@@ -9,8 +10,8 @@ from sqlalchemy.orm import Session
 
 from runner.store.models import TournamentRow, TournamentStatus
 
-__all__ = ["SERVICE", "failures", "mark_origin", "owned", "set_reason", "set_status",
-           "unfinished_owned"]
+__all__ = ["SERVICE", "failures", "mark_origin", "never_moved", "owned", "set_reason",
+           "set_status", "unfinished_owned"]
 
 SERVICE = "service"
 """The origin of a tournament submitted to the service."""
@@ -50,6 +51,17 @@ def set_reason(session: Session, tournament_id: int, reason: str | None) -> None
     """Note why the tournament's run failed (None: it did not, or it runs again)."""
     session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
                     .values(reason=reason))
+
+
+_NEVER_MOVED = re.compile(r"engine (.+?) lost \d+ games without making a move")
+"""How the reason of a run stopped by `runner.tournament.silence` begins."""
+
+
+def never_moved(reason: str | None) -> str | None:
+    """The engine (its name as quoted in `reason`) whose never moving stopped the run, when
+    that is the stored reason: the run's scores then mean nothing; else None."""
+    found = _NEVER_MOVED.match(reason or "")
+    return None if found is None else found[1]
 
 
 def failures(session: Session) -> dict[int, str]:

@@ -265,6 +265,8 @@ class TournamentInfo:
     """Played games with a result that scores (1-0, 0-1, 1/2-1/2)."""
     first_started: datetime | None
     last_ended: datetime | None
+    reason: str | None = None
+    """Why its last run failed (the tournaments' ``reason`` column), None when it did not."""
 
 
 class PlayedGame(NamedTuple):
@@ -288,7 +290,7 @@ def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | No
     """A tournament's settings and engines, with its game counts and first/last game times."""
     row = session.execute(
         select(TournamentRow.id, TournamentRow.name, TournamentRow.status, TournamentRow.config,
-               TournamentRow.total_games, TournamentRow.sprt_decision)
+               TournamentRow.total_games, TournamentRow.sprt_decision, TournamentRow.reason)
         .where(TournamentRow.id == tournament_id)).first()
     if row is None:
         return None
@@ -309,7 +311,7 @@ def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | No
                           config=dict(row.config or {}), total_games=row.total_games,
                           sprt_decision=row.sprt_decision, engines=engines, played=int(played),
                           scored=int(scored_count), first_started=_utc(first),
-                          last_ended=_utc(last))
+                          last_ended=_utc(last), reason=row.reason)
 
 
 def _utc(value: object) -> datetime | None:

@@ -29,7 +29,15 @@ from runner.store.db import (
     safe_url,
 )
 from runner.store.models import TournamentStatus
-from runner.store.origin import SERVICE, failures, owned, set_reason, set_status, unfinished_owned
+from runner.store.origin import (
+    SERVICE,
+    failures,
+    never_moved,
+    owned,
+    set_reason,
+    set_status,
+    unfinished_owned,
+)
 from runner.store.queries import (
     GameFilter,
     StoredGame,
@@ -44,7 +52,7 @@ from runner.store.queries import (
 )
 from runner.store.resume import latest_named, stored_config
 
-__all__ = ["SERVICE", "GameFilter", "NamedTournament", "SchemaMismatch", "Store", "StoreError",
+__all__ = ["SERVICE", "GameFilter", "never_moved", "NamedTournament", "SchemaMismatch", "Store", "StoreError",
            "StoredGame", "StoredMove", "TournamentProgress", "TournamentStatus"]
 
 StoreError = SQLAlchemyError

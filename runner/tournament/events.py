@@ -108,11 +108,16 @@ class RunOutcome:
     void: bool = False
     """An engine made no move in any of its games: the run stopped, `error` says so, and its
     scores are not worth showing."""
+    refused: bool = False
+    """The engines refused the configuration (`error` says how): running it again fails alike."""
 
     @property
     def exit_status(self) -> int:
-        """The process's exit status: 128 + the signal's number if one came, 1 after an
-        error, else 0."""
+        """The process's exit status: 128 + the signal's number if one came, 2 when the
+        configuration was refused (as when the check before the run refuses it), 1 after
+        another error, else 0."""
         if self.signal is not None:
             return exit_status(self.signal)
+        if self.refused:
+            return 2
         return 0 if self.error is None else 1

@@ -115,16 +115,19 @@ async def _cecp_probe(spec: EngineSpec) -> tuple[Protocol | None, bool]:
         await stop_engines([engine])
 
 
-async def resolve_protocols(config: TournamentConfig,
-                            say: Callable[[str], None]) -> TournamentConfig:
+async def resolve_protocols(config: TournamentConfig, say: Callable[[str], None], *,
+                            known: dict[tuple[object, ...], Protocol | None] | None = None,
+                            ) -> TournamentConfig:
     """`config` with every engine's protocol known: those given none are asked (in parallel,
-    once per command), and `say` gets one line per such engine naming what was found."""
+    once per command), and `say` gets one line per such engine naming what was found.
+    `known` keeps the answers between calls (a service asks each engine once)."""
     unknown = [spec for spec in config.engines if spec.protocol_detect]
     if not unknown:
         return config
-    keys = {_start_key(spec): spec for spec in unknown}
+    found = {} if known is None else known
+    keys = {key: spec for spec in unknown if (key := _start_key(spec)) not in found}
     answers = await asyncio.gather(*(detect_protocol(spec) for spec in keys.values()))
-    found = dict(zip(keys, answers, strict=True))
+    found.update(zip(keys, answers, strict=True))
     engines = []
     for spec in config.engines:
         if not spec.protocol_detect:

@@ -144,6 +144,7 @@ class Tournament:
         self._error: str | None = None
         self._silence = Silence()
         self._void = False
+        self._refused = False
         """An engine never moved: the run stopped and its scores mean nothing."""
         self._resumed = False
         self._owner = new_owner()
@@ -277,7 +278,7 @@ class Tournament:
             decision = None if self.sprt_result is None else self.sprt_result.decision.value
             try:
                 await writer.call(writer.close_tournament, status, decision,
-                                  openings.state(self._max_pair))
+                                  openings.state(self._max_pair), self._error)
             except (SQLAlchemyError, LeaseLostError) as exc:  # the database still failing, or
                 self._fail(exc, stop=False)  # the tournament is another runner's: left as is
             finally:
@@ -289,6 +290,7 @@ class Tournament:
             done=len(self._done), played_now=self._played_now, scoreboard=self.scoreboard,
             sprt=self.sprt_result, resumed=self._resumed, error=self._error,
             signal=interrupts.first, taken_over=self._taken_over, void=self._void,
+            refused=self._refused,
         )
 
     def _fail(self, exc: BaseException, *, stop: bool = True) -> None:
@@ -515,6 +517,7 @@ class Tournament:
             await self._finished(event, writer)
         elif isinstance(event, SchedulerFailure):
             self._error = event.text
+            self._refused = event.refused
             if not self._soft_stop:  # not `stop`: its notice speaks of an interrupt
                 self._soft_stop = True
                 self._on_event(Notice("stopping after this failure: no new games; running "

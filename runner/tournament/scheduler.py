@@ -76,6 +76,9 @@ class SchedulerFailure:
     job failing again and again); the scheduler already takes no new job."""
 
     text: str
+    refused: bool = False
+    """The engines refuse the configuration (an option, a variant, a limit): running the same
+    configuration again fails alike."""
 
 
 SchedulerEvent = JobStarted | JobMoved | JobFinished | Notice | SchedulerFailure
@@ -198,10 +201,10 @@ class LocalScheduler(Scheduler):
         self._queue.put_nowait((event, handled))
         await handled
 
-    def _fail(self, text: str) -> None:
+    def _fail(self, text: str, *, refused: bool = False) -> None:
         """Stop taking jobs and tell the consumer why."""
         self._jobs.stop()
-        self._put(SchedulerFailure(text))
+        self._put(SchedulerFailure(text, refused))
 
     def _open_slot(self) -> None:
         """Start one more slot. Slots open one at a time, each once the one before has a job:
@@ -260,4 +263,4 @@ class LocalScheduler(Scheduler):
                 # Every such game would fail alike: stop with the reason; the game stays
                 # unplayed and a resumed run plays it.
                 self._jobs.retry(job)
-                self._fail(f"game {job.index + 1} cannot be played: {reason}")
+                self._fail(f"game {job.index + 1} cannot be played: {reason}", refused=True)

@@ -35,6 +35,7 @@ from runner.store import (
     reset_unfinished,
 )
 from runner.store.lease import heartbeat, hold, release
+from runner.store.origin import set_reason
 from runner.store.recording import JobKey, save_book_state
 from runner.store.resume import pgn_games, set_pgn_offsets
 
@@ -134,10 +135,10 @@ class GameWriter:
             return heartbeat(session, self.tournament_id, self.owner)
 
     def close_tournament(self, status: TournamentStatus, decision: str | None,
-                         book_state: dict[str, Any] | None) -> None:
+                         book_state: dict[str, Any] | None, reason: str | None = None) -> None:
         """End the run in the database: games left running back to replay, cursor, status,
-        and the lease given up; none of it (LeaseLostError) when the tournament is another
-        runner's now."""
+        why the run failed (`reason`, None when it did not), and the lease given up; none of
+        it (LeaseLostError) when the tournament is another runner's now."""
         with self.db.session() as session:
             self._hold(session)
             if status is not TournamentStatus.FINISHED:
@@ -146,6 +147,10 @@ class GameWriter:
                 save_book_state(session, self.tournament_id, book_state)
             finish_tournament(session, self.tournament_id, status=status,
                               sprt_decision=decision)
+            # Kept for `runner report` and `runner list` (the service notes it too): a run
+            # stopped because an engine never moved has no score to show.
+            set_reason(session, self.tournament_id,
+                       None if reason is None else " ".join(reason.split())[:500])
             if self.owner is not None:
                 release(session, self.tournament_id, self.owner)
 
