@@ -259,7 +259,8 @@ def test_the_live_views_elapsed_time_runs_between_games(tmp_path: Path) -> None:
     import struct
     import termios
 
-    engine = f"cmd={sys.executable} -m engine --level 4"
+    # Full strength uses its 0.3 s a move: two games of some 3 s each, at any load.
+    engine = f"cmd={sys.executable} -m engine --level 8"
     command = [sys.executable, "-m", "runner", "match", "--engine", engine, "name=a",
                "proto=cecp", "--engine", engine, "name=b", "proto=cecp", "--each", "st=0.3",
                "--maxmoves", "5", "--rounds", "1", "--concurrency", "1",

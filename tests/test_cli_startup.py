@@ -175,12 +175,14 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
 
 DEFERRED = {
     "export": {"runner.app.reading"},  # export --help loads no database code
-    "listing": {"runner.app.reading"},  # list --help loads no database code
+    "listing": {"runner.app.reading", "runner.store.store"},  # list --help loads no database code
     "help": {"runner.cli.vocabulary",  # which imports this module at its top
              "typer"},  # its rich_utils: rich.markdown and pygments, for rendered help only
     "serve": {"uvicorn", "runner.service.app", "runner.service.connections",
               "runner.service.settings"},  # the service extra, with a message when missing
-    "tournament": {"rich.progress", "rich.live"},  # the live view: not for --quiet runs
+    # The live view (not for --quiet runs), and Dask only to say in one line when the cluster
+    # extra is missing, before any engine is started.
+    "tournament": {"rich.progress", "rich.live", "distributed"},
     "worker": {"distributed", "runner.cluster.scheduler"},  # the cluster extra, ditto
 }
 """The imports left inside functions of the command modules the lazy group loads on use,

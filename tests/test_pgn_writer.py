@@ -142,7 +142,9 @@ def _description_of(game: PgnGame) -> GameDescription:
 
 def _printed_step(seconds: float) -> float:
     """Half the last printed digit of a move time (format_seconds keeps ~3 digits)."""
-    return 0.0005 if seconds < 0.1 else 0.005 if seconds < 10 else 0.05 if seconds < 100 else 0.5
+    # Half the last written digit, plus a hair: 0.875 written as 0.88 is 0.005 away in
+    # decimal but 0.0050000000000000044 in binary floating point.
+    return 1e-9 + (0.0005 if seconds < 0.1 else 0.005 if seconds < 10 else 0.05 if seconds < 100 else 0.5)
 
 
 def _check_round_trip(description: GameDescription) -> None:

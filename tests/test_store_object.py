@@ -127,7 +127,8 @@ def test_stop_marks_only_its_origins_unfinished_tournament_stopped(played, tmp_p
 
         running = start(load_config(config_file), store, StartMode.NEW, origin=SERVICE)
         said: list[str] = []
-        running.on_event = lambda event: said.append(event.text if isinstance(event, Notice) else "")
+        # What run() would be given: this tournament is stopped before it runs.
+        running._on_event = lambda event: said.append(event.text if isinstance(event, Notice) else "")
         assert stop(store, 0, origin=SERVICE, running=running) == "stopping"
         assert stop(store, 0, origin=SERVICE, hard=True, running=running) == "stopping"
         assert [text.split(":")[0] for text in said] == [
