@@ -10,6 +10,7 @@ the game (the engines are stopped either way; a second signal does not cut that 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from runner.config.model import TournamentConfig
@@ -20,9 +21,10 @@ from runner.protocol.engine import Variant
 from runner.protocol.freeze import FreezeMonitor
 from runner.rules import STARTING_FEN, Board
 from runner.tournament.interrupts import Interrupts
+from runner.tournament.protocols import resolve_protocols
 from runner.tournament.runtime import adjudication_rules, engine_config
 
-__all__ = ["Interrupted", "PlayOutcome", "PositionError", "one_game", "play_one"]
+__all__ = ["Interrupted", "PlayOutcome", "PositionError", "one_game", "play_config", "play_one"]
 
 
 class PositionError(ValueError):
@@ -91,3 +93,28 @@ async def play_one(job: GameJob) -> PlayOutcome:
             await slot.close()  # a played game leaves its engines kept by the slot
         finally:
             freezes.release()
+
+
+async def play_config(config: TournamentConfig, *, fen: str | None = None,
+                      moves: tuple[str, ...] = (),
+                      say: Callable[[str], None] = lambda _line: None) -> PlayOutcome:
+    """`config`'s one game: the engines given no protocol are asked first (`say` gets a line
+    each), then the game is played as `play_one` plays it. A stop signal while they are asked
+    ends the command the same way (`Interrupted`, no engine left), not the process."""
+    task = asyncio.current_task()
+    assert task is not None
+
+    def abort(_hard: bool) -> None:
+        if interrupts.count == 1:
+            task.cancel()
+
+    interrupts = Interrupts(abort)
+    with interrupts:
+        try:
+            config = await resolve_protocols(config, say)
+        except asyncio.CancelledError:
+            if interrupts.exit_status is None:
+                raise
+            task.uncancel()
+            return Interrupted(interrupts.exit_status)
+    return await play_one(one_game(config, fen=fen, moves=moves))

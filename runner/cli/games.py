@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runner.app.play import Interrupted, PositionError, one_game, play_one
+from runner.app.play import Interrupted, PositionError, one_game, play_config
 from runner.cli.errors import exit_on_error, fail, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.cli.help import PASSTHROUGH, PLAY_INTERRUPT_HELP, vocabulary_help
@@ -30,7 +30,7 @@ from runner.protocol.factory import make_engine, stop_engines
 from runner.protocol.uci import UciEngine
 from runner.rules import Board
 from runner.text import shown
-from runner.tournament.protocols import detect_protocol, resolve_protocols
+from runner.tournament.protocols import detect_protocol
 from runner.tournament.runtime import engine_config
 
 if TYPE_CHECKING:
@@ -47,15 +47,16 @@ def play_command(ctx: typer.Context) -> None:
         count = len(arguments.table["engines"])
         if count != 2:
             raise CommandLineError(f"'runner play' needs exactly two --engine groups, got {count}")
-        # An engine given no proto= is asked, as a tournament's are (one rule for both).
-        config = run_async(resolve_protocols(arguments.config(), _note))
-        job = one_game(config, fen=arguments.fen, moves=arguments.moves)
+        config = arguments.config()
+        one_game(config, fen=arguments.fen, moves=arguments.moves)  # checked before any start
     except PositionError as exc:
         raise exit_on_error(CommandLineError(str(exc))) from None
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
 
-    outcome = run_async(play_one(job))
+    # An engine given no proto= is asked, as a tournament's are (one rule for both).
+    outcome = run_async(play_config(config, fen=arguments.fen, moves=arguments.moves,
+                                    say=_note))
     if isinstance(outcome, Interrupted):
         _err.print(f"game interrupted (exit status {outcome.exit_status}); the engines are stopped",
                    highlight=False, markup=False)
