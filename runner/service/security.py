@@ -19,6 +19,7 @@ import time
 from collections import Counter, OrderedDict
 from typing import Any
 
+import anyio
 from fastapi import HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import ClientDisconnect
@@ -234,6 +235,14 @@ class BodyLimit:
             # Gone before its body was all in (or closed for being too slow about it):
             # nobody to answer, and a traceback each time would let a client fill the log.
             return
+        except BaseExceptionGroup as group:
+            # An event stream whose reader went away (or a shutdown) while FastAPI's SSE
+            # producer still had an event to hand to its keep-alive task: the producer's send
+            # fails on the closed stream. The response had started; nobody is left to answer.
+            _, rest = group.split((anyio.BrokenResourceError, anyio.ClosedResourceError))
+            if started and rest is None:
+                return
+            raise
         except _TooLarge:
             if not started:
                 await _refuse(send, 413, f"request body over {self.limit} bytes")
