@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from runner.clock import TimeControl
+from runner.game.adjudication import AdjudicationRules
 from runner.game.play import play_game
 from runner.game.record import GameSpec
 from runner.protocol.cecp import CecpEngine
@@ -158,8 +159,9 @@ class FairymaxDouble:
             self._on_lines(lines)
 
 
-async def _games(count: int) -> tuple[int, float]:
-    """Play `count` games between two doubles; (plies, CPU seconds of the games alone)."""
+async def _games(count: int, adjudication: AdjudicationRules | None = None) -> tuple[int, float]:
+    """Play `count` games between two doubles (under `adjudication`, none by default);
+    (plies, CPU seconds of the games alone)."""
     config = EngineConfig(name="double", argv=("double",))
     scripts = _Script(count), _Script(0)
     scripts[1].games = scripts[0].games
@@ -167,7 +169,7 @@ async def _games(count: int) -> tuple[int, float]:
     black = CecpEngine(config, transport=FairymaxDouble(scripts[1]))
     await asyncio.gather(white.start(), black.start())
     tc = TimeControl.parse("depth=1")
-    spec = GameSpec(white_tc=tc, black_tc=tc)
+    spec = GameSpec(white_tc=tc, black_tc=tc, adjudication=adjudication or AdjudicationRules())
     plies = 0
     began = time.process_time()
     for _ in range(count):

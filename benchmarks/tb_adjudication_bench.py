@@ -23,45 +23,15 @@ import argparse
 import asyncio
 import os
 import statistics
-import time
 from pathlib import Path
 
-from ply_bench import FairymaxDouble, _Script
+from ply_bench import _games, _Script
 
-from runner.clock import TimeControl
 from runner.game.adjudication import AdjudicationRules
-from runner.game.play import play_game
-from runner.game.record import GameSpec
-from runner.protocol.cecp import CecpEngine
-from runner.protocol.engine import EngineConfig
 from runner.rules import STARTING_FEN, Board
 from runner.tablebase import Tablebase
 
 _DEFAULT_TABLES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "syzygy"
-
-
-async def _games(count: int, rules: AdjudicationRules) -> tuple[int, float]:
-    """Play `count` scripted games under `rules`; (plies, CPU seconds of the games alone)."""
-    config = EngineConfig(name="double", argv=("double",))
-    scripts = _Script(count), _Script(0)
-    scripts[1].games = scripts[0].games
-    white = CecpEngine(config, transport=FairymaxDouble(scripts[0]))
-    black = CecpEngine(config, transport=FairymaxDouble(scripts[1]))
-    await asyncio.gather(white.start(), black.start())
-    tc = TimeControl.parse("depth=1")
-    spec = GameSpec(white_tc=tc, black_tc=tc, adjudication=rules)
-    plies = 0
-    began = time.process_time()
-    for _ in range(count):
-        scripts[0].new_game()
-        scripts[1].new_game()
-        scripts[1].ply = 1
-        record = await play_game(white, black, spec)
-        assert record.termination.value != "illegal move", record.reason
-        plies += len(record.moves)
-    spent = time.process_time() - began
-    await asyncio.gather(white.quit(), black.quit())
-    return plies, spent
 
 
 def _probed_positions(count: int, largest: int) -> tuple[int, int]:
