@@ -131,10 +131,18 @@ class TournamentManager:
         self._closing = True
         for run in self._runs.values():
             run.tournament.stop(hard=True)
-        tasks = [run.task for run in self._runs.values() if run.task is not None]
-        for task in tasks:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
+        tasks = [(tournament_id, run.task) for tournament_id, run in self._runs.items()
+                 if run.task is not None]
+        for tournament_id, task in tasks:
+            try:
                 await asyncio.wait_for(asyncio.shield(task), 30)
+            except TimeoutError:
+                # Its lease stays with this process until it exits: a restart in the same
+                # process would find the tournament still held, so say which one.
+                log.warning("tournament %d did not end within 30 s of the shutdown",
+                            tournament_id)
+            except (Exception, asyncio.CancelledError):
+                pass  # its own end already reported it
         for event_log in self._logs.values():
             event_log.close()
         await asyncio.to_thread(self._offload.close)
