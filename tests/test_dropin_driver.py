@@ -225,3 +225,16 @@ def test_a_run_name_is_short_and_the_same_for_the_same_words() -> None:
     assert len(name) <= NAME_LIMIT and name.startswith("fastchess a vs b [")
     assert run_name("fastchess", [*words[:-1], "3"], "a vs b") != name
     assert len(run_name("cutechess", words, "e" * 500)) == NAME_LIMIT
+
+
+def test_the_entry_module_and_the_contract_load_no_run_code() -> None:
+    """A drop-in's ``--version`` or ``-help`` pays for the peer's parser, not for the database,
+    the event loop or the config model (frameworks ask for the version on every start)."""
+    heavy = ("sqlalchemy", "pydantic", "asyncio", "runner.tournament", "runner.store", "typer",
+             "rich")
+    code = ("import sys\nimport runner.dropin.main, runner.dropin.contract\n"
+            f"print(sorted(n for n in {heavy!r} if n in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
