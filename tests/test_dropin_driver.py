@@ -238,3 +238,16 @@ def test_the_entry_module_and_the_contract_load_no_run_code() -> None:
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_concurrency_past_one_process_plays_on_local_workers(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="local workers need the cluster extra")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: more processes would only share it")
+    words = [*_words(tmp_path, rounds=1, tc="inf depth=1"),
+             f"concurrency={GAMES_PER_PROCESS * 2}"]
+    done = _run(words, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        workers = [row[0] for row in conn.execute("select worker from games order by job_index")]
+    assert len(workers) == 2 and all(workers), workers  # each game names the worker it ran on
