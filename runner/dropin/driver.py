@@ -102,14 +102,15 @@ def play(run: DropinRun, stdout: TextIO | None = None, stderr: TextIO | None = N
 
 async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
     """The run on the event loop: protocols asked, tournament found or created, played. A
-    stop signal before the games start ends it there (exit status 128 + its number)."""
+    stop signal before the tournament is taken ends it there (exit status 128 + its number);
+    from then on it stops the tournament, which ends as interrupted with the output's lines."""
     task = asyncio.current_task()
     assert task is not None
-    playing: list[Tournament] = []
+    taken: list[Tournament] = []
 
     def stop(_hard: bool) -> None:
-        if playing:
-            playing[0].stop(hard=True)
+        if taken:
+            taken[0].stop(hard=True)
         elif interrupts.count == 1:
             task.cancel()
 
@@ -125,10 +126,14 @@ async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
                 raise
             task.uncancel()
             return interrupts.exit_status
+        # Taken (its lease held): a signal from here on stops it, and the run below ends it
+        # as interrupted (a stop before `run` plays nothing), releasing the lease.
+        taken.append(tournament)
+        if interrupts.first is not None:
+            tournament.stop(hard=True)
         output = run.make_output(out)
         if tournament.done_games:
             output.resumed(await asyncio.to_thread(lambda: list(stored_games(store, tournament))))
-        playing.append(tournament)
         try:
             outcome = await tournament.run(on_event=_dispatch(output))
         except TournamentError as exc:  # another runner took the tournament meanwhile
