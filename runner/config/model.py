@@ -322,6 +322,8 @@ class TournamentConfig:
     source: str = "<config>"
     fastchess_order: FastchessOrder | None = None
     """Pairings, colours and openings in fastchess's order (None: the runner's own)."""
+    wait_ms: int = 0
+    """Pause of each game slot after every game, in milliseconds (fastchess's -wait)."""
 
     def engine(self, name: str) -> EngineSpec:
         """The engine called `name`."""
