@@ -109,14 +109,21 @@ class FastchessSettings:
     """The ``-engine`` entries in command-line order (the first is the results' "first")."""
     book_file: str = ""
     """``-openings file=`` as given (the header shows its last path component)."""
+    book_random: bool = False
+    """``order=random`` with a book: fastchess prints ``Indexing opening suite...`` first."""
     games: int = 2
     """``-games`` after fastchess's sanitising: 2 plays colour-swapped pairs."""
     rounds: int = 2
     tournament: Literal["roundrobin", "gauntlet"] = "roundrobin"
+    seeds: int = 1
+    """``-seeds``: a gauntlet's seeded engines (the first ones)."""
     variant: Literal["standard", "fischerandom"] = "standard"
     recover: bool = False
 
     # Warnings and diagnostics.
+    startup_lines: tuple[str, ...] = ()
+    """Lines fastchess prints while it reads its command line, before any game (``Warning: No
+    opening book specified! ...``, ``Info: Adjusted concurrency to ...``), in its order."""
     show_latency: bool = False
     test_env: bool = False
     """``-testEnv``: multi-line warnings are joined into one line by `` :: ``."""
