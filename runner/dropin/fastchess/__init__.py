@@ -45,16 +45,12 @@ def help_text() -> str:
     return MANUAL.format(version=FASTCHESS_VERSION, runner=_runner_version())
 
 
-def _output_factory(settings: FastchessSettings, printed: list[str],
-                    ) -> Callable[[TextIO], PeerOutput]:
-    """The output builder for the driver: fastchess's start-up lines first, then its output."""
+def _output_factory(settings: FastchessSettings) -> Callable[[TextIO], PeerOutput]:
+    """The output builder for the driver."""
 
     def make(stream: TextIO) -> PeerOutput:
         from runner.dropin.fastchess.output import FastchessOutput
 
-        for line in printed:
-            stream.write(line + "\n")
-        stream.flush()
         return FastchessOutput(stream, settings)
 
     return make
@@ -94,8 +90,6 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
         raise refuse(exc) from None
     except ValueError as exc:  # a setting the runner's model refuses
         raise PeerUsageError(f"runner-fastchess: {exc}", 1, stream="stdout") from None
-    if config.openings is not None and config.openings.order.value == "random":
-        options.printed.append("Indexing opening suite...")  # fastchess says so as it shuffles
-    settings = build_settings(options)
-    return DropinRun(peer="fastchess", config=config,
-                     make_output=_output_factory(settings, list(options.printed)))
+    random_book = config.openings is not None and config.openings.order.value == "random"
+    settings = build_settings(options, random_book=random_book)
+    return DropinRun(peer="fastchess", config=config, make_output=_output_factory(settings))

@@ -888,13 +888,17 @@ def read_argv(argv: Sequence[str]) -> FastchessArgs:
         except (HelpAsked, VersionAsked):
             raise
         except (FastchessError, ValueError) as exc:
-            raise _reading_error(arg, argv[i], exc) from None
+            error = _reading_error(arg, argv[i], exc)
+            error.printed = list(a.printed)
+            raise error from None
         i += 1
     for flag, params in deferred.items():
         try:
             _call(flag, OPTIONS[flag], params, a)
         except (FastchessError, ValueError) as exc:
-            raise _reading_error(flag, " ".join(params) if params else "<none>", exc) from None
+            error = _reading_error(flag, " ".join(params) if params else "<none>", exc)
+            error.printed = list(a.printed)
+            raise error from None
     try:
         sanitize(a)
     except FastchessError as exc:

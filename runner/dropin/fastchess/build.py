@@ -31,11 +31,13 @@ from runner.config.model import (
     TournamentFormat,
 )
 from runner.config.programs import find_program
+from runner.dropin.contract import run_name
 from runner.dropin.fastchess.args import EngineArgs, FastchessArgs, FastchessError, engine_argv
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings, SprtSettings
 from runner.protocol.engine import Variant
 
-__all__ = ["NOT_HONOURED", "build_config", "build_settings", "run_name"]
+__all__ = ["NOT_HONOURED", "build_config", "build_settings", "default_seed", "engine_tc",
+           "fastchess_run_name"]
 
 PROGRAM = "runner-fastchess"
 
@@ -135,12 +137,13 @@ def default_seed(argv: list[str]) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def run_name(config: TournamentConfig, a: FastchessArgs) -> str:
-    """The tournament's name: the same settings (so the same command line) give the same name,
-    which makes a rerun continue the run in the database."""
+def fastchess_run_name(config: TournamentConfig, a: FastchessArgs) -> str:
+    """The tournament's name: the same settings (so the same command line, or the
+    ``-config file=`` it saved) give the same name, which makes a rerun continue the run in
+    the database; the engine names keep it readable."""
     key = json.dumps({"games": config.fingerprint(), "pgn": a.pgn_file, "epd": a.epd_file,
                       "config": a.config_name}, sort_keys=True)
-    return "fastchess-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    return run_name("fastchess", [key], " vs ".join(e.name for e in config.engines))
 
 
 def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
@@ -174,7 +177,7 @@ def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
         fastchess_order=FastchessOrder(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
         wait_ms=a.wait,
     )
-    return dataclasses.replace(config, name=run_name(config, a))
+    return dataclasses.replace(config, name=fastchess_run_name(config, a))
 
 
 def _summary(engine: EngineArgs) -> EngineSummary:
@@ -187,8 +190,10 @@ def _summary(engine: EngineArgs) -> EngineSummary:
     )
 
 
-def build_settings(a: FastchessArgs, program: str = PROGRAM) -> FastchessSettings:
-    """What fastchess would print and write for `a`."""
+def build_settings(a: FastchessArgs, program: str = PROGRAM, *,
+                   random_book: bool = False) -> FastchessSettings:
+    """What fastchess would print and write for `a` (`random_book`: a book dealt in random
+    order, which fastchess announces)."""
     track = a.pgn_track
     return FastchessSettings(
         pgn_file=a.pgn_file, pgn_notation=a.pgn_notation,  # type: ignore[arg-type]
@@ -203,8 +208,10 @@ def build_settings(a: FastchessArgs, program: str = PROGRAM) -> FastchessSetting
         report_penta=a.report_penta, output_format=a.output,  # type: ignore[arg-type]
         sprt=SprtSettings(a.elo0, a.elo1, a.alpha, a.beta, a.model)  # type: ignore[arg-type]
         if a.sprt else None,
-        engines=tuple(_summary(e) for e in a.engines), book_file=a.book_file, games=a.games,
-        rounds=a.rounds, tournament=a.tournament,  # type: ignore[arg-type]
+        engines=tuple(_summary(e) for e in a.engines), book_file=a.book_file,
+        book_random=random_book, games=a.games, rounds=a.rounds,
+        tournament=a.tournament,  # type: ignore[arg-type]
+        seeds=a.seeds, startup_lines=tuple(a.printed),
         variant=a.variant,  # type: ignore[arg-type]
         recover=a.recover, show_latency=a.show_latency, test_env=a.test_env, strict=a.strict,
         check_mate_pvs=a.check_mate_pvs, log_file=a.log_file or None,
