@@ -390,17 +390,28 @@ class _Collect:
         return 0
 
 
+WHOLE_GAMES = {
+    "match, random book, draw and resign": [
+        "-engine", "cmd=stockfish", "name=a", "option.Threads=1", "-engine", "cmd=stockfish",
+        "name=b", "-each", "depth=5", "-rounds", "3", "-openings", f"file={EPD}",
+        "order=random", "-srand", "2024", "-draw", "movenumber=30", "movecount=4", "score=10",
+        "-resign", "movecount=3", "score=500"],
+    "chess960 gauntlet, one game each, maxmoves": [
+        "-engine", "cmd=stockfish", "name=a", "-engine", "cmd=stockfish", "name=b",
+        "-engine", "cmd=stockfish", "name=c", "-each", "depth=4", "-games", "1",
+        "-rounds", "2", "-tournament", "gauntlet", "-variant", "fischerandom",
+        "-openings", f"file={FRC}", "order=random", "-srand", "9", "-maxmoves", "40"],
+}
+
+
 @needs_peer
 @needs_stockfish
 @needs_books
-def test_whole_games_are_fastchess_games(tmp_path: Path) -> None:
-    """stockfish at depth 5, random book order with -srand, draw and resign adjudication: the
-    games played through runner-fastchess's tournament are move for move fastchess's."""
-    argv = ["-engine", "cmd=stockfish", "name=a", "option.Threads=1", "-engine",
-            "cmd=stockfish", "name=b", "-each", "depth=5", "-rounds", "3",
-            "-openings", f"file={EPD}", "order=random", "-srand", "2024",
-            "-draw", "movenumber=30", "movecount=4", "score=10",
-            "-resign", "movecount=3", "score=500"]
+@pytest.mark.parametrize("name", list(WHOLE_GAMES))
+def test_whole_games_are_fastchess_games(name: str, tmp_path: Path) -> None:
+    """stockfish at a fixed depth, random book order with -srand, adjudications: the games
+    played through runner-fastchess's tournament are move for move fastchess's."""
+    argv = WHOLE_GAMES[name]
     pgn = tmp_path / "peer.pgn"
     theirs = _fastchess([*argv, "-pgnout", f"file={pgn}"], tmp_path)
     assert theirs.returncode == 0, theirs.stdout
@@ -418,3 +429,36 @@ def test_whole_games_are_fastchess_games(tmp_path: Path) -> None:
     assert play(run, stdout=io.StringIO(), stderr=io.StringIO()) == 0
     ours = [collect.games[n] for n in sorted(collect.games)]
     assert ours == real
+
+
+@needs_peer
+@needs_stockfish
+@needs_books
+def test_config_file_written_by_fastchess(tmp_path: Path) -> None:
+    """fastchess's own resume file is read (its settings, engines, seed); the games its stats
+    count are not in the runner's database, so continuing from them is refused in one line,
+    and stats=false plays the whole tournament as fastchess would."""
+    argv = ["-engine", "cmd=stockfish", "name=a", "-engine", "cmd=stockfish", "name=b",
+            "-each", "depth=1", "-rounds", "2", "-openings", f"file={EPD}", "order=random",
+            "-srand", "77", "-config", "outname=saved.json"]
+    assert _fastchess(argv, tmp_path).returncode == 0
+    saved = tmp_path / "saved.json"
+    with pytest.raises(PeerUsageError) as refused:
+        parse(["-config", f"file={saved}"])
+    assert "4 games fastchess itself played" in refused.value.line
+    run = _run(["-config", f"file={saved}", "stats=false"])
+    direct = _run(argv)
+    assert run.config.engines == direct.config.engines
+    assert run.config.openings == direct.config.openings
+
+
+def test_resume_stats_count_as_fastchess_counts() -> None:
+    """Wins, losses and draws of the first engine of each encounter, pairs by their score."""
+    from runner.dropin.fastchess.resume import results_stats
+
+    games = [("a", "b", 0, "1-0"), ("b", "a", 0, "1-0"), ("a", "b", 1, "1/2-1/2"),
+             ("b", "a", 1, "0-1"), ("c", "a", 2, "1/2-1/2")]
+    stats = results_stats(games, ["a", "b", "c"], penta=True)
+    assert stats["a vs b"]["wins"] == 2 and stats["a vs b"]["losses"] == 1
+    assert stats["a vs b"]["penta_WL"] == 1 and stats["a vs b"]["penta_WD"] == 1
+    assert stats["a vs c"]["draws"] == 1 and stats["a vs c"]["penta_DD"] == 0

@@ -9,7 +9,7 @@ fastchess's lines and writes its PGN (runner.dropin.fastchess.output).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from runner.dropin.contract import DropinRun, Immediate, PeerOutput, PeerUsageError
 
@@ -45,13 +45,17 @@ def help_text() -> str:
     return MANUAL.format(version=FASTCHESS_VERSION, runner=_runner_version())
 
 
-def _output_factory(settings: FastchessSettings) -> Callable[[TextIO], PeerOutput]:
-    """The output builder for the driver."""
+def _output_factory(settings: FastchessSettings, document: dict[str, Any],
+                    ) -> Callable[[TextIO], PeerOutput]:
+    """The output builder for the driver: fastchess's output, saving its resume file."""
 
     def make(stream: TextIO) -> PeerOutput:
         from runner.dropin.fastchess.output import FastchessOutput
+        from runner.dropin.fastchess.resume import ConfigSaving
 
-        return FastchessOutput(stream, settings)
+        names = [engine.name for engine in settings.engines]
+        return ConfigSaving(FastchessOutput(stream, settings), document, settings.config_name,
+                            settings.autosaveinterval, names, settings.report_penta)
 
     return make
 
@@ -92,4 +96,7 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
         raise PeerUsageError(f"runner-fastchess: {exc}", 1, stream="stdout") from None
     random_book = config.openings is not None and config.openings.order.value == "random"
     settings = build_settings(options, random_book=random_book)
-    return DropinRun(peer="fastchess", config=config, make_output=_output_factory(settings))
+    from runner.dropin.fastchess.resume import config_document
+
+    return DropinRun(peer="fastchess", config=config,
+                     make_output=_output_factory(settings, config_document(options)))

@@ -158,6 +158,8 @@ class FastchessArgs:
     config_name: str = "config.json"
     config_stats: dict[str, dict[str, int]] = field(default_factory=dict)
     """The ``stats`` of a ``-config file=`` (games fastchess had played)."""
+    config_foreign: bool = False
+    """The ``-config file=`` was written by fastchess itself, not by runner-fastchess."""
     quick: bool = False
     printed: list[str] = field(default_factory=list)
     """Lines fastchess prints while reading the command line (warnings, notes), in order."""

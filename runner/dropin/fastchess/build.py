@@ -126,6 +126,13 @@ def _refusals(a: FastchessArgs) -> None:
                                    ("-ping-ms", a.ping_ms, 60_000)):
         if value != default:
             raise _refuse(f"{option} {value}", "cannot be set", "engine timeouts")
+    played = sum(v.get("wins", 0) + v.get("losses", 0) + v.get("draws", 0)
+                 for v in a.config_stats.values())
+    if a.config_foreign and played:
+        raise FastchessError(
+            f"{PROGRAM}: -config file={a.config_file} counts {played} games fastchess itself "
+            "played; they are not in the runner's database, so the run cannot continue from "
+            "them (add stats=false to -config to play the whole tournament again)")
     if a.book_file.endswith(".gz"):
         raise FastchessError("Compressed book is provided but program wasn't compiled with zlib.")
 
