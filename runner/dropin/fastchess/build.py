@@ -193,7 +193,9 @@ def _summary(engine: EngineArgs) -> EngineSummary:
     return EngineSummary(
         name=engine.name, tc_moves=limit.moves, tc_time_ms=limit.time,
         tc_increment_ms=limit.increment, fixed_time_ms=limit.fixed_time, plies=limit.plies,
-        nodes=limit.nodes, threads=options.get("Threads", "1"), hash=options.get("Hash", "16"),
+        nodes=limit.nodes, threads=options.get("Threads"), hash=options.get("Hash"),
+        command=_engine_spec(engine).command,
+        directory=str(Path(engine.dir).absolute()) if engine.dir else None,
     )
 
 

@@ -44,11 +44,13 @@ class SprtSettings:
 
 @dataclass(frozen=True)
 class EngineSummary:
-    """One ``-engine`` as the results header describes it (``Results of A vs B (10+0.1, 1t, 16MB, book.epd):``).
+    """One ``-engine`` as the results header describes it (``(10+0.1, 1t, 16MB, book.epd)``).
 
     The limits are the engine's (``-each`` merged in), in fastchess's units: milliseconds for
-    times. ``threads``/``hash`` are the values the engine is given or declares as default for
-    its ``Threads`` and ``Hash`` options, None when it has no such option (fastchess: ``NULL``).
+    times. ``threads``/``hash`` override what the header shows (None: the engine's
+    ``option.Threads``/``option.Hash`` from `options`, else the default the engine declares,
+    asked with ``uci`` through `command`; ``NULL`` when it has no such option). The engine's
+    ``id name``/``id author`` for the PGN are asked the same way.
     """
 
     name: str
@@ -60,8 +62,14 @@ class EngineSummary:
     plies: int = 0
     """``plies=`` / ``depth=``."""
     nodes: int = 0
-    threads: str | None = "1"
-    hash: str | None = "16"
+    threads: str | None = None
+    hash: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
+    """``option.NAME=VALUE`` as given, in order."""
+    command: tuple[str, ...] = ()
+    """The engine's program and arguments (``cmd=`` and ``args=``), to ask its id and options."""
+    directory: str | None = None
+    """``dir=``: where the engine runs."""
 
 
 @dataclass(frozen=True)
