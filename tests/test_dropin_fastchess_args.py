@@ -8,6 +8,7 @@ comparison with the peer is skipped when its binary or stockfish is absent.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -249,6 +250,9 @@ REFUSED = [
     ["-startup-ms", "x"],
     [*ENGINES, "-each", "depth=1", "-tb", "/tmp"],
     [*ENGINES, "-each", "depth=1", "-openings", f"file={EPD}", "-rounds", "0"],
+    [*ENGINES, "-each", "depth=1", "-games", "-1", "-rounds", "-1"],
+    ["-games", "3000000000"],
+    ["-concurrency", "1.5"],
 ]
 
 
@@ -462,3 +466,56 @@ def test_resume_stats_count_as_fastchess_counts() -> None:
     assert stats["a vs b"]["wins"] == 2 and stats["a vs b"]["losses"] == 1
     assert stats["a vs b"]["penta_WL"] == 1 and stats["a vs b"]["penta_WD"] == 1
     assert stats["a vs c"]["draws"] == 1 and stats["a vs c"]["penta_DD"] == 0
+
+
+# -- recorded from fastchess 1.8.2 (the runs above), for machines without the peer -------------
+
+
+def test_schedule_recorded_from_fastchess() -> None:
+    """fastchess's "Started game N of T (W vs B)" lines of two recorded runs: a three-engine
+    round-robin (-games 2 -rounds 3) and a gauntlet with one game per encounter."""
+    from runner.config.model import FastchessOrder
+    from runner.tournament.pairing import fastchess_pairing
+
+    rr = fastchess_pairing(["a", "b", "c"], FastchessOrder(), gauntlet=False, rounds=3, games=2)
+    assert [(g.white, g.black) for g in rr] == 3 * [
+        ("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
+    assert [g.pair for g in rr][:6] == [0, 0, 1, 1, 2, 2]
+    gauntlet = fastchess_pairing(["a", "b", "c"], FastchessOrder(), gauntlet=True, rounds=2,
+                                 games=1)
+    assert [(g.white, g.black) for g in gauntlet] == [
+        ("a", "b"), ("c", "a"), ("a", "b"), ("c", "a")]
+    swapped = fastchess_pairing(["a", "b"], FastchessOrder(noswap=True, reverse=True),
+                                gauntlet=False, rounds=2, games=2)
+    assert {(g.white, g.black) for g in swapped} == {("b", "a")}
+
+
+@needs_stockfish
+@needs_books
+def test_openings_recorded_from_fastchess() -> None:
+    """The start positions fastchess 1.8.2 played in its round-robin of three engines
+    (noob_3moves.epd, order=random, start=5, -srand 7, -rounds 3): one opening per encounter,
+    the book cut to three entries and dealt round and round."""
+    run = _run(["-engine", "cmd=stockfish", "name=a", "-engine", "cmd=stockfish", "name=b",
+                "-engine", "cmd=stockfish", "name=c", "-each", "depth=1", "-rounds", "3",
+                "-openings", f"file={EPD}", "order=random", "start=5", "-srand", "7"])
+    openings = OpeningPolicy(run.config)
+    first = [openings.for_pair(game.pair) for game in pairing_for(run.config)]
+    fens = [" ".join(o.fen.split()[:1]) for o in first if o is not None]
+    assert fens[:6:2] == ["rnbqkb1r/pp2pppp/3p1n2/2p5/8/P1P3P1/1P1PPP1P/RNBQKBNR",
+                          "rnbqk1nr/pppp1pbp/6p1/4p3/3P4/1QP5/PP2PPPP/RNB1KBNR",
+                          "rnbqk2r/ppppppbp/5np1/8/1P6/3PP3/P1P2PPP/RNBQKBNR"]
+    assert fens[6:] == fens[:6] + fens[:6]
+
+
+def test_wait_reaches_the_scheduler() -> None:
+    """-wait N (milliseconds) is the pause each game slot takes after a game."""
+    from runner.config.model import EngineSpec, TournamentConfig, TournamentFormat
+    from runner.tournament.runtime import local_scheduler
+
+    engine = EngineSpec(name="e", command=("e",), written_command=("e",), tc="inf depth=1")
+    other = dataclasses.replace(engine, name="f")
+    config = TournamentConfig(name="t", format=TournamentFormat.MATCH, engines=(engine, other),
+                              wait_ms=250)
+    assert local_scheduler(config, 1).wait == 0.25
+    assert local_scheduler(dataclasses.replace(config, wait_ms=0), 1).wait == 0

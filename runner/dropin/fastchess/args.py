@@ -556,16 +556,18 @@ def _site(words: list[str], a: FastchessArgs) -> None:
     a.site = "".join(words)
 
 
+# fastchess reads -games, -rounds and -wait as an int and keeps them unsigned: a negative
+# number wraps round (-games -1 is then far above 2 and swapped with -rounds).
 def _games(value: str, a: FastchessArgs) -> None:
-    a.games = _integer(value, 0, 2**64 - 1)
+    a.games = _integer(value) % 2**64
 
 
 def _rounds(value: str, a: FastchessArgs) -> None:
-    a.rounds = _integer(value, 0, 2**64 - 1)
+    a.rounds = _integer(value) % 2**64
 
 
 def _wait(value: str, a: FastchessArgs) -> None:
-    a.wait = _integer(value, 0, 2**32 - 1)
+    a.wait = _integer(value) % 2**32
 
 
 def _noswap(a: FastchessArgs) -> None:
