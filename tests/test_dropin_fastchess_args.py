@@ -136,6 +136,10 @@ def test_the_same_argv_gives_the_same_run_name_and_seed() -> None:
     assert first.config.name == again.config.name
     assert first.config.openings == again.config.openings
     assert _run([*words, "-rounds", "4"]).config.name != first.config.name
+    # More slots, or a PGN named after the clock, continue the same run with the same openings.
+    busier = _run([*words, "-concurrency", "3", "-force-concurrency", "-pgnout"])
+    assert busier.config.name == first.config.name
+    assert busier.config.openings == first.config.openings
 
 
 def test_version_and_help() -> None:

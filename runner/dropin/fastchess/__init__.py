@@ -85,10 +85,10 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
 
     from runner.dropin.fastchess.build import build_config, build_settings, default_seed
 
-    seed = options.seed if options.seed is not None else default_seed(argv)
-    options.seed = seed
     try:
-        config = build_config(options, seed)
+        if options.seed is None:
+            options.seed = default_seed(options)
+        config = build_config(options, options.seed)
     except FastchessError as exc:
         exc.printed = [*options.printed, *exc.printed]
         raise refuse(exc) from None

@@ -85,6 +85,8 @@ class FastchessArgs:
     book_start: int = 1
     # -pgnout / -epdout
     pgn_file: str | None = None
+    pgn_given: str | None = None
+    """``-pgnout file=`` as written (None: no -pgnout, or none given: a dated name)."""
     pgn_notation: str = "san"
     pgn_append: bool = True
     pgn_track: dict[str, bool] = field(default_factory=dict)
@@ -93,6 +95,7 @@ class FastchessArgs:
     event: str = "Fastchess Tournament"
     site: str = "?"
     epd_file: str | None = None
+    epd_given: str | None = None
     epd_append: bool = True
     crc32_pgn: bool = False
     # -sprt
@@ -317,7 +320,7 @@ def _pgnout(kv: KeyValues, a: FastchessArgs) -> None:
     for key, value in kv:
         flag = _bool(value)
         if key == "file":
-            a.pgn_file = value
+            a.pgn_file = a.pgn_given = value
         elif key == "append" and flag is not None:
             a.pgn_append = flag
         elif key in _PGN_TRACKS and flag is not None:
@@ -346,7 +349,7 @@ def _epdout(kv: KeyValues, a: FastchessArgs) -> None:
     for key, value in kv:
         flag = _bool(value)
         if key == "file":
-            a.epd_file = value
+            a.epd_file = a.epd_given = value
         elif key == "append" and flag is not None:
             a.epd_append = flag
         else:

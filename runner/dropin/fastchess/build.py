@@ -126,6 +126,13 @@ def _refusals(a: FastchessArgs) -> None:
                                    ("-ping-ms", a.ping_ms, 60_000)):
         if value != default:
             raise _refuse(f"{option} {value}", "cannot be set", "engine timeouts")
+    suffix = Path(a.book_file).suffix.lower()
+    if a.book_format == "pgn" and suffix != ".pgn" or a.book_format == "epd" and suffix in (
+            ".pgn", ".bin"):
+        raise _refuse(f"-openings format={a.book_format} for {a.book_file}",
+                      f"is not supported (the runner reads a book by its file name: "
+                      f"{'.pgn for PGN' if a.book_format == 'pgn' else 'EPD lines in any other'})",
+                      "choice of reader")
     played = sum(v.get("wins", 0) + v.get("losses", 0) + v.get("draws", 0)
                  for v in a.config_stats.values())
     if a.config_foreign and played:
@@ -137,10 +144,12 @@ def _refusals(a: FastchessArgs) -> None:
         raise FastchessError("Compressed book is provided but program wasn't compiled with zlib.")
 
 
-def default_seed(argv: list[str]) -> int:
+def default_seed(a: FastchessArgs) -> int:
     """The seed of a command line without -srand: fastchess draws one at random; here it comes
-    from the command line, so that rerunning it (which resumes) deals the same openings."""
-    digest = hashlib.sha256("\0".join(argv).encode()).digest()
+    from the settings (what the games depend on, the order of the words and -concurrency
+    left out), so that rerunning the command line (which resumes) deals the same openings."""
+    unseeded = build_config(a, 0)
+    digest = hashlib.sha256(unseeded.fingerprint().encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
@@ -148,7 +157,9 @@ def fastchess_run_name(config: TournamentConfig, a: FastchessArgs) -> str:
     """The tournament's name: the same settings (so the same command line, or the
     ``-config file=`` it saved) give the same name, which makes a rerun continue the run in
     the database; the engine names keep it readable."""
-    key = json.dumps({"games": config.fingerprint(), "pgn": a.pgn_file, "epd": a.epd_file,
+    # A -pgnout/-epdout without file= names its file after the clock: that name is left out,
+    # or no rerun would ever find its run.
+    key = json.dumps({"games": config.fingerprint(), "pgn": a.pgn_given, "epd": a.epd_given,
                       "config": a.config_name}, sort_keys=True)
     return run_name("fastchess", [key], " vs ".join(e.name for e in config.engines))
 

@@ -55,7 +55,7 @@ def _read(doc: dict[str, Any], a: FastchessArgs) -> None:
     a.book_format = _pick(_FORMATS, opening["format"], "opening format")
     a.book_order = _pick(_ORDERS, opening["order"], "opening order")
     a.book_plies, a.book_start = int(opening["plies"]), int(opening["start"])
-    a.pgn_file = pgn["file"] or None
+    a.pgn_file = a.pgn_given = pgn["file"] or None
     a.pgn_notation = _pick(_NOTATIONS, pgn["notation"], "notation")
     a.pgn_append = bool(pgn["append_file"])
     a.pgn_track = {key: bool(pgn[f"track_{key}"]) for key in
@@ -63,7 +63,8 @@ def _read(doc: dict[str, Any], a: FastchessArgs) -> None:
     a.pgn_min, a.crc32_pgn = bool(pgn["min"]), bool(pgn["crc"])
     a.pgn_match_lines = list(pgn.get("additional_lines_rgx", []))
     a.event, a.site = pgn["event_name"], pgn["site"]
-    a.epd_file, a.epd_append = epd["file"] or None, bool(epd["append_file"])
+    a.epd_file = a.epd_given = epd["file"] or None
+    a.epd_append = bool(epd["append_file"])
     a.sprt = bool(sprt["enabled"])
     a.elo0, a.elo1 = float(sprt["elo0"]), float(sprt["elo1"])
     a.alpha, a.beta, a.model = float(sprt["alpha"]), float(sprt["beta"]), str(sprt["model"])
