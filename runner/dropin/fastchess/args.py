@@ -194,7 +194,7 @@ def _float(text: str) -> float:
     if not text or any(c.isspace() for c in text):
         raise bad
     lowered = text.lower()
-    if "inf" in lowered or "nan" in lowered or lowered.startswith(("0x", "-0x", "+0x")):
+    if "_" in text or "inf" in lowered or "nan" in lowered or lowered.startswith(("0x", "-0x", "+0x")):
         raise bad
     try:
         value = float(text)
