@@ -38,6 +38,7 @@ __all__ = [
     "ClusterConfig",
     "DrawAdjudication",
     "EngineSpec",
+    "FastchessOrder",
     "OpeningOrder",
     "OpeningsConfig",
     "OptionValue",
@@ -274,6 +275,26 @@ class ClusterConfig:
 
 
 @dataclass(frozen=True)
+class FastchessOrder:
+    """Games, colours and openings dealt as fastchess 1.8 deals them (its drop-in entry point).
+
+    fastchess numbers games encounter by encounter in index order (engine 0 against 1, 2, ...,
+    then 1 against 2, ...), gives White to the first engine of an encounter in odd-numbered
+    games, and deals one opening per encounter from a book shuffled with mt19937_64, rotated by
+    ``start`` and cut to ``rounds`` entries (runner.tournament.pairing, runner.books.mt64).
+    """
+
+    __pydantic_config__ = _FORBID_UNKNOWN_KEYS
+
+    noswap: bool = False
+    """Every game keeps the encounter's first engine on White (-noswap)."""
+    reverse: bool = False
+    """Colours the other way round (-reverse)."""
+    seeds: int = 1
+    """Gauntlet: how many of the first engines play all the others (-seeds)."""
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     """A whole, validated tournament configuration."""
 
@@ -299,6 +320,10 @@ class TournamentConfig:
     cluster: ClusterConfig | None = None
     """Play on Dask workers (left out of the fingerprint: where games run does not matter)."""
     source: str = "<config>"
+    fastchess_order: FastchessOrder | None = None
+    """Pairings, colours and openings in fastchess's order (None: the runner's own)."""
+    wait_ms: int = 0
+    """Pause of each game slot after every game, in milliseconds (fastchess's -wait)."""
 
     def engine(self, name: str) -> EngineSpec:
         """The engine called `name`."""
@@ -340,6 +365,9 @@ class TournamentConfig:
                    if adj.tablebases else {}),
             },
             "sprt": None if self.sprt is None else vars(self.sprt),
+            # Only when set: stored tournaments from before the key keep their fingerprint.
+            **({"fastchess_order": vars(self.fastchess_order)}
+               if self.fastchess_order is not None else {}),
         }
 
     def fingerprint(self) -> str:

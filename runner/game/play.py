@@ -322,11 +322,18 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
                     or _time_forfeit(board, mover, f"{elapsed:.3f} s used"))
         info = reply.info
         zeroing = board.is_zeroing(move)
-        played = MoveRecord(
-            uci=move.uci(), san=board.san_and_push(move), time=elapsed,
-            depth=info.depth if info else None, score_cp=info.score_cp if info else None,
-            mate=info.mate if info else None, nodes=info.nodes if info else None,
-        )
+        left = clock.time_left()
+        if info is None:
+            played = MoveRecord(uci=move.uci(), san=board.san_and_push(move), time=elapsed,
+                                time_left=left)
+        else:
+            played = MoveRecord(
+                uci=move.uci(), san=board.san_and_push(move), time=elapsed, depth=info.depth,
+                score_cp=info.score_cp, mate=info.mate, nodes=info.nodes,
+                seldepth=info.seldepth, nps=info.nps, hashfull=info.hashfull,
+                tbhits=info.tbhits, pv=info.pv, time_left=left,
+                latency=None if info.time is None else elapsed - info.time,
+            )
         ignored_claims[mover] = 0
         moves.append(played)
         sent.append(played.uci)

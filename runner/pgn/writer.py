@@ -78,6 +78,20 @@ class MoveRecord:
     """The move in coordinate form (``e2e4``, ``e7e8q``); empty for a move known only as SAN."""
     nodes: int | None = None
     """Nodes the engine searched for the move."""
+    seldepth: int | None = None
+    """Selective search depth the engine reported (fastchess's ``sd=``)."""
+    nps: int | None = None
+    """Nodes per second the engine reported."""
+    hashfull: int | None = None
+    """Hash table fill in permille the engine reported."""
+    tbhits: int | None = None
+    """Tablebase hits the engine reported."""
+    pv: tuple[str, ...] = ()
+    """The engine's principal variation for the move, coordinate form."""
+    time_left: float | None = None
+    """Seconds left on the mover's clock after the move (None: no clock runs)."""
+    latency: float | None = None
+    """Seconds the move took beyond the search time the engine reported (may be negative)."""
 
 
 @dataclass(frozen=True, slots=True)

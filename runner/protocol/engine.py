@@ -203,6 +203,10 @@ class SearchInfo:
     time: float | None = None
     nodes: int | None = None
     pv: tuple[str, ...] = ()
+    seldepth: int | None = None
+    nps: int | None = None
+    hashfull: int | None = None
+    tbhits: int | None = None
 
 
 @dataclass(frozen=True)

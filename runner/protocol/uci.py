@@ -299,6 +299,10 @@ class UciEngine(PipeEngine):
             time=info.time if info.time is not None else old.time,
             nodes=info.nodes if info.nodes is not None else old.nodes,
             pv=info.pv or old.pv,
+            seldepth=info.seldepth if info.seldepth is not None else old.seldepth,
+            nps=info.nps if info.nps is not None else old.nps,
+            hashfull=info.hashfull if info.hashfull is not None else old.hashfull,
+            tbhits=info.tbhits if info.tbhits is not None else old.tbhits,
         )
 
     def _handle_bestmove(self, line: Line, text: str) -> None:

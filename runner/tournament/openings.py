@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from runner.books.mt64 import FastchessShuffle
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
 from runner.config.model import BookFormat, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
@@ -49,6 +50,25 @@ class OpeningPolicy:
             self.cursor = OpeningCursor(book, order=cfg.order.value, seed=cfg.seed,
                                         start=cfg.start_index)
             self._seed = cfg.seed
+        self._fastchess: FastchessShuffle | None = None
+        self._fastchess_size = 0
+
+    def _fastchess_index(self, pair: int) -> int:
+        """The book entry fastchess deals to encounter `pair`: its book (shuffled by
+        mt19937_64 from the seed in random order) rotated by ``start - 1``, cut to ``rounds``
+        entries and dealt round and round."""
+        assert self.cursor is not None and self.config.openings is not None
+        cfg = self.config.openings
+        if self._fastchess_size == 0:
+            self._fastchess_size = len(self.cursor.book)
+            if self._fastchess_size == 0:
+                raise ValueError(f"{cfg.file}: the book is empty")
+            if cfg.order.value == "random":
+                self._fastchess = FastchessShuffle(self._fastchess_size, cfg.seed)
+        size = self._fastchess_size
+        kept = min(size, max(self.config.rounds, 1))
+        position = (pair % kept + cfg.start_index) % size
+        return position if self._fastchess is None else self._fastchess[position]
 
     def check(self, pairs: int) -> None:
         """Deal the opening of each of `pairs` pairs now, so that a book that cannot serve
@@ -59,6 +79,10 @@ class OpeningPolicy:
         if cfg is None:
             return
         try:
+            if self.config.fastchess_order is not None and self.cursor is not None:
+                # fastchess deals its book round and round after `rounds` entries: the pairs
+                # past the first `rounds` repeat openings already checked.
+                pairs = min(pairs, max(self.config.rounds, 1), len(self.cursor.book))
             for pair in range(pairs):
                 self.for_pair(pair)
         except (ValueError, OSError) as exc:  # OpeningBookError, PolyglotError, unreadable
@@ -70,7 +94,9 @@ class OpeningPolicy:
         if pair in self._cache:
             return self._cache[pair]
         opening: Opening | None = None
-        if self.cursor is not None:
+        if self.cursor is not None and self.config.fastchess_order is not None:
+            opening = self.cursor.book.opening(self._fastchess_index(pair))
+        elif self.cursor is not None:
             self.cursor.served = pair
             opening = self.cursor.next()
         elif self.chess960:

@@ -109,4 +109,4 @@ def local_scheduler(config: TournamentConfig, concurrency: int,
     `freezes`, the loop's monitor when its owner shares one (else the scheduler's own)."""
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
     return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh,
-                          freezes=freezes)
+                          freezes=freezes, wait=config.wait_ms / 1000.0)

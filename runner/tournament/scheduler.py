@@ -125,8 +125,10 @@ class LocalScheduler(Scheduler):
     def __init__(self, concurrency: int, *, affinity: bool = False,
                  fresh_engines: frozenset[str] = frozenset(),
                  engine_factory: Callable[[EngineConfig], Engine] = make_engine,
-                 freezes: FreezeMonitor | None = None) -> None:
+                 freezes: FreezeMonitor | None = None, wait: float = 0.0) -> None:
         self.concurrency = max(1, concurrency)
+        self.wait = wait
+        """Seconds a slot pauses after each game (fastchess's -wait), 0: none."""
         self.affinity = affinity
         self.fresh_engines = fresh_engines
         self._make_engine = engine_factory
@@ -226,6 +228,8 @@ class LocalScheduler(Scheduler):
                     opened = True
                     self._open_slot()
                 await self._play(slot, job)
+                if self.wait > 0:
+                    await asyncio.sleep(self.wait)
         except Exception as exc:
             # A slot never dies silently (the run going on with fewer slots): whatever it
             # raises stops the run with the reason; its game in flight is played on resume.
