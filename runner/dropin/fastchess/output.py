@@ -168,6 +168,7 @@ class FastchessOutput:
         self._epd: _File | None = None
         self._log: TextIO | None = None
         self._known: dict[str, tuple[EngineId, dict[str, str]]] = {}
+        self._restarted: set[str] = set()
 
     # ------------------------------------------------------------------ the contract
     def resumed(self, games: Sequence[GameFinished]) -> None:
@@ -219,14 +220,18 @@ class FastchessOutput:
         if self._settings.output_format == "cutechess":
             if (self._count + 1) % self._score_interval == 0 or last:
                 self._line(self._score_line(first, second))
+        loser = job.black if event.result == Result.WHITE_WINS else job.white
+        # With -recover fastchess replaces an engine that crashed or stalled by a new one,
+        # not yet started, before it prints: the header knows none of its options then.
+        self._restarted = {loser} if broken and event.result != Result.DRAW else set()
         index = pair + 1 if self._penta else self._count + 1
         if (index % self._interval == 0 and pair not in self._pairs) or last:
             self._interval_block(first, second)
         self._sprt_check(first, second)
+        self._restarted = set()
         self._count += 1
         if event.result == Result.DRAW:
             return
-        loser = job.black if event.result == Result.WHITE_WINS else job.white
         if event.termination is GameTermination.TIME_FORFEIT:
             self._tracker.setdefault(loser, [0, 0])[0] += 1
         elif broken:
@@ -448,6 +453,8 @@ class FastchessOutput:
 
     def _option(self, engine: EngineSummary, option: str, unit: str) -> str:
         """The engine's value of `option` as the header shows it, ``NULL`` when it has none."""
+        if engine.name in self._restarted:
+            return "NULL"
         given = engine.threads if option == "Threads" else engine.hash
         if given is not None:
             return f"{given}{unit}"

@@ -12,9 +12,12 @@ comment being never split.
 
 from __future__ import annotations
 
+import functools
+import gzip
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from importlib import resources
 
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
 from runner.game.record import GameRecord, GameTermination
@@ -276,6 +279,11 @@ def game_pgn(record: GameRecord, round_number: int, settings: FastchessSettings,
         else:
             tag("WhiteTimeControl", time_control_text(white))
             tag("BlackTimeControl", time_control_text(black))
+    if not settings.pgn_min and not frc:
+        opening = _classify(record)
+        if opening is not None:
+            tag("ECO", opening[0])
+            tag("Opening", opening[1])
     reason = fastchess_reason(record)
     black_starts = start.turn is False
     fullmove = start.fullmove_number
@@ -372,6 +380,33 @@ def _render(tags: Sequence[tuple[str, str]], moves: Sequence[tuple[str, str]], r
         append(token)
     append(result)
     return text + "".join(body)
+
+
+@functools.cache
+def _openings() -> dict[str, tuple[str, str]]:
+    """ECO code and name by position (the first four FEN fields): the table fastchess uses,
+    which is lichess-org/chess-openings of 2025-07-31 (public domain), shipped as data."""
+    raw = resources.files("runner.dropin.fastchess").joinpath("openings.tsv.gz").read_bytes()
+    table: dict[str, tuple[str, str]] = {}
+    for line in gzip.decompress(raw).decode().splitlines():
+        if line and not line.startswith("#"):
+            key, eco, name = line.split("\t")
+            table[key] = (eco, name)
+    return table
+
+
+def _classify(record: GameRecord) -> tuple[str, str] | None:
+    """The opening of the last position of the game that the table names (fastchess's
+    ``getOpeningClassification``): the start position first, then after each move."""
+    table = _openings()
+    board = Board(record.spec.start_fen or STARTING_FEN)
+    found = table.get(board.epd())
+    for played in record.moves:
+        board.push_uci(played.uci)
+        named = table.get(board.epd())
+        if named is not None:
+            found = named
+    return found
 
 
 def epd_line(record: GameRecord) -> str:
