@@ -205,3 +205,50 @@ def test_command_modules_loaded_on_use_import_at_their_top() -> None:
                     elif isinstance(inner, ast.Import):
                         found.setdefault(path.stem, set()).update(a.name for a in inner.names)
     assert found == DEFERRED
+
+
+@pytest.mark.parametrize("args", [("stats", "--wdl", "10", "5", "3"),
+                                  ("stats", "--penta", "1", "2", "3", "4", "5", "--elo0", "-1",
+                                   "--elo1", "2.5", "--alpha", "0.1", "--model", "logistic"),
+                                  ("perft", "startpos", "1")])
+def test_typed_options_are_read_without_pydantic(args: tuple[str, ...]) -> None:
+    # Issue 30: Typer 0.29 built a pydantic TypeAdapter for each typed option (given or not),
+    # a third of `runner stats`'s start-up; plain values are now read by runner.cli.group.
+    loaded, done = _run(*args, watch=("pydantic",))
+    assert done.returncode == 0, done.stderr
+    assert loaded == []
+
+
+def test_values_the_plain_reading_is_unsure_of_get_typer_s_own_reading_and_messages() -> None:
+    # What runner.cli.group leaves to pydantic: other spellings (still accepted as before)
+    # and wrong values (refused with pydantic's message, as before).
+    loaded, done = _run("stats", "--wdl", "+10", " 5", "3", "--elo0", "-1e0", "--elo1", ".5",
+                        "--json", watch=("pydantic",))
+    assert done.returncode == 0, done.stderr
+    assert loaded == ["pydantic"]
+    assert '"games": 18' in done.stdout and '"llr": 0.0356' in done.stdout  # elo0 -1, elo1 0.5
+    refused = _run("stats", "--wdl", "10", "5", "x")[1]
+    assert refused.returncode == 2
+    assert "unable to parse string as an integer" in refused.stderr
+    ranged = _run("perft", "startpos", "--", "-1")[1]
+    assert ranged.returncode == 2 and "greater than or equal to 0" in ranged.stderr
+
+
+def test_the_plain_reading_agrees_with_pydantic_where_it_answers() -> None:
+    from pydantic import TypeAdapter
+
+    from runner.cli.group import _UNSURE, _plain
+
+    for kind, values in ((int, ["0", "7", "-3", "007", "12345678901234567890", "1.5", "٣",
+                                "", "-", "1_0", " 1", 4]),
+                         (float, ["0", "2.5", "-0.25", "1.", ".5", "1e3", "inf", "nan", "-",
+                                  "", 3, 0.5]),
+                         (str, ["x", "", "--"])):
+        for value in values:
+            mine = _plain(kind, value)
+            if mine is not _UNSURE:
+                theirs = TypeAdapter(kind).validate_python(value)
+                assert (mine, type(mine)) == (theirs, type(theirs)), (kind, value)
+    assert _plain(tuple[int, int], ("1", "2")) == (1, 2)
+    assert _plain(tuple[int, int], ("1",)) is _UNSURE
+    assert _plain(int, True) is _UNSURE

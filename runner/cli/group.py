@@ -13,6 +13,14 @@ a bool. Its ``--help`` options, though, default to None, so every command run th
 click's own flags: the value is what the help callback already took it to mean, and no
 validator is built. Older Typer (on click itself) defaults the flag to False: nothing changes.
 
+The values themselves go through pydantic too: Typer 0.29 coerces every typed option given
+(and every one left out, to learn it is None) with a pydantic TypeAdapter built on first use,
+so ``runner list --db X`` and ``runner stats --wdl ...`` paid for pydantic (about a third of
+their start-up, issue 30) to turn "10" into 10. `plain_values` gives the options of plain
+types (str, int, float, fixed tuples of them; a range of numbers) a coercion of their own for
+the values it is sure of, written as Python reads them ("10", "-3", "0.5"), and hands any other
+value to Typer's own, pydantic's: same values accepted, same error messages.
+
 Still needed with Typer 0.29.2 (checked for issue 27, which asked whether the lazy group made
 it redundant): its vendored click builds the help option in ``typer/_click/decorators.py``
 ``help_option`` with no default; without the override, ``runner list --help``,
@@ -26,12 +34,94 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["Lazy", "LazyCommand", "RunnerGroup", "lazy_group"]
+try:  # Typer 0.29's coercion (older Typer hands values to click's types: no pydantic)
+    from typer._coercion import RuntimeParam, build_runtime_param
+except ImportError:  # pragma: no cover - depends on the installed Typer
+    RuntimeParam = None  # type: ignore[assignment,misc]
+
+__all__ = ["Lazy", "LazyCommand", "RunnerGroup", "lazy_group", "plain_values"]
+
+_PLAIN = (str, int, float)
+"""The types whose values `plain_values` coerces itself."""
+_UNSURE = object()
+"""What `_plain` answers for a value it leaves to Typer's coercion."""
+
+
+def _plain(annotation: Any, value: Any) -> Any:
+    """`value` as `annotation` when it is one of the obvious cases, else `_UNSURE`."""
+    if annotation is str:
+        return value if isinstance(value, str) else _UNSURE
+    if isinstance(value, bool):
+        return _UNSURE
+    if annotation is int:
+        if isinstance(value, int):
+            return value
+        digits = value[1:] if isinstance(value, str) and value[:1] == "-" else value
+        ok = isinstance(digits, str) and digits.isascii() and digits.isdigit()
+        return int(value) if ok else _UNSURE
+    if annotation is float:
+        if isinstance(value, int | float):
+            return float(value)
+        digits = value[1:] if isinstance(value, str) and value[:1] == "-" else value
+        whole, _, fraction = digits.partition(".") if isinstance(digits, str) else ("", "", "")
+        ok = (whole.isascii() and whole.isdigit() and fraction.isascii()
+              and (fraction == "" or fraction.isdigit()))
+        return float(value) if ok else _UNSURE
+    if get_origin(annotation) is tuple and isinstance(value, list | tuple):
+        kinds = get_args(annotation)
+        if len(kinds) != len(value) or Ellipsis in kinds:
+            return _UNSURE
+        items = tuple(_plain(kind, item) for kind, item in zip(kinds, value, strict=True))
+        return _UNSURE if any(item is _UNSURE for item in items) else items
+    return _UNSURE
+
+
+def _handled(annotation: Any) -> bool:
+    """Whether `_plain` knows `annotation` (a plain type, or a fixed tuple of them)."""
+    if get_origin(annotation) is tuple:
+        kinds = get_args(annotation)
+        return bool(kinds) and all(kind in _PLAIN for kind in kinds)
+    return annotation in _PLAIN
+
+
+if RuntimeParam is not None:
+    @dataclass(frozen=True)
+    class _PlainValue(RuntimeParam):
+        """Typer's coercion of one option, pydantic's only for the values `_plain` is unsure
+        of (or out of range): Typer's own is built then, with its messages."""
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            info = self.parameter_info
+            converted = _plain(self.annotation, value)
+            if converted is not _UNSURE and not isinstance(converted, str | tuple):
+                if ((info.min is not None and converted < info.min)
+                        or (info.max is not None and converted > info.max)):
+                    converted = _UNSURE
+            if converted is _UNSURE:
+                return build_runtime_param(param.type_descriptor)._coerce_value(
+                    value, param, ctx)
+            return converted
+
+
+def plain_values(command: Any) -> None:
+    """Give `command`'s options and arguments of plain types (`_handled`, no parser, no
+    clamping) the coercion that needs no pydantic for the values it is sure of."""
+    if RuntimeParam is None:
+        return
+    for param in getattr(command, "params", ()):
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is None or getattr(param, "_runtime_param", 0) is not None:
+            continue
+        info = descriptor.parameter_info
+        if (descriptor.file_annotation is None and info.parser is None and not info.clamp
+                and _handled(descriptor.annotation)):
+            param._runtime_param = _PlainValue(parameter_info=info,
+                                               annotation=descriptor.annotation)
 
 
 def _absent_is_false(option: Any) -> None:
@@ -53,10 +143,12 @@ class RunnerGroup(TyperGroup):
         return option
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        """The command `cmd_name`, its help option defaulting to False."""
+        """The command `cmd_name`, its help option defaulting to False, its plain values
+        coerced without pydantic (`plain_values`)."""
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             _absent_is_false(command.get_help_option(ctx))
+            plain_values(command)
         return command
 
 
@@ -97,6 +189,7 @@ class LazyCommand(TyperCommand):
         real = self.load()
         if parent is not None:
             _absent_is_false(real.get_help_option(parent))
+        plain_values(real)
         return real.make_context(info_name, args, parent=parent, **extra)
 
 

@@ -1,0 +1,224 @@
+"""How long each ``runner`` command takes to start: wall and CPU, median and p90 over N runs.
+
+Every run is a fresh ``python -m runner ...`` process, as a user starts it, with its bytecode
+cached (as an installed package has it; `peers.python_env`). The commands are run interleaved
+(A, B, C, A, B, C, ...), so that a change of load on a shared machine spreads over all of
+them; the load average is printed with the figures. CPU is the child's user+system time, a
+figure that moves less with the load than wall time does.
+
+Measured commands:
+
+- ``runner --help``, ``runner --version``;
+- ``runner list`` on a database holding a few tournaments;
+- ``runner stats --wdl 120 60 100``;
+- ``runner fastchess --help`` and ``runner cutechess --help`` (the drop-in entry points),
+  when the tree under test has them;
+- ``runner run`` of a small copy of ``configs/demo.toml`` already played to its end: the
+  start-up of a run up to its "nothing to play" answer (the config read and checked, the
+  database opened and asked), no game played.
+
+``--baseline DIR`` measures another checkout beside this one (interleaved too) and prints both
+with their ratio; ``--markdown`` prints the rows of the README's performance table.
+
+    python benchmarks/startup.py [--repeats 20] [--baseline DIR] [--markdown]
+                                 [--commands help,list,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from peers import REPO, python_env, warm_bytecode
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line to time, and what it needs to exist in the tree under test."""
+
+    key: str
+    label: str
+    args: tuple[str, ...]
+    needs: str | None = None
+    """A command ``runner --help`` must list for this one to be measured (None: always)."""
+
+
+@dataclass
+class Timings:
+    """The runs of one command in one tree."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+    @staticmethod
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    @staticmethod
+    def p90(values: list[float]) -> float:
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+
+def commands(db: Path, demo: Path) -> list[Command]:
+    """The command lines measured, in the order they are printed."""
+    return [
+        Command("help", "runner --help", ("--help",)),
+        Command("version", "runner --version", ("--version",)),
+        Command("list", "runner list", ("list", "--db", str(db))),
+        Command("stats", "runner stats --wdl 120 60 100", ("stats", "--wdl", "120", "60", "100")),
+        Command("fastchess", "runner fastchess --help", ("fastchess", "--help"), "fastchess"),
+        Command("cutechess", "runner cutechess --help", ("cutechess", "--help"), "cutechess"),
+        Command("run", "runner run demo.toml (played: start-up only)",
+                ("run", str(demo), "--db", str(db), "--quiet")),
+    ]
+
+
+def prepare(tmp: Path, tree: str) -> tuple[Path, Path]:
+    """A database with a few played tournaments, and the small demo file whose tournament in
+    it is finished (played here once, with `tree`)."""
+    db = tmp / "startup.db"
+    demo = tmp / "demo.toml"
+    text = (REPO / "configs" / "demo.toml").read_text()
+    # Fewer and shorter games: the file is played once here, then only started.
+    text = text.replace("rounds = 8", "rounds = 1").replace("maxmoves = 120", "maxmoves = 4")
+    text = text.replace('"openings/demo.epd"', repr(str(REPO / "configs" / "openings" / "demo.epd")))
+    text = text.replace('pgnout = "demo.pgn"', f'pgnout = {str(tmp / "demo.pgn")!r}')
+    demo.write_text(text.replace("'", '"'))
+    env = python_env(tree)
+    for games in ("2", "4"):
+        _runner(tree, env, tmp, "match", "--engine", "cmd=python", "arg=-m", "arg=engine",
+                "name=a", "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b",
+                "--each", "tc=inf", "depth=1", "--maxmoves", "3", "--games", games,
+                "--db", str(db), "--quiet")
+    _runner(tree, env, tmp, "run", str(demo), "--db", str(db), "--quiet")
+    return db, demo
+
+
+def _runner(tree: str, env: dict[str, str], cwd: Path, *args: str) -> str:
+    """Run ``python -m runner ARGS`` from `tree`, its stdout (RuntimeError on failure)."""
+    done = subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"runner {' '.join(args)} ({tree}): exit {done.returncode}: "
+                           f"{done.stderr[-800:]}")
+    return done.stdout
+
+
+def time_once(env: dict[str, str], cwd: Path, args: tuple[str, ...]) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``python -m runner ARGS`` (the child's user+system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"runner {' '.join(args)}: exit {done.returncode}: "
+                           f"{done.stderr[-800:]!r}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def measure(trees: dict[str, str], wanted: list[str], repeats: int,
+            progress: Callable[[str], None]) -> tuple[dict[str, dict[str, Timings]],
+                                                      list[Command], list[float]]:
+    """Timings by tree name and command key, the commands measured, the load averages seen."""
+    results: dict[str, dict[str, Timings]] = {name: {} for name in trees}
+    loads: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        first = next(iter(trees.values()))
+        db, demo = prepare(tmp, first)
+        chosen = [c for c in commands(db, demo) if c.key in wanted]
+        listed = {name: _runner(tree, python_env(tree), tmp, "--help")
+                  for name, tree in trees.items()}
+        runnable = [c for c in chosen
+                    if c.needs is None or all(f" {c.needs} " in text for text in listed.values())]
+        for c in chosen:
+            if c not in runnable:
+                progress(f"# {c.label}: not in every tree measured (no '{c.needs}' command): "
+                         "skipped")
+        for repeat in range(repeats):
+            loads.append(os.getloadavg()[0])
+            for c in runnable:
+                for name, tree in trees.items():
+                    wall, cpu = time_once(python_env(tree), tmp, c.args)
+                    timing = results[name].setdefault(c.key, Timings())
+                    timing.wall.append(wall)
+                    timing.cpu.append(cpu)
+            progress(f"# run {repeat + 1}/{repeats}, load average {loads[-1]:.2f}")
+    return results, runnable, loads
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:6.0f}"
+
+
+def print_table(results: dict[str, dict[str, Timings]], chosen: list[Command],
+                loads: list[float], repeats: int) -> None:
+    """Median and p90 of wall and CPU per command and tree, in milliseconds."""
+    print(f"\nstart-up over {repeats} runs each, interleaved; load average "
+          f"{min(loads):.2f}-{max(loads):.2f} (median {statistics.median(loads):.2f})")
+    names = list(results)
+    head = f"{'command':46} {'tree':9} {'wall med':>8} {'p90':>6} {'CPU med':>8} {'p90':>6}"
+    print(head + ("  wall/baseline" if len(names) > 1 else ""))
+    for c in chosen:
+        for name in names:
+            t = results[name][c.key]
+            row = (f"{c.label:46} {name:9} {_ms(t.median(t.wall)):>8} {_ms(t.p90(t.wall)):>6}"
+                   f" {_ms(t.median(t.cpu)):>8} {_ms(t.p90(t.cpu)):>6}")
+            if name != names[0]:
+                base = results[names[0]][c.key]
+                row += f"  {t.median(t.wall) / base.median(base.wall):.2f}x"
+            print(row)
+
+
+def print_markdown(results: dict[str, dict[str, Timings]], chosen: list[Command],
+                   loads: list[float]) -> None:
+    """The README's start-up rows (this checkout's figures)."""
+    mine = results[next(iter(results))]
+    load = statistics.median(loads)
+    print()
+    for c in chosen:
+        t = mine[c.key]
+        print(f"| `{c.label}` wall, load {load:.1f} | | | {t.median(t.wall):.3f} s "
+              f"(p90 {t.p90(t.wall):.3f} s, CPU {t.median(t.cpu):.3f} s) |")
+
+
+def main() -> None:
+    """Parse the flags, measure, print."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--repeats", type=int, default=20, help="runs of each command")
+    parser.add_argument("--baseline", help="another checkout to measure beside this one")
+    parser.add_argument("--commands", default="help,version,list,stats,fastchess,cutechess,run",
+                        help="comma-separated keys of the commands to time")
+    parser.add_argument("--markdown", action="store_true", help="also print the README rows")
+    args = parser.parse_args()
+    if shutil.which("python") is None:
+        sys.exit("the demo's engines are started as 'python -m engine': no python on PATH")
+    trees = {"this": str(REPO)}
+    if args.baseline:
+        trees["baseline"] = str(Path(args.baseline).resolve())
+    print(f"# {time.strftime('%Y-%m-%d %H:%M:%S')}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    warm_bytecode(list(trees.values()))
+    results, chosen, loads = measure(trees, args.commands.split(","), args.repeats,
+                                     lambda line: print(line, flush=True))
+    print_table(results, chosen, loads, args.repeats)
+    if args.markdown:
+        print_markdown(results, chosen, loads)
+
+
+if __name__ == "__main__":
+    main()
