@@ -89,7 +89,8 @@ def _argv(runner: str, program: str, engine: Path, protocol: str, kind: str, tc:
     if runner == "fastchess":
         return [program, "-engine", f"cmd={engine}", "name=a", "-engine", f"cmd={engine}",
                 "name=b", "-each", *limit, "-games", "2", "-rounds", rounds, "-repeat",
-                "-concurrency", str(concurrency), *book, "-pgnout", f"file={pgn}"]
+                "-concurrency", str(concurrency), "-force-concurrency", *book,
+                "-pgnout", f"file={pgn}"]
     if runner == "cutechess-cli":
         proto = "xboard" if protocol == "cecp" else "uci"
         return [program, "-engine", f"cmd={engine}", f"proto={proto}", "name=a",

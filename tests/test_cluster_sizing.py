@@ -1,0 +1,112 @@
+"""Where a run plays when nobody said: this process up to what it relays in time, then local
+Dask workers (issue 30). The choice is a pure function; the runs are real (Dask on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from runner.cli.vocabulary import CommandLineError, read_arguments
+from runner.cluster import make_scheduler
+from runner.cluster.sizing import GAMES_PER_PROCESS, local_workers_for
+from runner.config.parse import parse_config
+from runner.tournament.scheduler import LocalScheduler
+from tests.conftest import REPO
+
+ABOVE = GAMES_PER_PROCESS + 1
+"""A concurrency one process should not carry alone."""
+
+
+def test_up_to_the_threshold_games_stay_in_this_process() -> None:
+    assert local_workers_for(1, 2) == 0
+    assert local_workers_for(GAMES_PER_PROCESS, 2) == 0
+    assert local_workers_for(GAMES_PER_PROCESS, 64) == 0
+
+
+def test_past_the_threshold_one_worker_per_share_of_games_at_most_one_per_core() -> None:
+    assert local_workers_for(ABOVE, 2) == 2
+    assert local_workers_for(128, 2) == 2
+    assert local_workers_for(3 * GAMES_PER_PROCESS, 16) == 3
+    assert local_workers_for(1000, 8) == 8
+
+
+def test_one_core_never_gets_workers() -> None:
+    """More processes on one core only share it, and pay the cluster's overhead on top."""
+    assert local_workers_for(1000, 1) == 0
+
+
+@given(st.integers(1, 5000), st.integers(1, 256))
+def test_the_choice_is_bounded_and_grows_with_the_games(concurrency: int, cpus: int) -> None:
+    workers = local_workers_for(concurrency, cpus)
+    assert workers == 0 or 2 <= workers <= cpus
+    assert workers * GAMES_PER_PROCESS < concurrency + GAMES_PER_PROCESS
+    assert local_workers_for(concurrency + 1, cpus) >= workers
+
+
+def test_match_reads_workers() -> None:
+    words = ["--engine", "cmd=a", "--engine", "cmd=b", "--each", "tc=1+0.01"]
+    assert read_arguments(words, "match").workers is None
+    assert read_arguments([*words, "--workers", "0"], "match").workers == 0
+    assert read_arguments([*words, "--workers", "3"], "gauntlet").workers == 3
+    with pytest.raises(CommandLineError, match="--workers"):
+        read_arguments([*words, "--workers", "-1"], "match")
+
+
+def test_workers_0_plays_here_even_when_the_file_asks_for_a_cluster() -> None:
+    config = parse_config({"name": "c", "format": "match", "tc": "1+0.01", "engines": [
+        {"name": "a", "command": [sys.executable]}, {"name": "b", "command": [sys.executable]}],
+        "cluster": {"workers": 2}}, source="c.toml")
+    assert type(make_scheduler(config, ABOVE, workers=0)) is LocalScheduler
+
+
+# -- real runs ---------------------------------------------------------------------------------
+
+
+def _config(tmp_path: Path, concurrency: int) -> Path:
+    """Two games of instant bundled engines at `concurrency` games at once."""
+    blocks = "".join(f'[[engines]]\nname = "{name}"\ncommand = ["{sys.executable}", "-m", '
+                     f'"engine", "--level", "random", "--seed", "{seed}"]\n'
+                     for name, seed in (("a", 1), ("b", 2)))
+    path = tmp_path / "t.toml"
+    path.write_text(f'name = "sized"\nformat = "match"\nrounds = 1\ngames = 2\ntc = "10+0.1"\n'
+                    f'concurrency = {concurrency}\n\n[adjudication]\nmaxmoves = 20\n\n{blocks}')
+    return path
+
+
+def _workers_of_games(tmp_path: Path, *extra: str) -> list[str | None]:
+    """Run the file with `extra` words; the worker column of every stored game."""
+    db = tmp_path / f"run{len(list(tmp_path.glob('*.db')))}.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "runner", "run", str(tmp_path / "t.toml"), "--db", str(db),
+         "-q", "--new", *extra], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("select status, worker from games").fetchall()
+    assert [status for status, _ in rows] == ["done", "done"]
+    return [worker for _, worker in rows]
+
+
+def test_a_high_concurrency_run_plays_on_local_workers_by_default(tmp_path: Path) -> None:
+    """Without --workers, a concurrency past one process's share starts local workers (the
+    games come back stamped with a worker's name); --workers 0 keeps them here."""
+    pytest.importorskip("distributed", reason="distributed is not installed "
+                        "(pip install '.[cluster]')")
+    if (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the default never starts workers there")
+    _config(tmp_path, ABOVE)
+    assert all(worker is not None for worker in _workers_of_games(tmp_path))
+    assert _workers_of_games(tmp_path, "--workers", "0") == [None, None]
+
+
+def test_a_low_concurrency_run_stays_in_this_process(tmp_path: Path) -> None:
+    _config(tmp_path, 2)
+    assert _workers_of_games(tmp_path) == [None, None]
