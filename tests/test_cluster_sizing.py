@@ -3,20 +3,32 @@ Dask workers (issue 30). The choice is a pure function; the runs are real (Dask 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from runner.cli.vocabulary import CommandLineError, read_arguments
+from runner.clock import TimeControl
 from runner.cluster import make_scheduler
 from runner.cluster.sizing import GAMES_PER_PROCESS, local_workers_for
+from runner.cluster.worker import JobReply
 from runner.config.parse import parse_config
+from runner.game.job import GameJob
+from runner.game.play import FROZEN_REPLAY
+from runner.game.record import GameRecord, GameSpec, GameTermination
+from runner.game.slot import Played
+from runner.protocol.engine import EngineConfig
+from runner.rules import STARTING_FEN, Result
+from runner.tournament.events import Notice
 from runner.tournament.scheduler import LocalScheduler
 from tests.conftest import REPO
 
@@ -110,3 +122,51 @@ def test_a_high_concurrency_run_plays_on_local_workers_by_default(tmp_path: Path
 def test_a_low_concurrency_run_stays_in_this_process(tmp_path: Path) -> None:
     _config(tmp_path, 2)
     assert _workers_of_games(tmp_path) == [None, None]
+
+
+# -- a worker under load is not a broken worker --------------------------------------------------
+
+
+def _replayed_reply(reason: str, job: int) -> str:
+    """A worker's JSON answer for `job`: a game not scored (to be played again) for `reason`."""
+    control = TimeControl.parse("1+0.01")
+    record = GameRecord(
+        white="a", black="b", spec=GameSpec(control, control), moves=(),
+        result=Result.UNFINISHED, termination=GameTermination.ERROR, reason=reason,
+        started_at=datetime(2026, 1, 1, tzinfo=UTC), ended_at=datetime(2026, 1, 1, tzinfo=UTC),
+        final_fen=STARTING_FEN, protocol_lines=((), ()), replay=True, worker="host/0")
+    return JobReply(Played(record, 1.0), worker="host/0",
+                    address="tcp://127.0.0.1:1").to_json()
+
+
+async def _notices_after_replays(reason: str) -> list[str]:
+    """The notices a local-cluster scheduler gives for four games of one worker replayed for
+    `reason` (the worker's answers go through the same path as on a cluster)."""
+    from runner.cluster.scheduler import DaskScheduler, _InFlight
+
+    scheduler = DaskScheduler(ABOVE, workers=2)
+    engine = EngineConfig(name="a", argv=(sys.executable,))
+    notices = []
+    for index in range(4):
+        job = GameJob(index, engine, engine, GameSpec(TimeControl.parse("1+0.01"),
+                                                      TimeControl.parse("1+0.01")))
+        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        answer.set_result(_replayed_reply(reason, index))
+        task = asyncio.ensure_future(answer)
+        await task
+        flight = _InFlight(job, cast(Any, None), index)
+        notices += [event.text async for event in scheduler._outcome(cast(Any, None), flight, task)
+                    if isinstance(event, Notice)]
+    return notices
+
+
+def test_replays_of_a_frozen_worker_do_not_leave_it_out() -> None:
+    """On a loaded machine a worker's loop stands still and flags fall: those games are played
+    again, but the worker stays in (all left out, the run stopped: seen at 64 games at once on
+    two cores); replays for runner errors still count against it."""
+    pytest.importorskip("distributed", reason="distributed is not installed")
+    frozen = asyncio.run(_notices_after_replays(
+        f"{FROZEN_REPLAY} for 2.1 s while Black was on move, and its flag fell: not scored"))
+    assert frozen == []
+    broken = asyncio.run(_notices_after_replays("runner error: RuntimeError: boom"))
+    assert broken == ["worker host/0 failed 3 jobs; it takes no more games in this run"]
