@@ -22,11 +22,12 @@ relay figures).
 
     python benchmarks/concurrency.py [--concurrency 16,64,128] [--games-per-slot 2]
         [--tc 1+0.01] [--protocols uci,cecp] [--engines bundled,light]
-        [--runners cecp-runner,fastchess,cutechess-cli] [--workers N]
+        [--runners cecp-runner,fastchess,cutechess-cli] [--workers 0,2]
 
 ``--concurrency 1 --protocols uci`` is the relay-latency comparison with fastchess on one game
-at a time. ``--workers N`` runs ours on N local Dask workers (``--workers 0``: in this
-process, whatever the default would pick).
+at a time. ``--workers 0,2`` runs ours twice, in this process and on 2 local Dask workers
+(without it, ours runs wherever its default puts it); its CPU is then the coordinator's alone
+(the workers are reaped children, counted with the engines).
 """
 
 from __future__ import annotations
@@ -215,6 +216,17 @@ def run_one(runner: str, program: str, protocol: str, kind: str, concurrency: in
                    wall, load, relay_latencies(stamps))
 
 
+def _columns(runners: str, workers: str) -> list[tuple[str, int | None]]:
+    """(runner, ours' --workers or None) per column: ours once per entry of `workers`."""
+    columns: list[tuple[str, int | None]] = []
+    for runner in runners.split(","):
+        if runner == OURS and workers:
+            columns += [(OURS, None if w == "default" else int(w)) for w in workers.split(",")]
+        else:
+            columns.append((runner, None))
+    return columns
+
+
 def _us(seconds: float) -> str:
     return f"{seconds * 1e6:8.0f}"
 
@@ -230,13 +242,15 @@ def main() -> int:
     parser.add_argument("--protocols", default="uci,cecp")
     parser.add_argument("--engines", default="bundled,light")
     parser.add_argument("--runners", default=f"{OURS},fastchess,cutechess-cli")
-    parser.add_argument("--workers", type=int, help="ours on N local Dask workers (0: in-process)")
+    parser.add_argument("--workers", default="",
+                        help="ours once per N in this list, on N local Dask workers (0: in "
+                        "this process; 'default': what the runner picks); e.g. 0,2")
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), help="ours on this event loop")
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     warm_bytecode([None])
     print(f"# {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, tc {args.tc}", flush=True)
-    print(f"{'runner':14} {'proto':5} {'engines':8} {'conc':>4} {'games':>5} {'plies':>6} "
+    print(f"{'runner':16} {'proto':5} {'engines':8} {'conc':>4} {'games':>5} {'plies':>6} "
           f"{'t-loss':>6} {'CPU/ply us':>10} {'relay med':>9} {'relay p99':>9} "
           f"{'relays':>6} {'wall s':>7} {'load':>5}", flush=True)
     for _ in range(args.repeats):
@@ -245,7 +259,7 @@ def main() -> int:
             games += games % 2
             for kind in args.engines.split(","):
                 for protocol in args.protocols.split(","):
-                    for runner in args.runners.split(","):
+                    for runner, workers in _columns(args.runners, args.workers):
                         if runner == "fastchess" and protocol != "uci":
                             continue  # fastchess speaks UCI only
                         program = "" if runner == OURS else find_program(runner)
@@ -253,13 +267,15 @@ def main() -> int:
                             print(f"# skip {runner}: not found", flush=True)
                             continue
                         run = run_one(runner, program, protocol, kind, concurrency, games,
-                                      args.tc, args.workers, args.loop)
+                                      args.tc, workers, args.loop)
+                        if workers is not None:
+                            run.runner = f"{OURS}/w{workers}"
                         if run is None:
                             print(f"# skip {kind} {protocol}: engine not found", flush=True)
                             continue
                         relays = run.relays
                         median = statistics.median(relays) if relays else 0.0
-                        print(f"{run.runner:14} {protocol:5} {kind:8} {concurrency:4d} "
+                        print(f"{run.runner:16} {protocol:5} {kind:8} {concurrency:4d} "
                               f"{run.games:5d} {run.plies:6d} {run.forfeits:6d} "
                               f"{_us(run.runner_cpu / max(run.plies, 1)):>10} "
                               f"{_us(median) if relays else '-':>9} "
