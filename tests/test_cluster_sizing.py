@@ -92,8 +92,9 @@ def _config(tmp_path: Path, concurrency: int) -> Path:
     return path
 
 
-def _workers_of_games(tmp_path: Path, *extra: str) -> list[str | None]:
-    """Run the file with `extra` words; the worker column of every stored game."""
+def _workers_of_games(tmp_path: Path, *extra: str) -> tuple[list[str | None], str]:
+    """Run the file with `extra` words; the worker column of every stored game, and what
+    the run wrote to stderr."""
     db = tmp_path / f"run{len(list(tmp_path.glob('*.db')))}.db"
     done = subprocess.run(
         [sys.executable, "-m", "runner", "run", str(tmp_path / "t.toml"), "--db", str(db),
@@ -103,7 +104,7 @@ def _workers_of_games(tmp_path: Path, *extra: str) -> list[str | None]:
     with sqlite3.connect(db) as conn:
         rows = conn.execute("select status, worker from games").fetchall()
     assert [status for status, _ in rows] == ["done", "done"]
-    return [worker for _, worker in rows]
+    return [worker for _, worker in rows], done.stderr
 
 
 def test_a_high_concurrency_run_plays_on_local_workers_by_default(tmp_path: Path) -> None:
@@ -115,13 +116,16 @@ def test_a_high_concurrency_run_plays_on_local_workers_by_default(tmp_path: Path
             else os.cpu_count() or 1) < 2:
         pytest.skip("one core: the default never starts workers there")
     _config(tmp_path, ABOVE)
-    assert all(worker is not None for worker in _workers_of_games(tmp_path))
-    assert _workers_of_games(tmp_path, "--workers", "0") == [None, None]
+    workers, said = _workers_of_games(tmp_path)
+    assert all(worker is not None for worker in workers)
+    assert f"{ABOVE} games at once: played on 2 local worker processes" in said
+    workers, said = _workers_of_games(tmp_path, "--workers", "0")
+    assert workers == [None, None] and "local worker" not in said
 
 
 def test_a_low_concurrency_run_stays_in_this_process(tmp_path: Path) -> None:
     _config(tmp_path, 2)
-    assert _workers_of_games(tmp_path) == [None, None]
+    assert _workers_of_games(tmp_path)[0] == [None, None]
 
 
 # -- a worker under load is not a broken worker --------------------------------------------------

@@ -186,6 +186,11 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
     if workers is None and cluster is None and config.cluster is None:
         # Nothing said where to play: past what one process relays in time, local workers.
         workers = default_local_workers(concurrency or config.concurrency) or None
+        if workers:
+            _err.print(f"{concurrency or config.concurrency} games at once: played on "
+                       f"{workers} local worker processes (one process would relay their "
+                       "moves too late at short time controls); --workers 0 plays them in "
+                       "this process", highlight=False, markup=False, soft_wrap=True)
     try:
         if workers or cluster or config.cluster is not None:
             _require_cluster_extra()
