@@ -210,8 +210,15 @@ def run_one(runner: str, program: str, protocol: str, kind: str, concurrency: in
         argv = _argv(runner, program, engine, protocol, kind, tc, games, concurrency, pgn,
                      workers if runner == OURS else None)
         load = os.getloadavg()[0]
-        own, children, wall = run_split(argv, cwd, env)
-        played, plies, forfeits = count_plies(pgn.read_text(errors="replace"))
+        try:
+            own, children, wall = run_split(argv, cwd, env)
+        except RuntimeError as exc:  # a run that gave up is a result too: say why, go on
+            lines = [line for line in str(exc).splitlines() if line.strip()]
+            print(f"# {runner} {protocol} {kind} {concurrency}: {lines[0]} ... {lines[-1]}",
+                  flush=True)
+            own = children = wall = float("nan")
+        played, plies, forfeits = count_plies(pgn.read_text(errors="replace")
+                                              if pgn.exists() else "")
         return Run(runner, protocol, kind, concurrency, played, plies, forfeits, own, children,
                    wall, load, relay_latencies(stamps))
 
