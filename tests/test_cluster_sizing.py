@@ -81,25 +81,40 @@ def test_workers_0_plays_here_even_when_the_file_asks_for_a_cluster() -> None:
 # -- real runs ---------------------------------------------------------------------------------
 
 
-def _config(tmp_path: Path, concurrency: int) -> Path:
-    """Two games of instant bundled engines at `concurrency` games at once."""
+def _config(tmp_path: Path, concurrency: int, extra: str = "") -> Path:
+    """Two games of instant bundled engines at `concurrency` games at once (`extra`: more
+    of the file's top-level settings)."""
     blocks = "".join(f'[[engines]]\nname = "{name}"\ncommand = ["{sys.executable}", "-m", '
                      f'"engine", "--level", "random", "--seed", "{seed}"]\n'
                      for name, seed in (("a", 1), ("b", 2)))
     path = tmp_path / "t.toml"
     path.write_text(f'name = "sized"\nformat = "match"\nrounds = 1\ngames = 2\ntc = "10+0.1"\n'
-                    f'concurrency = {concurrency}\n\n[adjudication]\nmaxmoves = 20\n\n{blocks}')
+                    f'concurrency = {concurrency}\n{extra}\n[adjudication]\nmaxmoves = 20\n\n'
+                    f'{blocks}')
     return path
 
 
-def _workers_of_games(tmp_path: Path, *extra: str) -> tuple[list[str | None], str]:
-    """Run the file with `extra` words; the worker column of every stored game, and what
-    the run wrote to stderr."""
+_NO_DASK = """\
+import sys
+
+sys.modules["distributed"] = None  # as on a machine without the cluster extra
+"""
+
+
+def _workers_of_games(tmp_path: Path, *extra: str,
+                      without_dask: bool = False) -> tuple[list[str | None], str]:
+    """Run the file with `extra` words (`without_dask`: as if the cluster extra were not
+    installed); the worker column of every stored game, and what the run wrote to stderr."""
     db = tmp_path / f"run{len(list(tmp_path.glob('*.db')))}.db"
+    path = str(REPO)
+    if without_dask:
+        (tmp_path / "no_dask").mkdir(exist_ok=True)
+        (tmp_path / "no_dask" / "sitecustomize.py").write_text(_NO_DASK)
+        path = f"{tmp_path / 'no_dask'}{os.pathsep}{path}"
     done = subprocess.run(
         [sys.executable, "-m", "runner", "run", str(tmp_path / "t.toml"), "--db", str(db),
          "-q", "--new", *extra], cwd=tmp_path, capture_output=True, text=True, timeout=180,
-        env={**os.environ, "PYTHONPATH": str(REPO)})
+        env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(db) as conn:
         rows = conn.execute("select status, worker from games").fetchall()
@@ -121,6 +136,20 @@ def test_a_high_concurrency_run_plays_on_local_workers_by_default(tmp_path: Path
     assert f"{ABOVE} games at once: played on 2 local worker processes" in said
     workers, said = _workers_of_games(tmp_path, "--workers", "0")
     assert workers == [None, None] and "local worker" not in said
+
+
+def test_without_the_cluster_extra_a_high_concurrency_run_stays_here(tmp_path: Path) -> None:
+    """The default never asks for what is not installed: the run plays here, as before."""
+    _config(tmp_path, ABOVE)
+    workers, said = _workers_of_games(tmp_path, without_dask=True)
+    assert workers == [None, None] and "local worker" not in said
+
+
+def test_workers_0_plays_here_without_the_extra_despite_the_file(tmp_path: Path) -> None:
+    """--workers 0 overrides the file's [cluster] and so needs no cluster extra."""
+    _config(tmp_path, 2, extra="[cluster]\nworkers = 2\n")
+    workers, _ = _workers_of_games(tmp_path, "--workers", "0", without_dask=True)
+    assert workers == [None, None]
 
 
 def test_a_low_concurrency_run_stays_in_this_process(tmp_path: Path) -> None:

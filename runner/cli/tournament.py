@@ -192,7 +192,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                        "moves too late at short time controls); --workers 0 plays them in "
                        "this process", highlight=False, markup=False, soft_wrap=True)
     try:
-        if workers or cluster or config.cluster is not None:
+        if workers or cluster or (config.cluster is not None and workers != 0):
             _require_cluster_extra()
         # Before anything is compared or stored: the detected protocol is part of the config.
         config = run_async(resolve_protocols(config, lambda line: _err.print(
