@@ -3,6 +3,11 @@
 Input lines are read as bytes with a bound on their length, decoded leniently (a host should
 never crash the engine with a bad byte), and queued; the search keeps running meanwhile.
 Every output line is written whole and flushed at once, from any thread.
+
+With ``ENGINE_STAMPS=DIR`` in its environment the engine also appends every line it reads
+and writes, with the monotonic clock in nanoseconds, to ``DIR/stamps-PID.txt``: the time a
+line left one engine and the time the move reached the other are then taken on both ends of
+the host's relay, whichever host it is (benchmarks/concurrency.py compares runners so).
 """
 
 from __future__ import annotations
@@ -10,11 +15,33 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import BinaryIO
 
 # Longest input line accepted; longer ones are dropped and reported.
 MAX_LINE_BYTES = 64 * 1024
+STAMPS_ENV = "ENGINE_STAMPS"
+"""The environment variable naming the directory of the line stamps (off when unset)."""
+
+
+def _open_stamps() -> int | None:
+    """The stamp file's descriptor (appended to, one write per line: atomic across threads)."""
+    folder = os.environ.get(STAMPS_ENV)
+    if not folder:
+        return None
+    return os.open(os.path.join(folder, f"stamps-{os.getpid()}.txt"),
+                   os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+
+_STAMPS = _open_stamps()
+
+
+def _stamp(direction: str, data: bytes) -> None:
+    """Record one line read (``<``) or written (``>``) with the time, when stamping is on."""
+    if _STAMPS is not None:
+        os.write(_STAMPS, b"%d %s %s\n" % (time.monotonic_ns(), direction.encode(),
+                                           data.rstrip(b"\n")))
 
 
 @dataclass(frozen=True)
@@ -78,6 +105,7 @@ class LineReader:
 
     def _emit(self, line: bytes) -> None:
         """Queue one complete line, decoded leniently."""
+        _stamp("<", line)
         self._sink.put(line.decode("utf-8", "replace").rstrip("\r"))
 
 
@@ -98,6 +126,9 @@ class LineWriter:
         with self._lock:
             if self.broken:
                 return
+            # Stamped before the write: after it, this thread may wait for the interpreter
+            # lock while the line is already read and relayed by the host.
+            _stamp(">", data)
             try:
                 self._stream.write(data)
                 self._stream.flush()

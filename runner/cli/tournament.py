@@ -27,6 +27,7 @@ from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, RERUN_HELP, vocabulary_
 from runner.cli.loop import run_async
 from runner.cli.vocabulary import CommandLineError, read_arguments
 from runner.cli.words import plural
+from runner.cluster.sizing import default_local_workers
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
 from runner.config.parse import load_config
@@ -176,11 +177,22 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    mode: StartMode, tournament_id: int | None = None,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None) -> RunOutcome:
-    """Open the database, play the tournament with a view, print the summary; returns the outcome."""
+    """Open the database, play the tournament with a view, print the summary; returns the outcome.
+
+    `workers` None with no `cluster` (here or in the file) picks the default
+    (`default_local_workers`); 0 plays in this process."""
     url, source = tournament_db(db_url, config)
     store = open_db(url, source=source)  # a wrong --db is said before any engine starts
+    if workers is None and cluster is None and config.cluster is None:
+        # Nothing said where to play: past what one process relays in time, local workers.
+        workers = default_local_workers(concurrency or config.concurrency) or None
+        if workers:
+            _err.print(f"{concurrency or config.concurrency} games at once: played on "
+                       f"{workers} local worker processes (one process would relay their "
+                       "moves too late at short time controls); --workers 0 plays them in "
+                       "this process", highlight=False, markup=False, soft_wrap=True)
     try:
-        if workers or cluster or config.cluster is not None:
+        if workers or cluster or (config.cluster is not None and workers != 0):
             _require_cluster_extra()
         # Before anything is compared or stored: the detected protocol is part of the config.
         config = run_async(resolve_protocols(config, lambda line: _err.print(
@@ -335,8 +347,10 @@ def run_command(
         "stay stored but are not counted; a new time control or other setting applies to the "
         "games still to play. A finished tournament with no change plays nothing."),
     new: bool = typer.Option(False, "--new", help="Start a new tournament even if one can resume."),
-    workers: int | None = typer.Option(None, "--workers", min=1,
-                                       help="Play on N local Dask worker processes."),
+    workers: int | None = typer.Option(
+        None, "--workers", min=0, help="Play on N local Dask worker processes (0: in this "
+        "process; default: in this process unless the concurrency is more than one process "
+        "relays in time and the cluster extra is installed)."),
     cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
                                        help="Play on the Dask scheduler at ADDR (tcp://HOST:8786)."),
 ) -> None:
@@ -386,7 +400,8 @@ def _cli_run(ctx: typer.Context, command: str) -> None:
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
     outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet,
-                             mode=StartMode.SAME, rating_interval=arguments.rating_interval)
+                             mode=StartMode.SAME, rating_interval=arguments.rating_interval,
+                             workers=arguments.workers)
     raise typer.Exit(outcome.exit_status)
 
 

@@ -157,6 +157,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("ratinginterval", "N", "print the standings every N games (0: only at the end, "
            "the default)", _RUNS),
     Option("concurrency", "N", "games played at once (default 1)", _RUNS),
+    Option("workers", "N", "play on N local Dask worker processes (0: in this process; "
+           "default: local workers only past what one process relays in time)", _RUNS),
     Option("draw", "KEY=VALUE ...", "adjudicate a draw when both engines' scores stay near 0",
            _GAMES, "many", DRAW_KEYS),
     Option("resign", "KEY=VALUE ...", "adjudicate a loss when a side's score stays very low",
@@ -198,6 +200,8 @@ class Arguments:
     quiet: bool = False
     rating_interval: int = 0
     """Games between two printings of the standings (0: only at the end)."""
+    workers: int | None = None
+    """Local Dask worker processes (0: this process; None: the default for the concurrency)."""
 
     def config(self) -> TournamentConfig:
         """The checked, resolved configuration; raises ConfigError listing every problem."""
@@ -354,6 +358,17 @@ def _integer(text: str) -> int | str:
         return text
 
 
+def _workers(groups: dict[str, list[str]]) -> int | None:
+    """``--workers N``: a whole number from 0 (None when not given)."""
+    if "workers" not in groups:
+        return None
+    word = groups["workers"][0]
+    if not word.isdigit():
+        raise CommandLineError(f"--workers {word!r}: give a number of worker processes "
+                               "(0: play in this process)")
+    return int(word)
+
+
 def read_arguments(args: list[str], command: str) -> Arguments:
     """Read the words of ``runner COMMAND`` (play, match, gauntlet, roundrobin) into a
     configuration table; ``play`` reads as a match."""
@@ -399,7 +414,8 @@ def read_arguments(args: list[str], command: str) -> Arguments:
     moves = tuple(m for part in groups.get("moves", []) for m in part.split(",") if m)
     return Arguments(table=table, fen=" ".join(groups["fen"]) if "fen" in groups else None,
                      moves=moves, db=groups["db"][0] if "db" in groups else None,
-                     quiet="quiet" in groups, rating_interval=_rating_interval(groups))
+                     quiet="quiet" in groups, rating_interval=_rating_interval(groups),
+                     workers=_workers(groups))
 
 
 _TOURNAMENT_WORDS = {"round-robin": "round-robin", "gauntlet": "gauntlet"}

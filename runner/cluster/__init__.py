@@ -41,12 +41,14 @@ def make_scheduler(config: TournamentConfig, concurrency: int | None = None, *,
     submitted file); else the in-process one. `concurrency` (None: the file's) is the games
     at once. A scheduler plays one tournament run; a local cluster it starts is closed when
     its events end. `freezes` is the loop's freeze monitor for an in-process scheduler, when
-    the loop's owner runs several (a service). ValueError when both `workers` and `cluster`
-    are given."""
+    the loop's owner runs several (a service). `workers` 0 plays in this process, whatever
+    the file's ``[cluster]`` says. ValueError when both `workers` and `cluster` are given."""
     if workers is not None and cluster is not None:
         raise ValueError("give workers (a local cluster) or cluster (a running scheduler), "
                          "not both")
     slots = max(1, concurrency or config.concurrency)
+    if workers == 0:
+        return local_scheduler(config, slots, freezes)
     return (cluster_scheduler(config, slots, workers=workers, address=cluster,
                               from_file=from_file)
             or local_scheduler(config, slots, freezes))

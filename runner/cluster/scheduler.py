@@ -47,6 +47,7 @@ from runner.cluster.worker import (
     release_pool,
 )
 from runner.game.job import GameJob
+from runner.game.play import FROZEN_REPLAY
 from runner.game.slot import CannotSetUp, EngineFailed, Played
 from runner.tournament.events import Notice
 from runner.tournament.jobs import JobQueue
@@ -399,9 +400,12 @@ class DaskScheduler(Scheduler):
             yield JobFinished(job, record, outcome.seconds)
             if record.replay:
                 self._replay(job, record.reason)
-                notice = self._worker_failed(reply)
-                if notice is not None:
-                    yield notice
+                # A worker whose loop stood still under the machine's load is not a broken
+                # worker: counted, a busy machine left no worker and ended the run.
+                if not record.reason.startswith(FROZEN_REPLAY):
+                    notice = self._worker_failed(reply)
+                    if notice is not None:
+                        yield notice
 
     async def _task_failed(self, client: Client, job: GameJob,
                            error: BaseException) -> AsyncGenerator[SchedulerEvent, None]:

@@ -58,6 +58,7 @@ from runner.rules import (
 )
 
 __all__ = [
+    "FROZEN_REPLAY",
     "GRACE",
     "TRANSCRIPT_LINE_LIMIT",
     "UNTIMED_MOVE_TIMEOUT",
@@ -70,6 +71,8 @@ _MAX_IGNORED_CLAIMS = 3
 """False claims without a move ignored in a row (``false_claim_loses`` off) before one loses."""
 GRACE = 1.0
 """Seconds past an engine's own time before the runner stops waiting (the flag decides)."""
+FROZEN_REPLAY = "the runner was frozen"
+"""How the reason of a game not scored because the runner stood still begins."""
 
 
 _RULES_TERMINATION = {
@@ -452,7 +455,7 @@ class _Frozen:
         if frozen <= 0.0 or frozen < overrun:
             return None
         return _GameOver(Result.UNFINISHED, GameTermination.ERROR,
-                         f"the runner was frozen for {frozen:.1f} s while {_color_name(mover)} "
+                         f"{FROZEN_REPLAY} for {frozen:.1f} s while {_color_name(mover)} "
                          f"was on move, and its flag fell: not scored", replay=True)
 
 
