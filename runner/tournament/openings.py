@@ -10,8 +10,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from runner.books.cutechess import CUTECHESS_PLIES, CutechessSuite
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
-from runner.config.model import BookFormat, TournamentConfig
+from runner.config.model import BookFormat, OpeningOrder, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
 from runner.protocol.engine import Variant
 from runner.rules import Board
@@ -36,8 +37,20 @@ class OpeningPolicy:
         """The pairs dealt so far whose start position a CECP engine without setboard cannot
         be told (``edit`` would give it castling rights the position has lost), by pair:
         usually none, so checking the engines against them before the first game is cheap."""
+        self.suite: CutechessSuite | None = None
+        """cutechess-cli's order of the book (runner-cutechess), in place of the cursor."""
         cfg = config.openings
-        if cfg is not None:
+        if cfg is not None and config.cutechess is not None:
+            try:
+                self.suite = CutechessSuite(
+                    cfg.file, epd=cfg.format is BookFormat.EPD,
+                    random_order=cfg.order is OpeningOrder.RANDOM, start=cfg.start,
+                    seed=cfg.seed, plies=CUTECHESS_PLIES if cfg.plies is None else cfg.plies,
+                    chess960=self.chess960)
+            except (ValueError, OSError) as exc:
+                raise TournamentError(
+                    f"{config.source}: openings.file = {str(cfg.file)!r}: {exc}") from None
+        elif cfg is not None:
             try:
                 # A standard tournament opens its book as standard: a position whose castling
                 # rights only Chess960 allows is then refused with its line at pre-flight.
@@ -70,7 +83,9 @@ class OpeningPolicy:
         if pair in self._cache:
             return self._cache[pair]
         opening: Opening | None = None
-        if self.cursor is not None:
+        if self.suite is not None:
+            opening = self.suite.opening(pair)
+        elif self.cursor is not None:
             self.cursor.served = pair
             opening = self.cursor.next()
         elif self.chess960:

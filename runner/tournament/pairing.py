@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from runner.config.model import TournamentConfig, TournamentFormat
 from runner.store.recording import JobKey
@@ -109,6 +110,10 @@ class Pairing:
             white=white, black=black, encounter=encounter,
         )
 
+    def pair_games(self, pair: int) -> tuple[int, ...]:
+        """The indices of the two games of game pair `pair` (those in the schedule)."""
+        return tuple(i for i in (2 * pair, 2 * pair + 1) if i < self.total())
+
     def jobs(self, start: int = 0, skip: frozenset[int] | set[int] = frozenset(),
              ) -> Iterator[ScheduledGame]:
         """Games in schedule order from `start`, leaving out the indices in `skip`."""
@@ -165,6 +170,11 @@ def pairing_for(config: TournamentConfig) -> Pairing:
     """The schedule a tournament configuration asks for."""
     names = [engine.name for engine in config.engines]
     max_games = config.sprt.maxgames if config.sprt is not None else None
+    if config.cutechess is not None:
+        from runner.tournament.cutechess import cutechess_pairing  # only runner-cutechess's
+
+        # The same interface in cutechess-cli's order: its callers take it as a Pairing.
+        return cast("Pairing", cutechess_pairing(config.cutechess, names, max_games))
     rounds, games = config.rounds, config.games
     if config.format is TournamentFormat.MATCH:
         if len(names) != 2:

@@ -47,11 +47,18 @@ def engine_config(entry: EngineSpec) -> EngineConfig:
             options[name] = ("true" if value else "false") if uci else ("1" if value else "0")
         else:
             options[name] = str(value)
+    scaled: dict[str, Any] = {}
+    if entry.timeout_scale != 1.0:
+        defaults = EngineConfig(name=entry.name, argv=entry.command)
+        scaled = {key: getattr(defaults, key) * entry.timeout_scale
+                  for key in ("start_timeout", "feature_done_timeout", "ping_timeout",
+                              "quit_timeout")}
     return EngineConfig(
         name=entry.name, argv=entry.command, working_dir=entry.dir,
         env=dict(entry.env) or None, protocol=entry.protocol.value, options=options,
         init_strings=entry.init_strings, castling960=entry.castling960.value,
         ponder=entry.ponder, options_submitted=entry.options_submitted,
+        stderr_log=entry.stderr, **scaled,
     )
 
 
@@ -108,5 +115,6 @@ def local_scheduler(config: TournamentConfig, concurrency: int,
     """The in-process scheduler a configuration asks for (slots, CPU pinning, restarts);
     `freezes`, the loop's monitor when its owner shares one (else the scheduler's own)."""
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
+    delay = 0.0 if config.cutechess is None else config.cutechess.wait_ms / 1000
     return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh,
-                          freezes=freezes)
+                          freezes=freezes, start_delay=delay)
