@@ -35,6 +35,10 @@ LAZY = (
          "it takes are below)."),
     Lazy("list", "runner.cli.listing", "Tournaments in the database with their progress."),
     Lazy("export", "runner.cli.export", "Write stored games as PGN, streamed from the database."),
+    Lazy("fastchess", "runner.cli.dropin", "fastchess's command line, unchanged (as "
+         "runner-fastchess): its output and games, plus the runner's database and resume."),
+    Lazy("cutechess", "runner.cli.dropin", "cutechess-cli's command line, unchanged (as "
+         "runner-cutechess): its output and games, plus the runner's database and resume."),
 )
 """The commands defined in modules of their own, in the order ``runner --help`` lists them
 (after the few defined here): each module is imported when its command runs."""
@@ -305,6 +309,11 @@ def db_upgrade(
 
 def main() -> None:
     """Entry point of the ``runner`` console script."""
+    if len(sys.argv) > 1 and sys.argv[1] in ("fastchess", "cutechess"):
+        # The drop-ins' words are the peer's (-help, --version, -engine): none reaches Typer.
+        from runner.dropin.main import main as dropin
+
+        sys.exit(dropin(sys.argv[1], sys.argv[2:]))
     try:
         app()
     except UserError as exc:

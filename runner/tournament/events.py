@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.game.live import LiveMove
-from runner.game.record import GameSpec, GameTermination
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.rules import Result
 from runner.stats import SprtResult
 from runner.store import TournamentStatus
@@ -75,6 +75,9 @@ class GameFinished:
     plies: int
     seconds: float
     replay: bool = False
+    record: GameRecord | None = None
+    """The game's whole record (moves with their data, times): a run's events always carry
+    it; None only for an event built without one."""
 
 
 @dataclass(frozen=True)

@@ -534,7 +534,8 @@ class Tournament:
         record = event.record
         if record.replay:
             self._on_event(GameFinished(game, record.result, record.termination,
-                                       record.reason, record.plies, event.seconds, replay=True))
+                                       record.reason, record.plies, event.seconds, replay=True,
+                                       record=record))
             return
         try:
             await writer.call(writer.store, game.key, record, game_pgn(record))
@@ -555,7 +556,7 @@ class Tournament:
         self.scoreboard.add(game.white, game.black, record.result, game.pair,
                             record.termination)
         self._on_event(GameFinished(game, record.result, record.termination, record.reason,
-                                   record.plies, event.seconds))
+                                   record.plies, event.seconds, record=record))
         silent = self._silence.add(record)
         if silent is not None and not self._void:
             self._void = True

@@ -1,0 +1,77 @@
+"""The contract between the drop-in driver and each peer's command line and output.
+
+A peer's package provides ``parse(argv: list[str]) -> DropinRun | Immediate`` (raising
+`PeerUsageError` for a command line the peer refuses); the `DropinRun` it returns says what
+to play (a `TournamentConfig`) and builds the `PeerOutput` that prints the peer's lines and
+writes its PGN as the driver reports the run's events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TextIO
+
+if TYPE_CHECKING:  # annotations only: a drop-in's --help or --version loads no run code
+    from runner.config.model import TournamentConfig
+    from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
+
+__all__ = ["DropinRun", "Immediate", "PeerOutput", "PeerUsageError"]
+
+
+@dataclass(frozen=True)
+class Immediate:
+    """An answer without a run (help, version, engine list): text for stdout, exit status."""
+
+    text: str
+    exit_code: int = 0
+
+
+class PeerUsageError(Exception):
+    """A command line the peer refuses: `line` is printed to `stream`, the exit status is the peer's."""
+
+    def __init__(self, line: str, exit_code: int = 1, *, stream: str = "stderr") -> None:
+        super().__init__(line)
+        self.line = line
+        """The one line the peer prints for it."""
+        self.exit_code = exit_code
+        """The peer's exit status for it."""
+        self.stream = stream
+        """``stderr`` or ``stdout``: where the peer prints it."""
+
+
+class PeerOutput(Protocol):
+    """What one peer prints and writes (lines, PGN, EPD) as the run goes."""
+
+    def resumed(self, games: Sequence[GameFinished]) -> None:
+        """The games an earlier run of the same command line stored, in schedule order."""
+
+    def game_started(self, event: GameStarted) -> None:
+        """A game began."""
+
+    def game_finished(self, event: GameFinished) -> None:
+        """A game ended (``event.record`` is its whole record; ``event.replay``: played again)."""
+
+    def notice(self, event: Notice) -> None:
+        """Something the runner wants the user to read (a warning, a restart...)."""
+
+    def run_ended(self, outcome: RunOutcome, *, interrupted: bool) -> None:
+        """The run is over (`interrupted`: by a stop signal): print the final lines."""
+
+    def exit_code(self, outcome: RunOutcome) -> int:
+        """The process's exit status the peer would give for this end."""
+
+
+@dataclass(frozen=True)
+class DropinRun:
+    """What a peer's command line asks to play and how to report it."""
+
+    peer: str
+    """``fastchess`` or ``cutechess``."""
+    config: TournamentConfig
+    """What is played: ``pgnout`` None (the output writes the peer's PGN itself); its name is
+    derived from the argv, so that the same command line continues its interrupted run."""
+    make_output: Callable[[TextIO], PeerOutput]
+    """Builds the run's output on the stream given (the driver passes sys.stdout)."""
+    db_url: str | None = None
+    """The results database (None: ``RUNNER_DB``, else ./runner.db)."""

@@ -1,0 +1,217 @@
+"""Playing a drop-in run: a peer's command line, played as a tournament through the app layer.
+
+The run is a tournament of the runner like any other (`StartMode.SAME`: the same command line
+continues the run it interrupted, plays only the games missing, and every game lands in the
+runner's database), reported by the peer's `PeerOutput` instead of the runner's own view. The
+stored games of an interrupted run are handed to the output first (`PeerOutput.resumed`), so
+that its counters and results continue where they stopped.
+
+Signals are the frameworks' (fishtest and OpenBench send SIGINT or SIGTERM, then SIGKILL):
+any stop signal aborts the running games at once (a peer's run ends promptly; the gentle
+"finish the running games" stop of ``runner run`` could outlast the 15 s they wait), the
+engines are stopped, and the output prints its final lines as interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import sys
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, TextIO
+
+from runner.app.lifecycle import start
+from runner.app.modes import StartMode
+from runner.config.model import TournamentConfig
+from runner.protocol.engine import Variant
+from runner.protocol.loop import run as run_on_loop
+from runner.store.store import GameFilter, Store, StoredMove
+from runner.tournament.events import (
+    Event,
+    GameFinished,
+    GameStarted,
+    Notice,
+    TournamentError,
+)
+from runner.tournament.interrupts import Interrupts
+from runner.tournament.protocols import resolve_protocols
+from runner.tournament.run import Tournament
+
+if TYPE_CHECKING:
+    from runner.dropin.contract import DropinRun, PeerOutput
+    from runner.game.record import GameRecord
+    from runner.store.store import StoredGame
+
+__all__ = ["DEFAULT_DB", "GAMES_PER_PROCESS", "play", "stored_games", "workers_for"]
+
+DEFAULT_DB = "runner.db"
+"""The database a drop-in run writes when neither the run nor ``RUNNER_DB`` names one."""
+
+GAMES_PER_PROCESS = 16
+"""Games one Python process referees at once before a drop-in spreads them over local
+worker processes (the fallback rule while `runner.cluster.sizing` is absent)."""
+
+
+def workers_for(concurrency: int, cpus: int) -> int | None:
+    """Local worker processes for `concurrency` games at once on `cpus` cores (None: all in
+    this process): `runner.cluster.sizing.local_workers_for` when this runner has it, else a
+    fallback of one process per `GAMES_PER_PROCESS` games, at most one per core, and none at
+    all without the cluster extra (Dask) installed."""
+    try:
+        from runner.cluster.sizing import (  # type: ignore[import-not-found,unused-ignore]
+            local_workers_for,
+        )
+    except ImportError:
+        local_workers_for = None
+    if local_workers_for is not None:
+        chosen = local_workers_for(concurrency, cpus)
+        return int(chosen) if chosen else None
+    if concurrency <= GAMES_PER_PROCESS or cpus < 2:
+        return None
+    try:
+        import distributed  # noqa: F401 - only whether the cluster extra is there
+    except ImportError:
+        return None
+    return min(cpus, math.ceil(concurrency / GAMES_PER_PROCESS))
+
+
+def play(run: DropinRun, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Play `run` (continuing its interrupted run), reported on `stdout` (default sys.stdout)
+    by the peer's output; returns the process's exit status. A run that cannot start (the
+    database, a changed setting under the same name, an engine refused) is one line on
+    `stderr` and exit status 1 or 2."""
+    out = sys.stdout if stdout is None else stdout
+    err = sys.stderr if stderr is None else stderr
+    url = run.db_url or os.environ.get("RUNNER_DB") or DEFAULT_DB
+    try:
+        store = Store.open(url if "://" in url else f"sqlite:///{os.path.expanduser(url)}")
+    except Exception as exc:  # an unreachable server, an unwritable file, a failed migration
+        cause = Store.redact(str(getattr(exc, "orig", None) or exc)).strip()
+        err.write(f"runner-{run.peer}: cannot open the database {Store.safe_url(url)}: {cause}\n")
+        return 1
+    try:
+        return run_on_loop(_play(run, store, out, err))
+    finally:
+        store.close()
+
+
+async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
+    """The run on the event loop: protocols asked, tournament found or created, played. A
+    stop signal before the games start ends it there (exit status 128 + its number)."""
+    task = asyncio.current_task()
+    assert task is not None
+    playing: list[Tournament] = []
+
+    def stop(_hard: bool) -> None:
+        if playing:
+            playing[0].stop(hard=True)
+        elif interrupts.count == 1:
+            task.cancel()
+
+    interrupts = Interrupts(stop)
+    with interrupts:
+        try:
+            tournament = await _prepared(run, store)
+        except TournamentError as exc:
+            err.write(f"runner-{run.peer}: {exc}\n")
+            return exc.exit_code or 1
+        except asyncio.CancelledError:
+            if interrupts.exit_status is None:
+                raise
+            task.uncancel()
+            return interrupts.exit_status
+        output = run.make_output(out)
+        if tournament.done_games:
+            output.resumed(await asyncio.to_thread(lambda: list(stored_games(store, tournament))))
+        playing.append(tournament)
+        try:
+            outcome = await tournament.run(on_event=_dispatch(output))
+        except TournamentError as exc:  # another runner took the tournament meanwhile
+            err.write(f"runner-{run.peer}: {exc}\n")
+            return exc.exit_code or 1
+    if interrupts.first is not None:
+        outcome.signal = interrupts.first
+    output.run_ended(outcome, interrupted=outcome.signal is not None)
+    _flush(out)
+    return output.exit_code(outcome)
+
+
+async def _prepared(run: DropinRun, store: Store) -> Tournament:
+    """The run's tournament, found (the same command line interrupted earlier) or created,
+    its lease taken; TournamentError when it cannot be played."""
+    # The protocol a peer's command line leaves open is part of the settings compared on a
+    # rerun: asked first, quietly (the peer prints nothing of the kind).
+    config: TournamentConfig = await resolve_protocols(run.config, lambda _line: None)
+    concurrency = max(1, config.concurrency)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    tournament = start(config, store, StartMode.SAME, concurrency=concurrency,
+                       workers=workers_for(concurrency, cpus or 1))
+    await asyncio.to_thread(tournament.prepare)
+    return tournament
+
+
+def _flush(stream: TextIO) -> None:
+    """Flush `stream`, quietly when its reader is gone (a framework that stopped reading)."""
+    with contextlib.suppress(OSError, ValueError):
+        stream.flush()
+
+
+def _dispatch(output: PeerOutput) -> Callable[[Event], None]:
+    """The run's event handler: each event to the output's method for it (moves are not
+    watched, so none arrives)."""
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, GameFinished):
+            output.game_finished(event)
+        elif isinstance(event, GameStarted):
+            output.game_started(event)
+        elif isinstance(event, Notice):
+            output.notice(event)
+
+    return on_event
+
+
+def stored_games(store: Store, tournament: Tournament) -> Iterator[GameFinished]:
+    """The games `tournament` (prepared) has stored as played, in schedule order, as the
+    events their run told: each with its record rebuilt from the database (moves with the data
+    the database keeps, times, result, the final position replayed)."""
+    total = tournament.total_games
+    for game in store.games(GameFilter(tournament_id=tournament.tournament_id)):
+        if game.result is None or game.termination is None or game.job_index >= total:
+            continue
+        scheduled = tournament.pairing.job(game.job_index)
+        record = _record(tournament.config, game, store.game_moves(game.id))
+        seconds = record.duration
+        yield GameFinished(scheduled, game.result, game.termination, game.reason or "",
+                           record.plies, seconds, record=record)
+
+
+def _record(config: TournamentConfig, game: StoredGame, moves: list[StoredMove]) -> GameRecord:
+    """The record of stored `game` as far as the database keeps it."""
+    from runner.game.record import GameRecord, GameSpec, MoveRecord
+    from runner.rules import STARTING_FEN, Board
+    from runner.tournament.runtime import adjudication_rules
+
+    book = len((game.opening_moves or "").split())
+    plies = tuple(MoveRecord(san=m.san, uci=m.uci, score_cp=m.score_cp, mate=m.mate,
+                             depth=m.depth, nodes=m.nodes, book=index < book,
+                             time=None if m.time_ms is None else m.time_ms / 1000)
+                  for index, m in enumerate(moves))
+    chess960 = config.variant is Variant.FISCHERANDOM
+    board = Board(game.opening_fen or STARTING_FEN, chess960=chess960)
+    for move in plies:
+        board.push_uci(move.uci)
+    spec = GameSpec(white_tc=config.time_control(game.white),
+                    black_tc=config.time_control(game.black), start_fen=game.opening_fen,
+                    opening_moves=tuple(m.uci for m in plies[:book]), variant=config.variant,
+                    adjudication=adjudication_rules(config.adjudication))
+    now = datetime.now(UTC)
+    assert game.result is not None and game.termination is not None
+    return GameRecord(white=game.white, black=game.black, spec=spec, moves=plies,
+                      result=game.result, termination=game.termination,
+                      reason=game.reason or "", started_at=game.started_at or now,
+                      ended_at=game.ended_at or game.started_at or now, final_fen=board.fen())
+

@@ -1,0 +1,60 @@
+"""The console scripts ``runner-fastchess`` and ``runner-cutechess`` (and ``runner fastchess
+ARGS...`` / ``runner cutechess ARGS...``): the peer's argv, untouched, to the peer's parser.
+
+Only the peer's parser is imported before it has answered: ``-help``, ``--version`` and a
+refused command line cost no more than reading the words (frameworks call ``--version`` on
+every start); the run's modules are imported only for a run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["PEERS", "cutechess", "fastchess", "main"]
+
+PEERS = ("fastchess", "cutechess")
+"""The peers whose command lines the runner takes."""
+
+
+def main(peer: str, argv: Sequence[str]) -> int:
+    """Answer or play the command line `argv` (the words after the program's name) as `peer`
+    does; returns the exit status."""
+    from runner.dropin.contract import Immediate, PeerUsageError
+
+    parse = importlib.import_module(f"runner.dropin.{peer}").parse
+    try:
+        answer = parse(list(argv))
+    except PeerUsageError as exc:
+        stream = sys.stdout if exc.stream == "stdout" else sys.stderr
+        stream.write(exc.line if exc.line.endswith("\n") else exc.line + "\n")
+        stream.flush()
+        return exc.exit_code
+    if isinstance(answer, Immediate):
+        if answer.text:
+            sys.stdout.write(answer.text if answer.text.endswith("\n") else answer.text + "\n")
+            sys.stdout.flush()
+        return answer.exit_code
+    from runner.dropin.driver import play
+
+    return play(answer)
+
+
+def _exit(peer: str) -> None:
+    """Run `peer`'s command line from sys.argv and exit with its status."""
+    try:
+        status = main(peer, sys.argv[1:])
+    except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
+        status = 1
+    sys.exit(status)
+
+
+def fastchess() -> None:
+    """Entry point of ``runner-fastchess``: fastchess's command line."""
+    _exit("fastchess")
+
+
+def cutechess() -> None:
+    """Entry point of ``runner-cutechess``: cutechess-cli's command line."""
+    _exit("cutechess")
