@@ -7,6 +7,7 @@ reads nothing else. Every default is cutechess-cli 1.5.1's own (`EngineMatch`, `
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 __all__ = ["DEFAULT_RESULT_FORMAT", "CutechessSettings", "PgnMode", "SprtBounds"]
@@ -15,7 +16,7 @@ DEFAULT_RESULT_FORMAT = "default"
 """`-resultformat`'s default: the named format `Rank,Name,Elo,Error,Games,Score,DScore`."""
 
 
-class PgnMode:
+class PgnMode(enum.Enum):
     """The two PGN forms of `-pgnout FILE [min]` (cutechess's `PgnGame::PgnMode`)."""
 
     VERBOSE = "verbose"
@@ -60,7 +61,7 @@ class CutechessSettings:
     """`-site`: the PGN `Site` tag; empty is written as `?`."""
     pgn_out: str | None = None
     """`-pgnout FILE`: the PGN file games are appended to as they end, in game-number order."""
-    pgn_mode: str = PgnMode.VERBOSE
+    pgn_mode: PgnMode = PgnMode.VERBOSE
     """`-pgnout FILE min`: `PgnMode.MINIMAL`; else `PgnMode.VERBOSE`."""
     pgn_finished_only: bool = False
     """`-pgnout FILE fi`: games without a result, and those cut by a stop, are left out of the
