@@ -91,7 +91,7 @@ def _config(read: Arguments) -> TournamentConfig:
         policy=read.openings["policy"] if read.openings else "default", swap=read.swap,
         reverse=read.reverse, seeds=read.seeds, wait_ms=read.wait)
     config = dataclasses.replace(config, cutechess=schedule)
-    return cc.with_engine_extras(config, read)  # type: ignore[no-any-return]
+    return cc.with_engine_extras(config, read)
 
 
 def _total(config: TournamentConfig) -> int:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.dropin.contract import Immediate, PeerUsageError
+from runner.dropin.contract import Immediate, PeerUsageError, run_name
 from runner.dropin.cutechess.settings import CutechessSettings, PgnMode, SprtBounds
 
 __all__ = [
@@ -96,16 +96,17 @@ OPTIONS: tuple[_Option, ...] = (
 )
 _BY_NAME = {option.name: option for option in OPTIONS}
 
-VARIANTS = (
-    "3check 5check ai-wok almost amazon andernach antiandernach antichess asean atomic berolina "
-    "cambodian capablanca caparandom cfour chancellor changeover checkless chessgi chigorin "
-    "circulargryphon codrus coregal courier crazyhouse discplacedgrid dobutsu embassy euroshogi "
-    "extinction fischerandom giveaway gomoku gomokufreestyle gothic grand grid gridolina gryphon "
-    "gustav3 hoppelpoppel horde janus jesonmor judkins karouk kinglet kingofthehill knightmate "
-    "knightrelay loop losalamos losers makruk minishogi modern newzealand placement pocketknight "
-    "racingkings rifle seirawan shatranj shogi shoot slippedgrid simplifiedgryphon sittuyin "
-    "suicide superandernach threekings tictactoe twokings twokingssymmetric standard"
-).split()
+VARIANTS = ("3check", "5check", "ai-wok", "almost", "amazon", "andernach", "antiandernach",
+    "antichess", "asean", "atomic", "berolina", "cambodian", "capablanca", "caparandom", "cfour",
+    "chancellor", "changeover", "checkless", "chessgi", "chigorin", "circulargryphon", "codrus",
+    "coregal", "courier", "crazyhouse", "discplacedgrid", "dobutsu", "embassy", "euroshogi",
+    "extinction", "fischerandom", "giveaway", "gomoku", "gomokufreestyle", "gothic", "grand",
+    "grid", "gridolina", "gryphon", "gustav3", "hoppelpoppel", "horde", "janus", "jesonmor",
+    "judkins", "karouk", "kinglet", "kingofthehill", "knightmate", "knightrelay", "loop",
+    "losalamos", "losers", "makruk", "minishogi", "modern", "newzealand", "placement",
+    "pocketknight", "racingkings", "rifle", "seirawan", "shatranj", "shogi", "shoot",
+    "slippedgrid", "simplifiedgryphon", "sittuyin", "suicide", "superandernach", "threekings",
+    "tictactoe", "twokings", "twokingssymmetric", "standard", ").split()")
 """Every variant cutechess-cli 1.5.1 knows (its -help lists them); the runner plays two."""
 
 PLAYED_VARIANTS = ("standard", "fischerandom")
@@ -501,9 +502,9 @@ def _to_map(given: _Given, valid: str) -> tuple[dict[str, str], list[str]]:
     if missing:
         quoted = ", ".join(f'"{key}"' for key in missing)
         return {}, [f'Option "{given.name}" needs argument(s): {quoted}']
-    for key, value in defaults.items():
-        if key not in found and value is not None:
-            found[key] = value
+    for key, default in defaults.items():
+        if key not in found and default is not None:
+            found[key] = default
     return found, []
 
 
@@ -745,9 +746,8 @@ left out of the name a command line gives its tournament, so that rerunning it w
 of them still continues it."""
 
 
-def run_key(argv: tuple[str, ...]) -> str:
-    """A short digest of the words that decide the games (the options of `_OUTPUT_ONLY`
-    left out): the same games, the same key."""
+def game_words(argv: tuple[str, ...]) -> list[str]:
+    """The words that decide the games: the options of `_OUTPUT_ONLY` left out."""
     kept: list[str] = []
     skipping = False
     for word in argv:
@@ -755,7 +755,13 @@ def run_key(argv: tuple[str, ...]) -> str:
             skipping = word in _OUTPUT_ONLY
         if not skipping:
             kept.append(word)
-    return hashlib.sha256("\0".join(kept).encode()).hexdigest()[:12]
+    return kept
+
+
+def run_key(argv: tuple[str, ...]) -> str:
+    """A short digest of `game_words`: the same games, the same key."""
+    return hashlib.sha256("\0".join(game_words(argv)).encode("utf-8", "surrogateescape")
+                          ).hexdigest()[:12]
 
 
 def seed_for(args: Arguments) -> int:
@@ -894,7 +900,7 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
     """The runner configuration table of an accepted command line (schedule set apart)."""
     names = _names(args)
     table: dict[str, Any] = {
-        "name": f"cutechess {args.event or ' vs '.join(names[:2])} {run_key(args.argv)}"[:200],
+        "name": run_name("cutechess", game_words(args.argv), args.event or " vs ".join(names)),
         "format": "round-robin",
         "engines": [engine_table(e, n) for e, n in zip(args.engines, names, strict=True)],
         "concurrency": args.concurrency, "variant": args.variant, "recover": args.recover,
