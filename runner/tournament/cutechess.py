@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from runner.config.model import CutechessSchedule
-from runner.tournament.pairing import ScheduledGame
+from runner.tournament.schedule import ScheduledGame
 
 __all__ = ["CutechessPairing", "cutechess_pairing", "games_per_cycle"]
 
