@@ -16,7 +16,10 @@ if TYPE_CHECKING:  # annotations only: a drop-in's --help or --version loads no 
     from runner.config.model import TournamentConfig
     from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
 
-__all__ = ["DropinRun", "Immediate", "PeerOutput", "PeerUsageError"]
+__all__ = ["NAME_LIMIT", "DropinRun", "Immediate", "PeerOutput", "PeerUsageError", "run_name"]
+
+NAME_LIMIT = 200
+"""The longest tournament name the configuration takes (a whole argv is often longer)."""
 
 
 @dataclass(frozen=True)
@@ -75,3 +78,15 @@ class DropinRun:
     """Builds the run's output on the stream given (the driver passes sys.stdout)."""
     db_url: str | None = None
     """The results database (None: ``RUNNER_DB``, else ./runner.db)."""
+
+
+def run_name(peer: str, words: Sequence[str], label: str = "") -> str:
+    """A tournament name for a peer's command line: the same `words` give the same name (so a
+    rerun continues), `label` (engine names, say) keeps it readable in ``runner list``; a hash
+    of the words keeps it short (at most `NAME_LIMIT` characters)."""
+    import hashlib
+
+    digest = hashlib.sha256("\0".join(words).encode("utf-8", "surrogateescape")).hexdigest()
+    tail = f" [{digest[:12]}]"
+    head = f"{peer} {label}".strip() if label else peer
+    return head[:NAME_LIMIT - len(tail)] + tail
