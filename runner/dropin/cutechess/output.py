@@ -230,9 +230,8 @@ class CutechessOutput:
             self._stopping = True
             self._finish(number, job.white, job.black, job.round, CuteResult(Kind.NO_RESULT, None),
                          record)
-            if self._ended:
-                return
-        self._final(outcome.error if not interrupted else None)
+        if not self._ended:
+            self._final(outcome.error if not interrupted else None)
 
     def exit_code(self, outcome: RunOutcome) -> int:
         """0: cutechess-cli ends a match it started with status 0, stopped or not."""
@@ -259,8 +258,8 @@ class CutechessOutput:
             # cutechess stops the tournament at the first crash without -recover; with no
             # other game running it ends at once, before this game's own lines.
             self._stopping = True
-        if self._stopping and not self._running:
-            self._final(None)
+            if not self._running:
+                self._final(None)
         self._line(f"Finished game {number} ({white} vs {black}): {end.verbose}")
         if len(self._players) == 2:
             first, second = self._players
@@ -271,6 +270,8 @@ class CutechessOutput:
             self._line(self._ratings())
         if settings.outcome_interval and self._finished_count % settings.outcome_interval == 0:
             self._line(self._outcomes())
+        if self._stopping and not self._running and not self._ended:
+            self._final(None)
 
     def _score(self, white: str, black: str, end: CuteResult) -> None:
         w, b = self._player(white), self._player(black)
