@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import chess
@@ -427,6 +428,10 @@ SCHEDULES = {
                                   "policy=encounter", "-srand", "13"],
     "match-pgn-sequential-start": [*TWO, *QUICK, "-games", "6", "-repeat", "-openings",
                                    f"file={PGN_BOOK}", "format=pgn", "start=4", "plies=3"],
+    "frc-drawn-repeat": [*TWO, *QUICK, "-variant", "fischerandom", "-games", "4", "-repeat",
+                         "-srand", "21"],
+    "frc-drawn-one-at-a-time": [*TWO, "-each", "tc=inf", "depth=1", "-maxmoves", "1",
+                                "-variant", "fischerandom", "-games", "3", "-srand", "8"],
     "frc-book": [*TWO, *QUICK, "-variant", "fischerandom", "-games", "4", "-repeat",
                  "-openings", f"file={FRC_BOOK}", "format=epd", "order=random", "-srand",
                  "99"],
@@ -458,3 +463,55 @@ def test_pairing_matches_cutechess_by_hand() -> None:
         ("b", "c", 1, 0), ("c", "b", 1, 0), ("a", "c", 2, 1), ("c", "a", 2, 1),
         ("a", "b", 3, 2), ("b", "a", 3, 2), ("b", "c", 4, 3), ("c", "b", 4, 3),
         ("a", "c", 5, 4), ("c", "a", 5, 4), ("a", "b", 6, 5), ("b", "a", 6, 5)]
+
+
+STOCKFISH = shutil.which("stockfish", path="/usr/games:/usr/local/games:"
+                         + os.environ.get("PATH", ""))
+
+PLAYED = {
+    # -draw movenumber=4 fires where it does only because the EPD positions restart at move 1.
+    "cecp-fairymax": ["-engine", "cmd=fairymax", "proto=xboard", "name=a", "-engine",
+                      "cmd=fairymax", "proto=xboard", "name=b", "-each", "tc=inf", "depth=2",
+                      "-games", "2", "-rounds", "3", "-repeat", "-openings", f"file={EPD_BOOK}",
+                      "format=epd", "order=random", "-srand", "7", "-draw", "movenumber=4",
+                      "movecount=2", "score=20", "-concurrency", "2"],
+    "uci-stockfish": ["-engine", "cmd=stockfish", "proto=uci", "name=s1", "option.Threads=1",
+                      "-engine", "cmd=stockfish", "proto=uci", "name=s2", "option.Threads=1",
+                      "-each", "tc=inf", "depth=1", "-games", "2", "-rounds", "2", "-repeat",
+                      "-openings", f"file={PGN_BOOK}", "format=pgn", "order=random",
+                      "plies=6", "-srand", "3", "-maxmoves", "40"],
+}
+
+
+def _played(path: Path) -> list[tuple[str, str, str, str, list[str], str]]:
+    games = []
+    with open(path, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            headers = game.headers
+            # The start position, whether a FEN tag states it or not (the tags are the
+            # output's to compare).
+            games.append((headers["White"], headers["Black"], headers["Round"],
+                          game.board().fen(), [m.uci() for m in game.mainline_moves()],
+                          headers["Result"]))
+    return games
+
+
+@needs_peer
+@pytest.mark.parametrize("name", sorted(PLAYED))
+def test_played_games_are_cutechess_clis(name: str, tmp_path: Path) -> None:
+    """The same command line through `runner cutechess` and the real cutechess-cli: the same
+    games, move for move, with the same results, in the same numbering."""
+    engine = FAIRYMAX if name.startswith("cecp") else STOCKFISH
+    if engine is None:
+        pytest.skip(f"the engine of {name} is not installed")
+    argv = PLAYED[name]
+    real = _real_games(argv, tmp_path)  # also checks cutechess-cli's success
+    ours_pgn = tmp_path / "ours.pgn"
+    env = {**os.environ, "RUNNER_DB": str(tmp_path / "runner.db"),
+           "PATH": "/usr/games:" + os.environ.get("PATH", "")}
+    done = subprocess.run([sys.executable, "-m", "runner", "cutechess", *argv, "-pgnout",
+                           str(ours_pgn)], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=600, stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 0, done.stderr
+    assert len(real) > 0
+    assert _played(ours_pgn) == _played(tmp_path / "real.pgn")

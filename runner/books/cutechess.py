@@ -26,7 +26,8 @@ from pathlib import Path
 from runner.books.openings import Opening, OpeningBookError, PgnBook
 from runner.rules import Board
 
-__all__ = ["CUTECHESS_PLIES", "CutechessSuite", "Mersenne", "cutechess_epd_fen"]
+__all__ = ["CUTECHESS_PLIES", "CutechessSuite", "Mersenne", "cutechess_epd_fen", "frc_start_fen",
+           "knuth_shuffle"]
 
 CUTECHESS_PLIES = 1024
 """cutechess-cli's opening depth when ``-openings`` has no ``plies=``."""
@@ -76,6 +77,27 @@ def knuth_shuffle(size: int, rng: Mersenne) -> list[int]:
         j = i + rng.random() % (size - i)
         order[i], order[j] = order[j], order[i]
     return order
+
+
+def frc_start_fen(rng: Mersenne) -> str:
+    """A Chess960 start position drawn as cutechess-cli draws one (five numbers: the bishops
+    on a light and a dark square, the queen, the two knights, then rook, king, rook on the
+    squares left), as X-FEN with ``KQkq``."""
+    back: list[str | None] = [None] * 8
+
+    def put(piece: str, nth: int, start: int = 0, step: int = 1) -> None:
+        free = [i for i in range(start, 8, step) if back[i] is None]
+        back[free[nth]] = piece
+
+    put("B", rng.random() % 4, 0, 2)
+    put("B", rng.random() % 4, 1, 2)
+    put("Q", rng.random() % 6)
+    put("N", rng.random() % 5)
+    put("N", rng.random() % 4)
+    for piece in "RKR":
+        put(piece, 0)
+    white = "".join(piece or "" for piece in back)
+    return f"{white.lower()}/pppppppp/8/8/8/8/PPPPPPPP/{white} w KQkq - 0 1"
 
 
 _OPERATION = re.compile(r'\s*([^\s;"]+)((?:\s+(?:"[^"]*"|[^\s;"]+))*)\s*;')

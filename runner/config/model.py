@@ -306,6 +306,9 @@ class CutechessSchedule:
     """Seeded players (``-seeds``): the gauntlet's challengers."""
     wait_ms: int = 0
     """Milliseconds waited before each game once one has finished (``-wait``)."""
+    srand: int = 0
+    """The seed of cutechess-cli's random numbers (``-srand``): Chess960 start positions
+    without a book are drawn from it."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from runner.books.cutechess import CUTECHESS_PLIES, CutechessSuite
+from runner.books.cutechess import CUTECHESS_PLIES, CutechessSuite, Mersenne, frc_start_fen
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
 from runner.config.model import BookFormat, OpeningOrder, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
@@ -37,6 +37,8 @@ class OpeningPolicy:
         """The pairs dealt so far whose start position a CECP engine without setboard cannot
         be told (``edit`` would give it castling rights the position has lost), by pair:
         usually none, so checking the engines against them before the first game is cheap."""
+        self._rng960: Mersenne | None = None
+        self._drawn960: list[str] = []
         self.suite: CutechessSuite | None = None
         """cutechess-cli's order of the book (runner-cutechess), in place of the cursor."""
         cfg = config.openings
@@ -85,6 +87,8 @@ class OpeningPolicy:
         opening: Opening | None = None
         if self.suite is not None:
             opening = self.suite.opening(pair)
+        elif self.chess960 and self.config.cutechess is not None:
+            opening = self._cutechess_960(pair)
         elif self.cursor is not None:
             self.cursor.served = pair
             opening = self.cursor.next()
@@ -101,6 +105,17 @@ class OpeningPolicy:
             self._cache.clear()
         self._cache[pair] = opening
         return opening
+
+    def _cutechess_960(self, pair: int) -> Opening:
+        """Chess960 without a book under runner-cutechess: cutechess-cli draws the start
+        position of each new opening from its generator, five numbers each, in game order."""
+        assert self.config.cutechess is not None
+        while len(self._drawn960) <= pair:
+            if self._rng960 is None:
+                self._rng960 = Mersenne(self.config.cutechess.srand)
+            self._drawn960.append(frc_start_fen(self._rng960))
+        fen = Board(self._drawn960[pair], chess960=True).fen()
+        return Opening(fen=fen, chess960=True, index=pair, source=f"chess960 draw {pair + 1}")
 
     def state(self, pairs_served: int) -> dict[str, Any] | None:
         """The cursor state to store (resumes recompute openings from pair numbers anyway)."""

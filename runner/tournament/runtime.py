@@ -7,6 +7,7 @@ schedule entry with its opening into the plain `GameJob` a scheduler plays.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,6 +81,12 @@ def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
     return AdjudicationRules(**values)
 
 
+def _rules(config: TournamentConfig) -> AdjudicationRules:
+    """The game's adjudication rules; runner-cutechess counts moves as cutechess-cli does."""
+    rules = adjudication_rules(config.adjudication)
+    return rules if config.cutechess is None else dataclasses.replace(rules, board_plies=True)
+
+
 def sprt_spec(config: TournamentConfig) -> SprtSpec | None:
     """The SPRT a configuration asks for, if any."""
     return None if config.sprt is None else config.sprt.spec()
@@ -97,7 +104,7 @@ def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | 
         white_tc=config.time_control(game.white), black_tc=config.time_control(game.black),
         start_fen=None if opening is None else opening.fen,
         opening_moves=() if opening is None else opening.moves,
-        variant=config.variant, adjudication=adjudication_rules(config.adjudication),
+        variant=config.variant, adjudication=_rules(config),
         tags={"Event": config.name, "Site": "cecp-runner",
               "Round": f"{game.round}.{game.index % per_round + 1}"},
     )

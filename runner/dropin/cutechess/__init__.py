@@ -89,7 +89,7 @@ def _config(read: Arguments) -> TournamentConfig:
     schedule = CutechessSchedule(
         tournament=read.tournament, games=read.games, rounds=read.rounds, repeat=read.repeat,
         policy=read.openings["policy"] if read.openings else "default", swap=read.swap,
-        reverse=read.reverse, seeds=read.seeds, wait_ms=read.wait)
+        reverse=read.reverse, seeds=read.seeds, wait_ms=read.wait, srand=cc.seed_for(read))
     config = dataclasses.replace(config, cutechess=schedule)
     return cc.with_engine_extras(config, read)
 
