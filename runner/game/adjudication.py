@@ -57,6 +57,10 @@ class AdjudicationRules:
     """Whether the tables may end a game with a win (fastchess's -tbadjudicate WIN_LOSS)."""
     tb_draws: bool = True
     """Whether the tables may end a game with a draw (fastchess's -tbadjudicate DRAW)."""
+    board_plies: bool = False
+    """Count ``max_moves`` and ``draw_move_number`` on the plies played on the board from the
+    start position, book plies included, as cutechess-cli does (``runner-cutechess``);
+    otherwise the engines' plies and the FEN's move number, as fastchess does."""
 
     def __post_init__(self) -> None:
         for name in ("draw_move_number", "resign_move_count", "max_moves"):

@@ -354,8 +354,11 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         score = effective_score(played.score_cp, played.mate)
         draws.update(score, zeroing)
         resigns.update(mover, score)
-        adjudicated = _adjudicate(draws, resigns, rules, mover, score, board.fullmove_number - 1,
-                                  len(moves) - len(spec.opening_moves))
+        if rules.board_plies:  # cutechess-cli's counts: every ply on the board
+            moves_played, counted = len(moves) // 2, len(moves)
+        else:
+            moves_played, counted = board.fullmove_number - 1, len(moves) - len(spec.opening_moves)
+        adjudicated = _adjudicate(draws, resigns, rules, mover, score, moves_played, counted)
         if adjudicated is not None:
             return adjudicated
 
