@@ -137,7 +137,8 @@ def test_the_lazy_listing_says_what_each_command_says_of_itself() -> None:
         assert entry.help == own, entry.name
 
 
-def test_list_reads_the_store_without_alembic_rules_protocol_or_games(tmp_path: Path) -> None:
+def test_list_reads_the_store_without_alembic_rules_protocol_or_games(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from runner.store import EngineRowValues, create_tournament, open_database
 
     database = open_database(f"sqlite:///{tmp_path / 'r.db'}")  # created and migrated here
@@ -148,14 +149,21 @@ def test_list_reads_the_store_without_alembic_rules_protocol_or_games(tmp_path: 
                               total_games=2)
     finally:
         database.close()
-    loaded, done = _run("list", "--db", str(tmp_path / "r.db"),
-                        watch=("alembic", "runner.rules", "runner.protocol", "runner.game.record",
-                               "runner.game.play",
-                               "runner.pgn", "runner.config", "runner.store.recording",
-                               "rich.progress", "sqlalchemy"))
+    watch = ("alembic", "runner.rules", "runner.protocol", "runner.game.record",
+             "runner.game.play", "runner.pgn", "runner.config", "runner.store.recording",
+             "rich.progress", "pydantic", "sqlalchemy", "sqlalchemy.orm")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # inherited by _run
+    first, done = _run("list", "--db", str(tmp_path / "r.db"), watch=watch)
     assert done.returncode == 0, done.stderr
     assert "listed" in done.stdout and "0/2" in done.stdout
-    assert loaded == ["sqlalchemy"]  # the store is SQLAlchemy's; nothing else of that list
+    # The store is SQLAlchemy's; nothing else of that list. It compiled the statements of
+    # the list for the next time (runner.store.quick, issue 30).
+    assert first == ["sqlalchemy", "sqlalchemy.orm"]
+    assert (tmp_path / "cache" / "cecp-runner" / "list-reads.json").is_file()
+    again, repeated = _run("list", "--db", str(tmp_path / "r.db"), watch=watch)
+    assert repeated.returncode == 0, repeated.stderr
+    assert repeated.stdout == done.stdout
+    assert again == []  # no SQLAlchemy, no pydantic: sqlite3 ran the cached statements
 
 
 def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
@@ -175,7 +183,7 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
 
 DEFERRED = {
     "export": {"runner.app.reading"},  # export --help loads no database code
-    "listing": {"runner.app.reading", "runner.store.store"},  # list --help loads no database code
+    "listing": {"runner.app.reading"},  # list --help loads no database code
     "help": {"runner.cli.vocabulary",  # which imports this module at its top
              "typer"},  # its rich_utils: rich.markdown and pygments, for rendered help only
     "serve": {"uvicorn", "runner.service.app", "runner.service.connections",
