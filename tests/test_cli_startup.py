@@ -260,3 +260,59 @@ def test_the_plain_reading_agrees_with_pydantic_where_it_answers() -> None:
     assert _plain(tuple[int, int], ("1", "2")) == (1, 2)
     assert _plain(tuple[int, int], ("1",)) is _UNSURE
     assert _plain(int, True) is _UNSURE
+
+
+@pytest.mark.parametrize("args", [("--help",), ("list", "--help"), ("stats", "--help")])
+def test_help_is_rendered_without_markdown_or_pygments(args: tuple[str, ...]) -> None:
+    # Issue 30: typer.rich_utils imports rich.markdown (markdown_it) and rich.traceback
+    # (pygments) at its top, a fifth of `runner --help`; runner.cli.group.help_renderer
+    # defers both to their first use, which rich help written in rich markup never makes.
+    loaded, done = _run(*args, watch=("typer.rich_utils", "rich.markdown", "markdown_it",
+                                      "rich.traceback", "rich.syntax", "pygments"))
+    assert done.returncode == 0, done.stderr
+    assert "Show this message and exit." in done.stdout and "╭─ Options" in done.stdout
+    assert loaded == ["typer.rich_utils"]
+
+
+def test_the_deferred_help_modules_are_the_real_ones_when_used() -> None:
+    script = (
+        "import sys\n"
+        "from runner.cli.group import help_renderer\n"
+        "help_renderer()\n"
+        "assert 'rich.markdown' not in sys.modules and 'rich.traceback' not in sys.modules\n"
+        "from typer import rich_utils\n"
+        "text = rich_utils._make_rich_text(text='*x*', style='', markup_mode='markdown')\n"
+        "import rich.markdown, rich.traceback\n"
+        "assert isinstance(text, rich.markdown.Markdown), type(text)\n"
+        "assert rich.markdown.__file__ and rich.traceback.Traceback.__module__ == 'rich.traceback'\n"
+        "try:\n"
+        "    raise ValueError('boom')\n"
+        "except ValueError as exc:\n"
+        "    shown = rich_utils.Traceback.from_exception(type(exc), exc, exc.__traceback__)\n"
+        "assert isinstance(shown, rich.traceback.Traceback)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+
+
+DROP_IN_HEAVY = ("pydantic", "sqlalchemy", "alembic", "asyncio", "runner.store", "runner.app",
+                 "runner.tournament", "runner.config.model", "runner.rules", "runner.protocol")
+"""What a drop-in entry point's help or version must not import (issue 30: under 0.15 s)."""
+
+
+@pytest.mark.parametrize("peer", ["fastchess", "cutechess"])
+@pytest.mark.parametrize("flag", ["--help", "-help", "-version"])
+def test_a_drop_in_entry_point_answers_its_help_and_version_without_heavy_imports(
+        peer: str, flag: str) -> None:
+    # The drop-in commands (issue 28) pass their words through untouched: what they answer
+    # at once (help, version) must come before the application, the store and the config.
+    from runner.cli.app import LAZY
+
+    if peer not in {entry.name for entry in LAZY}:
+        pytest.skip(f"no 'runner {peer}' command in this tree yet")
+    loaded, done = _run(peer, flag, watch=DROP_IN_HEAVY)
+    assert done.returncode in (0, 1, 2), done.stderr
+    assert done.stdout or done.stderr
+    assert loaded == []
