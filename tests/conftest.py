@@ -23,6 +23,15 @@ does not reach it. A test that checks some wait was skipped sets that wait to tw
 a fault still fails it; no test asserts a tighter wall-clock bound (tests/test_no_wallclock_asserts.py)."""
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _test_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The commands under test keep their cache (``runner list``'s compiled statements) in a
+    directory of the test run, never in the user's ~/.cache; subprocesses inherit it."""
+    import os
+
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Run every test's event loop on the loop the CLI would use (runner/protocol/loop.py:
     asyncio's, or uvloop with RUNNER_LOOP=uvloop): the tests call asyncio.run, which asks the

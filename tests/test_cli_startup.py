@@ -137,7 +137,8 @@ def test_the_lazy_listing_says_what_each_command_says_of_itself() -> None:
         assert entry.help == own, entry.name
 
 
-def test_list_reads_the_store_without_alembic_rules_protocol_or_games(tmp_path: Path) -> None:
+def test_list_reads_the_store_without_alembic_rules_protocol_or_games(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from runner.store import EngineRowValues, create_tournament, open_database
 
     database = open_database(f"sqlite:///{tmp_path / 'r.db'}")  # created and migrated here
@@ -148,14 +149,21 @@ def test_list_reads_the_store_without_alembic_rules_protocol_or_games(tmp_path: 
                               total_games=2)
     finally:
         database.close()
-    loaded, done = _run("list", "--db", str(tmp_path / "r.db"),
-                        watch=("alembic", "runner.rules", "runner.protocol", "runner.game.record",
-                               "runner.game.play",
-                               "runner.pgn", "runner.config", "runner.store.recording",
-                               "rich.progress", "sqlalchemy"))
+    watch = ("alembic", "runner.rules", "runner.protocol", "runner.game.record",
+             "runner.game.play", "runner.pgn", "runner.config", "runner.store.recording",
+             "rich.progress", "pydantic", "sqlalchemy", "sqlalchemy.orm")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # inherited by _run
+    first, done = _run("list", "--db", str(tmp_path / "r.db"), watch=watch)
     assert done.returncode == 0, done.stderr
     assert "listed" in done.stdout and "0/2" in done.stdout
-    assert loaded == ["sqlalchemy"]  # the store is SQLAlchemy's; nothing else of that list
+    # The store is SQLAlchemy's; nothing else of that list. It compiled the statements of
+    # the list for the next time (runner.store.quick, issue 30).
+    assert first == ["sqlalchemy", "sqlalchemy.orm"]
+    assert (tmp_path / "cache" / "cecp-runner" / "list-reads.json").is_file()
+    again, repeated = _run("list", "--db", str(tmp_path / "r.db"), watch=watch)
+    assert repeated.returncode == 0, repeated.stderr
+    assert repeated.stdout == done.stdout
+    assert again == []  # no SQLAlchemy, no pydantic: sqlite3 ran the cached statements
 
 
 def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
@@ -175,7 +183,7 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
 
 DEFERRED = {
     "export": {"runner.app.reading"},  # export --help loads no database code
-    "listing": {"runner.app.reading", "runner.store.store"},  # list --help loads no database code
+    "listing": {"runner.app.reading"},  # list --help loads no database code
     "help": {"runner.cli.vocabulary",  # which imports this module at its top
              "typer"},  # its rich_utils: rich.markdown and pygments, for rendered help only
     "serve": {"uvicorn", "runner.service.app", "runner.service.connections",
@@ -252,3 +260,59 @@ def test_the_plain_reading_agrees_with_pydantic_where_it_answers() -> None:
     assert _plain(tuple[int, int], ("1", "2")) == (1, 2)
     assert _plain(tuple[int, int], ("1",)) is _UNSURE
     assert _plain(int, True) is _UNSURE
+
+
+@pytest.mark.parametrize("args", [("--help",), ("list", "--help"), ("stats", "--help")])
+def test_help_is_rendered_without_markdown_or_pygments(args: tuple[str, ...]) -> None:
+    # Issue 30: typer.rich_utils imports rich.markdown (markdown_it) and rich.traceback
+    # (pygments) at its top, a fifth of `runner --help`; runner.cli.group.help_renderer
+    # defers both to their first use, which rich help written in rich markup never makes.
+    loaded, done = _run(*args, watch=("typer.rich_utils", "rich.markdown", "markdown_it",
+                                      "rich.traceback", "rich.syntax", "pygments"))
+    assert done.returncode == 0, done.stderr
+    assert "Show this message and exit." in done.stdout and "╭─ Options" in done.stdout
+    assert loaded == ["typer.rich_utils"]
+
+
+def test_the_deferred_help_modules_are_the_real_ones_when_used() -> None:
+    script = (
+        "import sys\n"
+        "from runner.cli.group import help_renderer\n"
+        "help_renderer()\n"
+        "assert 'rich.markdown' not in sys.modules and 'rich.traceback' not in sys.modules\n"
+        "from typer import rich_utils\n"
+        "text = rich_utils._make_rich_text(text='*x*', style='', markup_mode='markdown')\n"
+        "import rich.markdown, rich.traceback\n"
+        "assert isinstance(text, rich.markdown.Markdown), type(text)\n"
+        "assert rich.markdown.__file__ and rich.traceback.Traceback.__module__ == 'rich.traceback'\n"
+        "try:\n"
+        "    raise ValueError('boom')\n"
+        "except ValueError as exc:\n"
+        "    shown = rich_utils.Traceback.from_exception(type(exc), exc, exc.__traceback__)\n"
+        "assert isinstance(shown, rich.traceback.Traceback)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+
+
+DROP_IN_HEAVY = ("pydantic", "sqlalchemy", "alembic", "asyncio", "runner.store", "runner.app",
+                 "runner.tournament", "runner.config.model", "runner.rules", "runner.protocol")
+"""What a drop-in entry point's help or version must not import (issue 30: under 0.15 s)."""
+
+
+@pytest.mark.parametrize("peer", ["fastchess", "cutechess"])
+@pytest.mark.parametrize("flag", ["--help", "-help", "-version"])
+def test_a_drop_in_entry_point_answers_its_help_and_version_without_heavy_imports(
+        peer: str, flag: str) -> None:
+    # The drop-in commands (issue 28) pass their words through untouched: what they answer
+    # at once (help, version) must come before the application, the store and the config.
+    from runner.cli.app import LAZY
+
+    if peer not in {entry.name for entry in LAZY}:
+        pytest.skip(f"no 'runner {peer}' command in this tree yet")
+    loaded, done = _run(peer, flag, watch=DROP_IN_HEAVY)
+    assert done.returncode in (0, 1, 2), done.stderr
+    assert done.stdout or done.stderr
+    assert loaded == []

@@ -8,16 +8,19 @@ an export names a tournament that exists (the newest by default) and an ``--engi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.store import GameFilter, Store, TournamentProgress
+from runner.store.records import TournamentProgress, never_moved
 from runner.text import shown
 
 if TYPE_CHECKING:  # annotations only: listing tournaments loads neither the rules nor games
     from runner.game.termination import GameTermination
     from runner.rules import Result
+    from runner.store import Store
 
-__all__ = ["ExportError", "export_target", "pgn_games", "tournament_list"]
+__all__ = ["ExportError", "export_target", "never_moved", "pgn_games", "quick_tournament_list",
+           "remember_list", "tournament_list"]
 
 
 class ExportError(LookupError):
@@ -28,6 +31,29 @@ def tournament_list(store: Store) -> list[TournamentProgress]:
     """Every tournament, oldest first, with its progress (a tournament nobody runs shows as
     interrupted, with no game running)."""
     return store.tournaments()
+
+
+def quick_tournament_list(db_file: Path, cache: Path) -> tuple[list[TournamentProgress],
+                                                              dict[int, str]] | None:
+    """`tournament_list` and the failed runs' reasons (`Store.failures`) of the SQLite file
+    `db_file`, read without SQLAlchemy with the statements `remember_list` wrote to `cache`;
+    None when there are none for this version or they cannot answer (take the store's way,
+    then `remember_list`)."""
+    from runner.store.quick import cache_key, load, read_list
+
+    key = cache_key()
+    reads = None if key is None else load(cache, key)
+    return None if reads is None else read_list(db_file, reads)
+
+
+def remember_list(store: Store, cache: Path) -> None:
+    """Keep in `cache` what `quick_tournament_list` needs to list `store` next time (nothing
+    for a database other than SQLite)."""
+    from runner.store.quick import save
+
+    reads = store.list_reads()
+    if reads is not None:
+        save(cache, reads)
 
 
 def export_target(store: Store, tournament_id: int | None, engine: str | None) -> int:
@@ -53,6 +79,8 @@ def pgn_games(store: Store, tournament_id: int, *, engine: str | None = None,
               termination: GameTermination | None = None) -> Iterator[str]:
     """The PGN text of each stored game that matches the filters, one blank line after each,
     in schedule order; streamed."""
+    from runner.store import GameFilter
+
     where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
                        termination=termination)
     for game in store.games(where):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from runner.store.store import Store
 
 __all__ = ["UserError", "err_console", "exit_on_error", "fail", "missing_extra", "open_db",
-           "report_error", "unwrapped"]
+           "quick_file", "report_error", "unwrapped"]
 
 def unwrapped(console: Console) -> Console:
     """`console`, set never to cut a printed line when it is not a terminal: rich cut every
@@ -108,6 +108,26 @@ def open_db(url: str | None, *, create: bool = True, source: str = "--db") -> St
         if "readonly" in cause or "read-only" in cause:
             cause += " (permission denied: the file or its directory is read-only)"
         raise fail(f"cannot open the database {where}: {cause}") from None
+
+
+def quick_file(url: str | None, *, source: str = "--db") -> tuple[Path, str] | None:
+    """The SQLite file `url` names and its URL as shown, when a command that only reads may
+    read the file itself (`runner.app.reading.quick_tournament_list`): it exists, can be read
+    and written (so none of `open_db`'s messages would apply) and its URL shows as it is
+    (plain characters: `runner.cli.dburl.shown_url` quotes others). None: take `open_db`'s
+    way."""
+    from runner.cli.dburl import DbValueError, check_db_value
+
+    try:
+        target = check_db_value(url, source=source)
+    except DbValueError:
+        return None
+    path = target.file
+    if (path is None or not all(c.isascii() and (c.isalnum() or c in "/._-+") for c in str(path))
+            or _file_problem(path, create=False) is not None
+            or _read_only_url(path) is not None):
+        return None
+    return path, target.url
 
 
 def _read_only_url(path: Path) -> str | None:

@@ -32,6 +32,8 @@ group does not help: each command it loads gets Typer's own help option.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, get_args, get_origin
@@ -44,7 +46,7 @@ try:  # Typer 0.29's coercion (older Typer hands values to click's types: no pyd
 except ImportError:  # pragma: no cover - depends on the installed Typer
     RuntimeParam = None  # type: ignore[assignment,misc]
 
-__all__ = ["Lazy", "LazyCommand", "RunnerGroup", "lazy_group", "plain_values"]
+__all__ = ["Lazy", "LazyCommand", "RunnerGroup", "help_renderer", "lazy_group", "plain_values"]
 
 _PLAIN = (str, int, float)
 """The types whose values `plain_values` coerces itself."""
@@ -126,9 +128,66 @@ def plain_values(command: Any) -> None:
 
 def _absent_is_false(option: Any) -> None:
     """Make a help option that defaults to None default to False (the help callback reads
-    both as "not asked")."""
-    if option is not None and getattr(option, "default", False) is None:
+    both as "not asked"), and have it load Typer's help renderer without Markdown
+    (`help_renderer`) before it renders."""
+    if option is None:
+        return
+    if getattr(option, "default", False) is None:
         option.default = False
+    shown = getattr(option, "callback", None)
+    if shown is not None and not getattr(shown, "renderer_first", False):
+        def show_help(ctx: Any, param: Any, value: Any) -> Any:
+            if value:
+                help_renderer()
+            return shown(ctx, param, value)
+
+        show_help.renderer_first = True  # type: ignore[attr-defined]
+        option.callback = show_help
+
+
+class _Deferred(type):
+    """The type of a stand-in for a class of another module, imported on first use: calling
+    the stand-in, or reading one of its attributes, imports the module and answers for its
+    class."""
+
+    home: str
+
+    def real(cls) -> Any:
+        """The class this one stands for."""
+        return getattr(importlib.import_module(cls.home), cls.__name__)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls.real()(*args, **kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(cls.real(), name)
+
+
+_DEFERRED = {"rich.markdown": "Markdown", "rich.traceback": "Traceback"}
+"""What `typer.rich_utils` imports at its top but uses only for Markdown help text (which
+``runner`` does not write) and for tracebacks: about a fifth of ``runner --help``'s
+start-up (markdown_it, pygments), issue 30."""
+
+
+def help_renderer() -> None:
+    """Import `typer.rich_utils` (Typer's rich help) with rich.markdown and rich.traceback
+    standing in for themselves: its ``Markdown`` and ``Traceback`` import the real modules
+    when first used. The stand-in modules are gone from `sys.modules` once it is imported,
+    so any later import gets the real ones. Nothing to do when it is already imported."""
+    if "typer.rich_utils" in sys.modules:
+        return
+    stand_ins = {}
+    for module, name in _DEFERRED.items():
+        if module not in sys.modules:
+            stand_ins[module] = types.ModuleType(module)
+            setattr(stand_ins[module], name, _Deferred(name, (), {"home": module}))
+    sys.modules.update(stand_ins)
+    try:
+        importlib.import_module("typer.rich_utils")
+    finally:
+        for module, stand_in in stand_ins.items():
+            if sys.modules.get(module) is stand_in:
+                del sys.modules[module]
 
 
 class RunnerGroup(TyperGroup):

@@ -7,20 +7,23 @@ is the `Store` object, the one module of this package the CLI and the service im
 
 from typing import TYPE_CHECKING, Any
 
-from runner.store.db import DEFAULT_URL, ENV_VAR, Database, open_database, resolve_url, upgrade
-from runner.store.models import GameStatus, TournamentStatus
-from runner.store.queries import (
-    GameFilter,
-    StoredGame,
-    TournamentProgress,
-    find_tournament,
-    finished_job_keys,
-    stream_games,
-    tournaments,
-)
-from runner.store.store import NamedTournament, Store
-
 if TYPE_CHECKING:
+    from runner.store.db import (
+        DEFAULT_URL,
+        ENV_VAR,
+        Database,
+        open_database,
+        resolve_url,
+        upgrade,
+    )
+    from runner.store.queries import (
+        GameFilter,
+        StoredGame,
+        find_tournament,
+        finished_job_keys,
+        stream_games,
+        tournaments,
+    )
     from runner.store.recording import (
         DuplicateGameError,
         EngineRowValues,
@@ -31,21 +34,38 @@ if TYPE_CHECKING:
         record_game,
         reset_unfinished,
     )
+    from runner.store.records import GameStatus, TournamentProgress, TournamentStatus
+    from runner.store.store import NamedTournament, Store
 
-_RECORDING = frozenset({
-    "DuplicateGameError", "EngineRowValues", "create_tournament", "engine_ids",
-    "finish_tournament", "mark_running", "record_game", "reset_unfinished"})
-"""The names of `recording`, imported on first use: it imports the game record (and the rules,
-protocol and PGN layers below it), which the commands that only read do not need."""
+_HOMES = {
+    "runner.store.db": ("DEFAULT_URL", "ENV_VAR", "Database", "open_database", "resolve_url",
+                        "upgrade"),
+    "runner.store.queries": ("GameFilter", "StoredGame", "find_tournament", "finished_job_keys",
+                             "stream_games", "tournaments"),
+    # It imports the game record (and the rules, protocol and PGN layers below it), which the
+    # commands that only read do not need.
+    "runner.store.recording": ("DuplicateGameError", "EngineRowValues", "create_tournament",
+                               "engine_ids", "finish_tournament", "mark_running", "record_game",
+                               "reset_unfinished"),
+    "runner.store.records": ("GameStatus", "TournamentProgress", "TournamentStatus"),
+    "runner.store.store": ("NamedTournament", "Store"),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+"""Where each name of the package is defined: imported when first asked for, so that
+importing one light module of the package (`runner.store.records`, `runner.store.quick`)
+loads no SQLAlchemy (``runner list`` starts without it, issue 30)."""
 
 
 def __getattr__(name: str) -> Any:
-    """`recording`'s names, loaded when first asked for."""
-    if name in _RECORDING:
-        from runner.store import recording
+    """The package's names, each loaded from its module when first asked for."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return getattr(recording, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "DEFAULT_URL",

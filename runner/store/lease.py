@@ -22,8 +22,6 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any, cast
 
 from sqlalchemy import (
@@ -44,6 +42,13 @@ from sqlalchemy.orm import Session
 
 from runner.store.db import IDLE_IN_TRANSACTION_MS
 from runner.store.models import LeaseRow
+from runner.store.records import (
+    LEASE_TIMEOUT,
+    LIVE,
+    Holder,
+    holder,
+    lease_timeout,
+)
 
 __all__ = [
     "HEARTBEAT_SECONDS",
@@ -65,50 +70,16 @@ __all__ = [
 
 HEARTBEAT_SECONDS = 10.0
 """How often a running tournament refreshes its lease (at most: see `heartbeat_interval`)."""
-LEASE_TIMEOUT = timedelta(seconds=60)
-"""The default time a lease may go without a heartbeat before another host may take it."""
 _CREATE_LOCK_KEY = 0x72756E6E6572 + 1
 """PostgreSQL advisory lock serialising find-or-create of tournaments (next to the
 migrations' key in db.py)."""
 
-_LIVE: set[str] = set()
-"""Owners whose run is going on in this process: a lease of this process's pid with another
-owner was left by a run that ended without giving it up (its database failing)."""
 
 
 def heartbeat_interval(timeout: float) -> float:
     """How often a holder with this lease timeout refreshes it: often enough that a few
     missed beats (a busy database) never make a live runner look gone."""
     return max(0.05, min(HEARTBEAT_SECONDS, timeout / 6))
-
-
-@dataclass(frozen=True)
-class Holder:
-    """Who holds a tournament's lease, and how long ago (by the database's clock) it was
-    last heard of."""
-
-    owner: str
-    pid: int
-    host: str
-    age: float
-    """Seconds since the last heartbeat, as the database counts them."""
-    timeout: float
-    """The silence after which the holder said its lease may be taken over."""
-
-    def stale(self) -> bool:
-        """Whether the holder is gone (see the module's docstring)."""
-        if self.host == socket.gethostname():
-            if self.pid == os.getpid():
-                return self.owner not in _LIVE
-            if not _alive(self.pid):
-                return True
-            return self.age > self.timeout and _stopped(self.pid)
-        return self.age > self.timeout
-
-    def describe(self) -> str:
-        """``pid 123 on host h (last heartbeat 4 s ago)``."""
-        return (f"pid {self.pid} on host {self.host} "
-                f"(last heartbeat {max(0.0, self.age):.0f} s ago)")
 
 
 class LeaseHeldError(RuntimeError):
@@ -129,28 +100,6 @@ class LeaseLostError(RuntimeError):
             "silent for too long (paused or suspended); this run stops and its unstored games "
             "are dropped")
         self.tournament_id = tournament_id
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process with this id exists on this host."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, under another user
-        return True
-    return True
-
-
-def _stopped(pid: int) -> bool:
-    """Whether the process is stopped (SIGSTOP, ^Z, a debugger): alive, but not running its
-    tournament. Only Linux's /proc tells; elsewhere a live process counts as running."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            fields = stat.read().rsplit(")", 1)[-1].split()
-    except OSError:
-        return False
-    return bool(fields) and fields[0] in ("T", "t")
 
 
 def new_owner() -> str:
@@ -205,26 +154,23 @@ def _age(session: Session) -> ColumnElement[Any]:
     return extract("epoch", func.clock_timestamp() - LeaseRow.heartbeat_at)
 
 
-def _timeout(row_timeout: float | None) -> float:
-    return LEASE_TIMEOUT.total_seconds() if row_timeout is None else float(row_timeout)
 
 
-def _select(session: Session) -> Any:
+def holders_query(session: Session) -> Any:
+    """Every lease with its age by the database's clock (tournament_id, owner, pid, host, age,
+    timeout_seconds)."""
     return select(LeaseRow.tournament_id, LeaseRow.owner, LeaseRow.pid, LeaseRow.host,
                   _age(session).label("age"), LeaseRow.timeout_seconds)
 
 
-def _holder(row: Any) -> Holder:
-    return Holder(row.owner, row.pid, row.host, float(row.age or 0.0),
-                  _timeout(row.timeout_seconds))
 
 
 def _find(session: Session, tournament_id: int, *, lock: bool = False) -> Holder | None:
-    query = _select(session).where(LeaseRow.tournament_id == tournament_id)
+    query = holders_query(session).where(LeaseRow.tournament_id == tournament_id)
     if lock:
         query = query.with_for_update()
     row = session.execute(query).one_or_none()
-    return None if row is None else _holder(row)
+    return None if row is None else holder(row)
 
 
 def lock_tournaments(session: Session) -> None:
@@ -267,16 +213,16 @@ def acquire(session: Session, tournament_id: int, owner: str,
     previous = _find(session, tournament_id, lock=True)
     values = {"owner": owner, "pid": os.getpid(), "host": socket.gethostname(),
               "acquired_at": _db_now(session), "heartbeat_at": _db_now(session),
-              "timeout_seconds": _timeout(timeout)}
+              "timeout_seconds": lease_timeout(timeout)}
     if previous is None:
         session.execute(insert(LeaseRow).values(tournament_id=tournament_id, **values))
-        _LIVE.add(owner)
+        LIVE.add(owner)
         return None
     if previous.owner != owner and not previous.stale():
         raise LeaseHeldError(tournament_id, previous)
     session.execute(update(LeaseRow).where(LeaseRow.tournament_id == tournament_id)
                     .values(**values))
-    _LIVE.add(owner)
+    LIVE.add(owner)
     return None if previous.owner == owner else previous
 
 
@@ -301,7 +247,7 @@ def hold(session: Session, tournament_id: int, owner: str) -> None:
 def forget(owner: str) -> None:
     """Note that `owner`'s run in this process is over, whether or not its lease row could be
     deleted (a row left behind is then stale)."""
-    _LIVE.discard(owner)
+    LIVE.discard(owner)
 
 
 def release(session: Session, tournament_id: int, owner: str) -> None:
@@ -313,4 +259,4 @@ def release(session: Session, tournament_id: int, owner: str) -> None:
 
 def holders(session: Session) -> dict[int, Holder]:
     """Every lease, by tournament id."""
-    return {row.tournament_id: _holder(row) for row in session.execute(_select(session))}
+    return {row.tournament_id: holder(row) for row in session.execute(holders_query(session))}

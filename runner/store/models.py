@@ -30,6 +30,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
+from runner.store.records import GameStatus, TournamentStatus, utc
+
 __all__ = [
     "Base",
     "EngineRow",
@@ -68,9 +70,7 @@ class UtcDateTime(TypeDecorator[datetime]):
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         """Attach UTC to what the database returns without a zone."""
-        if value is not None and value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return value
+        return utc(value)
 
 
 class Base(DeclarativeBase):
@@ -84,26 +84,8 @@ class Base(DeclarativeBase):
     }
 
 
-class TournamentStatus(enum.Enum):
-    """Where a tournament is in its life."""
-
-    RUNNING = "running"
-    INTERRUPTED = "interrupted"
-    STOPPED = "stopped"
-    """Stopped on request (the service's stop): not resumed until asked."""
-    FINISHED = "finished"
-
-
-class GameStatus(enum.Enum):
-    """Where a game is in its life; ``replay`` marks a game cut short that must be played again."""
-
-    PLANNED = "planned"
-    RUNNING = "running"
-    DONE = "done"
-    REPLAY = "replay"
-    EXCLUDED = "excluded"
-    """Played, then taken out of the plan by a forced change of configuration (an engine
-    removed, fewer rounds): kept with its moves and PGN, never counted."""
+# The statuses are defined with the records the store answers in (importable without
+# SQLAlchemy); the models store them.
 
 
 def _enum_column(kind: type[enum.Enum], length: int) -> Enum:

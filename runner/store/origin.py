@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from runner.store.models import TournamentRow, TournamentStatus
+from runner.store.records import never_moved
 
 __all__ = ["SERVICE", "failures", "mark_origin", "never_moved", "owned", "set_reason",
            "set_status", "unfinished_owned"]
@@ -53,19 +53,11 @@ def set_reason(session: Session, tournament_id: int, reason: str | None) -> None
                     .values(reason=reason))
 
 
-_NEVER_MOVED = re.compile(r"engine (.+?) lost \d+ games without making a move")
-"""How the reason of a run stopped by `runner.tournament.silence` begins."""
-
-
-def never_moved(reason: str | None) -> str | None:
-    """The engine (its name as quoted in `reason`) whose never moving stopped the run, when
-    that is the stored reason: the run's scores then mean nothing; else None."""
-    found = _NEVER_MOVED.match(reason or "")
-    return None if found is None else found[1]
+def failures_query() -> Any:
+    """The tournaments whose last run failed (id, reason)."""
+    return select(TournamentRow.id, TournamentRow.reason).where(TournamentRow.reason.is_not(None))
 
 
 def failures(session: Session) -> dict[int, str]:
     """The tournaments whose last run failed, with why."""
-    rows = session.execute(select(TournamentRow.id, TournamentRow.reason)
-                           .where(TournamentRow.reason.is_not(None)))
-    return {row.id: row.reason for row in rows}
+    return {row.id: row.reason for row in session.execute(failures_query())}

@@ -16,15 +16,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from sqlalchemy import Integer, Select, case, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
-from runner.store.lease import Holder, holders
+from runner.store.lease import holders, holders_query
 from runner.store.models import (
     EngineRow,
     GameRow,
     GameStatus,
     MoveRow,
     TournamentRow,
-    TournamentStatus,
 )
+from runner.store.origin import failures_query
+from runner.store.records import TournamentProgress, progress, shown_status
 
 if TYPE_CHECKING:  # read on first use: listing tournaments needs neither the rules nor games
     from runner.game.record import GameTermination
@@ -40,30 +41,12 @@ __all__ = [
     "finished_job_keys",
     "find_tournament",
     "game_moves",
+    "list_statements",
     "stream_games",
     "stream_played",
     "tournament_info",
     "tournaments",
 ]
-
-@dataclass(frozen=True)
-class TournamentProgress:
-    """A tournament with how far it has got."""
-
-    id: int
-    name: str
-    status: str
-    """As stored, except that a "running" tournament whose runner is gone shows as
-    "interrupted"."""
-    fingerprint: str
-    total_games: int
-    done: int
-    running: int
-    """Games being played: 0 unless the tournament shows as running."""
-    created_at: datetime
-    finished_at: datetime | None
-    sprt_decision: str | None
-
 
 @functools.cache
 def _enums() -> tuple[dict[str | None, Result], dict[str | None, GameTermination]]:
@@ -142,37 +125,17 @@ def _progress_query() -> Select[TournamentRow, int, int]:
     )
 
 
-def _shown_status(tournament_id: int, status: TournamentStatus,
-                  holders: dict[int, Holder]) -> str:
-    """The status to show: a tournament marked running whose runner is gone (no lease, or a
-    stale one: the runner was killed) is interrupted, whatever the row still says."""
-    if status is TournamentStatus.RUNNING:
-        holder = holders.get(tournament_id)
-        if holder is None or holder.stale():
-            return TournamentStatus.INTERRUPTED.value
-    return status.value
-
-
-def _progress(row: TournamentRow, done: int, running: int,
-              holders: dict[int, Holder]) -> TournamentProgress:
-    """A progress record from a tournament row and its counts."""
-    status = _shown_status(row.id, row.status, holders)
-    # Rows a killed runner left marked running are replayed on resume: no game of a
-    # tournament nobody runs is being played.
-    playing = int(running) if status == TournamentStatus.RUNNING.value else 0
-    return TournamentProgress(
-        id=row.id, name=row.name, status=status,
-        fingerprint=row.fingerprint,
-        total_games=row.total_games, done=int(done), running=playing,
-        created_at=row.created_at, finished_at=row.finished_at,
-        sprt_decision=row.sprt_decision,
-    )
+def list_statements(session: Session) -> dict[str, Any]:
+    """The statements behind `tournaments` and `origin.failures`, by name: what
+    `runner.store.quick` runs, compiled, to list tournaments without SQLAlchemy."""
+    return {"holders": holders_query(session), "progress": _progress_query(),
+            "failures": failures_query()}
 
 
 def tournaments(session: Session) -> list[TournamentProgress]:
     """Every tournament, oldest first, with its progress."""
     leases = holders(session)
-    return [_progress(*row, leases) for row in session.execute(_progress_query())]
+    return [progress(*row, leases) for row in session.execute(_progress_query())]
 
 
 def find_tournament(session: Session, *, tournament_id: int | None = None,
@@ -185,7 +148,7 @@ def find_tournament(session: Session, *, tournament_id: int | None = None,
         query = query.where(TournamentRow.fingerprint == fingerprint)
     query = query.order_by(None).order_by(TournamentRow.id.desc()).limit(1)
     row = session.execute(query).first()
-    return None if row is None else _progress(*row, holders(session))
+    return None if row is None else progress(*row, holders(session))
 
 
 def finished_job_keys(session: Session, tournament_id: int) -> set[int]:
@@ -306,7 +269,7 @@ def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | No
     played, scored_count, first, last = session.execute(
         select(func.count(), scored, func.min(GameRow.started_at), func.max(GameRow.ended_at))
         .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE)).one()
-    status = _shown_status(row.id, row.status, holders(session))
+    status = shown_status(row.id, row.status, holders(session))
     return TournamentInfo(id=row.id, name=row.name, status=status,
                           config=dict(row.config or {}), total_games=row.total_games,
                           sprt_decision=row.sprt_decision, engines=engines, played=int(played),

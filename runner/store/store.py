@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import inspect
+from sqlalchemy import Enum, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -28,7 +28,7 @@ from runner.store.db import (
     redact,
     safe_url,
 )
-from runner.store.models import TournamentStatus
+from runner.store.models import TournamentStatus, UtcDateTime
 from runner.store.origin import (
     SERVICE,
     failures,
@@ -46,10 +46,12 @@ from runner.store.queries import (
     TournamentProgress,
     find_tournament,
     game_moves,
+    list_statements,
     stream_games,
     tournament_info,
     tournaments,
 )
+from runner.store.quick import ListReads, cache_key
 from runner.store.resume import latest_named, stored_config
 
 __all__ = ["SERVICE", "GameFilter", "never_moved", "NamedTournament", "SchemaMismatch", "Store", "StoreError",
@@ -170,6 +172,31 @@ class Store:
         self.close()
 
     # -- tournaments -----------------------------------------------------------------------------
+
+    def list_reads(self) -> ListReads | None:
+        """What `runner.store.quick` needs to list this database's tournaments without
+        SQLAlchemy: the statements of `tournaments` and `failures`, compiled for it with their
+        values written in, and which of their columns hold stored times or statuses (None:
+        not a SQLite database, or the store's sources cannot be read to key them)."""
+        key = cache_key()
+        with self.db.session() as session:
+            dialect = session.get_bind().dialect
+            if key is None or dialect.name != "sqlite":
+                return None
+            statements = list_statements(session)
+        sql: dict[str, str] = {}
+        columns: dict[str, dict[str, str]] = {}
+        for name, statement in statements.items():
+            sql[name] = str(statement.compile(dialect=dialect,
+                                              compile_kwargs={"literal_binds": True}))
+            columns[name] = {}
+            for column in statement.selected_columns:
+                kind = getattr(column, "type", None)
+                if isinstance(kind, UtcDateTime):
+                    columns[name][column.name] = "utc"
+                elif isinstance(kind, Enum) and kind.enum_class is not None:
+                    columns[name][column.name] = kind.enum_class.__name__
+        return ListReads(key=key, revision=SCHEMA_REVISION, statements=sql, columns=columns)
 
     def tournaments(self) -> list[TournamentProgress]:
         """Every tournament, oldest first, with its progress."""

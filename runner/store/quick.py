@@ -1,0 +1,154 @@
+"""``runner list`` without SQLAlchemy: the store's own statements, compiled once, run by sqlite3.
+
+Importing SQLAlchemy (and its ORM, and the models) is most of what listing a SQLite database
+cost (issue 30: 0.42 s of a command asked to start in 0.15 s). The statements stay defined once,
+in `runner.store.queries` (`list_statements`); the first ``runner list`` of a database compiles
+them for SQLite with their values written in (`Store.list_reads`), and this module keeps that
+text in a cache file, with what the rows' columns hold (a stored time, a status). The next
+``runner list`` reads the cache, opens the file read-only with the standard library's sqlite3
+and builds the very records the store answers in (`runner.store.records`).
+
+The cache is keyed by the sources of the store's modules and SQLAlchemy's version, so a
+changed statement or schema is compiled again; a database at another schema revision, a read
+that fails, or anything unexpected answers None and the caller takes the store's usual way,
+with its migrations and its messages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from importlib.util import find_spec
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import quote
+
+from runner.store.records import (
+    GameStatus,
+    TournamentProgress,
+    TournamentStatus,
+    holder,
+    progress,
+    utc,
+)
+
+__all__ = ["ListReads", "cache_key", "load", "read_list", "save"]
+
+_SOURCES = ("db.py", "lease.py", "models.py", "origin.py", "queries.py", "quick.py",
+            "records.py", "store.py")
+"""The modules whose code shapes the statements and their rows (this one included)."""
+_ENUMS = {kind.__name__: kind for kind in (GameStatus, TournamentStatus)}
+_FORMAT = 1
+"""The layout of the cache file (bumped when `ListReads` changes)."""
+
+
+@dataclass(frozen=True)
+class ListReads:
+    """The compiled statements of a tournament list, and how to read their columns."""
+
+    key: str
+    """`cache_key` when they were compiled."""
+    revision: str
+    """The schema revision they were compiled for."""
+    statements: dict[str, str]
+    """SQL by name: holders, progress, failures (`runner.store.queries.list_statements`)."""
+    columns: dict[str, dict[str, str]]
+    """By statement, what a column holds when it is not read as it is: "utc" (a stored time)
+    or an enum's name (`GameStatus`, `TournamentStatus`), by column label."""
+
+
+def cache_key() -> str | None:
+    """A digest of the store's sources and SQLAlchemy's version (None: one cannot be read)."""
+    digest = hashlib.sha256(f"{_FORMAT}".encode())
+    here = Path(__file__).parent
+    try:
+        for name in _SOURCES:
+            digest.update((here / name).read_bytes())
+        spec = find_spec("sqlalchemy")
+        origin = Path(spec.origin) if spec is not None and spec.origin else None
+        if origin is None:
+            return None
+        stat = origin.stat()
+        digest.update(f"{origin}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    except (OSError, ValueError, ImportError):
+        return None
+    return digest.hexdigest()
+
+
+def load(path: Path, key: str) -> ListReads | None:
+    """The statements cached at `path` when they were compiled for `key` (None: no such file,
+    another key, or a file this version does not read)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        reads = ListReads(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+    return reads if reads.key == key else None
+
+
+def save(path: Path, reads: ListReads) -> None:
+    """Write `reads` to `path` whole (a temporary file renamed): two commands writing at once
+    leave one complete file. A cache that cannot be written is not an error: the next list
+    compiles again."""
+    import tempfile  # here: only the command that compiles writes
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+                                         prefix=path.name, suffix=".tmp", delete=False) as out:
+            json.dump(asdict(reads), out)
+        os.replace(out.name, path)
+    except OSError:
+        return
+
+
+def _rows(connection: sqlite3.Connection, reads: ListReads,
+          name: str) -> list[tuple[Any, list[Any]]]:
+    """Each row of the statement `name`: its labelled columns as attributes (as SQLAlchemy's
+    rows have them, read as `reads.columns` says), and all its values in order."""
+    columns = reads.columns.get(name, {})
+    cursor = connection.execute(reads.statements[name])
+    labels = [entry[0] for entry in cursor.description]
+    found = []
+    for values in cursor.fetchall():
+        named = {}
+        for label, value in zip(labels, values, strict=True):
+            kind = columns.get(label)
+            if value is not None and kind == "utc":
+                value = utc(datetime.fromisoformat(value))
+            elif value is not None and kind in _ENUMS:
+                value = _ENUMS[kind](value)
+            named[label] = value
+        found.append((SimpleNamespace(**named), list(values)))
+    return found
+
+
+def read_list(db_file: Path, reads: ListReads) -> tuple[list[TournamentProgress],
+                                                         dict[int, str]] | None:
+    """Every tournament of the SQLite file `db_file` with its progress, oldest first, and the
+    tournaments whose last run failed with why: what `Store.tournaments` and `Store.failures`
+    answer. None when the database is not at `reads.revision` or cannot be read so."""
+    uri = f"file:{quote(str(db_file.resolve()))}?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True)
+        try:
+            connection.execute("BEGIN")  # one snapshot for the three reads
+            revisions = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+            if revisions != [(reads.revision,)]:
+                return None
+            holders = {row.tournament_id: holder(row)
+                       for row, _ in _rows(connection, reads, "holders")}
+            listed = [progress(row, values[-2], values[-1], holders)
+                      for row, values in _rows(connection, reads, "progress")]
+            failed = {row.id: row.reason
+                      for row, _ in _rows(connection, reads, "failures")}
+        finally:
+            connection.close()
+    except (sqlite3.Error, ValueError, KeyError, AttributeError, TypeError):
+        return None
+    return listed, failed

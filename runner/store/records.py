@@ -1,0 +1,179 @@
+"""What the store answers the list of tournaments in, importable without SQLAlchemy.
+
+The statuses, a tournament's progress and the lease holder that decides whether a "running"
+tournament still runs are read the same way whether the rows came through SQLAlchemy (`queries`)
+or from the compiled statements `runner.store.quick` keeps (``runner list`` starts without
+SQLAlchemy, issue 30): this module is their one definition, and it imports nothing but the
+standard library.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+__all__ = ["LEASE_TIMEOUT", "GameStatus", "Holder", "TournamentProgress", "TournamentStatus",
+           "holder", "lease_timeout", "never_moved", "progress", "shown_status", "utc"]
+
+LEASE_TIMEOUT = timedelta(seconds=60)
+"""The default time a lease may go without a heartbeat before another host may take it."""
+
+LIVE: set[str] = set()
+"""Owners whose run is going on in this process: a lease of this process's pid with another
+owner was left by a run that ended without giving it up (its database failing)."""
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """A stored time, timezone-aware: what the database returns without a zone is UTC (the
+    store writes UTC; SQLite drops the zone)."""
+    if value is not None and value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
+
+
+class TournamentStatus(enum.Enum):
+    """Where a tournament is in its life."""
+
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"
+    STOPPED = "stopped"
+    """Stopped on request (the service's stop): not resumed until asked."""
+    FINISHED = "finished"
+
+
+class GameStatus(enum.Enum):
+    """Where a game is in its life; ``replay`` marks a game cut short that must be played again."""
+
+    PLANNED = "planned"
+    RUNNING = "running"
+    DONE = "done"
+    REPLAY = "replay"
+    EXCLUDED = "excluded"
+    """Played, then taken out of the plan by a forced change of configuration (an engine
+    removed, fewer rounds): kept with its moves and PGN, never counted."""
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
+
+
+def _stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, ^Z, a debugger): alive, but not running its
+    tournament. Only Linux's /proc tells; elsewhere a live process counts as running."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[-1].split()
+    except OSError:
+        return False
+    return bool(fields) and fields[0] in ("T", "t")
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a tournament's lease, and how long ago (by the database's clock) it was
+    last heard of."""
+
+    owner: str
+    pid: int
+    host: str
+    age: float
+    """Seconds since the last heartbeat, as the database counts them."""
+    timeout: float
+    """The silence after which the holder said its lease may be taken over."""
+
+    def stale(self) -> bool:
+        """Whether the holder is gone (see `runner.store.lease`'s docstring)."""
+        if self.host == socket.gethostname():
+            if self.pid == os.getpid():
+                return self.owner not in LIVE
+            if not _alive(self.pid):
+                return True
+            return self.age > self.timeout and _stopped(self.pid)
+        return self.age > self.timeout
+
+    def describe(self) -> str:
+        """``pid 123 on host h (last heartbeat 4 s ago)``."""
+        return (f"pid {self.pid} on host {self.host} "
+                f"(last heartbeat {max(0.0, self.age):.0f} s ago)")
+
+
+def lease_timeout(row_timeout: float | None) -> float:
+    """A lease row's timeout in seconds (rows written before runners declared one: the
+    default)."""
+    return LEASE_TIMEOUT.total_seconds() if row_timeout is None else float(row_timeout)
+
+
+def holder(row: Any) -> Holder:
+    """The holder of a lease row (owner, pid, host, age, timeout_seconds)."""
+    return Holder(row.owner, row.pid, row.host, float(row.age or 0.0),
+                  lease_timeout(row.timeout_seconds))
+
+
+@dataclass(frozen=True)
+class TournamentProgress:
+    """A tournament with how far it has got."""
+
+    id: int
+    name: str
+    status: str
+    """As stored, except that a "running" tournament whose runner is gone shows as
+    "interrupted"."""
+    fingerprint: str
+    total_games: int
+    done: int
+    running: int
+    """Games being played: 0 unless the tournament shows as running."""
+    created_at: datetime
+    finished_at: datetime | None
+    sprt_decision: str | None
+
+
+def shown_status(tournament_id: int, status: TournamentStatus,
+                  holders: dict[int, Holder]) -> str:
+    """The status to show: a tournament marked running whose runner is gone (no lease, or a
+    stale one: the runner was killed) is interrupted, whatever the row still says."""
+    if status is TournamentStatus.RUNNING:
+        found = holders.get(tournament_id)
+        if found is None or found.stale():
+            return TournamentStatus.INTERRUPTED.value
+    return status.value
+
+
+def progress(row: Any, done: int, running: int,
+             holders: dict[int, Holder]) -> TournamentProgress:
+    """A progress record from a tournament row (its id, name, status as a TournamentStatus,
+    fingerprint, total_games, created_at, finished_at, sprt_decision) and its counts."""
+    status = shown_status(row.id, row.status, holders)
+    # Rows a killed runner left marked running are replayed on resume: no game of a
+    # tournament nobody runs is being played.
+    playing = int(running) if status == TournamentStatus.RUNNING.value else 0
+    return TournamentProgress(
+        id=row.id, name=row.name, status=status,
+        fingerprint=row.fingerprint,
+        total_games=row.total_games, done=int(done), running=playing,
+        created_at=row.created_at, finished_at=row.finished_at,
+        sprt_decision=row.sprt_decision,
+    )
+
+
+_NEVER_MOVED = re.compile(r"engine (.+?) lost \d+ games without making a move")
+"""How the reason of a run stopped by `runner.tournament.silence` begins."""
+
+
+def never_moved(reason: str | None) -> str | None:
+    """The engine (its name as quoted in `reason`) whose never moving stopped the run, when
+    that is the stored reason: the run's scores then mean nothing; else None."""
+    found = _NEVER_MOVED.match(reason or "")
+    return None if found is None else found[1]
