@@ -15,6 +15,7 @@ import runpy
 import sys
 import sysconfig
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -100,6 +101,22 @@ class OptionalBuildExt(build_ext):
         if [ext.name for ext in self.distribution.ext_modules or []] == [_PLACEHOLDER]:
             self.distribution.ext_modules = _mypyc_extensions(_mode())
         super().finalize_options()
+
+    def build_extension(self, ext: Extension) -> None:
+        """Compile the extension's C files in parallel: mypyc writes one per module, and
+        distutils would compile them one after the other."""
+        serial = self.compiler.compile
+
+        def compile_each(sources: list[str], *args: object, **kwargs: object) -> list[str]:
+            with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+                objects = pool.map(lambda source: serial([source], *args, **kwargs), sources)
+                return [name for names in objects for name in names]
+
+        self.compiler.compile = compile_each
+        try:
+            super().build_extension(ext)
+        finally:
+            self.compiler.compile = serial
 
     def run(self) -> None:
         """Build the extensions; on failure in automatic mode remove what was built and go on."""

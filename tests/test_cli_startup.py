@@ -94,7 +94,8 @@ def test_commands_that_play_nothing_start_without_rules_protocol_or_games(
 def test_version_works_loads_nothing_heavy_and_is_in_the_help() -> None:
     loaded, done = _run("--version", watch=(*HEAVY, "typer.rich_utils"))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("runner (cecp-runner) ") and done.stdout.count("\n") == 1
+    assert done.stdout.startswith("runner (cecp-runner) ") and done.stdout.count("\n") == 2
+    assert done.stdout.splitlines()[1].startswith("compiled: ")
     assert loaded == []
     helped = _run("--help")[1]
     row = [line for line in helped.stdout.splitlines() if "--version" in line]

@@ -86,7 +86,10 @@ def _version(value: bool) -> None:
             version = metadata.version("cecp-runner")
         except metadata.PackageNotFoundError:  # run from a checkout that is not installed
             from runner import __version__ as version
+        from runner.compiled import describe
+
         typer.echo(f"runner (cecp-runner) {version}")
+        typer.echo(describe())
         raise typer.Exit(0)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from runner.protocol.engine import EngineError, EngineTerminated, TranscriptEntry
 from runner.protocol.lifetime import death_signal, track, untrack
-from runner.protocol.reading import LineReader, PausablePipe
+from runner.protocol.reading import LineReader, is_pausable
 from runner.protocol.transport import (
     ENTRY_LIMIT,
     EndHandler,
@@ -132,7 +132,7 @@ class EngineProcess:
         self._transport = transport
         track(self)
         stdout = transport.get_pipe_transport(1)
-        if not isinstance(stdout, PausablePipe):  # every loop we know offers it
+        if not is_pausable(stdout):  # every loop we know offers it
             await self.kill()
             raise EngineError(f"{type(loop).__name__}: the stdout pipe of {self.argv[0]!r} "
                               f"({type(stdout).__name__}) cannot pause reading")

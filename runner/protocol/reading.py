@@ -13,7 +13,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard
 
 from runner.protocol.engine import (
     EngineError,
@@ -23,7 +23,7 @@ from runner.protocol.engine import (
 )
 from runner.protocol.transport import EndHandler, Line, LineHandler, clip_entry
 
-__all__ = ["LineReader", "PausablePipe"]
+__all__ = ["LineReader", "PausablePipe", "is_pausable"]
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,6 @@ _QUEUE_LIMIT = 10_000
 """Lines queued unread (no listener) before stdout reading pauses until they are read."""
 
 
-@runtime_checkable
 class PausablePipe(Protocol):
     """What the reader needs of the stdout pipe's transport: the read side of asyncio's
     transport API. Not `asyncio.ReadTransport` itself: uvloop's pipe transports offer the
@@ -47,6 +46,14 @@ class PausablePipe(Protocol):
 
     def resume_reading(self) -> None:
         """Read again after `pause_reading`."""
+
+
+def is_pausable(transport: object) -> TypeGuard[PausablePipe]:
+    """True when the transport offers `PausablePipe`'s methods.
+
+    What ``@runtime_checkable`` would check, written out: mypyc compiles a protocol class
+    into one that typing's runtime check no longer recognises."""
+    return all(callable(getattr(transport, name, None)) for name in ("pause_reading", "resume_reading"))
 
 
 class LineReader:
