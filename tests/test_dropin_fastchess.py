@@ -128,8 +128,21 @@ def test_finished_line_has_fastchess_reason(moves: list[str], result: Result,
     output, stream = _output(_settings(recover=True))
     output.game_started(GameStarted(_job(0), 0))
     output.game_finished(_finished(0, _record(moves, result, term, reason)))
-    assert stream.getvalue().splitlines()[:2] == [
+    lines = [line for line in stream.getvalue().splitlines() if not line.startswith("Warning;")]
+    assert lines[:2] == [
         "Started game 1 of 6 (a vs b)", f"Finished game 1 (a vs b): {expected}"]
+
+
+def test_illegal_move_warns_first() -> None:
+    output, stream = _output(_settings())
+    output.game_finished(_finished(0, _record(["e2e4"], Result.WHITE_WINS,
+                                              GameTermination.ILLEGAL_MOVE,
+                                              "Black makes an illegal move: Ke2")))
+    assert stream.getvalue().splitlines()[:3] == [
+        "Warning; Move does not match uci move format, lowercase and 4/5 chars. Move Ke2 played "
+        "by b",
+        "Warning; Illegal move Ke2 played by b",
+        "Finished game 1 (a vs b): 1-0 {Black makes an illegal move}"]
 
 
 def test_time_loss_reason_gives_the_overrun_in_milliseconds() -> None:
@@ -532,6 +545,20 @@ def test_matrix_crashing_engine(recover: bool, tmp_path: Path) -> None:
     _compare(done, ("out.pgn",) if recover else ())
     lines = _lines(done["ours"][1])
     assert ("Player: crash" in lines) is recover
+
+
+@pytest.mark.timeout(600)
+def test_matrix_illegal_move(tmp_path: Path) -> None:
+    """An engine that plays an illegal move: the same warning, reason and PGN comment."""
+    _require_peer()
+    require_binary("stockfish")
+    argv = ["-engine", f"cmd={sys.executable}", "args=-m engine --uci --seed 1 --level 1 "
+            "--fault illegal@3", "name=ill", "-engine", "cmd=stockfish", "name=sf", "-each",
+            "tc=inf", "depth=2", "-rounds", "1", "-games", "2", "-repeat", "-openings",
+            f"file={BOOKS}/noob_3moves.epd", "format=epd", "-pgnout", "file=out.pgn"]
+    done = _play(argv, tmp_path)
+    _compare(done)
+    assert "Warning; Illegal move e4a1 played by ill" in _lines(done["ours"][1])
 
 
 @pytest.mark.timeout(600)

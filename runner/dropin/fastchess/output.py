@@ -210,6 +210,8 @@ class FastchessOutput:
             self._stopped = True
             self._abnormal = True
             return
+        if event.termination is GameTermination.ILLEGAL_MOVE:
+            self._illegal_warning(event)
         if record is not None:
             self._write_files(record, job.index // max(1, self._settings.games) + 1)
         self._finished_line(game_id, job.white, job.black, event.result, reason)
@@ -338,6 +340,16 @@ class FastchessOutput:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def _illegal_warning(self, event: GameFinished) -> None:
+        """fastchess's warnings as it scores an illegal move (the move as the engine sent it)."""
+        loser = event.job.black if event.result == Result.WHITE_WINS else event.job.white
+        _head, sep, sent = event.reason.partition(": ")
+        move = sent.strip() if sep and sent.strip() else "<none>"
+        if move != "<none>" and not _UCI_MOVE.fullmatch(move):
+            self._warn("Warning; Move does not match uci move format, lowercase and 4/5 chars. "
+                       f"Move {move} played by {loser}")
+        self._warn(f"Warning; Illegal move {move} played by {loser}")
 
     def _finished_line(self, game_id: int, white: str, black: str, result: Result,
                        reason: str) -> None:
@@ -525,6 +537,7 @@ class FastchessOutput:
 
 
 _SCORED = (Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW)
+_UCI_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][nbrq]?")
 _LEVELS = ("trace", "info", "warn", "err", "fatal")
 _LABELS = {"trace": "TRACE", "info": "INFO", "warn": "WARN", "err": "ERR", "fatal": "FATAL"}
 
