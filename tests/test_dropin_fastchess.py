@@ -413,7 +413,7 @@ def _play(argv: list[str], tmp: Path) -> dict[str, tuple[int, Path]]:
     return done
 
 
-_TIMING = re.compile(r"-?\d+\.\d{3}s|nps=\d+")
+_TIMING = re.compile(r"-?\d+\.\d{3}s|nps=\d+|(?:nps|time) \d+")
 
 
 def _lines(where: Path) -> list[str]:
@@ -506,6 +506,10 @@ MATRIX = {
         "-openings", f"file={BOOKS}/UHO_4060_v3.epd", "format=epd", "order=random",
         "-srand", "5", "-sprt", "elo0=-1", "elo1=40", "alpha=0.2", "beta=0.2",
         "-ratinginterval", "2", "-pgnout", "file=out.pgn"], ("out.pgn",)),
+    "match-line": (_engines("a", "b") + [
+        "-each", "tc=inf", "depth=3", "-rounds", "1", "-games", "2", "-repeat", "-openings",
+        f"file={BOOKS}/noob_3moves.epd", "format=epd", "-pgnout", "file=out.pgn",
+        "match_line=info depth 2 ", "match_line=currmove"], ("out.pgn",)),
     "games-1-no-penta-min": (_engines("a", "b") + [
         "-each", "tc=inf", "depth=3", "-rounds", "3", "-games", "1", "-openings",
         f"file={BOOKS}/noob_3moves.epd", "format=epd", "-ratinginterval", "2", "-pgnout",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -296,6 +297,8 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
     """(move, comment) for every ply, fastchess's notation and comment keys."""
     out: list[tuple[str, str]] = []
     moves = record.moves
+    matched = _matched_lines(record, settings.pgn_match_lines) if settings.pgn_match_lines \
+        else {}
     if not moves and illegal is not None:
         return [("", f"{reason}: {illegal}")]
     for index, played in enumerate(moves):
@@ -330,12 +333,46 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
                     parts.append(f"tbhits={played.tbhits or 0}")
                 if settings.pgn_pv:
                     parts.append(f'pv="{" ".join(played.pv)}"')
+                if index in matched:
+                    parts.append(", ".join(f'line="{line}"' for line in matched[index]))
                 if last:
                     parts.append(f"{reason}: {illegal}" if illegal is not None else reason)
                 comment = ", ".join(p for p in parts if p)
         out.append((text, comment))
         board.push(move)
     return out
+
+
+def _matched_lines(record: GameRecord, patterns: Sequence[str]) -> dict[int, list[str]]:
+    """``match_line=``: for each engine move (by ply), per pattern the last line the engine
+    printed for that move's search (after its ``go``) that the pattern finds."""
+    compiled = [re.compile(p) for p in patterns]
+    searches: dict[bool, list[list[str]]] = {}
+    for white, entries in ((True, record.protocol_lines[0]), (False, record.protocol_lines[1])):
+        runs: list[list[str]] = []
+        for entry in entries:
+            if entry.direction == ">" and entry.text.startswith("go"):
+                runs.append([])
+            elif entry.direction == "<" and runs:
+                runs[-1].append(entry.text)
+        searches[white] = runs
+    white_to_move = (record.spec.start_fen or STARTING_FEN).split()[1] == "w"
+    seen = {True: 0, False: 0}
+    found: dict[int, list[str]] = {}
+    for index, played in enumerate(record.moves):
+        if not played.book:
+            runs = searches[white_to_move]
+            lines = runs[seen[white_to_move]] if seen[white_to_move] < len(runs) else []
+            seen[white_to_move] += 1
+            hits = []
+            for pattern in compiled:
+                hit = next((line for line in reversed(lines) if pattern.search(line)), None)
+                if hit is not None:
+                    hits.append(hit)
+            if hits:
+                found[index] = hits
+        white_to_move = not white_to_move
+    return found
 
 
 def _ms(seconds: float | None) -> int:
