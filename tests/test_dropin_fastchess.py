@@ -510,6 +510,14 @@ MATRIX = {
         "-each", "tc=inf", "depth=3", "-rounds", "1", "-games", "2", "-repeat", "-openings",
         f"file={BOOKS}/noob_3moves.epd", "format=epd", "-pgnout", "file=out.pgn",
         "match_line=info depth 2 ", "match_line=currmove"], ("out.pgn",)),
+    "output-cutechess-sprt": (_engines("a", "b") + [
+        "-each", "tc=inf", "depth=3", "-rounds", "3", "-games", "2", "-repeat", "-openings",
+        f"file={BOOKS}/noob_3moves.epd", "format=epd", "-output", "format=cutechess",
+        "-ratinginterval", "2", "-sprt", "elo0=0", "elo1=10", "alpha=0.05", "beta=0.05"], ()),
+    "output-cutechess-three": (_engines("a", "b", "c") + [
+        "-each", "tc=inf", "depth=2", "-rounds", "1", "-games", "2", "-repeat", "-openings",
+        f"file={BOOKS}/noob_3moves.epd", "format=epd", "-output", "format=cutechess",
+        "-ratinginterval", "1"], ()),
     "games-1-no-penta-min": (_engines("a", "b") + [
         "-each", "tc=inf", "depth=3", "-rounds", "3", "-games", "1", "-openings",
         f"file={BOOKS}/noob_3moves.epd", "format=epd", "-ratinginterval", "2", "-pgnout",

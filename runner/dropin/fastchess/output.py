@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
-from runner.dropin.fastchess.numbers import FcSprt, FcStats, elo_figures, fixed
+from runner.dropin.fastchess.numbers import FcSprt, FcStats, elo_figures, elo_score, fixed
 from runner.dropin.fastchess.pgn import EngineId, epd_line, fastchess_reason, game_pgn
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
 from runner.game.record import GameRecord, GameTermination
@@ -422,7 +422,7 @@ class FastchessOutput:
     def _interval_block(self, first: str, second: str) -> None:
         stats = self._stats(first, second)
         if self._settings.output_format == "cutechess":
-            lines = [self._cute_elo(stats)]
+            lines = [self._cute_elo(stats) if len(self._order) <= 2 else self._cute_table()]
             if self._sprt is not None:
                 lines.append(self._cute_sprt(stats))
             for line in lines:
@@ -518,21 +518,43 @@ class FastchessOutput:
 
     def _score_line(self, first: str, second: str) -> str:
         stats = self._stats(first, second)
-        ratio = stats.points / stats.games if stats.games else 0.0
+        ratio = elo_score(stats)
         return (f"Score of {first} vs {second}: {stats.wins} - {stats.losses} - {stats.draws}  "
-                f"[{ratio:.3f}] {stats.games}")
+                f"[{fixed(ratio, 3)}] {stats.games}")
 
     def _cute_elo(self, stats: FcStats) -> str:
         elo = elo_figures(stats, False)
         return (f"Elo difference: {fixed(elo.diff)} +/- {fixed(elo.error)}, LOS: "
                 f"{fixed(elo.los)} %, DrawRatio: {fixed(stats.draw_ratio())} %")
 
+    def _cute_table(self) -> str:
+        rows = [(name, self._all_stats(name)) for name in self._order]
+        figures = {name: elo_figures(stats, False) for name, stats in rows}
+        ordered: list[tuple[str, FcStats]] = []
+        for row in rows:
+            at = len(ordered)
+            while at > 0 and _before(figures[row[0]].diff, figures[ordered[at - 1][0]].diff):
+                at -= 1
+            ordered.insert(at, row)
+        width = max([25, *(len(name) for name in self._order)])
+        out = (f"{'Rank':<4} {'Name':<{width}} {'Elo':>10} {'+/-':>10} {'nElo':>10} {'+/-':>10} "
+               f"{'Games':>10} {'Score':>10} {'Draw':>10}")
+        for rank, (name, stats) in enumerate(ordered, start=1):
+            elo = figures[name]
+            out += (f"\n{rank:>4} {name:<{width}} {fixed(elo.diff):>10} {fixed(elo.error):>10} "
+                    f"{fixed(elo.nelo_diff):>10} {fixed(elo.nelo_error):>10} {stats.games:>10} "
+                    f"{fixed(stats.points_ratio(), 1):>9}% {fixed(stats.draw_ratio(), 1):>9}%")
+        return out
+
     def _cute_sprt(self, stats: FcStats) -> str:
         assert self._sprt is not None
         llr = self._sprt.llr(stats, False)
-        decision = self._sprt.decision(llr)
-        tail = f" - {decision} was accepted" if decision else ""
-        return (f"SPRT: llr {fixed(llr)} ({fixed(self._sprt.fraction(llr) * 100.0, 1)}%), "
+        lower, upper = self._sprt.lower, self._sprt.upper
+        # this format's percentage and H0 test differ from the fastchess format's
+        percent = llr / lower * 100 if llr < 0 else llr / upper * 100
+        tail = " - H1 was accepted" if llr >= upper else " - H0 was accepted" \
+            if llr < lower else ""
+        return (f"SPRT: llr {fixed(llr)} ({fixed(percent, 1)}%), "
                 f"lbound {fixed(self._sprt.lower)}, ubound {fixed(self._sprt.upper)}{tail}")
 
 
