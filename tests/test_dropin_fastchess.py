@@ -226,6 +226,22 @@ def test_timeouts_and_crashes_are_listed_at_the_end() -> None:
     assert "\n\nPlayer: a\n  Timeouts: 0\n  Crashed: 2\n\nFinished match\n" in text
 
 
+def test_log_file_keeps_warnings_in_fastchess_form(tmp_path: Path) -> None:
+    log = tmp_path / "fc.log"
+    output, _stream = _output(_settings(recover=True, log_file=str(log)))
+    output.game_finished(_finished(0, _record(["e2e4"], Result.BLACK_WINS,
+                                              GameTermination.DISCONNECT)))
+    output.notice(Notice("Warning; b doesn't have option Foo"))
+    output.run_ended(_outcome(), interrupted=False)
+    entries = log.read_text().splitlines()
+    pattern = r"\[WARN  \] \[\d\d:\d\d:\d\d\.\d{6}\] <[ \d]{20}> fastchess --- "
+    assert re.fullmatch(pattern + "Engine a disconnects", entries[0])
+    assert re.fullmatch(pattern + "Game 1 between a and b stalled / disconnected", entries[1])
+    assert re.fullmatch(pattern + "Warning; b doesn't have option Foo", entries[2])
+    assert entries[3] == ""  # a printed line ends in a line break of its own
+    assert not any("Finished match" in entry for entry in entries)  # info: below warn
+
+
 def test_sigint_says_interrupted_and_sigterm_says_nothing() -> None:
     output, stream = _output(_settings())
     output.run_ended(_outcome(signal.SIGINT), interrupted=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -204,8 +205,8 @@ class FastchessOutput:
         if broken and not self._settings.recover:
             # fastchess stops the tournament at the first crash or stall without -recover:
             # the game is reported but neither written nor counted.
-            self._line(f"Game {game_id} stalled / disconnected and no recover option set for "
-                       "engine, stopping tournament.")
+            self._print(f"Game {game_id} stalled / disconnected and no recover option set for "
+                        "engine, stopping tournament.", "warn")
             self._finished_line(game_id, job.white, job.black, event.result, reason)
             self._stopped = True
             self._abnormal = True
@@ -232,6 +233,7 @@ class FastchessOutput:
         self._sprt_check(first, second)
         self._restarted = set()
         self._count += 1
+        self._log_game(event, loser)
         if event.result == Result.DRAW:
             return
         if event.termination is GameTermination.TIME_FORFEIT:
@@ -255,20 +257,20 @@ class FastchessOutput:
         if interrupted or outcome.error is not None:
             self._abnormal = True
         if self._settings.output_format == "fastchess" and self._tracker:
-            self._line("")
+            self._print("")
             # fastchess keeps these in an unordered_map: the latest engine comes first.
             for name, (timeouts, crashes) in reversed(list(self._tracker.items())):
-                self._line(f"Player: {name}")
-                self._line(f"  Timeouts: {timeouts}")
-                self._line(f"  Crashed: {crashes}")
-            self._line("")
+                self._print(f"Player: {name}")
+                self._print(f"  Timeouts: {timeouts}")
+                self._print(f"  Crashed: {crashes}")
+            self._print("")
         if self._abnormal:
-            self._line("Tournament was interrupted. To resume the tournament, run: "
-                       f"{self._settings.program} -config file={self._settings.config_name}")
-        self._line("Finished match")
+            self._print("Tournament was interrupted. To resume the tournament, run: "
+                        f"{self._settings.program} -config file={self._settings.config_name}")
+        self._print("Finished match")
         seconds = max(0, int(self._clock() - self._began))
-        self._line(f"Total Time: {seconds // 3600:02}:{seconds % 3600 // 60:02}:"
-                   f"{seconds % 60:02} (hours:minutes:seconds)\n")
+        self._print(f"Total Time: {seconds // 3600:02}:{seconds % 3600 // 60:02}:"
+                    f"{seconds % 60:02} (hours:minutes:seconds)\n")
         self._close()
 
     def exit_code(self, outcome: RunOutcome) -> int:
@@ -293,14 +295,14 @@ class FastchessOutput:
             self._log = open(settings.log_file, "a" if settings.log_append else "w",  # noqa: SIM115
                              encoding="utf-8")
         if settings.book_file and settings.book_random:
-            self._line("Indexing opening suite...")
+            self._print("Indexing opening suite...")
         for path, append, flag, crc in ((settings.pgn_file, settings.pgn_append, "-pgnout",
                                          settings.crc32_pgn),
                                         (settings.epd_file, settings.epd_append, "-epdout", False)):
             if not path:
                 continue
             if not append and self._initial:
-                self._line(f"Resuming from {self._initial} games, ignoring {flag} append=false.")
+                self._print(f"Resuming from {self._initial} games, ignoring {flag} append=false.")
                 append = True
             opened = _File(path, append, crc)
             if flag == "-pgnout":
@@ -315,21 +317,56 @@ class FastchessOutput:
         except (OSError, ValueError):
             pass  # a framework that stopped reading our output must not stop the games
 
+    def _print(self, text: str, level: str = "info") -> None:
+        """A line fastchess prints through its logger: on stdout, and in ``-log``'s file at
+        its level (the logger adds a line break to the printed one: a blank line follows)."""
+        self._line(text)
+        self._log_line(level, text + "\n")
+        if level == "warn" and self._settings.strict:
+            self._abnormal = True
+
     def _warn(self, text: str) -> None:
         if self._settings.test_env:
             text = " :: ".join(part for part in text.splitlines() if part)
-        self._line(text)
-        self._log_line("warn", text)
-        if self._settings.strict:
-            self._abnormal = True
+        self._print(text, "warn")
 
-    def _log_line(self, level: str, text: str) -> None:
-        if self._log is None:
+    def _log_line(self, level: str, text: str, thread: bool = False) -> None:
+        """One entry of ``-log``'s file in fastchess's form, when its level is kept."""
+        if self._log is None or _LEVELS.index(level) < _LEVELS.index(self._settings.log_level):
             return
-        if _LEVELS.index(level) < _LEVELS.index(self._settings.log_level):
+        ident = str(threading.get_ident()) if thread else ""
+        self._log.write(f"[{_LABELS[level]:<6}] [{_precise():>15}] <{ident:>20}> fastchess --- "
+                        f"{text}\n")
+        self._log.flush()
+
+    def _log_game(self, event: GameFinished, loser: str) -> None:
+        """The warnings fastchess's game threads log (not print) for a game, and with
+        ``engine=true`` the engines' lines of the game."""
+        term = event.termination
+        record = event.record
+        if term is GameTermination.DISCONNECT:
+            self._log_line("warn", f"Engine {loser} disconnects", thread=True)
+        elif term is GameTermination.STALL:
+            self._log_line("warn", f"Engine {loser} stalls", thread=True)
+        elif term is GameTermination.TIME_FORFEIT and record is not None:
+            reason = fastchess_reason(record)
+            overrun = reason[reason.rfind("(") + 1:reason.rfind("ms overrun")]
+            self._log_line("warn", f"Engine {loser} loses on time by {overrun}ms", thread=True)
+        if term in (GameTermination.DISCONNECT, GameTermination.STALL):
+            self._log_line("warn", f"Game {event.job.index + 1} between {event.job.white} and "
+                           f"{event.job.black} stalled / disconnected", thread=True)
+        if self._log is None or not self._settings.log_engine or record is None:
             return
-        stamp = time.strftime("%H:%M:%S")
-        self._log.write(f"[{_LABELS[level]:<6}] [{stamp:>15}] <{'':>20}> fastchess --- {text}\n")
+        offset = time.time() - time.monotonic()
+        ident = threading.get_ident()
+        lines = [(entry.time, name, entry) for name, entries in
+                 ((record.white, record.protocol_lines[0]), (record.black, record.protocol_lines[1]))
+                 for entry in entries if entry.direction in "<>"]
+        for moment, name, entry in sorted(lines, key=lambda item: item[0]):
+            stamp = _precise(moment + offset)
+            arrow = "<---" if entry.direction == ">" else "--->"
+            self._log.write(f"[{'Engine':<6}] [{stamp:>15}] <{ident:>20}> {name} {arrow} "
+                            f"{entry.text}\n")
         self._log.flush()
 
     def _close(self) -> None:
@@ -362,7 +399,7 @@ class FastchessOutput:
             crc = self._pgn.write(game_pgn(record, round_number, self._settings, self._engines,
                                            ids))
             if crc is not None:
-                self._line(f"File {self._pgn.path} has CRC32: {crc:#x}")
+                self._print(f"File {self._pgn.path} has CRC32: {crc:#x}")
         if self._epd is not None:
             self._epd.write(epd_line(record))
 
@@ -562,6 +599,12 @@ _SCORED = (Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW)
 _UCI_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][nbrq]?")
 _LEVELS = ("trace", "info", "warn", "err", "fatal")
 _LABELS = {"trace": "TRACE", "info": "INFO", "warn": "WARN", "err": "ERR", "fatal": "FATAL"}
+
+
+def _precise(moment: float | None = None) -> str:
+    """fastchess's log time stamp: local ``HH:MM:SS.micros``."""
+    now = time.time() if moment is None else moment
+    return f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now % 1 * 1_000_000):06}"
 
 
 def _both(a: str, b: str) -> str:
