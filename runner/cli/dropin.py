@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import typer
 
+from runner.dropin import main as entry
+
 __all__ = ["RAW", "register"]
 
 RAW = {"ignore_unknown_options": True, "allow_extra_args": True,
@@ -24,9 +26,7 @@ def _command(peer: str, text: str) -> Callable[[typer.Context], None]:
     """The subcommand of `peer`, whose help line is `text`."""
 
     def command(ctx: typer.Context) -> None:
-        from runner.dropin.main import main
-
-        raise typer.Exit(main(peer, list(ctx.args)))
+        raise typer.Exit(entry.main(peer, list(ctx.args)))
 
     command.__doc__ = text
     return command

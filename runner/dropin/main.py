@@ -38,6 +38,10 @@ def main(peer: str, argv: Sequence[str]) -> int:
         return answer.exit_code
     from runner.dropin.driver import play
 
+    # Frameworks read the lines as they come, through a pipe, where Python would buffer them.
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(line_buffering=True)
     return play(answer)
 
 
