@@ -523,3 +523,49 @@ def test_wait_reaches_the_scheduler() -> None:
                               wait_ms=250)
     assert local_scheduler(config, 1).wait == 0.25
     assert local_scheduler(dataclasses.replace(config, wait_ms=0), 1).wait == 0
+
+
+# -- accepted as fastchess accepts: its start-up lines up to the first game ---------------------
+
+ACCEPTED = [
+    [*ENGINES, "-each", "depth=1", "-openings", f"file={EPD}", "order=random",
+     "-concurrency", "0", "-pgnout"],
+    [*ENGINES, "-each", "depth=1", "-sprt", "elo0=0", "elo1=2", "alpha=0.05", "beta=0.05",
+     "model=bayesian"],
+    ["-quick", "cmd=stockfish", "cmd=stockfish", f"book={EPD}"],
+    [*ENGINES, "name=x", "-each", "tc=8+0.08", "option.Hash=4", "restart=on", "-openings",
+     f"file={PGN_BOOK}", "plies=6", "start=9", "policy=round", "-pgnout", "file=o.pgn",
+     "nodes=true", "seldepth=true", "nps=true", "hashfull=true", "tbhits=true", "pv=true",
+     "timeleft=true", "latency=true", "min=false", "match_line=^info", "notation=uci",
+     "-epdout", "file=o.epd", "append=false", "-event", "E", "-site", "S", "-log", "file=l.txt",
+     "level=trace", "engine=true", "-report", "penta=false", "-output", "format=cutechess",
+     "-crc32", "pgn=true", "-check-mate-pvs", "-show-latency", "-testEnv", "-strict",
+     "-autosaveinterval", "5", "-ratinginterval", "3", "-scoreinterval", "2", "-seeds", "1",
+     "-tournament", "gauntlet", "-noswap", "-reverse", "-wait", "0", "-recover",
+     "-variant", "standard", "-repeat", "-games", "1", "-srand", "3", "-use-affinity",
+     "-startup-ms", "10000", "-ucinewgame-ms", "60000", "-ping-ms", "60000",
+     "-draw", "movenumber=20", "movecount=3", "score=8", "-resign", "movecount=3",
+     "score=400", "twosided=true", "-maxmoves", "100", "-tbpieces", "5", "-tbignore50",
+     "-tbadjudicate", "DRAW", "-force-concurrency", "-concurrency", "3"],
+    [*ENGINES, "-each", "st=0.1", "timemargin=20", "-variant", "fischerandom", "-openings",
+     f"file={FRC}", "format=epd", "order=sequential", "-repeat", "1"],
+    [*ENGINES, "-each", "depth=1", "-tb", str(REPO.parent / "shared" / "data" / "syzygy"),
+     "-openings", f"file={EPD}"],
+]
+
+
+@needs_peer
+@needs_stockfish
+@needs_books
+@pytest.mark.parametrize("argv", ACCEPTED, ids=[" ".join(a)[:60] for a in ACCEPTED])
+def test_accepted_as_fastchess_accepts(argv: list[str], tmp_path: Path) -> None:
+    """fastchess takes these command lines; a final ``-rounds 0`` stops it (and us) just before
+    the first game, so every line printed while reading and checking the options is
+    compared, word for word."""
+    words = [*argv, "-rounds", "0"]
+    theirs = _fastchess(words, tmp_path)
+    assert theirs.stdout.rstrip("\n").endswith(
+        "Invalid number of players, rounds, or games per round"), theirs.stdout
+    with pytest.raises(PeerUsageError) as refused:
+        parse(words)
+    assert refused.value.line == theirs.stdout.rstrip("\n")
