@@ -569,3 +569,36 @@ def test_accepted_as_fastchess_accepts(argv: list[str], tmp_path: Path) -> None:
     with pytest.raises(PeerUsageError) as refused:
         parse(words)
     assert refused.value.line == theirs.stdout.rstrip("\n")
+
+
+@needs_stockfish
+def test_a_crash_without_recover_stops_the_run(tmp_path: Path) -> None:
+    """fastchess without -recover stops at the first crash (its output: "Game 1 stalled /
+    disconnected and no recover option set for engine, stopping tournament."): the run plays
+    no game after it. With -recover the engine is restarted and every game is played."""
+    import sys
+
+    bad = ["-engine", f"cmd={sys.executable}", "args=-m engine --uci --fault crash@3",
+           "name=bad", "-engine", "cmd=stockfish", "name=good", "-each", "depth=2",
+           "-rounds", "3", "-openings", f"file={EPD}"]
+    from runner.dropin.driver import play
+
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(REPO)
+    try:
+        played = {}
+        for extra in ([], ["-recover"]):
+            collect = _Collect()
+            run = _run([*bad, *extra])
+            assert run.config.crash_stops == (not extra)
+            run = DropinRun(peer=run.peer, config=run.config, make_output=lambda _s: collect,
+                            db_url=f"sqlite:///{tmp_path / f'r{len(extra)}.db'}")
+            play(run, stdout=io.StringIO(), stderr=io.StringIO())
+            played[bool(extra)] = sorted(collect.games)
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+    assert played[False] == [1]
+    assert played[True] == [1, 2, 3, 4, 5, 6]

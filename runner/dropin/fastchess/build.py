@@ -196,7 +196,7 @@ def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
         variant=Variant.FISCHERANDOM if a.variant == "fischerandom" else Variant.STANDARD,
         sprt=sprt, recover=a.recover, affinity=a.affinity, source="fastchess command line",
         fastchess_order=FastchessOrder(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
-        wait_ms=a.wait,
+        wait_ms=a.wait, crash_stops=not a.recover,
     )
     return dataclasses.replace(config, name=fastchess_run_name(config, a))
 
