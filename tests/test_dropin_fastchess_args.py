@@ -591,7 +591,8 @@ def test_a_crash_without_recover_stops_the_run(tmp_path: Path) -> None:
             collect = _Collect()
             run = _run([*bad, *extra])
             assert run.config.crash_stops == (not extra)
-            run = DropinRun(peer=run.peer, config=run.config, make_output=lambda _s: collect,
+            run = DropinRun(peer=run.peer, config=run.config,
+                            make_output=lambda _s, out=collect: out,  # type: ignore[misc]
                             db_url=f"sqlite:///{tmp_path / f'r{len(extra)}.db'}")
             play(run, stdout=io.StringIO(), stderr=io.StringIO())
             played[bool(extra)] = sorted(collect.games)
