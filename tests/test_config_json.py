@@ -28,6 +28,7 @@ from runner.config.model import (
     ClusterConfig,
     DrawAdjudication,
     EngineSpec,
+    FastchessOrder,
     OpeningOrder,
     OpeningsConfig,
     Protocol,
@@ -102,6 +103,9 @@ TOURNAMENT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "affinity": st.booleans(), "source": _text,
     "cluster": st.none() | st.builds(ClusterConfig, workers=st.none() | st.integers(1, 64),
                                      address=st.none() | _text),
+    "fastchess_order": st.none() | st.builds(FastchessOrder, noswap=st.booleans(),
+                                             reverse=st.booleans(), seeds=st.integers(0, 9)),
+    "wait_ms": st.integers(min_value=0), "crash_stops": st.booleans(),
 }
 configs = st.builds(TournamentConfig, **TOURNAMENT_FIELDS)
 

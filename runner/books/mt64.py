@@ -24,6 +24,7 @@ class Mt19937_64:
 
     def __init__(self, seed: int = 5489) -> None:
         self._state = [0] * _N
+        self._out: list[int] = []
         self._index = _N
         self.seed(seed)
 
@@ -37,26 +38,33 @@ class Mt19937_64:
         self._index = _N
 
     def _twist(self) -> None:
-        state = self._state
-        for i in range(_N):
-            y = (state[i] & _UPPER) | (state[(i + 1) % _N] & _LOWER)
-            value = state[(i + _M) % _N] ^ (y >> 1)
-            if y & 1:
-                value ^= _MATRIX_A
-            state[i] = value
+        """Regenerate the state and temper all of its words at once (outputs come in 312s)."""
+        s = self._state
+        upper, lower, matrix = _UPPER, _LOWER, _MATRIX_A
+        for i in range(_N - _M):
+            y = (s[i] & upper) | (s[i + 1] & lower)
+            s[i] = s[i + _M] ^ (y >> 1) ^ (matrix if y & 1 else 0)
+        for i in range(_N - _M, _N - 1):
+            y = (s[i] & upper) | (s[i + 1] & lower)
+            s[i] = s[i + _M - _N] ^ (y >> 1) ^ (matrix if y & 1 else 0)
+        y = (s[_N - 1] & upper) | (s[0] & lower)
+        s[_N - 1] = s[_M - 1] ^ (y >> 1) ^ (matrix if y & 1 else 0)
+        out = []
+        for y in s:
+            y ^= (y >> 29) & 0x5555555555555555
+            y ^= (y << 17) & 0x71D67FFFEDA60000
+            y ^= (y << 37) & 0xFFF7EEE000000000
+            out.append(y ^ (y >> 43))
+        self._out = out
         self._index = 0
 
     def __call__(self) -> int:
         """The next 64-bit output."""
         if self._index >= _N:
             self._twist()
-        y = self._state[self._index]
+        value = self._out[self._index]
         self._index += 1
-        y ^= (y >> 29) & 0x5555555555555555
-        y ^= (y << 17) & 0x71D67FFFEDA60000
-        y ^= (y << 37) & 0xFFF7EEE000000000
-        y ^= y >> 43
-        return y
+        return value
 
     def discard(self, count: int) -> None:
         """Skip `count` outputs."""

@@ -324,6 +324,9 @@ class TournamentConfig:
     """Pairings, colours and openings in fastchess's order (None: the runner's own)."""
     wait_ms: int = 0
     """Pause of each game slot after every game, in milliseconds (fastchess's -wait)."""
+    crash_stops: bool = False
+    """A game ended by an engine's crash or stall stops the run, the games in flight aborted
+    (fastchess without -recover); by default the engine is restarted and the run goes on."""
 
     def engine(self, name: str) -> EngineSpec:
         """The engine called `name`."""

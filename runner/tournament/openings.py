@@ -79,6 +79,10 @@ class OpeningPolicy:
         if cfg is None:
             return
         try:
+            if self.config.fastchess_order is not None and self.cursor is not None:
+                # fastchess deals its book round and round after `rounds` entries: the pairs
+                # past the first `rounds` repeat openings already checked.
+                pairs = min(pairs, max(self.config.rounds, 1), len(self.cursor.book))
             for pair in range(pairs):
                 self.for_pair(pair)
         except (ValueError, OSError) as exc:  # OpeningBookError, PolyglotError, unreadable

@@ -9,7 +9,7 @@ fastchess's lines and writes its PGN (runner.dropin.fastchess.output).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from runner.dropin.contract import DropinRun, Immediate, PeerOutput, PeerUsageError
 
@@ -45,17 +45,17 @@ def help_text() -> str:
     return MANUAL.format(version=FASTCHESS_VERSION, runner=_runner_version())
 
 
-def _output_factory(settings: FastchessSettings, printed: list[str],
+def _output_factory(settings: FastchessSettings, document: dict[str, Any],
                     ) -> Callable[[TextIO], PeerOutput]:
-    """The output builder for the driver: fastchess's start-up lines first, then its output."""
+    """The output builder for the driver: fastchess's output, saving its resume file."""
 
     def make(stream: TextIO) -> PeerOutput:
         from runner.dropin.fastchess.output import FastchessOutput
+        from runner.dropin.fastchess.resume import ConfigSaving
 
-        for line in printed:
-            stream.write(line + "\n")
-        stream.flush()
-        return FastchessOutput(stream, settings)
+        names = [engine.name for engine in settings.engines]
+        return ConfigSaving(FastchessOutput(stream, settings), document, settings.config_name,
+                            settings.autosaveinterval, names, settings.report_penta)
 
     return make
 
@@ -85,17 +85,18 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
 
     from runner.dropin.fastchess.build import build_config, build_settings, default_seed
 
-    seed = options.seed if options.seed is not None else default_seed(argv)
-    options.seed = seed
     try:
-        config = build_config(options, seed)
+        if options.seed is None:
+            options.seed = default_seed(options)
+        config = build_config(options, options.seed)
     except FastchessError as exc:
         exc.printed = [*options.printed, *exc.printed]
         raise refuse(exc) from None
     except ValueError as exc:  # a setting the runner's model refuses
         raise PeerUsageError(f"runner-fastchess: {exc}", 1, stream="stdout") from None
-    if config.openings is not None and config.openings.order.value == "random":
-        options.printed.append("Indexing opening suite...")  # fastchess says so as it shuffles
-    settings = build_settings(options)
+    random_book = config.openings is not None and config.openings.order.value == "random"
+    settings = build_settings(options, random_book=random_book)
+    from runner.dropin.fastchess.resume import config_document
+
     return DropinRun(peer="fastchess", config=config,
-                     make_output=_output_factory(settings, list(options.printed)))
+                     make_output=_output_factory(settings, config_document(options)))

@@ -85,6 +85,8 @@ class FastchessArgs:
     book_start: int = 1
     # -pgnout / -epdout
     pgn_file: str | None = None
+    pgn_given: str | None = None
+    """``-pgnout file=`` as written (None: no -pgnout, or none given: a dated name)."""
     pgn_notation: str = "san"
     pgn_append: bool = True
     pgn_track: dict[str, bool] = field(default_factory=dict)
@@ -93,6 +95,7 @@ class FastchessArgs:
     event: str = "Fastchess Tournament"
     site: str = "?"
     epd_file: str | None = None
+    epd_given: str | None = None
     epd_append: bool = True
     crc32_pgn: bool = False
     # -sprt
@@ -158,6 +161,8 @@ class FastchessArgs:
     config_name: str = "config.json"
     config_stats: dict[str, dict[str, int]] = field(default_factory=dict)
     """The ``stats`` of a ``-config file=`` (games fastchess had played)."""
+    config_foreign: bool = False
+    """The ``-config file=`` was written by fastchess itself, not by runner-fastchess."""
     quick: bool = False
     printed: list[str] = field(default_factory=list)
     """Lines fastchess prints while reading the command line (warnings, notes), in order."""
@@ -189,7 +194,7 @@ def _float(text: str) -> float:
     if not text or any(c.isspace() for c in text):
         raise bad
     lowered = text.lower()
-    if "inf" in lowered or "nan" in lowered or lowered.startswith(("0x", "-0x", "+0x")):
+    if "_" in text or "inf" in lowered or "nan" in lowered or lowered.startswith(("0x", "-0x", "+0x")):
         raise bad
     try:
         value = float(text)
@@ -315,7 +320,7 @@ def _pgnout(kv: KeyValues, a: FastchessArgs) -> None:
     for key, value in kv:
         flag = _bool(value)
         if key == "file":
-            a.pgn_file = value
+            a.pgn_file = a.pgn_given = value
         elif key == "append" and flag is not None:
             a.pgn_append = flag
         elif key in _PGN_TRACKS and flag is not None:
@@ -344,7 +349,7 @@ def _epdout(kv: KeyValues, a: FastchessArgs) -> None:
     for key, value in kv:
         flag = _bool(value)
         if key == "file":
-            a.epd_file = value
+            a.epd_file = a.epd_given = value
         elif key == "append" and flag is not None:
             a.epd_append = flag
         else:
@@ -554,16 +559,18 @@ def _site(words: list[str], a: FastchessArgs) -> None:
     a.site = "".join(words)
 
 
+# fastchess reads -games, -rounds and -wait as an int and keeps them unsigned: a negative
+# number wraps round (-games -1 is then far above 2 and swapped with -rounds).
 def _games(value: str, a: FastchessArgs) -> None:
-    a.games = _integer(value, 0, 2**64 - 1)
+    a.games = _integer(value) % 2**64
 
 
 def _rounds(value: str, a: FastchessArgs) -> None:
-    a.rounds = _integer(value, 0, 2**64 - 1)
+    a.rounds = _integer(value) % 2**64
 
 
 def _wait(value: str, a: FastchessArgs) -> None:
-    a.wait = _integer(value, 0, 2**32 - 1)
+    a.wait = _integer(value) % 2**32
 
 
 def _noswap(a: FastchessArgs) -> None:
@@ -888,13 +895,17 @@ def read_argv(argv: Sequence[str]) -> FastchessArgs:
         except (HelpAsked, VersionAsked):
             raise
         except (FastchessError, ValueError) as exc:
-            raise _reading_error(arg, argv[i], exc) from None
+            error = _reading_error(arg, argv[i], exc)
+            error.printed = list(a.printed)
+            raise error from None
         i += 1
     for flag, params in deferred.items():
         try:
             _call(flag, OPTIONS[flag], params, a)
         except (FastchessError, ValueError) as exc:
-            raise _reading_error(flag, " ".join(params) if params else "<none>", exc) from None
+            error = _reading_error(flag, " ".join(params) if params else "<none>", exc)
+            error.printed = list(a.printed)
+            raise error from None
     try:
         sanitize(a)
     except FastchessError as exc:

@@ -31,11 +31,13 @@ from runner.config.model import (
     TournamentFormat,
 )
 from runner.config.programs import find_program
+from runner.dropin.contract import run_name
 from runner.dropin.fastchess.args import EngineArgs, FastchessArgs, FastchessError, engine_argv
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings, SprtSettings
 from runner.protocol.engine import Variant
 
-__all__ = ["NOT_HONOURED", "build_config", "build_settings", "run_name"]
+__all__ = ["NOT_HONOURED", "build_config", "build_settings", "default_seed", "engine_tc",
+           "fastchess_run_name"]
 
 PROGRAM = "runner-fastchess"
 
@@ -124,30 +126,52 @@ def _refusals(a: FastchessArgs) -> None:
                                    ("-ping-ms", a.ping_ms, 60_000)):
         if value != default:
             raise _refuse(f"{option} {value}", "cannot be set", "engine timeouts")
+    suffix = Path(a.book_file).suffix.lower()
+    if a.book_format == "pgn" and suffix != ".pgn" or a.book_format == "epd" and suffix in (
+            ".pgn", ".bin"):
+        raise _refuse(f"-openings format={a.book_format} for {a.book_file}",
+                      f"is not supported (the runner reads a book by its file name: "
+                      f"{'.pgn for PGN' if a.book_format == 'pgn' else 'EPD lines in any other'})",
+                      "choice of reader")
+    played = sum(v.get("wins", 0) + v.get("losses", 0) + v.get("draws", 0)
+                 for v in a.config_stats.values())
+    if a.config_foreign and played:
+        raise FastchessError(
+            f"{PROGRAM}: -config file={a.config_file} counts {played} games fastchess itself "
+            "played; they are not in the runner's database, so the run cannot continue from "
+            "them (add stats=false to -config to play the whole tournament again)")
     if a.book_file.endswith(".gz"):
         raise FastchessError("Compressed book is provided but program wasn't compiled with zlib.")
 
 
-def default_seed(argv: list[str]) -> int:
+def default_seed(a: FastchessArgs) -> int:
     """The seed of a command line without -srand: fastchess draws one at random; here it comes
-    from the command line, so that rerunning it (which resumes) deals the same openings."""
-    digest = hashlib.sha256("\0".join(argv).encode()).digest()
+    from the settings (what the games depend on, the order of the words and -concurrency
+    left out), so that rerunning the command line (which resumes) deals the same openings."""
+    unseeded = build_config(a, 0)
+    digest = hashlib.sha256(unseeded.fingerprint().encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
-def run_name(config: TournamentConfig, a: FastchessArgs) -> str:
-    """The tournament's name: the same settings (so the same command line) give the same name,
-    which makes a rerun continue the run in the database."""
-    key = json.dumps({"games": config.fingerprint(), "pgn": a.pgn_file, "epd": a.epd_file,
+def fastchess_run_name(config: TournamentConfig, a: FastchessArgs) -> str:
+    """The tournament's name: the same settings (so the same command line, or the
+    ``-config file=`` it saved) give the same name, which makes a rerun continue the run in
+    the database; the engine names keep it readable."""
+    # A -pgnout/-epdout without file= names its file after the clock: that name is left out,
+    # or no rerun would ever find its run.
+    key = json.dumps({"games": config.fingerprint(), "pgn": a.pgn_given, "epd": a.epd_given,
                       "config": a.config_name}, sort_keys=True)
-    return "fastchess-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    return run_name("fastchess", [key], " vs ".join(e.name for e in config.engines))
 
 
 def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
     """The tournament fastchess would play for `a` (`seed`: -srand, or `default_seed`)."""
     _refusals(a)
     if a.rounds < 1 or a.games < 1:
-        raise FastchessError("Invalid number of players, rounds, or games per round")
+        error = FastchessError("Invalid number of players, rounds, or games per round")
+        if a.book_file and a.book_format in ("epd", "pgn") and a.book_order == "random":
+            error.printed = ["Indexing opening suite..."]  # the book is dealt before the check
+        raise error
     engines = tuple(_engine_spec(e) for e in a.engines)
     fmt = TournamentFormat.GAUNTLET if a.tournament == "gauntlet" else (
         TournamentFormat.MATCH if len(engines) == 2 else TournamentFormat.ROUND_ROBIN)
@@ -172,9 +196,9 @@ def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
         variant=Variant.FISCHERANDOM if a.variant == "fischerandom" else Variant.STANDARD,
         sprt=sprt, recover=a.recover, affinity=a.affinity, source="fastchess command line",
         fastchess_order=FastchessOrder(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
-        wait_ms=a.wait,
+        wait_ms=a.wait, crash_stops=not a.recover,
     )
-    return dataclasses.replace(config, name=run_name(config, a))
+    return dataclasses.replace(config, name=fastchess_run_name(config, a))
 
 
 def _summary(engine: EngineArgs) -> EngineSummary:
@@ -189,8 +213,10 @@ def _summary(engine: EngineArgs) -> EngineSummary:
     )
 
 
-def build_settings(a: FastchessArgs, program: str = PROGRAM) -> FastchessSettings:
-    """What fastchess would print and write for `a`."""
+def build_settings(a: FastchessArgs, program: str = PROGRAM, *,
+                   random_book: bool = False) -> FastchessSettings:
+    """What fastchess would print and write for `a` (`random_book`: a book dealt in random
+    order, which fastchess announces)."""
     track = a.pgn_track
     return FastchessSettings(
         pgn_file=a.pgn_file, pgn_notation=a.pgn_notation,  # type: ignore[arg-type]
@@ -205,8 +231,10 @@ def build_settings(a: FastchessArgs, program: str = PROGRAM) -> FastchessSetting
         report_penta=a.report_penta, output_format=a.output,  # type: ignore[arg-type]
         sprt=SprtSettings(a.elo0, a.elo1, a.alpha, a.beta, a.model)  # type: ignore[arg-type]
         if a.sprt else None,
-        engines=tuple(_summary(e) for e in a.engines), book_file=a.book_file, games=a.games,
-        rounds=a.rounds, tournament=a.tournament,  # type: ignore[arg-type]
+        engines=tuple(_summary(e) for e in a.engines), book_file=a.book_file,
+        book_random=random_book, games=a.games, rounds=a.rounds,
+        tournament=a.tournament,  # type: ignore[arg-type]
+        seeds=a.seeds, startup_lines=tuple(a.printed),
         variant=a.variant,  # type: ignore[arg-type]
         recover=a.recover, show_latency=a.show_latency, test_env=a.test_env, strict=a.strict,
         check_mate_pvs=a.check_mate_pvs, log_file=a.log_file or None,

@@ -13,8 +13,8 @@ What is not as in fastchess:
   - Every game is also stored in the runner's database (./runner.db, or the URL in RUNNER_DB),
     so `runner report`, `runner export` and `runner serve` work on the run.
   - Running the same command line again continues an interrupted run: only the games still
-    missing are played (fastchess resumes only with -config file=). A finished run is not
-    played again; change the command line (or the database) for a new one.
+    missing are played (fastchess resumes only with -config file=, which works here too).
+    After a run that finished, the same command line starts a new run.
   - Without -srand, the random opening order comes from the command line itself rather than
     from the clock, so that a rerun continues with the same openings.
   - Refused with a line saying so (the runner cannot honour them): -use-affinity with a CPU

@@ -9,6 +9,7 @@ current results (``stats``) as fastchess does.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -54,7 +55,7 @@ def _read(doc: dict[str, Any], a: FastchessArgs) -> None:
     a.book_format = _pick(_FORMATS, opening["format"], "opening format")
     a.book_order = _pick(_ORDERS, opening["order"], "opening order")
     a.book_plies, a.book_start = int(opening["plies"]), int(opening["start"])
-    a.pgn_file = pgn["file"] or None
+    a.pgn_file = a.pgn_given = pgn["file"] or None
     a.pgn_notation = _pick(_NOTATIONS, pgn["notation"], "notation")
     a.pgn_append = bool(pgn["append_file"])
     a.pgn_track = {key: bool(pgn[f"track_{key}"]) for key in
@@ -62,7 +63,8 @@ def _read(doc: dict[str, Any], a: FastchessArgs) -> None:
     a.pgn_min, a.crc32_pgn = bool(pgn["min"]), bool(pgn["crc"])
     a.pgn_match_lines = list(pgn.get("additional_lines_rgx", []))
     a.event, a.site = pgn["event_name"], pgn["site"]
-    a.epd_file, a.epd_append = epd["file"] or None, bool(epd["append_file"])
+    a.epd_file = a.epd_given = epd["file"] or None
+    a.epd_append = bool(epd["append_file"])
     a.sprt = bool(sprt["enabled"])
     a.elo0, a.elo1 = float(sprt["elo0"]), float(sprt["elo1"])
     a.alpha, a.beta, a.model = float(sprt["alpha"]), float(sprt["beta"]), str(sprt["model"])
@@ -97,6 +99,7 @@ def _read(doc: dict[str, Any], a: FastchessArgs) -> None:
     a.engines = [_engine(entry) for entry in doc["engines"]]
     a.config_stats = {str(k): {kk: int(vv) for kk, vv in v.items()}
                       for k, v in doc.get("stats", {}).items()}
+    a.config_foreign = not doc.get(RUNNER_MARK, False)
 
 
 def _engine(entry: dict[str, Any]) -> EngineArgs:
@@ -162,3 +165,111 @@ def config_document(a: FastchessArgs) -> dict[str, Any]:
             "variant": variant,
         } for e in a.engines],
     }
+
+
+RUNNER_MARK = "runner_fastchess"
+"""A key fastchess does not read (it ignores unknown keys): the file was written by
+runner-fastchess, so the games its stats count are in the runner's database."""
+
+
+def _points(white_first: bool, result: str) -> float | None:
+    """The first engine's points for one game (None: no result)."""
+    if result == "1/2-1/2":
+        return 0.5
+    if result in ("1-0", "0-1"):
+        return 1.0 if (result == "1-0") == white_first else 0.0
+    return None
+
+
+_PENTA = {2.0: "penta_WW", 1.5: "penta_WD", 0.5: "penta_LD", 0.0: "penta_LL"}
+
+
+def results_stats(games: list[tuple[str, str, int, str]], names: list[str],
+                  penta: bool) -> dict[str, dict[str, int]]:
+    """fastchess's ``stats`` from finished games (White, Black, pair number, result): per
+    encounter ``"A vs B"`` (A before B in engine order), A's wins, losses and draws, and with
+    `penta` the encounter's completed pairs by their score (a win and a loss: ``penta_WL``,
+    two draws: ``penta_DD``)."""
+    order = {name: i for i, name in enumerate(names)}
+    stats: dict[str, dict[str, int]] = {}
+    pairs: dict[tuple[str, int], list[float]] = {}
+    for white, black, pair, result in games:
+        first, second = sorted((white, black), key=lambda n: order.get(n, len(order)))
+        points = _points(white == first, result)
+        if points is None:
+            continue
+        key = f"{first} vs {second}"
+        entry = stats.setdefault(key, dict.fromkeys(
+            ("wins", "losses", "draws", "penta_WW", "penta_WD", "penta_WL", "penta_DD",
+             "penta_LD", "penta_LL"), 0))
+        entry["wins" if points == 1.0 else "losses" if points == 0.0 else "draws"] += 1
+        pairs.setdefault((key, pair), []).append(points)
+    if penta:
+        for (key, _pair), scores in pairs.items():
+            if len(scores) != 2:
+                continue
+            total = sum(scores)
+            name = _PENTA.get(total) or ("penta_DD" if 0.5 in scores else "penta_WL")
+            stats[key][name] += 1
+    return stats
+
+
+class ConfigSaving:
+    """A `PeerOutput` around fastchess's output that also writes fastchess's resume file, as
+    fastchess does: every `autosave` finished games and when the run ends."""
+
+    def __init__(self, inner: Any, document: dict[str, Any], path: str, autosave: int,
+                 names: list[str], penta: bool) -> None:
+        self.inner = inner
+        self.document = {**document, RUNNER_MARK: True}
+        self.path = path
+        self.autosave = autosave
+        self.names = names
+        self.penta = penta
+        self.games: list[tuple[str, str, int, str]] = []
+        self._since_save = 0
+
+    def _keep(self, event: Any) -> None:
+        self.games.append((event.job.white, event.job.black, event.job.pair, str(event.result)))
+
+    def save(self) -> None:
+        """Write the resume file now (engines, settings, the results so far)."""
+        stats = results_stats(self.games, self.names, self.penta)
+        document = {**self.document, "stats": stats}
+        with open(self.path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(document, indent=4) + "\n")
+
+    def resumed(self, games: Any) -> None:
+        """Count the stored games in, then hand them on."""
+        for event in games:
+            self._keep(event)
+        self.inner.resumed(games)
+
+    def game_started(self, event: Any) -> None:
+        """Hand on."""
+        self.inner.game_started(event)
+
+    def game_finished(self, event: Any) -> None:
+        """Hand on; count the game and save every `autosave` games."""
+        self.inner.game_finished(event)
+        if getattr(event, "replay", False):
+            return
+        self._keep(event)
+        self._since_save += 1
+        if self.autosave > 0 and self._since_save >= self.autosave:
+            self._since_save = 0
+            self.save()
+
+    def notice(self, event: Any) -> None:
+        """Hand on."""
+        self.inner.notice(event)
+
+    def run_ended(self, outcome: Any, *, interrupted: bool) -> None:
+        """Save the file (fastchess writes it on every end), then the output's last lines."""
+        with contextlib.suppress(OSError):  # fastchess says nothing when it cannot write it
+            self.save()
+        self.inner.run_ended(outcome, interrupted=interrupted)
+
+    def exit_code(self, outcome: Any) -> int:
+        """The output's exit status."""
+        return int(self.inner.exit_code(outcome))
