@@ -257,6 +257,16 @@ REFUSED = [
     [*ENGINES, "-each", "depth=1", "-games", "-1", "-rounds", "-1"],
     ["-games", "3000000000"],
     ["-concurrency", "1.5"],
+    ["-engine", "cmd=stockfish", "tc=1:2:3"],
+    ["-engine", "cmd=stockfish", "tc=10+"],
+    ["-engine", "cmd=stockfish", "tc=-5"],
+    ["-engine", "cmd=stockfish", "st=1_0"],
+    ["-engine", "cmd=stockfish", "nodes=1e3"],
+    ["-engine", "cmd=stockfish", "tc="],
+    ["-draw", "movenumber=", "movecount=3"],
+    ["-sprt", "elo0=nan"],
+    ["-ratinginterval", "99999999999"],
+    [*ENGINES, "-each", "depth=1", "-config", "outname=x.json", "discard=true"],
 ]
 
 
@@ -551,6 +561,11 @@ ACCEPTED = [
      f"file={FRC}", "format=epd", "order=sequential", "-repeat", "1"],
     [*ENGINES, "-each", "depth=1", "-tb", str(REPO.parent / "shared" / "data" / "syzygy"),
      "-openings", f"file={EPD}"],
+    [*ENGINES, "-each", "tc=inf/0:10+0.1s", "-concurrency", "-1", "-draw", "movenumber=-5",
+     "movecount=2", "score=3", "-event", "-5", "-openings", f"file={EPD}", "format=pgn",
+     "format=epd"],
+    [*ENGINES, "-each", "tc=40/1:30", "-each", "timemargin=100", "-openings", f"file={EPD}",
+     "-config", "outname=x.json", "stats=false"],
 ]
 
 
