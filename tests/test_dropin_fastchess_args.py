@@ -200,6 +200,13 @@ REFUSED = [
     ["-games", "abc"],
     ["-foo"],
     ["-gmes", "3"],
+    ["-ee"],
+    ["-ep"],
+    ["-pg"],
+    ["-vv"],
+    ["-ver"],
+    ["-hel"],
+    ["-tba"],
     ["-games"],
     ["-noswap", "x"],
     ["-engine"],
@@ -663,3 +670,15 @@ def test_sprt_stops_where_fastchess_stops(extra: list[str], tmp_path: Path) -> N
 
     play(run, stdout=io.StringIO(), stderr=io.StringIO())
     assert [collect.games[n][3] for n in sorted(collect.games)] == real
+
+
+def test_libstdcxx_string_hash_and_map_order() -> None:
+    """std::hash<std::string> values printed by libstdc++ (GCC 12), and the order its
+    unordered_map lists fastchess's options in (the order its suggestions break ties by)."""
+    from runner.dropin.fastchess.stdhash import hash_bytes, iteration_order
+
+    assert hash_bytes(b"") == 6142509188972423790
+    assert hash_bytes(b"-engine") == 6331546772885810979
+    order = iteration_order(OPTIONS)
+    assert sorted(order) == sorted(OPTIONS)
+    assert order[:4] == ["-ping-ms", "-ucinewgame-ms", "-check-mate-pvs", "-use-affinity"]

@@ -829,9 +829,12 @@ def _levenshtein(a: str, b: str) -> int:
 
 
 def _suggestion(arg: str) -> str | None:
-    """The closest option within two edits (ties: the first in fastchess's table)."""
+    """The closest option within two edits; on a tie the one fastchess names, the first its
+    table (a libstdc++ unordered_map) lists."""
+    from runner.dropin.fastchess.stdhash import iteration_order
+
     best, distance = None, INT_MAX
-    for option in OPTIONS:
+    for option in iteration_order(OPTIONS):
         far = _levenshtein(arg, option)
         if far < distance:
             best, distance = option, far
