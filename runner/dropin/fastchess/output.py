@@ -355,6 +355,17 @@ class FastchessOutput:
         if term in (GameTermination.DISCONNECT, GameTermination.STALL):
             self._log_line("warn", f"Game {event.job.index + 1} between {event.job.white} and "
                            f"{event.job.black} stalled / disconnected", thread=True)
+        if self._log is not None and self._settings.show_latency and record is not None:
+            white_moves = (record.spec.start_fen or "w w").split()[1] == "w"
+            for played in record.moves:
+                name = record.white if white_moves else record.black
+                white_moves = not white_moves
+                if played.book or played.latency is None or played.time is None:
+                    continue
+                elapsed = int(played.time * 1000)
+                reported = elapsed - round(played.latency * 1000)
+                self._log_line("info", f"Engine {name} latency: {elapsed - reported}ms (elapsed: "
+                               f"{elapsed}, reported: {reported})", thread=True)
         if self._log is None or not self._settings.log_engine or record is None:
             return
         offset = time.time() - time.monotonic()
