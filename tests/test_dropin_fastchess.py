@@ -443,6 +443,8 @@ def _lines(where: Path) -> list[str]:
         line = re.sub(r"^Total Time: .*", "Total Time: T", line)
         line = re.sub(r"has CRC32: 0x[0-9a-f]+$", "has CRC32: X", line)
         line = re.sub(r"run: \S+ -config", "run: P -config", line)
+        if line.startswith(("Info; ", "Infos; ")):
+            line = re.sub(r"(nps|time) \d+", r"\1 N", line)
         out.append(line)
     return out
 
@@ -587,6 +589,42 @@ def test_matrix_illegal_move(tmp_path: Path) -> None:
     done = _play(argv, tmp_path)
     _compare(done)
     assert "Warning; Illegal move e4a1 played by ill" in _lines(done["ours"][1])
+
+
+BAD_PV = """import subprocess, sys, threading
+engine = subprocess.Popen([sys.argv[1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, bufsize=1)
+def pump():
+    for line in engine.stdout:
+        if line.startswith("info") and " pv " in line:
+            line = line.rstrip("\\n") + " a1a1\\n"
+        sys.stdout.write(line)
+        sys.stdout.flush()
+threading.Thread(target=pump, daemon=True).start()
+for line in sys.stdin:
+    engine.stdin.write(line)
+    engine.stdin.flush()
+    if line.strip() == "quit":
+        break
+engine.wait()
+"""
+
+
+@pytest.mark.timeout(600)
+def test_matrix_pv_warnings(tmp_path: Path) -> None:
+    """stockfish behind a filter that ends every PV with an illegal move: fastchess's
+    multi-line PV warnings, move by move, the same."""
+    _require_peer()
+    stockfish = require_binary("stockfish")
+    script = tmp_path / "bad_pv.py"
+    script.write_text(BAD_PV)
+    argv = ["-engine", f"cmd={sys.executable}", f"args={script} {stockfish}", "name=bad",
+            "-engine", "cmd=stockfish", "name=sf", "-each", "tc=inf", "depth=2", "-rounds", "1",
+            "-games", "2", "-repeat", "-openings", f"file={BOOKS}/noob_3moves.epd",
+            "format=epd", "-pgnout", "file=out.pgn"]
+    done = _play(argv, tmp_path)
+    _compare(done)
+    assert "Warning; Illegal PV move - move a1a1 from bad" in _lines(done["ours"][1])
 
 
 @pytest.mark.timeout(600)

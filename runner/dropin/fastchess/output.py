@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from runner.dropin.fastchess.numbers import FcSprt, FcStats, elo_figures, elo_score, fixed
 from runner.dropin.fastchess.pgn import EngineId, epd_line, fastchess_reason, game_pgn
+from runner.dropin.fastchess.pvcheck import pv_warnings
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
 from runner.game.record import GameRecord, GameTermination
 from runner.rules import Result
@@ -202,6 +203,10 @@ class FastchessOutput:
         else:
             reason = event.reason
         broken = event.termination in (GameTermination.DISCONNECT, GameTermination.STALL)
+        if record is not None:
+            separator = " :: " if self._settings.test_env else "\n"
+            for warning in pv_warnings(record, self._settings.check_mate_pvs, separator):
+                self._print(warning, "warn")
         if broken and not self._settings.recover:
             # fastchess stops the tournament at the first crash or stall without -recover:
             # the game is reported but neither written nor counted.
