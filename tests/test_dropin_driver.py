@@ -277,3 +277,15 @@ def test_a_stop_as_a_resumed_run_starts_plays_nothing_and_keeps_it_resumable(
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"Resumed {len(stored)} games" in again.stdout
     assert [index for index, _result in _stored(tmp_path / "r.db")] == list(range(6))
+
+
+def test_an_output_that_ends_the_run_ends_it(tmp_path: Path) -> None:
+    """A peer that stops at an engine's crash: its output sets ``stop_run`` and no further game
+    is played; the run ends (not interrupted by a signal) with its final lines."""
+    done = subprocess.run([sys.executable, str(PEER), *_words(tmp_path, rounds=3,
+                                                               tc="inf depth=1")],
+                          cwd=tmp_path, env={**_env(), "DROPIN_PEER_STOP_AFTER": "2"},
+                          capture_output=True, text=True, timeout=200)
+    assert "Ended interrupted=False done=2 of 6 status=interrupted" in done.stdout, done.stdout
+    assert done.stdout.count("Started game") == 2
+    assert len(_stored(tmp_path / "r.db")) == 2

@@ -135,7 +135,7 @@ async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
         if tournament.done_games:
             output.resumed(await asyncio.to_thread(lambda: list(stored_games(store, tournament))))
         try:
-            outcome = await tournament.run(on_event=_dispatch(output))
+            outcome = await tournament.run(on_event=_dispatch(output, tournament))
         except TournamentError as exc:  # another runner took the tournament meanwhile
             err.write(f"runner-{run.peer}: {exc}\n")
             return exc.exit_code or 1
@@ -166,17 +166,25 @@ def _flush(stream: TextIO) -> None:
         stream.flush()
 
 
-def _dispatch(output: PeerOutput) -> Callable[[Event], None]:
+def _dispatch(output: PeerOutput, tournament: Tournament) -> Callable[[Event], None]:
     """The run's event handler: each event to the output's method for it (moves are not
-    watched, so none arrives)."""
+    watched, so none arrives); an output that asks to end the run (``stop_run``) stops it:
+    no new game, the running ones aborted."""
+    from runner.dropin.contract import STOP_RUN
+
+    stopped = False
 
     def on_event(event: Event) -> None:
+        nonlocal stopped
         if isinstance(event, GameFinished):
             output.game_finished(event)
         elif isinstance(event, GameStarted):
             output.game_started(event)
         elif isinstance(event, Notice):
             output.notice(event)
+        if not stopped and getattr(output, STOP_RUN, False):
+            stopped = True
+            tournament.stop(hard=True)
 
     return on_event
 
