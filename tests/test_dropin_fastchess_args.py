@@ -257,6 +257,16 @@ REFUSED = [
     [*ENGINES, "-each", "depth=1", "-games", "-1", "-rounds", "-1"],
     ["-games", "3000000000"],
     ["-concurrency", "1.5"],
+    ["-engine", "cmd=stockfish", "tc=1:2:3"],
+    ["-engine", "cmd=stockfish", "tc=10+"],
+    ["-engine", "cmd=stockfish", "tc=-5"],
+    ["-engine", "cmd=stockfish", "st=1_0"],
+    ["-engine", "cmd=stockfish", "nodes=1e3"],
+    ["-engine", "cmd=stockfish", "tc="],
+    ["-draw", "movenumber=", "movecount=3"],
+    ["-sprt", "elo0=nan"],
+    ["-ratinginterval", "99999999999"],
+    [*ENGINES, "-each", "depth=1", "-config", "outname=x.json", "discard=true"],
 ]
 
 
@@ -551,6 +561,11 @@ ACCEPTED = [
      f"file={FRC}", "format=epd", "order=sequential", "-repeat", "1"],
     [*ENGINES, "-each", "depth=1", "-tb", str(REPO.parent / "shared" / "data" / "syzygy"),
      "-openings", f"file={EPD}"],
+    [*ENGINES, "-each", "tc=inf/0:10+0.1s", "-concurrency", "-1", "-draw", "movenumber=-5",
+     "movecount=2", "score=3", "-event", "-5", "-openings", f"file={EPD}", "format=pgn",
+     "format=epd"],
+    [*ENGINES, "-each", "tc=40/1:30", "-each", "timemargin=100", "-openings", f"file={EPD}",
+     "-config", "outname=x.json", "stats=false"],
 ]
 
 
@@ -603,3 +618,48 @@ def test_a_crash_without_recover_stops_the_run(tmp_path: Path) -> None:
             os.environ["PYTHONPATH"] = old
     assert played[False] == [1]
     assert played[True] == [1, 2, 3, 4, 5, 6]
+
+
+def test_sprt_counts_games_without_pentanomial_reports() -> None:
+    """fastchess's SPRT counts single games when it reports no game pairs (-games 1, -report
+    penta=false, cutechess output): one game is enough for a trinomial SPRT state."""
+    from runner.stats import SprtSpec
+    from runner.tournament.scoreboard import Scoreboard
+
+    board = Scoreboard(["a", "b"])
+    board.pairing("a", "b")
+    board.add("a", "b", "1-0", 0)
+    spec = SprtSpec(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05)
+    assert board.sprt_state("a", "b", spec) is None
+    state = board.sprt_state("a", "b", spec, trinomial=True)
+    assert state is not None and state.llr > 0
+
+
+@needs_peer
+@needs_stockfish
+@needs_books
+@pytest.mark.parametrize("extra", [["-games", "1"], ["-report", "penta=false"], []])
+def test_sprt_stops_where_fastchess_stops(extra: list[str], tmp_path: Path) -> None:
+    """A strong engine against a weak one under -sprt: the run ends after the same game, with
+    the same results, as fastchess's (pentanomial with game pairs, trinomial otherwise; with
+    -games 1 the 200 games end before a decision, in both)."""
+    argv = ["-engine", "cmd=stockfish", "name=strong", "depth=4", "-engine", "cmd=stockfish",
+            "name=weak", "depth=1", "-rounds", "200", *extra, "-openings", f"file={EPD}",
+            "order=random", "-srand", "5", "-sprt", "elo0=0", "elo1=25", "alpha=0.05",
+            "beta=0.05"]
+    pgn = tmp_path / "peer.pgn"
+    theirs = _fastchess([*argv, "-pgnout", f"file={pgn}"], tmp_path)
+    assert theirs.returncode == 0, theirs.stdout
+    real = []
+    with pgn.open() as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            real.append(game.headers["Result"])
+    run = _run(argv)
+    assert run.config.sprt_trinomial == bool(extra)
+    collect = _Collect()
+    run = DropinRun(peer=run.peer, config=run.config, make_output=lambda _s: collect,
+                    db_url=f"sqlite:///{tmp_path / 'runner.db'}")
+    from runner.dropin.driver import play
+
+    play(run, stdout=io.StringIO(), stderr=io.StringIO())
+    assert [collect.games[n][3] for n in sorted(collect.games)] == real

@@ -324,6 +324,9 @@ class TournamentConfig:
     """Pairings, colours and openings in fastchess's order (None: the runner's own)."""
     wait_ms: int = 0
     """Pause of each game slot after every game, in milliseconds (fastchess's -wait)."""
+    sprt_trinomial: bool = False
+    """The SPRT counts games (wins, draws, losses) rather than game pairs (fastchess without
+    pentanomial reports: -games 1, -report penta=false, cutechess output, BayesElo)."""
     crash_stops: bool = False
     """A game ended by an engine's crash or stall stops the run, the games in flight aborted
     (fastchess without -recover); by default the engine is restarted and the run goes on."""
@@ -371,6 +374,7 @@ class TournamentConfig:
             # Only when set: stored tournaments from before the key keep their fingerprint.
             **({"fastchess_order": vars(self.fastchess_order)}
                if self.fastchess_order is not None else {}),
+            **({"sprt_trinomial": True} if self.sprt_trinomial else {}),
         }
 
     def fingerprint(self) -> str:

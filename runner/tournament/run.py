@@ -573,7 +573,8 @@ class Tournament:
         if self.sprt is None:
             return
         first, second = self.pairing.encounters[0]
-        state = self.scoreboard.sprt_state(first, second, self.sprt)
+        state = self.scoreboard.sprt_state(first, second, self.sprt,
+                                           trinomial=self.config.sprt_trinomial)
         if state is None:
             return
         self.sprt_result = state

@@ -197,6 +197,7 @@ def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
         sprt=sprt, recover=a.recover, affinity=a.affinity, source="fastchess command line",
         fastchess_order=FastchessOrder(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
         wait_ms=a.wait, crash_stops=not a.recover,
+        sprt_trinomial=a.sprt and not a.report_penta,
     )
     return dataclasses.replace(config, name=fastchess_run_name(config, a))
 
