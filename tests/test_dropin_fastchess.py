@@ -213,6 +213,7 @@ def test_crash_without_recover_stops_and_exits_1() -> None:
         "Finished match",
     ]
     assert output.exit_code(_outcome()) == 1
+    assert output.stop_run  # the driver ends the run there, as fastchess does
 
 
 def test_timeouts_and_crashes_are_listed_at_the_end() -> None:
@@ -259,6 +260,10 @@ def test_notices_only_fastchess_warnings_and_strict() -> None:
     output.notice(Notice("Warning; b doesn't have option Foo"))
     assert stream.getvalue() == "Warning; b doesn't have option Foo\n"
     assert output.exit_code(_outcome()) == 1
+    assert output.stop_run
+    output.game_finished(_finished(0, _record(["e2e4"], Result.DRAW,
+                                              GameTermination.ADJUDICATION)))
+    assert stream.getvalue() == "Warning; b doesn't have option Foo\n"
 
 
 def test_sprt_end_repeats_the_block_and_stops() -> None:
@@ -280,6 +285,7 @@ def test_sprt_end_repeats_the_block_and_stops() -> None:
     output.game_finished(_finished(count, _record(["e2e4"], Result.DRAW,
                                                   GameTermination.ADJUDICATION)))
     assert stream.getvalue().splitlines() == lines  # nothing after the end
+    assert output.stop_run
 
 
 def test_rank_table_for_three_engines() -> None:

@@ -163,6 +163,9 @@ class FastchessOutput:
         self._initial = 0
         self._tracker: dict[str, list[int]] = {}
         self._stopped = False
+        self.stop_run = False
+        """Set when fastchess would stop the tournament here (the driver's `STOP_RUN`): a crash
+        without -recover, the SPRT's end, a warning under -strict."""
         self._abnormal = False
         self._warned = False
         self._begun = False
@@ -207,17 +210,21 @@ class FastchessOutput:
             separator = " :: " if self._settings.test_env else "\n"
             for warning in pv_warnings(record, self._settings.check_mate_pvs, separator):
                 self._print(warning, "warn")
+        if self._stopped:  # -strict: fastchess stopped at the warning, the game unreported
+            return
         if broken and not self._settings.recover:
             # fastchess stops the tournament at the first crash or stall without -recover:
             # the game is reported but neither written nor counted.
             self._print(f"Game {game_id} stalled / disconnected and no recover option set for "
                         "engine, stopping tournament.", "warn")
             self._finished_line(game_id, job.white, job.black, event.result, reason)
-            self._stopped = True
+            self._stop()
             self._abnormal = True
             return
         if event.termination is GameTermination.ILLEGAL_MOVE:
             self._illegal_warning(event)
+            if self._stopped:
+                return
         if record is not None:
             self._write_files(record, job.index // max(1, self._settings.games) + 1)
         self._finished_line(game_id, job.white, job.black, event.result, reason)
@@ -329,6 +336,12 @@ class FastchessOutput:
         self._log_line(level, text + "\n")
         if level == "warn" and self._settings.strict:
             self._abnormal = True
+            self._stop()
+
+    def _stop(self) -> None:
+        """fastchess's stop: nothing more of the run is reported, and the driver ends it."""
+        self._stopped = True
+        self.stop_run = True
 
     def _warn(self, text: str) -> None:
         if self._settings.test_env:
@@ -560,7 +573,7 @@ class FastchessOutput:
         decision = self._sprt.decision(llr)
         if decision is None and self._count != self._total:
             return
-        self._stopped = True
+        self._stop()
         if self._settings.output_format == "cutechess":
             self._line(self._score_line(first, second))
         self._interval_block(first, second)
