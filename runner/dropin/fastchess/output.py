@@ -174,6 +174,11 @@ class FastchessOutput:
         self._log: TextIO | None = None
         self._known: dict[str, tuple[EngineId, dict[str, str]]] = {}
         self._restarted: set[str] = set()
+        # Ask the engines now, before any game runs: later, a slow engine's answer would hold
+        # up the event loop that referees the games in progress.
+        for engine in settings.engines:
+            if self._needs_probe(engine):
+                self._known_engine(engine.name)
 
     # ------------------------------------------------------------------ the contract
     def resumed(self, games: Sequence[GameFinished]) -> None:
@@ -431,6 +436,15 @@ class FastchessOutput:
                 self._print(f"File {self._pgn.path} has CRC32: {crc:#x}")
         if self._epd is not None:
             self._epd.write(epd_line(record))
+
+    def _needs_probe(self, engine: EngineSummary) -> bool:
+        """Whether the PGN's engine tags or the header's threads/hash need the engine's word."""
+        settings = self._settings
+        if settings.pgn_file and not settings.pgn_min:
+            return True
+        given = {key for key, _value in engine.options}
+        return (engine.threads is None and "Threads" not in given) or \
+            (engine.hash is None and "Hash" not in given)
 
     def _known_engine(self, name: str) -> tuple[EngineId, dict[str, str]]:
         known = self._known.get(name)
