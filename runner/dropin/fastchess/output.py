@@ -513,10 +513,7 @@ class FastchessOutput:
             llr = self._sprt.llr(stats, self._penta)
             body += (f"LLR: {fixed(llr)} ({fixed(self._sprt.fraction(llr) * 100.0, 1)}%) "
                      f"{self._sprt.bounds_text()} {self._sprt.elo_text()}\n")
-        self._out_block(f"{_RULE}\n{body}{_RULE}")
-
-    def _out_block(self, text: str) -> None:
-        self._line(text)
+        self._line(f"{_RULE}\n{body}{_RULE}")
 
     def _elo_block(self, stats: FcStats, first: str, second: str) -> str:
         if len(self._order) > 2:

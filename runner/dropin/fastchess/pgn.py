@@ -149,12 +149,6 @@ def move_time_ms(seconds: float | None) -> int:
     return 0 if seconds is None else int(seconds * 1000)
 
 
-def _short(value: float) -> str:
-    """fmt's ``{}`` of a double: the shortest text that reads back, no trailing ``.0``."""
-    text = repr(value)
-    return text[:-2] if text.endswith(".0") else text
-
-
 def _g(value: float, digits: int) -> str:
     return f"{value:.{digits}g}"
 
