@@ -80,14 +80,38 @@ def probe_engine(engine: EngineSummary, timeout: float = 10.0) -> tuple[EngineId
     if not engine.command:
         return EngineId(), {}
     try:
-        done = subprocess.run(list(engine.command), input="uci\nquit\n", capture_output=True,
-                              text=True, timeout=timeout, cwd=engine.directory or None,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen(list(engine.command), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                cwd=engine.directory or None)
+    except OSError:
         return EngineId(), {}
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.strip() == "uciok":
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write("uci\n")
+        proc.stdin.flush()
+        reader.start()
+        # quit only once the answer is complete: a wrapper may drop what its engine still
+        # had to say when told to quit at once
+        reader.join(timeout)
+        proc.stdin.write("quit\n")
+        proc.stdin.close()
+        proc.wait(timeout=2)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
     name = author = ""
     defaults: dict[str, str] = {}
-    for line in done.stdout.splitlines():
+    for line in list(lines):
         if line.startswith("id name "):
             name = line[8:].strip()
         elif line.startswith("id author "):
@@ -96,8 +120,6 @@ def probe_engine(engine: EngineSummary, timeout: float = 10.0) -> tuple[EngineId
             found = re.match(r"option name (.+?) type \S+(?: default (\S*))?", line)
             if found and found.group(2) is not None:
                 defaults[found.group(1)] = found.group(2)
-        elif line.strip() == "uciok":
-            break
     return EngineId(name, author), defaults
 
 
