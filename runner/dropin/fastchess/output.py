@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from runner.dropin.fastchess.numbers import FcSprt, FcStats, elo_figures, elo_score, fixed
 from runner.dropin.fastchess.pgn import EngineId, epd_line, fastchess_reason, game_pgn
+from runner.dropin.fastchess.pvcheck import pv_warnings
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
 from runner.game.record import GameRecord, GameTermination
 from runner.rules import Result
@@ -79,14 +80,38 @@ def probe_engine(engine: EngineSummary, timeout: float = 10.0) -> tuple[EngineId
     if not engine.command:
         return EngineId(), {}
     try:
-        done = subprocess.run(list(engine.command), input="uci\nquit\n", capture_output=True,
-                              text=True, timeout=timeout, cwd=engine.directory or None,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen(list(engine.command), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                cwd=engine.directory or None)
+    except OSError:
         return EngineId(), {}
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.strip() == "uciok":
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write("uci\n")
+        proc.stdin.flush()
+        reader.start()
+        # quit only once the answer is complete: a wrapper may drop what its engine still
+        # had to say when told to quit at once
+        reader.join(timeout)
+        proc.stdin.write("quit\n")
+        proc.stdin.close()
+        proc.wait(timeout=2)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
     name = author = ""
     defaults: dict[str, str] = {}
-    for line in done.stdout.splitlines():
+    for line in list(lines):
         if line.startswith("id name "):
             name = line[8:].strip()
         elif line.startswith("id author "):
@@ -95,8 +120,6 @@ def probe_engine(engine: EngineSummary, timeout: float = 10.0) -> tuple[EngineId
             found = re.match(r"option name (.+?) type \S+(?: default (\S*))?", line)
             if found and found.group(2) is not None:
                 defaults[found.group(1)] = found.group(2)
-        elif line.strip() == "uciok":
-            break
     return EngineId(name, author), defaults
 
 
@@ -162,6 +185,9 @@ class FastchessOutput:
         self._initial = 0
         self._tracker: dict[str, list[int]] = {}
         self._stopped = False
+        self.stop_run = False
+        """Set when fastchess would stop the tournament here (the driver's `STOP_RUN`): a crash
+        without -recover, the SPRT's end, a warning under -strict."""
         self._abnormal = False
         self._warned = False
         self._begun = False
@@ -170,6 +196,11 @@ class FastchessOutput:
         self._log: TextIO | None = None
         self._known: dict[str, tuple[EngineId, dict[str, str]]] = {}
         self._restarted: set[str] = set()
+        # Ask the engines now, before any game runs: later, a slow engine's answer would hold
+        # up the event loop that referees the games in progress.
+        for engine in settings.engines:
+            if self._needs_probe(engine):
+                self._known_engine(engine.name)
 
     # ------------------------------------------------------------------ the contract
     def resumed(self, games: Sequence[GameFinished]) -> None:
@@ -202,17 +233,25 @@ class FastchessOutput:
         else:
             reason = event.reason
         broken = event.termination in (GameTermination.DISCONNECT, GameTermination.STALL)
+        if record is not None:
+            separator = " :: " if self._settings.test_env else "\n"
+            for warning in pv_warnings(record, self._settings.check_mate_pvs, separator):
+                self._print(warning, "warn")
+        if self._stopped:  # -strict: fastchess stopped at the warning, the game unreported
+            return
         if broken and not self._settings.recover:
             # fastchess stops the tournament at the first crash or stall without -recover:
             # the game is reported but neither written nor counted.
             self._print(f"Game {game_id} stalled / disconnected and no recover option set for "
                         "engine, stopping tournament.", "warn")
             self._finished_line(game_id, job.white, job.black, event.result, reason)
-            self._stopped = True
+            self._stop()
             self._abnormal = True
             return
         if event.termination is GameTermination.ILLEGAL_MOVE:
             self._illegal_warning(event)
+            if self._stopped:
+                return
         if record is not None:
             self._write_files(record, job.index // max(1, self._settings.games) + 1)
         self._finished_line(game_id, job.white, job.black, event.result, reason)
@@ -324,6 +363,12 @@ class FastchessOutput:
         self._log_line(level, text + "\n")
         if level == "warn" and self._settings.strict:
             self._abnormal = True
+            self._stop()
+
+    def _stop(self) -> None:
+        """fastchess's stop: nothing more of the run is reported, and the driver ends it."""
+        self._stopped = True
+        self.stop_run = True
 
     def _warn(self, text: str) -> None:
         if self._settings.test_env:
@@ -355,6 +400,17 @@ class FastchessOutput:
         if term in (GameTermination.DISCONNECT, GameTermination.STALL):
             self._log_line("warn", f"Game {event.job.index + 1} between {event.job.white} and "
                            f"{event.job.black} stalled / disconnected", thread=True)
+        if self._log is not None and self._settings.show_latency and record is not None:
+            white_moves = (record.spec.start_fen or "w w").split()[1] == "w"
+            for played in record.moves:
+                name = record.white if white_moves else record.black
+                white_moves = not white_moves
+                if played.book or played.latency is None or played.time is None:
+                    continue
+                elapsed = int(played.time * 1000)
+                reported = elapsed - round(played.latency * 1000)
+                self._log_line("info", f"Engine {name} latency: {elapsed - reported}ms (elapsed: "
+                               f"{elapsed}, reported: {reported})", thread=True)
         if self._log is None or not self._settings.log_engine or record is None:
             return
         offset = time.time() - time.monotonic()
@@ -402,6 +458,15 @@ class FastchessOutput:
                 self._print(f"File {self._pgn.path} has CRC32: {crc:#x}")
         if self._epd is not None:
             self._epd.write(epd_line(record))
+
+    def _needs_probe(self, engine: EngineSummary) -> bool:
+        """Whether the PGN's engine tags or the header's threads/hash need the engine's word."""
+        settings = self._settings
+        if settings.pgn_file and not settings.pgn_min:
+            return True
+        given = {key for key, _value in engine.options}
+        return (engine.threads is None and "Threads" not in given) or \
+            (engine.hash is None and "Hash" not in given)
 
     def _known_engine(self, name: str) -> tuple[EngineId, dict[str, str]]:
         known = self._known.get(name)
@@ -470,10 +535,7 @@ class FastchessOutput:
             llr = self._sprt.llr(stats, self._penta)
             body += (f"LLR: {fixed(llr)} ({fixed(self._sprt.fraction(llr) * 100.0, 1)}%) "
                      f"{self._sprt.bounds_text()} {self._sprt.elo_text()}\n")
-        self._out_block(f"{_RULE}\n{body}{_RULE}")
-
-    def _out_block(self, text: str) -> None:
-        self._line(text)
+        self._line(f"{_RULE}\n{body}{_RULE}")
 
     def _elo_block(self, stats: FcStats, first: str, second: str) -> str:
         if len(self._order) > 2:
@@ -544,7 +606,7 @@ class FastchessOutput:
         decision = self._sprt.decision(llr)
         if decision is None and self._count != self._total:
             return
-        self._stopped = True
+        self._stop()
         if self._settings.output_format == "cutechess":
             self._line(self._score_line(first, second))
         self._interval_block(first, second)

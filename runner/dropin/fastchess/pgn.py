@@ -149,12 +149,6 @@ def move_time_ms(seconds: float | None) -> int:
     return 0 if seconds is None else int(seconds * 1000)
 
 
-def _short(value: float) -> str:
-    """fmt's ``{}`` of a double: the shortest text that reads back, no trailing ``.0``."""
-    text = repr(value)
-    return text[:-2] if text.endswith(".0") else text
-
-
 def _g(value: float, digits: int) -> str:
     return f"{value:.{digits}g}"
 
@@ -346,32 +340,18 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
 def _matched_lines(record: GameRecord, patterns: Sequence[str]) -> dict[int, list[str]]:
     """``match_line=``: for each engine move (by ply), per pattern the last line the engine
     printed for that move's search (after its ``go``) that the pattern finds."""
+    from runner.dropin.fastchess.pvcheck import search_lines
+
     compiled = [re.compile(p) for p in patterns]
-    searches: dict[bool, list[list[str]]] = {}
-    for white, entries in ((True, record.protocol_lines[0]), (False, record.protocol_lines[1])):
-        runs: list[list[str]] = []
-        for entry in entries:
-            if entry.direction == ">" and entry.text.startswith("go"):
-                runs.append([])
-            elif entry.direction == "<" and runs:
-                runs[-1].append(entry.text)
-        searches[white] = runs
-    white_to_move = (record.spec.start_fen or STARTING_FEN).split()[1] == "w"
-    seen = {True: 0, False: 0}
     found: dict[int, list[str]] = {}
-    for index, played in enumerate(record.moves):
-        if not played.book:
-            runs = searches[white_to_move]
-            lines = runs[seen[white_to_move]] if seen[white_to_move] < len(runs) else []
-            seen[white_to_move] += 1
-            hits = []
-            for pattern in compiled:
-                hit = next((line for line in reversed(lines) if pattern.search(line)), None)
-                if hit is not None:
-                    hits.append(hit)
-            if hits:
-                found[index] = hits
-        white_to_move = not white_to_move
+    for index, lines in search_lines(record).items():
+        hits = []
+        for pattern in compiled:
+            hit = next((line for line in reversed(lines) if pattern.search(line)), None)
+            if hit is not None:
+                hits.append(hit)
+        if hits:
+            found[index] = hits
     return found
 
 
