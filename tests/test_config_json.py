@@ -105,7 +105,8 @@ TOURNAMENT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
                                      address=st.none() | _text),
     "fastchess_order": st.none() | st.builds(FastchessOrder, noswap=st.booleans(),
                                              reverse=st.booleans(), seeds=st.integers(0, 9)),
-    "wait_ms": st.integers(min_value=0),
+    "wait_ms": st.integers(min_value=0), "crash_stops": st.booleans(),
+    "sprt_trinomial": st.booleans(),
 }
 configs = st.builds(TournamentConfig, **TOURNAMENT_FIELDS)
 

@@ -200,6 +200,13 @@ REFUSED = [
     ["-games", "abc"],
     ["-foo"],
     ["-gmes", "3"],
+    ["-ee"],
+    ["-ep"],
+    ["-pg"],
+    ["-vv"],
+    ["-ver"],
+    ["-hel"],
+    ["-tba"],
     ["-games"],
     ["-noswap", "x"],
     ["-engine"],
@@ -257,6 +264,16 @@ REFUSED = [
     [*ENGINES, "-each", "depth=1", "-games", "-1", "-rounds", "-1"],
     ["-games", "3000000000"],
     ["-concurrency", "1.5"],
+    ["-engine", "cmd=stockfish", "tc=1:2:3"],
+    ["-engine", "cmd=stockfish", "tc=10+"],
+    ["-engine", "cmd=stockfish", "tc=-5"],
+    ["-engine", "cmd=stockfish", "st=1_0"],
+    ["-engine", "cmd=stockfish", "nodes=1e3"],
+    ["-engine", "cmd=stockfish", "tc="],
+    ["-draw", "movenumber=", "movecount=3"],
+    ["-sprt", "elo0=nan"],
+    ["-ratinginterval", "99999999999"],
+    [*ENGINES, "-each", "depth=1", "-config", "outname=x.json", "discard=true"],
 ]
 
 
@@ -523,3 +540,145 @@ def test_wait_reaches_the_scheduler() -> None:
                               wait_ms=250)
     assert local_scheduler(config, 1).wait == 0.25
     assert local_scheduler(dataclasses.replace(config, wait_ms=0), 1).wait == 0
+
+
+# -- accepted as fastchess accepts: its start-up lines up to the first game ---------------------
+
+ACCEPTED = [
+    [*ENGINES, "-each", "depth=1", "-openings", f"file={EPD}", "order=random",
+     "-concurrency", "0", "-pgnout"],
+    [*ENGINES, "-each", "depth=1", "-sprt", "elo0=0", "elo1=2", "alpha=0.05", "beta=0.05",
+     "model=bayesian"],
+    ["-quick", "cmd=stockfish", "cmd=stockfish", f"book={EPD}"],
+    [*ENGINES, "name=x", "-each", "tc=8+0.08", "option.Hash=4", "restart=on", "-openings",
+     f"file={PGN_BOOK}", "plies=6", "start=9", "policy=round", "-pgnout", "file=o.pgn",
+     "nodes=true", "seldepth=true", "nps=true", "hashfull=true", "tbhits=true", "pv=true",
+     "timeleft=true", "latency=true", "min=false", "match_line=^info", "notation=uci",
+     "-epdout", "file=o.epd", "append=false", "-event", "E", "-site", "S", "-log", "file=l.txt",
+     "level=trace", "engine=true", "-report", "penta=false", "-output", "format=cutechess",
+     "-crc32", "pgn=true", "-check-mate-pvs", "-show-latency", "-testEnv", "-strict",
+     "-autosaveinterval", "5", "-ratinginterval", "3", "-scoreinterval", "2", "-seeds", "1",
+     "-tournament", "gauntlet", "-noswap", "-reverse", "-wait", "0", "-recover",
+     "-variant", "standard", "-repeat", "-games", "1", "-srand", "3", "-use-affinity",
+     "-startup-ms", "10000", "-ucinewgame-ms", "60000", "-ping-ms", "60000",
+     "-draw", "movenumber=20", "movecount=3", "score=8", "-resign", "movecount=3",
+     "score=400", "twosided=true", "-maxmoves", "100", "-tbpieces", "5", "-tbignore50",
+     "-tbadjudicate", "DRAW", "-force-concurrency", "-concurrency", "3"],
+    [*ENGINES, "-each", "st=0.1", "timemargin=20", "-variant", "fischerandom", "-openings",
+     f"file={FRC}", "format=epd", "order=sequential", "-repeat", "1"],
+    [*ENGINES, "-each", "depth=1", "-tb", str(REPO.parent / "shared" / "data" / "syzygy"),
+     "-openings", f"file={EPD}"],
+    [*ENGINES, "-each", "tc=inf/0:10+0.1s", "-concurrency", "-1", "-draw", "movenumber=-5",
+     "movecount=2", "score=3", "-event", "-5", "-openings", f"file={EPD}", "format=pgn",
+     "format=epd"],
+    [*ENGINES, "-each", "tc=40/1:30", "-each", "timemargin=100", "-openings", f"file={EPD}",
+     "-config", "outname=x.json", "stats=false"],
+]
+
+
+@needs_peer
+@needs_stockfish
+@needs_books
+@pytest.mark.parametrize("argv", ACCEPTED, ids=[" ".join(a)[:60] for a in ACCEPTED])
+def test_accepted_as_fastchess_accepts(argv: list[str], tmp_path: Path) -> None:
+    """fastchess takes these command lines; a final ``-rounds 0`` stops it (and us) just before
+    the first game, so every line printed while reading and checking the options is
+    compared, word for word."""
+    words = [*argv, "-rounds", "0"]
+    theirs = _fastchess(words, tmp_path)
+    assert theirs.stdout.rstrip("\n").endswith(
+        "Invalid number of players, rounds, or games per round"), theirs.stdout
+    with pytest.raises(PeerUsageError) as refused:
+        parse(words)
+    assert refused.value.line == theirs.stdout.rstrip("\n")
+
+
+@needs_stockfish
+def test_a_crash_without_recover_stops_the_run(tmp_path: Path) -> None:
+    """fastchess without -recover stops at the first crash (its output: "Game 1 stalled /
+    disconnected and no recover option set for engine, stopping tournament."): the run plays
+    no game after it. With -recover the engine is restarted and every game is played."""
+    import sys
+
+    bad = ["-engine", f"cmd={sys.executable}", "args=-m engine --uci --fault crash@3",
+           "name=bad", "-engine", "cmd=stockfish", "name=good", "-each", "depth=2",
+           "-rounds", "3", "-openings", f"file={EPD}"]
+    from runner.dropin.driver import play
+
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(REPO)
+    try:
+        played = {}
+        for extra in ([], ["-recover"]):
+            collect = _Collect()
+            run = _run([*bad, *extra])
+            assert run.config.crash_stops == (not extra)
+            run = DropinRun(peer=run.peer, config=run.config,
+                            make_output=lambda _s, out=collect: out,  # type: ignore[misc]
+                            db_url=f"sqlite:///{tmp_path / f'r{len(extra)}.db'}")
+            play(run, stdout=io.StringIO(), stderr=io.StringIO())
+            played[bool(extra)] = sorted(collect.games)
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+    assert played[False] == [1]
+    assert played[True] == [1, 2, 3, 4, 5, 6]
+
+
+def test_sprt_counts_games_without_pentanomial_reports() -> None:
+    """fastchess's SPRT counts single games when it reports no game pairs (-games 1, -report
+    penta=false, cutechess output): one game is enough for a trinomial SPRT state."""
+    from runner.stats import SprtSpec
+    from runner.tournament.scoreboard import Scoreboard
+
+    board = Scoreboard(["a", "b"])
+    board.pairing("a", "b")
+    board.add("a", "b", "1-0", 0)
+    spec = SprtSpec(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05)
+    assert board.sprt_state("a", "b", spec) is None
+    state = board.sprt_state("a", "b", spec, trinomial=True)
+    assert state is not None and state.llr > 0
+
+
+@needs_peer
+@needs_stockfish
+@needs_books
+@pytest.mark.parametrize("extra", [["-games", "1"], ["-report", "penta=false"], []])
+def test_sprt_stops_where_fastchess_stops(extra: list[str], tmp_path: Path) -> None:
+    """A strong engine against a weak one under -sprt: the run ends after the same game, with
+    the same results, as fastchess's (pentanomial with game pairs, trinomial otherwise; with
+    -games 1 the 200 games end before a decision, in both)."""
+    argv = ["-engine", "cmd=stockfish", "name=strong", "depth=4", "-engine", "cmd=stockfish",
+            "name=weak", "depth=1", "-rounds", "200", *extra, "-openings", f"file={EPD}",
+            "order=random", "-srand", "5", "-sprt", "elo0=0", "elo1=25", "alpha=0.05",
+            "beta=0.05"]
+    pgn = tmp_path / "peer.pgn"
+    theirs = _fastchess([*argv, "-pgnout", f"file={pgn}"], tmp_path)
+    assert theirs.returncode == 0, theirs.stdout
+    real = []
+    with pgn.open() as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            real.append(game.headers["Result"])
+    run = _run(argv)
+    assert run.config.sprt_trinomial == bool(extra)
+    collect = _Collect()
+    run = DropinRun(peer=run.peer, config=run.config, make_output=lambda _s: collect,
+                    db_url=f"sqlite:///{tmp_path / 'runner.db'}")
+    from runner.dropin.driver import play
+
+    play(run, stdout=io.StringIO(), stderr=io.StringIO())
+    assert [collect.games[n][3] for n in sorted(collect.games)] == real
+
+
+def test_libstdcxx_string_hash_and_map_order() -> None:
+    """std::hash<std::string> values printed by libstdc++ (GCC 12), and the order its
+    unordered_map lists fastchess's options in (the order its suggestions break ties by)."""
+    from runner.dropin.fastchess.stdhash import hash_bytes, iteration_order
+
+    assert hash_bytes(b"") == 6142509188972423790
+    assert hash_bytes(b"-engine") == 6331546772885810979
+    order = iteration_order(OPTIONS)
+    assert sorted(order) == sorted(OPTIONS)
+    assert order[:4] == ["-ping-ms", "-ucinewgame-ms", "-check-mate-pvs", "-use-affinity"]

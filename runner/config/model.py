@@ -365,6 +365,12 @@ class TournamentConfig:
     cutechess: CutechessSchedule | None = None
     """cutechess-cli's schedule and opening order, for ``runner-cutechess`` (None: the
     runner's own game pairs)."""
+    sprt_trinomial: bool = False
+    """The SPRT counts games (wins, draws, losses) rather than game pairs (fastchess without
+    pentanomial reports: -games 1, -report penta=false, cutechess output, BayesElo)."""
+    crash_stops: bool = False
+    """A game ended by an engine's crash or stall stops the run, the games in flight aborted
+    (fastchess without -recover); by default the engine is restarted and the run goes on."""
 
     def engine(self, name: str) -> EngineSpec:
         """The engine called `name`."""
@@ -412,6 +418,7 @@ class TournamentConfig:
             # Only when set: every other tournament keeps its fingerprint.
             **({"cutechess": {k: v for k, v in vars(self.cutechess).items() if k != "wait_ms"}}
                if self.cutechess is not None else {}),
+            **({"sprt_trinomial": True} if self.sprt_trinomial else {}),
         }
 
     def fingerprint(self) -> str:

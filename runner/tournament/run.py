@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from runner.books.openings import Opening
 from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
-from runner.game.record import game_pgn
+from runner.game.record import GameTermination, game_pgn
 from runner.protocol.engine import Variant
 from runner.stats import SprtDecision, SprtResult
 from runner.store import (
@@ -557,6 +557,11 @@ class Tournament:
                             record.termination)
         self._on_event(GameFinished(game, record.result, record.termination, record.reason,
                                    record.plies, event.seconds, record=record))
+        if (self.config.crash_stops and not self._hard_stop
+                and record.termination in _CRASHES):
+            # As fastchess without -recover: the first crash or stall ends the run.
+            self.stop(hard=True)
+            return
         silent = self._silence.add(record)
         if silent is not None and not self._void:
             self._void = True
@@ -570,7 +575,8 @@ class Tournament:
         if self.sprt is None:
             return
         first, second = self.pairing.encounters[0]
-        state = self.scoreboard.sprt_state(first, second, self.sprt)
+        state = self.scoreboard.sprt_state(first, second, self.sprt,
+                                           trinomial=self.config.sprt_trinomial)
         if state is None:
             return
         self.sprt_result = state
@@ -579,6 +585,10 @@ class Tournament:
                                  f"bounds {state.lower_bound:.2f} .. {state.upper_bound:.2f})"))
             self._soft_stop = True
             self.scheduler.stop()
+
+
+_CRASHES = frozenset({GameTermination.DISCONNECT, GameTermination.STALL})
+"""The ends of a game that `TournamentConfig.crash_stops` stops the run at."""
 
 
 def _foreign_message(row: TournamentRow) -> str:

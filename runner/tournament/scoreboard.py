@@ -56,9 +56,16 @@ class Scoreboard:
         return sorted(self.tally.engines(),
                       key=lambda s: -(s.score if s.score is not None else -1.0))
 
-    def sprt_state(self, first: str, second: str, spec: SprtSpec) -> SprtResult | None:
-        """The SPRT of `first` against `second` over complete game pairs, once there are any."""
-        counts = self.tally.pairing(first, second).pentanomial
+    def sprt_state(self, first: str, second: str, spec: SprtSpec, *,
+                   trinomial: bool = False) -> SprtResult | None:
+        """The SPRT of `first` against `second` over complete game pairs (with `trinomial`,
+        over single games), once there are any."""
+        pairing = self.tally.pairing(first, second)
+        if trinomial:
+            if pairing.trinomial.games == 0:
+                return None
+            return sprt(pairing.trinomial, spec)
+        counts = pairing.pentanomial
         if counts.pairs == 0:
             return None
         return sprt(counts, spec)

@@ -161,6 +161,9 @@ class FastchessArgs:
     config_name: str = "config.json"
     config_stats: dict[str, dict[str, int]] = field(default_factory=dict)
     """The ``stats`` of a ``-config file=`` (games fastchess had played)."""
+    config_saved: FastchessArgs | None = None
+    """What the command line had set when ``-config file=`` replaced it (``discard=true`` goes
+    back to it; without a file read, back to fastchess's defaults: engines included)."""
     config_foreign: bool = False
     """The ``-config file=`` was written by fastchess itself, not by runner-fastchess."""
     quick: bool = False
@@ -480,19 +483,17 @@ def _config(kv: KeyValues, a: FastchessArgs) -> None:
     from runner.dropin.fastchess.resume import load_config_file
 
     drop_stats = False
-    saved: FastchessArgs | None = None
     for key, value in kv:
         if key == "file":
             a.printed.append(f"Loading config file: {value}")
-            saved = _copy(a)
+            a.config_saved = _copy(a)
             load_config_file(value, a)
             a.config_file = value
         elif key == "outname":
             a.config_name = value
         elif key == "discard" and value == "true":
             a.printed.append("Discarding config file")
-            if saved is not None:
-                _restore(a, saved)
+            _restore(a, a.config_saved or FastchessArgs())
             a.config_stats.clear()
         elif key == "stats":
             drop_stats = value == "false"
@@ -508,13 +509,17 @@ def _config(kv: KeyValues, a: FastchessArgs) -> None:
 def _copy(a: FastchessArgs) -> FastchessArgs:
     import copy
 
-    return copy.deepcopy(a)
+    saved, a.config_saved = a.config_saved, None
+    try:
+        return copy.deepcopy(a)
+    finally:
+        a.config_saved = saved
 
 
 def _restore(a: FastchessArgs, saved: FastchessArgs) -> None:
-    printed = a.printed
+    printed, kept = a.printed, a.config_saved
     a.__dict__.update(_copy(saved).__dict__)
-    a.printed = printed
+    a.printed, a.config_saved = printed, kept
 
 
 def _report(kv: KeyValues, a: FastchessArgs) -> None:
@@ -824,9 +829,12 @@ def _levenshtein(a: str, b: str) -> int:
 
 
 def _suggestion(arg: str) -> str | None:
-    """The closest option within two edits (ties: the first in fastchess's table)."""
+    """The closest option within two edits; on a tie the one fastchess names, the first its
+    table (a libstdc++ unordered_map) lists."""
+    from runner.dropin.fastchess.stdhash import iteration_order
+
     best, distance = None, INT_MAX
-    for option in OPTIONS:
+    for option in iteration_order(OPTIONS):
         far = _levenshtein(arg, option)
         if far < distance:
             best, distance = option, far

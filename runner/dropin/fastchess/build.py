@@ -168,7 +168,10 @@ def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
     """The tournament fastchess would play for `a` (`seed`: -srand, or `default_seed`)."""
     _refusals(a)
     if a.rounds < 1 or a.games < 1:
-        raise FastchessError("Invalid number of players, rounds, or games per round")
+        error = FastchessError("Invalid number of players, rounds, or games per round")
+        if a.book_file and a.book_format in ("epd", "pgn") and a.book_order == "random":
+            error.printed = ["Indexing opening suite..."]  # the book is dealt before the check
+        raise error
     engines = tuple(_engine_spec(e) for e in a.engines)
     fmt = TournamentFormat.GAUNTLET if a.tournament == "gauntlet" else (
         TournamentFormat.MATCH if len(engines) == 2 else TournamentFormat.ROUND_ROBIN)
@@ -193,7 +196,8 @@ def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
         variant=Variant.FISCHERANDOM if a.variant == "fischerandom" else Variant.STANDARD,
         sprt=sprt, recover=a.recover, affinity=a.affinity, source="fastchess command line",
         fastchess_order=FastchessOrder(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
-        wait_ms=a.wait,
+        wait_ms=a.wait, crash_stops=not a.recover,
+        sprt_trinomial=a.sprt and not a.report_penta,
     )
     return dataclasses.replace(config, name=fastchess_run_name(config, a))
 

@@ -21,6 +21,7 @@ __all__ = [
     "FcStats",
     "FcSprt",
     "elo_figures",
+    "elo_score",
     "fixed",
 ]
 
@@ -214,6 +215,12 @@ def elo_figures(stats: FcStats, penta: bool) -> EloFigures:
         nelo_error=(nelo(upper) - nelo(lower)) / 2.0,
         los=los * 100.0,
     )
+
+
+def elo_score(stats: FcStats) -> float:
+    """The score (wins and half the draws over the games) of fastchess's ``EloWDL``."""
+    n = float(stats.games)
+    return _div(stats.wins, n) + 0.5 * _div(stats.draws, n)
 
 
 def _regularize(count: int) -> float:

@@ -19,13 +19,15 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
-from runner.dropin.fastchess.numbers import FcSprt, FcStats, elo_figures, fixed
+from runner.dropin.fastchess.numbers import FcSprt, FcStats, elo_figures, elo_score, fixed
 from runner.dropin.fastchess.pgn import EngineId, epd_line, fastchess_reason, game_pgn
+from runner.dropin.fastchess.pvcheck import pv_warnings
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
 from runner.game.record import GameRecord, GameTermination
 from runner.rules import Result
@@ -78,14 +80,38 @@ def probe_engine(engine: EngineSummary, timeout: float = 10.0) -> tuple[EngineId
     if not engine.command:
         return EngineId(), {}
     try:
-        done = subprocess.run(list(engine.command), input="uci\nquit\n", capture_output=True,
-                              text=True, timeout=timeout, cwd=engine.directory or None,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen(list(engine.command), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                cwd=engine.directory or None)
+    except OSError:
         return EngineId(), {}
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.strip() == "uciok":
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write("uci\n")
+        proc.stdin.flush()
+        reader.start()
+        # quit only once the answer is complete: a wrapper may drop what its engine still
+        # had to say when told to quit at once
+        reader.join(timeout)
+        proc.stdin.write("quit\n")
+        proc.stdin.close()
+        proc.wait(timeout=2)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
     name = author = ""
     defaults: dict[str, str] = {}
-    for line in done.stdout.splitlines():
+    for line in list(lines):
         if line.startswith("id name "):
             name = line[8:].strip()
         elif line.startswith("id author "):
@@ -94,8 +120,6 @@ def probe_engine(engine: EngineSummary, timeout: float = 10.0) -> tuple[EngineId
             found = re.match(r"option name (.+?) type \S+(?: default (\S*))?", line)
             if found and found.group(2) is not None:
                 defaults[found.group(1)] = found.group(2)
-        elif line.strip() == "uciok":
-            break
     return EngineId(name, author), defaults
 
 
@@ -161,6 +185,9 @@ class FastchessOutput:
         self._initial = 0
         self._tracker: dict[str, list[int]] = {}
         self._stopped = False
+        self.stop_run = False
+        """Set when fastchess would stop the tournament here (the driver's `STOP_RUN`): a crash
+        without -recover, the SPRT's end, a warning under -strict."""
         self._abnormal = False
         self._warned = False
         self._begun = False
@@ -169,6 +196,11 @@ class FastchessOutput:
         self._log: TextIO | None = None
         self._known: dict[str, tuple[EngineId, dict[str, str]]] = {}
         self._restarted: set[str] = set()
+        # Ask the engines now, before any game runs: later, a slow engine's answer would hold
+        # up the event loop that referees the games in progress.
+        for engine in settings.engines:
+            if self._needs_probe(engine):
+                self._known_engine(engine.name)
 
     # ------------------------------------------------------------------ the contract
     def resumed(self, games: Sequence[GameFinished]) -> None:
@@ -201,15 +233,25 @@ class FastchessOutput:
         else:
             reason = event.reason
         broken = event.termination in (GameTermination.DISCONNECT, GameTermination.STALL)
+        if record is not None:
+            separator = " :: " if self._settings.test_env else "\n"
+            for warning in pv_warnings(record, self._settings.check_mate_pvs, separator):
+                self._print(warning, "warn")
+        if self._stopped:  # -strict: fastchess stopped at the warning, the game unreported
+            return
         if broken and not self._settings.recover:
             # fastchess stops the tournament at the first crash or stall without -recover:
             # the game is reported but neither written nor counted.
-            self._line(f"Game {game_id} stalled / disconnected and no recover option set for "
-                       "engine, stopping tournament.")
+            self._print(f"Game {game_id} stalled / disconnected and no recover option set for "
+                        "engine, stopping tournament.", "warn")
             self._finished_line(game_id, job.white, job.black, event.result, reason)
-            self._stopped = True
+            self._stop()
             self._abnormal = True
             return
+        if event.termination is GameTermination.ILLEGAL_MOVE:
+            self._illegal_warning(event)
+            if self._stopped:
+                return
         if record is not None:
             self._write_files(record, job.index // max(1, self._settings.games) + 1)
         self._finished_line(game_id, job.white, job.black, event.result, reason)
@@ -230,6 +272,7 @@ class FastchessOutput:
         self._sprt_check(first, second)
         self._restarted = set()
         self._count += 1
+        self._log_game(event, loser)
         if event.result == Result.DRAW:
             return
         if event.termination is GameTermination.TIME_FORFEIT:
@@ -253,20 +296,20 @@ class FastchessOutput:
         if interrupted or outcome.error is not None:
             self._abnormal = True
         if self._settings.output_format == "fastchess" and self._tracker:
-            self._line("")
+            self._print("")
             # fastchess keeps these in an unordered_map: the latest engine comes first.
             for name, (timeouts, crashes) in reversed(list(self._tracker.items())):
-                self._line(f"Player: {name}")
-                self._line(f"  Timeouts: {timeouts}")
-                self._line(f"  Crashed: {crashes}")
-            self._line("")
+                self._print(f"Player: {name}")
+                self._print(f"  Timeouts: {timeouts}")
+                self._print(f"  Crashed: {crashes}")
+            self._print("")
         if self._abnormal:
-            self._line("Tournament was interrupted. To resume the tournament, run: "
-                       f"{self._settings.program} -config file={self._settings.config_name}")
-        self._line("Finished match")
+            self._print("Tournament was interrupted. To resume the tournament, run: "
+                        f"{self._settings.program} -config file={self._settings.config_name}")
+        self._print("Finished match")
         seconds = max(0, int(self._clock() - self._began))
-        self._line(f"Total Time: {seconds // 3600:02}:{seconds % 3600 // 60:02}:"
-                   f"{seconds % 60:02} (hours:minutes:seconds)\n")
+        self._print(f"Total Time: {seconds // 3600:02}:{seconds % 3600 // 60:02}:"
+                    f"{seconds % 60:02} (hours:minutes:seconds)\n")
         self._close()
 
     def exit_code(self, outcome: RunOutcome) -> int:
@@ -291,14 +334,14 @@ class FastchessOutput:
             self._log = open(settings.log_file, "a" if settings.log_append else "w",  # noqa: SIM115
                              encoding="utf-8")
         if settings.book_file and settings.book_random:
-            self._line("Indexing opening suite...")
+            self._print("Indexing opening suite...")
         for path, append, flag, crc in ((settings.pgn_file, settings.pgn_append, "-pgnout",
                                          settings.crc32_pgn),
                                         (settings.epd_file, settings.epd_append, "-epdout", False)):
             if not path:
                 continue
             if not append and self._initial:
-                self._line(f"Resuming from {self._initial} games, ignoring {flag} append=false.")
+                self._print(f"Resuming from {self._initial} games, ignoring {flag} append=false.")
                 append = True
             opened = _File(path, append, crc)
             if flag == "-pgnout":
@@ -313,21 +356,73 @@ class FastchessOutput:
         except (OSError, ValueError):
             pass  # a framework that stopped reading our output must not stop the games
 
+    def _print(self, text: str, level: str = "info") -> None:
+        """A line fastchess prints through its logger: on stdout, and in ``-log``'s file at
+        its level (the logger adds a line break to the printed one: a blank line follows)."""
+        self._line(text)
+        self._log_line(level, text + "\n")
+        if level == "warn" and self._settings.strict:
+            self._abnormal = True
+            self._stop()
+
+    def _stop(self) -> None:
+        """fastchess's stop: nothing more of the run is reported, and the driver ends it."""
+        self._stopped = True
+        self.stop_run = True
+
     def _warn(self, text: str) -> None:
         if self._settings.test_env:
             text = " :: ".join(part for part in text.splitlines() if part)
-        self._line(text)
-        self._log_line("warn", text)
-        if self._settings.strict:
-            self._abnormal = True
+        self._print(text, "warn")
 
-    def _log_line(self, level: str, text: str) -> None:
-        if self._log is None:
+    def _log_line(self, level: str, text: str, thread: bool = False) -> None:
+        """One entry of ``-log``'s file in fastchess's form, when its level is kept."""
+        if self._log is None or _LEVELS.index(level) < _LEVELS.index(self._settings.log_level):
             return
-        if _LEVELS.index(level) < _LEVELS.index(self._settings.log_level):
+        ident = str(threading.get_ident()) if thread else ""
+        self._log.write(f"[{_LABELS[level]:<6}] [{_precise():>15}] <{ident:>20}> fastchess --- "
+                        f"{text}\n")
+        self._log.flush()
+
+    def _log_game(self, event: GameFinished, loser: str) -> None:
+        """The warnings fastchess's game threads log (not print) for a game, and with
+        ``engine=true`` the engines' lines of the game."""
+        term = event.termination
+        record = event.record
+        if term is GameTermination.DISCONNECT:
+            self._log_line("warn", f"Engine {loser} disconnects", thread=True)
+        elif term is GameTermination.STALL:
+            self._log_line("warn", f"Engine {loser} stalls", thread=True)
+        elif term is GameTermination.TIME_FORFEIT and record is not None:
+            reason = fastchess_reason(record)
+            overrun = reason[reason.rfind("(") + 1:reason.rfind("ms overrun")]
+            self._log_line("warn", f"Engine {loser} loses on time by {overrun}ms", thread=True)
+        if term in (GameTermination.DISCONNECT, GameTermination.STALL):
+            self._log_line("warn", f"Game {event.job.index + 1} between {event.job.white} and "
+                           f"{event.job.black} stalled / disconnected", thread=True)
+        if self._log is not None and self._settings.show_latency and record is not None:
+            white_moves = (record.spec.start_fen or "w w").split()[1] == "w"
+            for played in record.moves:
+                name = record.white if white_moves else record.black
+                white_moves = not white_moves
+                if played.book or played.latency is None or played.time is None:
+                    continue
+                elapsed = int(played.time * 1000)
+                reported = elapsed - round(played.latency * 1000)
+                self._log_line("info", f"Engine {name} latency: {elapsed - reported}ms (elapsed: "
+                               f"{elapsed}, reported: {reported})", thread=True)
+        if self._log is None or not self._settings.log_engine or record is None:
             return
-        stamp = time.strftime("%H:%M:%S")
-        self._log.write(f"[{_LABELS[level]:<6}] [{stamp:>15}] <{'':>20}> fastchess --- {text}\n")
+        offset = time.time() - time.monotonic()
+        ident = threading.get_ident()
+        lines = [(entry.time, name, entry) for name, entries in
+                 ((record.white, record.protocol_lines[0]), (record.black, record.protocol_lines[1]))
+                 for entry in entries if entry.direction in "<>"]
+        for moment, name, entry in sorted(lines, key=lambda item: item[0]):
+            stamp = _precise(moment + offset)
+            arrow = "<---" if entry.direction == ">" else "--->"
+            self._log.write(f"[{'Engine':<6}] [{stamp:>15}] <{ident:>20}> {name} {arrow} "
+                            f"{entry.text}\n")
         self._log.flush()
 
     def _close(self) -> None:
@@ -338,6 +433,16 @@ class FastchessOutput:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def _illegal_warning(self, event: GameFinished) -> None:
+        """fastchess's warnings as it scores an illegal move (the move as the engine sent it)."""
+        loser = event.job.black if event.result == Result.WHITE_WINS else event.job.white
+        _head, sep, sent = event.reason.partition(": ")
+        move = sent.strip() if sep and sent.strip() else "<none>"
+        if move != "<none>" and not _UCI_MOVE.fullmatch(move):
+            self._warn("Warning; Move does not match uci move format, lowercase and 4/5 chars. "
+                       f"Move {move} played by {loser}")
+        self._warn(f"Warning; Illegal move {move} played by {loser}")
 
     def _finished_line(self, game_id: int, white: str, black: str, result: Result,
                        reason: str) -> None:
@@ -350,9 +455,18 @@ class FastchessOutput:
             crc = self._pgn.write(game_pgn(record, round_number, self._settings, self._engines,
                                            ids))
             if crc is not None:
-                self._line(f"File {self._pgn.path} has CRC32: {crc:#x}")
+                self._print(f"File {self._pgn.path} has CRC32: {crc:#x}")
         if self._epd is not None:
             self._epd.write(epd_line(record))
+
+    def _needs_probe(self, engine: EngineSummary) -> bool:
+        """Whether the PGN's engine tags or the header's threads/hash need the engine's word."""
+        settings = self._settings
+        if settings.pgn_file and not settings.pgn_min:
+            return True
+        given = {key for key, _value in engine.options}
+        return (engine.threads is None and "Threads" not in given) or \
+            (engine.hash is None and "Hash" not in given)
 
     def _known_engine(self, name: str) -> tuple[EngineId, dict[str, str]]:
         known = self._known.get(name)
@@ -410,7 +524,7 @@ class FastchessOutput:
     def _interval_block(self, first: str, second: str) -> None:
         stats = self._stats(first, second)
         if self._settings.output_format == "cutechess":
-            lines = [self._cute_elo(stats)]
+            lines = [self._cute_elo(stats) if len(self._order) <= 2 else self._cute_table()]
             if self._sprt is not None:
                 lines.append(self._cute_sprt(stats))
             for line in lines:
@@ -421,10 +535,7 @@ class FastchessOutput:
             llr = self._sprt.llr(stats, self._penta)
             body += (f"LLR: {fixed(llr)} ({fixed(self._sprt.fraction(llr) * 100.0, 1)}%) "
                      f"{self._sprt.bounds_text()} {self._sprt.elo_text()}\n")
-        self._out_block(f"{_RULE}\n{body}{_RULE}")
-
-    def _out_block(self, text: str) -> None:
-        self._line(text)
+        self._line(f"{_RULE}\n{body}{_RULE}")
 
     def _elo_block(self, stats: FcStats, first: str, second: str) -> str:
         if len(self._order) > 2:
@@ -495,7 +606,7 @@ class FastchessOutput:
         decision = self._sprt.decision(llr)
         if decision is None and self._count != self._total:
             return
-        self._stopped = True
+        self._stop()
         if self._settings.output_format == "cutechess":
             self._line(self._score_line(first, second))
         self._interval_block(first, second)
@@ -506,27 +617,56 @@ class FastchessOutput:
 
     def _score_line(self, first: str, second: str) -> str:
         stats = self._stats(first, second)
-        ratio = stats.points / stats.games if stats.games else 0.0
+        ratio = elo_score(stats)
         return (f"Score of {first} vs {second}: {stats.wins} - {stats.losses} - {stats.draws}  "
-                f"[{ratio:.3f}] {stats.games}")
+                f"[{fixed(ratio, 3)}] {stats.games}")
 
     def _cute_elo(self, stats: FcStats) -> str:
         elo = elo_figures(stats, False)
         return (f"Elo difference: {fixed(elo.diff)} +/- {fixed(elo.error)}, LOS: "
                 f"{fixed(elo.los)} %, DrawRatio: {fixed(stats.draw_ratio())} %")
 
+    def _cute_table(self) -> str:
+        rows = [(name, self._all_stats(name)) for name in self._order]
+        figures = {name: elo_figures(stats, False) for name, stats in rows}
+        ordered: list[tuple[str, FcStats]] = []
+        for row in rows:
+            at = len(ordered)
+            while at > 0 and _before(figures[row[0]].diff, figures[ordered[at - 1][0]].diff):
+                at -= 1
+            ordered.insert(at, row)
+        width = max([25, *(len(name) for name in self._order)])
+        out = (f"{'Rank':<4} {'Name':<{width}} {'Elo':>10} {'+/-':>10} {'nElo':>10} {'+/-':>10} "
+               f"{'Games':>10} {'Score':>10} {'Draw':>10}")
+        for rank, (name, stats) in enumerate(ordered, start=1):
+            elo = figures[name]
+            out += (f"\n{rank:>4} {name:<{width}} {fixed(elo.diff):>10} {fixed(elo.error):>10} "
+                    f"{fixed(elo.nelo_diff):>10} {fixed(elo.nelo_error):>10} {stats.games:>10} "
+                    f"{fixed(stats.points_ratio(), 1):>9}% {fixed(stats.draw_ratio(), 1):>9}%")
+        return out
+
     def _cute_sprt(self, stats: FcStats) -> str:
         assert self._sprt is not None
         llr = self._sprt.llr(stats, False)
-        decision = self._sprt.decision(llr)
-        tail = f" - {decision} was accepted" if decision else ""
-        return (f"SPRT: llr {fixed(llr)} ({fixed(self._sprt.fraction(llr) * 100.0, 1)}%), "
+        lower, upper = self._sprt.lower, self._sprt.upper
+        # this format's percentage and H0 test differ from the fastchess format's
+        percent = llr / lower * 100 if llr < 0 else llr / upper * 100
+        tail = " - H1 was accepted" if llr >= upper else " - H0 was accepted" \
+            if llr < lower else ""
+        return (f"SPRT: llr {fixed(llr)} ({fixed(percent, 1)}%), "
                 f"lbound {fixed(self._sprt.lower)}, ubound {fixed(self._sprt.upper)}{tail}")
 
 
 _SCORED = (Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW)
+_UCI_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][nbrq]?")
 _LEVELS = ("trace", "info", "warn", "err", "fatal")
 _LABELS = {"trace": "TRACE", "info": "INFO", "warn": "WARN", "err": "ERR", "fatal": "FATAL"}
+
+
+def _precise(moment: float | None = None) -> str:
+    """fastchess's log time stamp: local ``HH:MM:SS.micros``."""
+    now = time.time() if moment is None else moment
+    return f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now % 1 * 1_000_000):06}"
 
 
 def _both(a: str, b: str) -> str:

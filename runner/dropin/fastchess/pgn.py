@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -146,12 +147,6 @@ def seconds_text(millis: int) -> str:
 def move_time_ms(seconds: float | None) -> int:
     """A move's time in whole milliseconds, as fastchess measures it (truncated)."""
     return 0 if seconds is None else int(seconds * 1000)
-
-
-def _short(value: float) -> str:
-    """fmt's ``{}`` of a double: the shortest text that reads back, no trailing ``.0``."""
-    text = repr(value)
-    return text[:-2] if text.endswith(".0") else text
 
 
 def _g(value: float, digits: int) -> str:
@@ -296,6 +291,8 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
     """(move, comment) for every ply, fastchess's notation and comment keys."""
     out: list[tuple[str, str]] = []
     moves = record.moves
+    matched = _matched_lines(record, settings.pgn_match_lines) if settings.pgn_match_lines \
+        else {}
     if not moves and illegal is not None:
         return [("", f"{reason}: {illegal}")]
     for index, played in enumerate(moves):
@@ -330,12 +327,32 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
                     parts.append(f"tbhits={played.tbhits or 0}")
                 if settings.pgn_pv:
                     parts.append(f'pv="{" ".join(played.pv)}"')
+                if index in matched:
+                    parts.append(", ".join(f'line="{line}"' for line in matched[index]))
                 if last:
                     parts.append(f"{reason}: {illegal}" if illegal is not None else reason)
                 comment = ", ".join(p for p in parts if p)
         out.append((text, comment))
         board.push(move)
     return out
+
+
+def _matched_lines(record: GameRecord, patterns: Sequence[str]) -> dict[int, list[str]]:
+    """``match_line=``: for each engine move (by ply), per pattern the last line the engine
+    printed for that move's search (after its ``go``) that the pattern finds."""
+    from runner.dropin.fastchess.pvcheck import search_lines
+
+    compiled = [re.compile(p) for p in patterns]
+    found: dict[int, list[str]] = {}
+    for index, lines in search_lines(record).items():
+        hits = []
+        for pattern in compiled:
+            hit = next((line for line in reversed(lines) if pattern.search(line)), None)
+            if hit is not None:
+                hits.append(hit)
+        if hits:
+            found[index] = hits
+    return found
 
 
 def _ms(seconds: float | None) -> int:

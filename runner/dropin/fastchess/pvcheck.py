@@ -1,0 +1,169 @@
+"""fastchess's checks of what engines say while they search, as warnings after the fact.
+
+fastchess looks at every scored ``info`` line of every move: a PV move that is illegal or
+that goes on after the game would be over (threefold repetition, fifty moves, mate,
+stalemate), with ``-check-mate-pvs`` a mating PV of the wrong length or not ending in mate,
+a ``bestmove`` other than the last PV's first move, and two engines both claiming a mate in
+their favour. The runner keeps each game's protocol lines in its record, so the same checks
+run on them when the game ends and give fastchess's warnings, in its words, in move order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from runner.game.record import GameRecord
+from runner.protocol.uci_parse import parse_info
+from runner.rules import STARTING_FEN, Board, Move
+
+__all__ = ["pv_warnings", "search_lines"]
+
+
+def search_lines(record: GameRecord) -> dict[int, list[str]]:
+    """Each engine move's output (by ply): the lines the engine printed after its ``go``."""
+    searches: dict[bool, list[list[str]]] = {}
+    for white, entries in ((True, record.protocol_lines[0]), (False, record.protocol_lines[1])):
+        runs: list[list[str]] = []
+        for entry in entries:
+            if entry.direction == ">" and entry.text.startswith("go"):
+                runs.append([])
+            elif entry.direction == "<" and runs:
+                runs[-1].append(entry.text)
+        searches[white] = runs
+    white_to_move = (record.spec.start_fen or STARTING_FEN).split()[1] == "w"
+    seen = {True: 0, False: 0}
+    found: dict[int, list[str]] = {}
+    for index, played in enumerate(record.moves):
+        if not played.book:
+            runs = searches[white_to_move]
+            if seen[white_to_move] < len(runs):
+                found[index] = runs[seen[white_to_move]]
+            seen[white_to_move] += 1
+        white_to_move = not white_to_move
+    return found
+
+
+def _scored(lines: Sequence[str]) -> list[str]:
+    return [line for line in lines
+            if "info string" not in line and "info" in line and " score " in line]
+
+
+def _bound(line: str) -> bool:
+    return "lowerbound" in line or "upperbound" in line
+
+
+def _last_info(lines: Sequence[str]) -> str:
+    """fastchess's ``lastInfoLine``: the last scored line of the first PV, exact preferred."""
+    fallback = ""
+    for line in reversed(lines):
+        if "info string" in line or "info" not in line or " score " not in line:
+            continue
+        if " multipv " in line and " multipv 1" not in line:
+            continue
+        if not _bound(line):
+            return line
+        fallback = fallback or line
+    return fallback
+
+
+def _game_over(board: Board) -> str | None:
+    """chess-library's ``isGameOver`` without insufficient material, as fastchess's PV check asks it."""
+    if board.halfmove_clock >= 100:
+        return "checkmate" if board.is_checkmate() else "fifty"
+    if board.is_repetition(3):
+        return "threefold"
+    if not any(True for _ in board.legal_moves):
+        return "checkmate" if board.is_check() else "stalemate"
+    return None
+
+
+_OVER = {"threefold": "PV continues after threefold repetition - move {} from {}",
+         "fifty": "PV continues after fifty-move rule - move {} from {}",
+         "checkmate": "PV continues after checkmate - move {} from {}",
+         "stalemate": "PV continues after stalemate - move {} from {}"}
+
+
+def _legal(board: Board, text: str) -> Move | None:
+    try:
+        move = board.parse_uci(text)
+    except ValueError:
+        return None
+    return move if board.is_legal(move) else None
+
+
+def _pv_problem(board: Board, line: str, check_mate_pvs: bool) -> str | None:
+    info = parse_info(line)
+    if not info.pv:
+        return None
+    probe = board.copy()
+    for text in info.pv:
+        over = _game_over(probe)
+        if over is not None:
+            return _OVER[over].format(text, "{}")
+        move = _legal(probe, text)
+        if move is None:
+            return f"Illegal PV move - move {text} from {{}}"
+        probe.push(move)
+    if not check_mate_pvs or info.mate is None or info.bound is not None:
+        return None
+    plies = info.mate * 2 - 1 if info.mate > 0 else info.mate * -2
+    if len(info.pv) < plies:
+        return "Incomplete mating PV - from {}"
+    if len(info.pv) > plies:
+        return "Too long mating PV - from {}"
+    if any(True for _ in probe.legal_moves) or not probe.is_check():
+        return "Mating PV does not end with checkmate - from {}"
+    return None
+
+
+def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> list[str]:
+    """fastchess's PV and mate-score warnings for the game, each one message (its lines
+    joined by `separator`: a line break, or `` :: `` under ``-testEnv``)."""
+    lines_by_ply = search_lines(record)
+    start = record.spec.start_fen or STARTING_FEN
+    frc = record.spec.variant.value == "fischerandom"
+    board = Board(start, chess960=frc)
+    fen = board.fen(shredder=frc)
+    position = "startpos" if fen == STARTING_FEN else f"fen {fen}"
+    names = (record.white, record.black)
+    out: list[str] = []
+    moves: list[str] = []
+    last_info: dict[int, str] = {}
+
+    def emit(warning: str, info: str) -> None:
+        out.append(separator.join((f"Warning; {warning}", info, f"Position; {position}",
+                                   f"Moves; {' '.join(moves)}")))
+
+    for index, played in enumerate(record.moves):
+        name = names[0] if board.turn else names[1]
+        lines = lines_by_ply.get(index)
+        if lines is not None and not played.book:
+            scored = _scored(lines)
+            for line in scored:
+                problem = _pv_problem(board, line, check_mate_pvs)
+                if problem is not None:
+                    emit(problem.format(name), f"Info; {line}")
+            firsts = [line for line in scored if " multipv " not in line
+                      or " multipv 1 " in f"{line} "]
+            if firsts:
+                last = firsts[-1]
+                info = parse_info(last)
+                first = _legal(board, info.pv[0]) if info.pv else None
+                if not _bound(last) and info.pv and info.pv[0] != played.uci \
+                        and (first is None or first != board.parse_uci(played.uci)):
+                    emit(f"Bestmove does not match beginning of last PV - move {played.uci} "
+                         f"from {name}", f"Info; {last}")
+            last_info[index] = _last_info(lines)
+        board.push(board.parse_uci(played.uci))
+        moves.append(played.uci)
+        if index >= 1:
+            them = record.moves[index - 1]
+            if not them.book and them.mate is not None and played.mate is not None \
+                    and them.mate * played.mate > 0:
+                white_to_move = board.turn
+                them_name = names[0] if white_to_move else names[1]
+                emit(f"Sign mismatch in mate scores {them.mate} and {played.mate} from "
+                     f"{them_name} ({'White' if white_to_move else 'Black'}) and {name} "
+                     f"({'Black' if white_to_move else 'White'})",
+                     f"Infos; {last_info.get(index - 1, '')} ; {last_info.get(index, '')}")
+    return out
