@@ -181,15 +181,16 @@ def print_table(results: dict[str, dict[str, Timings]], chosen: list[Command],
           f"{min(loads):.2f}-{max(loads):.2f} (median {statistics.median(loads):.2f})")
     names = list(results)
     head = f"{'command':46} {'tree':9} {'wall med':>8} {'p90':>6} {'CPU med':>8} {'p90':>6}"
-    print(head + ("  wall/baseline" if len(names) > 1 else ""))
+    print(head + (f"  {names[0]}/other: wall, CPU" if len(names) > 1 else ""))
     for c in chosen:
         for name in names:
             t = results[name][c.key]
             row = (f"{c.label:46} {name:9} {_ms(t.median(t.wall)):>8} {_ms(t.p90(t.wall)):>6}"
                    f" {_ms(t.median(t.cpu)):>8} {_ms(t.p90(t.cpu)):>6}")
             if name != names[0]:
-                base = results[names[0]][c.key]
-                row += f"  {t.median(t.wall) / base.median(base.wall):.2f}x"
+                mine = results[names[0]][c.key]
+                row += (f"  {mine.median(mine.wall) / t.median(t.wall):.2f}x,"
+                        f" {mine.median(mine.cpu) / t.median(t.cpu):.2f}x")
             print(row)
 
 
