@@ -9,7 +9,9 @@ figure that moves less with the load than wall time does.
 Measured commands:
 
 - ``runner --help``, ``runner --version``;
-- ``runner list`` on a database holding a few tournaments;
+- ``runner list`` on a database holding a few tournaments, its compiled statements cached
+  (`runner.store.quick`: the first list after an install or upgrade compiles them, and costs
+  what a list cost before them);
 - ``runner stats --wdl 120 60 100``;
 - ``runner fastchess --help`` and ``runner cutechess --help`` (the drop-in entry points),
   when the tree under test has them;
@@ -95,7 +97,7 @@ def prepare(tmp: Path, tree: str) -> tuple[Path, Path]:
     text = text.replace('"openings/demo.epd"', repr(str(REPO / "configs" / "openings" / "demo.epd")))
     text = text.replace('pgnout = "demo.pgn"', f'pgnout = {str(tmp / "demo.pgn")!r}')
     demo.write_text(text.replace("'", '"'))
-    env = python_env(tree)
+    env = _env(tree, tmp)
     for games in ("2", "4"):
         _runner(tree, env, tmp, "match", "--engine", "cmd=python", "arg=-m", "arg=engine",
                 "name=a", "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b",
@@ -103,6 +105,11 @@ def prepare(tmp: Path, tree: str) -> tuple[Path, Path]:
                 "--db", str(db), "--quiet")
     _runner(tree, env, tmp, "run", str(demo), "--db", str(db), "--quiet")
     return db, demo
+
+
+def _env(tree: str, tmp: Path) -> dict[str, str]:
+    """`peers.python_env`, with the runner's cache in the benchmark's directory."""
+    return {**python_env(tree), "XDG_CACHE_HOME": str(tmp / "cache")}
 
 
 def _runner(tree: str, env: dict[str, str], cwd: Path, *args: str) -> str:
@@ -141,8 +148,10 @@ def measure(trees: dict[str, str], wanted: list[str], repeats: int,
         first = next(iter(trees.values()))
         db, demo = prepare(tmp, first)
         chosen = [c for c in commands(db, demo) if c.key in wanted]
-        listed = {name: _runner(tree, python_env(tree), tmp, "--help")
+        listed = {name: _runner(tree, _env(tree, tmp), tmp, "--help")
                   for name, tree in trees.items()}
+        for tree in trees.values():  # the statements of runner list, compiled and cached
+            _runner(tree, _env(tree, tmp), tmp, "list", "--db", str(db))
         runnable = [c for c in chosen
                     if c.needs is None or all(f" {c.needs} " in text for text in listed.values())]
         for c in chosen:
@@ -153,7 +162,7 @@ def measure(trees: dict[str, str], wanted: list[str], repeats: int,
             loads.append(os.getloadavg()[0])
             for c in runnable:
                 for name, tree in trees.items():
-                    wall, cpu = time_once(python_env(tree), tmp, c.args)
+                    wall, cpu = time_once(_env(tree, tmp), tmp, c.args)
                     timing = results[name].setdefault(c.key, Timings())
                     timing.wall.append(wall)
                     timing.cpu.append(cpu)
@@ -172,15 +181,16 @@ def print_table(results: dict[str, dict[str, Timings]], chosen: list[Command],
           f"{min(loads):.2f}-{max(loads):.2f} (median {statistics.median(loads):.2f})")
     names = list(results)
     head = f"{'command':46} {'tree':9} {'wall med':>8} {'p90':>6} {'CPU med':>8} {'p90':>6}"
-    print(head + ("  wall/baseline" if len(names) > 1 else ""))
+    print(head + (f"  {names[0]}/other: wall, CPU" if len(names) > 1 else ""))
     for c in chosen:
         for name in names:
             t = results[name][c.key]
             row = (f"{c.label:46} {name:9} {_ms(t.median(t.wall)):>8} {_ms(t.p90(t.wall)):>6}"
                    f" {_ms(t.median(t.cpu)):>8} {_ms(t.p90(t.cpu)):>6}")
             if name != names[0]:
-                base = results[names[0]][c.key]
-                row += f"  {t.median(t.wall) / base.median(base.wall):.2f}x"
+                mine = results[names[0]][c.key]
+                row += (f"  {mine.median(mine.wall) / t.median(t.wall):.2f}x,"
+                        f" {mine.median(mine.cpu) / t.median(t.cpu):.2f}x")
             print(row)
 
 

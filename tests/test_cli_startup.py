@@ -7,7 +7,11 @@ pygments) only when help is rendered. Help, the version and the dispatch of a ga
 load no pydantic (Typer 0.29 built a pydantic validator for every ``--help`` flag left out,
 see `runner.cli.group`); the list of commands, ``list --help`` and ``export --help`` load no
 database code either (issue 27: the commands that play are loaded on use, with the
-tournament code their module imports at its top). Modules are checked, never times.
+tournament code their module imports at its top). Issue 30 (under 0.15 s): typed options
+are read without pydantic, help is rendered without rich.markdown and pygments, and a second
+``runner list`` of a SQLite file runs without SQLAlchemy (runner.store.quick); the drop-in
+entry points answer their help and version before any run code. Modules are checked, never
+times (benchmarks/startup.py measures them).
 """
 
 from __future__ import annotations
