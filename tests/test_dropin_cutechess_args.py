@@ -8,6 +8,8 @@ library or fairymax is absent); python-chess reads its PGN (the test oracle only
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import os
 import shutil
 import subprocess
@@ -191,6 +193,7 @@ def test_refusals_without_the_peer() -> None:
 
 @pytest.mark.parametrize(("words", "why"), [
     (["-tournament", "knockout"], "knockout"),
+    (["-debug", "all"], "-debug all"),
     (["-variant", "atomic"], "-variant atomic"),
     (["book=x.bin"], "book=x.bin"),
     (["trust"], "trust"),
@@ -276,7 +279,7 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
     assert a.dir == Path(os.environ.get("TMPDIR", "/tmp")).resolve()
     assert config.cutechess == CutechessSchedule(
         tournament="round-robin", games=3, rounds=2, repeat=2, policy="encounter", swap=False,
-        reverse=True, seeds=1, wait_ms=250)
+        reverse=True, seeds=1, wait_ms=250, srand=42)
     assert config.concurrency == 2 and config.recover
     adj = config.adjudication
     assert adj.draw is not None and (adj.draw.movenumber, adj.draw.movecount,
@@ -289,7 +292,9 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
     assert (config.openings.order.value, config.openings.seed, config.openings.start) == (
         "random", 42, 3)
     assert config.pgnout is None
-    settings = run.make_output.__closure__[1].cell_contents  # type: ignore[index]
+    printed = io.StringIO()
+    settings = run.make_output(printed).settings  # type: ignore[attr-defined]
+    assert printed.getvalue() == "Indexing opening suite...\n"  # as cutechess-cli, first
     assert (settings.event, settings.site, settings.rating_interval,
             settings.outcome_interval, settings.result_format) == ("E", "S", 10, 5, "wide")
     assert settings.pgn_mode.value == "min" and settings.pgn_finished_only
@@ -515,3 +520,25 @@ def test_played_games_are_cutechess_clis(name: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert len(real) > 0
     assert _played(ours_pgn) == _played(tmp_path / "real.pgn")
+
+
+@needs_fairymax
+def test_tablebases_engine_files_and_waits(tmp_path: Path) -> None:
+    """-tb with its pieces and fifty-move setting reaches the adjudication; stderr=, tscale=
+    and -wait reach the engines and the scheduler that run the games."""
+    from runner.tournament.runtime import engine_config, local_scheduler
+
+    syzygy = REPO.parent / "shared" / "data" / "syzygy"
+    if not any(syzygy.glob("K?vK.rtbw")):
+        pytest.skip(f"no 3-piece Syzygy tables in {syzygy}")
+    run = _run([*TWO, "-each", "tc=inf", "depth=1", f"stderr={tmp_path / 'e.log'}",
+                "tscale=2.5", "-tb", str(syzygy), "-tbpieces", "4", "-tbignore50",
+                "-wait", "1500"])
+    adj = run.config.adjudication
+    assert adj.tablebases == (syzygy,) and adj.tbpieces == 4 and adj.tbignore50
+    engine = engine_config(run.config.engines[0])
+    default = engine_config(dataclasses.replace(run.config.engines[0], timeout_scale=1.0))
+    assert engine.stderr_log == tmp_path / "e.log"
+    assert engine.start_timeout == pytest.approx(2.5 * default.start_timeout)
+    assert engine.ping_timeout == pytest.approx(2.5 * default.ping_timeout)
+    assert local_scheduler(run.config, 1).start_delay == pytest.approx(1.5)

@@ -827,6 +827,10 @@ def check_supported(args: Arguments) -> None:
         raise _refusal("-tournament knockout is not supported: its pairings depend on the "
                        "results, and the runner plays a fixed schedule (round-robin, gauntlet "
                        "and pyramid are)")
+    if args.debug:
+        # The output does not echo the engines' lines yet: refused rather than ignored.
+        raise _refusal("-debug all is not supported: the runner does not show the lines "
+                       "exchanged with the engines")
     if args.variant not in PLAYED_VARIANTS:
         raise _refusal(f"-variant {args.variant} is not supported: the runner plays "
                        f"{' and '.join(PLAYED_VARIANTS)}")
