@@ -831,6 +831,11 @@ def check_supported(args: Arguments) -> None:
         # The output does not echo the engines' lines yet: refused rather than ignored.
         raise _refusal("-debug all is not supported: the runner does not show the lines "
                        "exchanged with the engines")
+    if args.draw is not None and args.draw[0] > 0 and (args.draw[1] < 1 or args.draw[2] < 0):
+        raise _refusal("-draw: movecount below 1 or a negative score is not supported (the "
+                       "rule would not depend on the scores)")
+    if args.resign is not None and args.resign[0] > 0 and args.resign[1] < 0:
+        raise _refusal("-resign: a negative score is not supported")
     if args.variant not in PLAYED_VARIANTS:
         raise _refusal(f"-variant {args.variant} is not supported: the runner plays "
                        f"{' and '.join(PLAYED_VARIANTS)}")
@@ -917,10 +922,12 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
             "start": _to_int_or_zero(found["start"]),
         }
     adjudication: dict[str, Any] = {}
-    if args.draw is not None:
+    # cutechess-cli switches the draw rule off with movenumber 0 (or less), the resign rule
+    # with movecount 0 (or less).
+    if args.draw is not None and args.draw[0] > 0:
         number, count, score = args.draw
         adjudication["draw"] = {"movenumber": number, "movecount": count, "score": score}
-    if args.resign is not None:
+    if args.resign is not None and args.resign[0] > 0:
         count, score, two = args.resign
         adjudication["resign"] = {"movecount": count, "score": score, "twosided": two}
     if args.maxmoves:
