@@ -542,3 +542,16 @@ def test_tablebases_engine_files_and_waits(tmp_path: Path) -> None:
     assert engine.start_timeout == pytest.approx(2.5 * default.start_timeout)
     assert engine.ping_timeout == pytest.approx(2.5 * default.ping_timeout)
     assert local_scheduler(run.config, 1).start_delay == pytest.approx(1.5)
+
+
+@needs_fairymax
+def test_zero_switches_a_rule_off_as_in_cutechess() -> None:
+    """-draw movenumber=0 and -resign movecount=0 switch the rule off (cutechess-cli), where
+    the runner's own vocabulary would draw from the first move; a movecount of 0 for the
+    draw (a draw whatever the scores) is refused."""
+    run = _run([*TWO, "-each", "tc=inf", "depth=1", "-draw", "movenumber=0", "movecount=1",
+                "score=1", "-resign", "movecount=0", "score=3"])
+    assert run.config.adjudication.draw is None and run.config.adjudication.resign is None
+    line, _ = _ours([*TWO, "-each", "tc=inf", "depth=1", "-draw", "movenumber=5",
+                     "movecount=0", "score=1"])
+    assert line.startswith("runner-cutechess: -draw")
