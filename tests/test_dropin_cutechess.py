@@ -32,7 +32,7 @@ from conftest import SHARED_DATA
 from runner.clock import TimeControl, TimePeriod
 from runner.dropin.cutechess.output import CutechessOutput
 from runner.dropin.cutechess.pgn import cutechess_pgn, move_comment, time_control_text
-from runner.dropin.cutechess.results import CuteResult, Kind, cute_result
+from runner.dropin.cutechess.results import cute_result
 from runner.dropin.cutechess.settings import CutechessSettings, PgnMode, SprtBounds
 from runner.dropin.cutechess.stats import CutechessElo, sprt_status
 from runner.game.record import GameRecord, GameSpec, MoveRecord
@@ -567,9 +567,11 @@ def _compare(ours: Played, theirs: Played) -> Comparison:
     problems = []
     if ours.returncode != theirs.returncode:
         problems.append(f"exit status: ours {ours.returncode}, theirs {theirs.returncode}")
-    same_lines = sum(a == b for a, b in zip(ours.lines, theirs.lines))
+    same_lines = sum(a == b for a, b in zip(ours.lines, theirs.lines, strict=False))
     if ours.lines != theirs.lines:
-        for number, (a, b) in enumerate(zip(ours.lines + [""] * 200, theirs.lines + [""] * 200)):
+        longest = max(len(ours.lines), len(theirs.lines))
+        padded = zip(ours.lines + [""] * longest, theirs.lines + [""] * longest, strict=False)
+        for number, (a, b) in enumerate(padded):
             if a != b:
                 problems.append(f"line {number + 1}: ours {a!r}, theirs {b!r}")
                 break
@@ -579,7 +581,7 @@ def _compare(ours: Played, theirs: Played) -> Comparison:
     if len(mine) != len(peer):
         problems.append(f"{len(mine)} games in the PGN, theirs {len(peer)}")
     same_games = tags = same_tags = 0
-    for number, (a, b) in enumerate(zip(mine, peer), start=1):
+    for number, (a, b) in enumerate(zip(mine, peer, strict=False), start=1):
         if _moves(a) == _moves(b) and a.headers["Result"] == b.headers["Result"] \
                 and _comments(a)[-1:] == _comments(b)[-1:]:
             same_games += 1
@@ -627,30 +629,31 @@ MATRIX: dict[str, list[str]] = {
     "chess960": [*_sf("a"), *_sf("b"), "-each", "tc=inf", "depth=4", "-variant", "fischerandom",
                  "-openings", f"file={BOOKS / '3moves_FRC.epd'}", "format=epd", "-games", "2",
                  "-rounds", "2", "-repeat", "-pgnout", "games.pgn"],
-    "draw-resign-maxmoves": [*_sf("a"), *_sf("b", "option.Skill Level=0"), "-each", "tc=inf",
-                             "depth=4", "-openings", _EPD, "format=epd", "-games", "2",
+    "draw-resign-maxmoves": [*_sf("a", "depth=4"), *_sf("b", "depth=2"), "-each", "tc=inf",
+                             "-openings", _EPD, "format=epd", "-games", "2",
                              "-rounds", "3", "-repeat", "-draw", "movenumber=20", "movecount=4",
                              "score=15", "-resign", "movecount=3", "score=400", "-maxmoves",
                              "50", "-pgnout", "games.pgn", "-epdout", "final.epd"],
-    "sprt-stop": [*_sf("strong"), *_sf("weak", "option.Skill Level=0"), "-each", "tc=inf",
-                  "depth=3", "-openings", _EPD, "format=epd", "-games", "2", "-rounds", "50",
+    "sprt-stop": [*_sf("strong", "depth=4"), *_sf("weak", "depth=1"), "-each", "tc=inf",
+                  "-openings", _EPD, "format=epd", "-games", "2", "-rounds", "50",
                   "-repeat", "-sprt", "elo0=0", "elo1=200", "alpha=0.2", "beta=0.2",
                   "-pgnout", "games.pgn"],
-    "gauntlet-3": ["-tournament", "gauntlet", *_sf("sf"), *_fm("fm", "restart=on"),
-                   *_sf("sf0", "option.Skill Level=0"), "-each", "tc=inf", "depth=3", "-games",
+    "gauntlet-3": ["-tournament", "gauntlet", *_sf("sf", "depth=3"),
+                   *_fm("fm", "restart=on", "depth=3"), *_sf("sf1", "depth=1"), "-each",
+                   "tc=inf", "-games",
                    "2", "-openings", _EPD, "format=epd", "-resultformat", "wide3",
                    "-outcomeinterval", "2", "-pgnout", "games.pgn"],
-    "round-robin-3": [*_sf("sf"), *_fm("fm", "restart=on"), *_sf("sf0", "option.Skill Level=0"),
-                      "-each", "tc=inf", "depth=3", "-games", "2", "-openings", _EPD,
+    "round-robin-3": [*_sf("sf", "depth=3"), *_fm("fm", "restart=on", "depth=3"),
+                      *_sf("sf1", "depth=1"), "-each", "tc=inf", "-games", "2", "-openings", _EPD,
                       "format=epd", "-ratinginterval", "3", "-pgnout", "games.pgn",
                       "-event", "RR 3", "-site", "here"],
     "cecp": [*_fm("fa", "restart=on"), *_fm("fb", "restart=on"), "-each", "tc=inf", "depth=3",
              "-openings", _EPD, "format=epd", "-games", "2", "-rounds", "2", "-repeat",
              "-resign", "movecount=3", "score=400", "-maxmoves", "50", "-pgnout", "games.pgn"],
     "recover-crash": [*_bundled("good"), *_bundled("bad", "--fault", "crash@3"), "-each",
-                      "tc=inf", "-games", "4", "-recover", "-pgnout", "games.pgn"],
+                      "tc=inf", "depth=2", "-games", "4", "-recover", "-pgnout", "games.pgn"],
     "crash-no-recover": [*_bundled("good"), *_bundled("bad", "--fault", "crash@3"), "-each",
-                         "tc=inf", "-games", "4", "-pgnout", "games.pgn"],
+                         "tc=inf", "depth=2", "-games", "4", "-pgnout", "games.pgn"],
 }
 
 

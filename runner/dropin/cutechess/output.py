@@ -30,7 +30,7 @@ from runner.dropin.cutechess.results import (
     qt_fixed,
     qt_general,
 )
-from runner.dropin.cutechess.settings import CutechessSettings, PgnMode
+from runner.dropin.cutechess.settings import CutechessSettings
 from runner.dropin.cutechess.stats import CutechessElo, sprt_status
 from runner.game.record import GameRecord, GameSpec
 from runner.game.termination import GameTermination
