@@ -390,6 +390,19 @@ def test_sprt_decides_as_cutechess_does() -> None:
     assert sprt_status(0, 0, 0, 0, 0, 0, 0).accepted is None
 
 
+def test_the_runner_sprt_with_the_cutechess_model_stops_where_cutechess_stops() -> None:
+    # runner-cutechess plays -sprt with EloModel.CUTECHESS: the same LLR as the line prints,
+    # so the run ends at the game cutechess-cli ends at (single games, not game pairs).
+    from runner.stats.counts import Trinomial
+    from runner.stats.sprt import EloModel, SprtDecision, SprtSpec, sprt
+
+    spec = SprtSpec(0.0, 200.0, 0.2, 0.2, EloModel.CUTECHESS)
+    assert sprt(Trinomial(wins=3, draws=0, losses=0), spec).decision is SprtDecision.CONTINUE
+    four = sprt(Trinomial(wins=4, draws=0, losses=0), spec)
+    assert four.decision is SprtDecision.H1
+    assert four.llr == sprt_status(4, 0, 0, 0.0, 200.0, 0.2, 0.2).llr
+
+
 def test_move_comments_are_written_as_cutechess_writes_them() -> None:
     assert move_comment(MoveRecord(san="e4", score_cp=15, depth=3, time=0.0)) == "+0.15/3 0s"
     assert move_comment(MoveRecord(san="e4", score_cp=-10, depth=3, time=0.0015)) == "-0.10/3 0.001s"
@@ -581,22 +594,22 @@ def _compare(ours: Played, theirs: Played) -> Comparison:
     if len(mine) != len(peer):
         problems.append(f"{len(mine)} games in the PGN, theirs {len(peer)}")
     same_games = tags = same_tags = 0
-    for number, (a, b) in enumerate(zip(mine, peer, strict=False), start=1):
-        if _moves(a) == _moves(b) and a.headers["Result"] == b.headers["Result"] \
-                and _comments(a)[-1:] == _comments(b)[-1:]:
+    for number, (got, want) in enumerate(zip(mine, peer, strict=False), start=1):
+        if _moves(got) == _moves(want) and got.headers["Result"] == want.headers["Result"] \
+                and _comments(got)[-1:] == _comments(want)[-1:]:
             same_games += 1
         else:
-            problems.append(f"game {number}: ours {a.headers['Result']} {_moves(a)[:60]}, "
-                            f"theirs {b.headers['Result']} {_moves(b)[:60]}")
-        names = [n for n in b.headers if n not in _CLOCK_TAGS]
-        ours_names = [n for n in a.headers if n not in _CLOCK_TAGS]
+            problems.append(f"game {number}: ours {got.headers['Result']} {_moves(got)[:60]}, "
+                            f"theirs {want.headers['Result']} {_moves(want)[:60]}")
+        names = [n for n in want.headers if n not in _CLOCK_TAGS]
+        ours_names = [n for n in got.headers if n not in _CLOCK_TAGS]
         for name in names:
             tags += 1
-            if a.headers.get(name) == b.headers[name]:
+            if got.headers.get(name) == want.headers[name]:
                 same_tags += 1
             else:
-                problems.append(f"game {number} tag {name}: ours {a.headers.get(name)!r}, "
-                                f"theirs {b.headers[name]!r}")
+                problems.append(f"game {number} tag {name}: ours {got.headers.get(name)!r}, "
+                                f"theirs {want.headers[name]!r}")
         if ours_names != names:
             problems.append(f"game {number} tags: ours {ours_names}, theirs {names}")
     return Comparison(max(len(ours.lines), len(theirs.lines)), same_lines, len(peer), same_games,

@@ -30,7 +30,7 @@ from runner.dropin.cutechess.results import (
     qt_fixed,
     qt_general,
 )
-from runner.dropin.cutechess.settings import CutechessSettings
+from runner.dropin.cutechess.settings import CutechessSettings, SprtBounds
 from runner.dropin.cutechess.stats import CutechessElo, sprt_status
 from runner.game.record import GameRecord, GameSpec
 from runner.game.termination import GameTermination
@@ -375,9 +375,10 @@ class CutechessOutput:
                      f"{qt_fixed(elo.draw_ratio * 100, 1)} %")
         else:
             text = self._table()
-        bounds = self.settings.sprt
-        status = sprt_status(*self._sprt, *((bounds.elo0, bounds.elo1, bounds.alpha, bounds.beta)
-                                            if bounds is not None else (0.0, 0.0, 0.0, 0.0)))
+        bounds = self.settings.sprt or SprtBounds(0.0, 0.0, 0.0, 0.0)  # cutechess's null test
+        wins, losses, draws = self._sprt
+        status = sprt_status(wins, losses, draws, bounds.elo0, bounds.elo1, bounds.alpha,
+                             bounds.beta)
         if status.llr != 0.0 or status.lower != 0.0 or status.upper != 0.0:
             line = (f"SPRT: llr {qt_general(status.llr, 3)} "
                     f"({qt_fixed(_ratio(status.llr, status.upper) * 100, 1)}%), "
