@@ -498,6 +498,7 @@ class Played:
     lines: list[str]
     stderr: str
     pgn: str
+    epd: str = ""
 
 
 def _cutechess_usable() -> str | None:
@@ -535,8 +536,9 @@ def _play(tool: str, argv: Sequence[str], where: Path, interrupt_after: float | 
         out = first + rest
     else:
         out, err = proc.communicate(timeout=300)
-    pgn = where / "games.pgn"
-    return Played(proc.returncode, out.splitlines(), err, pgn.read_text() if pgn.exists() else "")
+    pgn, epd = where / "games.pgn", where / "final.epd"
+    return Played(proc.returncode, out.splitlines(), err, pgn.read_text() if pgn.exists() else "",
+                  epd.read_text() if epd.exists() else "")
 
 
 def _games(text: str) -> list[chess.pgn.Game]:
@@ -590,6 +592,8 @@ def _compare(ours: Played, theirs: Played) -> Comparison:
                 break
         if len(ours.lines) != len(theirs.lines):
             problems.append(f"{len(ours.lines)} lines, theirs {len(theirs.lines)}")
+    if ours.epd != theirs.epd:
+        problems.append(f"EPD file: ours {ours.epd!r}, theirs {theirs.epd!r}")
     mine, peer = _games(ours.pgn), _games(theirs.pgn)
     if len(mine) != len(peer):
         problems.append(f"{len(mine)} games in the PGN, theirs {len(peer)}")
@@ -665,6 +669,15 @@ MATRIX: dict[str, list[str]] = {
              "-resign", "movecount=3", "score=400", "-maxmoves", "50", "-pgnout", "games.pgn"],
     "recover-crash": [*_bundled("good"), *_bundled("bad", "--fault", "crash@3"), "-each",
                       "tc=inf", "depth=2", "-games", "4", "-recover", "-pgnout", "games.pgn"],
+    "illegal-move": [*_bundled("good"), *_bundled("bad", "--fault", "illegal@3"), "-each",
+                     "tc=inf", "depth=2", "-games", "2", "-pgnout", "games.pgn",
+                     "-epdout", "final.epd"],
+    "engine-resigns": [*_bundled("good"), *_bundled("bad", "--fault", "resign@3"), "-each",
+                       "tc=inf", "depth=2", "-games", "2", "-pgnout", "games.pgn", "min"],
+    "false-claim": [*_bundled("good"), *_bundled("bad", "--fault", "false-claim@3"), "-each",
+                    "tc=inf", "depth=2", "-games", "2", "-pgnout", "games.pgn", "fi"],
+    "stall-recover": [*_bundled("good"), *_bundled("bad", "--fault", "hang@3"), "-each",
+                      "tc=0:02+0.1", "-games", "2", "-recover", "-pgnout", "games.pgn"],
     "crash-no-recover": [*_bundled("good"), *_bundled("bad", "--fault", "crash@3"), "-each",
                          "tc=inf", "depth=2", "-games", "4", "-pgnout", "games.pgn"],
 }
@@ -680,8 +693,20 @@ def matrix_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cutechess-matrix")
 
 
+# Known differences of the game layer (not of the output), kept in the matrix so that the day
+# they are gone the test says so.
+_KNOWN = {
+    "false-claim": "cutechess forfeits a false claim as it arrives; the runner lets the "
+                   "opponent move once more before it judges the claim",
+    "stall-recover": "a hung engine: cutechess sends '?' at the flag and declares a stalled "
+                     "connection when no move comes; the runner declares a loss on time",
+}
+
+
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("name", sorted(MATRIX))
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(reason=_KNOWN[n], strict=True)) if n in _KNOWN
+    else n for n in sorted(MATRIX)])
 def test_the_same_argv_prints_and_plays_what_cutechess_does(name: str, matrix_dir: Path) -> None:
     argv = MATRIX[name]
     theirs = _play("cutechess", argv, matrix_dir / name / "cutechess")
