@@ -362,6 +362,14 @@ def test_a_table_row_prints_the_margin_cutechess_printed() -> None:
         "      0", "    786")
 
 
+def test_a_false_claim_is_a_warning_naming_the_engine_and_its_claim() -> None:
+    # cutechess-cli: "Warning: bad forfeits by invalid result claim: 0-1 {Black mates}".
+    run = _Run(players=("good", "bad"), final_game_count=2)
+    run.game(0, "good", "bad", Result.WHITE_WINS, T.FALSE_CLAIM,
+             "Black makes a false claim: 0-1 {Black mates}")
+    assert run.err.getvalue() == "Warning: bad forfeits by invalid result claim: 0-1 {Black mates}\n"
+
+
 @pytest.mark.parametrize(("wins", "losses", "draws", "elo", "margin", "los"), [
     # Printed by cutechess-cli (Elo difference line and round-robin tables) for these counts.
     (0, 1, 0, "-inf", "nan", "15.9"), (1, 1, 0, "0.0", "nan", "50.0"),
