@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import (
+    EloModel,
     EngineScore,
     PairingCounts,
     SprtResult,
@@ -57,8 +58,12 @@ class Scoreboard:
                       key=lambda s: -(s.score if s.score is not None else -1.0))
 
     def sprt_state(self, first: str, second: str, spec: SprtSpec) -> SprtResult | None:
-        """The SPRT of `first` against `second` over complete game pairs, once there are any."""
-        counts = self.tally.pairing(first, second).pentanomial
+        """The SPRT of `first` against `second` over complete game pairs, once there are any
+        (over single games for cutechess-cli's test, which counts them)."""
+        pairing = self.tally.pairing(first, second)
+        if spec.model is EloModel.CUTECHESS:
+            return sprt(pairing.trinomial, spec) if pairing.trinomial.games else None
+        counts = pairing.pentanomial
         if counts.pairs == 0:
             return None
         return sprt(counts, spec)

@@ -97,16 +97,17 @@ OPTIONS: tuple[_Option, ...] = (
 _BY_NAME = {option.name: option for option in OPTIONS}
 
 VARIANTS = ("3check", "5check", "ai-wok", "almost", "amazon", "andernach", "antiandernach",
-    "antichess", "asean", "atomic", "berolina", "cambodian", "capablanca", "caparandom", "cfour",
-    "chancellor", "changeover", "checkless", "chessgi", "chigorin", "circulargryphon", "codrus",
-    "coregal", "courier", "crazyhouse", "discplacedgrid", "dobutsu", "embassy", "euroshogi",
-    "extinction", "fischerandom", "giveaway", "gomoku", "gomokufreestyle", "gothic", "grand",
-    "grid", "gridolina", "gryphon", "gustav3", "hoppelpoppel", "horde", "janus", "jesonmor",
-    "judkins", "karouk", "kinglet", "kingofthehill", "knightmate", "knightrelay", "loop",
-    "losalamos", "losers", "makruk", "minishogi", "modern", "newzealand", "placement",
-    "pocketknight", "racingkings", "rifle", "seirawan", "shatranj", "shogi", "shoot",
-    "slippedgrid", "simplifiedgryphon", "sittuyin", "suicide", "superandernach", "threekings",
-    "tictactoe", "twokings", "twokingssymmetric", "standard", ").split()")
+            "antichess", "asean", "atomic", "berolina", "cambodian", "capablanca", "caparandom",
+            "cfour", "chancellor", "changeover", "checkless", "chessgi", "chigorin",
+            "circulargryphon", "codrus", "coregal", "courier", "crazyhouse", "discplacedgrid",
+            "dobutsu", "embassy", "euroshogi", "extinction", "fischerandom", "giveaway", "gomoku",
+            "gomokufreestyle", "gothic", "grand", "grid", "gridolina", "gryphon", "gustav3",
+            "hoppelpoppel", "horde", "janus", "jesonmor", "judkins", "karouk", "kinglet",
+            "kingofthehill", "knightmate", "knightrelay", "loop", "losalamos", "losers", "makruk",
+            "minishogi", "modern", "newzealand", "placement", "pocketknight", "racingkings",
+            "rifle", "seirawan", "shatranj", "shogi", "shoot", "slippedgrid", "simplifiedgryphon",
+            "sittuyin", "suicide", "superandernach", "threekings", "tictactoe", "twokings",
+            "twokingssymmetric", "standard")
 """Every variant cutechess-cli 1.5.1 knows (its -help lists them); the runner plays two."""
 
 PLAYED_VARIANTS = ("standard", "fischerandom")
@@ -941,7 +942,7 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
         table["adjudication"] = adjudication
     if args.sprt is not None:
         table["sprt"] = {"elo0": args.sprt.elo0, "elo1": args.sprt.elo1,
-                         "alpha": args.sprt.alpha, "beta": args.sprt.beta, "model": "bayeselo"}
+                         "alpha": args.sprt.alpha, "beta": args.sprt.beta, "model": "cutechess"}
     return table
 
 
