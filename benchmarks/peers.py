@@ -20,6 +20,12 @@ Start-up figures: ``runner --help``, ``runner list`` and ``runner stats`` wall t
 between well-behaved engines, concurrency 2) and counts time forfeits; it occupies two cores for
 most of an hour, so it is not in the default set.
 
+Drop-in columns (issue 28): ``runner-fastchess`` and ``runner-cutechess`` run on exactly the
+argv the peer is given (the program's name swapped), as the console scripts start them, with
+the runner's database in the run's temporary directory (``RUNNER_DB``); each is compared with
+its peer. ``--no-dropins`` leaves them out; a tree whose drop-in parser is missing skips them.
+The start-up figures add ``runner-fastchess --version`` and ``runner-cutechess --version``.
+
 ``--loops asyncio,uvloop`` runs our CLI once per event loop (``RUNNER_LOOP``), as columns
 ``cecp-runner/asyncio`` and ``cecp-runner/uvloop``; without it our CLI runs on its default
 (asyncio's loop, unless ``RUNNER_LOOP`` is set in the environment).
@@ -52,6 +58,10 @@ _TICK = os.sysconf("SC_CLK_TCK")
 _ENGINE_DIRS = ("/usr/games", "/usr/local/games")
 OURS = "cecp-runner"
 """Our column's name; with --loops, one column per loop: cecp-runner/asyncio, ..."""
+DROPINS = {"runner-fastchess": "fastchess", "runner-cutechess": "cutechess-cli"}
+"""The drop-in columns and the peer each stands in for (the same argv)."""
+_ENTRY = "import sys; from runner.dropin.main import {0}; sys.argv[0] = 'runner-{0}'; {0}()"
+"""What the console script ``runner-PEER`` runs (setuptools' wrapper does no more)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,20 @@ def ours_argv(engine: str, w: Workload, pgn: Path) -> list[str]:
 # ------------------------------------------------------------------------------ measuring
 
 
+def dropin_argv(column: str, peer_argv: list[str]) -> list[str]:
+    """The drop-in's command line: the peer's argv with the program swapped for the entry."""
+    peer = column.removeprefix("runner-")
+    return [sys.executable, "-c", _ENTRY.format(peer), *peer_argv[1:]]
+
+
+def dropin_ready(column: str) -> bool:
+    """Whether this tree has the drop-in's parser (its package is importable)."""
+    peer = column.removeprefix("runner-")
+    done = subprocess.run([sys.executable, "-c", f"import runner.dropin.{peer}"],
+                          env=python_env(), capture_output=True, check=False)
+    return done.returncode == 0
+
+
 def run_split(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
     """(own CPU, reaped children's CPU, wall) of one process, read from its zombie."""
     started = time.monotonic()
@@ -216,6 +240,10 @@ def run_once(runner: str, program: str | None, w: Workload, engine: str) -> Samp
             argv = cutechess_argv(program or "", engine, w, pgn)
         elif runner == "fastchess":
             argv = fastchess_argv(program or "", engine, w, pgn)
+        elif runner in DROPINS:  # the peer's own argv, the database beside the PGN file
+            peer_argv = (fastchess_argv if runner == "runner-fastchess" else cutechess_argv)
+            argv = dropin_argv(runner, peer_argv(runner, engine, w, pgn))
+            env["RUNNER_DB"] = str(cwd / "runner.db")
         else:  # ours, from this tree or (--baseline) from another checkout given as program
             argv = ours_argv(engine, w, pgn)
         load = os.getloadavg()[0]
@@ -243,8 +271,10 @@ def workloads(games: int, forfeit_games: int = 1000) -> dict[str, Workload]:
 
 def runners_for(w: Workload, baseline: str | None, loops: list[str] | None = None,
                 peers: tuple[str, ...] = ("cutechess-cli", "fastchess"),
+                dropins: tuple[str, ...] = (),
                 ) -> list[tuple[str, str | None]]:
-    """(runner, program) pairs for a workload, ours last (one per loop in `loops`); absent
+    """(runner, program) pairs for a workload, ours last (one per loop in `loops`), then the
+    drop-ins in `dropins` (runner-fastchess for UCI workloads only, as fastchess); absent
     peers are reported and left out."""
     found: list[tuple[str, str | None]] = []
     if baseline is not None:
@@ -258,12 +288,15 @@ def runners_for(w: Workload, baseline: str | None, loops: list[str] | None = Non
         else:
             found.append((peer, program))
     found += [(f"{OURS}/{loop}", None) for loop in loops] if loops else [(OURS, None)]
+    found += [(column, None) for column in dropins
+              if not (column == "runner-fastchess" and w.proto != "uci")]
     return found
 
 
 def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
             loops: list[str] | None = None,
-            peers: tuple[str, ...] = ("cutechess-cli", "fastchess")) -> dict[str, list[Column]]:
+            peers: tuple[str, ...] = ("cutechess-cli", "fastchess"),
+            dropins: tuple[str, ...] = ()) -> dict[str, list[Column]]:
     """Every runner on every workload, interleaved, `repeats` times."""
     plan: dict[str, list[tuple[str, str | None]]] = {}
     results: dict[str, list[Column]] = {}
@@ -274,7 +307,7 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
             print(f"# skip workload {w.name}: engine {w.engine} not found", flush=True)
             continue
         engines[w.name] = engine
-        plan[w.name] = runners_for(w, baseline, loops, peers)
+        plan[w.name] = runners_for(w, baseline, loops, peers, dropins)
         results[w.name] = [Column(r) for r, _ in plan[w.name]]
     for repeat in range(repeats):
         for w in chosen:
@@ -292,8 +325,9 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
 # ------------------------------------------------------------------------------ start-up
 
 
-def startup_times(repeats: int) -> dict[str, float]:
-    """Median wall seconds of the commands that should start fast."""
+def startup_times(repeats: int, dropins: tuple[str, ...] = ()) -> dict[str, float]:
+    """Median wall seconds of the commands that should start fast (with `dropins`, their
+    ``--version`` too: frameworks ask for it on every start)."""
     env = python_env()
     times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="peers-startup-") as tmp:
@@ -306,11 +340,14 @@ def startup_times(repeats: int) -> dict[str, float]:
             "runner list": ["list", "--db", db],
             "runner stats --wdl 120 60 100": ["stats", "--wdl", "120", "60", "100"],
         }
+        argvs = {label: [sys.executable, "-m", "runner", *args]
+                 for label, args in commands.items()}
+        for column in dropins:
+            argvs[f"{column} --version"] = dropin_argv(column, [column, "--version"])
         for _ in range(repeats):
-            for label, args in commands.items():
+            for label, argv in argvs.items():
                 started = time.monotonic()
-                done = subprocess.run([sys.executable, "-m", "runner", *args], cwd=tmp, env=env,
-                                      capture_output=True, check=False)
+                done = subprocess.run(argv, cwd=tmp, env=env, capture_output=True, check=False)
                 times.setdefault(label, []).append(time.monotonic() - started)
                 if done.returncode != 0:
                     raise RuntimeError(f"{label}: exit {done.returncode}: {done.stderr[-500:]!r}")
@@ -337,8 +374,18 @@ def print_text(w: Workload, columns: list[Column]) -> None:
               f"  engines CPU/ply {_us(c.median(lambda s: s.engines_cpu)):>9}"
               f"  plies {statistics.median(s.plies for s in c.samples):,.0f}"
               f"  time forfeits {forfeits}")
+    dropins = [c for c in columns if c.runner in DROPINS]
+    mine = [c for c in mine if c not in dropins]
+    by_name = {c.runner: c for c in columns}
+    for column in dropins:  # each drop-in against the peer whose argv it ran, and our CLI
+        for other in (by_name.get(DROPINS[column.runner]), *mine):
+            if other is None:
+                continue
+            cpu = column.median(lambda s: s.runner_cpu) / other.median(lambda s: s.runner_cpu)
+            wall = column.median(lambda s: s.wall) / other.median(lambda s: s.wall)
+            print(f"  {column.runner} / {other.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x")
     for index, ours in enumerate(mine):
-        for peer in [c for c in columns if c not in mine] + mine[:index]:
+        for peer in [c for c in columns if c not in mine and c not in dropins] + mine[:index]:
             cpu = ours.median(lambda s: s.runner_cpu) / peer.median(lambda s: s.runner_cpu)
             wall = ours.median(lambda s: s.wall) / peer.median(lambda s: s.wall)
             print(f"  {ours.runner} / {peer.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x")
@@ -374,6 +421,29 @@ def print_markdown(chosen: list[Workload], results: dict[str, list[Column]],
         print(f"| `{label}` wall | | | {seconds:.2f} s |" + " |" * (len(ours_names) - 1))
 
 
+def print_dropin_markdown(chosen: list[Workload], results: dict[str, list[Column]]) -> None:
+    """The drop-ins' table: each against the peer whose argv it ran."""
+    rows = []
+    for w in chosen:
+        by_name = {c.runner: c for c in results.get(w.name, [])}
+        load = statistics.median(s.load for c in by_name.values() for s in c.samples) \
+            if by_name else 0.0
+        for column, peer in DROPINS.items():
+            if column not in by_name:
+                continue
+            for label, figure in (("runner CPU per ply", lambda s: s.runner_cpu),
+                                  ("wall time per ply", lambda s: s.wall)):
+                mine = by_name[column].median(figure)
+                other = by_name.get(peer)
+                theirs = other.median(figure) if other else None
+                ratio = f" ({mine / theirs:.2f}x)" if theirs else ""
+                rows.append(f"| {w.title}, load {load:.1f}: {label} | {peer}: "
+                            f"{_us(theirs) if theirs else '-'} | {column}: {_us(mine)}{ratio} |")
+    if rows:
+        print("\n| workload, same argv | peer | drop-in |\n|---|---|---|")
+        print("\n".join(rows))
+
+
 def main() -> None:
     """Parse the flags, measure, print."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -390,6 +460,8 @@ def main() -> None:
                         help="also run our CLI from this checkout (an A/B column named baseline)")
     parser.add_argument("--peers", default="cutechess-cli,fastchess",
                         help="comma-separated peers to run ('' for ours alone)")
+    parser.add_argument("--no-dropins", action="store_true",
+                        help="leave out the runner-fastchess and runner-cutechess columns")
     parser.add_argument("--forfeit-games", type=int, default=1000,
                         help="games of the forfeit workload (issue 17 asks for 1,000)")
     args = parser.parse_args()
@@ -410,17 +482,24 @@ def main() -> None:
     loops = args.loops.split(",") if args.loops else None
     if loops and not set(loops) <= {"asyncio", "uvloop"}:
         sys.exit(f"--loops: {args.loops!r}: expected asyncio and/or uvloop")
-    results = measure(chosen, args.repeats, baseline, loops, peers)
+    dropins: tuple[str, ...] = ()
+    if not args.no_dropins:
+        dropins = tuple(c for c in DROPINS if dropin_ready(c))
+        for column in sorted(set(DROPINS) - set(dropins)):
+            print(f"# skip {column}: runner.dropin.{column.removeprefix('runner-')} is not in "
+                  "this tree", flush=True)
+    results = measure(chosen, args.repeats, baseline, loops, peers, dropins)
     for w in chosen:
         if w.name in results:
             print_text(w, results[w.name])
-    startup = {} if args.no_startup else startup_times(max(args.repeats, 5))
+    startup = {} if args.no_startup else startup_times(max(args.repeats, 5), dropins)
     if startup:
         print(f"\nstart-up, median of {max(args.repeats, 5)} (load average {os.getloadavg()[0]:.2f})")
         for label, seconds in startup.items():
             print(f"  {label:32} {seconds:.3f} s")
     if args.markdown:
         print_markdown(chosen, results, startup)
+        print_dropin_markdown(chosen, results)
 
 
 if __name__ == "__main__":

@@ -4,12 +4,14 @@ one line per event and appends each finished game to a file, flushed and synced 
 ``python tests/dropin_peer.py KEY=VALUE...`` plays it through `runner.dropin.main.main` as the
 console scripts do, the peer's module found under ``runner.dropin.testpeer``. Keys: ``db``,
 ``games`` (the file of finished games), ``rounds``, ``engine`` (given twice: a command line,
-words split on spaces), ``tc``, ``concurrency``, ``maxmoves``.
+words split on spaces), ``tc``, ``concurrency``, ``maxmoves``. With ``DROPIN_PEER_SELFSTOP=1`` in
+the environment the process sends itself SIGINT as the output is made.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -101,7 +103,14 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
     }
     config = parse_config(table, source="<testpeer>")
     games = Path(values.get("games", ["games.txt"])[0])
-    return DropinRun("testpeer", config, lambda stream: LineOutput(stream, games),
+    selfstop = os.environ.get("DROPIN_PEER_SELFSTOP") == "1"
+
+    def make_output(stream: TextIO) -> LineOutput:
+        if selfstop:  # a Ctrl-C as the run is about to start (its tournament just taken)
+            os.kill(os.getpid(), signal.SIGINT)
+        return LineOutput(stream, games)
+
+    return DropinRun("testpeer", config, make_output,
                      db_url=values.get("db", [None])[0])
 
 

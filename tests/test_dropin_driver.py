@@ -238,3 +238,42 @@ def test_the_entry_module_and_the_contract_load_no_run_code() -> None:
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_concurrency_past_one_process_plays_on_local_workers(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="local workers need the cluster extra")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: more processes would only share it")
+    words = [*_words(tmp_path, rounds=1, tc="inf depth=1"),
+             f"concurrency={GAMES_PER_PROCESS * 2}"]
+    done = _run(words, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        workers = [row[0] for row in conn.execute("select worker from games order by job_index")]
+    assert len(workers) == 2 and all(workers), workers  # each game names the worker it ran on
+
+
+def test_a_stop_as_a_resumed_run_starts_plays_nothing_and_keeps_it_resumable(
+        tmp_path: Path) -> None:
+    """A signal while the stored games are read back (the tournament taken, its games not
+    started) ends the run as interrupted, through the output, with nothing played."""
+    words = _words(tmp_path, rounds=3, tc="2+0.05")
+    first = _Peer(words, tmp_path)
+    first.wait_for("Finished game 2")
+    first.proc.send_signal(signal.SIGINT)
+    assert first.proc.wait(60) == 128 + signal.SIGINT
+    stored = _stored(tmp_path / "r.db")
+
+    stopped = subprocess.run([sys.executable, str(PEER), *words], cwd=tmp_path,
+                             env={**_env(), "DROPIN_PEER_SELFSTOP": "1"}, capture_output=True,
+                             text=True, timeout=200)
+    assert stopped.returncode == 128 + signal.SIGINT, stopped.stdout + stopped.stderr
+    assert f"Ended interrupted=True done={len(stored)} of 6 status=interrupted" in stopped.stdout
+    assert "Started game" not in stopped.stdout
+    assert _stored(tmp_path / "r.db") == stored
+    assert _alive(_pids(tmp_path)) == []
+
+    again = _run(words, tmp_path)  # and the next run still continues it
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"Resumed {len(stored)} games" in again.stdout
+    assert [index for index, _result in _stored(tmp_path / "r.db")] == list(range(6))

@@ -48,3 +48,19 @@ def test_count_plies_matches_python_chess_and_finds_the_time_loss() -> None:
         oracle_games += 1
         oracle_plies += sum(1 for _ in game.mainline_moves())
     assert (games, plies, forfeits) == (oracle_games, oracle_plies, 1) == (2, 9, 1)
+
+
+def test_a_dropin_column_runs_the_peers_own_argv() -> None:
+    """The drop-in columns measure the entry points on exactly the argv the peer is given."""
+    from pathlib import Path
+
+    w = peers.workloads(10)["stockfish"]
+    for column, make in (("runner-fastchess", peers.fastchess_argv),
+                         ("runner-cutechess", peers.cutechess_argv)):
+        argv = make("peer", "stockfish", w, Path("out.pgn"))
+        ours = peers.dropin_argv(column, argv)
+        assert ours[3:] == argv[1:]
+        assert f"from runner.dropin.main import {column.removeprefix('runner-')}" in ours[2]
+    assert [r for r, _ in peers.runners_for(peers.workloads(10)["fairymax"], None, peers=(),
+                                            dropins=tuple(peers.DROPINS))] == [
+        peers.OURS, "runner-cutechess"]  # fastchess plays UCI engines only

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import math
 import os
 import sys
@@ -50,16 +51,18 @@ __all__ = ["DEFAULT_DB", "GAMES_PER_PROCESS", "play", "stored_games", "workers_f
 DEFAULT_DB = "runner.db"
 """The database a drop-in run writes when neither the run nor ``RUNNER_DB`` names one."""
 
-GAMES_PER_PROCESS = 16
+GAMES_PER_PROCESS = 32
 """Games one Python process referees at once before a drop-in spreads them over local
-worker processes (the fallback rule while `runner.cluster.sizing` is absent)."""
+worker processes: the fallback while `runner.cluster.sizing` is absent, with its measured
+value (benchmarks/concurrency.py: no time loss at 16 games at once on 2 cores at 1+0.01,
+losses from 64 on)."""
 
 
 def workers_for(concurrency: int, cpus: int) -> int | None:
     """Local worker processes for `concurrency` games at once on `cpus` cores (None: all in
-    this process): `runner.cluster.sizing.local_workers_for` when this runner has it, else a
-    fallback of one process per `GAMES_PER_PROCESS` games, at most one per core, and none at
-    all without the cluster extra (Dask) installed."""
+    this process): `runner.cluster.sizing.local_workers_for` when this runner has it, else one
+    process per `GAMES_PER_PROCESS` games, at most one per core; None without the cluster
+    extra (Dask) installed, whatever the count."""
     try:
         from runner.cluster.sizing import (  # type: ignore[import-not-found,unused-ignore]
             local_workers_for,
@@ -67,15 +70,14 @@ def workers_for(concurrency: int, cpus: int) -> int | None:
     except ImportError:
         local_workers_for = None
     if local_workers_for is not None:
-        chosen = local_workers_for(concurrency, cpus)
-        return int(chosen) if chosen else None
-    if concurrency <= GAMES_PER_PROCESS or cpus < 2:
+        workers = int(local_workers_for(concurrency, cpus))
+    elif concurrency <= GAMES_PER_PROCESS or cpus < 2:
+        workers = 0
+    else:
+        workers = min(cpus, math.ceil(concurrency / GAMES_PER_PROCESS))
+    if workers <= 0 or importlib.util.find_spec("distributed") is None:
         return None
-    try:
-        import distributed  # noqa: F401 - only whether the cluster extra is there
-    except ImportError:
-        return None
-    return min(cpus, math.ceil(concurrency / GAMES_PER_PROCESS))
+    return workers
 
 
 def play(run: DropinRun, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -100,14 +102,15 @@ def play(run: DropinRun, stdout: TextIO | None = None, stderr: TextIO | None = N
 
 async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
     """The run on the event loop: protocols asked, tournament found or created, played. A
-    stop signal before the games start ends it there (exit status 128 + its number)."""
+    stop signal before the tournament is taken ends it there (exit status 128 + its number);
+    from then on it stops the tournament, which ends as interrupted with the output's lines."""
     task = asyncio.current_task()
     assert task is not None
-    playing: list[Tournament] = []
+    taken: list[Tournament] = []
 
     def stop(_hard: bool) -> None:
-        if playing:
-            playing[0].stop(hard=True)
+        if taken:
+            taken[0].stop(hard=True)
         elif interrupts.count == 1:
             task.cancel()
 
@@ -123,10 +126,14 @@ async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
                 raise
             task.uncancel()
             return interrupts.exit_status
+        # Taken (its lease held): a signal from here on stops it, and the run below ends it
+        # as interrupted (a stop before `run` plays nothing), releasing the lease.
+        taken.append(tournament)
+        if interrupts.first is not None:
+            tournament.stop(hard=True)
         output = run.make_output(out)
         if tournament.done_games:
             output.resumed(await asyncio.to_thread(lambda: list(stored_games(store, tournament))))
-        playing.append(tournament)
         try:
             outcome = await tournament.run(on_event=_dispatch(output))
         except TournamentError as exc:  # another runner took the tournament meanwhile
