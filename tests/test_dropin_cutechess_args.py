@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -287,7 +288,7 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
     assert adj.resign is not None and (adj.resign.movecount, adj.resign.score,
                                        adj.resign.twosided) == (4, 700, True)
     assert adj.maxmoves == 90
-    assert config.sprt is not None and config.sprt.model == "bayeselo"
+    assert config.sprt is not None and config.sprt.model == "cutechess"
     assert config.openings is not None
     assert (config.openings.order.value, config.openings.seed, config.openings.start) == (
         "random", 42, 3)
@@ -555,3 +556,15 @@ def test_zero_switches_a_rule_off_as_in_cutechess() -> None:
     line, _ = _ours([*TWO, "-each", "tc=inf", "depth=1", "-draw", "movenumber=5",
                      "movecount=0", "score=1"])
     assert line.startswith("runner-cutechess: -draw")
+
+
+@needs_peer
+def test_variant_names_are_cutechess_clis() -> None:
+    """-variant accepts exactly the variants cutechess-cli's -help lists."""
+    from runner.dropin.cutechess.args import VARIANTS
+
+    done = subprocess.run([str(PEER), "-help"], capture_output=True, text=True, timeout=30,
+                          check=False)
+    block = done.stdout.split("-variant VARIANT", 1)[1].split("-concurrency", 1)[0]
+    listed = re.findall(r"^\t\t\t'([a-z0-9-]+)' ?:", block, re.MULTILINE)
+    assert listed and sorted(listed) == sorted(VARIANTS)
