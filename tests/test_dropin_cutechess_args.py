@@ -568,3 +568,43 @@ def test_variant_names_are_cutechess_clis() -> None:
     block = done.stdout.split("-variant VARIANT", 1)[1].split("-concurrency", 1)[0]
     listed = re.findall(r"^\t\t\t'([a-z0-9-]+)' ?:", block, re.MULTILINE)
     assert listed and sorted(listed) == sorted(VARIANTS)
+
+
+_DECIDED = r"^Finished game (\d+) \(.*\): (?:1-0|0-1|1/2-1/2) "
+"""A game that ended with a result (a game cut by the stop prints ``*``)."""
+
+
+@needs_fairymax
+def test_rerun_plays_only_the_missing_games(tmp_path: Path) -> None:
+    """The same command line run again after a SIGINT continues the run: it starts only the
+    games the first run did not finish (cutechess-cli's numbers), and the database ends with
+    every game once."""
+    import signal
+    import sqlite3
+
+    argv = [*TWO, "-each", "tc=inf", "depth=3", "-games", "6", "-openings",
+            f"file={EPD_BOOK}", "format=epd", "order=random", "-srand", "5", "-wait", "200"]
+    env = {**os.environ, "RUNNER_DB": str(tmp_path / "runner.db"),
+           "PATH": "/usr/games:" + os.environ.get("PATH", "")}
+    command = [sys.executable, "-m", "runner", "cutechess", *argv]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=tmp_path, env=env)
+    assert first.stdout is not None
+    finished: set[int] = set()
+    for line in first.stdout:
+        if match := re.match(_DECIDED, line):
+            finished.add(int(match.group(1)))
+            first.send_signal(signal.SIGINT)
+            break
+    rest, _ = first.communicate(timeout=120)
+    finished |= {int(m) for m in re.findall(_DECIDED, rest, re.MULTILINE)}
+    second = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env,
+                            timeout=600, check=False)
+    assert second.returncode == 0, second.stderr
+    started = {int(m) for m in re.findall(r"^Started game (\d+) of 6 ", second.stdout,
+                                          re.MULTILINE)}
+    assert finished and started and not started & finished
+    assert started | finished == set(range(1, 7))
+    with sqlite3.connect(tmp_path / "runner.db") as db:
+        rows = db.execute("select count(*) from games where result is not null").fetchone()
+    assert rows == (6,)
