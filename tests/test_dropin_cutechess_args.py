@@ -608,3 +608,30 @@ def test_rerun_plays_only_the_missing_games(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "runner.db") as db:
         rows = db.execute("select count(*) from games where result is not null").fetchone()
     assert rows == (6,)
+
+
+@needs_fairymax
+def test_engine_keys_and_engines_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """conf= takes an engine from engines.json (keys after it still apply); dir=, arg=,
+    restart=, nodes=, ponder and debug reach the engine as cutechess-cli means them."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "engines.json").write_text(
+        '[{"name": "fm", "command": "fairymax", "protocol": "xboard", "restart": "off",'
+        ' "initStrings": ["memory 4"], "options": [{"name": "Hash", "type": "spin",'
+        ' "value": 8}]}]')
+    work = tmp_path / "work"
+    work.mkdir()
+    run = _run(["-engine", "conf=fm", "nodes=5000", "-engine", "cmd=/usr/games/fairymax",
+                "proto=xboard", "name=other", f"dir={work}", "arg=8", "arg=-x", "ponder",
+                "restart=on", "-engine", "cmd=stockfish", "proto=uci", "name=sf", "debug",
+                "-each", "tc=10+0.1", "-epdout", "out.epd", "-bookmode", "disk"])
+    fm, other, sf = run.config.engines
+    assert (fm.name, fm.protocol.value, fm.restart.value, fm.init_strings,
+            fm.options_dict, fm.tc) == ("fm", "cecp", "off", ("memory 4",), {"Hash": "8"},
+                                        "tc=10+0.1 nodes=5000")
+    assert other.dir == work and other.command[1:] == ("8", "-x") and other.ponder
+    assert other.restart.value == "on"
+    assert sf.init_strings == ("debug on",)
+    printed = io.StringIO()
+    settings = run.make_output(printed).settings  # type: ignore[attr-defined]
+    assert settings.epd_out == "out.epd" and settings.tournament == "round-robin"
