@@ -635,3 +635,17 @@ def test_engine_keys_and_engines_json(tmp_path: Path, monkeypatch: pytest.Monkey
     printed = io.StringIO()
     settings = run.make_output(printed).settings  # type: ignore[attr-defined]
     assert settings.epd_out == "out.epd" and settings.tournament == "round-robin"
+
+
+@needs_peer
+@needs_fairymax
+def test_an_epd_file_read_as_pgn_deals_no_opening(tmp_path: Path) -> None:
+    """Without format=epd an EPD file is read as PGN (cutechess-cli's default format): in
+    sequential order every game starts from the start position, as in cutechess-cli; in
+    random order cutechess-cli crashes, and we refuse saying why."""
+    argv = [*TWO, *QUICK, "-games", "2", "-openings", f"file={EPD_BOOK}"]
+    ours = _ours_games(argv)
+    theirs = _theirs_games(_real_games(argv, tmp_path), [0, 0], False)
+    assert ours == theirs and ours[0][3] == chess.STARTING_FEN
+    line, status = _ours([*TWO, *QUICK, "-openings", f"file={EPD_BOOK}", "order=random"])
+    assert status == 1 and "format=epd" in line

@@ -481,6 +481,8 @@ class Arguments:
     recover: bool = False
     wait: int = 0
     seeds: int = 0
+    openings_empty: bool = False
+    """The -openings file holds no PGN game (read as PGN, cutechess-cli's default format)."""
     notices: list[tuple[str, str]] = field(default_factory=list)
     """Lines cutechess-cli prints while reading the command line and still plays:
     (stream, line)."""
@@ -713,11 +715,14 @@ def _openings(item: _Given, args: Arguments) -> None:
         args.notices.append(("stdout", "Indexing opening suite..."))
     path = Path(found["file"])
     try:
-        with open(path, "rb"):
-            pass
+        with open(path, "rb") as handle:
+            # A PGN suite without a single tag (an EPD file read with the default format):
+            # cutechess-cli deals no opening from it.
+            empty = found["format"] == "pgn" and b"[" not in handle.read()
     except OSError:
         raise _invalid(item, f"Can't open opening suite {found['file']}") from None
     args.openings = found
+    args.openings_empty = empty
 
 
 def _tablebases_found(paths: str) -> bool:
@@ -828,6 +833,10 @@ def check_supported(args: Arguments) -> None:
         raise _refusal("-tournament knockout is not supported: its pairings depend on the "
                        "results, and the runner plays a fixed schedule (round-robin, gauntlet "
                        "and pyramid are)")
+    if args.openings is not None and args.openings_empty and args.openings["order"] == "random":
+        raise _refusal(f"-openings: {args.openings['file']} holds no PGN game (format=pgn is "
+                       "the default; cutechess-cli crashes on it in random order): add "
+                       "format=epd for an EPD file")
     if args.debug:
         # The output does not echo the engines' lines yet: refused rather than ignored.
         raise _refusal("-debug all is not supported: the runner does not show the lines "
@@ -915,7 +924,7 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
         "engines": [engine_table(e, n) for e, n in zip(args.engines, names, strict=True)],
         "concurrency": args.concurrency, "variant": args.variant, "recover": args.recover,
     }
-    if args.openings is not None:
+    if args.openings is not None and not args.openings_empty:
         found = args.openings
         table["openings"] = {
             "file": found["file"], "format": found["format"], "order": found["order"],
