@@ -66,6 +66,7 @@ ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "options_submitted": st.booleans(),
     "stderr": st.none() | _paths,
     "timeout_scale": st.floats(0.2, 120.0),
+    "white_pov": st.booleans(),
 }
 OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "file": _paths, "format": st.sampled_from(BookFormat), "order": st.sampled_from(OpeningOrder),

@@ -198,14 +198,13 @@ def test_refusals_without_the_peer() -> None:
     (["-variant", "atomic"], "-variant atomic"),
     (["book=x.bin"], "book=x.bin"),
     (["trust"], "trust"),
-    (["whitepov"], "whitepov"),
     (["tc=hg10"], "hourglass"),
     (["depth=0"], None),
 ])
 def test_what_the_runner_cannot_play_is_refused(words: list[str], why: str | None) -> None:
     """An option cutechess-cli honours and the runner cannot is refused, saying which."""
     keys = [word for word in words if not word.startswith("-") and "=" in word
-            or word in ("trust", "whitepov")]
+            or word == "trust"]
     options = [word for word in words if word not in keys]
     argv = [*TWO, *options, "-each", "tc=1+0.1", *keys]
     if why is None:  # cutechess-cli's own refusal comes first
@@ -649,3 +648,35 @@ def test_an_epd_file_read_as_pgn_deals_no_opening(tmp_path: Path) -> None:
     assert ours == theirs and ours[0][3] == chess.STARTING_FEN
     line, status = _ours([*TWO, *QUICK, "-openings", f"file={EPD_BOOK}", "order=random"])
     assert status == 1 and "format=epd" in line
+
+
+def _scores(path: Path) -> list[list[tuple[str, str]]]:
+    """Per game, each engine move with the score its PGN comment gives (``+0.15/1``)."""
+    games = []
+    with open(path, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            games.append([(node.move.uci(), node.comment.split()[0])
+                          for node in game.mainline() if node.comment])
+    return games
+
+
+@needs_peer
+@needs_fairymax
+def test_whitepov_negates_black_scores_as_cutechess_does(tmp_path: Path) -> None:
+    """whitepov: an engine's scores as Black are negated, in the PGN comments and for the
+    adjudication, as the real cutechess-cli does."""
+    argv = ["-engine", "cmd=fairymax", "proto=xboard", "name=a", "whitepov", "-engine",
+            "cmd=fairymax", "proto=xboard", "name=b", "-each", "tc=inf", "depth=2",
+            "-games", "2", "-maxmoves", "8", "-openings", f"file={EPD_BOOK}", "format=epd",
+            "order=random", "-srand", "2"]
+    _real_games(argv, tmp_path)
+    env = {**os.environ, "RUNNER_DB": str(tmp_path / "runner.db"),
+           "PATH": "/usr/games:" + os.environ.get("PATH", "")}
+    done = subprocess.run([sys.executable, "-m", "runner", "cutechess", *argv, "-pgnout",
+                           str(tmp_path / "ours.pgn")], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    theirs, ours = _scores(tmp_path / "real.pgn"), _scores(tmp_path / "ours.pgn")
+    assert theirs and ours == theirs
+    # Black's own scores read from White's side: game 2's "a" (Black) moves are negated.
+    assert any(score.startswith("-") for score in (s for _, s in theirs[1][1::2]))

@@ -322,10 +322,15 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
                     or _time_forfeit(board, mover, f"{elapsed:.3f} s used"))
         info = reply.info
         zeroing = board.is_zeroing(move)
+        score_cp = info.score_cp if info else None
+        mate = info.mate if info else None
+        if not mover and spec.white_pov[1]:  # a White-side score read as Black's own
+            score_cp = None if score_cp is None else -score_cp
+            mate = None if mate is None else -mate
         played = MoveRecord(
             uci=move.uci(), san=board.san_and_push(move), time=elapsed,
-            depth=info.depth if info else None, score_cp=info.score_cp if info else None,
-            mate=info.mate if info else None, nodes=info.nodes if info else None,
+            depth=info.depth if info else None, score_cp=score_cp,
+            mate=mate, nodes=info.nodes if info else None,
         )
         ignored_claims[mover] = 0
         moves.append(played)

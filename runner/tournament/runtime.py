@@ -107,6 +107,7 @@ def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | 
         variant=config.variant, adjudication=_rules(config),
         tags={"Event": config.name, "Site": "cecp-runner",
               "Round": f"{game.round}.{game.index % per_round + 1}"},
+        white_pov=(config.engine(game.white).white_pov, config.engine(game.black).white_pov),
     )
 
 

@@ -857,9 +857,6 @@ def check_supported(args: Arguments) -> None:
         if not engine.validate_claims:
             raise _refusal(f"engine {label}: trust is not supported: the runner always checks "
                            "an engine's result claims")
-        if engine.white_pov:
-            raise _refusal(f"engine {label}: whitepov is not supported: the runner reads "
-                           "scores from the side to move only")
         if engine.hourglass:
             raise _refusal(f"engine {label}: tc={engine.tc_text} (hourglass) is not supported")
         if engine.infinite and not engine.time_per_move and not (engine.plies or engine.nodes):
@@ -972,6 +969,6 @@ def with_engine_extras(config: Any, args: Arguments) -> Any:
     """The configuration with what the table has no key for: stderr files, timeout scales."""
     engines = tuple(
         dataclasses.replace(spec, stderr=Path(data.stderr) if data.stderr else None,
-                            timeout_scale=data.timeout_scale)
+                            timeout_scale=data.timeout_scale, white_pov=data.white_pov)
         for spec, data in zip(config.engines, args.engines, strict=True))
     return dataclasses.replace(config, engines=engines)
