@@ -107,6 +107,7 @@ def _output_factory(settings: CutechessSettings, read: Arguments,
     output."""
 
     def make(stream: TextIO) -> PeerOutput:
+        """The notices printed, then the output on `stream`."""
         from runner.dropin.cutechess.output import CutechessOutput
 
         for where, line in read.notices:

@@ -188,6 +188,7 @@ class _Given:
     """Given without words (cutechess's boolean value)."""
 
     def joined(self) -> str:
+        """The words as one value (cutechess joins them with spaces)."""
         return " ".join(self.words)
 
 
@@ -535,6 +536,7 @@ def read_arguments(argv: list[str]) -> Arguments | Immediate:
     given = _split(argv)
 
     def one(name: str) -> _Given | None:
+        """The option given once, or None."""
         found = given.get(name)
         return found[0] if found else None
 
