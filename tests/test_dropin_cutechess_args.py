@@ -680,3 +680,28 @@ def test_whitepov_negates_black_scores_as_cutechess_does(tmp_path: Path) -> None
     assert theirs and ours == theirs
     # Black's own scores read from White's side: game 2's "a" (Black) moves are negated.
     assert any(score.startswith("-") for score in (s for _, s in theirs[1][1::2]))
+
+
+def test_two_sided_resign_counts_per_side_under_cutechess() -> None:
+    """runner-cutechess's two-sided resign is cutechess-cli's: the loser's own moves at or
+    below -S and the winner's own at or above +S, C each; when both sides think they are
+    losing it never fires (fastchess's single count would)."""
+    from runner.game.adjudication import AdjudicationRules, ResignTracker
+
+    def ends(per_side: bool, scores: list[int]) -> int | None:
+        rules = AdjudicationRules(resign_move_count=2, resign_score=100,
+                                  resign_two_sided=True, resign_per_side=per_side)
+        tracker = ResignTracker(rules)
+        for ply, score in enumerate(scores):
+            white = ply % 2 == 0
+            tracker.update(white, score)
+            if tracker.verdict(white, score) is not None:
+                return ply
+        return None
+
+    both_losing = [-200, -200, -200, -200, -200, -200]
+    assert ends(False, both_losing) == 3 and ends(True, both_losing) is None
+    agreed = [200, -200, 200, -200]
+    assert ends(True, agreed) == 3
+    # The winner's count restarted at its +0.50: two more of its moves are needed.
+    assert ends(True, [200, -200, 50, -200, 200, -200, 200, -200]) == 7

@@ -84,7 +84,9 @@ def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
 def _rules(config: TournamentConfig) -> AdjudicationRules:
     """The game's adjudication rules; runner-cutechess counts moves as cutechess-cli does."""
     rules = adjudication_rules(config.adjudication)
-    return rules if config.cutechess is None else dataclasses.replace(rules, board_plies=True)
+    if config.cutechess is None:
+        return rules
+    return dataclasses.replace(rules, board_plies=True, resign_per_side=True)
 
 
 def sprt_spec(config: TournamentConfig) -> SprtSpec | None:
