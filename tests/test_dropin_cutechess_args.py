@@ -705,3 +705,25 @@ def test_two_sided_resign_counts_per_side_under_cutechess() -> None:
     assert ends(True, agreed) == 3
     # The winner's count restarted at its +0.50: two more of its moves are needed.
     assert ends(True, [200, -200, 50, -200, 200, -200, 200, -200]) == 7
+
+
+def test_draw_is_checked_before_resignation_under_cutechess() -> None:
+    """When a wide draw window and the resign threshold hold on one ply, cutechess-cli's order
+    (draw first) decides under runner-cutechess; fastchess's (resign first) otherwise."""
+    from runner.game.adjudication import AdjudicationRules, DrawTracker, ResignTracker
+    from runner.game.play import _adjudicate
+
+    def verdict(board_plies: bool) -> str:
+        rules = AdjudicationRules(draw_move_number=1, draw_move_count=1, draw_score=700,
+                                  resign_move_count=1, resign_score=600,
+                                  board_plies=board_plies)
+        draws, resigns = DrawTracker(rules), ResignTracker(rules)
+        for white in (True, False):
+            draws.update(-650, False)
+            resigns.update(white, -650)
+        over = _adjudicate(draws, resigns, rules, False, -650, 1, 2)
+        assert over is not None
+        return str(over.result)
+
+    assert verdict(True) != verdict(False)
+    assert "1/2" in verdict(True)

@@ -63,8 +63,9 @@ class AdjudicationRules:
     winner's own as many at or above ``+resign_score``; otherwise fastchess's one count."""
     board_plies: bool = False
     """Count ``max_moves`` and ``draw_move_number`` on the plies played on the board from the
-    start position, book plies included, as cutechess-cli does (``runner-cutechess``);
-    otherwise the engines' plies and the FEN's move number, as fastchess does."""
+    start position, book plies included, and check the draw before resignation, as
+    cutechess-cli does (``runner-cutechess``); otherwise the engines' plies, the FEN's move
+    number and resignation first, as fastchess does."""
 
     def __post_init__(self) -> None:
         for name in ("draw_move_number", "resign_move_count", "max_moves"):

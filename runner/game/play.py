@@ -370,7 +370,10 @@ def _adjudicate(draws: DrawTracker, resigns: ResignTracker, rules: AdjudicationR
                 ) -> _GameOver | None:
     """The arbiter's early end after a move (rules endings were checked first): resign, then
     draw, then the game's length, in fastchess's order (docs/adjudication.md)."""
-    verdict = resigns.verdict(mover, score) or draws.verdict(moves_played)
+    if rules.board_plies:  # cutechess-cli's order
+        verdict = draws.verdict(moves_played) or resigns.verdict(mover, score)
+    else:
+        verdict = resigns.verdict(mover, score) or draws.verdict(moves_played)
     if verdict is not None:
         return _GameOver(verdict.result, GameTermination.ADJUDICATION, verdict.reason)
     verdict = max_moves_verdict(rules, engine_plies)
