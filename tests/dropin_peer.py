@@ -5,7 +5,8 @@ one line per event and appends each finished game to a file, flushed and synced 
 console scripts do, the peer's module found under ``runner.dropin.testpeer``. Keys: ``db``,
 ``games`` (the file of finished games), ``rounds``, ``engine`` (given twice: a command line,
 words split on spaces), ``tc``, ``concurrency``, ``maxmoves``. With ``DROPIN_PEER_SELFSTOP=1`` in
-the environment the process sends itself SIGINT as the output is made.
+the environment the process sends itself SIGINT as the output is made; with
+``DROPIN_PEER_STOP_AFTER=N`` the output ends the run after N finished games (``stop_run``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class LineOutput:
         self.games = games
         self.resumed_games: list[GameFinished] = []
         self.finished: list[GameFinished] = []
+        self.stop_after = int(os.environ.get("DROPIN_PEER_STOP_AFTER", "0"))
+        """End the run after this many finished games, as a peer does after a crash (0: never)."""
+        self.stop_run = False
 
     def _say(self, line: str) -> None:
         self.stream.write(line + "\n")
@@ -58,6 +62,8 @@ class LineOutput:
                 os.fsync(file.fileno())
         self._say(f"Finished game {event.job.index + 1} ({event.job.white} vs "
                   f"{event.job.black}): {event.result} {{{event.reason}}}")
+        if self.stop_after and len(self.finished) >= self.stop_after:
+            self.stop_run = True
 
     def notice(self, event: Notice) -> None:
         """Notices go to stderr (a peer would print its own warnings)."""

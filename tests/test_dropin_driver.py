@@ -204,16 +204,17 @@ def test_the_subcommand_through_click_keeps_the_words_too(monkeypatch: pytest.Mo
     assert seen == [("fastchess", words)]
 
 
-def test_local_workers_are_asked_for_only_above_one_process_worth_of_games() -> None:
+def test_local_workers_are_asked_for_only_past_one_process_and_with_cores_to_spare() -> None:
     assert workers_for(1, 2) is None
     assert workers_for(GAMES_PER_PROCESS, 8) is None
-    many = workers_for(GAMES_PER_PROCESS * 4, 2)
+    assert workers_for(GAMES_PER_PROCESS * 4, 2) is None  # two cores: the engines need them
     try:
         import distributed  # noqa: F401
     except ImportError:
-        assert many is None  # without Dask every game is played in this process
+        assert workers_for(GAMES_PER_PROCESS * 4, 8) is None  # no Dask: all in this process
     else:
-        assert many == 2  # at most one per core
+        assert workers_for(GAMES_PER_PROCESS * 4, 8) == 4  # half the cores at most
+        assert workers_for(GAMES_PER_PROCESS * 2, 4) == 2
 
 
 def test_a_run_name_is_short_and_the_same_for_the_same_words() -> None:
@@ -242,11 +243,12 @@ def test_the_entry_module_and_the_contract_load_no_run_code() -> None:
 
 def test_a_concurrency_past_one_process_plays_on_local_workers(tmp_path: Path) -> None:
     pytest.importorskip("distributed", reason="local workers need the cluster extra")
-    if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("one core: more processes would only share it")
     words = [*_words(tmp_path, rounds=1, tc="inf depth=1"),
              f"concurrency={GAMES_PER_PROCESS * 2}"]
-    done = _run(words, tmp_path)
+    # Counted as four cores (RUNNER_CPUS), so that two workers are due on any machine.
+    done = subprocess.run([sys.executable, str(PEER), *words], cwd=tmp_path,
+                          env={**_env(), "RUNNER_CPUS": "4"}, capture_output=True, text=True,
+                          timeout=200)
     assert done.returncode == 0, done.stdout + done.stderr
     with sqlite3.connect(tmp_path / "r.db") as conn:
         workers = [row[0] for row in conn.execute("select worker from games order by job_index")]
@@ -277,3 +279,15 @@ def test_a_stop_as_a_resumed_run_starts_plays_nothing_and_keeps_it_resumable(
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"Resumed {len(stored)} games" in again.stdout
     assert [index for index, _result in _stored(tmp_path / "r.db")] == list(range(6))
+
+
+def test_an_output_that_ends_the_run_ends_it(tmp_path: Path) -> None:
+    """A peer that stops at an engine's crash: its output sets ``stop_run`` and no further game
+    is played; the run ends (not interrupted by a signal) with its final lines."""
+    done = subprocess.run([sys.executable, str(PEER), *_words(tmp_path, rounds=3,
+                                                               tc="inf depth=1")],
+                          cwd=tmp_path, env={**_env(), "DROPIN_PEER_STOP_AFTER": "2"},
+                          capture_output=True, text=True, timeout=200)
+    assert "Ended interrupted=False done=2 of 6 status=interrupted" in done.stdout, done.stdout
+    assert done.stdout.count("Started game") == 2
+    assert len(_stored(tmp_path / "r.db")) == 2

@@ -16,7 +16,10 @@ if TYPE_CHECKING:  # annotations only: a drop-in's --help or --version loads no 
     from runner.config.model import TournamentConfig
     from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
 
-__all__ = ["NAME_LIMIT", "DropinRun", "Immediate", "PeerOutput", "PeerUsageError", "run_name"]
+__all__ = ["NAME_LIMIT", "STOP_RUN", "DropinRun", "Immediate", "PeerOutput", "PeerUsageError", "run_name"]
+
+STOP_RUN = "stop_run"
+"""The optional attribute of a `PeerOutput` that, once true, ends the run (see there)."""
 
 NAME_LIMIT = 200
 """The longest tournament name the configuration takes (a whole argv is often longer)."""
@@ -44,7 +47,12 @@ class PeerUsageError(Exception):
 
 
 class PeerOutput(Protocol):
-    """What one peer prints and writes (lines, PGN, EPD) as the run goes."""
+    """What one peer prints and writes (lines, PGN, EPD) as the run goes.
+
+    An output that ends the run the way its peer does (fastchess and cutechess-cli stop at an
+    engine's crash without -recover) sets an attribute ``stop_run = True`` while handling an
+    event: the driver then starts no new game and aborts the running ones (`STOP_RUN`).
+    """
 
     def resumed(self, games: Sequence[GameFinished]) -> None:
         """The games an earlier run of the same command line stored, in schedule order."""

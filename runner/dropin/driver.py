@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from runner.game.record import GameRecord
     from runner.store.store import StoredGame
 
-__all__ = ["DEFAULT_DB", "GAMES_PER_PROCESS", "play", "stored_games", "workers_for"]
+__all__ = ["CPUS_ENV", "DEFAULT_DB", "GAMES_PER_PROCESS", "machine_cpus", "play", "stored_games",
+           "workers_for"]
 
 DEFAULT_DB = "runner.db"
 """The database a drop-in run writes when neither the run nor ``RUNNER_DB`` names one."""
@@ -54,15 +55,30 @@ DEFAULT_DB = "runner.db"
 GAMES_PER_PROCESS = 32
 """Games one Python process referees at once before a drop-in spreads them over local
 worker processes: the fallback while `runner.cluster.sizing` is absent, with its measured
-value (benchmarks/concurrency.py: no time loss at 16 games at once on 2 cores at 1+0.01,
-losses from 64 on)."""
+value and rule (benchmarks/concurrency.py: no time loss at 16 games at once on 2 cores at
+1+0.01, losses from 64 on; 2 local workers did worse on 2 cores, sharing them with the
+engines)."""
+
+CPUS_ENV = "RUNNER_CPUS"
+"""The cores counted, when set (a container whose CPU quota is below the cores it sees)."""
+
+
+def machine_cpus() -> int:
+    """The cores this process may run on, or ``RUNNER_CPUS`` when it is set to a number."""
+    given = os.environ.get(CPUS_ENV, "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def workers_for(concurrency: int, cpus: int) -> int | None:
     """Local worker processes for `concurrency` games at once on `cpus` cores (None: all in
-    this process): `runner.cluster.sizing.local_workers_for` when this runner has it, else one
-    process per `GAMES_PER_PROCESS` games, at most one per core; None without the cluster
-    extra (Dask) installed, whatever the count."""
+    this process): `runner.cluster.sizing.local_workers_for` when this runner has it, else its
+    rule (one process per `GAMES_PER_PROCESS` games, up to half the cores, the other half
+    left to the engines, and at least two or none); None without the cluster extra (Dask)
+    installed, whatever the count."""
     try:
         from runner.cluster.sizing import (  # type: ignore[import-not-found,unused-ignore]
             local_workers_for,
@@ -71,10 +87,11 @@ def workers_for(concurrency: int, cpus: int) -> int | None:
         local_workers_for = None
     if local_workers_for is not None:
         workers = int(local_workers_for(concurrency, cpus))
-    elif concurrency <= GAMES_PER_PROCESS or cpus < 2:
+    elif concurrency <= GAMES_PER_PROCESS:
         workers = 0
     else:
-        workers = min(cpus, math.ceil(concurrency / GAMES_PER_PROCESS))
+        workers = min(cpus // 2, math.ceil(concurrency / GAMES_PER_PROCESS))
+        workers = workers if workers >= 2 else 0
     if workers <= 0 or importlib.util.find_spec("distributed") is None:
         return None
     return workers
@@ -135,7 +152,7 @@ async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
         if tournament.done_games:
             output.resumed(await asyncio.to_thread(lambda: list(stored_games(store, tournament))))
         try:
-            outcome = await tournament.run(on_event=_dispatch(output))
+            outcome = await tournament.run(on_event=_dispatch(output, tournament))
         except TournamentError as exc:  # another runner took the tournament meanwhile
             err.write(f"runner-{run.peer}: {exc}\n")
             return exc.exit_code or 1
@@ -153,9 +170,8 @@ async def _prepared(run: DropinRun, store: Store) -> Tournament:
     # rerun: asked first, quietly (the peer prints nothing of the kind).
     config: TournamentConfig = await resolve_protocols(run.config, lambda _line: None)
     concurrency = max(1, config.concurrency)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     tournament = start(config, store, StartMode.SAME, concurrency=concurrency,
-                       workers=workers_for(concurrency, cpus or 1))
+                       workers=workers_for(concurrency, machine_cpus()))
     await asyncio.to_thread(tournament.prepare)
     return tournament
 
@@ -166,17 +182,25 @@ def _flush(stream: TextIO) -> None:
         stream.flush()
 
 
-def _dispatch(output: PeerOutput) -> Callable[[Event], None]:
+def _dispatch(output: PeerOutput, tournament: Tournament) -> Callable[[Event], None]:
     """The run's event handler: each event to the output's method for it (moves are not
-    watched, so none arrives)."""
+    watched, so none arrives); an output that asks to end the run (``stop_run``) stops it:
+    no new game, the running ones aborted."""
+    from runner.dropin.contract import STOP_RUN
+
+    stopped = False
 
     def on_event(event: Event) -> None:
+        nonlocal stopped
         if isinstance(event, GameFinished):
             output.game_finished(event)
         elif isinstance(event, GameStarted):
             output.game_started(event)
         elif isinstance(event, Notice):
             output.notice(event)
+        if not stopped and getattr(output, STOP_RUN, False):
+            stopped = True
+            tournament.stop(hard=True)
 
     return on_event
 
