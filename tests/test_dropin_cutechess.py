@@ -481,6 +481,16 @@ def test_games_reach_the_pgn_in_number_order_and_the_epd_at_once(tmp_path: Path)
     assert [g.split('[White "')[1][0] for g in games[1:]] == ["a", "b"]
 
 
+def test_a_removed_pgn_file_is_reopened_with_cutechess_warning(tmp_path: Path) -> None:
+    pgn = tmp_path / "out.pgn"
+    run = _Run(players=("a", "b"), final_game_count=2, pgn_out=str(pgn))
+    run.game(0, "a", "b", Result.DRAW, T.MAX_MOVES)
+    pgn.unlink()
+    run.game(1, "b", "a", Result.DRAW, T.MAX_MOVES)
+    assert run.err.getvalue() == f"Warning: PGN file {pgn} does not exist. Reopening...\n"
+    assert pgn.read_text().count("[Event") == 1
+
+
 def test_a_resumed_run_continues_the_counts_and_the_file(tmp_path: Path) -> None:
     pgn = tmp_path / "out.pgn"
     run = _Run(players=("a", "b"), final_game_count=2, pgn_out=str(pgn))

@@ -169,6 +169,7 @@ class CutechessOutput:
         self._engine_count = 0
         self._stopping = False
         self._ended = False
+        self._opened: set[str] = set()
 
     # -- PeerOutput ---------------------------------------------------------------------
 
@@ -543,6 +544,10 @@ class CutechessOutput:
 
     def _append(self, path: str, text: str, kind: str) -> None:
         """Append and sync: a framework may kill the process right after the game."""
+        if path in self._opened and not os.path.exists(path):
+            # cutechess keeps the file open and reopens it when someone removed it.
+            self._warn(f"{kind} file {path} does not exist. Reopening...")
+        self._opened.add(path)
         try:
             with open(path, "a", encoding="utf-8", newline="\n") as handle:
                 handle.write(text)
