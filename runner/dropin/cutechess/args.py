@@ -28,10 +28,13 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.dropin.contract import Immediate, PeerUsageError, run_name
 from runner.dropin.cutechess.settings import CutechessSettings, PgnMode, SprtBounds
+
+if TYPE_CHECKING:
+    from runner.config.model import TournamentConfig
 
 __all__ = [
     "CUTECHESS_VERSION",
@@ -967,7 +970,7 @@ def settings_for(args: Arguments, names: list[str], total: int) -> CutechessSett
     )
 
 
-def with_engine_extras(config: Any, args: Arguments) -> Any:
+def with_engine_extras(config: TournamentConfig, args: Arguments) -> TournamentConfig:
     """The configuration with what the table has no key for: stderr files, timeout scales."""
     engines = tuple(
         dataclasses.replace(spec, stderr=Path(data.stderr) if data.stderr else None,
