@@ -32,7 +32,7 @@ from conftest import SHARED_DATA
 from runner.clock import TimeControl, TimePeriod
 from runner.dropin.cutechess.output import CutechessOutput
 from runner.dropin.cutechess.pgn import cutechess_pgn, move_comment, time_control_text
-from runner.dropin.cutechess.results import CuteResult, Kind, cute_result
+from runner.dropin.cutechess.results import cute_result
 from runner.dropin.cutechess.settings import CutechessSettings, PgnMode, SprtBounds
 from runner.dropin.cutechess.stats import CutechessElo, sprt_status
 from runner.game.record import GameRecord, GameSpec, MoveRecord
@@ -362,6 +362,14 @@ def test_a_table_row_prints_the_margin_cutechess_printed() -> None:
         "      0", "    786")
 
 
+def test_a_false_claim_is_a_warning_naming_the_engine_and_its_claim() -> None:
+    # cutechess-cli: "Warning: bad forfeits by invalid result claim: 0-1 {Black mates}".
+    run = _Run(players=("good", "bad"), final_game_count=2)
+    run.game(0, "good", "bad", Result.WHITE_WINS, T.FALSE_CLAIM,
+             "Black makes a false claim: 0-1 {Black mates}")
+    assert run.err.getvalue() == "Warning: bad forfeits by invalid result claim: 0-1 {Black mates}\n"
+
+
 @pytest.mark.parametrize(("wins", "losses", "draws", "elo", "margin", "los"), [
     # Printed by cutechess-cli (Elo difference line and round-robin tables) for these counts.
     (0, 1, 0, "-inf", "nan", "15.9"), (1, 1, 0, "0.0", "nan", "50.0"),
@@ -388,6 +396,19 @@ def test_sprt_decides_as_cutechess_does() -> None:
     status = sprt_status(30, 5, 10, 0.0, 100.0, 0.05, 0.05)
     assert status.accepted == "H1" and status.llr >= status.upper
     assert sprt_status(0, 0, 0, 0, 0, 0, 0).accepted is None
+
+
+def test_the_runner_sprt_with_the_cutechess_model_stops_where_cutechess_stops() -> None:
+    # runner-cutechess plays -sprt with EloModel.CUTECHESS: the same LLR as the line prints,
+    # so the run ends at the game cutechess-cli ends at (single games, not game pairs).
+    from runner.stats.counts import Trinomial
+    from runner.stats.sprt import EloModel, SprtDecision, SprtSpec, sprt
+
+    spec = SprtSpec(0.0, 200.0, 0.2, 0.2, EloModel.CUTECHESS)
+    assert sprt(Trinomial(wins=3, draws=0, losses=0), spec).decision is SprtDecision.CONTINUE
+    four = sprt(Trinomial(wins=4, draws=0, losses=0), spec)
+    assert four.decision is SprtDecision.H1
+    assert four.llr == sprt_status(4, 0, 0, 0.0, 200.0, 0.2, 0.2).llr
 
 
 def test_move_comments_are_written_as_cutechess_writes_them() -> None:
@@ -460,6 +481,16 @@ def test_games_reach_the_pgn_in_number_order_and_the_epd_at_once(tmp_path: Path)
     assert [g.split('[White "')[1][0] for g in games[1:]] == ["a", "b"]
 
 
+def test_a_removed_pgn_file_is_reopened_with_cutechess_warning(tmp_path: Path) -> None:
+    pgn = tmp_path / "out.pgn"
+    run = _Run(players=("a", "b"), final_game_count=2, pgn_out=str(pgn))
+    run.game(0, "a", "b", Result.DRAW, T.MAX_MOVES)
+    pgn.unlink()
+    run.game(1, "b", "a", Result.DRAW, T.MAX_MOVES)
+    assert run.err.getvalue() == f"Warning: PGN file {pgn} does not exist. Reopening...\n"
+    assert pgn.read_text().count("[Event") == 1
+
+
 def test_a_resumed_run_continues_the_counts_and_the_file(tmp_path: Path) -> None:
     pgn = tmp_path / "out.pgn"
     run = _Run(players=("a", "b"), final_game_count=2, pgn_out=str(pgn))
@@ -485,6 +516,7 @@ class Played:
     lines: list[str]
     stderr: str
     pgn: str
+    epd: str = ""
 
 
 def _cutechess_usable() -> str | None:
@@ -522,8 +554,9 @@ def _play(tool: str, argv: Sequence[str], where: Path, interrupt_after: float | 
         out = first + rest
     else:
         out, err = proc.communicate(timeout=300)
-    pgn = where / "games.pgn"
-    return Played(proc.returncode, out.splitlines(), err, pgn.read_text() if pgn.exists() else "")
+    pgn, epd = where / "games.pgn", where / "final.epd"
+    return Played(proc.returncode, out.splitlines(), err, pgn.read_text() if pgn.exists() else "",
+                  epd.read_text() if epd.exists() else "")
 
 
 def _games(text: str) -> list[chess.pgn.Game]:
@@ -567,34 +600,38 @@ def _compare(ours: Played, theirs: Played) -> Comparison:
     problems = []
     if ours.returncode != theirs.returncode:
         problems.append(f"exit status: ours {ours.returncode}, theirs {theirs.returncode}")
-    same_lines = sum(a == b for a, b in zip(ours.lines, theirs.lines))
+    same_lines = sum(a == b for a, b in zip(ours.lines, theirs.lines, strict=False))
     if ours.lines != theirs.lines:
-        for number, (a, b) in enumerate(zip(ours.lines + [""] * 200, theirs.lines + [""] * 200)):
+        longest = max(len(ours.lines), len(theirs.lines))
+        padded = zip(ours.lines + [""] * longest, theirs.lines + [""] * longest, strict=False)
+        for number, (a, b) in enumerate(padded):
             if a != b:
                 problems.append(f"line {number + 1}: ours {a!r}, theirs {b!r}")
                 break
         if len(ours.lines) != len(theirs.lines):
             problems.append(f"{len(ours.lines)} lines, theirs {len(theirs.lines)}")
+    if ours.epd != theirs.epd:
+        problems.append(f"EPD file: ours {ours.epd!r}, theirs {theirs.epd!r}")
     mine, peer = _games(ours.pgn), _games(theirs.pgn)
     if len(mine) != len(peer):
         problems.append(f"{len(mine)} games in the PGN, theirs {len(peer)}")
     same_games = tags = same_tags = 0
-    for number, (a, b) in enumerate(zip(mine, peer), start=1):
-        if _moves(a) == _moves(b) and a.headers["Result"] == b.headers["Result"] \
-                and _comments(a)[-1:] == _comments(b)[-1:]:
+    for number, (got, want) in enumerate(zip(mine, peer, strict=False), start=1):
+        if _moves(got) == _moves(want) and got.headers["Result"] == want.headers["Result"] \
+                and _comments(got)[-1:] == _comments(want)[-1:]:
             same_games += 1
         else:
-            problems.append(f"game {number}: ours {a.headers['Result']} {_moves(a)[:60]}, "
-                            f"theirs {b.headers['Result']} {_moves(b)[:60]}")
-        names = [n for n in b.headers if n not in _CLOCK_TAGS]
-        ours_names = [n for n in a.headers if n not in _CLOCK_TAGS]
+            problems.append(f"game {number}: ours {got.headers['Result']} {_moves(got)[:60]}, "
+                            f"theirs {want.headers['Result']} {_moves(want)[:60]}")
+        names = [n for n in want.headers if n not in _CLOCK_TAGS]
+        ours_names = [n for n in got.headers if n not in _CLOCK_TAGS]
         for name in names:
             tags += 1
-            if a.headers.get(name) == b.headers[name]:
+            if got.headers.get(name) == want.headers[name]:
                 same_tags += 1
             else:
-                problems.append(f"game {number} tag {name}: ours {a.headers.get(name)!r}, "
-                                f"theirs {b.headers[name]!r}")
+                problems.append(f"game {number} tag {name}: ours {got.headers.get(name)!r}, "
+                                f"theirs {want.headers[name]!r}")
         if ours_names != names:
             problems.append(f"game {number} tags: ours {ours_names}, theirs {names}")
     return Comparison(max(len(ours.lines), len(theirs.lines)), same_lines, len(peer), same_games,
@@ -627,30 +664,40 @@ MATRIX: dict[str, list[str]] = {
     "chess960": [*_sf("a"), *_sf("b"), "-each", "tc=inf", "depth=4", "-variant", "fischerandom",
                  "-openings", f"file={BOOKS / '3moves_FRC.epd'}", "format=epd", "-games", "2",
                  "-rounds", "2", "-repeat", "-pgnout", "games.pgn"],
-    "draw-resign-maxmoves": [*_sf("a"), *_sf("b", "option.Skill Level=0"), "-each", "tc=inf",
-                             "depth=4", "-openings", _EPD, "format=epd", "-games", "2",
+    "draw-resign-maxmoves": [*_sf("a", "depth=4"), *_sf("b", "depth=2"), "-each", "tc=inf",
+                             "-openings", _EPD, "format=epd", "-games", "2",
                              "-rounds", "3", "-repeat", "-draw", "movenumber=20", "movecount=4",
                              "score=15", "-resign", "movecount=3", "score=400", "-maxmoves",
                              "50", "-pgnout", "games.pgn", "-epdout", "final.epd"],
-    "sprt-stop": [*_sf("strong"), *_sf("weak", "option.Skill Level=0"), "-each", "tc=inf",
-                  "depth=3", "-openings", _EPD, "format=epd", "-games", "2", "-rounds", "50",
+    "sprt-stop": [*_sf("strong", "depth=4"), *_sf("weak", "depth=1"), "-each", "tc=inf",
+                  "-openings", _EPD, "format=epd", "-games", "2", "-rounds", "50",
                   "-repeat", "-sprt", "elo0=0", "elo1=200", "alpha=0.2", "beta=0.2",
                   "-pgnout", "games.pgn"],
-    "gauntlet-3": ["-tournament", "gauntlet", *_sf("sf"), *_fm("fm", "restart=on"),
-                   *_sf("sf0", "option.Skill Level=0"), "-each", "tc=inf", "depth=3", "-games",
+    "gauntlet-3": ["-tournament", "gauntlet", *_sf("sf", "depth=3"),
+                   *_fm("fm", "restart=on", "depth=3"), *_sf("sf1", "depth=1"), "-each",
+                   "tc=inf", "-games",
                    "2", "-openings", _EPD, "format=epd", "-resultformat", "wide3",
                    "-outcomeinterval", "2", "-pgnout", "games.pgn"],
-    "round-robin-3": [*_sf("sf"), *_fm("fm", "restart=on"), *_sf("sf0", "option.Skill Level=0"),
-                      "-each", "tc=inf", "depth=3", "-games", "2", "-openings", _EPD,
+    "round-robin-3": [*_sf("sf", "depth=3"), *_fm("fm", "restart=on", "depth=3"),
+                      *_sf("sf1", "depth=1"), "-each", "tc=inf", "-games", "2", "-openings", _EPD,
                       "format=epd", "-ratinginterval", "3", "-pgnout", "games.pgn",
                       "-event", "RR 3", "-site", "here"],
     "cecp": [*_fm("fa", "restart=on"), *_fm("fb", "restart=on"), "-each", "tc=inf", "depth=3",
              "-openings", _EPD, "format=epd", "-games", "2", "-rounds", "2", "-repeat",
              "-resign", "movecount=3", "score=400", "-maxmoves", "50", "-pgnout", "games.pgn"],
     "recover-crash": [*_bundled("good"), *_bundled("bad", "--fault", "crash@3"), "-each",
-                      "tc=inf", "-games", "4", "-recover", "-pgnout", "games.pgn"],
+                      "tc=inf", "depth=2", "-games", "4", "-recover", "-pgnout", "games.pgn"],
+    "illegal-move": [*_bundled("good"), *_bundled("bad", "--fault", "illegal@3"), "-each",
+                     "tc=inf", "depth=2", "-games", "2", "-pgnout", "games.pgn",
+                     "-epdout", "final.epd"],
+    "engine-resigns": [*_bundled("good"), *_bundled("bad", "--fault", "resign@3"), "-each",
+                       "tc=inf", "depth=2", "-games", "2", "-pgnout", "games.pgn", "min"],
+    "false-claim": [*_bundled("good"), *_bundled("bad", "--fault", "false-claim@3"), "-each",
+                    "tc=inf", "depth=2", "-games", "2", "-pgnout", "games.pgn", "fi"],
+    "stall-recover": [*_bundled("good"), *_bundled("bad", "--fault", "hang@3"), "-each",
+                      "tc=0:02+0.1", "-games", "2", "-recover", "-pgnout", "games.pgn"],
     "crash-no-recover": [*_bundled("good"), *_bundled("bad", "--fault", "crash@3"), "-each",
-                         "tc=inf", "-games", "4", "-pgnout", "games.pgn"],
+                         "tc=inf", "depth=2", "-games", "4", "-pgnout", "games.pgn"],
 }
 
 
@@ -664,8 +711,20 @@ def matrix_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cutechess-matrix")
 
 
+# Known differences of the game layer (not of the output), kept in the matrix so that the day
+# they are gone the test says so.
+_KNOWN = {
+    "false-claim": "cutechess forfeits a false claim as it arrives; the runner lets the "
+                   "opponent move once more before it judges the claim",
+    "stall-recover": "a hung engine: cutechess sends '?' at the flag and declares a stalled "
+                     "connection when no move comes; the runner declares a loss on time",
+}
+
+
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("name", sorted(MATRIX))
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(reason=_KNOWN[n], strict=True)) if n in _KNOWN
+    else n for n in sorted(MATRIX)])
 def test_the_same_argv_prints_and_plays_what_cutechess_does(name: str, matrix_dir: Path) -> None:
     argv = MATRIX[name]
     theirs = _play("cutechess", argv, matrix_dir / name / "cutechess")

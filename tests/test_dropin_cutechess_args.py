@@ -8,7 +8,10 @@ library or fairymax is absent); python-chess reads its PGN (the test oracle only
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -191,17 +194,17 @@ def test_refusals_without_the_peer() -> None:
 
 @pytest.mark.parametrize(("words", "why"), [
     (["-tournament", "knockout"], "knockout"),
+    (["-debug", "all"], "-debug all"),
     (["-variant", "atomic"], "-variant atomic"),
     (["book=x.bin"], "book=x.bin"),
     (["trust"], "trust"),
-    (["whitepov"], "whitepov"),
     (["tc=hg10"], "hourglass"),
     (["depth=0"], None),
 ])
 def test_what_the_runner_cannot_play_is_refused(words: list[str], why: str | None) -> None:
     """An option cutechess-cli honours and the runner cannot is refused, saying which."""
     keys = [word for word in words if not word.startswith("-") and "=" in word
-            or word in ("trust", "whitepov")]
+            or word == "trust"]
     options = [word for word in words if word not in keys]
     argv = [*TWO, *options, "-each", "tc=1+0.1", *keys]
     if why is None:  # cutechess-cli's own refusal comes first
@@ -276,7 +279,7 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
     assert a.dir == Path(os.environ.get("TMPDIR", "/tmp")).resolve()
     assert config.cutechess == CutechessSchedule(
         tournament="round-robin", games=3, rounds=2, repeat=2, policy="encounter", swap=False,
-        reverse=True, seeds=1, wait_ms=250)
+        reverse=True, seeds=1, wait_ms=250, srand=42)
     assert config.concurrency == 2 and config.recover
     adj = config.adjudication
     assert adj.draw is not None and (adj.draw.movenumber, adj.draw.movecount,
@@ -284,12 +287,14 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
     assert adj.resign is not None and (adj.resign.movecount, adj.resign.score,
                                        adj.resign.twosided) == (4, 700, True)
     assert adj.maxmoves == 90
-    assert config.sprt is not None and config.sprt.model == "bayeselo"
+    assert config.sprt is not None and config.sprt.model == "cutechess"
     assert config.openings is not None
     assert (config.openings.order.value, config.openings.seed, config.openings.start) == (
         "random", 42, 3)
     assert config.pgnout is None
-    settings = run.make_output.__closure__[1].cell_contents  # type: ignore[index]
+    printed = io.StringIO()
+    settings = run.make_output(printed).settings  # type: ignore[attr-defined]
+    assert printed.getvalue() == "Indexing opening suite...\n"  # as cutechess-cli, first
     assert (settings.event, settings.site, settings.rating_interval,
             settings.outcome_interval, settings.result_format) == ("E", "S", 10, 5, "wide")
     assert settings.pgn_mode.value == "min" and settings.pgn_finished_only
@@ -515,3 +520,210 @@ def test_played_games_are_cutechess_clis(name: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert len(real) > 0
     assert _played(ours_pgn) == _played(tmp_path / "real.pgn")
+
+
+@needs_fairymax
+def test_tablebases_engine_files_and_waits(tmp_path: Path) -> None:
+    """-tb with its pieces and fifty-move setting reaches the adjudication; stderr=, tscale=
+    and -wait reach the engines and the scheduler that run the games."""
+    from runner.tournament.runtime import engine_config, local_scheduler
+
+    syzygy = REPO.parent / "shared" / "data" / "syzygy"
+    if not any(syzygy.glob("K?vK.rtbw")):
+        pytest.skip(f"no 3-piece Syzygy tables in {syzygy}")
+    run = _run([*TWO, "-each", "tc=inf", "depth=1", f"stderr={tmp_path / 'e.log'}",
+                "tscale=2.5", "-tb", str(syzygy), "-tbpieces", "4", "-tbignore50",
+                "-wait", "1500"])
+    adj = run.config.adjudication
+    assert adj.tablebases == (syzygy,) and adj.tbpieces == 4 and adj.tbignore50
+    engine = engine_config(run.config.engines[0])
+    default = engine_config(dataclasses.replace(run.config.engines[0], timeout_scale=1.0))
+    assert engine.stderr_log == tmp_path / "e.log"
+    assert engine.start_timeout == pytest.approx(2.5 * default.start_timeout)
+    assert engine.ping_timeout == pytest.approx(2.5 * default.ping_timeout)
+    assert local_scheduler(run.config, 1).start_delay == pytest.approx(1.5)
+
+
+@needs_fairymax
+def test_zero_switches_a_rule_off_as_in_cutechess() -> None:
+    """-draw movenumber=0 and -resign movecount=0 switch the rule off (cutechess-cli), where
+    the runner's own vocabulary would draw from the first move; a movecount of 0 for the
+    draw (a draw whatever the scores) is refused."""
+    run = _run([*TWO, "-each", "tc=inf", "depth=1", "-draw", "movenumber=0", "movecount=1",
+                "score=1", "-resign", "movecount=0", "score=3"])
+    assert run.config.adjudication.draw is None and run.config.adjudication.resign is None
+    line, _ = _ours([*TWO, "-each", "tc=inf", "depth=1", "-draw", "movenumber=5",
+                     "movecount=0", "score=1"])
+    assert line.startswith("runner-cutechess: -draw")
+
+
+@needs_peer
+def test_variant_names_are_cutechess_clis() -> None:
+    """-variant accepts exactly the variants cutechess-cli's -help lists."""
+    from runner.dropin.cutechess.args import VARIANTS
+
+    done = subprocess.run([str(PEER), "-help"], capture_output=True, text=True, timeout=30,
+                          check=False)
+    block = done.stdout.split("-variant VARIANT", 1)[1].split("-concurrency", 1)[0]
+    listed = re.findall(r"^\t\t\t'([a-z0-9-]+)' ?:", block, re.MULTILINE)
+    assert listed and sorted(listed) == sorted(VARIANTS)
+
+
+_DECIDED = r"^Finished game (\d+) \(.*\): (?:1-0|0-1|1/2-1/2) "
+"""A game that ended with a result (a game cut by the stop prints ``*``)."""
+
+
+@needs_fairymax
+def test_rerun_plays_only_the_missing_games(tmp_path: Path) -> None:
+    """The same command line run again after a SIGINT continues the run: it starts only the
+    games the first run did not finish (cutechess-cli's numbers), and the database ends with
+    every game once."""
+    import signal
+    import sqlite3
+
+    argv = [*TWO, "-each", "tc=inf", "depth=3", "-games", "6", "-openings",
+            f"file={EPD_BOOK}", "format=epd", "order=random", "-srand", "5", "-wait", "200"]
+    env = {**os.environ, "RUNNER_DB": str(tmp_path / "runner.db"),
+           "PATH": "/usr/games:" + os.environ.get("PATH", "")}
+    command = [sys.executable, "-m", "runner", "cutechess", *argv]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=tmp_path, env=env)
+    assert first.stdout is not None
+    finished: set[int] = set()
+    for line in first.stdout:
+        if match := re.match(_DECIDED, line):
+            finished.add(int(match.group(1)))
+            first.send_signal(signal.SIGINT)
+            break
+    rest, _ = first.communicate(timeout=120)
+    finished |= {int(m) for m in re.findall(_DECIDED, rest, re.MULTILINE)}
+    second = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env,
+                            timeout=600, check=False)
+    assert second.returncode == 0, second.stderr
+    started = {int(m) for m in re.findall(r"^Started game (\d+) of 6 ", second.stdout,
+                                          re.MULTILINE)}
+    assert finished and started and not started & finished
+    assert started | finished == set(range(1, 7))
+    with sqlite3.connect(tmp_path / "runner.db") as db:
+        rows = db.execute("select count(*) from games where result is not null").fetchone()
+    assert rows == (6,)
+
+
+@needs_fairymax
+def test_engine_keys_and_engines_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """conf= takes an engine from engines.json (keys after it still apply); dir=, arg=,
+    restart=, nodes=, ponder and debug reach the engine as cutechess-cli means them."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "engines.json").write_text(
+        '[{"name": "fm", "command": "fairymax", "protocol": "xboard", "restart": "off",'
+        ' "initStrings": ["memory 4"], "options": [{"name": "Hash", "type": "spin",'
+        ' "value": 8}]}]')
+    work = tmp_path / "work"
+    work.mkdir()
+    run = _run(["-engine", "conf=fm", "nodes=5000", "-engine", "cmd=/usr/games/fairymax",
+                "proto=xboard", "name=other", f"dir={work}", "arg=8", "arg=-x", "ponder",
+                "restart=on", "-engine", "cmd=stockfish", "proto=uci", "name=sf", "debug",
+                "-each", "tc=10+0.1", "-epdout", "out.epd", "-bookmode", "disk"])
+    fm, other, sf = run.config.engines
+    assert (fm.name, fm.protocol.value, fm.restart.value, fm.init_strings,
+            fm.options_dict, fm.tc) == ("fm", "cecp", "off", ("memory 4",), {"Hash": "8"},
+                                        "tc=10+0.1 nodes=5000")
+    assert other.dir == work and other.command[1:] == ("8", "-x") and other.ponder
+    assert other.restart.value == "on"
+    assert sf.init_strings == ("debug on",)
+    printed = io.StringIO()
+    settings = run.make_output(printed).settings  # type: ignore[attr-defined]
+    assert settings.epd_out == "out.epd" and settings.tournament == "round-robin"
+
+
+@needs_peer
+@needs_fairymax
+def test_an_epd_file_read_as_pgn_deals_no_opening(tmp_path: Path) -> None:
+    """Without format=epd an EPD file is read as PGN (cutechess-cli's default format): in
+    sequential order every game starts from the start position, as in cutechess-cli; in
+    random order cutechess-cli crashes, and we refuse saying why."""
+    argv = [*TWO, *QUICK, "-games", "2", "-openings", f"file={EPD_BOOK}"]
+    ours = _ours_games(argv)
+    theirs = _theirs_games(_real_games(argv, tmp_path), [0, 0], False)
+    assert ours == theirs and ours[0][3] == chess.STARTING_FEN
+    line, status = _ours([*TWO, *QUICK, "-openings", f"file={EPD_BOOK}", "order=random"])
+    assert status == 1 and "format=epd" in line
+
+
+def _scores(path: Path) -> list[list[tuple[str, str]]]:
+    """Per game, each engine move with the score its PGN comment gives (``+0.15/1``)."""
+    games = []
+    with open(path, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            games.append([(node.move.uci(), node.comment.split()[0])
+                          for node in game.mainline() if node.comment])
+    return games
+
+
+@needs_peer
+@needs_fairymax
+def test_whitepov_negates_black_scores_as_cutechess_does(tmp_path: Path) -> None:
+    """whitepov: an engine's scores as Black are negated, in the PGN comments and for the
+    adjudication, as the real cutechess-cli does."""
+    argv = ["-engine", "cmd=fairymax", "proto=xboard", "name=a", "whitepov", "-engine",
+            "cmd=fairymax", "proto=xboard", "name=b", "-each", "tc=inf", "depth=2",
+            "-games", "2", "-maxmoves", "8", "-openings", f"file={EPD_BOOK}", "format=epd",
+            "order=random", "-srand", "2"]
+    _real_games(argv, tmp_path)
+    env = {**os.environ, "RUNNER_DB": str(tmp_path / "runner.db"),
+           "PATH": "/usr/games:" + os.environ.get("PATH", "")}
+    done = subprocess.run([sys.executable, "-m", "runner", "cutechess", *argv, "-pgnout",
+                           str(tmp_path / "ours.pgn")], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    theirs, ours = _scores(tmp_path / "real.pgn"), _scores(tmp_path / "ours.pgn")
+    assert theirs and ours == theirs
+    # Black's own scores read from White's side: game 2's "a" (Black) moves are negated.
+    assert any(score.startswith("-") for score in (s for _, s in theirs[1][1::2]))
+
+
+def test_two_sided_resign_counts_per_side_under_cutechess() -> None:
+    """runner-cutechess's two-sided resign is cutechess-cli's: the loser's own moves at or
+    below -S and the winner's own at or above +S, C each; when both sides think they are
+    losing it never fires (fastchess's single count would)."""
+    from runner.game.adjudication import AdjudicationRules, ResignTracker
+
+    def ends(per_side: bool, scores: list[int]) -> int | None:
+        rules = AdjudicationRules(resign_move_count=2, resign_score=100,
+                                  resign_two_sided=True, resign_per_side=per_side)
+        tracker = ResignTracker(rules)
+        for ply, score in enumerate(scores):
+            white = ply % 2 == 0
+            tracker.update(white, score)
+            if tracker.verdict(white, score) is not None:
+                return ply
+        return None
+
+    both_losing = [-200, -200, -200, -200, -200, -200]
+    assert ends(False, both_losing) == 3 and ends(True, both_losing) is None
+    agreed = [200, -200, 200, -200]
+    assert ends(True, agreed) == 3
+    # The winner's count restarted at its +0.50: two more of its moves are needed.
+    assert ends(True, [200, -200, 50, -200, 200, -200, 200, -200]) == 7
+
+
+def test_draw_is_checked_before_resignation_under_cutechess() -> None:
+    """When a wide draw window and the resign threshold hold on one ply, cutechess-cli's order
+    (draw first) decides under runner-cutechess; fastchess's (resign first) otherwise."""
+    from runner.game.adjudication import AdjudicationRules, DrawTracker, ResignTracker
+    from runner.game.play import _adjudicate
+
+    def verdict(board_plies: bool) -> str:
+        rules = AdjudicationRules(draw_move_number=1, draw_move_count=1, draw_score=700,
+                                  resign_move_count=1, resign_score=600,
+                                  board_plies=board_plies)
+        draws, resigns = DrawTracker(rules), ResignTracker(rules)
+        for white in (True, False):
+            draws.update(-650, False)
+            resigns.update(white, -650)
+        over = _adjudicate(draws, resigns, rules, False, -650, 1, 2)
+        assert over is not None
+        return str(over.result)
+
+    assert verdict(True) != verdict(False)
+    assert "1/2" in verdict(True)

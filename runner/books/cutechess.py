@@ -86,6 +86,7 @@ def frc_start_fen(rng: Mersenne) -> str:
     back: list[str | None] = [None] * 8
 
     def put(piece: str, nth: int, start: int = 0, step: int = 1) -> None:
+        """`piece` on the `nth` free square among start, start + step, ..."""
         free = [i for i in range(start, 8, step) if back[i] is None]
         back[free[nth]] = piece
 

@@ -168,6 +168,9 @@ class EngineSpec:
     timeout_scale: float = 1.0
     """A factor on the runner's waits for the engine to start, answer a ping and quit
     (cutechess-cli's ``tscale=``); the clocks are not scaled."""
+    white_pov: bool = False
+    """The engine reports scores from White's side: its scores as Black are negated
+    (cutechess-cli's ``whitepov``)."""
 
     @property
     def options_dict(self) -> dict[str, OptionValue]:
@@ -182,6 +185,7 @@ class EngineSpec:
             "init_strings": list(self.init_strings), "options": [list(o) for o in self.options],
             # Only when on: stored tournaments from before the key keep their fingerprint.
             **({"ponder": True} if self.ponder else {}),
+            **({"white_pov": True} if self.white_pov else {}),
         }
 
 

@@ -326,13 +326,18 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         info = reply.info
         zeroing = board.is_zeroing(move)
         left = clock.time_left()
+        score_cp = info.score_cp if info else None
+        mate = info.mate if info else None
+        if not mover and spec.white_pov[1]:  # a White-side score read as Black's own
+            score_cp = None if score_cp is None else -score_cp
+            mate = None if mate is None else -mate
         if info is None:
             played = MoveRecord(uci=move.uci(), san=board.san_and_push(move), time=elapsed,
                                 time_left=left)
         else:
             played = MoveRecord(
                 uci=move.uci(), san=board.san_and_push(move), time=elapsed, depth=info.depth,
-                score_cp=info.score_cp, mate=info.mate, nodes=info.nodes,
+                score_cp=score_cp, mate=mate, nodes=info.nodes,
                 seldepth=info.seldepth, nps=info.nps, hashfull=info.hashfull,
                 tbhits=info.tbhits, pv=info.pv, time_left=left,
                 latency=None if info.time is None else elapsed - info.time,
@@ -375,7 +380,10 @@ def _adjudicate(draws: DrawTracker, resigns: ResignTracker, rules: AdjudicationR
                 ) -> _GameOver | None:
     """The arbiter's early end after a move (rules endings were checked first): resign, then
     draw, then the game's length, in fastchess's order (docs/adjudication.md)."""
-    verdict = resigns.verdict(mover, score) or draws.verdict(moves_played)
+    if rules.board_plies:  # cutechess-cli's order
+        verdict = draws.verdict(moves_played) or resigns.verdict(mover, score)
+    else:
+        verdict = resigns.verdict(mover, score) or draws.verdict(moves_played)
     if verdict is not None:
         return _GameOver(verdict.result, GameTermination.ADJUDICATION, verdict.reason)
     verdict = max_moves_verdict(rules, engine_plies)

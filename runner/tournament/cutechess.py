@@ -35,9 +35,11 @@ class _Pair:
         self.second = second
 
     def same_players(self, other: _Pair | None) -> bool:
+        """Whether `other` is a pair of the same two players, in either order."""
         return other is not None and {other.first, other.second} == {self.first, self.second}
 
     def swap(self) -> None:
+        """Exchange the colours."""
         self.first, self.second = self.second, self.first
 
 
@@ -82,6 +84,7 @@ class _Pairer:
         return made
 
     def next(self, game_number: int) -> _Pair:
+        """The pair of game `game_number` (0-based): the current one inside an encounter."""
         if game_number % self.games and self.current is not None:
             return self.current
         if self.kind == "round-robin":

@@ -84,7 +84,9 @@ def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
 def _rules(config: TournamentConfig) -> AdjudicationRules:
     """The game's adjudication rules; runner-cutechess counts moves as cutechess-cli does."""
     rules = adjudication_rules(config.adjudication)
-    return rules if config.cutechess is None else dataclasses.replace(rules, board_plies=True)
+    if config.cutechess is None:
+        return rules
+    return dataclasses.replace(rules, board_plies=True, resign_per_side=True)
 
 
 def sprt_spec(config: TournamentConfig) -> SprtSpec | None:
@@ -107,6 +109,7 @@ def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | 
         variant=config.variant, adjudication=_rules(config),
         tags={"Event": config.name, "Site": "cecp-runner",
               "Round": f"{game.round}.{game.index % per_round + 1}"},
+        white_pov=(config.engine(game.white).white_pov, config.engine(game.black).white_pov),
     )
 
 

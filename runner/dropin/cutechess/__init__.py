@@ -82,7 +82,7 @@ def _config(read: Arguments) -> TournamentConfig:
     from runner.dropin.cutechess import args as cc
 
     try:
-        config = parse_config(cc.tournament_table(read), source="runner-cutechess")
+        config = parse_config(cc.tournament_table(read), source="command line")
     except ConfigError as exc:
         first = exc.problems[0] if exc.problems else exc
         raise PeerUsageError(f"runner-cutechess: {first}", 1) from None
@@ -107,6 +107,7 @@ def _output_factory(settings: CutechessSettings, read: Arguments,
     output."""
 
     def make(stream: TextIO) -> PeerOutput:
+        """The notices printed, then the output on `stream`."""
         from runner.dropin.cutechess.output import CutechessOutput
 
         for where, line in read.notices:

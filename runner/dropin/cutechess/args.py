@@ -28,10 +28,13 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.dropin.contract import Immediate, PeerUsageError, run_name
 from runner.dropin.cutechess.settings import CutechessSettings, PgnMode, SprtBounds
+
+if TYPE_CHECKING:
+    from runner.config.model import TournamentConfig
 
 __all__ = [
     "CUTECHESS_VERSION",
@@ -97,16 +100,17 @@ OPTIONS: tuple[_Option, ...] = (
 _BY_NAME = {option.name: option for option in OPTIONS}
 
 VARIANTS = ("3check", "5check", "ai-wok", "almost", "amazon", "andernach", "antiandernach",
-    "antichess", "asean", "atomic", "berolina", "cambodian", "capablanca", "caparandom", "cfour",
-    "chancellor", "changeover", "checkless", "chessgi", "chigorin", "circulargryphon", "codrus",
-    "coregal", "courier", "crazyhouse", "discplacedgrid", "dobutsu", "embassy", "euroshogi",
-    "extinction", "fischerandom", "giveaway", "gomoku", "gomokufreestyle", "gothic", "grand",
-    "grid", "gridolina", "gryphon", "gustav3", "hoppelpoppel", "horde", "janus", "jesonmor",
-    "judkins", "karouk", "kinglet", "kingofthehill", "knightmate", "knightrelay", "loop",
-    "losalamos", "losers", "makruk", "minishogi", "modern", "newzealand", "placement",
-    "pocketknight", "racingkings", "rifle", "seirawan", "shatranj", "shogi", "shoot",
-    "slippedgrid", "simplifiedgryphon", "sittuyin", "suicide", "superandernach", "threekings",
-    "tictactoe", "twokings", "twokingssymmetric", "standard", ").split()")
+            "antichess", "asean", "atomic", "berolina", "cambodian", "capablanca", "caparandom",
+            "cfour", "chancellor", "changeover", "checkless", "chessgi", "chigorin",
+            "circulargryphon", "codrus", "coregal", "courier", "crazyhouse", "discplacedgrid",
+            "dobutsu", "embassy", "euroshogi", "extinction", "fischerandom", "giveaway", "gomoku",
+            "gomokufreestyle", "gothic", "grand", "grid", "gridolina", "gryphon", "gustav3",
+            "hoppelpoppel", "horde", "janus", "jesonmor", "judkins", "karouk", "kinglet",
+            "kingofthehill", "knightmate", "knightrelay", "loop", "losalamos", "losers", "makruk",
+            "minishogi", "modern", "newzealand", "placement", "pocketknight", "racingkings",
+            "rifle", "seirawan", "shatranj", "shogi", "shoot", "slippedgrid", "simplifiedgryphon",
+            "sittuyin", "suicide", "superandernach", "threekings", "tictactoe", "twokings",
+            "twokingssymmetric", "standard")
 """Every variant cutechess-cli 1.5.1 knows (its -help lists them); the runner plays two."""
 
 PLAYED_VARIANTS = ("standard", "fischerandom")
@@ -187,6 +191,7 @@ class _Given:
     """Given without words (cutechess's boolean value)."""
 
     def joined(self) -> str:
+        """The words as one value (cutechess joins them with spaces)."""
         return " ".join(self.words)
 
 
@@ -480,6 +485,8 @@ class Arguments:
     recover: bool = False
     wait: int = 0
     seeds: int = 0
+    openings_empty: bool = False
+    """The -openings file holds no PGN game (read as PGN, cutechess-cli's default format)."""
     notices: list[tuple[str, str]] = field(default_factory=list)
     """Lines cutechess-cli prints while reading the command line and still plays:
     (stream, line)."""
@@ -532,6 +539,7 @@ def read_arguments(argv: list[str]) -> Arguments | Immediate:
     given = _split(argv)
 
     def one(name: str) -> _Given | None:
+        """The option given once, or None."""
         found = given.get(name)
         return found[0] if found else None
 
@@ -712,11 +720,14 @@ def _openings(item: _Given, args: Arguments) -> None:
         args.notices.append(("stdout", "Indexing opening suite..."))
     path = Path(found["file"])
     try:
-        with open(path, "rb"):
-            pass
+        with open(path, "rb") as handle:
+            # A PGN suite without a single tag (an EPD file read with the default format):
+            # cutechess-cli deals no opening from it.
+            empty = found["format"] == "pgn" and b"[" not in handle.read()
     except OSError:
         raise _invalid(item, f"Can't open opening suite {found['file']}") from None
     args.openings = found
+    args.openings_empty = empty
 
 
 def _tablebases_found(paths: str) -> bool:
@@ -827,6 +838,19 @@ def check_supported(args: Arguments) -> None:
         raise _refusal("-tournament knockout is not supported: its pairings depend on the "
                        "results, and the runner plays a fixed schedule (round-robin, gauntlet "
                        "and pyramid are)")
+    if args.openings is not None and args.openings_empty and args.openings["order"] == "random":
+        raise _refusal(f"-openings: {args.openings['file']} holds no PGN game (format=pgn is "
+                       "the default; cutechess-cli crashes on it in random order): add "
+                       "format=epd for an EPD file")
+    if args.debug:
+        # The output does not echo the engines' lines yet: refused rather than ignored.
+        raise _refusal("-debug all is not supported: the runner does not show the lines "
+                       "exchanged with the engines")
+    if args.draw is not None and args.draw[0] > 0 and (args.draw[1] < 1 or args.draw[2] < 0):
+        raise _refusal("-draw: movecount below 1 or a negative score is not supported (the "
+                       "rule would not depend on the scores)")
+    if args.resign is not None and args.resign[0] > 0 and args.resign[1] < 0:
+        raise _refusal("-resign: a negative score is not supported")
     if args.variant not in PLAYED_VARIANTS:
         raise _refusal(f"-variant {args.variant} is not supported: the runner plays "
                        f"{' and '.join(PLAYED_VARIANTS)}")
@@ -838,9 +862,6 @@ def check_supported(args: Arguments) -> None:
         if not engine.validate_claims:
             raise _refusal(f"engine {label}: trust is not supported: the runner always checks "
                            "an engine's result claims")
-        if engine.white_pov:
-            raise _refusal(f"engine {label}: whitepov is not supported: the runner reads "
-                           "scores from the side to move only")
         if engine.hourglass:
             raise _refusal(f"engine {label}: tc={engine.tc_text} (hourglass) is not supported")
         if engine.infinite and not engine.time_per_move and not (engine.plies or engine.nodes):
@@ -905,7 +926,7 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
         "engines": [engine_table(e, n) for e, n in zip(args.engines, names, strict=True)],
         "concurrency": args.concurrency, "variant": args.variant, "recover": args.recover,
     }
-    if args.openings is not None:
+    if args.openings is not None and not args.openings_empty:
         found = args.openings
         table["openings"] = {
             "file": found["file"], "format": found["format"], "order": found["order"],
@@ -913,10 +934,12 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
             "start": _to_int_or_zero(found["start"]),
         }
     adjudication: dict[str, Any] = {}
-    if args.draw is not None:
+    # cutechess-cli switches the draw rule off with movenumber 0 (or less), the resign rule
+    # with movecount 0 (or less).
+    if args.draw is not None and args.draw[0] > 0:
         number, count, score = args.draw
         adjudication["draw"] = {"movenumber": number, "movecount": count, "score": score}
-    if args.resign is not None:
+    if args.resign is not None and args.resign[0] > 0:
         count, score, two = args.resign
         adjudication["resign"] = {"movecount": count, "score": score, "twosided": two}
     if args.maxmoves:
@@ -930,7 +953,7 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
         table["adjudication"] = adjudication
     if args.sprt is not None:
         table["sprt"] = {"elo0": args.sprt.elo0, "elo1": args.sprt.elo1,
-                         "alpha": args.sprt.alpha, "beta": args.sprt.beta, "model": "bayeselo"}
+                         "alpha": args.sprt.alpha, "beta": args.sprt.beta, "model": "cutechess"}
     return table
 
 
@@ -947,10 +970,10 @@ def settings_for(args: Arguments, names: list[str], total: int) -> CutechessSett
     )
 
 
-def with_engine_extras(config: Any, args: Arguments) -> Any:
+def with_engine_extras(config: TournamentConfig, args: Arguments) -> TournamentConfig:
     """The configuration with what the table has no key for: stderr files, timeout scales."""
     engines = tuple(
         dataclasses.replace(spec, stderr=Path(data.stderr) if data.stderr else None,
-                            timeout_scale=data.timeout_scale)
+                            timeout_scale=data.timeout_scale, white_pov=data.white_pov)
         for spec, data in zip(config.engines, args.engines, strict=True))
     return dataclasses.replace(config, engines=engines)

@@ -62,8 +62,8 @@ Options:
   -outcomeinterval N    Print each engine's outcomes every N games (0: at the end).
   -resultformat FORMAT  The columns of the ratings table: a named format or fields separated
                         by commas; 'help' lists them.
-  -debug all            Show every line exchanged with the engines (UCI engines also get
-                        'debug on'). A bare -debug is refused, as by cutechess-cli 1.5.1.
+  -debug all            Refused here for now (the runner does not show the lines exchanged
+                        with the engines); a bare -debug is refused as by cutechess-cli 1.5.1.
   -openings file=FILE format=epd|pgn order=sequential|random plies=N start=N
             policy=default|encounter|round
                         Openings from FILE (format pgn unless told). plies: at most N plies of
@@ -102,10 +102,12 @@ Engine keys:
   ponder                Think on the opponent's time (CECP engines; refused for UCI here).
   tscale=FACTOR         Scale the waits for the engine to start, answer and quit.
   bookdepth=N           Accepted; it only matters with book=, which is refused here.
+  whitepov              The engine reports scores from White's side: they are negated
+                        when it plays Black.
   debug                 Send 'debug on' to a UCI engine.
   option.NAME=VALUE     Set the engine's option NAME.
 
 Refused here, with a line saying so: book= (a per-engine Polyglot book), trust (the runner
-always checks result claims), whitepov, hourglass time controls, -tournament knockout and
-variants other than standard and fischerandom.
+always checks result claims), hourglass time controls, ponder for UCI engines, -debug all,
+-tournament knockout and variants other than standard and fischerandom.
 """

@@ -30,7 +30,7 @@ from runner.dropin.cutechess.results import (
     qt_fixed,
     qt_general,
 )
-from runner.dropin.cutechess.settings import CutechessSettings, PgnMode
+from runner.dropin.cutechess.settings import CutechessSettings, SprtBounds
 from runner.dropin.cutechess.stats import CutechessElo, sprt_status
 from runner.game.record import GameRecord, GameSpec
 from runner.game.termination import GameTermination
@@ -82,6 +82,8 @@ _SILENT_TOKENS = frozenset({"LOS", "wElo", "wError", "wLOS", "bElo", "bError", "
 
 # Outcome classes of the table's counters (cutechess's result types and its extra ones).
 _REGULAR_WIN, _REGULAR_LOSS, _OTHER_WIN, _WRONG_CLAIM = "RegulW", "RegulL", "OtherW", "WrClaim"
+_FALSE_CLAIM_MARK = "makes a false claim: "
+"""In the runner's reason for a false claim, what precedes the claim (``0-1 {Black mates}``)."""
 _DRAW_CLASSES = (("stalemate", "DStale"), ("material", "DMater"), ("repetition", "DRepet"),
                  ("moves rule", "DMoves"), ("counting rules", "DCount"))
 _KIND_CLASS = {Kind.TIMEOUT: "Time", Kind.ILLEGAL_MOVE: "Illegal",
@@ -167,6 +169,7 @@ class CutechessOutput:
         self._engine_count = 0
         self._stopping = False
         self._ended = False
+        self._opened: set[str] = set()
 
     # -- PeerOutput ---------------------------------------------------------------------
 
@@ -249,8 +252,13 @@ class CutechessOutput:
         self._finished_count += 1
         self._score(white, black, end)
         if settings.epd_out and record.final_fen:
-            self._append(settings.epd_out, record.final_fen + "\n")
+            self._append(settings.epd_out, record.final_fen + "\n", "EPD")
         self._write_pgn(number, record, end, round_)
+        if end.detail == "Invalid result claim" and end.loser is not None:
+            claim = record.reason.partition(_FALSE_CLAIM_MARK)[2]
+            if claim:
+                name = white if end.loser == "White" else black
+                self._warn(f"{name} forfeits by invalid result claim: {claim}")
         crashed = end.kind in (Kind.DISCONNECTION, Kind.STALLED_CONNECTION)
         loser = white if end.winner == "Black" else black if end.winner == "White" else None
         self._release(white, black, loser if crashed else None)
@@ -375,9 +383,10 @@ class CutechessOutput:
                      f"{qt_fixed(elo.draw_ratio * 100, 1)} %")
         else:
             text = self._table()
-        bounds = self.settings.sprt
-        status = sprt_status(*self._sprt, *((bounds.elo0, bounds.elo1, bounds.alpha, bounds.beta)
-                                            if bounds is not None else (0.0, 0.0, 0.0, 0.0)))
+        bounds = self.settings.sprt or SprtBounds(0.0, 0.0, 0.0, 0.0)  # cutechess's null test
+        wins, losses, draws = self._sprt
+        status = sprt_status(wins, losses, draws, bounds.elo0, bounds.elo1, bounds.alpha,
+                             bounds.beta)
         if status.llr != 0.0 or status.lower != 0.0 or status.upper != 0.0:
             line = (f"SPRT: llr {qt_general(status.llr, 3)} "
                     f"({qt_fixed(_ratio(status.llr, status.upper) * 100, 1)}%), "
@@ -531,17 +540,21 @@ class CutechessOutput:
             else:
                 break
         if texts and pgn_out:
-            self._append(pgn_out, "".join(texts))
+            self._append(pgn_out, "".join(texts), "PGN")
 
-    def _append(self, path: str, text: str) -> None:
+    def _append(self, path: str, text: str, kind: str) -> None:
         """Append and sync: a framework may kill the process right after the game."""
+        if path in self._opened and not os.path.exists(path):
+            # cutechess keeps the file open and reopens it when someone removed it.
+            self._warn(f"{kind} file {path} does not exist. Reopening...")
+        self._opened.add(path)
         try:
             with open(path, "a", encoding="utf-8", newline="\n") as handle:
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError:
-            self._warn(f"Could not open file {path}")
+            self._warn(f"Could not open {kind} file {path}")
 
     def _line(self, text: str) -> None:
         with contextlib.suppress(OSError, ValueError):  # a reader that went away

@@ -54,6 +54,10 @@ def time_control_text(control: TimeControl) -> str:
     return text
 
 
+def _control_key(control: TimeControl) -> tuple[str, int | None, int | None]:
+    return time_control_text(control), control.depth, control.nodes
+
+
 def _score_text(move: MoveRecord) -> str:
     """The score part of a comment (`MoveEvaluation::scoreText`): ``+0.25``, ``-M4``, ``0.00``."""
     if move.mate:
@@ -105,9 +109,10 @@ def _start_fen(record: GameRecord) -> str | None:
     """The FEN tag: the position a game started from when not the standard start (from an
     EPD opening), and always for Chess960."""
     fen = record.spec.start_fen
-    if fen is None and record.spec.variant is Variant.FISCHERANDOM:
-        return STARTING_FEN
-    return fen
+    if record.spec.variant is Variant.FISCHERANDOM:
+        return fen or STARTING_FEN
+    # A PGN opening's moves start from the standard position: cutechess writes no FEN then.
+    return None if fen is None or fen == STARTING_FEN else fen
 
 
 def pgn_tags(record: GameRecord, end: CuteResult, *, event: str, site: str, round_: int,
@@ -118,7 +123,8 @@ def pgn_tags(record: GameRecord, end: CuteResult, *, event: str, site: str, roun
             "Round": str(round_), "White": record.white, "Black": record.black,
             "Result": end.short}
     white_tc, black_tc = record.spec.white_tc, record.spec.black_tc
-    if time_control_text(white_tc) == time_control_text(black_tc):
+    # cutechess compares the whole controls, depth and node limits included (not the margin).
+    if _control_key(white_tc) == _control_key(black_tc):
         tags["TimeControl"] = time_control_text(white_tc)
     else:
         tags["WhiteTimeControl"] = time_control_text(white_tc)

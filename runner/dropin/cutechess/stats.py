@@ -5,9 +5,10 @@ clamped, exact normal quantiles. cutechess-cli 1.5 does none of that: its Elo er
 uses an approximation of the inverse error function, a score of 100 % is an infinite Elo
 (printed `inf`), an empty sample is `nan`, and its SPRT adds half a game to each count and
 converts the bounds to BayesElo with a draw-rate scale. The printed digits differ, so the
-drop-in computes them here, in the same order of floating-point operations (IEEE results for
-divisions by zero and logarithms of zero, where Python would raise). Wald's bounds are the
-runner's own `sprt_bounds` whenever they are finite.
+Elo figures are computed here, in the same order of floating-point operations (IEEE results
+for divisions by zero and logarithms of zero, where Python would raise); the SPRT is the
+runner's own `llr_cutechess` (the model `runner-cutechess` plays its -sprt with, so the run
+stops where cutechess-cli stops) and `sprt_bounds`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from runner.stats.sprt import sprt_bounds
+from runner.stats.counts import Trinomial
+from runner.stats.sprt import llr_cutechess, sprt_bounds
 
 __all__ = ["CutechessElo", "SprtStatus", "sprt_status"]
 
@@ -142,28 +144,13 @@ class SprtStatus:
 def sprt_status(wins: int, losses: int, draws: int, elo0: float, elo1: float, alpha: float,
                 beta: float) -> SprtStatus:
     """cutechess-cli's SPRT on the first player's wins, losses and draws (zero bounds and
-    error rates when no -sprt was given, as its status line then shows)."""
-    # Half a game more in each class: cutechess's Jeffreys prior on the trinomial.
-    w, lo, d = wins + 0.5, losses + 0.5, draws + 0.5
-    count = w + lo + d
-    p_win, p_loss = w / count, lo / count
-    draw_elo = 200.0 * math.log10((1.0 - p_loss) / p_loss * (1.0 - p_win) / p_win)
-    x = math.pow(10.0, -draw_elo / 400.0)
-    scale = 4.0 * x / ((1.0 + x) * (1.0 + x))
-
-    def probabilities(bayes_elo: float) -> tuple[float, float, float]:
-        pw = 1.0 / (1.0 + math.pow(10.0, (draw_elo - bayes_elo) / 400.0))
-        pl = 1.0 / (1.0 + math.pow(10.0, (draw_elo + bayes_elo) / 400.0))
-        return pw, pl, 1.0 - pw - pl
-
-    p0 = probabilities(elo0 / scale)
-    p1 = probabilities(elo1 / scale)
-    llr = (w * _log(_div(p1[0], p0[0])) + lo * _log(_div(p1[1], p0[1]))
-           + d * _log(_div(p1[2], p0[2])))
+    error rates when no -sprt was given, as its status line then shows: llr 0, bounds at
+    minus and plus infinity)."""
+    value = llr_cutechess(Trinomial(wins=wins, draws=draws, losses=losses), elo0, elo1)
     if 0.0 < alpha < 1.0 and 0.0 < beta < 1.0:
         lower, upper = sprt_bounds(alpha, beta)
     else:
         lower = _log(_div(beta, 1.0 - alpha))
         upper = _log(_div(1.0 - beta, alpha))
-    accepted = "H1" if llr >= upper else "H0" if llr <= lower else None
-    return SprtStatus(llr, lower, upper, accepted)
+    accepted = "H1" if value >= upper else "H0" if value <= lower else None
+    return SprtStatus(value, lower, upper, accepted)
