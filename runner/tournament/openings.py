@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from runner.books.mt64 import FastchessShuffle
 from runner.books.cutechess import CUTECHESS_PLIES, CutechessSuite, Mersenne, frc_start_fen
+from runner.books.mt64 import FastchessShuffle
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
 from runner.config.model import BookFormat, OpeningOrder, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
