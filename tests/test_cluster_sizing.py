@@ -19,7 +19,12 @@ from hypothesis import strategies as st
 from runner.cli.vocabulary import CommandLineError, read_arguments
 from runner.clock import TimeControl
 from runner.cluster import make_scheduler
-from runner.cluster.sizing import GAMES_PER_PROCESS, local_workers_for
+from runner.cluster.sizing import (
+    CPUS_ENV,
+    GAMES_PER_PROCESS,
+    local_workers_for,
+    machine_cpus,
+)
 from runner.cluster.worker import JobReply
 from runner.config.parse import parse_config
 from runner.game.job import GameJob
@@ -42,24 +47,34 @@ def test_up_to_the_threshold_games_stay_in_this_process() -> None:
     assert local_workers_for(GAMES_PER_PROCESS, 64) == 0
 
 
-def test_past_the_threshold_one_worker_per_share_of_games_at_most_one_per_core() -> None:
-    assert local_workers_for(ABOVE, 2) == 2
-    assert local_workers_for(128, 2) == 2
+def test_past_the_threshold_one_worker_per_share_of_games_on_half_the_cores() -> None:
+    assert local_workers_for(ABOVE, 4) == 2
+    assert local_workers_for(128, 4) == 2
+    assert local_workers_for(128, 8) == 4
     assert local_workers_for(3 * GAMES_PER_PROCESS, 16) == 3
-    assert local_workers_for(1000, 8) == 8
+    assert local_workers_for(1000, 8) == 4
 
 
-def test_one_core_never_gets_workers() -> None:
-    """More processes on one core only share it, and pay the cluster's overhead on top."""
-    assert local_workers_for(1000, 1) == 0
+def test_two_cores_or_fewer_never_get_workers() -> None:
+    """Measured on 2 cores: workers took the engines' cores and did worse than one process
+    (and on one core more processes only share it)."""
+    for cpus in (1, 2, 3):
+        assert local_workers_for(1000, cpus) == 0
 
 
 @given(st.integers(1, 5000), st.integers(1, 256))
 def test_the_choice_is_bounded_and_grows_with_the_games(concurrency: int, cpus: int) -> None:
     workers = local_workers_for(concurrency, cpus)
-    assert workers == 0 or 2 <= workers <= cpus
+    assert workers == 0 or 2 <= workers <= cpus // 2
     assert workers * GAMES_PER_PROCESS < concurrency + GAMES_PER_PROCESS
     assert local_workers_for(concurrency + 1, cpus) >= workers
+
+
+def test_the_cores_counted_can_be_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CPUS_ENV, "12")
+    assert machine_cpus() == 12
+    monkeypatch.setenv(CPUS_ENV, "many")  # not a number: the machine's own count
+    assert machine_cpus() == len(os.sched_getaffinity(0))
 
 
 def test_match_reads_workers() -> None:
@@ -101,10 +116,11 @@ sys.modules["distributed"] = None  # as on a machine without the cluster extra
 """
 
 
-def _workers_of_games(tmp_path: Path, *extra: str,
-                      without_dask: bool = False) -> tuple[list[str | None], str]:
+def _workers_of_games(tmp_path: Path, *extra: str, without_dask: bool = False,
+                      cpus: int = 4) -> tuple[list[str | None], str]:
     """Run the file with `extra` words (`without_dask`: as if the cluster extra were not
-    installed); the worker column of every stored game, and what the run wrote to stderr."""
+    installed; `cpus`: the cores the runner counts); the worker column of every stored game,
+    and what the run wrote to stderr."""
     db = tmp_path / f"run{len(list(tmp_path.glob('*.db')))}.db"
     path = str(REPO)
     if without_dask:
@@ -114,7 +130,7 @@ def _workers_of_games(tmp_path: Path, *extra: str,
     done = subprocess.run(
         [sys.executable, "-m", "runner", "run", str(tmp_path / "t.toml"), "--db", str(db),
          "-q", "--new", *extra], cwd=tmp_path, capture_output=True, text=True, timeout=180,
-        env={**os.environ, "PYTHONPATH": path})
+        env={**os.environ, "PYTHONPATH": path, CPUS_ENV: str(cpus)})
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(db) as conn:
         rows = conn.execute("select status, worker from games").fetchall()
@@ -127,9 +143,6 @@ def test_a_high_concurrency_run_plays_on_local_workers_by_default(tmp_path: Path
     games come back stamped with a worker's name); --workers 0 keeps them here."""
     pytest.importorskip("distributed", reason="distributed is not installed "
                         "(pip install '.[cluster]')")
-    if (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-            else os.cpu_count() or 1) < 2:
-        pytest.skip("one core: the default never starts workers there")
     _config(tmp_path, ABOVE)
     workers, said = _workers_of_games(tmp_path)
     assert all(worker is not None for worker in workers)
@@ -155,6 +168,12 @@ def test_workers_0_plays_here_without_the_extra_despite_the_file(tmp_path: Path)
 def test_a_low_concurrency_run_stays_in_this_process(tmp_path: Path) -> None:
     _config(tmp_path, 2)
     assert _workers_of_games(tmp_path)[0] == [None, None]
+
+
+def test_two_cores_keep_a_high_concurrency_run_here(tmp_path: Path) -> None:
+    _config(tmp_path, ABOVE)
+    workers, said = _workers_of_games(tmp_path, cpus=2)
+    assert workers == [None, None] and "local worker" not in said
 
 
 # -- a worker under load is not a broken worker --------------------------------------------------
