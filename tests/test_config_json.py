@@ -26,6 +26,7 @@ from runner.config.model import (
     BookFormat,
     Castling960Style,
     ClusterConfig,
+    CutechessSchedule,
     DrawAdjudication,
     EngineSpec,
     FastchessOrder,
@@ -64,6 +65,9 @@ ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "ponder": st.booleans(),
     "protocol_detect": st.booleans(),
     "options_submitted": st.booleans(),
+    "stderr": st.none() | _paths,
+    "timeout_scale": st.floats(0.2, 120.0),
+    "white_pov": st.booleans(),
 }
 OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "file": _paths, "format": st.sampled_from(BookFormat), "order": st.sampled_from(OpeningOrder),
@@ -107,6 +111,12 @@ TOURNAMENT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
                                              reverse=st.booleans(), seeds=st.integers(0, 9)),
     "wait_ms": st.integers(min_value=0), "crash_stops": st.booleans(),
     "sprt_trinomial": st.booleans(),
+    "cutechess": st.none() | st.builds(
+        CutechessSchedule, tournament=st.sampled_from(["round-robin", "gauntlet", "pyramid"]),
+        games=st.integers(1, 9), rounds=st.integers(1, 9), repeat=st.integers(1, 9),
+        policy=st.sampled_from(["default", "encounter", "round"]), swap=st.booleans(),
+        reverse=st.booleans(), seeds=st.integers(0, 9), wait_ms=st.integers(0, 10**6),
+        srand=st.integers(0, 2**32 - 1)),
 }
 configs = st.builds(TournamentConfig, **TOURNAMENT_FIELDS)
 

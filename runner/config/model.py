@@ -36,6 +36,7 @@ __all__ = [
     "BookFormat",
     "Castling960Style",
     "ClusterConfig",
+    "CutechessSchedule",
     "DrawAdjudication",
     "EngineSpec",
     "FastchessOrder",
@@ -162,6 +163,14 @@ class EngineSpec:
     """The options come from an untrusted submitter (set by the service's submission check,
     stored with the tournament): the engine is sent only declared spin, check and combo
     options, checked when it starts (runner.protocol.options)."""
+    stderr: Path | None = None
+    """A file the engine's standard error is appended to (cutechess-cli's ``stderr=``)."""
+    timeout_scale: float = 1.0
+    """A factor on the runner's waits for the engine to start, answer a ping and quit
+    (cutechess-cli's ``tscale=``); the clocks are not scaled."""
+    white_pov: bool = False
+    """The engine reports scores from White's side: its scores as Black are negated
+    (cutechess-cli's ``whitepov``)."""
 
     @property
     def options_dict(self) -> dict[str, OptionValue]:
@@ -176,6 +185,7 @@ class EngineSpec:
             "init_strings": list(self.init_strings), "options": [list(o) for o in self.options],
             # Only when on: stored tournaments from before the key keep their fingerprint.
             **({"ponder": True} if self.ponder else {}),
+            **({"white_pov": True} if self.white_pov else {}),
         }
 
 
@@ -295,6 +305,38 @@ class FastchessOrder:
 
 
 @dataclass(frozen=True)
+class CutechessSchedule:
+    """cutechess-cli's schedule, kept by ``runner-cutechess`` (runner.tournament.cutechess):
+    who plays whom in which order and colours, and which games repeat an opening. With it,
+    the tournament's `format`, `rounds` and `games` are not used for the schedule, and the
+    openings are dealt in cutechess-cli's order (runner.books.cutechess)."""
+
+    __pydantic_config__ = _FORBID_UNKNOWN_KEYS
+
+    tournament: str = "round-robin"
+    """round-robin, gauntlet or pyramid."""
+    games: int = 1
+    """Games per encounter (``-games``)."""
+    rounds: int = 1
+    """The round multiplier (``-rounds``)."""
+    repeat: int = 1
+    """Games played from one opening before the next is dealt (``-repeat [N]``)."""
+    policy: str = "default"
+    """When a new opening is dealt: default, encounter or round (``-openings policy=``)."""
+    swap: bool = True
+    """Colours alternate between the games of a pair of players (off: ``-noswap``)."""
+    reverse: bool = False
+    """Every pair starts with its colours reversed (``-reverse``)."""
+    seeds: int = 0
+    """Seeded players (``-seeds``): the gauntlet's challengers."""
+    wait_ms: int = 0
+    """Milliseconds waited before each game once one has finished (``-wait``)."""
+    srand: int = 0
+    """The seed of cutechess-cli's random numbers (``-srand``): Chess960 start positions
+    without a book are drawn from it."""
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     """A whole, validated tournament configuration."""
 
@@ -330,6 +372,9 @@ class TournamentConfig:
     crash_stops: bool = False
     """A game ended by an engine's crash or stall stops the run, the games in flight aborted
     (fastchess without -recover); by default the engine is restarted and the run goes on."""
+    cutechess: CutechessSchedule | None = None
+    """cutechess-cli's schedule and opening order, for ``runner-cutechess`` (None: the
+    runner's own game pairs)."""
 
     def engine(self, name: str) -> EngineSpec:
         """The engine called `name`."""
@@ -375,6 +420,9 @@ class TournamentConfig:
             **({"fastchess_order": vars(self.fastchess_order)}
                if self.fastchess_order is not None else {}),
             **({"sprt_trinomial": True} if self.sprt_trinomial else {}),
+            # Only when set: every other tournament keeps its fingerprint.
+            **({"cutechess": {k: v for k, v in vars(self.cutechess).items() if k != "wait_ms"}}
+               if self.cutechess is not None else {}),
         }
 
     def fingerprint(self) -> str:

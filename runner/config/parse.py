@@ -61,7 +61,7 @@ _ADJ_KEYS = ("draw", "resign", "maxmoves", "tb", "tablebases", "tbpieces", "tbig
 _DRAW_KEYS = ("movenumber", "movecount", "score")
 _RESIGN_KEYS = ("movecount", "score", "twosided")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model", "maxgames")
-_SPRT_MODELS = ("logistic", "normalized", "bayeselo")
+_SPRT_MODELS = ("logistic", "normalized", "bayeselo", "cutechess")
 
 
 def load_config(path: str | Path) -> TournamentConfig:

@@ -57,6 +57,15 @@ class AdjudicationRules:
     """Whether the tables may end a game with a win (fastchess's -tbadjudicate WIN_LOSS)."""
     tb_draws: bool = True
     """Whether the tables may end a game with a draw (fastchess's -tbadjudicate DRAW)."""
+    resign_per_side: bool = False
+    """Two-sided resignation counted per side, as cutechess-cli does (``runner-cutechess``):
+    the loser's own ``resign_move_count`` moves at or below ``-resign_score`` and the
+    winner's own as many at or above ``+resign_score``; otherwise fastchess's one count."""
+    board_plies: bool = False
+    """Count ``max_moves`` and ``draw_move_number`` on the plies played on the board from the
+    start position, book plies included, and check the draw before resignation, as
+    cutechess-cli does (``runner-cutechess``); otherwise the engines' plies, the FEN's move
+    number and resignation first, as fastchess does."""
 
     def __post_init__(self) -> None:
         for name in ("draw_move_number", "resign_move_count", "max_moves"):
@@ -140,12 +149,18 @@ class ResignTracker:
     def __init__(self, rules: AdjudicationRules) -> None:
         self.rules = rules
         self.losing = {True: 0, False: 0}
+        self.winning = {True: 0, False: 0}
         self.decisive = 0
 
     def update(self, white_moved: bool, score: int | None) -> None:
         """Record the mover's score after one of its moves."""
         threshold = self.rules.resign_score
-        if self.rules.resign_two_sided:
+        if self.rules.resign_two_sided and self.rules.resign_per_side:
+            losing = score is not None and (score <= -MATE_SCORE_CP or score <= -threshold)
+            winning = score is not None and (score >= MATE_SCORE_CP or score >= threshold)
+            self.losing[white_moved] = self.losing[white_moved] + 1 if losing else 0
+            self.winning[white_moved] = self.winning[white_moved] + 1 if winning else 0
+        elif self.rules.resign_two_sided:
             big = score is not None and (_is_mate(score) or abs(score) >= threshold)
             self.decisive = self.decisive + 1 if big else 0
         else:
@@ -159,7 +174,10 @@ class ResignTracker:
         if not rules.resign_move_count:  # None or 0: off (0 used to end every game at once)
             return None
         need = rules.resign_move_count
-        if rules.resign_two_sided:
+        if rules.resign_two_sided and rules.resign_per_side:
+            reached = (self.losing[white_moved] >= need
+                       and self.winning[not white_moved] >= need)
+        elif rules.resign_two_sided:
             reached = self.decisive >= 2 * need
         else:
             reached = self.losing[True] >= need or self.losing[False] >= need

@@ -323,13 +323,18 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         info = reply.info
         zeroing = board.is_zeroing(move)
         left = clock.time_left()
+        score_cp = info.score_cp if info else None
+        mate = info.mate if info else None
+        if not mover and spec.white_pov[1]:  # a White-side score read as Black's own
+            score_cp = None if score_cp is None else -score_cp
+            mate = None if mate is None else -mate
         if info is None:
             played = MoveRecord(uci=move.uci(), san=board.san_and_push(move), time=elapsed,
                                 time_left=left)
         else:
             played = MoveRecord(
                 uci=move.uci(), san=board.san_and_push(move), time=elapsed, depth=info.depth,
-                score_cp=info.score_cp, mate=info.mate, nodes=info.nodes,
+                score_cp=score_cp, mate=mate, nodes=info.nodes,
                 seldepth=info.seldepth, nps=info.nps, hashfull=info.hashfull,
                 tbhits=info.tbhits, pv=info.pv, time_left=left,
                 latency=None if info.time is None else elapsed - info.time,
@@ -351,8 +356,11 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         score = effective_score(played.score_cp, played.mate)
         draws.update(score, zeroing)
         resigns.update(mover, score)
-        adjudicated = _adjudicate(draws, resigns, rules, mover, score, board.fullmove_number - 1,
-                                  len(moves) - len(spec.opening_moves))
+        if rules.board_plies:  # cutechess-cli's counts: every ply on the board
+            moves_played, counted = len(moves) // 2, len(moves)
+        else:
+            moves_played, counted = board.fullmove_number - 1, len(moves) - len(spec.opening_moves)
+        adjudicated = _adjudicate(draws, resigns, rules, mover, score, moves_played, counted)
         if adjudicated is not None:
             return adjudicated
 
@@ -369,7 +377,10 @@ def _adjudicate(draws: DrawTracker, resigns: ResignTracker, rules: AdjudicationR
                 ) -> _GameOver | None:
     """The arbiter's early end after a move (rules endings were checked first): resign, then
     draw, then the game's length, in fastchess's order (docs/adjudication.md)."""
-    verdict = resigns.verdict(mover, score) or draws.verdict(moves_played)
+    if rules.board_plies:  # cutechess-cli's order
+        verdict = draws.verdict(moves_played) or resigns.verdict(mover, score)
+    else:
+        verdict = resigns.verdict(mover, score) or draws.verdict(moves_played)
     if verdict is not None:
         return _GameOver(verdict.result, GameTermination.ADJUDICATION, verdict.reason)
     verdict = max_moves_verdict(rules, engine_plies)

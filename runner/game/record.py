@@ -53,6 +53,9 @@ class GameSpec:
     tags: Mapping[str, str] = field(default_factory=dict)
     untimed_move_timeout: float = UNTIMED_MOVE_TIMEOUT
     """Seconds before an engine without a running clock (depth, ``inf``) is declared stalled."""
+    white_pov: tuple[bool, bool] = (False, False)
+    """(White, Black): whether that side's engine reports scores from White's side
+    (cutechess-cli's ``whitepov``): the Black one's scores are negated when read."""
 
     def __post_init__(self) -> None:
         if self.untimed_move_timeout <= 0:

@@ -40,6 +40,9 @@ class EloModel(StrEnum):
     LOGISTIC = "logistic"
     NORMALIZED = "normalized"
     BAYESELO = "bayeselo"
+    CUTECHESS = "cutechess"
+    """cutechess-cli's test: single games, half a game added to each count, the bounds read
+    as Elo and turned into BayesElo by the sample's draw-rate scale, decided at the bounds."""
 
 
 class SprtDecision(StrEnum):
@@ -213,8 +216,26 @@ def _trinomial_view(counts: Counts) -> Trinomial:
     return tri
 
 
+def llr_cutechess(trinomial: Trinomial, elo0: float, elo1: float) -> float:
+    """cutechess-cli's LLR (its `Sprt::status`), in its order of operations: each count plus
+    one half (a Jeffreys prior), drawElo from the sample, elo0/elo1 divided by the draw-rate
+    scale into BayesElo, then the trinomial log-likelihood ratio."""
+    wins, draws, losses = trinomial.wins + 0.5, trinomial.draws + 0.5, trinomial.losses + 0.5
+    count = wins + losses + draws
+    p_win, p_loss = wins / count, losses / count
+    drawelo = 200.0 * math.log10((1.0 - p_loss) / p_loss * (1.0 - p_win) / p_win)
+    x = math.pow(10.0, -drawelo / 400.0)
+    scale = 4.0 * x / ((1.0 + x) * (1.0 + x))
+    l0, d0, w0 = _bayeselo_probabilities(elo0 / scale, drawelo)
+    l1, d1, w1 = _bayeselo_probabilities(elo1 / scale, drawelo)
+    return (wins * math.log(w1 / w0) + losses * math.log(l1 / l0)
+            + draws * math.log(d1 / d0))
+
+
 def llr(counts: Counts, elo0: float, elo1: float, model: EloModel) -> float:
     """Generalized log-likelihood ratio of H1 (elo1) against H0 (elo0), bounds in ``model``."""
+    if model is EloModel.CUTECHESS:
+        return llr_cutechess(_trinomial_view(counts), elo0, elo1)
     if model is EloModel.BAYESELO:
         drawelo = draw_elo(_trinomial_view(counts))
         elo0, elo1 = bayeselo_to_logistic(elo0, drawelo), bayeselo_to_logistic(elo1, drawelo)
@@ -244,9 +265,11 @@ def sprt(counts: Counts, spec: SprtSpec) -> SprtResult:
     """Evaluate an SPRT once on the counts so far (strict bounds, no overshoot correction)."""
     value = llr(counts, spec.elo0, spec.elo1, spec.model)
     lower, upper = sprt_bounds(spec.alpha, spec.beta)
-    if value < lower:
+    # cutechess-cli decides when the LLR reaches a bound, the others once it is past it.
+    at_bound = spec.model is EloModel.CUTECHESS
+    if value < lower or (at_bound and value <= lower):
         decision = SprtDecision.H0
-    elif value > upper:
+    elif value > upper or (at_bound and value >= upper):
         decision = SprtDecision.H1
     else:
         decision = SprtDecision.CONTINUE

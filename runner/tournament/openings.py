@@ -10,9 +10,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from runner.books.cutechess import CUTECHESS_PLIES, CutechessSuite, Mersenne, frc_start_fen
 from runner.books.mt64 import FastchessShuffle
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
-from runner.config.model import BookFormat, TournamentConfig
+from runner.config.model import BookFormat, OpeningOrder, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
 from runner.protocol.engine import Variant
 from runner.rules import Board
@@ -37,8 +38,22 @@ class OpeningPolicy:
         """The pairs dealt so far whose start position a CECP engine without setboard cannot
         be told (``edit`` would give it castling rights the position has lost), by pair:
         usually none, so checking the engines against them before the first game is cheap."""
+        self._rng960: Mersenne | None = None
+        self._drawn960: list[str] = []
+        self.suite: CutechessSuite | None = None
+        """cutechess-cli's order of the book (runner-cutechess), in place of the cursor."""
         cfg = config.openings
-        if cfg is not None:
+        if cfg is not None and config.cutechess is not None:
+            try:
+                self.suite = CutechessSuite(
+                    cfg.file, epd=cfg.format is BookFormat.EPD,
+                    random_order=cfg.order is OpeningOrder.RANDOM, start=cfg.start,
+                    seed=cfg.seed, plies=CUTECHESS_PLIES if cfg.plies is None else cfg.plies,
+                    chess960=self.chess960)
+            except (ValueError, OSError) as exc:
+                raise TournamentError(
+                    f"{config.source}: openings.file = {str(cfg.file)!r}: {exc}") from None
+        elif cfg is not None:
             try:
                 # A standard tournament opens its book as standard: a position whose castling
                 # rights only Chess960 allows is then refused with its line at pre-flight.
@@ -94,8 +109,12 @@ class OpeningPolicy:
         if pair in self._cache:
             return self._cache[pair]
         opening: Opening | None = None
-        if self.cursor is not None and self.config.fastchess_order is not None:
+        if self.suite is not None:
+            opening = self.suite.opening(pair)
+        elif self.cursor is not None and self.config.fastchess_order is not None:
             opening = self.cursor.book.opening(self._fastchess_index(pair))
+        elif self.chess960 and self.config.cutechess is not None:
+            opening = self._cutechess_960(pair)
         elif self.cursor is not None:
             self.cursor.served = pair
             opening = self.cursor.next()
@@ -112,6 +131,17 @@ class OpeningPolicy:
             self._cache.clear()
         self._cache[pair] = opening
         return opening
+
+    def _cutechess_960(self, pair: int) -> Opening:
+        """Chess960 without a book under runner-cutechess: cutechess-cli draws the start
+        position of each new opening from its generator, five numbers each, in game order."""
+        assert self.config.cutechess is not None
+        while len(self._drawn960) <= pair:
+            if self._rng960 is None:
+                self._rng960 = Mersenne(self.config.cutechess.srand)
+            self._drawn960.append(frc_start_fen(self._rng960))
+        fen = Board(self._drawn960[pair], chess960=True).fen()
+        return Opening(fen=fen, chess960=True, index=pair, source=f"chess960 draw {pair + 1}")
 
     def state(self, pairs_served: int) -> dict[str, Any] | None:
         """The cursor state to store (resumes recompute openings from pair numbers anyway)."""

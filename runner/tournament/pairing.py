@@ -17,46 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from runner.config.model import FastchessOrder, TournamentConfig, TournamentFormat
-from runner.store.recording import JobKey
+from runner.tournament.schedule import ScheduledGame
 
 __all__ = ["FastchessPairing", "Pairing", "ScheduledGame", "fastchess_pairing", "gauntlet", "match",
            "pairing_for", "round_robin"]
-
-
-@dataclass(frozen=True, slots=True)
-class ScheduledGame:
-    """One entry of the schedule: who has which color, which opening, where it sits."""
-
-    index: int
-    """Position in the schedule (0-based), unique in a tournament: the resume key."""
-    round: int
-    """Round number, 1-based."""
-    pair: int
-    """Game-pair number in the whole tournament (0-based); also the opening index."""
-    game_in_pair: int
-    """0 for the pair's first game, 1 for the color-swapped second game."""
-    white: str
-    black: str
-    encounter: int
-    """Which engine pairing of the round (0-based)."""
-
-    @property
-    def opening_index(self) -> int:
-        """Which opening the cursor serves for this game (both games of a pair share it)."""
-        return self.pair
-
-    @property
-    def engines(self) -> tuple[str, str]:
-        """The two engines, White first."""
-        return (self.white, self.black)
-
-    @property
-    def key(self) -> JobKey:
-        """The game's place in the schedule as the store keeps it."""
-        return JobKey(self.index, self.round, self.pair, self.game_in_pair, self.white,
-                      self.black, self.opening_index)
 
 
 @dataclass(frozen=True)
@@ -109,6 +76,10 @@ class Pairing:
             index=index, round=round_index + 1, pair=index // 2, game_in_pair=game_in_pair,
             white=white, black=black, encounter=encounter,
         )
+
+    def pair_games(self, pair: int) -> tuple[int, ...]:
+        """The indices of the two games of game pair `pair` (those in the schedule)."""
+        return tuple(i for i in (2 * pair, 2 * pair + 1) if i < self.total())
 
     def jobs(self, start: int = 0, skip: frozenset[int] | set[int] = frozenset(),
              ) -> Iterator[ScheduledGame]:
@@ -223,6 +194,11 @@ def pairing_for(config: TournamentConfig) -> Pairing:
     """The schedule a tournament configuration asks for."""
     names = [engine.name for engine in config.engines]
     max_games = config.sprt.maxgames if config.sprt is not None else None
+    if config.cutechess is not None:
+        from runner.tournament.cutechess import cutechess_pairing  # only runner-cutechess's
+
+        # The same interface in cutechess-cli's order: its callers take it as a Pairing.
+        return cast("Pairing", cutechess_pairing(config.cutechess, names, max_games))
     rounds, games = config.rounds, config.games
     if config.fastchess_order is not None:
         return fastchess_pairing(names, config.fastchess_order,

@@ -38,7 +38,7 @@ def _games_by_engine(candidates: Mapping[int, Opening], pairing: Pairing,
     total = pairing.total()
     found: dict[str, list[tuple[int, Opening, int]]] = {}
     for pair in sorted(candidates):
-        games = [pairing.job(i) for i in (2 * pair, 2 * pair + 1)
+        games = [pairing.job(i) for i in pairing.pair_games(pair)
                  if i < total and i not in done]
         games = [game for game in games if game.pair == pair]
         if not games:

@@ -211,7 +211,9 @@ class Tournament:
         another live runner on it, one that another origin owns, a database that fails, an
         opening book that cannot deal the openings the schedule needs (checked before any
         row is written)."""
-        self._opening_policy().check((self.total_games + 1) // 2)
+        # Every opening the schedule deals (the last game's pair number is the highest).
+        total = self.total_games
+        self._opening_policy().check(self.pairing.job(total - 1).pair + 1 if total else 0)
         try:
             with self.db.session() as session:
                 lock_tournaments(session)

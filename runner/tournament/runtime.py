@@ -7,6 +7,7 @@ schedule entry with its opening into the plain `GameJob` a scheduler plays.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,11 +48,18 @@ def engine_config(entry: EngineSpec) -> EngineConfig:
             options[name] = ("true" if value else "false") if uci else ("1" if value else "0")
         else:
             options[name] = str(value)
+    scaled: dict[str, Any] = {}
+    if entry.timeout_scale != 1.0:
+        defaults = EngineConfig(name=entry.name, argv=entry.command)
+        scaled = {key: getattr(defaults, key) * entry.timeout_scale
+                  for key in ("start_timeout", "feature_done_timeout", "ping_timeout",
+                              "quit_timeout")}
     return EngineConfig(
         name=entry.name, argv=entry.command, working_dir=entry.dir,
         env=dict(entry.env) or None, protocol=entry.protocol.value, options=options,
         init_strings=entry.init_strings, castling960=entry.castling960.value,
         ponder=entry.ponder, options_submitted=entry.options_submitted,
+        stderr_log=entry.stderr, **scaled,
     )
 
 
@@ -73,6 +81,14 @@ def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
     return AdjudicationRules(**values)
 
 
+def _rules(config: TournamentConfig) -> AdjudicationRules:
+    """The game's adjudication rules; runner-cutechess counts moves as cutechess-cli does."""
+    rules = adjudication_rules(config.adjudication)
+    if config.cutechess is None:
+        return rules
+    return dataclasses.replace(rules, board_plies=True, resign_per_side=True)
+
+
 def sprt_spec(config: TournamentConfig) -> SprtSpec | None:
     """The SPRT a configuration asks for, if any."""
     return None if config.sprt is None else config.sprt.spec()
@@ -90,9 +106,10 @@ def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | 
         white_tc=config.time_control(game.white), black_tc=config.time_control(game.black),
         start_fen=None if opening is None else opening.fen,
         opening_moves=() if opening is None else opening.moves,
-        variant=config.variant, adjudication=adjudication_rules(config.adjudication),
+        variant=config.variant, adjudication=_rules(config),
         tags={"Event": config.name, "Site": "cecp-runner",
               "Round": f"{game.round}.{game.index % per_round + 1}"},
+        white_pov=(config.engine(game.white).white_pov, config.engine(game.black).white_pov),
     )
 
 
@@ -108,5 +125,7 @@ def local_scheduler(config: TournamentConfig, concurrency: int,
     """The in-process scheduler a configuration asks for (slots, CPU pinning, restarts);
     `freezes`, the loop's monitor when its owner shares one (else the scheduler's own)."""
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
+    delay = 0.0 if config.cutechess is None else config.cutechess.wait_ms / 1000
     return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh,
-                          freezes=freezes, wait=config.wait_ms / 1000.0)
+                          freezes=freezes, wait=config.wait_ms / 1000.0,
+                          start_delay=delay)

@@ -125,10 +125,15 @@ class LocalScheduler(Scheduler):
     def __init__(self, concurrency: int, *, affinity: bool = False,
                  fresh_engines: frozenset[str] = frozenset(),
                  engine_factory: Callable[[EngineConfig], Engine] = make_engine,
-                 freezes: FreezeMonitor | None = None, wait: float = 0.0) -> None:
+                 freezes: FreezeMonitor | None = None, wait: float = 0.0,
+                 start_delay: float = 0.0) -> None:
         self.concurrency = max(1, concurrency)
         self.wait = wait
         """Seconds a slot pauses after each game (fastchess's -wait), 0: none."""
+        self.start_delay = start_delay
+        """Seconds waited before a game starts once some game has finished (cutechess-cli's
+        ``-wait``)."""
+        self._finished = 0
         self.affinity = affinity
         self.fresh_engines = fresh_engines
         self._make_engine = engine_factory
@@ -227,6 +232,8 @@ class LocalScheduler(Scheduler):
                 if not opened:
                     opened = True
                     self._open_slot()
+                if self.start_delay > 0 and self._finished:
+                    await asyncio.sleep(self.start_delay)
                 await self._play(slot, job)
                 if self.wait > 0:
                     await asyncio.sleep(self.wait)
@@ -252,6 +259,7 @@ class LocalScheduler(Scheduler):
         outcome = await slot.play(job, on_ready=ready, on_move=watch)
         match outcome:
             case Played(record, seconds):
+                self._finished += 1
                 await self._emit_handled(JobFinished(job, record, seconds))
                 if record.replay:
                     failure = self._jobs.replay(job, record.reason)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import (
+    EloModel,
     EngineScore,
     PairingCounts,
     SprtResult,
@@ -58,13 +59,11 @@ class Scoreboard:
 
     def sprt_state(self, first: str, second: str, spec: SprtSpec, *,
                    trinomial: bool = False) -> SprtResult | None:
-        """The SPRT of `first` against `second` over complete game pairs (with `trinomial`,
-        over single games), once there are any."""
+        """The SPRT of `first` against `second` over complete game pairs, once there are any
+        (with `trinomial`, or for cutechess-cli's test, which counts them: over single games)."""
         pairing = self.tally.pairing(first, second)
-        if trinomial:
-            if pairing.trinomial.games == 0:
-                return None
-            return sprt(pairing.trinomial, spec)
+        if trinomial or spec.model is EloModel.CUTECHESS:
+            return sprt(pairing.trinomial, spec) if pairing.trinomial.games else None
         counts = pairing.pentanomial
         if counts.pairs == 0:
             return None

@@ -1,0 +1,119 @@
+"""cutechess-cli 1.5's command line and output, as the `runner-cutechess` entry point speaks them.
+
+`parse` reads the argv as cutechess-cli 1.5.1 does (runner.dropin.cutechess.args: every option,
+its defaults and its refusals, word for word), and turns an accepted one into the tournament
+cutechess-cli would play, in its order (TournamentConfig.cutechess: runner.tournament.cutechess
+and runner.books.cutechess), and the settings of the output that prints cutechess-cli's lines
+and writes its PGN (runner.dropin.cutechess.output).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+from runner.dropin.contract import DropinRun, Immediate, PeerOutput, PeerUsageError
+
+if TYPE_CHECKING:
+    from runner.config.model import TournamentConfig
+    from runner.dropin.cutechess.args import Arguments
+    from runner.dropin.cutechess.settings import CutechessSettings
+
+__all__ = ["parse"]
+
+
+def _runner_version() -> str:
+    try:
+        from importlib import metadata
+
+        return metadata.version("cecp-runner")
+    except Exception:  # an uninstalled checkout: the package's own number
+        from runner import __version__
+
+        return __version__
+
+
+def _immediate(argv: list[str]) -> Immediate | None:
+    """cutechess-cli's first look at the words: the first of a version, engine-list or help
+    word anywhere on the line answers at once."""
+    for word in argv:
+        if word in ("-v", "--version", "-version"):
+            from runner.dropin.cutechess.args import version_text
+
+            return Immediate(version_text(_runner_version()))
+        if word in ("--engines", "-engines"):
+            from runner.dropin.cutechess.args import _configured_engines
+
+            names = [str(entry.get("name", "")) for entry in _configured_engines()]
+            return Immediate("".join(f"{name}\n" for name in names))
+        if word in ("--help", "-help"):
+            from runner.dropin.cutechess.help import HELP
+
+            return Immediate(HELP)
+    return None
+
+
+def parse(argv: list[str]) -> DropinRun | Immediate:
+    """A cutechess-cli command line as a run, or an immediate answer; raises PeerUsageError
+    with cutechess-cli's lines for one it refuses (and the runner's for one it cannot play)."""
+    answer = _immediate(argv)
+    if answer is not None:
+        return answer
+    from runner.dropin.cutechess import args as cc
+
+    read = cc.read_arguments(argv)
+    if isinstance(read, Immediate):
+        return read
+    cc.check_supported(read)
+    config = _config(read)
+    settings = cc.settings_for(read, [e.name for e in config.engines], _total(config))
+    return DropinRun(peer="cutechess", config=config,
+                     make_output=_output_factory(settings, read))
+
+
+def _config(read: Arguments) -> TournamentConfig:
+    """The tournament of an accepted command line; PeerUsageError when the runner's own
+    checks refuse it (a program not found...)."""
+    from runner.config.check import ConfigError
+    from runner.config.model import CutechessSchedule
+    from runner.config.parse import parse_config
+    from runner.dropin.cutechess import args as cc
+
+    try:
+        config = parse_config(cc.tournament_table(read), source="command line")
+    except ConfigError as exc:
+        first = exc.problems[0] if exc.problems else exc
+        raise PeerUsageError(f"runner-cutechess: {first}", 1) from None
+    schedule = CutechessSchedule(
+        tournament=read.tournament, games=read.games, rounds=read.rounds, repeat=read.repeat,
+        policy=read.openings["policy"] if read.openings else "default", swap=read.swap,
+        reverse=read.reverse, seeds=read.seeds, wait_ms=read.wait, srand=cc.seed_for(read))
+    config = dataclasses.replace(config, cutechess=schedule)
+    return cc.with_engine_extras(config, read)
+
+
+def _total(config: TournamentConfig) -> int:
+    from runner.tournament.pairing import pairing_for
+
+    return pairing_for(config).total()
+
+
+def _output_factory(settings: CutechessSettings, read: Arguments,
+                    ) -> Callable[[TextIO], PeerOutput]:
+    """The output builder for the driver: what cutechess-cli printed while reading its
+    command line first (``Indexing opening suite...``, a repetitions warning), then its
+    output."""
+
+    def make(stream: TextIO) -> PeerOutput:
+        """The notices printed, then the output on `stream`."""
+        from runner.dropin.cutechess.output import CutechessOutput
+
+        for where, line in read.notices:
+            target = stream if where == "stdout" else sys.stderr
+            target.write(line + "\n")
+            target.flush()
+        return CutechessOutput(stream, settings)
+
+    return make
