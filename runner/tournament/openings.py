@@ -109,10 +109,10 @@ class OpeningPolicy:
         if pair in self._cache:
             return self._cache[pair]
         opening: Opening | None = None
-        if self.cursor is not None and self.config.fastchess_order is not None:
-            opening = self.cursor.book.opening(self._fastchess_index(pair))
-        elif self.suite is not None:
+        if self.suite is not None:
             opening = self.suite.opening(pair)
+        elif self.cursor is not None and self.config.fastchess_order is not None:
+            opening = self.cursor.book.opening(self._fastchess_index(pair))
         elif self.chess960 and self.config.cutechess is not None:
             opening = self._cutechess_960(pair)
         elif self.cursor is not None:

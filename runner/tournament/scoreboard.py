@@ -60,7 +60,7 @@ class Scoreboard:
     def sprt_state(self, first: str, second: str, spec: SprtSpec, *,
                    trinomial: bool = False) -> SprtResult | None:
         """The SPRT of `first` against `second` over complete game pairs, once there are any
-        (with `trinomial`, or for cutechess-cli's test, over single games)."""
+        (with `trinomial`, or for cutechess-cli's test, which counts them: over single games)."""
         pairing = self.tally.pairing(first, second)
         if trinomial or spec.model is EloModel.CUTECHESS:
             return sprt(pairing.trinomial, spec) if pairing.trinomial.games else None
