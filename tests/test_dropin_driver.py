@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from runner.dropin.driver import GAMES_PER_PROCESS, workers_for
+from runner.cluster.sizing import GAMES_PER_PROCESS
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -202,19 +202,6 @@ def test_the_subcommand_through_click_keeps_the_words_too(monkeypatch: pytest.Mo
     result = CliRunner().invoke(app, ["fastchess", *words])
     assert result.exit_code == 3, result.output
     assert seen == [("fastchess", words)]
-
-
-def test_local_workers_are_asked_for_only_past_one_process_and_with_cores_to_spare() -> None:
-    assert workers_for(1, 2) is None
-    assert workers_for(GAMES_PER_PROCESS, 8) is None
-    assert workers_for(GAMES_PER_PROCESS * 4, 2) is None  # two cores: the engines need them
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        assert workers_for(GAMES_PER_PROCESS * 4, 8) is None  # no Dask: all in this process
-    else:
-        assert workers_for(GAMES_PER_PROCESS * 4, 8) == 4  # half the cores at most
-        assert workers_for(GAMES_PER_PROCESS * 2, 4) == 2
 
 
 def test_a_run_name_is_short_and_the_same_for_the_same_words() -> None:

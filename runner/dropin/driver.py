@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
-import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -26,6 +24,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from runner.app.lifecycle import start
 from runner.app.modes import StartMode
+from runner.cluster.sizing import default_local_workers
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
 from runner.protocol.loop import run as run_on_loop
@@ -46,56 +45,10 @@ if TYPE_CHECKING:
     from runner.game.record import GameRecord
     from runner.store.store import StoredGame
 
-__all__ = ["CPUS_ENV", "DEFAULT_DB", "GAMES_PER_PROCESS", "machine_cpus", "play", "stored_games",
-           "workers_for"]
+__all__ = ["DEFAULT_DB", "play", "stored_games"]
 
 DEFAULT_DB = "runner.db"
 """The database a drop-in run writes when neither the run nor ``RUNNER_DB`` names one."""
-
-GAMES_PER_PROCESS = 32
-"""Games one Python process referees at once before a drop-in spreads them over local
-worker processes: the fallback while `runner.cluster.sizing` is absent, with its measured
-value and rule (benchmarks/concurrency.py: no time loss at 16 games at once on 2 cores at
-1+0.01, losses from 64 on; 2 local workers did worse on 2 cores, sharing them with the
-engines)."""
-
-CPUS_ENV = "RUNNER_CPUS"
-"""The cores counted, when set (a container whose CPU quota is below the cores it sees)."""
-
-
-def machine_cpus() -> int:
-    """The cores this process may run on, or ``RUNNER_CPUS`` when it is set to a number."""
-    given = os.environ.get(CPUS_ENV, "").strip()
-    if given.isdigit() and int(given) > 0:
-        return int(given)
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-def workers_for(concurrency: int, cpus: int) -> int | None:
-    """Local worker processes for `concurrency` games at once on `cpus` cores (None: all in
-    this process): `runner.cluster.sizing.local_workers_for` when this runner has it, else its
-    rule (one process per `GAMES_PER_PROCESS` games, up to half the cores, the other half
-    left to the engines, and at least two or none); None without the cluster extra (Dask)
-    installed, whatever the count."""
-    try:
-        from runner.cluster.sizing import (  # type: ignore[import-not-found,unused-ignore]
-            local_workers_for,
-        )
-    except ImportError:
-        local_workers_for = None
-    if local_workers_for is not None:
-        workers = int(local_workers_for(concurrency, cpus))
-    elif concurrency <= GAMES_PER_PROCESS:
-        workers = 0
-    else:
-        workers = min(cpus // 2, math.ceil(concurrency / GAMES_PER_PROCESS))
-        workers = workers if workers >= 2 else 0
-    if workers <= 0 or importlib.util.find_spec("distributed") is None:
-        return None
-    return workers
-
 
 def play(run: DropinRun, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Play `run` (continuing its interrupted run), reported on `stdout` (default sys.stdout)
@@ -171,7 +124,7 @@ async def _prepared(run: DropinRun, store: Store) -> Tournament:
     config: TournamentConfig = await resolve_protocols(run.config, lambda _line: None)
     concurrency = max(1, config.concurrency)
     tournament = start(config, store, StartMode.SAME, concurrency=concurrency,
-                       workers=workers_for(concurrency, machine_cpus()))
+                       workers=default_local_workers(concurrency) or None)
     await asyncio.to_thread(tournament.prepare)
     return tournament
 
