@@ -239,7 +239,10 @@ async def _start_game(engines: dict[bool, Engine], spec: GameSpec, board: Board,
 
     # Both at once: an engine's "new" can take a while (fairymax clears its hash, about
     # 15 ms here), and neither engine waits for the other. If both fail, White's fault counts.
-    started = await asyncio.gather(one(True), one(False), return_exceptions=True)
+    # From a list: gather returns a list, which typeshed's fixed-arity forms call a tuple (and
+    # compiled code checks the type it is told).
+    both = [one(True), one(False)]
+    started = await asyncio.gather(*both, return_exceptions=True)
     for outcome in started:
         if isinstance(outcome, BaseException):
             raise outcome

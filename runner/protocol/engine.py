@@ -15,8 +15,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
-from mypy_extensions import mypyc_attr
-
 from runner.clock import TimeControl
 
 __all__ = [
@@ -39,13 +37,10 @@ __all__ = [
 ]
 
 
-# A Python class when compiled: mypyc's native classes cannot derive from RuntimeError.
-@mypyc_attr(native_class=False)
 class EngineError(RuntimeError):
     """Base of every engine fault; each fault is raised once, then the engine is unusable."""
 
 
-@mypyc_attr(native_class=False)
 class EngineTerminated(EngineError):
     """The engine process exited (or closed its output) while we needed it."""
 
@@ -55,7 +50,6 @@ class EngineTerminated(EngineError):
         super().__init__(f"{message}: {detail}" if detail else message)
 
 
-@mypyc_attr(native_class=False)
 class EngineStalled(EngineError):
     """The engine did not answer within the allowed time."""
 
@@ -64,7 +58,6 @@ class EngineStalled(EngineError):
         super().__init__(f"{detail} (waited {waited:.3f} s)")
 
 
-@mypyc_attr(native_class=False)
 class EngineProtocolError(EngineError):
     """The engine wrote something we cannot accept: an overlong line, a rejected legal move..."""
 
