@@ -35,6 +35,9 @@ BOOKS = REPO.parent / "shared" / "data" / "books"
 EPD_BOOK = BOOKS / "noob_3moves.epd"
 PGN_BOOK = BOOKS / "8moves_v3.pgn"
 FRC_BOOK = BOOKS / "3moves_FRC.epd"
+DEMO_BOOK = REPO / "tests" / "data" / "small.epd"
+"""A small book in the repository (the demo's positions, no comment lines: cutechess-cli and
+fastchess read every line as a position): for tests that need some book, not a given one."""
 FAIRYMAX = shutil.which("fairymax", path="/usr/games:/usr/local/games:"
                         + os.environ.get("PATH", ""))
 
@@ -267,7 +270,7 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
                 "-resultformat", "wide", "-pgnout", str(tmp_path / "o.pgn"), "min", "fi",
                 "-epdout", str(tmp_path / "o.epd"), "-recover", "-wait", "250",
                 "-concurrency", "2", "-bookmode", "disk",
-                "-openings", f"file={EPD_BOOK}", "format=epd", "order=random", "start=3",
+                "-openings", f"file={DEMO_BOOK}", "format=epd", "order=random", "start=3",
                 "policy=encounter", "-srand", "42"])
     config = run.config
     a, b = config.engines
@@ -306,7 +309,7 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
 def test_same_words_same_tournament() -> None:
     """The name and the random seed come from the words that decide the games: a rerun
     continues, also with another -concurrency or -pgnout; other games, another name."""
-    base = [*TWO, "-each", "tc=inf", "depth=1", "-openings", f"file={EPD_BOOK}",
+    base = [*TWO, "-each", "tc=inf", "depth=1", "-openings", f"file={DEMO_BOOK}",
             "format=epd", "order=random"]
     first, again = _run(base), _run([*base, "-concurrency", "2", "-pgnout", "x.pgn"])
     assert first.config.name == again.config.name
@@ -582,7 +585,7 @@ def test_rerun_plays_only_the_missing_games(tmp_path: Path) -> None:
     import sqlite3
 
     argv = [*TWO, "-each", "tc=inf", "depth=3", "-games", "6", "-openings",
-            f"file={EPD_BOOK}", "format=epd", "order=random", "-srand", "5", "-wait", "200"]
+            f"file={DEMO_BOOK}", "format=epd", "order=random", "-srand", "5", "-wait", "200"]
     env = {**os.environ, "RUNNER_DB": str(tmp_path / "runner.db"),
            "PATH": "/usr/games:" + os.environ.get("PATH", "")}
     command = [sys.executable, "-m", "runner", "cutechess", *argv]

@@ -33,6 +33,9 @@ REPO = Path(__file__).resolve().parent.parent
 FASTCHESS = REPO.parent / "shared" / "peers" / "fastchess"
 BOOKS = REPO.parent / "shared" / "data" / "books"
 EPD = BOOKS / "noob_3moves.epd"
+DEMO_BOOK = REPO / "tests" / "data" / "small.epd"
+"""A small book in the repository (the demo's positions, no comment lines: cutechess-cli and
+fastchess read every line as a position): for tests that need some book, not a given one."""
 PGN_BOOK = BOOKS / "8moves_v3.pgn"
 FRC = BOOKS / "3moves_FRC.epd"
 STOCKFISH = shutil.which("stockfish") or shutil.which("stockfish", path="/usr/games")
@@ -602,7 +605,7 @@ def test_a_crash_without_recover_stops_the_run(tmp_path: Path) -> None:
 
     bad = ["-engine", f"cmd={sys.executable}", "args=-m engine --uci --fault crash@3",
            "name=bad", "-engine", "cmd=stockfish", "name=good", "-each", "depth=2",
-           "-rounds", "3", "-openings", f"file={EPD}"]
+           "-rounds", "3", "-openings", f"file={DEMO_BOOK}"]
     from runner.dropin.driver import play
 
     old = os.environ.get("PYTHONPATH")
