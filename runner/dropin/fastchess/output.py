@@ -25,7 +25,14 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
-from runner.dropin.fastchess.numbers import FcSprt, FcStats, elo_figures, elo_score, fixed
+from runner.dropin.fastchess.numbers import (
+    EloFigures,
+    FcSprt,
+    FcStats,
+    elo_figures,
+    elo_score,
+    fixed,
+)
 from runner.dropin.fastchess.pgn import EngineId, epd_line, fastchess_reason, game_pgn
 from runner.dropin.fastchess.pvcheck import pv_warnings
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
@@ -575,9 +582,11 @@ class FastchessOutput:
         default = self._known_engine(engine.name)[1].get(option)
         return "NULL" if default is None else f"{default}{unit}"
 
-    def _rank_table(self) -> str:
+    def _ranked(self, penta: bool) -> tuple[list[tuple[str, FcStats]], dict[str, EloFigures], int]:
+        """The engines in rank order with their statistics, their Elo figures, and the width
+        of the name column (both rank tables)."""
         rows = [(name, self._all_stats(name)) for name in self._order]
-        figures = {name: elo_figures(stats, self._penta) for name, stats in rows}
+        figures = {name: elo_figures(stats, penta) for name, stats in rows}
         # fastchess sorts by Elo (NaN last) with std::sort, an insertion sort at this size:
         # equal Elo keeps the command-line order.
         ordered: list[tuple[str, FcStats]] = []
@@ -586,7 +595,10 @@ class FastchessOutput:
             while at > 0 and _before(figures[row[0]].diff, figures[ordered[at - 1][0]].diff):
                 at -= 1
             ordered.insert(at, row)
-        width = max([25, *(len(name) for name in self._order)])
+        return ordered, figures, max([25, *(len(name) for name in self._order)])
+
+    def _rank_table(self) -> str:
+        ordered, figures, width = self._ranked(self._penta)
         out = (f"{'Rank':<4} {'Name':<{width}} {'Elo':>10} {'+/-':>10} {'nElo':>10} {'+/-':>10} "
                f"{'Games':>10} {'Score':>10} {'Draw':>10} {'Ptnml(0-2)':>20}\n")
         for rank, (name, stats) in enumerate(ordered, start=1):
@@ -627,15 +639,7 @@ class FastchessOutput:
                 f"{fixed(elo.los)} %, DrawRatio: {fixed(stats.draw_ratio())} %")
 
     def _cute_table(self) -> str:
-        rows = [(name, self._all_stats(name)) for name in self._order]
-        figures = {name: elo_figures(stats, False) for name, stats in rows}
-        ordered: list[tuple[str, FcStats]] = []
-        for row in rows:
-            at = len(ordered)
-            while at > 0 and _before(figures[row[0]].diff, figures[ordered[at - 1][0]].diff):
-                at -= 1
-            ordered.insert(at, row)
-        width = max([25, *(len(name) for name in self._order)])
+        ordered, figures, width = self._ranked(False)
         out = (f"{'Rank':<4} {'Name':<{width}} {'Elo':>10} {'+/-':>10} {'nElo':>10} {'+/-':>10} "
                f"{'Games':>10} {'Score':>10} {'Draw':>10}")
         for rank, (name, stats) in enumerate(ordered, start=1):
