@@ -1,7 +1,7 @@
 """Making and unmaking moves: push and pop, and what a move does (castles, captures, zeroes).
 
-A push saves the state it changes as one plain tuple, updates the bitboards, the Polyglot
-piece hash and the castling rights incrementally, then counts the new position's key; a pop
+A push saves the state it changes as one plain tuple, updates the bitboards, the piece
+hash of the repetition key and the castling rights incrementally, then counts the new position's key; a pop
 restores the tuple. Push is one long function on purpose: it is the hot path of every game,
 perft and replay, and a function call per step would cost more than the step.
 """
@@ -22,7 +22,7 @@ from runner.rules.squares import (
     ROOK,
     Square,
 )
-from runner.rules.zobrist import PIECE_KEYS
+from runner.rules.zobrist import REP_PIECE_KEYS
 
 __all__ = ["MoveMaker"]
 
@@ -69,8 +69,8 @@ class MoveMaker(Position):
             return
         from_bb = 1 << f
         to_bb = 1 << t
-        keys_us = PIECE_KEYS[turn]
-        keys_them = PIECE_KEYS[not turn]
+        keys_us = REP_PIECE_KEYS[turn]
+        keys_them = REP_PIECE_KEYS[not turn]
         phash = self._phash
         halfmove = self.halfmove_clock + 1
         rights = self.castling_rights

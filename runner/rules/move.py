@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from runner.rules.squares import (
     PIECE_NAMES,
     PIECE_SYMBOLS,
@@ -105,8 +107,8 @@ class Move:
         return _NULL_MOVE
 
 
-_MOVES: tuple[Move, ...] = tuple(Move(a, b) for a in range(64) for b in range(64))
-_NULL_MOVE = Move(0, 0)
+_MOVES: Final[tuple[Move, ...]] = tuple(Move(a, b) for a in range(64) for b in range(64))
+_NULL_MOVE: Final = Move(0, 0)
 
 
 def plain_move(from_square: Square, to_square: Square) -> Move:

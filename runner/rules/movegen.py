@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from runner.rules.move import _MOVES, Move
 from runner.rules.squares import (
@@ -37,17 +37,17 @@ from runner.rules.squares import (
 if TYPE_CHECKING:
     from runner.rules.position import Position
 
-_PROMOTIONS: dict[int, tuple[Move, Move, Move, Move]] = {}
+_PROMOTIONS: Final[dict[int, tuple[Move, Move, Move, Move]]] = {}
 for _f in range(64):
     for _t in range(64):
         if (_f >> 3, _t >> 3) in ((6, 7), (1, 0)) and abs((_f & 7) - (_t & 7)) <= 1:
             _PROMOTIONS[_f * 64 + _t] = (
                 Move(_f, _t, QUEEN), Move(_f, _t, ROOK), Move(_f, _t, BISHOP), Move(_f, _t, KNIGHT)
             )
-_PROMOTION_RANKS = BB_RANK_1 | BB_RANK_8
-_NOT_FILE_A = ~BB_FILE_A & ((1 << 64) - 1)
-_NOT_FILE_H = ~BB_FILE_H & ((1 << 64) - 1)
-_ALL = (1 << 64) - 1
+_PROMOTION_RANKS: Final = BB_RANK_1 | BB_RANK_8
+_NOT_FILE_A: Final = ~BB_FILE_A & ((1 << 64) - 1)
+_NOT_FILE_H: Final = ~BB_FILE_H & ((1 << 64) - 1)
+_ALL: Final = (1 << 64) - 1
 
 
 

@@ -18,17 +18,18 @@ def perft(board: Board, depth: int, *, bulk: bool = True) -> int:
     if depth == 1 and bulk:
         return len(moves)
     total = 0
-    push, pop = board.push, board.pop
+    # Methods called on the board, not through local bound methods: compiled, that is a
+    # direct C call instead of a call through a Python object.
     if depth == 1:
         for move in moves:
-            push(move)
-            pop()
+            board.push(move)
+            board.pop()
             total += 1
         return total
     for move in moves:
-        push(move)
+        board.push(move)
         total += perft(board, depth - 1, bulk=bulk)
-        pop()
+        board.pop()
     return total
 
 

@@ -2,7 +2,7 @@
 
 Bitboards (Python ints, bit 0 = a1) hold the position. The state also carries what the
 subclasses keep up to date as moves are played (`runner.rules.makemove`): an undo stack of
-plain tuples, an incrementally updated Polyglot piece hash, and a map from position key to
+plain tuples, an incrementally updated piece hash (the repetition key's), and a map from position key to
 number of occurrences so that repetition questions are answered without replaying the game.
 """
 
@@ -55,6 +55,9 @@ from runner.rules.status import (
 from runner.rules.zobrist import (
     EP_KEYS,
     PIECE_KEYS,
+    REP_EP_KEYS,
+    REP_PIECE_KEYS,
+    REP_TURN_KEY,
     TURN_KEY,
     castling_key,
     polyglot_castling_key,
@@ -160,7 +163,7 @@ class Position:
         """Forget the move stack and restart repetition counting from the current position."""
         self.move_stack = []
         self._stack = []
-        self._phash = self._compute_piece_hash()
+        self._phash = self._compute_piece_hash(REP_PIECE_KEYS)
         self._cache_key = -1
         self._cache_moves = []
         self._key = self._compute_key()
@@ -378,11 +381,12 @@ class Position:
         return generate_legal(self)
     # ------------------------------------------------------------------ hashing
 
-    def _compute_piece_hash(self) -> int:
-        """Polyglot piece-square part of the hash, computed from scratch."""
+    def _compute_piece_hash(self, piece_keys: tuple[tuple[tuple[int, ...], ...], ...]) -> int:
+        """Piece-square part of a hash (`REP_PIECE_KEYS`: the repetition key's, which push
+        updates as ``_phash``; `PIECE_KEYS`: the Polyglot key's), computed from scratch."""
         h = 0
         for color in (WHITE, BLACK):
-            keys = PIECE_KEYS[color]
+            keys = piece_keys[color]
             for piece_type, bb in ((PAWN, self.pawns), (KNIGHT, self.knights),
                                    (BISHOP, self.bishops), (ROOK, self.rooks),
                                    (QUEEN, self.queens), (KING, self.kings)):
@@ -394,9 +398,9 @@ class Position:
         """The repetition key: placement, side to move, castling rights, legal en passant file."""
         key = self._phash ^ castling_key(self.castling_rights)
         if self.turn:
-            key ^= TURN_KEY
+            key ^= REP_TURN_KEY
         if self.ep_square is not None and self.has_legal_en_passant():
-            key ^= EP_KEYS[self.ep_square & 7]
+            key ^= REP_EP_KEYS[self.ep_square & 7]
         return key
 
     def repetition_key(self) -> int:
@@ -405,7 +409,7 @@ class Position:
 
     def zobrist_hash(self) -> int:
         """The Polyglot opening-book key of the position."""
-        key = self._phash ^ polyglot_castling_key(
+        key = self._compute_piece_hash(PIECE_KEYS) ^ polyglot_castling_key(
             self.castling_rights, self.kings & self.occupied_co[WHITE], self.kings & self.occupied_co[BLACK])
         if self.turn:
             key ^= TURN_KEY
@@ -426,8 +430,9 @@ class Position:
         ep = self.ep_square
         if ep is None or not self.has_pseudo_legal_en_passant():
             return False
-        return any(m.to_square == ep and self.pawns & BB_SQUARES[m.from_square]
-                   for m in self._generate())
+        # Only the captures onto the en passant square: a fraction of the whole move list.
+        return bool(generate_legal(self, from_mask=self.pawns & self.occupied_co[self.turn],
+                                   to_mask=BB_SQUARES[ep]))
     def is_legal(self, move: Move) -> bool:
         """Whether a move is legal in the position (the null move never is)."""
         if not move:

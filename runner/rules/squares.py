@@ -3,46 +3,54 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 Color = bool
 Square = int
 PieceType = int
 Bitboard = int
 
-WHITE: Color = True
-BLACK: Color = False
+WHITE: Final[Color] = True
+BLACK: Final[Color] = False
 COLOR_NAMES = ("black", "white")
 
-PAWN: PieceType = 1
-KNIGHT: PieceType = 2
-BISHOP: PieceType = 3
-ROOK: PieceType = 4
-QUEEN: PieceType = 5
-KING: PieceType = 6
+PAWN: Final[PieceType] = 1
+KNIGHT: Final[PieceType] = 2
+BISHOP: Final[PieceType] = 3
+ROOK: Final[PieceType] = 4
+QUEEN: Final[PieceType] = 5
+KING: Final[PieceType] = 6
 PIECE_TYPES = (PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING)
-PIECE_SYMBOLS = (None, "p", "n", "b", "r", "q", "k")
+PIECE_SYMBOLS: Final = (None, "p", "n", "b", "r", "q", "k")
 PIECE_NAMES = (None, "pawn", "knight", "bishop", "rook", "queen", "king")
 
 FILE_NAMES = "abcdefgh"
 RANK_NAMES = "12345678"
 SQUARES = range(64)
-SQUARE_NAMES = tuple(f + r for r in RANK_NAMES for f in FILE_NAMES)
+SQUARE_NAMES: Final = tuple(f + r for r in RANK_NAMES for f in FILE_NAMES)
 
 A1, B1, C1, D1, E1, F1, G1, H1 = range(8)
 A8, B8, C8, D8, E8, F8, G8, H8 = range(56, 64)
 
-BB_EMPTY: Bitboard = 0
-BB_ALL: Bitboard = (1 << 64) - 1
-BB_SQUARES: tuple[Bitboard, ...] = tuple(1 << s for s in SQUARES)
-BB_FILES: tuple[Bitboard, ...] = tuple(0x0101010101010101 << f for f in range(8))
-BB_RANKS: tuple[Bitboard, ...] = tuple(0xFF << (8 * r) for r in range(8))
-BB_FILE_A, BB_FILE_H = BB_FILES[0], BB_FILES[7]
-BB_RANK_1, BB_RANK_2, BB_RANK_3, BB_RANK_4 = BB_RANKS[0:4]
-BB_RANK_5, BB_RANK_6, BB_RANK_7, BB_RANK_8 = BB_RANKS[4:8]
-BB_BACKRANKS: Bitboard = BB_RANK_1 | BB_RANK_8
-BB_LIGHT_SQUARES: Bitboard = 0x55AA55AA55AA55AA
-BB_DARK_SQUARES: Bitboard = 0xAA55AA55AA55AA55
-BB_CORNERS: Bitboard = BB_SQUARES[A1] | BB_SQUARES[H1] | BB_SQUARES[A8] | BB_SQUARES[H8]
+BB_EMPTY: Final[Bitboard] = 0
+BB_ALL: Final[Bitboard] = (1 << 64) - 1
+BB_SQUARES: Final[tuple[Bitboard, ...]] = tuple(1 << s for s in SQUARES)
+BB_FILES: Final[tuple[Bitboard, ...]] = tuple(0x0101010101010101 << f for f in range(8))
+BB_RANKS: Final[tuple[Bitboard, ...]] = tuple(0xFF << (8 * r) for r in range(8))
+BB_FILE_A: Final[Bitboard] = BB_FILES[0]
+BB_FILE_H: Final[Bitboard] = BB_FILES[7]
+BB_RANK_1: Final[Bitboard] = BB_RANKS[0]
+BB_RANK_2: Final[Bitboard] = BB_RANKS[1]
+BB_RANK_3: Final[Bitboard] = BB_RANKS[2]
+BB_RANK_4: Final[Bitboard] = BB_RANKS[3]
+BB_RANK_5: Final[Bitboard] = BB_RANKS[4]
+BB_RANK_6: Final[Bitboard] = BB_RANKS[5]
+BB_RANK_7: Final[Bitboard] = BB_RANKS[6]
+BB_RANK_8: Final[Bitboard] = BB_RANKS[7]
+BB_BACKRANKS: Final[Bitboard] = BB_RANK_1 | BB_RANK_8
+BB_LIGHT_SQUARES: Final[Bitboard] = 0x55AA55AA55AA55AA
+BB_DARK_SQUARES: Final[Bitboard] = 0xAA55AA55AA55AA55
+BB_CORNERS: Final[Bitboard] = BB_SQUARES[A1] | BB_SQUARES[H1] | BB_SQUARES[A8] | BB_SQUARES[H8]
 
 
 def square(file_index: int, rank_index: int) -> Square:
@@ -115,10 +123,10 @@ def _step_attacks(sq: Square, deltas: tuple[tuple[int, int], ...]) -> Bitboard:
 _KNIGHT_DELTAS = ((1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2))
 _KING_DELTAS = ((1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1))
 
-BB_KNIGHT_ATTACKS: tuple[Bitboard, ...] = tuple(_step_attacks(s, _KNIGHT_DELTAS) for s in SQUARES)
-BB_KING_ATTACKS: tuple[Bitboard, ...] = tuple(_step_attacks(s, _KING_DELTAS) for s in SQUARES)
+BB_KNIGHT_ATTACKS: Final[tuple[Bitboard, ...]] = tuple(_step_attacks(s, _KNIGHT_DELTAS) for s in SQUARES)
+BB_KING_ATTACKS: Final[tuple[Bitboard, ...]] = tuple(_step_attacks(s, _KING_DELTAS) for s in SQUARES)
 # BB_PAWN_ATTACKS[color][sq]: squares a pawn of that color on sq attacks.
-BB_PAWN_ATTACKS: tuple[tuple[Bitboard, ...], tuple[Bitboard, ...]] = (
+BB_PAWN_ATTACKS: Final[tuple[tuple[Bitboard, ...], tuple[Bitboard, ...]]] = (
     tuple(_step_attacks(s, ((-1, -1), (1, -1))) for s in SQUARES),
     tuple(_step_attacks(s, ((-1, 1), (1, 1))) for s in SQUARES),
 )
@@ -180,13 +188,21 @@ _DIAG_DIRS = ((1, 1), (1, -1), (-1, 1), (-1, -1))
 _FILE_DIRS = ((0, 1), (0, -1))
 _RANK_DIRS = ((1, 0), (-1, 0))
 
-BB_DIAG_MASKS, BB_DIAG_ATTACKS = _attack_table(_DIAG_DIRS)
-BB_FILE_MASKS, BB_FILE_ATTACKS = _attack_table(_FILE_DIRS)
-BB_RANK_MASKS, BB_RANK_ATTACKS = _attack_table(_RANK_DIRS)
+# One name per table, each `Final`: compiled code then reads them from C statics instead of
+# looking them up in the module's dict on every use.
+_DIAG_TABLE = _attack_table(_DIAG_DIRS)
+_FILE_TABLE = _attack_table(_FILE_DIRS)
+_RANK_TABLE = _attack_table(_RANK_DIRS)
+BB_DIAG_MASKS: Final[tuple[Bitboard, ...]] = _DIAG_TABLE[0]
+BB_DIAG_ATTACKS: Final[tuple[dict[Bitboard, Bitboard], ...]] = _DIAG_TABLE[1]
+BB_FILE_MASKS: Final[tuple[Bitboard, ...]] = _FILE_TABLE[0]
+BB_FILE_ATTACKS: Final[tuple[dict[Bitboard, Bitboard], ...]] = _FILE_TABLE[1]
+BB_RANK_MASKS: Final[tuple[Bitboard, ...]] = _RANK_TABLE[0]
+BB_RANK_ATTACKS: Final[tuple[dict[Bitboard, Bitboard], ...]] = _RANK_TABLE[1]
 
 # Attacks on an empty board, used to find pinning and checking sliders quickly.
-BB_BISHOP_PSEUDO: tuple[Bitboard, ...] = tuple(BB_DIAG_ATTACKS[s][0] for s in SQUARES)
-BB_ROOK_PSEUDO: tuple[Bitboard, ...] = tuple(
+BB_BISHOP_PSEUDO: Final[tuple[Bitboard, ...]] = tuple(BB_DIAG_ATTACKS[s][0] for s in SQUARES)
+BB_ROOK_PSEUDO: Final[tuple[Bitboard, ...]] = tuple(
     BB_FILE_ATTACKS[s][0] | BB_RANK_ATTACKS[s][0] for s in SQUARES
 )
 
@@ -223,4 +239,6 @@ def _lines_and_betweens() -> tuple[tuple[tuple[Bitboard, ...], ...], tuple[tuple
     return tuple(tuple(row) for row in lines), tuple(tuple(row) for row in betweens)
 
 
-BB_LINE, BB_BETWEEN = _lines_and_betweens()
+_LINES_AND_BETWEENS = _lines_and_betweens()
+BB_LINE: Final[tuple[tuple[Bitboard, ...], ...]] = _LINES_AND_BETWEENS[0]
+BB_BETWEEN: Final[tuple[tuple[Bitboard, ...], ...]] = _LINES_AND_BETWEENS[1]
