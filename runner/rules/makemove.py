@@ -1,7 +1,7 @@
 """Making and unmaking moves: push and pop, and what a move does (castles, captures, zeroes).
 
 A push saves the state it changes as one plain tuple, updates the bitboards, the piece
-hash of the repetition key and the castling rights incrementally, then counts the new position's key; a pop
+and castling hash of the repetition key and the castling rights incrementally, then counts the new position's key; a pop
 restores the tuple. Push is one long function on purpose: it is the hot path of every game,
 perft and replay, and a function call per step would cost more than the step.
 """
@@ -22,7 +22,7 @@ from runner.rules.squares import (
     ROOK,
     Square,
 )
-from runner.rules.zobrist import REP_PIECE_KEYS
+from runner.rules.zobrist import REP_PIECE_KEYS, castling_key
 
 __all__ = ["MoveMaker"]
 
@@ -102,8 +102,10 @@ class MoveMaker(Position):
                 self.occupied = occ_co[0] | occ_co[1]
                 rk = keys_us[ROOK]
                 kk = keys_us[KING]
-                self._phash = phash ^ kk[f] ^ kk[king_to] ^ rk[rook] ^ rk[rook_to]
-                self.castling_rights = rights & ~(BB_RANK_1 if turn else BB_RANK_8)
+                new_rights = rights & ~(BB_RANK_1 if turn else BB_RANK_8)
+                self._phash = (phash ^ kk[f] ^ kk[king_to] ^ rk[rook] ^ rk[rook_to]
+                               ^ castling_key(rights) ^ castling_key(new_rights))
+                self.castling_rights = new_rights
                 self.halfmove_clock = halfmove
                 self.turn = not turn
                 self._after_push()
@@ -181,8 +183,10 @@ class MoveMaker(Position):
             phash ^= keys_us[KING][f] ^ keys_us[KING][t]
         occ_co[turn] ^= move_bb
         self.occupied = occ_co[0] | occ_co[1]
+        if rights != self.castling_rights:  # rare: the castling part of the key changes too
+            phash ^= castling_key(self.castling_rights) ^ castling_key(rights)
+            self.castling_rights = rights
         self._phash = phash
-        self.castling_rights = rights
         self.halfmove_clock = halfmove
         self.turn = not turn
         self._after_push()

@@ -9,6 +9,7 @@ number of occurrences so that repetition questions are answered without replayin
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from runner.rules.fen import (
     STARTING_FEN,
@@ -64,6 +65,8 @@ from runner.rules.zobrist import (
 )
 
 __all__ = ["LegalMoveGenerator", "Position", "Undo"]
+
+_KEY_BIT: Final = 1 << 63
 
 Undo = tuple[Bitboard, Bitboard, Bitboard, Bitboard, Bitboard, Bitboard, Bitboard, Bitboard,
              Bitboard, Square | None, int, int, int, int]
@@ -130,6 +133,7 @@ class Position:
     move_stack: list[Move]
     _stack: list[Undo]
     _phash: int
+    """The placement and castling-rights part of the repetition key, updated by push."""
     _key: int
     _counts: dict[int, int]
     _repeated: int
@@ -163,7 +167,7 @@ class Position:
         """Forget the move stack and restart repetition counting from the current position."""
         self.move_stack = []
         self._stack = []
-        self._phash = self._compute_piece_hash(REP_PIECE_KEYS)
+        self._phash = self._compute_piece_hash(REP_PIECE_KEYS) ^ castling_key(self.castling_rights)
         self._cache_key = -1
         self._cache_moves = []
         self._key = self._compute_key()
@@ -396,12 +400,14 @@ class Position:
 
     def _compute_key(self) -> int:
         """The repetition key: placement, side to move, castling rights, legal en passant file."""
-        key = self._phash ^ castling_key(self.castling_rights)
+        key = self._phash
         if self.turn:
             key ^= REP_TURN_KEY
         if self.ep_square is not None and self.has_legal_en_passant():
             key ^= REP_EP_KEYS[self.ep_square & 7]
-        return key
+        # Bit 63 set in every key: compiled code then holds the key as one Python int, which
+        # the occurrence map and the undo record take without boxing a new one each time.
+        return key | _KEY_BIT
 
     def repetition_key(self) -> int:
         """Hash identifying the position for repetition (FIDE 9.2.3), not the Polyglot key."""
