@@ -184,6 +184,38 @@ def test_repetition_counts_incrementally_without_replay() -> None:
     assert not board.can_claim_threefold_repetition() or board.repetition_count() >= 2
 
 
+@pytest.mark.parametrize("fen, chess960, ucis", [
+    # castling (both wings), a king step, a rook step, a rook captured on its corner
+    ("r3k2r/8/8/8/8/8/1B4B1/R3K2R w KQkq - 0 1", False,
+     ["e1g1", "a8b8", "b2h8", "e8d7", "g2b7", "d7c7"]),
+    ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", False, ["e1c1", "e8g8", "c1b1", "a8a1"]),
+    # Chess960: king-takes-rook castling and rights on inner files (keys not from Polyglot)
+    ("1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1", True,
+     ["e1g1", "b8c8", "b1a1", "e8f8", "a2a3", "f8e8"]),
+    ("1r2k1r1/pppppppp/8/8/8/8/PPPPPPPP/1R2K1R1 w GBgb - 0 1", True,
+     ["b1c1", "e8b8", "e1f1", "g8h8", "f1e1", "h8g8"]),
+])
+def test_repetition_key_follows_castling_rights_incrementally(fen: str, chess960: bool,
+                                                              ucis: list[str]) -> None:
+    """Push updates the key's castling part only when the rights change: after every move the
+    key equals the one computed from scratch for the same position, and pop restores it. The
+    key keeps bit 63 set (compiled code then holds it as one int object: the occurrence map
+    and the undo record take it without boxing) and its 62 low bits hold the hash."""
+    board = Board(fen, chess960=chess960)
+    keys = [board.repetition_key()]
+    for uci in ucis:
+        board.push(board.parse_uci(uci))
+        key = board.repetition_key()
+        assert key == Board(board.fen(), chess960=chess960).repetition_key(), (uci, board.fen())
+        assert key >> 62 == 2, hex(key)
+        keys.append(key)
+    assert len(set(keys)) == len(keys)
+    while board.move_stack:
+        board.pop()
+        keys.pop()
+        assert board.repetition_key() == keys[-1]
+
+
 def test_coordinate_forms_engines_send() -> None:
     board = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
     assert board.parse_uci("e1g1") == Move.from_uci("e1g1")

@@ -87,11 +87,10 @@ class Move:
         if uci == "0000":
             return cls.null()
         if len(uci) in (4, 5):
-            try:
-                from_square = SQUARE_NAMES.index(uci[0:2])
-                to_square = SQUARE_NAMES.index(uci[2:4])
-            except ValueError:
-                raise InvalidMoveError(f"invalid coordinate move: {uci!r}") from None
+            from_square = _SQUARE_BY_NAME.get(uci[0:2], -1)
+            to_square = _SQUARE_BY_NAME.get(uci[2:4], -1)
+            if from_square < 0 or to_square < 0:
+                raise InvalidMoveError(f"invalid coordinate move: {uci!r}")
             if len(uci) == 4:
                 if from_square == to_square:
                     raise InvalidMoveError(f"invalid coordinate move (no movement): {uci!r}")
@@ -107,6 +106,8 @@ class Move:
         return _NULL_MOVE
 
 
+# Square by name: one hash lookup where `SQUARE_NAMES.index` compares up to 64 strings.
+_SQUARE_BY_NAME: Final[dict[str, Square]] = {name: sq for sq, name in enumerate(SQUARE_NAMES)}
 _MOVES: Final[tuple[Move, ...]] = tuple(Move(a, b) for a in range(64) for b in range(64))
 _NULL_MOVE: Final = Move(0, 0)
 
