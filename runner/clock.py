@@ -19,6 +19,9 @@ import math
 import re
 import time
 from dataclasses import dataclass
+from typing import Optional
+
+from mypy_extensions import mypyc_attr
 
 __all__ = ["Clock", "TimeControl", "TimePeriod"]
 
@@ -32,6 +35,7 @@ _MIN_SEC_RE = re.compile(
 _INFINITE = frozenset({"inf", "infinite", "-"})
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True)
 class TimePeriod:
     """One clock period: `moves` moves (0 = rest of the game) in `base` seconds, plus increment."""
@@ -50,14 +54,17 @@ class TimePeriod:
         return text
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True)
 class TimeControl:
     """A frozen time control: clock periods, fixed time per move, depth and node limits."""
 
-    periods: tuple[TimePeriod, ...] = ()
-    move_time: float | None = None
-    depth: int | None = None
-    nodes: int | None = None
+    # Quoted, unions as Optional: what pydantic reads when this module is compiled (mypyc
+    # keeps only such annotations exact; see pyproject.toml's per-file-ignores).
+    periods: "tuple[TimePeriod, ...]" = ()
+    move_time: "Optional[float]" = None
+    depth: "Optional[int]" = None
+    nodes: "Optional[int]" = None
     margin: float = 0.0
 
     def __post_init__(self) -> None:

@@ -31,8 +31,27 @@ PURE_ENV = "RUNNER_PURE"
 """The environment variable that, set to 1, makes the package import its Python source."""
 
 COMPILED = (
+    "runner.clock",
+    "runner.game.adjudication",
+    "runner.game.live",
+    "runner.game.play",
+    "runner.game.slot",
+    "runner.game.termination",
+    "runner.protocol.cecp",
+    "runner.protocol.cecp_commands",
+    "runner.protocol.cecp_features",
     "runner.protocol.cecp_parse",
+    "runner.protocol.engine",
+    "runner.protocol.freeze",
+    "runner.protocol.lifetime",
+    "runner.protocol.options",
+    "runner.protocol.pipe",
+    "runner.protocol.process",
+    "runner.protocol.reading",
+    "runner.protocol.transport",
+    "runner.protocol.uci",
     "runner.protocol.uci_parse",
+    "runner.protocol.waiting",
     "runner.rules._polyglot",
     "runner.rules.board",
     "runner.rules.endings",
@@ -47,6 +66,7 @@ COMPILED = (
     "runner.rules.squares",
     "runner.rules.status",
     "runner.rules.zobrist",
+    "runner.stats.tally",
 )
 """The modules mypyc compiles: the rules core and the engine-line parsers (package
 ``__init__`` files stay Python: they only re-export). Compiled too, they failed their tests, so

@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Optional, Protocol
+
+from mypy_extensions import mypyc_attr
 
 from runner.rules import Board, Result
 
@@ -26,6 +28,7 @@ MATE_SCORE_CP = 100_000
 """The centipawn value a mate score counts as when compared with thresholds."""
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True)
 class AdjudicationRules:
     """When the arbiter ends a game early; ``None`` switches a rule off.
@@ -39,17 +42,19 @@ class AdjudicationRules:
     when each fires and which peer (fastchess, cutechess-cli) each convention follows.
     """
 
-    draw_move_number: int | None = None
+    # Quoted, unions as Optional: what pydantic reads when this module is compiled (mypyc
+    # keeps only such annotations exact; see pyproject.toml's per-file-ignores).
+    draw_move_number: "Optional[int]" = None
     draw_move_count: int = 8
     draw_score: int = 10
-    resign_move_count: int | None = None
+    resign_move_count: "Optional[int]" = None
     resign_score: int = 600
     resign_two_sided: bool = False
-    max_moves: int | None = None
+    max_moves: "Optional[int]" = None
     false_claim_loses: bool = True
-    tablebases: tuple[str, ...] = ()
+    tablebases: "tuple[str, ...]" = ()
     """Syzygy directories searched for tablebase adjudication; empty: the rule is off."""
-    tb_pieces: int | None = None
+    tb_pieces: "Optional[int]" = None
     """Probe only positions of at most this many pieces (None: all the tables cover)."""
     tb_ignore_50: bool = False
     """Count cursed wins and blessed losses as wins and losses (cutechess's -tbignore50)."""

@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Optional
+
+from mypy_extensions import mypyc_attr
 
 from runner.clock import TimeControl
 
@@ -37,10 +39,12 @@ __all__ = [
 ]
 
 
+@mypyc_attr(native_class=False)
 class EngineError(RuntimeError):
     """Base of every engine fault; each fault is raised once, then the engine is unusable."""
 
 
+@mypyc_attr(native_class=False)
 class EngineTerminated(EngineError):
     """The engine process exited (or closed its output) while we needed it."""
 
@@ -50,6 +54,7 @@ class EngineTerminated(EngineError):
         super().__init__(f"{message}: {detail}" if detail else message)
 
 
+@mypyc_attr(native_class=False)
 class EngineStalled(EngineError):
     """The engine did not answer within the allowed time."""
 
@@ -58,10 +63,12 @@ class EngineStalled(EngineError):
         super().__init__(f"{detail} (waited {waited:.3f} s)")
 
 
+@mypyc_attr(native_class=False)
 class EngineProtocolError(EngineError):
     """The engine wrote something we cannot accept: an overlong line, a rejected legal move..."""
 
 
+@mypyc_attr(native_class=False)
 class UnsafeCommandError(ValueError):
     """A line for an engine holds a line break or another control character: nothing of the
     batch is written. Text from outside the runner (a name, an option) would otherwise reach
@@ -88,20 +95,23 @@ class Variant(enum.Enum):
     FISCHERANDOM = "fischerandom"
 
 
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True)
 class EngineConfig:
     """How to run one engine: command, environment, protocol, options and timeouts (seconds)."""
 
+    # Quoted, unions as Optional: what pydantic reads when this module is compiled (mypyc
+    # keeps only such annotations exact; see pyproject.toml's per-file-ignores).
     name: str
-    argv: tuple[str, ...]
-    working_dir: Path | None = None
-    env: Mapping[str, str] | None = None
+    argv: "tuple[str, ...]"
+    working_dir: "Optional[Path]" = None
+    env: "Optional[Mapping[str, str]]" = None
     protocol: str = "cecp"
-    options: Mapping[str, str] = field(default_factory=dict)
-    init_strings: tuple[str, ...] = ()
-    memory_mb: int | None = None
-    cores: int | None = None
-    nps: int | None = None
+    options: "Mapping[str, str]" = field(default_factory=dict)
+    init_strings: "tuple[str, ...]" = ()
+    memory_mb: "Optional[int]" = None
+    cores: "Optional[int]" = None
+    nps: "Optional[int]" = None
     ponder: bool = False
     castling960: str = "oo"
     """CECP only: Chess960 castling written as ``oo`` (O-O/O-O-O) or ``kxr`` (king takes rook)."""
@@ -116,7 +126,7 @@ class EngineConfig:
     terminate_timeout: float = 2.0
     line_limit: int = 1 << 20
     stderr_limit: int = 64 << 10
-    stderr_log: Path | None = None
+    stderr_log: "Optional[Path]" = None
     transcript_size: int = 4000
     options_submitted: bool = False
     """The options come from an untrusted submitter (the service): only declared spin, check
