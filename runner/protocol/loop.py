@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import gc
 import importlib
 import os
 import selectors
@@ -30,6 +31,8 @@ from typing import Any, TypeVar, cast
 from runner.text import shown
 
 __all__ = [
+    "GC_ENV",
+    "GC_THRESHOLDS",
     "LOOP_ENV",
     "ArrivalSelector",
     "LoopChoiceError",
@@ -42,6 +45,19 @@ __all__ = [
 
 LOOP_ENV = "RUNNER_LOOP"
 """The environment variable that chooses the event loop."""
+
+GC_ENV = "RUNNER_GC"
+"""Set to ``python``, games run with Python's own collector thresholds (for measuring)."""
+
+GC_THRESHOLDS = (10_000, 20, 100)
+"""The collector's thresholds while a command runs (Python's are 700, 10, 10).
+
+A game allocates many short-lived containers (lines, futures, moves) and makes few cycles:
+at Python's 700 the young generation was collected about 240 times in a 32-game match at
+concurrency 16 and the middle one 21 times (2 ms each, up to 15 ms on a loaded machine), some
+200 ms of the runner's CPU that found next to nothing; at these, 15 collections and none of
+the older generations (measured with gc.callbacks, 2026-11-25, load 11-13). Garbage cycles
+are still collected, later."""
 
 _CHOICES = ("asyncio", "uvloop")
 
@@ -85,9 +101,15 @@ def run(main: Coroutine[Any, Any, _T]) -> _T:
     except LoopChoiceError:
         main.close()  # never awaited: say so quietly rather than with a warning
         raise
-    with asyncio.Runner(loop_factory=factory or new_asyncio_loop) as runner:
-        runner.get_loop().set_exception_handler(_escaped_report)
-        return runner.run(main)
+    thresholds = gc.get_threshold()
+    if os.environ.get(GC_ENV, "").strip().lower() != "python":
+        gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        with asyncio.Runner(loop_factory=factory or new_asyncio_loop) as runner:
+            runner.get_loop().set_exception_handler(_escaped_report)
+            return runner.run(main)
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 def _escaped_report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
