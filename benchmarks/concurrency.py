@@ -22,12 +22,13 @@ relay figures).
 
     python benchmarks/concurrency.py [--concurrency 16,64,128] [--games-per-slot 2]
         [--tc 1+0.01] [--protocols uci,cecp] [--engines bundled,light]
-        [--runners cecp-runner,fastchess,cutechess-cli] [--workers 0,2]
+        [--runners cecp-runner,fastchess,cutechess-cli] [--workers 0,2] [--baseline DIR]
 
 ``--concurrency 1 --protocols uci`` is the relay-latency comparison with fastchess on one game
 at a time. ``--workers 0,2`` runs ours twice, in this process and on 2 local Dask workers
 (without it, ours runs wherever its default puts it); its CPU is then the coordinator's alone
-(the workers are reaped children, counted with the engines).
+(the workers are reaped children, counted with the engines). ``--baseline DIR`` adds a
+column ``baseline``: our CLI from another checkout (before/after in one run).
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ from pathlib import Path
 from peers import BOOK, SEED, count_plies, find_program, python_env, run_split, warm_bytecode
 
 OURS = "cecp-runner"
+BASELINE = "baseline"
+"""Ours from the checkout given by --baseline."""
+PYTHON_GC = "cecp-runner/pygc"
+"""Ours with Python's own collector thresholds (RUNNER_GC=python), for --python-gc."""
 _MATCH_WINDOW = 10.0
 """Seconds: a move that reached no opponent within this was not relayed (the game's last)."""
 
@@ -201,14 +206,18 @@ def run_one(runner: str, program: str, protocol: str, kind: str, concurrency: in
         if engine is None:
             return None
         pgn = cwd / "out.pgn"
-        env = python_env() if runner == OURS else dict(os.environ)
-        env["PYTHONPATH"] = python_env()["PYTHONPATH"]  # the bundled engine, for every runner
+        ours = runner in (OURS, BASELINE, PYTHON_GC)
+        env = python_env(program or None) if ours else dict(os.environ)
+        if runner == PYTHON_GC:
+            env["RUNNER_GC"] = "python"
+        if not ours:
+            env["PYTHONPATH"] = python_env()["PYTHONPATH"]  # the bundled engine
         if kind == "bundled":
             env["ENGINE_STAMPS"] = str(stamps)
         if loop is not None:
             env["RUNNER_LOOP"] = loop
         argv = _argv(runner, program, engine, protocol, kind, tc, games, concurrency, pgn,
-                     workers if runner == OURS else None)
+                     workers if ours else None)
         load = os.getloadavg()[0]
         try:
             own, children, wall = run_split(argv, cwd, env)
@@ -223,14 +232,20 @@ def run_one(runner: str, program: str, protocol: str, kind: str, concurrency: in
                    wall, load, relay_latencies(stamps))
 
 
-def _columns(runners: str, workers: str) -> list[tuple[str, int | None]]:
-    """(runner, ours' --workers or None) per column: ours once per entry of `workers`."""
+def _columns(runners: str, workers: str, baseline: bool,
+             python_gc: bool = False) -> list[tuple[str, int | None]]:
+    """(runner, ours' --workers or None) per column: ours (and the baseline, and ours on
+    Python's collector thresholds) once per entry of `workers`."""
     columns: list[tuple[str, int | None]] = []
     for runner in runners.split(","):
-        if runner == OURS and workers:
-            columns += [(OURS, None if w == "default" else int(w)) for w in workers.split(",")]
-        else:
-            columns.append((runner, None))
+        names = [runner]
+        if runner == OURS:
+            names += [BASELINE] * baseline + [PYTHON_GC] * python_gc
+        for name in names:
+            if runner == OURS and workers:
+                columns += [(name, None if w == "default" else int(w)) for w in workers.split(",")]
+            else:
+                columns.append((name, None))
     return columns
 
 
@@ -254,8 +269,13 @@ def main() -> int:
                         "this process; 'default': what the runner picks); e.g. 0,2")
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), help="ours on this event loop")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--python-gc", action="store_true",
+                        help="also run ours with Python's collector thresholds (RUNNER_GC=python)")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also run our CLI from this checkout (a column named baseline)")
     args = parser.parse_args()
-    warm_bytecode([None])
+    baseline = str(Path(args.baseline).resolve()) if args.baseline else None
+    warm_bytecode([None] if baseline is None else [None, baseline])
     print(f"# {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, tc {args.tc}", flush=True)
     print(f"{'runner':16} {'proto':5} {'engines':8} {'conc':>4} {'games':>5} {'plies':>6} "
           f"{'t-loss':>6} {'CPU/ply us':>10} {'relay med':>9} {'relay p99':>9} "
@@ -266,20 +286,22 @@ def main() -> int:
             games += games % 2
             for kind in args.engines.split(","):
                 for protocol in args.protocols.split(","):
-                    for runner, workers in _columns(args.runners, args.workers):
+                    for runner, workers in _columns(args.runners, args.workers,
+                                                    baseline is not None, args.python_gc):
                         if runner == "fastchess" and protocol != "uci":
                             continue  # fastchess speaks UCI only
-                        program = "" if runner == OURS else find_program(runner)
+                        program = ("" if runner in (OURS, PYTHON_GC) else baseline
+                                   if runner == BASELINE else find_program(runner))
                         if program is None:
                             print(f"# skip {runner}: not found", flush=True)
                             continue
                         run = run_one(runner, program, protocol, kind, concurrency, games,
                                       args.tc, workers, args.loop)
-                        if workers is not None:
-                            run.runner = f"{OURS}/w{workers}"
                         if run is None:
                             print(f"# skip {kind} {protocol}: engine not found", flush=True)
                             continue
+                        if workers is not None:
+                            run.runner = f"{run.runner}/w{workers}"
                         relays = run.relays
                         median = statistics.median(relays) if relays else 0.0
                         print(f"{run.runner:16} {protocol:5} {kind:8} {concurrency:4d} "

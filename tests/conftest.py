@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from postgres_server import PostgresServer, postgres_server  # noqa: F401 - pytest fixture
 
-from runner.protocol.loop import loop_factory
+from runner.protocol.loop import loop_factory, new_asyncio_loop
 from runner.store import Database, open_database
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,6 +41,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
         warm_uvloop()
+    else:
+        asyncio.set_event_loop_policy(_RunnersAsyncioPolicy())
+
+
+class _RunnersAsyncioPolicy(asyncio.DefaultEventLoopPolicy):
+    """asyncio's loop as the runner makes it (polling through ArrivalSelector, which stamps
+    engine lines), for the tests' asyncio.run calls."""
+
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        """A new loop from runner/protocol/loop.py."""
+        return new_asyncio_loop()
 
 
 def warm_uvloop() -> None:

@@ -262,3 +262,21 @@ def test_engines_die_with_a_runner_killed_by_sigkill(loop: str, tmp_path: Path,
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == [], "an engine outlived the runner killed with SIGKILL"
+
+
+def test_games_run_with_the_runners_collector_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a command's coroutine runs, the young generation is collected at GC_THRESHOLDS
+    (fewer pauses in play); afterwards, and with RUNNER_GC=python, Python's own."""
+    import gc
+
+    from runner.protocol.loop import GC_ENV, GC_THRESHOLDS
+
+    async def thresholds() -> tuple[int, int, int]:
+        return gc.get_threshold()
+
+    before = gc.get_threshold()
+    monkeypatch.delenv(GC_ENV, raising=False)
+    assert run(thresholds()) == GC_THRESHOLDS
+    assert gc.get_threshold() == before
+    monkeypatch.setenv(GC_ENV, "python")
+    assert run(thresholds()) == before

@@ -45,6 +45,7 @@ from runner.game.slot import EngineFailed, GameSlot, Played, SlotOutcome
 from runner.protocol.engine import EngineConfig, EngineError
 from runner.protocol.factory import make_engine, stop_engines
 from runner.protocol.freeze import FreezeMonitor
+from runner.protocol.loop import new_asyncio_loop
 from runner.tournament.runtime import engine_config
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ class WorkerPool:
     """The game slots of one worker process, on their own asyncio loop thread."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_asyncio_loop()  # the runner's: engine lines stamped at the poll
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True,
                                         name="runner-games")
         self._thread.start()

@@ -24,6 +24,7 @@ from typing import Any
 
 from runner.protocol.engine import EngineError, EngineTerminated, TranscriptEntry
 from runner.protocol.lifetime import death_signal, track, untrack
+from runner.protocol.loop import ArrivalSelector, arrival_selector
 from runner.protocol.reading import LineReader, is_pausable
 from runner.protocol.transport import (
     ENTRY_LIMIT,
@@ -137,6 +138,7 @@ class EngineProcess:
             raise EngineError(f"{type(loop).__name__}: the stdout pipe of {self.argv[0]!r} "
                               f"({type(stdout).__name__}) cannot pause reading")
         self._reader.pipe = stdout
+        _read_directly(stdout, self._reader, arrival_selector(loop))
         self.note(f"started pid {self._proc.pid}: {' '.join(self.argv)}")
         _shrink_reads(transport)
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{self.pid}")
@@ -466,6 +468,63 @@ def _shrink_reads(transport: asyncio.SubprocessTransport) -> None:
             sized.max_size = _READ_CHUNK
 
 
+def _read_directly(stdout: object, reader: LineReader, arrivals: ArrivalSelector | None) -> None:
+    """Have stdout's reads reach `reader` in the read callback itself, stamped by the poll
+    that found them (`arrivals`, when the loop polls through an ArrivalSelector).
+
+    asyncio's subprocess transport hands each read to the protocol through ``call_soon``:
+    one more loop turn per chunk, behind every callback queued meanwhile (the other games'
+    steps), and the line's stamp, which the engine's clock is charged up to, taken only then.
+    Its pipe transport takes another protocol through the public ``set_protocol``; the end of
+    output still goes through asyncio's own (its bookkeeping of the child's pipes). Not on
+    loops whose transports are not asyncio's (uvloop): they keep the hop.
+    """
+    if not isinstance(stdout, asyncio.ReadTransport) or type(stdout).__module__ != "asyncio.unix_events":
+        return
+    inner = stdout.get_protocol()
+    fd = -1
+    pipe = stdout.get_extra_info("pipe")
+    fileno = getattr(pipe, "fileno", None)
+    if arrivals is not None and callable(fileno):
+        fd = int(fileno())
+        arrivals.watch(fd)
+    stdout.set_protocol(_StdoutProtocol(reader, inner, arrivals if fd >= 0 else None, fd))
+
+
+class _StdoutProtocol(asyncio.Protocol):
+    """The engine's stdout pipe, read straight into its line reader (see `_read_directly`)."""
+
+    def __init__(self, reader: LineReader, inner: asyncio.BaseProtocol,
+                 arrivals: ArrivalSelector | None, fd: int) -> None:
+        self._reader = reader
+        self._inner = inner
+        self._arrivals = arrivals
+        self._fd = fd
+
+    def data_received(self, data: bytes) -> None:
+        """A read of stdout: its lines, stamped, to the reader now."""
+        now = time.monotonic()
+        arrivals = self._arrivals
+        if arrivals is None:
+            self._reader.on_chunk(data, now)
+        else:
+            polled_at, waiting = arrivals.arrived(self._fd)
+            self._reader.on_chunk(data, now, polled_at, waiting)
+
+    def eof_received(self) -> bool | None:
+        """The end of stdout, as asyncio's own protocol takes it."""
+        if isinstance(self._inner, asyncio.Protocol):
+            return self._inner.eof_received()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Through asyncio's own protocol (to `_EngineProtocol.pipe_connection_lost`)."""
+        if self._arrivals is not None:  # before asyncio closes it: the number is reused
+            self._arrivals.unwatch(self._fd)
+            self._arrivals = None
+        self._inner.connection_lost(exc)
+
+
 class _EngineProtocol(SubprocessStreamProtocol):
     """asyncio's subprocess stream protocol, stdout going straight to the EngineProcess.
 
@@ -480,7 +539,8 @@ class _EngineProtocol(SubprocessStreamProtocol):
         self._on_exit = on_exit
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        """stdout to the line reader, the rest as asyncio does it."""
+        """stdout to the line reader (only until `_read_directly` takes it over, or on a loop
+        where it cannot), the rest as asyncio does it."""
         if fd == 1 and isinstance(data, bytes):
             self._reader.on_chunk(data, time.monotonic())
         else:

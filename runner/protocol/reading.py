@@ -152,14 +152,24 @@ class LineReader:
 
     # ----------------------------------------------------------------- the bytes
 
-    def on_chunk(self, chunk: bytes, now: float) -> None:
-        """A chunk of the engine's standard output, read at `now`."""
+    def on_chunk(self, chunk: bytes, now: float, polled_at: float = 0.0, waiting: int = 0) -> None:
+        """A chunk of the engine's standard output, read at `now`; its first `waiting` bytes
+        were already in our pipe at `polled_at` (the loop's poll, before the turn's other
+        callbacks ran): a line they complete is stamped then, the others at `now`."""
         if self.draining:
             self._drain_chunk(chunk, now)
             return
         if self._read_error is not None or self._eof:
             return  # the output is already broken; it is read on (and dropped) until stop
-        self._split(chunk, now)
+        if waiting <= 0:
+            self._split(chunk, now)
+        elif waiting >= len(chunk):
+            self._split(chunk, polled_at)
+        else:
+            cut = chunk.rfind(b"\n", 0, waiting) + 1  # past the last newline there at the poll
+            if cut:
+                self._split(chunk[:cut], polled_at)
+            self._split(chunk[cut:], now)
         self._deliver()
 
     def on_exit(self) -> None:

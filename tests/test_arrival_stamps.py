@@ -1,0 +1,134 @@
+"""Engine lines are stamped when the loop's poll found them in our pipe, not when the turn's
+read callback got round to them (runner/protocol/loop.py, ArrivalSelector).
+
+A busy turn (here: a callback that blocks the loop, standing for the referee and store work
+of many games) runs between the poll and the read; what the engine wrote before the poll must
+not be charged with it, and what it wrote after the poll must not be stamped before it came.
+The engine is a small script over real pipes; it marks files so that the test knows, without
+reading the pipe, when a line is in it. Nothing here bounds a wall-clock duration: the
+assertions order stamps against moments the test itself took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from runner.protocol.engine import EngineError
+from runner.protocol.loop import LOOP_ENV, arrival_selector, run
+from runner.protocol.process import EngineProcess
+from runner.protocol.transport import Line
+from tests.conftest import EVENT_TIMEOUT
+
+SCRIPT = textwrap.dedent(
+    r'''
+    import os, sys, time
+    folder = sys.argv[1]
+
+    def mark(name):
+        open(os.path.join(folder, name), "w").close()
+
+    def await_mark(name):
+        while not os.path.exists(os.path.join(folder, name)):
+            time.sleep(0.005)
+
+    for line in sys.stdin:
+        word = line.strip()
+        if word == "ping":
+            sys.stdout.write("pong\n"); sys.stdout.flush(); mark("pong-sent")
+        elif word == "two":
+            sys.stdout.write("first\n"); sys.stdout.flush(); mark("first-sent")
+            await_mark("go-on")
+            sys.stdout.write("second\n"); sys.stdout.flush(); mark("second-sent")
+        elif word == "quit":
+            break
+    '''
+)
+
+
+def _await_file(path: Path) -> None:
+    """Block (the whole loop: that is the point) until `path` exists."""
+    end = time.monotonic() + EVENT_TIMEOUT
+    while not path.exists():
+        if time.monotonic() > end:
+            raise TimeoutError(f"{path.name} never appeared")
+        time.sleep(0.005)
+
+
+async def _exchange(folder: Path, command: str, marked: str,
+                    busy: Callable[[], None], count: int) -> tuple[float, list[Line]]:
+    """Send `command`; once the engine has marked `marked` (its line is in our pipe), queue
+    `busy` so that it runs in the next turn between the poll and the read. The write's time
+    and the first `count` lines read."""
+    loop = asyncio.get_running_loop()
+    assert arrival_selector(loop) is not None, "the runner's loop polls through ArrivalSelector"
+    script = folder / "engine.py"
+    script.write_text(SCRIPT)
+    proc = EngineProcess([sys.executable, str(script), str(folder)])
+    await proc.start()
+    got: list[Line] = []
+    enough: asyncio.Future[None] = loop.create_future()
+
+    def on_lines(lines: list[Line]) -> None:
+        got.extend(lines)
+        if len(got) >= count and not enough.done():
+            enough.set_result(None)
+
+    def on_end(exc: EngineError) -> None:
+        if not enough.done():
+            enough.set_exception(exc)
+
+    def hold_until_written() -> None:
+        _await_file(folder / marked)  # the loop stands still: nothing is read meanwhile
+        loop.call_soon(busy)  # runs first in the next turn, after its poll, before the read
+
+    try:
+        proc.listen(on_lines, on_end)
+        sent = proc.write_nowait([command])
+        loop.call_soon(hold_until_written)
+        await asyncio.wait_for(enough, EVENT_TIMEOUT)
+    finally:
+        await proc.stop()
+    return sent, got
+
+
+@pytest.fixture(autouse=True)
+def _asyncio_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stamps come from asyncio's loop as the runner makes it (uvloop has no poll hook)."""
+    monkeypatch.setenv(LOOP_ENV, "asyncio")
+
+
+def test_a_busy_turn_is_not_charged_to_the_engine(tmp_path: Path) -> None:
+    """The reply was in the pipe before the busy turn began: its stamp precedes that work."""
+    moments: dict[str, float] = {}
+
+    def busy() -> None:
+        moments["busy"] = time.monotonic()
+        time.sleep(0.2)  # another game's referee and store work, say
+
+    sent, lines = run(_exchange(tmp_path, "ping", "pong-sent", busy, 1))
+    assert [line.text for line in lines] == ["pong"]
+    assert sent <= lines[0].time <= moments["busy"]
+
+
+def test_a_line_written_after_the_poll_keeps_the_read_time(tmp_path: Path) -> None:
+    """Of one read, the line there at the poll is stamped then; the line the engine wrote
+    during the busy turn is stamped when it was read, never earlier than it came."""
+    moments: dict[str, float] = {}
+
+    def busy() -> None:
+        moments["busy"] = time.monotonic()
+        (tmp_path / "go-on").touch()
+        _await_file(tmp_path / "second-sent")
+        moments["second in pipe"] = time.monotonic()
+
+    sent, lines = run(_exchange(tmp_path, "two", "first-sent", busy, 2))
+    assert [line.text for line in lines] == ["first", "second"]
+    assert sent <= lines[0].time <= moments["busy"]
+    assert lines[1].time >= moments["second in pipe"]
