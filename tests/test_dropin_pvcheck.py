@@ -1,12 +1,15 @@
-"""runner-fastchess's PV checks (`pv_warnings`) on constructed games: every warning kind, and
-several lines at one move, so that a check playing PVs on the game's own board (and taking
-them back) must leave the position and its repetition history exactly as it found them."""
+"""runner-fastchess's per-game work after a game, on constructed games: the PV checks
+(`pv_warnings`: every warning kind, and several lines at one move, so that a check playing
+PVs on the game's own board and taking them back must leave the position and its repetition
+history exactly as it found them) and the opening's name in the PGN (`_classify`)."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 from runner.clock import TimeControl
+from runner.dropin.fastchess.pgn import _classify, _openings
 from runner.dropin.fastchess.pvcheck import pv_warnings
 from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
 from runner.protocol.engine import TranscriptEntry
@@ -108,3 +111,30 @@ def test_illegal_and_bestmove_and_mate_checks() -> None:
         "Infos; info depth 3 score mate 2 pv g2g4 d8h4 ; info depth 3 score mate 1 pv d8h4",
         "Position; startpos", "Moves; f2f3 e7e5 g2g4 d8h4"]
 
+
+
+def test_opening_name_as_if_every_position_were_looked_up() -> None:
+    """`_classify` stops looking once fewer pieces stand than any named position has; the
+    name it gives is the one a lookup of every position gives (games that pass named
+    positions, then trade down)."""
+    table = _openings()
+    chooser = random.Random(5)
+    named = 0
+    for _ in range(40):
+        board = Board()
+        moves = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6"][:chooser.randrange(7)]
+        for uci in moves:
+            board.push_uci(uci)
+        while len(board.move_stack) < 160 and not board.is_game_over():
+            legal = list(board.legal_moves)
+            captures = [m for m in legal if board.is_capture(m)]
+            board.push(chooser.choice(captures or legal))
+        game = _game([m.uci() for m in board.move_stack], {})
+        replay = Board()
+        expected = table.get(replay.epd())
+        for played in game.moves:
+            replay.push_uci(played.uci)
+            expected = table.get(replay.epd()) or expected
+        named += expected is not None
+        assert _classify(game) == expected
+    assert named > 20

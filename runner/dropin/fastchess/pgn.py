@@ -416,14 +416,23 @@ def _classify(record: GameRecord) -> tuple[str, str] | None:
     """The opening of the last position of the game that the table names (fastchess's
     ``getOpeningClassification``): the start position first, then after each move."""
     table = _openings()
+    fewest = _fewest_pieces()
     board = Board(record.spec.start_fen or STARTING_FEN)
     found = table.get(board.epd())
     for played in record.moves:
         board.push_uci(played.uci)
+        if board.occupied.bit_count() < fewest:
+            break  # no move adds a piece: no later position can be in the table either
         named = table.get(board.epd())
         if named is not None:
             found = named
     return found
+
+
+@functools.cache
+def _fewest_pieces() -> int:
+    """The fewest pieces on the board in any position the openings table names."""
+    return min(sum(char.isalpha() for char in key.split(" ", 1)[0]) for key in _openings())
 
 
 def epd_line(record: GameRecord) -> str:
