@@ -138,3 +138,24 @@ def test_opening_name_as_if_every_position_were_looked_up() -> None:
         named += expected is not None
         assert _classify(game) == expected
     assert named > 20
+
+
+def test_pgn_movetext_with_and_without_stored_san() -> None:
+    """fastchess's PGN names the moves alike whether the record kept their SAN or not (the
+    board is then followed to write it), in SAN, LAN and UCI notation."""
+    from dataclasses import replace
+
+    from runner.dropin.fastchess.pgn import EngineSummary, game_pgn
+    from runner.dropin.fastchess.settings import FastchessSettings
+
+    game = _game(["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1"], {})
+    bare = replace(game, moves=tuple(replace(m, san="") for m in game.moves[:3])
+                   + game.moves[3:])
+    engines = (EngineSummary("w", plies=4), EngineSummary("b", plies=4))
+    texts = {}
+    for notation in ("san", "lan", "uci"):
+        settings = FastchessSettings(engines=engines, rounds=1, pgn_notation=notation)
+        texts[notation] = game_pgn(game, 1, settings, {}, {})
+        assert game_pgn(bare, 1, settings, {}, {}) == texts[notation]
+    assert "1. e4 {" in texts["san"] and "4. O-O {" in texts["san"]
+    assert "3. Bf1c4 {" in texts["lan"] and "1. e2e4 {" in texts["uci"]

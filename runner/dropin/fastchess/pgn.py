@@ -295,11 +295,15 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
         else {}
     if not moves and illegal is not None:
         return [("", f"{reason}: {illegal}")]
+    # The board is followed only when a move's text needs it: LAN, or SAN the record lacks.
+    follow = settings.pgn_notation == "lan" or (
+        settings.pgn_notation == "san" and not all(played.san for played in moves))
     for index, played in enumerate(moves):
-        move = board.parse_uci(played.uci)
+        move = board.parse_uci(played.uci) if follow else None
         if settings.pgn_notation == "san":
-            text = played.san or board.san(move)
+            text = played.san or board.san(board.parse_uci(played.uci))
         elif settings.pgn_notation == "lan":
+            assert move is not None
             text = _lan(board, move)
         else:
             text = played.uci
@@ -333,7 +337,8 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
                     parts.append(f"{reason}: {illegal}" if illegal is not None else reason)
                 comment = ", ".join(p for p in parts if p)
         out.append((text, comment))
-        board.push(move)
+        if move is not None:
+            board.push(move)
     return out
 
 
