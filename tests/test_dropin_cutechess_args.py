@@ -354,6 +354,42 @@ def test_mersenne_is_not_the_reference_twister() -> None:
     assert sorted(knuth_shuffle(50, Mersenne(9))) == list(range(50))
 
 
+def test_random_order_draws_only_what_it_deals(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A random-order suite deals what the whole shuffle deals (start= wrapping, blank lines
+    read from the next position), yet draws one number per entry dealt so far, not one per
+    line of the book when it opens."""
+    import runner.books.cutechess as books
+
+    drawn = [0]
+
+    class Counting(Mersenne):
+        def random(self) -> int:
+            drawn[0] += 1
+            return super().random()
+
+    gaps = [(n % 6 + 1, 5 - n % 6) for n in range(3000)]  # squares between and after kings
+    lines = [f"8/8/8/8/8/8/8/K{a}k{b or ''} w - - hmvc {n}; fmvn 1;"
+             for n, (a, b) in enumerate(gaps)]
+    lines[5] = lines[2999] = ""
+    book = tmp_path / "big.epd"
+    book.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(books, "Mersenne", Counting)
+    suite = CutechessSuite(book, epd=True, random_order=True, start=2990, seed=3)
+    assert drawn[0] == 0
+    order = knuth_shuffle(len(lines), Mersenne(3))
+    for served in range(20):
+        index = order[(2989 + served) % len(lines)]
+        assert suite.entry(served) == index
+        while not lines[index]:
+            index += 1
+        if index == len(lines):
+            assert suite.opening(served).fen.startswith("rnbqkbnr/")
+        else:
+            assert suite.opening(served).fen.split()[4] == lines[index].split()[5].rstrip(";")
+    assert drawn[0] < len(lines)
+
+
 def test_sequential_start_wraps_around(tmp_path: Path) -> None:
     """start= counts from 1 and wraps past the end of the book; blank lines are skipped."""
     book = tmp_path / "b.epd"

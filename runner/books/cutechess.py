@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from runner.books.openings import Opening, OpeningBookError, PgnBook
@@ -72,11 +71,32 @@ class Mersenne:
 
 def knuth_shuffle(size: int, rng: Mersenne) -> list[int]:
     """``range(size)`` permuted as cutechess-cli permutes the entries of a random-order suite."""
-    order = list(range(size))
-    for i in range(size - 1):
-        j = i + rng.random() % (size - i)
-        order[i], order[j] = order[j], order[i]
-    return order
+    shuffle = _LazyShuffle(size, rng)
+    return [shuffle[i] for i in range(size)]
+
+
+class _LazyShuffle:
+    """`knuth_shuffle`'s permutation, drawn only as far as it is read. Step ``i`` of the
+    shuffle fixes entry ``i`` for good and draws one number, so entry ``i`` needs only the
+    first ``i + 1`` steps: a run of a few hundred games from a book of 150,000 lines then
+    draws a few hundred numbers, not one per line (a third of a second of CPU)."""
+
+    def __init__(self, size: int, rng: Mersenne) -> None:
+        self._size = size
+        self._rng = rng
+        self._order = list(range(size))
+        self._done = 0
+        """Steps taken: entries below this are final."""
+
+    def __getitem__(self, position: int) -> int:
+        order = self._order
+        size = self._size
+        random = self._rng.random
+        for i in range(self._done, min(position + 1, size - 1)):
+            j = i + random() % (size - i)
+            order[i], order[j] = order[j], order[i]
+        self._done = max(self._done, min(position + 1, size - 1))
+        return order[position]
 
 
 def frc_start_fen(rng: Mersenne) -> str:
@@ -125,13 +145,6 @@ def cutechess_epd_fen(line: str) -> str:
     return " ".join([*fields[:4], halfmove, fullmove])
 
 
-@dataclass(frozen=True)
-class _Line:
-    number: int
-    """1-based line number in the file."""
-    text: str
-
-
 class CutechessSuite:
     """A book served in cutechess-cli's order: `opening(k)` is the k-th opening it deals."""
 
@@ -143,32 +156,41 @@ class CutechessSuite:
         self.epd = epd
         self.chess960 = chess960
         self._pgn: PgnBook | None = None
+        self._lines: list[str] = []
+        self._entries_found: list[int] | None = None
         if epd:
             self._lines = self._read_lines()
-            self._entries = [i for i, line in enumerate(self._lines) if line.text.strip()]
             size = len(self._lines)
-            if not self._entries:
+            if not any(line.strip() for line in self._lines):
                 raise OpeningBookError(f"{self.path}: the book has no position")
         else:
             self._pgn = PgnBook(self.path, plies=plies, chess960=chess960 or None)
             size = len(self._pgn)
             if size == 0:
                 raise OpeningBookError(f"{self.path}: the book has no game")
-        self._order: list[int] | None = None
+        self._order: _LazyShuffle | None = None
         if random_order:
             # Every line counts as an entry here (cutechess indexes lines, blank or not).
-            self._order = knuth_shuffle(size, Mersenne(seed))
+            self._order = _LazyShuffle(size, Mersenne(seed))
         self._first = (start - 1) % size
         self._size = size
 
-    def _read_lines(self) -> list[_Line]:
+    def _read_lines(self) -> list[str]:
         try:
             with open(self.path, "rb") as handle:
                 data = handle.read()
         except OSError as exc:
             raise OpeningBookError(f"{self.path}: cannot open the book ({exc.strerror})") from exc
         text = data.decode("utf-8", "replace")
-        return [_Line(n, line) for n, line in enumerate(text.splitlines(), start=1)]
+        return text.splitlines()
+
+    @property
+    def _entries(self) -> list[int]:
+        """The 0-based numbers of the lines that hold a position (not blank), found once
+        and only when asked: a random order never needs them all."""
+        if self._entries_found is None:
+            self._entries_found = [i for i, line in enumerate(self._lines) if line.strip()]
+        return self._entries_found
 
     def __len__(self) -> int:
         return self._size
@@ -191,14 +213,17 @@ class CutechessSuite:
         if self._pgn is not None:
             return self._pgn.opening(index)
         # A blank line's entry is read from the next line that holds a position.
-        found = bisect.bisect_left(self._entries, index)
-        if found == len(self._entries):
+        lines = self._lines
+        found = index
+        while found < len(lines) and not lines[found].strip():
+            found += 1
+        if found == len(lines):
             return Opening(fen=Board(chess960=self.chess960).fen(), chess960=self.chess960,
                            index=index, source=f"{self.path}:{index + 1}")
-        line = self._lines[self._entries[found]]
+        number = found + 1  # 1-based, as an editor shows it
         try:
-            board = Board(cutechess_epd_fen(line.text), chess960=self.chess960)
+            board = Board(cutechess_epd_fen(lines[found]), chess960=self.chess960)
         except ValueError as exc:
-            raise OpeningBookError(f"{self.path}:{line.number}: bad position: {exc}") from exc
+            raise OpeningBookError(f"{self.path}:{number}: bad position: {exc}") from exc
         return Opening(fen=board.fen(), chess960=bool(board.chess960), index=index,
-                       source=f"{self.path}:{line.number}")
+                       source=f"{self.path}:{number}")

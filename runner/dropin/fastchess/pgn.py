@@ -295,11 +295,15 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
         else {}
     if not moves and illegal is not None:
         return [("", f"{reason}: {illegal}")]
+    # The board is followed only when a move's text needs it: LAN, or SAN the record lacks.
+    follow = settings.pgn_notation == "lan" or (
+        settings.pgn_notation == "san" and not all(played.san for played in moves))
     for index, played in enumerate(moves):
-        move = board.parse_uci(played.uci)
+        move = board.parse_uci(played.uci) if follow else None
         if settings.pgn_notation == "san":
-            text = played.san or board.san(move)
+            text = played.san or board.san(board.parse_uci(played.uci))
         elif settings.pgn_notation == "lan":
+            assert move is not None
             text = _lan(board, move)
         else:
             text = played.uci
@@ -333,7 +337,8 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
                     parts.append(f"{reason}: {illegal}" if illegal is not None else reason)
                 comment = ", ".join(p for p in parts if p)
         out.append((text, comment))
-        board.push(move)
+        if move is not None:
+            board.push(move)
     return out
 
 
@@ -416,14 +421,23 @@ def _classify(record: GameRecord) -> tuple[str, str] | None:
     """The opening of the last position of the game that the table names (fastchess's
     ``getOpeningClassification``): the start position first, then after each move."""
     table = _openings()
+    fewest = _fewest_pieces()
     board = Board(record.spec.start_fen or STARTING_FEN)
     found = table.get(board.epd())
     for played in record.moves:
         board.push_uci(played.uci)
+        if board.occupied.bit_count() < fewest:
+            break  # no move adds a piece: no later position can be in the table either
         named = table.get(board.epd())
         if named is not None:
             found = named
     return found
+
+
+@functools.cache
+def _fewest_pieces() -> int:
+    """The fewest pieces on the board in any position the openings table names."""
+    return min(sum(char.isalpha() for char in key.split(" ", 1)[0]) for key in _openings())
 
 
 def epd_line(record: GameRecord) -> str:

@@ -10,10 +10,10 @@ run on them when the game ends and give fastchess's warnings, in its words, in m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from runner.game.record import GameRecord
-from runner.protocol.uci_parse import parse_info
+from runner.protocol.uci_parse import UciInfo, parse_info
 from runner.rules import STARTING_FEN, Board, Move
 
 __all__ = ["pv_warnings", "search_lines"]
@@ -72,8 +72,11 @@ def _game_over(board: Board) -> str | None:
         return "checkmate" if board.is_checkmate() else "fifty"
     if board.is_repetition(3):
         return "threefold"
-    if not any(True for _ in board.legal_moves):
-        return "checkmate" if board.is_check() else "stalemate"
+    # Mate and stalemate stop at the first legal move found: most PV positions have one.
+    if board.is_checkmate():
+        return "checkmate"
+    if board.is_stalemate():
+        return "stalemate"
     return None
 
 
@@ -91,29 +94,57 @@ def _legal(board: Board, text: str) -> Move | None:
     return move if board.is_legal(move) else None
 
 
-def _pv_problem(board: Board, line: str, check_mate_pvs: bool) -> str | None:
-    info = parse_info(line)
+def _differs(board: Board, first: str, played: str) -> bool:
+    """Whether the PV's first move is not the move played (an illegal one never is; the
+    same move may be written two ways, a Chess960 castling say)."""
+    move = _legal(board, first)
+    return move is None or move != board.parse_uci(played)
+
+
+def _pv_problem(board: Board, info: UciInfo, check_mate_pvs: bool,
+                over: Callable[[], str | None]) -> str | None:
+    """What is wrong with `info`'s PV from `board` (None: nothing). The PV is played on
+    `board` itself and taken back before returning: a copy of the board per line would copy
+    the whole game's history each time. `over` is `_game_over` of `board` as it stands,
+    asked once per move however many lines the engine printed."""
     if not info.pv:
         return None
-    probe = board.copy()
-    for text in info.pv:
-        over = _game_over(probe)
-        if over is not None:
-            return _OVER[over].format(text, "{}")
-        move = _legal(probe, text)
-        if move is None:
-            return f"Illegal PV move - move {text} from {{}}"
-        probe.push(move)
-    if not check_mate_pvs or info.mate is None or info.bound is not None:
+    pushed = 0
+    try:
+        for text in info.pv:
+            ended = over() if pushed == 0 else _game_over(board)
+            if ended is not None:
+                return _OVER[ended].format(text, "{}")
+            move = _legal(board, text)
+            if move is None:
+                return f"Illegal PV move - move {text} from {{}}"
+            board.push(move)
+            pushed += 1
+        if not check_mate_pvs or info.mate is None or info.bound is not None:
+            return None
+        plies = info.mate * 2 - 1 if info.mate > 0 else info.mate * -2
+        if len(info.pv) < plies:
+            return "Incomplete mating PV - from {}"
+        if len(info.pv) > plies:
+            return "Too long mating PV - from {}"
+        if not board.is_checkmate():
+            return "Mating PV does not end with checkmate - from {}"
         return None
-    plies = info.mate * 2 - 1 if info.mate > 0 else info.mate * -2
-    if len(info.pv) < plies:
-        return "Incomplete mating PV - from {}"
-    if len(info.pv) > plies:
-        return "Too long mating PV - from {}"
-    if any(True for _ in probe.legal_moves) or not probe.is_check():
-        return "Mating PV does not end with checkmate - from {}"
-    return None
+    finally:
+        for _ in range(pushed):
+            board.pop()
+
+
+def _once(board: Board) -> Callable[[], str | None]:
+    """`_game_over` of `board` as it stands now, computed on the first call only."""
+    found: list[str | None] = []
+
+    def over() -> str | None:
+        if not found:
+            found.append(_game_over(board))
+        return found[0]
+
+    return over
 
 
 def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> list[str]:
@@ -139,18 +170,19 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
         lines = lines_by_ply.get(index)
         if lines is not None and not played.book:
             scored = _scored(lines)
-            for line in scored:
-                problem = _pv_problem(board, line, check_mate_pvs)
+            infos = [parse_info(line) for line in scored]
+            over = _once(board)
+            for line, info in zip(scored, infos, strict=True):
+                problem = _pv_problem(board, info, check_mate_pvs, over)
                 if problem is not None:
                     emit(problem.format(name), f"Info; {line}")
-            firsts = [line for line in scored if " multipv " not in line
+            firsts = [i for i, line in enumerate(scored) if " multipv " not in line
                       or " multipv 1 " in f"{line} "]
             if firsts:
-                last = firsts[-1]
-                info = parse_info(last)
-                first = _legal(board, info.pv[0]) if info.pv else None
+                last = scored[firsts[-1]]
+                info = infos[firsts[-1]]
                 if not _bound(last) and info.pv and info.pv[0] != played.uci \
-                        and (first is None or first != board.parse_uci(played.uci)):
+                        and _differs(board, info.pv[0], played.uci):
                     emit(f"Bestmove does not match beginning of last PV - move {played.uci} "
                          f"from {name}", f"Info; {last}")
             last_info[index] = _last_info(lines)

@@ -1,0 +1,161 @@
+"""runner-fastchess's per-game work after a game, on constructed games: the PV checks
+(`pv_warnings`: every warning kind, and several lines at one move, so that a check playing
+PVs on the game's own board and taking them back must leave the position and its repetition
+history exactly as it found them) and the opening's name in the PGN (`_classify`)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+from runner.clock import TimeControl
+from runner.dropin.fastchess.pgn import _classify, _openings
+from runner.dropin.fastchess.pvcheck import pv_warnings
+from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.protocol.engine import TranscriptEntry
+from runner.rules import Board, Result
+
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+KNIGHTS = ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"]
+
+
+def _game(moves: list[str], searches: dict[int, list[str]], mates: dict[int, int] | None = None,
+          book: int = 0) -> GameRecord:
+    """A game of `moves` whose engines printed `searches[ply]` after the ``go`` of that ply."""
+    board = Board()
+    played = []
+    lines: tuple[list[TranscriptEntry], list[TranscriptEntry]] = ([], [])
+    for index, uci in enumerate(moves):
+        move = board.parse_uci(uci)
+        mate = (mates or {}).get(index)
+        played.append(MoveRecord(san=board.san(move), uci=uci, book=index < book,
+                                 score_cp=None if mate is not None else 10, mate=mate))
+        if index >= book:
+            side = lines[index % 2]
+            side.append(TranscriptEntry(float(index), ">", "go depth 4"))
+            side.extend(TranscriptEntry(float(index), "<", text)
+                        for text in searches.get(index, []))
+            side.append(TranscriptEntry(float(index), "<", f"bestmove {uci}"))
+        board.push(move)
+    tc = TimeControl(depth=4)
+    return GameRecord(white="w", black="b", spec=GameSpec(white_tc=tc, black_tc=tc),
+                      moves=tuple(played), result=Result.DRAW,
+                      termination=GameTermination.ADJUDICATION, reason="", started_at=T0,
+                      ended_at=T0, final_fen=board.fen(),
+                      protocol_lines=(tuple(lines[0]), tuple(lines[1])))
+
+
+def test_threefold_pvs_at_one_move_see_the_same_history() -> None:
+    """Two lines at one move both run into the start position's third occurrence; a third
+    line that stops short of it is clean; the next move's PV is checked from the history
+    as played (a PV left on the board would shift every later answer)."""
+    searches = {
+        6: ["info depth 1 score cp 5 pv f3g1 f6g8 g1f3",
+            "info depth 2 score cp 5 pv f3g1 f6g8 b1c3",
+            "info depth 3 score cp 5 pv f3g1 b8c6",
+            "info depth 4 score cp 5 pv f3g1 f6g8"],
+        7: ["info depth 1 score cp 0 pv f6g8 g1f3"],
+    }
+    warnings = pv_warnings(_game(KNIGHTS, searches), False, " :: ")
+    assert warnings == [
+        "Warning; PV continues after threefold repetition - move g1f3 from w :: Info; info "
+        "depth 1 score cp 5 pv f3g1 f6g8 g1f3 :: Position; startpos :: Moves; g1f3 g8f6 f3g1 "
+        "f6g8 g1f3 g8f6",
+        "Warning; PV continues after threefold repetition - move b1c3 from w :: Info; info "
+        "depth 2 score cp 5 pv f3g1 f6g8 b1c3 :: Position; startpos :: Moves; g1f3 g8f6 f3g1 "
+        "f6g8 g1f3 g8f6",
+        "Warning; PV continues after threefold repetition - move g1f3 from b :: Info; info "
+        "depth 1 score cp 0 pv f6g8 g1f3 :: Position; startpos :: Moves; g1f3 g8f6 f3g1 f6g8 "
+        "g1f3 g8f6 f3g1",
+    ]
+
+
+def test_illegal_and_bestmove_and_mate_checks() -> None:
+    """An illegal PV move, a PV going on after mate, mating PVs too short or too long (with
+    -check-mate-pvs only), the last PV not starting with the move played, and both engines
+    claiming mate."""
+    moves = ["f2f3", "e7e5", "g2g4", "d8h4"]
+    searches = {
+        0: ["info depth 1 score cp 5 pv f2f3 e7e5 a1a8",
+            "info depth 2 score mate 1 pv f2f3 e7e5 g2g4",
+            "info depth 3 score mate 2 pv e2e4 e7e5 d1h5",
+            "info depth 4 score cp 5 pv e2e4"],
+        2: ["info depth 3 score mate 2 pv g2g4 d8h4"],
+        3: ["info depth 1 score mate 1 pv d8h4 e1f2",
+            "info depth 2 score mate 2 pv d8h4",
+            "info depth 3 score mate 1 pv d8h4",
+            "info depth 4 score mate 1 upperbound pv d8h4 g1h3"],
+    }
+    game = _game(moves, searches, mates={2: 2, 3: 1})
+    plain = pv_warnings(game, False, "\n")
+    checked = pv_warnings(game, True, "\n")
+    assert [w.splitlines()[0] for w in plain] == [
+        "Warning; Illegal PV move - move a1a8 from w",
+        "Warning; Bestmove does not match beginning of last PV - move f2f3 from w",
+        "Warning; PV continues after checkmate - move e1f2 from b",
+        "Warning; PV continues after checkmate - move g1h3 from b",
+        "Warning; Sign mismatch in mate scores 2 and 1 from w (White) and b (Black)",
+    ]
+    assert [w.splitlines()[0] for w in checked] == [
+        "Warning; Illegal PV move - move a1a8 from w",
+        "Warning; Too long mating PV - from w",
+        "Warning; Mating PV does not end with checkmate - from w",
+        "Warning; Bestmove does not match beginning of last PV - move f2f3 from w",
+        "Warning; Incomplete mating PV - from w",
+        "Warning; PV continues after checkmate - move e1f2 from b",
+        "Warning; Incomplete mating PV - from b",
+        "Warning; PV continues after checkmate - move g1h3 from b",
+        "Warning; Sign mismatch in mate scores 2 and 1 from w (White) and b (Black)",
+    ]
+    assert checked[-1].splitlines()[1:] == [
+        "Infos; info depth 3 score mate 2 pv g2g4 d8h4 ; info depth 3 score mate 1 pv d8h4",
+        "Position; startpos", "Moves; f2f3 e7e5 g2g4 d8h4"]
+
+
+
+def test_opening_name_as_if_every_position_were_looked_up() -> None:
+    """`_classify` stops looking once fewer pieces stand than any named position has; the
+    name it gives is the one a lookup of every position gives (games that pass named
+    positions, then trade down)."""
+    table = _openings()
+    chooser = random.Random(5)
+    named = 0
+    for _ in range(40):
+        board = Board()
+        moves = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6"][:chooser.randrange(7)]
+        for uci in moves:
+            board.push_uci(uci)
+        while len(board.move_stack) < 160 and not board.is_game_over():
+            legal = list(board.legal_moves)
+            captures = [m for m in legal if board.is_capture(m)]
+            board.push(chooser.choice(captures or legal))
+        game = _game([m.uci() for m in board.move_stack], {})
+        replay = Board()
+        expected = table.get(replay.epd())
+        for played in game.moves:
+            replay.push_uci(played.uci)
+            expected = table.get(replay.epd()) or expected
+        named += expected is not None
+        assert _classify(game) == expected
+    assert named > 20
+
+
+def test_pgn_movetext_with_and_without_stored_san() -> None:
+    """fastchess's PGN names the moves alike whether the record kept their SAN or not (the
+    board is then followed to write it), in SAN, LAN and UCI notation."""
+    from dataclasses import replace
+
+    from runner.dropin.fastchess.pgn import EngineSummary, game_pgn
+    from runner.dropin.fastchess.settings import FastchessSettings
+
+    game = _game(["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1"], {})
+    bare = replace(game, moves=tuple(replace(m, san="") for m in game.moves[:3])
+                   + game.moves[3:])
+    engines = (EngineSummary("w", plies=4), EngineSummary("b", plies=4))
+    texts = {}
+    for notation in ("san", "lan", "uci"):
+        settings = FastchessSettings(engines=engines, rounds=1, pgn_notation=notation)
+        texts[notation] = game_pgn(game, 1, settings, {}, {})
+        assert game_pgn(bare, 1, settings, {}, {}) == texts[notation]
+    assert "1. e4 {" in texts["san"] and "4. O-O {" in texts["san"]
+    assert "3. Bf1c4 {" in texts["lan"] and "1. e2e4 {" in texts["uci"]
