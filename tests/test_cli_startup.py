@@ -30,7 +30,7 @@ PROBE = (
     "    print('LOADED', *[n for n in names if n in sys.modules], file=sys.stderr)\n"
     "atexit.register(_report)\n"
     "sys.argv = ['runner', *sys.argv[1:]]\n"
-    "from runner.cli.app import main\n"
+    "from runner.cli import main\n"  # the console script's entry point
     "main()\n"
 )
 ROOT = Path(__file__).resolve().parent.parent
@@ -441,3 +441,12 @@ def test_a_drop_in_run_plays_with_the_collector_running_and_its_imports_frozen(
     assert done.returncode == 0, done.stderr
     line = [x for x in done.stderr.splitlines() if x.startswith("COLLECTOR")][-1]
     assert line == "COLLECTOR (True, True)"
+
+
+@pytest.mark.parametrize("peer", ["fastchess", "cutechess"])
+def test_runner_hands_a_drop_in_s_words_over_before_typer_and_rich(peer: str) -> None:
+    # Issue 30: ``runner fastchess --version`` imported Typer and rich (half its start-up)
+    # only to hand every word to the peer's parser; runner.cli.main hands them over first.
+    loaded, done = _run(peer, "--version", watch=("typer", "rich", "runner.cli.app"))
+    assert done.returncode == 0 and f"(cecp-runner {_own_version()})" in done.stdout, done
+    assert loaded == []

@@ -7,9 +7,10 @@ translate words into the typed config and hand it to the tournament, the report 
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Sequence
 
-__all__ = ["hold_collector", "release_collector"]
+__all__ = ["hold_collector", "main", "release_collector"]
 
 _HELD_FOR = frozenset({"run", "resume", "match", "gauntlet", "roundrobin", "play", "engine",
                        "worker", "list", "stats", "--help", "--version"})
@@ -38,3 +39,19 @@ def release_collector() -> None:
     if _held[0]:
         _held[0] = False
         gc.enable()
+
+
+def main() -> None:
+    """Entry point of the ``runner`` console script and of ``python -m runner``: the drop-ins'
+    words go to their parser before Typer and rich are imported (``runner fastchess
+    --version`` costs what ``runner-fastchess --version`` does), every other command line to
+    `runner.cli.app.main`, the collector paused first where `hold_collector` says."""
+    argv = sys.argv[1:]
+    hold_collector(argv)
+    if argv and argv[0] in ("fastchess", "cutechess"):
+        from runner.dropin.main import main as dropin
+
+        sys.exit(dropin(argv[0], argv[1:]))
+    from runner.cli.app import main as typer_main
+
+    typer_main()
