@@ -8,13 +8,15 @@ figure that moves less with the load than wall time does.
 
 Measured commands:
 
+- ``python -c pass``: the interpreter's own start, the floor of every figure below;
 - ``runner --help``, ``runner --version``;
 - ``runner list`` on a database holding a few tournaments, its compiled statements cached
   (`runner.store.quick`: the first list after an install or upgrade compiles them, and costs
   what a list cost before them);
 - ``runner stats --wdl 120 60 100``;
 - ``runner fastchess --help`` and ``runner cutechess --help`` (the drop-in entry points),
-  when the tree under test has them;
+  and ``runner-fastchess --version`` / ``runner-cutechess --version`` as their console
+  scripts run them, when the tree under test has them;
 - ``runner run`` of a small copy of ``configs/demo.toml`` already played to its end: the
   start-up of a run up to its "nothing to play" answer (the config read and checked, the
   database opened and asked), no game played.
@@ -53,6 +55,22 @@ class Command:
     args: tuple[str, ...]
     needs: str | None = None
     """A command ``runner --help`` must list for this one to be measured (None: always)."""
+    entry: str | None = None
+    """A drop-in console script (``runner-fastchess``) run as its entry point, or ``python``
+    (the bare interpreter), rather than ``python -m runner`` (None)."""
+
+    def argv(self) -> list[str]:
+        """The process's command line."""
+        if self.entry is None:
+            return [sys.executable, "-m", "runner", *self.args]
+        if self.entry == "python":
+            return [sys.executable, "-c", "pass", *self.args]
+        peer = self.entry.removeprefix("runner-")
+        return [sys.executable, "-c", _ENTRY.format(peer), *self.args]
+
+
+_ENTRY = "import sys; from runner.dropin.main import {0}; sys.argv[0] = 'runner-{0}'; {0}()"
+"""What the console script ``runner-PEER`` runs."""
 
 
 @dataclass
@@ -75,12 +93,17 @@ class Timings:
 def commands(db: Path, demo: Path) -> list[Command]:
     """The command lines measured, in the order they are printed."""
     return [
+        Command("python", "python -c pass (the interpreter, for scale)", (), entry="python"),
         Command("help", "runner --help", ("--help",)),
         Command("version", "runner --version", ("--version",)),
         Command("list", "runner list", ("list", "--db", str(db))),
         Command("stats", "runner stats --wdl 120 60 100", ("stats", "--wdl", "120", "60", "100")),
         Command("fastchess", "runner fastchess --help", ("fastchess", "--help"), "fastchess"),
         Command("cutechess", "runner cutechess --help", ("cutechess", "--help"), "cutechess"),
+        Command("fastchess-version", "runner-fastchess --version", ("--version",), "fastchess",
+                "runner-fastchess"),
+        Command("cutechess-version", "runner-cutechess --version", ("--version",), "cutechess",
+                "runner-cutechess"),
         Command("run", "runner run demo.toml (played: start-up only)",
                 ("run", str(demo), "--db", str(db), "--quiet")),
     ]
@@ -122,16 +145,16 @@ def _runner(tree: str, env: dict[str, str], cwd: Path, *args: str) -> str:
     return done.stdout
 
 
-def time_once(env: dict[str, str], cwd: Path, args: tuple[str, ...]) -> tuple[float, float]:
-    """Wall and CPU seconds of one ``python -m runner ARGS`` (the child's user+system)."""
+def time_once(env: dict[str, str], cwd: Path, argv: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one process `argv` (the child's user+system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=env,
+    done = subprocess.run(argv, cwd=cwd, env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
-        raise RuntimeError(f"runner {' '.join(args)}: exit {done.returncode}: "
+        raise RuntimeError(f"{' '.join(argv[1:])}: exit {done.returncode}: "
                            f"{done.stderr[-800:]!r}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
@@ -162,7 +185,7 @@ def measure(trees: dict[str, str], wanted: list[str], repeats: int,
             loads.append(os.getloadavg()[0])
             for c in runnable:
                 for name, tree in trees.items():
-                    wall, cpu = time_once(_env(tree, tmp), tmp, c.args)
+                    wall, cpu = time_once(_env(tree, tmp), tmp, c.argv())
                     timing = results[name].setdefault(c.key, Timings())
                     timing.wall.append(wall)
                     timing.cpu.append(cpu)
@@ -211,7 +234,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeats", type=int, default=20, help="runs of each command")
     parser.add_argument("--baseline", help="another checkout to measure beside this one")
-    parser.add_argument("--commands", default="help,version,list,stats,fastchess,cutechess,run",
+    parser.add_argument("--commands", default="python,help,version,list,stats,fastchess,"
+                        "cutechess,fastchess-version,cutechess-version,run",
                         help="comma-separated keys of the commands to time")
     parser.add_argument("--markdown", action="store_true", help="also print the README rows")
     args = parser.parse_args()

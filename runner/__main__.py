@@ -1,5 +1,5 @@
 """Allow ``python -m runner``."""
 
-from runner.cli.app import main
+from runner.cli import main
 
 main()

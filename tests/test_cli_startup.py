@@ -30,7 +30,7 @@ PROBE = (
     "    print('LOADED', *[n for n in names if n in sys.modules], file=sys.stderr)\n"
     "atexit.register(_report)\n"
     "sys.argv = ['runner', *sys.argv[1:]]\n"
-    "from runner.cli.app import main\n"
+    "from runner.cli import main\n"  # the console script's entry point
     "main()\n"
 )
 ROOT = Path(__file__).resolve().parent.parent
@@ -320,4 +320,133 @@ def test_a_drop_in_entry_point_answers_its_help_and_version_without_heavy_import
     loaded, done = _run(peer, flag, watch=DROP_IN_HEAVY)
     assert done.returncode in (0, 1, 2), done.stderr
     assert done.stdout or done.stderr
+    assert loaded == []
+
+
+@pytest.mark.parametrize("peer", ["fastchess", "cutechess"])
+def test_every_version_answer_reads_no_installed_metadata(peer: str) -> None:
+    # Issue 30: importlib.metadata (zipfile, email, csv) was a fifth of what a version cost,
+    # asked for a number the package holds itself.
+    watch = ("importlib.metadata", "zipfile", "email")
+    loaded, done = _run("--version", watch=watch)
+    assert done.returncode == 0 and done.stdout.startswith("runner (cecp-runner) 0."), done
+    assert loaded == []
+    loaded, done = _run(peer, "--version", watch=watch)
+    assert done.returncode == 0 and f"(cecp-runner {_own_version()})" in done.stdout, done
+    assert loaded == []
+
+
+def _own_version() -> str:
+    from runner import __version__
+
+    return __version__
+
+
+def test_the_package_s_version_is_the_installed_one() -> None:
+    # What --version prints (runner.__version__) must stay what pip installed (pyproject).
+    from importlib import metadata
+
+    try:
+        installed = metadata.version("cecp-runner")
+    except metadata.PackageNotFoundError:
+        pytest.skip("cecp-runner is not installed: no metadata to compare with")
+    assert installed == _own_version()
+
+
+COLLECTOR_PROBE = (
+    "import atexit, gc, sys\n"
+    "from runner.cli import loop\n"
+    "seen = []\n"
+    "def _seen(*args, **kwargs):\n"
+    "    seen.append(gc.isenabled())\n"
+    "    return _run(*args, **kwargs)\n"
+    "_run = loop.run\n"
+    "loop.run = _seen\n"
+    "atexit.register(lambda: print('COLLECTOR', gc.isenabled(), *seen, file=sys.stderr))\n"
+    "sys.argv = ['runner', *sys.argv[1:]]\n"
+    "runpy_main = __import__('runpy').run_module\n"
+    "runpy_main('runner', run_name='__main__')\n"
+)
+
+
+def _collector(*args: str, cwd: Path = ROOT) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    """Whether the cyclic collector ran at exit, then when each event loop started, for one
+    ``python -m runner ARGS``."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    done = subprocess.run([sys.executable, "-c", COLLECTOR_PROBE, *args], capture_output=True,
+                          text=True, timeout=120, env=env, cwd=cwd)
+    lines = [x for x in done.stderr.splitlines() if x.startswith("COLLECTOR")]
+    assert lines, done.stderr
+    return lines[-1].split()[1:], done
+
+
+@pytest.mark.parametrize("args", [("--help",), ("stats", "--wdl", "1", "2", "3")])
+def test_short_commands_start_without_the_cyclic_collector(args: tuple[str, ...]) -> None:
+    # Issue 30: the collector's passes over the objects imports create were a tenth of the
+    # start-up; the short commands print and exit without it.
+    state, done = _collector(*args)
+    assert done.returncode == 0, done.stderr
+    assert state == ["False"]
+
+
+def test_a_match_plays_its_games_with_the_collector_running(tmp_path: Path) -> None:
+    # Paused for the imports only: every event loop (the protocol check, the games) runs with
+    # the collector, which runner.cli.loop.run_async restarts.
+    state, done = _collector(
+        "match", "--engine", "cmd=python", "arg=-m", "arg=engine", "name=a",
+        "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b", "--each", "tc=inf",
+        "depth=1", "--maxmoves", "3", "--db", str(tmp_path / "r.db"), "--quiet", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert state[0] == "True" and len(state) >= 2 and set(state[1:]) == {"True"}
+
+
+def test_serve_and_export_keep_the_collector() -> None:
+    # Commands that may run long without the event loop of a run never pause it.
+    from runner.cli import _HELD_FOR
+
+    assert {"serve", "export", "report", "pgn", "tb", "db", "perft"}.isdisjoint(_HELD_FOR)
+
+
+DROP_IN_COLLECTOR = (
+    "import atexit, gc, sys\n"
+    "from runner.protocol import loop\n"
+    "seen = []\n"
+    "def _seen(*args, **kwargs):\n"
+    "    seen.append((gc.isenabled(), gc.get_freeze_count() > 0))\n"
+    "    return _run(*args, **kwargs)\n"
+    "_run = loop.run\n"
+    "loop.run = _seen\n"
+    "atexit.register(lambda: print('COLLECTOR', *seen, file=sys.stderr))\n"
+    "from runner.dropin.main import fastchess\n"
+    "sys.argv[0] = 'runner-fastchess'\n"
+    "fastchess()\n"
+)
+
+
+def test_a_drop_in_run_plays_with_the_collector_running_and_its_imports_frozen(
+        tmp_path: Path) -> None:
+    # Issue 30: the drop-in's run imports with the collector paused, then freezes what they
+    # created (no full collection walks it again during the games) and restarts it.
+    import shutil
+
+    stockfish = shutil.which("stockfish", path=os.environ.get("PATH", "") + ":/usr/games")
+    if stockfish is None:
+        pytest.skip("stockfish is not installed")
+    words = ["-engine", f"cmd={stockfish}", "name=a", "-engine", f"cmd={stockfish}", "name=b",
+             "-each", "tc=inf", "depth=1", "-games", "2", "-rounds", "1",
+             "-pgnout", f"file={tmp_path / 'x.pgn'}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RUNNER_DB": str(tmp_path / "r.db")}
+    done = subprocess.run([sys.executable, "-c", DROP_IN_COLLECTOR, *words], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    line = [x for x in done.stderr.splitlines() if x.startswith("COLLECTOR")][-1]
+    assert line == "COLLECTOR (True, True)"
+
+
+@pytest.mark.parametrize("peer", ["fastchess", "cutechess"])
+def test_runner_hands_a_drop_in_s_words_over_before_typer_and_rich(peer: str) -> None:
+    # Issue 30: ``runner fastchess --version`` imported Typer and rich (half its start-up)
+    # only to hand every word to the peer's parser; runner.cli.main hands them over first.
+    loaded, done = _run(peer, "--version", watch=("typer", "rich", "runner.cli.app"))
+    assert done.returncode == 0 and f"(cecp-runner {_own_version()})" in done.stdout, done
     assert loaded == []

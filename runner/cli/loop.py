@@ -6,6 +6,7 @@ import gc
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from runner.cli import release_collector
 from runner.cli.errors import UserError
 from runner.protocol.loop import LoopChoiceError, run
 
@@ -21,6 +22,7 @@ def run_async(main: Coroutine[Any, Any, _T]) -> _T:
     # reach, it is not walked again by every full collection while games run (about 45 ms of
     # CPU in a 100-game match, two full collections over SQLAlchemy's and typer's objects).
     gc.freeze()
+    release_collector()  # paused for the start-up's imports (runner.cli.hold_collector)
     try:
         return run(main)
     except LoopChoiceError as exc:

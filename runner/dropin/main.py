@@ -8,9 +8,14 @@ every start); the run's modules are imported only for a run.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from runner.dropin.contract import DropinRun
 
 __all__ = ["PEERS", "cutechess", "fastchess", "main"]
 
@@ -36,13 +41,32 @@ def main(peer: str, argv: Sequence[str]) -> int:
             sys.stdout.write(answer.text if answer.text.endswith("\n") else answer.text + "\n")
             sys.stdout.flush()
         return answer.exit_code
-    from runner.dropin.driver import play
+    play = _driver()
 
     # Frameworks read the lines as they come, through a pipe, where Python would buffer them.
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
         reconfigure(line_buffering=True)
     return play(answer)
+
+
+def _driver() -> Callable[[DropinRun], int]:
+    """`runner.dropin.driver.play`, imported with the cyclic garbage collector paused.
+
+    The run's imports (the store, SQLAlchemy, the tournament) create some 100,000 objects that
+    live as long as the process, and the collector's passes over them while they are created
+    cost about a tenth of the run's start-up (issue 30). Once imported they are frozen (no
+    full collection walks them again while games run, as `runner.cli.loop.run_async` does for
+    ``runner match``) and the collector is started again, before anything is played."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        from runner.dropin.driver import play
+    finally:
+        gc.freeze()
+        if paused:
+            gc.enable()
+    return play
 
 
 def _exit(peer: str) -> None:

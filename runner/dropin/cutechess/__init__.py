@@ -25,14 +25,11 @@ __all__ = ["parse"]
 
 
 def _runner_version() -> str:
-    try:
-        from importlib import metadata
+    # The package's number, not importlib.metadata's copy of it (equal, a test checks):
+    # frameworks ask -version on every start, and importing the metadata reader doubled it.
+    from runner import __version__
 
-        return metadata.version("cecp-runner")
-    except Exception:  # an uninstalled checkout: the package's own number
-        from runner import __version__
-
-        return __version__
+    return __version__
 
 
 def _immediate(argv: list[str]) -> Immediate | None:
