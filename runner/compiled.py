@@ -33,10 +33,7 @@ PURE_ENV = "RUNNER_PURE"
 COMPILED = (
     "runner.clock",
     "runner.game.adjudication",
-    "runner.game.live",
     "runner.game.play",
-    "runner.game.slot",
-    "runner.game.termination",
     "runner.protocol.cecp",
     "runner.protocol.cecp_commands",
     "runner.protocol.cecp_features",
