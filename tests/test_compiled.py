@@ -219,6 +219,6 @@ def test_compiled_and_pure_game_loop_clock_and_tally_agree() -> None:
     assert (first, pure_first) == (importlib.machinery.EXTENSION_SUFFIXES[0].rsplit(".", 1)[-1], "py")
     assert results[0].startswith("True ")
     assert results[1:3] == ["ValueError ValidationError"] * 2
-    assert results[5:7] == ["True", "False"] and results[7].startswith("ValueError")
-    assert "DISCONNECT" in results[8] and "DISCONNECT" in results[9]
+    assert results[4:6] == ["True", "False"] and results[6].startswith("ValueError")
+    assert "DISCONNECT" in results[7] and "DISCONNECT" in results[8]
     assert results == pure_results
