@@ -30,9 +30,15 @@ The start-up figures add ``runner-fastchess --version`` and ``runner-cutechess -
 ``cecp-runner/asyncio`` and ``cecp-runner/uvloop``; without it our CLI runs on its default
 (asyncio's loop, unless ``RUNNER_LOOP`` is set in the environment).
 
+``--builds compiled,pure`` runs our CLI and the drop-ins once per build, in the same
+interleaved rounds: ``compiled`` the mypyc modules this tree was built with (the benchmark
+refuses to start when they would not run), ``pure`` the same tree with ``RUNNER_PURE=1``; the
+columns get a ``/compiled`` or ``/pure`` suffix, and ``--markdown`` prints one row per build.
+
     python benchmarks/peers.py [--repeats 3] [--games 100] [--workloads fairymax,stockfish]
-                               [--loops asyncio,uvloop] [--markdown] [--no-startup]
-                               [--peers cutechess-cli,fastchess] [--forfeit-games 1000]
+                               [--loops asyncio,uvloop] [--builds compiled,pure] [--markdown]
+                               [--no-startup] [--peers cutechess-cli,fastchess]
+                               [--forfeit-games 1000]
 """
 
 from __future__ import annotations
@@ -60,6 +66,8 @@ OURS = "cecp-runner"
 """Our column's name; with --loops, one column per loop: cecp-runner/asyncio, ..."""
 DROPINS = {"runner-fastchess": "fastchess", "runner-cutechess": "cutechess-cli"}
 """The drop-in columns and the peer each stands in for (the same argv)."""
+BUILDS = ("compiled", "pure")
+"""``--builds`` choices: the compiled modules, or their source (``RUNNER_PURE=1``)."""
 _ENTRY = "import sys; from runner.dropin.main import {0}; sys.argv[0] = 'runner-{0}'; {0}()"
 """What the console script ``runner-PEER`` runs (setuptools' wrapper does no more)."""
 
@@ -149,9 +157,29 @@ def ours_argv(engine: str, w: Workload, pgn: Path) -> list[str]:
 # ------------------------------------------------------------------------------ measuring
 
 
+def base_name(runner: str) -> str:
+    """A column's runner without its loop and build suffixes (``runner-fastchess/pure``)."""
+    return runner.split("/", 1)[0]
+
+
+def build_of(runner: str) -> str | None:
+    """The build a column of ours runs (``compiled``, ``pure``), None when not chosen."""
+    return next((part for part in runner.split("/")[1:] if part in BUILDS), None)
+
+
+def check_compiled() -> None:
+    """Exit unless this tree's compiled modules run (a pure or stale build would not)."""
+    env = {k: v for k, v in python_env().items() if k != "RUNNER_PURE"}
+    done = subprocess.run([sys.executable, "-m", "runner", "--version"], env=env,
+                          capture_output=True, text=True, check=False)
+    if "compiled: yes" not in done.stdout:
+        sys.exit(f"--builds compiled: this tree's compiled modules do not run ({done.stdout.strip()}"
+                 f" {done.stderr.strip()}); build with RUNNER_COMPILE=1 pip install -e .")
+
+
 def dropin_argv(column: str, peer_argv: list[str]) -> list[str]:
     """The drop-in's command line: the peer's argv with the program swapped for the entry."""
-    peer = column.removeprefix("runner-")
+    peer = base_name(column).removeprefix("runner-")
     return [sys.executable, "-c", _ENTRY.format(peer), *peer_argv[1:]]
 
 
@@ -234,15 +262,21 @@ def run_once(runner: str, program: str | None, w: Workload, engine: str) -> Samp
         cwd = Path(tmp)
         pgn = cwd / "out.pgn"
         env = python_env(program) if runner not in ("cutechess-cli", "fastchess") else dict(os.environ)
-        if runner.startswith(OURS + "/"):
-            env["RUNNER_LOOP"] = runner.split("/", 1)[1]
+        for part in runner.split("/")[1:]:
+            if part in BUILDS:
+                env.pop("RUNNER_PURE", None)
+                if part == "pure":
+                    env["RUNNER_PURE"] = "1"
+            else:
+                env["RUNNER_LOOP"] = part
+        kind = base_name(runner)
         if runner == "cutechess-cli":
             argv = cutechess_argv(program or "", engine, w, pgn)
         elif runner == "fastchess":
             argv = fastchess_argv(program or "", engine, w, pgn)
-        elif runner in DROPINS:  # the peer's own argv, the database beside the PGN file
-            peer_argv = (fastchess_argv if runner == "runner-fastchess" else cutechess_argv)
-            argv = dropin_argv(runner, peer_argv(runner, engine, w, pgn))
+        elif kind in DROPINS:  # the peer's own argv, the database beside the PGN file
+            peer_argv = (fastchess_argv if kind == "runner-fastchess" else cutechess_argv)
+            argv = dropin_argv(runner, peer_argv(kind, engine, w, pgn))
             env["RUNNER_DB"] = str(cwd / "runner.db")
         else:  # ours, from this tree or (--baseline) from another checkout given as program
             argv = ours_argv(engine, w, pgn)
@@ -271,11 +305,11 @@ def workloads(games: int, forfeit_games: int = 1000) -> dict[str, Workload]:
 
 def runners_for(w: Workload, baseline: str | None, loops: list[str] | None = None,
                 peers: tuple[str, ...] = ("cutechess-cli", "fastchess"),
-                dropins: tuple[str, ...] = (),
+                dropins: tuple[str, ...] = (), builds: list[str] | None = None,
                 ) -> list[tuple[str, str | None]]:
     """(runner, program) pairs for a workload, ours last (one per loop in `loops`), then the
-    drop-ins in `dropins` (runner-fastchess for UCI workloads only, as fastchess); absent
-    peers are reported and left out."""
+    drop-ins in `dropins` (runner-fastchess for UCI workloads only, as fastchess), each of ours
+    once per build in `builds`; absent peers are reported and left out."""
     found: list[tuple[str, str | None]] = []
     if baseline is not None:
         found.append(("baseline", baseline))
@@ -287,8 +321,10 @@ def runners_for(w: Workload, baseline: str | None, loops: list[str] | None = Non
             print(f"# skip {peer} on {w.name}: not in {PEERS} nor on PATH", flush=True)
         else:
             found.append((peer, program))
-    found += [(f"{OURS}/{loop}", None) for loop in loops] if loops else [(OURS, None)]
-    found += [(column, None) for column in dropins
+    suffixes = [f"/{build}" for build in builds] if builds else [""]
+    ours = [f"{OURS}/{loop}" for loop in loops] if loops else [OURS]
+    found += [(name + suffix, None) for suffix in suffixes for name in ours]
+    found += [(column + suffix, None) for suffix in suffixes for column in dropins
               if not (column == "runner-fastchess" and w.proto != "uci")]
     return found
 
@@ -296,7 +332,8 @@ def runners_for(w: Workload, baseline: str | None, loops: list[str] | None = Non
 def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
             loops: list[str] | None = None,
             peers: tuple[str, ...] = ("cutechess-cli", "fastchess"),
-            dropins: tuple[str, ...] = ()) -> dict[str, list[Column]]:
+            dropins: tuple[str, ...] = (),
+            builds: list[str] | None = None) -> dict[str, list[Column]]:
     """Every runner on every workload, interleaved, `repeats` times."""
     plan: dict[str, list[tuple[str, str | None]]] = {}
     results: dict[str, list[Column]] = {}
@@ -307,7 +344,7 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
             print(f"# skip workload {w.name}: engine {w.engine} not found", flush=True)
             continue
         engines[w.name] = engine
-        plan[w.name] = runners_for(w, baseline, loops, peers, dropins)
+        plan[w.name] = runners_for(w, baseline, loops, peers, dropins, builds)
         results[w.name] = [Column(r) for r, _ in plan[w.name]]
     for repeat in range(repeats):
         for w in chosen:
@@ -315,7 +352,7 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
                                                  strict=True):
                 s = run_once(runner, program, w, engines[w.name])
                 column.samples.append(s)
-                print(f"# run {repeat + 1}/{repeats} {w.name:9} {runner:19} plies {s.plies:6d}"
+                print(f"# run {repeat + 1}/{repeats} {w.name:9} {runner:26} plies {s.plies:6d}"
                       f"  runner {s.runner_cpu:7.2f}s  engines {s.engines_cpu:7.2f}s"
                       f"  wall {s.wall:7.2f}s  load {s.load:5.2f}  forfeits {s.forfeits}",
                       flush=True)
@@ -369,16 +406,17 @@ def print_text(w: Workload, columns: list[Column]) -> None:
           f" (load average {load:.2f})")
     for c in columns:
         forfeits = sum(s.forfeits for s in c.samples)
-        print(f"  {c.runner:19}  runner CPU/ply {_us(c.median(lambda s: s.runner_cpu)):>9}"
+        print(f"  {c.runner:26}  runner CPU/ply {_us(c.median(lambda s: s.runner_cpu)):>9}"
               f"  wall/ply {_us(c.median(lambda s: s.wall)):>9}"
               f"  engines CPU/ply {_us(c.median(lambda s: s.engines_cpu)):>9}"
               f"  plies {statistics.median(s.plies for s in c.samples):,.0f}"
               f"  time forfeits {forfeits}")
-    dropins = [c for c in columns if c.runner in DROPINS]
+    dropins = [c for c in columns if base_name(c.runner) in DROPINS]
     mine = [c for c in mine if c not in dropins]
     by_name = {c.runner: c for c in columns}
     for column in dropins:  # each drop-in against the peer whose argv it ran, and our CLI
-        for other in (by_name.get(DROPINS[column.runner]), *mine):
+        same_build = [c for c in mine if build_of(c.runner) == build_of(column.runner)]
+        for other in (by_name.get(DROPINS[base_name(column.runner)]), *same_build):
             if other is None:
                 continue
             cpu = column.median(lambda s: s.runner_cpu) / other.median(lambda s: s.runner_cpu)
@@ -391,11 +429,18 @@ def print_text(w: Workload, columns: list[Column]) -> None:
             print(f"  {ours.runner} / {peer.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x")
 
 
+def _without_build(runner: str) -> str:
+    """A column's name without its build suffix: the README table's column."""
+    return "/".join(part for part in runner.split("/") if part not in BUILDS)
+
+
 def print_markdown(chosen: list[Workload], results: dict[str, list[Column]],
                    startup: dict[str, float]) -> None:
-    """The README's performance table."""
-    ours_names = [c.runner for c in next(iter(results.values()), [])
-                  if c.runner.startswith(OURS)] or [OURS]
+    """The README's performance table; with ``--builds``, one row per build and figure."""
+    names = [c.runner for c in next(iter(results.values()), [])
+             if c.runner.startswith(OURS)] or [OURS]
+    builds = list(dict.fromkeys(build_of(name) for name in names))  # [None] without --builds
+    ours_names = list(dict.fromkeys(_without_build(name) for name in names))
     print(f"\n| workload | cutechess-cli | fastchess | {' | '.join(ours_names)} |")
     print("|---|---|---|" + "---|" * len(ours_names))
     for w in chosen:
@@ -407,30 +452,33 @@ def print_markdown(chosen: list[Workload], results: dict[str, list[Column]],
         for label, figure in (("runner CPU per ply", lambda s: s.runner_cpu),
                               ("wall time per ply", lambda s: s.wall),
                               ("engines' CPU per ply", lambda s: s.engines_cpu)):
-            cells = []
-            for peer in ("cutechess-cli", "fastchess"):
-                c = by_name.get(peer)
-                cells.append(_us(c.median(figure)) if c else "–")
-            for name in ours_names:
-                mine = by_name[name].median(figure)
-                ratios = [f"{mine / by_name[p].median(figure):.2f}x {p}"
-                          for p in ("cutechess-cli", "fastchess") if p in by_name]
-                cells.append(f"{_us(mine)} ({', '.join(ratios)})" if ratios else _us(mine))
-            print(f"| {w.title}, load {load:.1f}: {label} | {' | '.join(cells)} |")
+            for build in builds:
+                cells = []
+                for peer in ("cutechess-cli", "fastchess"):
+                    c = by_name.get(peer)
+                    cells.append(_us(c.median(figure)) if c else "–")
+                for name in ours_names:
+                    mine = by_name[name if build is None else f"{name}/{build}"].median(figure)
+                    ratios = [f"{mine / by_name[p].median(figure):.2f}x {p}"
+                              for p in ("cutechess-cli", "fastchess") if p in by_name]
+                    cells.append(f"{_us(mine)} ({', '.join(ratios)})" if ratios else _us(mine))
+                row = label if build is None else f"{label}, {build}"
+                print(f"| {w.title}, load {load:.1f}: {row} | {' | '.join(cells)} |")
     for label, seconds in startup.items():
         print(f"| `{label}` wall | | | {seconds:.2f} s |" + " |" * (len(ours_names) - 1))
 
 
 def print_dropin_markdown(chosen: list[Workload], results: dict[str, list[Column]]) -> None:
-    """The drop-ins' table: each against the peer whose argv it ran."""
+    """The drop-ins' table: each against the peer whose argv it ran (a row per build)."""
     rows = []
     for w in chosen:
         by_name = {c.runner: c for c in results.get(w.name, [])}
         load = statistics.median(s.load for c in by_name.values() for s in c.samples) \
             if by_name else 0.0
-        for column, peer in DROPINS.items():
-            if column not in by_name:
-                continue
+        for column in [name for name in by_name if base_name(name) in DROPINS]:
+            peer = DROPINS[base_name(column)]
+            build = build_of(column)
+            shown = base_name(column) + (f" ({build})" if build else "")
             for label, figure in (("runner CPU per ply", lambda s: s.runner_cpu),
                                   ("wall time per ply", lambda s: s.wall)):
                 mine = by_name[column].median(figure)
@@ -438,7 +486,7 @@ def print_dropin_markdown(chosen: list[Workload], results: dict[str, list[Column
                 theirs = other.median(figure) if other else None
                 ratio = f" ({mine / theirs:.2f}x)" if theirs else ""
                 rows.append(f"| {w.title}, load {load:.1f}: {label} | {peer}: "
-                            f"{_us(theirs) if theirs else '-'} | {column}: {_us(mine)}{ratio} |")
+                            f"{_us(theirs) if theirs else '-'} | {shown}: {_us(mine)}{ratio} |")
     if rows:
         print("\n| workload, same argv | peer | drop-in |\n|---|---|---|")
         print("\n".join(rows))
@@ -456,6 +504,9 @@ def main() -> None:
     parser.add_argument("--loops", metavar="LOOPS",
                         help="comma-separated event loops to run our CLI on, one column each: "
                              "asyncio, uvloop (default: its default loop)")
+    parser.add_argument("--builds", metavar="BUILDS",
+                        help="comma-separated builds to run our CLI and drop-ins as, one column "
+                             "each: compiled, pure (RUNNER_PURE=1) (default: as installed)")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also run our CLI from this checkout (an A/B column named baseline)")
     parser.add_argument("--peers", default="cutechess-cli,fastchess",
@@ -482,13 +533,18 @@ def main() -> None:
     loops = args.loops.split(",") if args.loops else None
     if loops and not set(loops) <= {"asyncio", "uvloop"}:
         sys.exit(f"--loops: {args.loops!r}: expected asyncio and/or uvloop")
+    builds = args.builds.split(",") if args.builds else None
+    if builds and not set(builds) <= set(BUILDS):
+        sys.exit(f"--builds: {args.builds!r}: expected compiled and/or pure")
+    if builds and "compiled" in builds:
+        check_compiled()
     dropins: tuple[str, ...] = ()
     if not args.no_dropins:
         dropins = tuple(c for c in DROPINS if dropin_ready(c))
         for column in sorted(set(DROPINS) - set(dropins)):
             print(f"# skip {column}: runner.dropin.{column.removeprefix('runner-')} is not in "
                   "this tree", flush=True)
-    results = measure(chosen, args.repeats, baseline, loops, peers, dropins)
+    results = measure(chosen, args.repeats, baseline, loops, peers, dropins, builds)
     for w in chosen:
         if w.name in results:
             print_text(w, results[w.name])

@@ -33,10 +33,7 @@ PURE_ENV = "RUNNER_PURE"
 COMPILED = (
     "runner.clock",
     "runner.game.adjudication",
-    "runner.game.live",
     "runner.game.play",
-    "runner.game.slot",
-    "runner.game.termination",
     "runner.protocol.cecp",
     "runner.protocol.cecp_commands",
     "runner.protocol.cecp_features",
@@ -68,14 +65,25 @@ COMPILED = (
     "runner.rules.zobrist",
     "runner.stats.tally",
 )
-"""The modules mypyc compiles: the rules core and the engine-line parsers (package
-``__init__`` files stay Python: they only re-export). Compiled too, they failed their tests, so
-they stay Python for now: the game loop, the clock and the protocol clients (pydantic cannot
-read mypyc's native dataclasses: `GameJob`, `GameSpec`, `TimeControl`, `EngineConfig`; and
-compiled code checks declared types where Python let a float pass as an int, or an
-`EngineTerminated` where an `EngineStalled` was annotated), the tally (an int check turns
-the documented ValueError into a TypeError); `runner.protocol.factory` has an async
-generator, which mypyc does not compile."""
+"""The modules mypyc compiles: the rules core, the engine-line parsers and clients, the game
+loop, the clock and the tally (package ``__init__`` files stay Python: they only re-export).
+
+What compiling them needs, and what stays Python:
+
+- pydantic reads the fields of the dataclasses it converts (the configuration's, a job's, a
+  game record's), and mypyc's classes are closed to it: the ones in compiled modules
+  (`TimePeriod`, `TimeControl`, `AdjudicationRules`, `EngineConfig`) are declared plain Python
+  classes (``mypyc_attr(native_class=False)``) with quoted field annotations, since mypyc turns
+  ``int | None`` into ``type`` in what pydantic reads; the engine exceptions are plain classes
+  too (mypyc's native classes cannot derive from RuntimeError or ValueError).
+- `runner.game.record`, `runner.game.job`, `runner.game.slot` and `runner.game.live` stay Python:
+  their dataclasses are what pydantic converts for the cluster (records, jobs, slot outcomes
+  with a ``Literal`` tag, live moves), and they run once per game, not per ply.
+- `runner.protocol.factory` (an async generator, which mypyc does not compile; once per game),
+  `runner.protocol.loop` (chooses the event loop once) and `runner.game.termination` (an enum
+  only) stay Python: nothing there runs per ply.
+- compiled, a variable has one type: an ``except`` clause binding another exception type
+  than an earlier clause of the same function takes a name of its own."""
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _PROBE = "runner.rules.board"

@@ -62,6 +62,72 @@ print(uci_parse.parse_bestmove("bestmove e2e4 ponder e7e5"))
 '''
 
 
+HOT = ("runner.game.play", "runner.game.adjudication", "runner.clock", "runner.protocol.cecp",
+       "runner.protocol.uci", "runner.protocol.engine", "runner.protocol.reading",
+       "runner.protocol.process", "runner.protocol.pipe", "runner.stats.tally")
+"""Issue 30's hot modules beyond the rules core and the line parsers: compiled too."""
+
+# The game loop, the clock, the clients and the tally where compiled code is stricter than
+# Python: pydantic's conversions of the classes it reads, documented exceptions, engine faults.
+AGREEMENT_LOOP = r'''
+import asyncio, sys
+import runner.game.play as p
+from runner.clock import Clock, TimeControl
+from runner.game.adjudication import AdjudicationRules
+from runner.game.job import GameJob
+from runner.game.play import play_game
+from runner.game.record import GameSpec
+from runner.protocol.cecp import CecpEngine
+from runner.protocol.engine import EngineConfig
+from runner.stats.tally import Tally
+print(p.__file__.rsplit(".", 1)[-1])
+tc = TimeControl.parse("40/60+0.5 timemargin=20")
+adjudication = AdjudicationRules(draw_move_number=30, max_moves=80, tablebases=("/tb",))
+spec = GameSpec(tc, TimeControl.parse("depth=3"), opening_moves=("e2e4",),
+                adjudication=adjudication, tags={"Event": "x"}, white_pov=(True, False))
+config = EngineConfig("a", ("a", "-x"), env={"A": "1"}, memory_mb=64, options={"Hash": "16"})
+job = GameJob(3, config, EngineConfig("b", ("b",)), spec)
+print(GameJob.from_json(job.to_json()) == job, job.to_json())
+for bad in ['"depth":2.5', '"memory_mb":"x"']:
+    try:
+        GameJob.from_json(job.to_json().replace('"depth":3', bad).replace('"memory_mb":64', bad))
+        print("accepted", bad)
+    except ValueError as exc:
+        print("ValueError", type(exc).__name__)
+clock = Clock(tc)
+print(clock.spend(1), clock.spend(0.25), clock.remaining, clock.moves_to_go, clock.increment)
+tally = Tally(["a", "b"])
+for result in ["1-0", "*", "2-0"]:
+    try:
+        print(tally.add("a", "b", result, 0))
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+crash = EngineConfig("crash", (sys.executable, "-c", "print('feature done=1', flush=True); import sys; "
+                                "[sys.stdin.readline() for _ in range(9)]; sys.exit(3)"))
+FLOOD = """import sys
+print('feature ping=1 done=1', flush=True)
+for line in sys.stdin:
+    if line.startswith('ping'):
+        print('pong' + line[4:], end='', flush=True)
+    elif line.startswith(('go', 'usermove')):
+        print('x' * 5000, flush=True)
+"""
+flood = EngineConfig("flood", (sys.executable, "-c", FLOOD), line_limit=1024)
+async def game(white, black):
+    engines = CecpEngine(white), CecpEngine(black)
+    try:
+        await asyncio.gather(*(e.start() for e in engines))
+        record = await play_game(*engines, GameSpec(tc, tc))
+        return record.termination, record.result, record.replay
+    except Exception as exc:
+        return type(exc).__name__
+    finally:
+        await asyncio.gather(*(e.quit() for e in engines), return_exceptions=True)
+print(asyncio.run(game(crash, crash)))
+print(asyncio.run(game(flood, flood)))
+'''
+
+
 def _python(code: str, *args: str, pure: bool = False, root: Path = ROOT,
             cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(root)}
@@ -132,3 +198,27 @@ def test_a_source_edited_after_the_build_runs_as_source_with_a_notice(tmp_path: 
     path, line = stale.stdout.splitlines()
     assert path.endswith(".py")
     assert line == "compiled: no (sources edited since the build; compiled modules installed)"
+
+
+def test_the_hot_modules_are_compiled() -> None:
+    """The game loop, the clock, the protocol clients and the tally are in the compiled list,
+    and a compiled checkout has each of them as an extension module."""
+    assert set(HOT) <= set(COMPILED)
+    if COMPILED_HERE:
+        assert [name for name in HOT if _extension(name) is None] == []
+
+
+@needs_compiled
+def test_compiled_and_pure_game_loop_clock_and_tally_agree() -> None:
+    """Compiled code checks the declared types Python lets pass: the same conversions,
+    exceptions and game endings either way (a crash is a disconnect, a flood a protocol loss)."""
+    compiled, pure = _python(AGREEMENT_LOOP), _python(AGREEMENT_LOOP, pure=True)
+    assert compiled.returncode == 0 and pure.returncode == 0, compiled.stderr + pure.stderr
+    first, *results = compiled.stdout.splitlines()
+    pure_first, *pure_results = pure.stdout.splitlines()
+    assert (first, pure_first) == (importlib.machinery.EXTENSION_SUFFIXES[0].rsplit(".", 1)[-1], "py")
+    assert results[0].startswith("True ")
+    assert results[1:3] == ["ValueError ValidationError"] * 2
+    assert results[4:6] == ["True", "False"] and results[6].startswith("ValueError")
+    assert "DISCONNECT" in results[7] and "DISCONNECT" in results[8]
+    assert results == pure_results

@@ -64,3 +64,28 @@ def test_a_dropin_column_runs_the_peers_own_argv() -> None:
     assert [r for r, _ in peers.runners_for(peers.workloads(10)["fairymax"], None, peers=(),
                                             dropins=tuple(peers.DROPINS))] == [
         peers.OURS, "runner-cutechess"]  # fastchess plays UCI engines only
+
+
+def test_builds_are_columns_of_one_run_and_rows_of_the_table(capsys) -> None:
+    """--builds compiled,pure: our CLI and the drop-ins once per build, interleaved in one
+    plan; the README table prints a row per build, each with its ratio to the peers."""
+    w = peers.workloads(2)["stockfish"]
+    plan = [r for r, _ in peers.runners_for(w, None, peers=(), builds=["compiled", "pure"],
+                                            dropins=("runner-fastchess",))]
+    assert plan == [f"{peers.OURS}/compiled", f"{peers.OURS}/pure",
+                    "runner-fastchess/compiled", "runner-fastchess/pure"]
+    assert [peers.build_of(r) for r in plan] == ["compiled", "pure"] * 2
+    assert peers.build_of(f"{peers.OURS}/uvloop") is None
+
+    def column(name: str, cpu: float) -> object:
+        return peers.Column(name, [peers.Sample(100, cpu, 1.0, 2.0, 1.5, 0)])
+
+    results = {w.name: [column("fastchess", 0.01), *(column(name, cpu) for name, cpu in
+                                                      zip(plan, (0.02, 0.04, 0.03, 0.05)))]}
+    peers.print_markdown([w], results, {})
+    peers.print_dropin_markdown([w], results)
+    out = capsys.readouterr().out
+    assert f"| workload | cutechess-cli | fastchess | {peers.OURS} |" in out
+    assert "load 1.5: runner CPU per ply, compiled | – | 100 us | 200 us (2.00x fastchess) |" in out
+    assert "load 1.5: runner CPU per ply, pure | – | 100 us | 400 us (4.00x fastchess) |" in out
+    assert "| fastchess: 100 us | runner-fastchess (pure): 500 us (5.00x) |" in out

@@ -415,8 +415,8 @@ async def _ask(engine: Engine, board: Board, clock: Clock, other: Clock, sent: l
         # Untimed, the deadline is this move's alone: any standstill of the runner during
         # the move shortened the wait the engine was given.
         raise frozen.replay(mover, 0.0, since=started) or _fault(mover, exc) from exc
-    except EngineError as exc:
-        raise _fault(mover, exc) from exc
+    except EngineError as error:  # a name of its own: compiled, one name has one type
+        raise _fault(mover, error) from error
     elapsed = reply.elapsed if reply.received_at else time.monotonic() - started
     return reply, elapsed
 
