@@ -47,7 +47,7 @@ from peers import BOOK, SEED, count_plies, find_program, python_env, run_split, 
 OURS = "cecp-runner"
 BASELINE = "baseline"
 """Ours from the checkout given by --baseline."""
-PYTHON_GC = "cecp-runner/pygc"
+PYTHON_GC = "cecp-runner-pygc"
 """Ours with Python's own collector thresholds (RUNNER_GC=python), for --python-gc."""
 _MATCH_WINDOW = 10.0
 """Seconds: a move that reached no opponent within this was not relayed (the game's last)."""
