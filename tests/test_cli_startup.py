@@ -450,3 +450,17 @@ def test_runner_hands_a_drop_in_s_words_over_before_typer_and_rich(peer: str) ->
     loaded, done = _run(peer, "--version", watch=("typer", "rich", "runner.cli.app"))
     assert done.returncode == 0 and f"(cecp-runner {_own_version()})" in done.stdout, done
     assert loaded == []
+
+
+def test_a_lone_version_is_answered_before_typer_and_as_typer_answers_it() -> None:
+    # Issue 30: ``runner --version`` imported Typer and rich for two lines of text.
+    loaded, done = _run("--version", watch=("typer", "rich", "runner.cli.app"))
+    assert done.returncode == 0 and loaded == [], done.stderr
+    from typer.testing import CliRunner
+
+    from runner.cli.app import app
+
+    through_typer = CliRunner().invoke(app, ["--version"])
+    assert through_typer.exit_code == 0 and through_typer.output == done.stdout
+    later = _run("--version", "--help", watch=("typer",))  # not alone: Typer's, as before
+    assert later[1].returncode == 0 and later[1].stdout == done.stdout and later[0] == ["typer"]

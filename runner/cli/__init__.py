@@ -10,7 +10,7 @@ import gc
 import sys
 from collections.abc import Sequence
 
-__all__ = ["hold_collector", "main", "release_collector"]
+__all__ = ["hold_collector", "main", "release_collector", "version_text"]
 
 _HELD_FOR = frozenset({"run", "resume", "match", "gauntlet", "roundrobin", "play", "engine",
                        "worker", "list", "stats", "--help", "--version"})
@@ -41,13 +41,25 @@ def release_collector() -> None:
         gc.enable()
 
 
+def version_text() -> str:
+    """What ``runner --version`` prints: the package's version, then which code runs."""
+    from runner import __version__
+    from runner.compiled import describe
+
+    return f"runner (cecp-runner) {__version__}\n{describe()}\n"
+
+
 def main() -> None:
     """Entry point of the ``runner`` console script and of ``python -m runner``: the drop-ins'
     words go to their parser before Typer and rich are imported (``runner fastchess
     --version`` costs what ``runner-fastchess --version`` does), every other command line to
-    `runner.cli.app.main`, the collector paused first where `hold_collector` says."""
+    `runner.cli.app.main`, the collector paused first where `hold_collector` says. A lone
+    ``--version`` is answered here too, as Typer's ``--version`` would."""
     argv = sys.argv[1:]
     hold_collector(argv)
+    if argv == ["--version"]:  # Typer's answer, without Typer (a test keeps the two equal)
+        sys.stdout.write(version_text())
+        sys.exit(0)
     if argv and argv[0] in ("fastchess", "cutechess"):
         from runner.dropin.main import main as dropin
 

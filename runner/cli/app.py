@@ -83,11 +83,9 @@ def _version(value: bool) -> None:
     if value:
         # The package's own number, which the installed metadata repeats (a test keeps the two
         # equal): importlib.metadata cost the answer a fifth of its start-up (issue 30).
-        from runner import __version__ as version
-        from runner.compiled import describe
+        from runner.cli import version_text
 
-        typer.echo(f"runner (cecp-runner) {version}")
-        typer.echo(describe())
+        typer.echo(version_text(), nl=False)
         raise typer.Exit(0)
 
 
