@@ -10,8 +10,11 @@ database code either (issue 27: the commands that play are loaded on use, with t
 tournament code their module imports at its top). Issue 30 (under 0.15 s): typed options
 are read without pydantic, help is rendered without rich.markdown and pygments, and a second
 ``runner list`` of a SQLite file runs without SQLAlchemy (runner.store.quick); the drop-in
-entry points answer their help and version before any run code. Modules are checked, never
-times (benchmarks/startup.py measures them).
+entry points answer their help and version before any run code. This round: no version
+answer reads importlib.metadata, ``runner --version`` and ``runner fastchess|cutechess ...``
+are answered before Typer and rich are imported, and start-up runs with the cyclic collector
+paused (restarted before any game). Modules are checked, never times (benchmarks/startup.py
+measures them).
 """
 
 from __future__ import annotations

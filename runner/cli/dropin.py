@@ -1,10 +1,10 @@
 """``runner fastchess ARGS...`` and ``runner cutechess ARGS...``: the drop-in entry points as
 subcommands, every word after the peer's name handed to the peer's parser as it is.
 
-`runner.cli.app.main` hands these words over before Typer reads any of them (``-help``,
-``--version`` and ``-engine`` are the peer's, not options of ``runner``); the commands here
-list the two in ``runner --help`` and carry the words through click untouched when the
-application is invoked without that main (a test's CliRunner).
+`runner.cli.main` (and `runner.cli.app.main`) hands these words over before Typer reads any
+of them (``-help``, ``--version`` and ``-engine`` are the peer's, not options of ``runner``);
+the commands here list the two in ``runner --help`` and carry the words through click
+untouched when the application is invoked without that main (a test's CliRunner).
 """
 
 from __future__ import annotations
