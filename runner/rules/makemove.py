@@ -1,9 +1,10 @@
 """Making and unmaking moves: push and pop, and what a move does (castles, captures, zeroes).
 
-A push saves the state it changes as one plain tuple, updates the bitboards, the piece
-and castling hash of the repetition key and the castling rights incrementally, then counts the new position's key; a pop
-restores the tuple. Push is one long function on purpose: it is the hot path of every game,
-perft and replay, and a function call per step would cost more than the step.
+A push saves the state it changes as one plain tuple, updates the bitboards, the castling
+rights and the repetition key's piece and castling hash incrementally, then counts the new
+position's key; a pop restores the tuple. Push is one long function on purpose: it is the hot
+path of every game, perft and replay, and a function call per step would cost more than the
+step.
 """
 
 from __future__ import annotations
