@@ -132,3 +132,68 @@ def test_a_line_written_after_the_poll_keeps_the_read_time(tmp_path: Path) -> No
     assert [line.text for line in lines] == ["first", "second"]
     assert sent <= lines[0].time <= moments["busy"]
     assert lines[1].time >= moments["second in pipe"]
+
+
+UCI_SCRIPT = textwrap.dedent(
+    r'''
+    import os, sys, time
+    folder = sys.argv[1]
+    for line in sys.stdin:
+        word = line.split()[0] if line.split() else ""
+        if word == "uci":
+            sys.stdout.write("id name marks\nuciok\n"); sys.stdout.flush()
+        elif word == "isready":
+            sys.stdout.write("readyok\n"); sys.stdout.flush()
+        elif word == "go":
+            while not os.path.exists(os.path.join(folder, "answer")):
+                time.sleep(0.005)
+            sys.stdout.write("bestmove e7e5\n"); sys.stdout.flush()
+            open(os.path.join(folder, "answered"), "w").close()
+        elif word == "quit":
+            break
+    '''
+)
+
+
+def test_the_clock_is_not_charged_for_a_busy_turn(tmp_path: Path) -> None:
+    """A UCI engine's reply, in the pipe before a busy turn of the runner began, is charged
+    up to that moment at the latest: `EngineReply.elapsed` is what the game's clock spends."""
+    from runner.clock import TimeControl
+    from runner.protocol.engine import ClockState, EngineConfig, GameSetup, Side
+    from runner.protocol.uci import UciEngine
+
+    script = tmp_path / "engine.py"
+    script.write_text(UCI_SCRIPT)
+    moments: dict[str, float] = {}
+
+    def busy() -> None:
+        moments["busy"] = time.monotonic()
+        time.sleep(0.2)  # other games' work in the same turn
+
+    async def scenario() -> tuple[float, float, float]:
+        loop = asyncio.get_running_loop()
+        engine = UciEngine(EngineConfig(name="marks", argv=[sys.executable, str(script),
+                                                            str(tmp_path)]))
+        await engine.start()
+        try:
+            await engine.new_game(GameSetup(time_control=TimeControl.parse("10+0.1"),
+                                            side=Side.BLACK))
+            move = asyncio.ensure_future(engine.play(["e2e4"], ClockState(10.0, 10.0),
+                                                     timeout=EVENT_TIMEOUT))
+            while not any(entry.text.startswith("go") for entry in engine.transcript):
+                await asyncio.sleep(0.001)
+
+            def hold_until_answered() -> None:
+                (tmp_path / "answer").touch()
+                _await_file(tmp_path / "answered")  # the reply is in our pipe, unread
+                loop.call_soon(busy)
+
+            loop.call_soon(hold_until_answered)
+            reply = await asyncio.wait_for(move, EVENT_TIMEOUT)
+        finally:
+            await engine.quit()
+        return reply.sent_at, reply.received_at, reply.elapsed
+
+    sent_at, received_at, charged = run(scenario())
+    assert sent_at <= received_at <= moments["busy"]
+    assert charged <= moments["busy"] - sent_at

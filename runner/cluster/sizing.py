@@ -14,7 +14,9 @@ Measured on 2 cores (``benchmarks/concurrency.py``, 1+0.01, instant engines; the
 workload, and 2 local workers did worse there (time losses on two of four workloads, 2.5-3x
 the wall time: Dask's processes and the engines share the same two cores); at 64 games at
 once neither held (one process lost up to half its games or gave up; 2 workers lost 7 to 52
-of 64). So two cores never get workers, and a bigger machine gets one
+of 64). Measured again on 2026-11-25 once lines were stamped at the poll (64 games at once,
+load 16-19): one process lost 15 of 64, 2 workers 49. So two cores never get workers, and a
+bigger machine gets one
 worker per `GAMES_PER_PROCESS` games, up to half its cores (the other half for the engines).
 """
 
