@@ -81,7 +81,7 @@ def test_builds_are_columns_of_one_run_and_rows_of_the_table(capsys) -> None:
         return peers.Column(name, [peers.Sample(100, cpu, 1.0, 2.0, 1.5, 0)])
 
     results = {w.name: [column("fastchess", 0.01), *(column(name, cpu) for name, cpu in
-                                                      zip(plan, (0.02, 0.04, 0.03, 0.05)))]}
+                                                      zip(plan, (0.02, 0.04, 0.03, 0.05), strict=True))]}
     peers.print_markdown([w], results, {})
     peers.print_dropin_markdown([w], results)
     out = capsys.readouterr().out
