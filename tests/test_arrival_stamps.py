@@ -12,17 +12,20 @@ assertions order stamps against moments the test itself took.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import textwrap
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from runner.protocol.engine import EngineError
+from runner.protocol.engine import EngineError, EngineTerminated
 from runner.protocol.loop import LOOP_ENV, arrival_selector, run
-from runner.protocol.process import EngineProcess
+from runner.protocol.process import EngineProcess, _read_directly, _StdoutProtocol
+from runner.protocol.reading import LineReader
 from runner.protocol.transport import Line
 from tests.conftest import EVENT_TIMEOUT
 
@@ -197,3 +200,37 @@ def test_the_clock_is_not_charged_for_a_busy_turn(tmp_path: Path) -> None:
     sent_at, received_at, charged = run(scenario())
     assert sent_at <= received_at <= moments["busy"]
     assert charged <= moments["busy"] - sent_at
+
+
+def test_output_that_ended_before_the_takeover_stays_with_asyncio() -> None:
+    """A program that exits at once can have its stdout at its end, and the pipe closed,
+    before the process takes the reads over: the takeover then leaves asyncio's protocol in
+    charge (it has already handed everything on) instead of failing on the closed pipe."""
+
+    class Sink(asyncio.Protocol):
+        def __init__(self, lost: asyncio.Future[None]) -> None:
+            self.lost = lost
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.lost.set_result(None)
+
+    async def scenario() -> tuple[bool, bool]:
+        loop = asyncio.get_running_loop()
+        selector = arrival_selector(loop)
+        assert selector is not None, "the runner's loop polls through an ArrivalSelector"
+        read_end, write_end = os.pipe()
+        os.close(write_end)
+        sink = Sink(loop.create_future())
+        transport, _ = await loop.connect_read_pipe(lambda: sink, os.fdopen(read_end, "rb", 0))
+        await asyncio.wait_for(sink.lost, EVENT_TIMEOUT)
+
+        async def never() -> EngineTerminated:
+            raise AssertionError("the reader is not used")
+
+        reader = LineReader(deque(), line_limit=1024, entry_limit=16, note=lambda text: None,
+                            terminated=never, returncode=lambda: None, label="gone")
+        _read_directly(transport, reader, selector)
+        return transport.is_closing(), isinstance(transport.get_protocol(), _StdoutProtocol)
+
+    closing, taken_over = run(scenario())
+    assert closing and not taken_over

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -133,11 +133,14 @@ class EngineConfig:
     and combo options may be set, within their declared bounds and choices."""
 
     def __post_init__(self) -> None:
-        if not self.argv:
+        # Read through vars(): a caller may pass a list, made a tuple here, and compiled code
+        # would refuse anything but the annotated tuple at a plain attribute read.
+        argv: object = vars(self)["argv"]
+        if not argv:
             raise ValueError(f"engine {self.name!r}: empty command")
-        if isinstance(self.argv, str):
+        if isinstance(argv, str):
             raise ValueError(f"engine {self.name!r}: argv must be a sequence, not a string")
-        object.__setattr__(self, "argv", tuple(self.argv))
+        object.__setattr__(self, "argv", tuple(str(word) for word in cast("Iterable[object]", argv)))
         if self.line_limit < 1024:
             raise ValueError(f"engine {self.name!r}: line limit {self.line_limit} is too small")
         if self.castling960 not in ("oo", "kxr"):

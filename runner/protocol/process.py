@@ -481,12 +481,19 @@ def _read_directly(stdout: object, reader: LineReader, arrivals: ArrivalSelector
     """
     if not isinstance(stdout, asyncio.ReadTransport) or type(stdout).__module__ != "asyncio.unix_events":
         return
+    if stdout.is_closing():
+        # The engine's output has already ended (a program that exits at once): asyncio's
+        # own protocol has handed it all to the reader, and the pipe may be closed already.
+        return
     inner = stdout.get_protocol()
     fd = -1
     pipe = stdout.get_extra_info("pipe")
     fileno = getattr(pipe, "fileno", None)
     if arrivals is not None and callable(fileno):
-        fd = int(fileno())
+        try:
+            fd = int(fileno())
+        except (ValueError, OSError):  # closed since the check above: as if it had been
+            return
         arrivals.watch(fd)
     stdout.set_protocol(_StdoutProtocol(reader, inner, arrivals if fd >= 0 else None, fd))
 
