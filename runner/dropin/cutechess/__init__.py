@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from runner import __version__
 from runner.dropin.contract import DropinRun, Immediate, PeerOutput, PeerUsageError
 
 if TYPE_CHECKING:
@@ -24,14 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["parse"]
 
 
-def _runner_version() -> str:
-    # The package's number, not importlib.metadata's copy of it (equal, a test checks):
-    # frameworks ask -version on every start, and importing the metadata reader doubled it.
-    from runner import __version__
-
-    return __version__
-
-
 def _immediate(argv: list[str]) -> Immediate | None:
     """cutechess-cli's first look at the words: the first of a version, engine-list or help
     word anywhere on the line answers at once."""
@@ -39,7 +32,7 @@ def _immediate(argv: list[str]) -> Immediate | None:
         if word in ("-v", "--version", "-version"):
             from runner.dropin.cutechess.args import version_text
 
-            return Immediate(version_text(_runner_version()))
+            return Immediate(version_text(__version__))
         if word in ("--engines", "-engines"):
             from runner.dropin.cutechess.args import _configured_engines
 

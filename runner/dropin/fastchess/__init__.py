@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from runner import __version__
 from runner.dropin.contract import DropinRun, Immediate, PeerOutput, PeerUsageError
 
 if TYPE_CHECKING:
@@ -22,24 +23,16 @@ FASTCHESS_VERSION = "1.8.2"
 """The fastchess release whose command line this entry point implements."""
 
 
-def _runner_version() -> str:
-    # The package's number, not importlib.metadata's copy of it (equal, a test checks):
-    # frameworks ask -version on every start, and importing the metadata reader doubled it.
-    from runner import __version__
-
-    return __version__
-
-
 def version_text() -> str:
     """What ``-version`` prints: fastchess's version this implements first, then the runner's."""
-    return f"runner-fastchess {FASTCHESS_VERSION} (cecp-runner {_runner_version()})\n"
+    return f"runner-fastchess {FASTCHESS_VERSION} (cecp-runner {__version__})\n"
 
 
 def help_text() -> str:
     """What ``-help`` prints: fastchess's manual in short, and where the runner differs."""
     from runner.dropin.fastchess.manual import MANUAL
 
-    return MANUAL.format(version=FASTCHESS_VERSION, runner=_runner_version())
+    return MANUAL.format(version=FASTCHESS_VERSION, runner=__version__)
 
 
 def _output_factory(settings: FastchessSettings, document: dict[str, Any],
