@@ -71,6 +71,7 @@ __all__ = [
     "redact",
     "safe_url",
     "scrub_credentials",
+    "sqlite_pragmas",
     "upgrade",
 ]
 
@@ -124,15 +125,23 @@ def _is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
+def sqlite_pragmas() -> list[str]:
+    """The settings every SQLite connection of the store runs first, in order (the journal
+    mode tried again while another connection switches it: see `_switch_to_wal`)."""
+    return [f"PRAGMA busy_timeout={int(LOCK_TIMEOUT_MS)}", "PRAGMA foreign_keys=ON",
+            "PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"]
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     """Per-connection SQLite settings: WAL journal, foreign keys, a patient busy handler."""
     cursor = dbapi_connection.cursor()
     try:
         # The busy timeout first: switching to WAL needs a lock another process may hold.
-        cursor.execute(f"PRAGMA busy_timeout={int(LOCK_TIMEOUT_MS)}")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        _switch_to_wal(cursor)
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        for pragma in sqlite_pragmas():
+            if "journal_mode" in pragma:
+                _switch_to_wal(cursor)
+            else:
+                cursor.execute(pragma)
     finally:
         cursor.close()
 

@@ -46,6 +46,7 @@ from runner.store.records import (
     LEASE_TIMEOUT,
     LIVE,
     Holder,
+    LeaseLostError,
     holder,
     lease_timeout,
 )
@@ -89,17 +90,6 @@ class LeaseHeldError(RuntimeError):
         super().__init__(f"tournament {tournament_id} is being run by {holder.describe()}")
         self.tournament_id = tournament_id
         self.holder = holder
-
-
-class LeaseLostError(RuntimeError):
-    """This run no longer holds its tournament's lease: another runner took it over."""
-
-    def __init__(self, tournament_id: int) -> None:
-        super().__init__(
-            f"tournament {tournament_id} was taken over by another runner while this one was "
-            "silent for too long (paused or suspended); this run stops and its unstored games "
-            "are dropped")
-        self.tournament_id = tournament_id
 
 
 def new_owner() -> str:

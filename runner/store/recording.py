@@ -13,12 +13,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import Enum, Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from runner.game.record import GameRecord
-from runner.rules import Result
-from runner.store.db import scrub_credentials
+from runner.store.db import SCHEMA_REVISION, scrub_credentials
+from runner.store.fast import (
+    DONE_KEYS,
+    MOVE_KEYS,
+    RUNNING_KEYS,
+    SCHEDULE_KEYS,
+    WriteStatements,
+    done_values,
+    move_values,
+    running_values,
+    schedule_values,
+)
 from runner.store.models import (
     EngineRow,
     GameRow,
@@ -26,7 +36,9 @@ from runner.store.models import (
     MoveRow,
     TournamentRow,
     TournamentStatus,
+    UtcDateTime,
 )
+from runner.store.records import DuplicateGameError
 
 __all__ = [
     "DuplicateGameError",
@@ -41,7 +53,6 @@ __all__ = [
     "save_book_state",
 ]
 
-_RESULTS = frozenset(Result)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +71,6 @@ class JobKey:
     def engines(self) -> tuple[str, str]:
         """The two engines, White first."""
         return (self.white, self.black)
-
-
-class DuplicateGameError(ValueError):
-    """A game whose job is already stored as played: a resume must never play it twice."""
 
 
 class EngineRowValues(NamedTuple):
@@ -112,12 +119,59 @@ _UPDATE_UNPLAYED = update(_GAMES).where(
     _GAMES.c.job_index == bindparam("row_job"), _GAMES.c.status != GameStatus.DONE,
 )
 _INSERT_MOVES = insert(_MOVES)
+_ENGINE_IDS = select(EngineRow.name, EngineRow.id).where(
+    EngineRow.tournament_id == bindparam("row_tournament"))
+
+
+def compile_writes(session: Session, key: str, pragmas: list[str]) -> WriteStatements | None:
+    """The writer's statements compiled for `session`'s SQLite database with named
+    parameters, for `runner.store.fast` (None: not SQLite)."""
+    from runner.store.lease import _heartbeat_statement
+
+    dialect = session.get_bind().dialect
+    if dialect.name != "sqlite":
+        return None
+    named = type(dialect)(paramstyle="named")  # type: ignore[call-arg]
+    where = ["row_id", "row_tournament", "row_job"]
+    plan: dict[str, tuple[Any, list[str] | None]] = {
+        "heartbeat": (_heartbeat_statement("sqlite"), None),
+        "engine_ids": (_ENGINE_IDS, None),
+        "find_game": (_FIND_GAME, None),
+        "insert_running": (_INSERT_GAME, [*SCHEDULE_KEYS, *RUNNING_KEYS]),
+        "insert_done": (_INSERT_GAME, [*SCHEDULE_KEYS, *DONE_KEYS]),
+        "update_running": (_UPDATE_GAME, [*RUNNING_KEYS, "row_id"]),
+        "update_done": (_UPDATE_GAME, [*DONE_KEYS, "row_id"]),
+        "update_unplayed": (_UPDATE_UNPLAYED, [*DONE_KEYS, *where]),
+        "insert_moves": (_INSERT_MOVES, list(MOVE_KEYS)),
+    }
+    statements: dict[str, str] = {}
+    kinds: dict[str, dict[str, str]] = {}
+    constants: dict[str, dict[str, Any]] = {}
+    for name, (statement, keys) in plan.items():
+        compiled = statement.compile(dialect=named, column_keys=keys)
+        statements[name] = str(compiled)
+        kinds[name] = {}
+        constants[name] = {}
+        for param, bind in compiled.binds.items():
+            if param not in compiled.params:
+                continue  # an internal alias of a parameter listed under its own name
+            processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
+            value = compiled.params[param]
+            if bind.value is not None and not bind.required and bind.callable is None:
+                constants[name][param] = value if processor is None else processor(value)
+            elif isinstance(bind.type, UtcDateTime):
+                kinds[name][param] = "utc"
+            elif isinstance(bind.type, Enum):
+                kinds[name][param] = "enum"
+            elif processor is not None:
+                return None  # a type this module does not convert: keep SQLAlchemy's way
+    return WriteStatements(key=key, revision=SCHEMA_REVISION, statements=statements,
+                           kinds=kinds, constants=constants, pragmas=pragmas)
 
 
 def engine_ids(session: Session, tournament_id: int) -> dict[str, int]:
     """Engine ids of a tournament by name (a writer may keep them for the whole run)."""
-    rows = session.execute(
-        select(EngineRow.name, EngineRow.id).where(EngineRow.tournament_id == tournament_id))
+    rows = session.connection().execute(_ENGINE_IDS, {"row_tournament": tournament_id})
     return {name: ident for name, ident in rows}
 
 
@@ -129,12 +183,7 @@ def _game_values(session: Session, tournament_id: int, job: JobKey,
     missing = [name for name in job.engines if name not in ids]
     if missing:
         raise ValueError(f"tournament {tournament_id} has no engine named {missing[0]!r}")
-    return {
-        "tournament_id": tournament_id, "job_index": job.index, "round": job.round,
-        "pair_index": job.pair, "game_in_pair": job.game_in_pair,
-        "white_id": ids[job.white], "black_id": ids[job.black],
-        "opening_index": job.opening_index,
-    }
+    return schedule_values(tournament_id, job, ids)
 
 
 def _stored(session: Session, tournament_id: int, job: JobKey) -> int | None:
@@ -187,9 +236,7 @@ def mark_running(session: Session, tournament_id: int, job: JobKey,
 
     Returns the game's id. `engine_ids` (from `engine_ids`) saves looking them up each time.
     """
-    return _write_game(session, tournament_id, job, {
-        "status": GameStatus.RUNNING, "started_at": started_at or datetime.now(UTC)},
-        engine_ids)
+    return _write_game(session, tournament_id, job, running_values(started_at), engine_ids)
 
 
 def record_game(session: Session, tournament_id: int, job: JobKey, record: GameRecord, *,
@@ -204,26 +251,11 @@ def record_game(session: Session, tournament_id: int, job: JobKey, record: GameR
     `mark_running` returned for the job, when the caller kept it: its row is then updated
     in one statement, without looking it up first.
     """
-    if record.result not in _RESULTS:
-        raise ValueError(f"unknown game result {record.result!r}")
-    values = {
-        "status": GameStatus.DONE, "result": record.result,
-        "termination": record.termination.value, "reason": record.reason or None,
-        "plies": len(record.moves), "started_at": record.started_at,
-        "ended_at": record.ended_at, "opening_fen": record.spec.start_fen,
-        "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
-        "pgn_offset": pgn_offset,
-        "worker": record.worker,
-    }
+    values = done_values(record, pgn, pgn_offset)
     if game_id is None or not _update_unplayed(session, tournament_id, job, game_id, values):
         game_id = _write_game(session, tournament_id, job, values, engine_ids)
     if record.moves:
-        session.connection().execute(_INSERT_MOVES, [
-            {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
-             "time_ms": None if m.time is None else round(m.time * 1000), "depth": m.depth,
-             "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
-            for ply, m in enumerate(record.moves, start=1)
-        ])
+        session.connection().execute(_INSERT_MOVES, move_values(game_id, record))
     return game_id
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["LEASE_TIMEOUT", "GameStatus", "Holder", "TournamentProgress", "TournamentStatus",
+__all__ = ["LEASE_TIMEOUT", "DuplicateGameError", "GameStatus", "Holder", "LeaseLostError",
+           "TournamentProgress", "TournamentStatus",
            "holder", "lease_timeout", "never_moved", "progress", "shown_status", "utc"]
 
 LEASE_TIMEOUT = timedelta(seconds=60)
@@ -55,6 +56,21 @@ class GameStatus(enum.Enum):
     EXCLUDED = "excluded"
     """Played, then taken out of the plan by a forced change of configuration (an engine
     removed, fewer rounds): kept with its moves and PGN, never counted."""
+
+
+class DuplicateGameError(ValueError):
+    """A game whose job is already stored as played: a resume must never play it twice."""
+
+
+class LeaseLostError(RuntimeError):
+    """This run no longer holds its tournament's lease: another runner took it over."""
+
+    def __init__(self, tournament_id: int) -> None:
+        super().__init__(
+            f"tournament {tournament_id} was taken over by another runner while this one was "
+            "silent for too long (paused or suspended); this run stops and its unstored games "
+            "are dropped")
+        self.tournament_id = tournament_id
 
 
 def _alive(pid: int) -> bool:

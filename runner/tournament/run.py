@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -96,6 +97,10 @@ from runner.tournament.silence import Silence
 from runner.tournament.writer import GameWriter, PgnFileError
 
 __all__ = ["Tournament"]
+
+_DB_ERRORS = (SQLAlchemyError, sqlite3.Error)
+"""What a failing database raises: through SQLAlchemy, or through sqlite3 on the writer's
+per-game statements (`runner.store.fast`)."""
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +234,7 @@ class Tournament:
             self._leased = lease
         except LeaseHeldError as exc:
             raise TournamentError(_held_message(exc)) from None
-        except SQLAlchemyError as exc:
+        except _DB_ERRORS as exc:
             raise DatabaseFailure(database_failure(self.db.url, exc)) from None
         finally:
             if not self._leased:
@@ -269,7 +274,7 @@ class Tournament:
                     engine_configs(self.config), self.config.variant)
                 await writer.call(writer.repair_pgn)
                 await self._follow(writer)
-        except (SQLAlchemyError, PgnFileError, LeaseLostError) as exc:
+        except (*_DB_ERRORS, PgnFileError, LeaseLostError) as exc:
             # The game in flight is not stored: its row stays "running" and is played again
             # on resume. One line says what failed; the scheduler has stopped every slot.
             # A lost lease drops the game: the runner that took over plays it.
@@ -281,7 +286,7 @@ class Tournament:
             try:
                 await writer.call(writer.close_tournament, status, decision,
                                   openings.state(self._max_pair), self._error)
-            except (SQLAlchemyError, LeaseLostError) as exc:  # the database still failing, or
+            except (*_DB_ERRORS, LeaseLostError) as exc:  # the database still failing, or
                 self._fail(exc, stop=False)  # the tournament is another runner's: left as is
             finally:
                 forget(self._owner)  # a lease row left behind is stale from now on
@@ -300,7 +305,7 @@ class Tournament:
         if isinstance(exc, LeaseLostError):
             self._taken_over = True
         if self._error is None:
-            self._error = (database_failure(self.db.url, exc) if isinstance(exc, SQLAlchemyError)
+            self._error = (database_failure(self.db.url, exc) if isinstance(exc, _DB_ERRORS)
                            else str(exc))
         if stop and self._taken_over and not self._hard_stop:
             # Quietly: the one line this run ends with says it all (the games are the other
@@ -314,11 +319,11 @@ class Tournament:
         """What made a write fail: a database error is the lease lost when the lease is no
         longer this run's (PostgreSQL ended the transaction of a runner paused in the middle
         of it, and another runner took over meanwhile)."""
-        if not isinstance(exc, SQLAlchemyError) or self._taken_over:
+        if not isinstance(exc, _DB_ERRORS) or self._taken_over:
             return exc
         try:
             held = await writer.call(writer.heartbeat)
-        except SQLAlchemyError:
+        except _DB_ERRORS:
             return exc  # the database itself is failing
         return exc if held else LeaseLostError(self.tournament_id)
 
@@ -333,7 +338,7 @@ class Tournament:
                 return
             except LeaseHeldError as exc:
                 raise TournamentError(_held_message(exc)) from None
-            except SQLAlchemyError as exc:
+            except _DB_ERRORS as exc:
                 if attempt == 2:
                     raise DatabaseFailure(database_failure(self.db.url, exc)) from None
 
@@ -344,7 +349,7 @@ class Tournament:
             await asyncio.sleep(interval)
             try:
                 held = await writer.call(writer.heartbeat)
-            except SQLAlchemyError as exc:
+            except _DB_ERRORS as exc:
                 self._fail(await self._cause(exc, writer))
                 return
             if not held:

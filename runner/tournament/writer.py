@@ -34,6 +34,15 @@ from runner.store import (
     record_game,
     reset_unfinished,
 )
+from runner.store.fast import (
+    FastWrites,
+    cache_key,
+    default_cache,
+    done_values,
+    enabled,
+    load,
+    save,
+)
 from runner.store.lease import heartbeat, hold, release
 from runner.store.origin import set_reason
 from runner.store.recording import JobKey, save_book_state
@@ -64,7 +73,8 @@ class GameWriter:
     """How bytes reach the PGN file (a test makes it fail as a full disk would)."""
 
     def __init__(self, db: Database, tournament_id: int, pgnout: Path | None,
-                 owner: str | None = None) -> None:
+                 owner: str | None = None, *, statements: Path | None = None,
+                 fast: bool | None = None) -> None:
         self.db = db
         self.tournament_id = tournament_id
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runner-writer")
@@ -74,6 +84,12 @@ class GameWriter:
         self._pgn_fd: int | None = None
         self._engine_ids: dict[str, int] | None = None  # fetched once, on the writer thread
         self._game_ids: dict[int, int] = {}  # job index -> row id of the games marked running
+        self.statements = default_cache() if statements is None else statements
+        """Where the compiled statements of `runner.store.fast` are kept."""
+        self._fast: FastWrites | None = None
+        self._fast_wanted = enabled() if fast is None else fast
+        """Whether the per-game writes may go by sqlite3 (`runner.store.fast`); None (the
+        default): unless ``RUNNER_SQLALCHEMY=1``. Settled on the first write."""
 
     # ----------------------------------------------------------------- from the event loop
 
@@ -93,6 +109,8 @@ class GameWriter:
     def close(self) -> None:
         """Finish pending writes and close the PGN file."""
         self.pool.shutdown(wait=True)
+        if self._fast is not None:
+            self._fast.close()
         if self._pgn_fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self._pgn_fd)
@@ -100,8 +118,50 @@ class GameWriter:
 
     # ----------------------------------------------------------------- on the writer thread
 
+    def fast_writes(self) -> FastWrites | None:
+        """The per-game writes by sqlite3 (`runner.store.fast`), set up on the first call:
+        None for a database other than a SQLite file, when ``RUNNER_SQLALCHEMY=1``, or when
+        the statements cannot be compiled (SQLAlchemy's way then)."""
+        if not self._fast_wanted:
+            return self._fast
+        self._fast_wanted = False
+        db_file = FastWrites.database_file(self.db.url)
+        key = cache_key()
+        if db_file is None or key is None:
+            return None
+        statements = None if self.statements is None else load(self.statements, key)
+        if statements is None:
+            from runner.store.db import sqlite_pragmas
+            from runner.store.recording import compile_writes
+
+            with self.db.session() as session:
+                statements = compile_writes(session, key, sqlite_pragmas())
+            if statements is None:
+                return None
+            if self.statements is not None:
+                save(self.statements, statements)
+        fast = FastWrites(db_file, statements)
+        try:
+            with fast.transaction():  # the schema checked once, the connection set up
+                pass
+        except Exception:  # anything unexpected: SQLAlchemy's way, which says what is wrong
+            fast.close()
+            return None
+        self._fast = fast
+        return fast
+
     def mark_running(self, job: JobKey) -> None:
         """Note in the database that `job` is being played."""
+        fast = self.fast_writes()
+        if fast is not None:
+            with fast.transaction():
+                if self.owner is not None:
+                    fast.hold(self.tournament_id, self.owner)
+                if self._engine_ids is None:
+                    self._engine_ids = fast.engine_ids(self.tournament_id)
+                self._game_ids[job.index] = fast.mark_running(self.tournament_id, job,
+                                                              self._engine_ids)
+            return
         with self.db.session() as session:
             self._hold(session)
             if self._engine_ids is None:
@@ -113,11 +173,20 @@ class GameWriter:
         """Store a finished game with the offset it goes to in the PGN file, then write it there
         (PgnFileError when that fails: the game stays stored, a resume writes it)."""
         offset = self._pgn_end()
-        with self.db.session() as session:
-            self._hold(session)  # first: the game is stored only under the lease
-            record_game(session, self.tournament_id, job, record, pgn=pgn,
-                        engine_ids=self._engine_ids, pgn_offset=offset,
-                        game_id=self._game_ids.pop(job.index, None))
+        fast = self.fast_writes()
+        if fast is not None:
+            values = done_values(record, pgn, offset)
+            with fast.transaction():
+                if self.owner is not None:  # first: the game is stored only under the lease
+                    fast.hold(self.tournament_id, self.owner)
+                fast.record_game(self.tournament_id, job, values, record, self._engine_ids,
+                                 self._game_ids.pop(job.index, None))
+        else:
+            with self.db.session() as session:
+                self._hold(session)  # first: the game is stored only under the lease
+                record_game(session, self.tournament_id, job, record, pgn=pgn,
+                            engine_ids=self._engine_ids, pgn_offset=offset,
+                            game_id=self._game_ids.pop(job.index, None))
         if offset is not None:
             self._append(pgn_file_text(pgn), offset, f"game {job.index + 1}")
 
@@ -131,6 +200,10 @@ class GameWriter:
         """Refresh the run's lease; False when another runner took it over."""
         if self.owner is None:
             return True
+        fast = self.fast_writes()
+        if fast is not None:
+            with fast.transaction():
+                return fast.heartbeat(self.tournament_id, self.owner)
         with self.db.session() as session:
             return heartbeat(session, self.tournament_id, self.owner)
 

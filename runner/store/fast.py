@@ -1,0 +1,346 @@
+"""The writer's per-game statements on a SQLite store, run by the standard library's sqlite3.
+
+A run's writer thread stores a game's start and end under the lease (issue 30: about 2.2 ms
+of CPU a game through SQLAlchemy's session and connection layers). The statements stay
+defined once, in `runner.store.recording` and `runner.store.lease`; `compile_writes` there
+turns them into SQLite text with named parameters, with what each parameter holds (a stored
+time, a status) and the constants the statements carry, and this module keeps that in a
+cache file keyed like `runner.store.quick`'s (the store's sources and SQLAlchemy's version).
+`FastWrites` then runs them with sqlite3 on its own connection: every value from a game is
+a bound parameter, never SQL text.
+
+The rows are the ones SQLAlchemy writes: the values come from the same functions
+(`running_values`, `done_values`, `move_values`, `schedule_values`) and are converted as
+SQLAlchemy's SQLite types convert them (`_stored`). ``RUNNER_SQLALCHEMY=1`` in the
+environment takes SQLAlchemy's way for every write (a test compares the two ways' rows).
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from runner.rules import Result
+from runner.store.quick import cache_key as _sources_key
+from runner.store.records import DuplicateGameError, GameStatus, LeaseLostError
+
+if TYPE_CHECKING:
+    from runner.game.record import GameRecord
+    from runner.store.recording import JobKey
+
+__all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "cache_key", "default_cache",
+           "done_values", "enabled", "load", "move_values", "running_values", "save",
+           "schedule_values"]
+
+ENV_VAR = "RUNNER_SQLALCHEMY"
+"""Set to 1: every write goes through SQLAlchemy, as before this module (for comparing)."""
+_FORMAT = 1
+"""The layout of the cache file (bumped when `WriteStatements` changes)."""
+_RESULTS = frozenset(Result)
+_EXTRA_SOURCES = ("fast.py", "recording.py")
+"""The modules shaping the writer's statements beyond those `runner.store.quick` keys on."""
+
+
+def enabled(env: Mapping[str, str] | None = None) -> bool:
+    """Whether writes may take this module's way (not when ``RUNNER_SQLALCHEMY=1``)."""
+    return (os.environ if env is None else env).get(ENV_VAR, "") in ("", "0")
+
+
+def default_cache(env: Mapping[str, str] | None = None) -> Path | None:
+    """Where the compiled statements are kept (``$XDG_CACHE_HOME/cecp-runner``, else
+    ``~/.cache/cecp-runner``; None: no home directory)."""
+    home = (os.environ if env is None else env).get("XDG_CACHE_HOME")
+    try:
+        base = Path(home) if home else Path.home() / ".cache"
+    except RuntimeError:
+        return None
+    return base / "cecp-runner" / "writer-statements.json"
+
+
+def cache_key() -> str | None:
+    """`runner.store.quick.cache_key` with this module and the recording module added."""
+    key = _sources_key()
+    if key is None:
+        return None
+    digest = hashlib.sha256(f"{key}:{_FORMAT}".encode())
+    here = Path(__file__).parent
+    try:
+        for name in _EXTRA_SOURCES:
+            digest.update((here / name).read_bytes())
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class WriteStatements:
+    """The writer's statements compiled for SQLite, and how to bind their parameters."""
+
+    key: str
+    """`cache_key` when they were compiled."""
+    revision: str
+    """The schema revision they were compiled for."""
+    statements: dict[str, str]
+    """SQL by name (see `runner.store.recording.compile_writes`)."""
+    kinds: dict[str, dict[str, str]]
+    """By statement, the parameters that are converted before binding: "utc" (a time) or
+    "enum" (a status stored as its value)."""
+    constants: dict[str, dict[str, Any]]
+    """By statement, the parameters the statement itself carries (a status compared with,
+    strftime's format), already converted."""
+    pragmas: list[str]
+    """What each connection runs first (`runner.store.db`'s SQLite settings)."""
+
+
+def load(path: Path, key: str) -> WriteStatements | None:
+    """The statements cached at `path` for `key` (None: no file, another key, unreadable)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        statements = WriteStatements(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+    return statements if statements.key == key else None
+
+
+def save(path: Path, statements: WriteStatements) -> None:
+    """Write the cache whole (a temporary file renamed); failing to is not an error."""
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+                                         prefix=path.name, suffix=".tmp", delete=False) as out:
+            json.dump(asdict(statements), out)
+        os.replace(out.name, path)
+    except OSError:
+        return
+
+
+# -- the values of the rows (SQLAlchemy's way uses them too) -------------------------------------
+
+
+def running_values(started_at: datetime | None = None) -> dict[str, Any]:
+    """The columns `mark_running` sets."""
+    return {"status": GameStatus.RUNNING, "started_at": started_at or datetime.now(UTC)}
+
+
+def done_values(record: GameRecord, pgn: str | None,
+                pgn_offset: int | None) -> dict[str, Any]:
+    """The columns `record_game` sets; ValueError for a result PGN does not know."""
+    if record.result not in _RESULTS:
+        raise ValueError(f"unknown game result {record.result!r}")
+    return {
+        "status": GameStatus.DONE, "result": record.result,
+        "termination": record.termination.value, "reason": record.reason or None,
+        "plies": len(record.moves), "started_at": record.started_at,
+        "ended_at": record.ended_at, "opening_fen": record.spec.start_fen,
+        "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
+        "pgn_offset": pgn_offset,
+        "worker": record.worker,
+    }
+
+
+def move_values(game_id: int, record: GameRecord) -> list[dict[str, Any]]:
+    """One row of ``moves`` per ply of the record, the book moves first."""
+    return [
+        {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
+         "time_ms": None if m.time is None else round(m.time * 1000), "depth": m.depth,
+         "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
+        for ply, m in enumerate(record.moves, start=1)
+    ]
+
+
+def schedule_values(tournament_id: int, job: JobKey, ids: Mapping[str, int]) -> dict[str, Any]:
+    """The schedule columns of a game row for `job` (`ids` holding both engines)."""
+    return {
+        "tournament_id": tournament_id, "job_index": job.index, "round": job.round,
+        "pair_index": job.pair, "game_in_pair": job.game_in_pair,
+        "white_id": ids[job.white], "black_id": ids[job.black],
+        "opening_index": job.opening_index,
+    }
+
+
+RUNNING_KEYS = tuple(running_values())
+"""The columns a game's start sets (the statements are compiled for them)."""
+DONE_KEYS = ("status", "result", "termination", "reason", "plies", "started_at", "ended_at",
+             "opening_fen", "opening_moves", "pgn", "pgn_offset", "worker")
+"""The columns a game's end sets, as `done_values` names them."""
+SCHEDULE_KEYS = ("tournament_id", "job_index", "round", "pair_index", "game_in_pair",
+                 "white_id", "black_id", "opening_index")
+"""The columns `schedule_values` names."""
+MOVE_KEYS = ("game_id", "ply", "san", "uci", "time_ms", "depth", "score_cp", "mate", "nodes")
+"""The columns `move_values` names."""
+
+
+def _time(value: datetime) -> str:
+    """A time as SQLAlchemy's SQLite DATETIME stores it: UTC, no zone, to the microsecond."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return (f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:"
+            f"{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}")
+
+
+def _stored(value: Any, kind: str | None) -> Any:
+    """`value` as the column of `kind` binds it."""
+    if value is None or kind is None:
+        return value
+    if kind == "utc":
+        return _time(value)
+    if kind == "enum" and isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+class FastWrites:
+    """The writer's statements on its own sqlite3 connection (one thread uses it)."""
+
+    def __init__(self, db_file: Path, statements: WriteStatements) -> None:
+        self.db_file = db_file
+        self.statements = statements
+        self._connection: sqlite3.Connection | None = None
+
+    @staticmethod
+    def database_file(url: str) -> Path | None:
+        """The file a ``sqlite:///`` URL names; None for any other database (PostgreSQL, in
+        memory, a URI with options), which keeps SQLAlchemy's way."""
+        for prefix in ("sqlite:///", "sqlite+pysqlite:///"):
+            if url.startswith(prefix):
+                path = url[len(prefix):]
+                if path and path != ":memory:" and "?" not in path and not path.startswith(
+                        "file:"):
+                    return Path(path).expanduser()
+        return None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            uri = f"file:{quote(str(self.db_file.resolve()))}?mode=rw"
+            # Autocommit mode: transactions are begun and ended here, explicitly.
+            connection = sqlite3.connect(uri, uri=True, isolation_level=None,
+                                         check_same_thread=False)
+            try:
+                for pragma in self.statements.pragmas:
+                    _retry_locked(connection, pragma)
+                revision = connection.execute("SELECT version_num FROM alembic_version")
+                if revision.fetchall() != [(self.statements.revision,)]:
+                    raise sqlite3.DatabaseError("the schema is not at the compiled revision")
+            except BaseException:
+                connection.close()
+                raise
+            self._connection = connection
+        return self._connection
+
+    def close(self) -> None:
+        """Close the connection (the next write opens it again)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction: committed when the block ends, rolled back whole when it raises."""
+        connection = self._connect()
+        connection.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def _run(self, name: str, values: Mapping[str, Any]) -> sqlite3.Cursor:
+        kinds = self.statements.kinds.get(name, {})
+        bound = {key: _stored(value, kinds.get(key)) for key, value in values.items()}
+        bound.update(self.statements.constants.get(name, {}))
+        return self._connect().execute(self.statements.statements[name], bound)
+
+    # -- what the writer does in a transaction ----------------------------------------------------
+
+    def heartbeat(self, tournament_id: int, owner: str) -> bool:
+        """Refresh the lease (`runner.store.lease.heartbeat`); False when taken over."""
+        cursor = self._run("heartbeat", {"lease_tournament": tournament_id,
+                                         "lease_owner": owner})
+        return cursor.rowcount > 0
+
+    def hold(self, tournament_id: int, owner: str) -> None:
+        """`runner.store.lease.hold`: LeaseLostError when `owner` no longer holds the lease."""
+        if not self.heartbeat(tournament_id, owner):
+            raise LeaseLostError(tournament_id)
+
+    def engine_ids(self, tournament_id: int) -> dict[str, int]:
+        """`runner.store.recording.engine_ids`."""
+        rows = self._run("engine_ids", {"row_tournament": tournament_id}).fetchall()
+        return {name: ident for name, ident in rows}
+
+    def _write_game(self, tournament_id: int, job: JobKey, values: dict[str, Any],
+                    ids: Mapping[str, int] | None, done: bool) -> int:
+        """`runner.store.recording._write_game`: insert or update the job's row."""
+        found = self._run("find_game", {"row_tournament": tournament_id,
+                                        "row_job": job.index}).fetchone()
+        which = "done" if done else "running"
+        if found is None:
+            if ids is None or any(name not in ids for name in job.engines):
+                ids = self.engine_ids(tournament_id)
+            missing = [name for name in job.engines if name not in ids]
+            if missing:
+                raise ValueError(f"tournament {tournament_id} has no engine named "
+                                 f"{missing[0]!r}")
+            cursor = self._run(f"insert_{which}",
+                               {**schedule_values(tournament_id, job, ids), **values})
+            assert cursor.lastrowid is not None
+            return int(cursor.lastrowid)
+        if found[1] == GameStatus.DONE.value:
+            raise DuplicateGameError(f"game {job.index} of tournament {tournament_id} is "
+                                     "already played")
+        self._run(f"update_{which}", {"row_id": found[0], **values})
+        return int(found[0])
+
+    def mark_running(self, tournament_id: int, job: JobKey,
+                     engine_ids: Mapping[str, int] | None) -> int:
+        """`runner.store.recording.mark_running`."""
+        return self._write_game(tournament_id, job, running_values(), engine_ids, False)
+
+    def record_game(self, tournament_id: int, job: JobKey, values: dict[str, Any],
+                    moves: GameRecord, engine_ids: Mapping[str, int] | None,
+                    game_id: int | None) -> int:
+        """`runner.store.recording.record_game` with the row's `values` (`done_values`)."""
+        if game_id is not None:
+            updated = self._run("update_unplayed", {
+                "row_id": game_id, "row_tournament": tournament_id, "row_job": job.index,
+                **values})
+            if updated.rowcount != 1:
+                game_id = None
+        if game_id is None:
+            game_id = self._write_game(tournament_id, job, values, engine_ids, True)
+        rows = move_values(game_id, moves)
+        if rows:
+            kinds = self.statements.kinds.get("insert_moves", {})
+            sql = self.statements.statements["insert_moves"]
+            self._connect().executemany(sql, [
+                {key: _stored(value, kinds.get(key)) for key, value in row.items()}
+                for row in rows])
+        return game_id
+
+
+def _retry_locked(connection: sqlite3.Connection, sql: str) -> None:
+    """Run a pragma; "database is locked" at once (two connections switching the journal
+    mode) is tried again for a while, as `runner.store.db` does."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            connection.execute(sql)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
