@@ -20,8 +20,8 @@ from runner.rules import Result
 from runner.store import Database, create_tournament, open_database
 from runner.store.fast import ENV_VAR, cache_key, load
 from runner.store.lease import acquire
-from runner.store.records import DuplicateGameError, LeaseLostError
 from runner.store.recording import EngineRowValues, JobKey
+from runner.store.records import DuplicateGameError, LeaseLostError
 from runner.tournament.writer import GameWriter
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

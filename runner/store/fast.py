@@ -326,7 +326,8 @@ class FastWrites:
         if rows:
             kinds = self.statements.kinds.get("insert_moves", {})
             sql = self.statements.statements["insert_moves"]
-            self._connect().executemany(sql, [
+            # A move's columns are plain numbers and text: converted only if that changes.
+            self._connect().executemany(sql, rows if not kinds else [
                 {key: _stored(value, kinds.get(key)) for key, value in row.items()}
                 for row in rows])
         return game_id
