@@ -254,7 +254,8 @@ class FastWrites:
         try:
             yield
         except BaseException:
-            connection.execute("ROLLBACK")
+            if connection.in_transaction:  # SQLite may have rolled back already (disk full)
+                connection.execute("ROLLBACK")
             raise
         connection.execute("COMMIT")
 
