@@ -255,3 +255,16 @@ def test_game_end_answers_are_kept_by_ply() -> None:
     board.push_uci("e2e4")
     assert ends.at(8)() == "threefold"  # kept: the board has moved on since
     assert ends.at(9)() is None
+
+
+def test_named_positions_occupied_squares() -> None:
+    """`_classify` writes out only positions whose occupied squares a named position has:
+    that set is every named position's, as the board reads its FEN."""
+    from runner.dropin.fastchess.pgn import _occupancies
+
+    expected = {Board(f"{key} 0 1").occupied for key in _openings()}
+    assert _occupancies() == expected
+    after_e4 = Board()
+    after_e4.push_uci("e2e4")
+    assert after_e4.occupied in expected and Board().occupied not in expected
+    assert len(expected) > 1000
