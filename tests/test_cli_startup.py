@@ -467,3 +467,47 @@ def test_a_lone_version_is_answered_before_typer_and_as_typer_answers_it() -> No
     assert through_typer.exit_code == 0 and through_typer.output == done.stdout
     later = _run("--version", "--help", watch=("typer",))  # not alone: Typer's, as before
     assert later[1].returncode == 0 and later[1].stdout == done.stdout and later[0] == ["typer"]
+
+
+DROP_IN_PARSE_COLLECTOR = (
+    "import atexit, gc, importlib, sys\n"
+    "peer = sys.argv[1]\n"
+    "module = importlib.import_module(f'runner.dropin.{peer}')\n"
+    "seen = []\n"
+    "def _seen(*args, **kwargs):\n"
+    "    seen.append(gc.isenabled())\n"
+    "    return _parse(*args, **kwargs)\n"
+    "_parse = module.parse\n"
+    "module.parse = _seen\n"
+    "atexit.register(lambda: print('PARSED', *seen, gc.isenabled(), file=sys.stderr))\n"
+    "from runner.dropin.main import main\n"
+    "sys.exit(main(peer, sys.argv[2:]))\n"
+)
+
+
+@pytest.mark.parametrize("peer", ["fastchess", "cutechess"])
+def test_a_drop_in_reads_its_command_line_with_the_collector_paused(
+        tmp_path: Path, peer: str) -> None:
+    # Issue 30: the peer's parser imports the configuration and the schedule (runner-cutechess
+    # counts its games with the tournament's pairing, which loads the store) before the
+    # driver's imports: with the collector running, its passes over those objects cost a
+    # share of the start-up; it is paused from the parser on, and running again for the games
+    # and after an answer without a run.
+    import shutil
+
+    stockfish = shutil.which("stockfish", path=os.environ.get("PATH", "") + ":/usr/games")
+    if stockfish is None:
+        pytest.skip("stockfish is not installed")
+    uci = ["proto=uci"] if peer == "cutechess" else []
+    pgn = [str(tmp_path / "x.pgn")] if peer == "cutechess" else [f"file={tmp_path / 'x.pgn'}"]
+    words = ["-engine", f"cmd={stockfish}", *uci, "name=a", "-engine", f"cmd={stockfish}", *uci,
+             "name=b", "-each", "tc=inf", "depth=1", "-games", "2", "-rounds", "1",
+             "-pgnout", *pgn]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RUNNER_DB": str(tmp_path / "r.db")}
+    for argv in (words, ["-version"]):
+        done = subprocess.run([sys.executable, "-c", DROP_IN_PARSE_COLLECTOR, peer, *argv],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=240)
+        assert done.returncode == 0, done.stderr
+        line = [x for x in done.stderr.splitlines() if x.startswith("PARSED")][-1]
+        assert line == "PARSED False True"

@@ -159,3 +159,112 @@ def test_pgn_movetext_with_and_without_stored_san() -> None:
         assert game_pgn(bare, 1, settings, {}, {}) == texts[notation]
     assert "1. e4 {" in texts["san"] and "4. O-O {" in texts["san"]
     assert "3. Bf1c4 {" in texts["lan"] and "1. e2e4 {" in texts["uci"]
+
+
+def _reference_problem(board: Board, line: str, check_mate_pvs: bool) -> str | None:
+    """The PV check by its definition: the PV played on a copy of the position, the game's
+    end asked before every move (the oracle for the shared-board, shared-answer check)."""
+    from runner.dropin.fastchess.pvcheck import _OVER, _game_over
+    from runner.protocol.uci_parse import parse_info
+
+    info = parse_info(line)
+    copy = board.copy()
+    for text in info.pv:
+        ended = _game_over(copy)
+        if ended is not None:
+            return _OVER[ended].format(text, "{}")
+        try:
+            move = copy.parse_uci(text)
+        except ValueError:
+            return f"Illegal PV move - move {text} from {{}}"
+        copy.push(move)
+    if not info.pv or not check_mate_pvs or info.mate is None or info.bound is not None:
+        return None
+    plies = info.mate * 2 - 1 if info.mate > 0 else info.mate * -2
+    if len(info.pv) != plies:
+        return "Incomplete mating PV - from {}" if len(info.pv) < plies \
+            else "Too long mating PV - from {}"
+    return None if copy.is_checkmate() else "Mating PV does not end with checkmate - from {}"
+
+
+def test_pvs_starting_with_the_move_played_as_if_each_were_played_alone() -> None:
+    """Most PVs start with the move the game played: the check goes on from the position
+    after it (the move pushed once for all lines) and shares the game-end answers between a
+    ply and the next. Random games that repeat and mate, with random PVs (most starting with
+    the move played, some running into the repetition, mate or an illegal move), give the
+    warnings of each PV played alone from its own position."""
+    chooser = random.Random(11)
+    checked = 0
+    for _ in range(30):
+        board = Board()
+        while len(board.move_stack) < 60 and not board.is_game_over(claim_draw=True):
+            legal = list(board.legal_moves)
+            shuffles = [m for m in legal if m.uci() in KNIGHTS]
+            board.push(chooser.choice(shuffles if shuffles and chooser.random() < 0.5
+                                      else legal))
+        moves = [m.uci() for m in board.move_stack]
+        replay = Board()
+        searches: dict[int, list[str]] = {}
+        for index, uci in enumerate(moves):
+            lines = []
+            for depth in range(1, chooser.randrange(2, 5)):
+                walk = replay.copy()
+                pv: list[str] = []
+                for step in range(chooser.randrange(1, 6)):
+                    options = [m.uci() for m in walk.legal_moves]
+                    if not options or chooser.random() < 0.05:
+                        pv.append("a1a8")
+                        break
+                    pick = uci if step == 0 and chooser.random() < 0.8 else chooser.choice(options)
+                    pv.append(pick)
+                    walk.push_uci(pick)
+                score = f"mate {chooser.choice((1, 2, -1))}" if chooser.random() < 0.2 \
+                    else f"cp {depth}"
+                lines.append(f"info depth {depth} score {score} pv {' '.join(pv)}")
+            searches[index] = lines
+            replay.push_uci(uci)
+        game = _game(moves, searches)
+        for check_mate_pvs in (False, True):
+            expected = []
+            replay = Board()
+            for index, uci in enumerate(moves):
+                for line in searches[index]:
+                    problem = _reference_problem(replay, line, check_mate_pvs)
+                    if problem is not None:
+                        expected.append(problem.format("wb"[index % 2]))
+                replay.push_uci(uci)
+            got = [w.split(" :: ")[0].removeprefix("Warning; ")
+                   for w in pv_warnings(game, check_mate_pvs, " :: ")
+                   if "Bestmove does not match" not in w and "Sign mismatch" not in w]
+            assert got == expected
+            checked += len(expected)
+    assert checked > 50
+
+
+def test_game_end_answers_are_kept_by_ply() -> None:
+    """The game-end answer of a ply's position is computed once, when the board stands there,
+    and the next ply's lines get it from there (a PV that starts with the move played asks
+    it of the position after the move first)."""
+    from runner.dropin.fastchess.pvcheck import _Ends
+
+    board = Board()
+    for uci in KNIGHTS[:8]:
+        board.push_uci(uci)
+    ends = _Ends(board)
+    assert ends.at(8)() == "threefold"
+    board.push_uci("e2e4")
+    assert ends.at(8)() == "threefold"  # kept: the board has moved on since
+    assert ends.at(9)() is None
+
+
+def test_named_positions_occupied_squares() -> None:
+    """`_classify` writes out only positions whose occupied squares a named position has:
+    that set is every named position's, as the board reads its FEN."""
+    from runner.dropin.fastchess.pgn import _occupancies
+
+    expected = {Board(f"{key} 0 1").occupied for key in _openings()}
+    assert _occupancies() == expected
+    after_e4 = Board()
+    after_e4.push_uci("e2e4")
+    assert after_e4.occupied in expected and Board().occupied not in expected
+    assert len(expected) > 1000

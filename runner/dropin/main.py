@@ -26,47 +26,54 @@ PEERS = ("fastchess", "cutechess")
 def main(peer: str, argv: Sequence[str]) -> int:
     """Answer or play the command line `argv` (the words after the program's name) as `peer`
     does; returns the exit status."""
-    from runner.dropin.contract import Immediate, PeerUsageError
-
-    parse = importlib.import_module(f"runner.dropin.{peer}").parse
-    try:
-        answer = parse(list(argv))
-    except PeerUsageError as exc:
-        stream = sys.stdout if exc.stream == "stdout" else sys.stderr
-        stream.write(exc.line if exc.line.endswith("\n") else exc.line + "\n")
-        stream.flush()
-        return exc.exit_code
-    if isinstance(answer, Immediate):
-        if answer.text:
-            sys.stdout.write(answer.text if answer.text.endswith("\n") else answer.text + "\n")
-            sys.stdout.flush()
-        return answer.exit_code
-    play = _driver()
+    prepared = _prepare(peer, argv)
+    if isinstance(prepared, int):
+        return prepared
+    run, play = prepared
 
     # Frameworks read the lines as they come, through a pipe, where Python would buffer them.
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
         reconfigure(line_buffering=True)
-    return play(answer)
+    return play(run)
 
 
-def _driver() -> Callable[[DropinRun], int]:
-    """`runner.dropin.driver.play`, imported with the cyclic garbage collector paused.
+def _prepare(peer: str, argv: Sequence[str]) -> int | tuple[DropinRun, Callable[[DropinRun], int]]:
+    """The command line read: the exit status of an answer given (help, version, a refusal),
+    or the run and `runner.dropin.driver.play` to play it.
 
-    The run's imports (the store, SQLAlchemy, the tournament) create some 100,000 objects that
-    live as long as the process, and the collector's passes over them while they are created
-    cost about a tenth of the run's start-up (issue 30). Once imported they are frozen (no
-    full collection walks them again while games run, as `runner.cli.loop.run_async` does for
-    ``runner match``) and the collector is started again, before anything is played."""
+    The cyclic garbage collector is paused from the parser's first import to the driver's
+    last: a run's imports (the configuration and schedule the parser builds, then the store,
+    SQLAlchemy and the tournament) create some 100,000 objects that live as long as the
+    process, and the collector's passes over them while they are created cost about a tenth
+    of the run's start-up (issue 30). Once imported they are frozen (no full collection walks
+    them again while games run, as `runner.cli.loop.run_async` does for ``runner match``) and
+    the collector is started again, before anything is played."""
+    from runner.dropin.contract import Immediate, PeerUsageError
+
     paused = gc.isenabled()
     gc.disable()
     try:
+        parse = importlib.import_module(f"runner.dropin.{peer}").parse
+        try:
+            answer = parse(list(argv))
+        except PeerUsageError as exc:
+            stream = sys.stdout if exc.stream == "stdout" else sys.stderr
+            stream.write(exc.line if exc.line.endswith("\n") else exc.line + "\n")
+            stream.flush()
+            return exc.exit_code
+        if isinstance(answer, Immediate):
+            if answer.text:
+                sys.stdout.write(answer.text if answer.text.endswith("\n") else answer.text + "\n")
+                sys.stdout.flush()
+            return answer.exit_code
         from runner.dropin.driver import play
-    finally:
+
         gc.freeze()
+        return answer, play
+    finally:
         if paused:
             gc.enable()
-    return play
 
 
 def _exit(peer: str) -> None:

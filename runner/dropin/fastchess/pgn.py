@@ -422,22 +422,43 @@ def _classify(record: GameRecord) -> tuple[str, str] | None:
     ``getOpeningClassification``): the start position first, then after each move."""
     table = _openings()
     fewest = _fewest_pieces()
+    occupancies = _occupancies()
     board = Board(record.spec.start_fen or STARTING_FEN)
     found = table.get(board.epd())
     for played in record.moves:
         board.push_uci(played.uci)
         if board.occupied.bit_count() < fewest:
             break  # no move adds a piece: no later position can be in the table either
+        # Writing the position out costs more than the move: only a position whose occupied
+        # squares some named position has can be named.
+        if board.occupied not in occupancies:
+            continue
         named = table.get(board.epd())
         if named is not None:
             found = named
     return found
 
 
+_SQUARES_OF = str.maketrans({**{str(n): "0" * n for n in range(1, 9)}, "/": None,
+                             **dict.fromkeys("PNBRQKpnbrqk", "1")})
+
+
+@functools.cache
+def _occupancies() -> frozenset[int]:
+    """The occupied squares (as a bitboard) of every position the openings table names."""
+    found = set()
+    for key in _openings():
+        ranks = key.split(" ", 1)[0].split("/")
+        # The placement runs from a8 to h1; the bitboard's bit n is square n, a1 first.
+        squares = "".join(rank.translate(_SQUARES_OF) for rank in reversed(ranks))
+        found.add(int(squares[::-1], 2))
+    return frozenset(found)
+
+
 @functools.cache
 def _fewest_pieces() -> int:
     """The fewest pieces on the board in any position the openings table names."""
-    return min(sum(char.isalpha() for char in key.split(" ", 1)[0]) for key in _openings())
+    return min(occupied.bit_count() for occupied in _occupancies())
 
 
 def epd_line(record: GameRecord) -> str:

@@ -102,16 +102,18 @@ def _differs(board: Board, first: str, played: str) -> bool:
 
 
 def _pv_problem(board: Board, info: UciInfo, check_mate_pvs: bool,
-                over: Callable[[], str | None]) -> str | None:
-    """What is wrong with `info`'s PV from `board` (None: nothing). The PV is played on
-    `board` itself and taken back before returning: a copy of the board per line would copy
-    the whole game's history each time. `over` is `_game_over` of `board` as it stands,
-    asked once per move however many lines the engine printed."""
+                over: Callable[[], str | None], played: int = 0) -> str | None:
+    """What is wrong with `info`'s PV from the position `played` plies before `board` (None:
+    nothing). The first `played` PV moves are already on `board` (the move the game played
+    when the PV starts with it: legal, and not to be played twice) and were found clean; the
+    rest is played on `board` itself and taken back before returning: a copy of the board
+    per line would copy the whole game's history each time. `over` is `_game_over` of
+    `board` as it stands, asked once per position however many lines the engine printed."""
     if not info.pv:
         return None
     pushed = 0
     try:
-        for text in info.pv:
+        for text in info.pv[played:]:
             ended = over() if pushed == 0 else _game_over(board)
             if ended is not None:
                 return _OVER[ended].format(text, "{}")
@@ -135,16 +137,24 @@ def _pv_problem(board: Board, info: UciInfo, check_mate_pvs: bool,
             board.pop()
 
 
-def _once(board: Board) -> Callable[[], str | None]:
-    """`_game_over` of `board` as it stands now, computed on the first call only."""
-    found: list[str | None] = []
+class _Ends:
+    """`_game_over` of the game's positions by ply, each computed once: a ply's PVs ask it of
+    the position before the move, and a PV that starts with the move played asks it of the
+    position after it, which is the next ply's."""
 
-    def over() -> str | None:
-        if not found:
-            found.append(_game_over(board))
-        return found[0]
+    def __init__(self, board: Board) -> None:
+        self._board = board
+        self._found: dict[int, str | None] = {}
 
-    return over
+    def at(self, ply: int) -> Callable[[], str | None]:
+        """The answer for ply `ply`, asked of the board when it stands there."""
+
+        def over() -> str | None:
+            if ply not in self._found:
+                self._found[ply] = _game_over(self._board)
+            return self._found[ply]
+
+        return over
 
 
 def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> list[str]:
@@ -160,6 +170,7 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
     out: list[str] = []
     moves: list[str] = []
     last_info: dict[int, str] = {}
+    ends = _Ends(board)
 
     def emit(warning: str, info: str) -> None:
         out.append(separator.join((f"Warning; {warning}", info, f"Position; {position}",
@@ -171,11 +182,21 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
         if lines is not None and not played.book:
             scored = _scored(lines)
             infos = [parse_info(line) for line in scored]
-            over = _once(board)
-            for line, info in zip(scored, infos, strict=True):
-                problem = _pv_problem(board, info, check_mate_pvs, over)
-                if problem is not None:
-                    emit(problem.format(name), f"Info; {line}")
+            # A PV that starts with the move played (most do) goes on from the position after
+            # it, with the move pushed once for all of them: its first step needs no check
+            # of legality, only of the game's end before it.
+            problems: list[str | None] = [None] * len(infos)
+            after: list[int] = []
+            for at, info in enumerate(infos):
+                if info.pv and info.pv[0] == played.uci:
+                    ended = ends.at(index)()
+                    if ended is not None:
+                        problems[at] = _OVER[ended].format(played.uci, "{}")
+                    else:
+                        after.append(at)
+                else:
+                    problems[at] = _pv_problem(board, info, check_mate_pvs, ends.at(index))
+            mismatch = None
             firsts = [i for i, line in enumerate(scored) if " multipv " not in line
                       or " multipv 1 " in f"{line} "]
             if firsts:
@@ -183,10 +204,20 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
                 info = infos[firsts[-1]]
                 if not _bound(last) and info.pv and info.pv[0] != played.uci \
                         and _differs(board, info.pv[0], played.uci):
-                    emit(f"Bestmove does not match beginning of last PV - move {played.uci} "
-                         f"from {name}", f"Info; {last}")
+                    mismatch = last
+            board.push(board.parse_uci(played.uci))
+            for at in after:
+                problems[at] = _pv_problem(board, infos[at], check_mate_pvs,
+                                           ends.at(index + 1), played=1)
+            for line, problem in zip(scored, problems, strict=True):
+                if problem is not None:
+                    emit(problem.format(name), f"Info; {line}")
+            if mismatch is not None:
+                emit(f"Bestmove does not match beginning of last PV - move {played.uci} "
+                     f"from {name}", f"Info; {mismatch}")
             last_info[index] = _last_info(lines)
-        board.push(board.parse_uci(played.uci))
+        else:
+            board.push(board.parse_uci(played.uci))
         moves.append(played.uci)
         if index >= 1:
             them = record.moves[index - 1]
