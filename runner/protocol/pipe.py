@@ -52,6 +52,9 @@ class PipeEngine(Engine):
         self._reply: asyncio.Future[EngineReply] | None = None
         self._reply_sent_at = 0.0
         self._watchdog = Watchdog()  # the deadline of each move asked for
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop the process was started on (its pipes are that loop's): asked of asyncio
+        once per start, not per move, since each asking costs a getpid system call."""
         self._info: SearchInfo | None = None
         self._messages: list[str] = []
 
@@ -132,6 +135,7 @@ class PipeEngine(Engine):
         )
         self._transport_given = None  # a restart spawns a real process
         self._proc = proc
+        self._loop = asyncio.get_running_loop()
         await proc.start()
         return proc
 
@@ -166,7 +170,10 @@ class PipeEngine(Engine):
 
     def _begin_search(self) -> None:
         """A move is asked for: a new reply future, and this search's info and messages."""
-        self._reply = asyncio.get_running_loop().create_future()
+        loop = self._loop
+        if loop is None:  # not started by _spawn (play() before new_game fails on its own)
+            loop = asyncio.get_running_loop()
+        self._reply = loop.create_future()
         self._info = None
         self._messages = []
 

@@ -65,7 +65,9 @@ class Watchdog:
 
     async def wait(self, future: asyncio.Future[_T], timeout: float, what: Callable[[], str]) -> _T:
         """Await `future` (the caller's own); EngineStalled(`what()`) once `timeout` passes."""
-        loop = asyncio.get_running_loop()
+        # The future's own loop (the running one): asyncio.get_running_loop() would cost a
+        # getpid system call on every move.
+        loop = future.get_loop()
         now = loop.time()
         deadline = now + max(timeout, 0.0)
         self._future, self._deadline, self._began, self._what = future, deadline, now, what
