@@ -228,3 +228,32 @@ def test_coordinate_forms_engines_send() -> None:
     promo = Board("8/4P3/8/8/8/8/8/k6K w - - 0 1")
     assert promo.parse_uci("e7e8q") == Move.from_uci("e7e8q")
     assert promo.parse_uci("e7e8N") == Move.from_uci("e7e8n")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_repetition_counts_stay_right_when_asked_only_now_and_then(seed: int) -> None:
+    """Push leaves the count of the new position for later, pop uncounts only what was
+    counted: a random walk of pushes and pops (knight and king shuffles, so positions recur),
+    asking about repetition at random moments, through copies and `forget_moves`, must agree
+    with python-chess's counts at every question."""
+    rng = random.Random(seed)
+    ours = Board("4k1n1/8/8/8/8/8/8/1N2K3 w - - 0 1")
+    ref = chess.Board("4k1n1/8/8/8/8/8/8/1N2K3 w - - 0 1")
+    base = 0  # plies the reference keeps that `forget_moves` dropped from ours
+    for step in range(400):
+        if len(ref.move_stack) > base and rng.random() < 0.3:
+            ours.pop()
+            ref.pop()
+        else:
+            move = rng.choice(sorted(ref.legal_moves, key=lambda m: m.uci()))
+            ours.push_uci(move.uci())
+            ref.push(move)
+        if rng.random() < 0.4:
+            asked = ours.copy() if rng.random() < 0.2 else ours
+            for count in (2, 3, 4):
+                assert asked.is_repetition(count) == ref.is_repetition(count), (seed, step)
+            assert asked.can_claim_threefold_repetition() == ref.can_claim_threefold_repetition()
+        if step % 97 == 96:
+            keep = rng.randrange(4)
+            ours.forget_moves(keep)
+            base = max(base, len(ref.move_stack) - keep)
