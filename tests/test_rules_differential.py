@@ -257,3 +257,38 @@ def test_repetition_counts_stay_right_when_asked_only_now_and_then(seed: int) ->
             keep = rng.randrange(4)
             ours.forget_moves(keep)
             base = max(base, len(ref.move_stack) - keep)
+
+
+@pytest.mark.parametrize("fen", [
+    # rooks and knights on g8/h8 (the bits compiled code cannot hold as short ints), both
+    # sides castling towards h8/h1, a pawn promoting on h8 by a push and by capturing g8
+    "r3k1nr/6P1/8/8/8/8/8/R3K2R w KQkq - 0 1",
+    "r3k2r/6P1/8/8/8/8/8/R3K2R b KQkq - 0 1",
+    "4k1nr/6P1/8/8/8/8/7p/4K1NR w K - 0 1",
+    # en passant on the a- and h-files, for either side; the h-file one exposes no king
+    "4k3/8/8/6Pp/8/8/8/4K3 w - h6 0 1",
+    "4k3/8/8/pP6/8/8/8/4K3 w - a6 0 1",
+    "4k3/8/8/8/Pp6/8/8/4K3 b - a3 0 1",
+    "4k3/8/8/8/6pP/8/8/4K3 b - h3 0 1",
+    # check from h8 along the long diagonal: evasions to h8's line and captures of it
+    "7b/8/8/8/8/8/1P6/K6k w - - 0 1",
+    # Chess960 castling with the king on g1/g8 and the rook on the h-file
+    "r5kr/8/8/8/8/8/8/R5KR w HAha - 0 1",
+])
+def test_generation_with_default_masks_matches_the_oracle_on_edge_squares(fen: str) -> None:
+    """The generator's "every square" masks are -1 (and its free-square masks negative):
+    the moves must be the oracle's, also where pieces stand on g8/h8, and the same as with
+    explicit 64-bit masks."""
+    chess960 = "HA" in fen
+    ours = Board(fen, chess960=chess960)
+    ref = chess.Board(fen, chess960=chess960)
+    want = {m.uci() for m in ref.legal_moves}
+    assert {m.uci() for m in generate_legal(ours)} == want
+    full = (1 << 64) - 1
+    assert {m.uci() for m in generate_legal(ours, from_mask=full, to_mask=full)} == want
+    for move in ref.legal_moves:
+        ours.push_uci(move.uci())
+        ref.push(move)
+        assert {m.uci() for m in generate_legal(ours)} == {m.uci() for m in ref.legal_moves}
+        ours.pop()
+        ref.pop()
