@@ -292,3 +292,25 @@ def test_generation_with_default_masks_matches_the_oracle_on_edge_squares(fen: s
         assert {m.uci() for m in generate_legal(ours)} == {m.uci() for m in ref.legal_moves}
         ours.pop()
         ref.pop()
+
+
+def test_fivefold_is_seen_at_the_first_ply_it_can_happen() -> None:
+    """`outcome` skips the occurrence count while too few reversible plies have passed for a
+    fifth occurrence: with null moves (two plies a round trip) the fifth comes at the eighth
+    ply, and must be reported there, as python-chess does; knights need sixteen."""
+    ours, ref = Board(), chess.Board()
+    for ply in range(8):
+        assert ours.outcome() is None, ply
+        ours.push(Move.null())
+        ref.push(chess.Move.null())
+    assert ref.is_fivefold_repetition()
+    outcome = ours.outcome()
+    assert outcome is not None and outcome.termination.name == "FIVEFOLD_REPETITION"
+    ours, ref = Board(), chess.Board()
+    for ply, uci in enumerate(["g1f3", "g8f6", "f3g1", "f6g8"] * 4):
+        assert ours.outcome() is None and not ref.is_fivefold_repetition(), ply
+        ours.push_uci(uci)
+        ref.push_uci(uci)
+    assert ref.is_fivefold_repetition() and ours.halfmove_clock == 16
+    outcome = ours.outcome()
+    assert outcome is not None and outcome.termination.name == "FIVEFOLD_REPETITION"
