@@ -228,3 +228,89 @@ def test_coordinate_forms_engines_send() -> None:
     promo = Board("8/4P3/8/8/8/8/8/k6K w - - 0 1")
     assert promo.parse_uci("e7e8q") == Move.from_uci("e7e8q")
     assert promo.parse_uci("e7e8N") == Move.from_uci("e7e8n")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_repetition_counts_stay_right_when_asked_only_now_and_then(seed: int) -> None:
+    """Push leaves the count of the new position for later, pop uncounts only what was
+    counted: a random walk of pushes and pops (knight and king shuffles, so positions recur),
+    asking about repetition at random moments, through copies and `forget_moves`, must agree
+    with python-chess's counts at every question."""
+    rng = random.Random(seed)
+    ours = Board("4k1n1/8/8/8/8/8/8/1N2K3 w - - 0 1")
+    ref = chess.Board("4k1n1/8/8/8/8/8/8/1N2K3 w - - 0 1")
+    base = 0  # plies the reference keeps that `forget_moves` dropped from ours
+    for step in range(400):
+        if len(ref.move_stack) > base and rng.random() < 0.3:
+            ours.pop()
+            ref.pop()
+        else:
+            move = rng.choice(sorted(ref.legal_moves, key=lambda m: m.uci()))
+            ours.push_uci(move.uci())
+            ref.push(move)
+        if rng.random() < 0.4:
+            asked = ours.copy() if rng.random() < 0.2 else ours
+            for count in (2, 3, 4):
+                assert asked.is_repetition(count) == ref.is_repetition(count), (seed, step)
+            assert asked.can_claim_threefold_repetition() == ref.can_claim_threefold_repetition()
+        if step % 97 == 96:
+            keep = rng.randrange(4)
+            ours.forget_moves(keep)
+            base = max(base, len(ref.move_stack) - keep)
+
+
+@pytest.mark.parametrize("fen", [
+    # rooks and knights on g8/h8 (the bits compiled code cannot hold as short ints), both
+    # sides castling towards h8/h1, a pawn promoting on h8 by a push and by capturing g8
+    "r3k1nr/6P1/8/8/8/8/8/R3K2R w KQkq - 0 1",
+    "r3k2r/6P1/8/8/8/8/8/R3K2R b KQkq - 0 1",
+    "4k1nr/6P1/8/8/8/8/7p/4K1NR w K - 0 1",
+    # en passant on the a- and h-files, for either side; the h-file one exposes no king
+    "4k3/8/8/6Pp/8/8/8/4K3 w - h6 0 1",
+    "4k3/8/8/pP6/8/8/8/4K3 w - a6 0 1",
+    "4k3/8/8/8/Pp6/8/8/4K3 b - a3 0 1",
+    "4k3/8/8/8/6pP/8/8/4K3 b - h3 0 1",
+    # check from h8 along the long diagonal: evasions to h8's line and captures of it
+    "7b/8/8/8/8/8/1P6/K6k w - - 0 1",
+    # Chess960 castling with the king on g1/g8 and the rook on the h-file
+    "r5kr/8/8/8/8/8/8/R5KR w HAha - 0 1",
+])
+def test_generation_with_default_masks_matches_the_oracle_on_edge_squares(fen: str) -> None:
+    """The generator's "every square" masks are -1 (and its free-square masks negative):
+    the moves must be the oracle's, also where pieces stand on g8/h8, and the same as with
+    explicit 64-bit masks."""
+    chess960 = "HA" in fen
+    ours = Board(fen, chess960=chess960)
+    ref = chess.Board(fen, chess960=chess960)
+    want = {m.uci() for m in ref.legal_moves}
+    assert {m.uci() for m in generate_legal(ours)} == want
+    full = (1 << 64) - 1
+    assert {m.uci() for m in generate_legal(ours, from_mask=full, to_mask=full)} == want
+    for move in ref.legal_moves:
+        ours.push_uci(move.uci())
+        ref.push(move)
+        assert {m.uci() for m in generate_legal(ours)} == {m.uci() for m in ref.legal_moves}
+        ours.pop()
+        ref.pop()
+
+
+def test_fivefold_is_seen_at_the_first_ply_it_can_happen() -> None:
+    """`outcome` skips the occurrence count while too few reversible plies have passed for a
+    fifth occurrence: with null moves (two plies a round trip) the fifth comes at the eighth
+    ply, and must be reported there, as python-chess does; knights need sixteen."""
+    ours, ref = Board(), chess.Board()
+    for ply in range(8):
+        assert ours.outcome() is None, ply
+        ours.push(Move.null())
+        ref.push(chess.Move.null())
+    assert ref.is_fivefold_repetition()
+    outcome = ours.outcome()
+    assert outcome is not None and outcome.termination.name == "FIVEFOLD_REPETITION"
+    ours, ref = Board(), chess.Board()
+    for ply, uci in enumerate(["g1f3", "g8f6", "f3g1", "f6g8"] * 4):
+        assert ours.outcome() is None and not ref.is_fivefold_repetition(), ply
+        ours.push_uci(uci)
+        ref.push_uci(uci)
+    assert ref.is_fivefold_repetition() and ours.halfmove_clock == 16
+    outcome = ours.outcome()
+    assert outcome is not None and outcome.termination.name == "FIVEFOLD_REPETITION"

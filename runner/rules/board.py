@@ -29,6 +29,8 @@ class Board(GameEndRules):
     def copy(self, *, stack: bool = True) -> Board:
         """An independent copy; with ``stack=False`` the copy starts its history here."""
         board = Board.__new__(Board)
+        if stack:
+            self._synced_counts()
         for name in ("pawns", "knights", "bishops", "rooks", "queens", "kings", "occupied",
                      "turn", "castling_rights", "ep_square", "halfmove_clock",
                      "fullmove_number", "chess960", "_phash", "_key", "_repeated"):
@@ -40,10 +42,12 @@ class Board(GameEndRules):
             board.move_stack = list(self.move_stack)
             board._stack = list(self._stack)
             board._counts = dict(self._counts)
+            board._counted = self._counted
         else:
             board.move_stack = []
             board._stack = []
             board._counts = {self._key: 1}
+            board._counted = 1
             board._repeated = 0
         return board
 

@@ -43,19 +43,20 @@ class GameEndRules(MoveMaker):
 
     def is_repetition(self, count: int = 3) -> bool:
         """Whether the current position has occurred at least ``count`` times (O(1))."""
-        return self._counts.get(self._key, 0) >= count
+        counts = self._counts if self._counted > len(self._stack) else self._synced_counts()
+        return counts.get(self._key, 0) >= count
 
     def repetition_count(self) -> int:
         """How many times the current position has occurred in the game so far."""
-        return self._counts.get(self._key, 0)
+        return self._synced_counts().get(self._key, 0)
 
     def is_fivefold_repetition(self) -> bool:
         """Whether the position has occurred five times (the game ends by itself, FIDE 9.6.1)."""
-        return self._counts.get(self._key, 0) >= 5
+        return self._synced_counts().get(self._key, 0) >= 5
 
     def can_claim_threefold_repetition(self) -> bool:
         """Whether a threefold repetition draw can be claimed now or with the next move (9.2)."""
-        counts = self._counts
+        counts = self._synced_counts()
         if counts.get(self._key, 0) >= 3:
             return True
         if not self._repeated:
@@ -65,7 +66,7 @@ class GameEndRules(MoveMaker):
                 continue  # an irreversible move always leads to a new position
             self.push(move)
             try:
-                if counts.get(self._key, 0) >= 3:
+                if self._synced_counts().get(self._key, 0) >= 3:
                     return True
             finally:
                 self.pop()
@@ -110,7 +111,10 @@ class GameEndRules(MoveMaker):
             return Outcome(Termination.STALEMATE, None)
         if self.halfmove_clock >= 150:
             return Outcome(Termination.SEVENTYFIVE_MOVES, None)
-        if self._counts.get(self._key, 0) >= 5:
+        # Five occurrences take at least eight plies without a pawn move or capture (two a
+        # round trip when both sides pass with null moves, four otherwise): before that the
+        # occurrence map need not be brought up to date.
+        if self.halfmove_clock >= 8 and self._synced_counts().get(self._key, 0) >= 5:
             return Outcome(Termination.FIVEFOLD_REPETITION, None)
         if claim_draw:
             if self.can_claim_fifty_moves():

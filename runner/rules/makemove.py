@@ -193,26 +193,22 @@ class MoveMaker(Position):
         self._after_push()
 
     def _after_push(self) -> None:
-        """Compute the new position key and count its occurrence."""
-        key = self._compute_key()
-        self._key = key
-        counts = self._counts
-        n = counts.get(key, 0) + 1
-        counts[key] = n
-        if n == 2:
-            self._repeated += 1
+        """Compute the new position key (counted later, when a repetition question is asked)."""
+        self._key = self._compute_key()
 
     def pop(self) -> Move:
         """Take back the last move and return it."""
-        key = self._key
-        counts = self._counts
-        n = counts[key] - 1
-        if n:
-            counts[key] = n
-            if n == 1:
-                self._repeated -= 1
-        else:
-            del counts[key]
+        if self._counted > len(self._stack):  # the position taken back was counted: uncount it
+            key = self._key
+            counts = self._counts
+            n = counts[key] - 1
+            if n:
+                counts[key] = n
+                if n == 1:
+                    self._repeated -= 1
+            else:
+                del counts[key]
+            self._counted -= 1
         (self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
          black, white, self.castling_rights, self.ep_square, self.halfmove_clock,
          self.fullmove_number, self._phash, self._key) = self._stack.pop()
@@ -234,8 +230,10 @@ class MoveMaker(Position):
         """
         drop = len(self.move_stack) - max(0, keep)
         if drop > 0:
+            self._synced_counts()  # the dropped positions stay counted
             del self.move_stack[:drop]
             del self._stack[:drop]
+            self._counted -= drop
     def is_castling(self, move: Move) -> bool:
         """Whether a move of the side to move is castling."""
         return self._castling_rook(move) is not None

@@ -48,11 +48,14 @@ _PROMOTION_RANKS: Final = BB_RANK_1 | BB_RANK_8
 _NOT_FILE_A: Final = ~BB_FILE_A & ((1 << 64) - 1)
 _NOT_FILE_H: Final = ~BB_FILE_H & ((1 << 64) - 1)
 _ALL: Final = (1 << 64) - 1
+_ANY: Final = -1
+"""Every square, as a mask for ``&`` only: -1 is a short int where compiled code keeps the
+64-bit mask `_ALL` as a Python object, and ANDing it allocates a new one each time."""
 
 
 
-def generate_legal(board: Position, *, first: bool = False, from_mask: Bitboard = _ALL,
-                   to_mask: Bitboard = _ALL) -> list[Move]:
+def generate_legal(board: Position, *, first: bool = False, from_mask: Bitboard = _ANY,
+                   to_mask: Bitboard = _ANY) -> list[Move]:
     """Generate every legal move of the side to move.
 
     With `first`, stop as soon as some legal move is found: the list then holds at least one
@@ -115,7 +118,7 @@ def generate_legal(board: Position, *, first: bool = False, from_mask: Bitboard 
         checker = checkers.bit_length() - 1
         target = BB_BETWEEN[king][checker] | checkers
     else:
-        target = ~us & _ALL
+        target = ~us  # negative, but only ever ANDed with non-negative boards
     target &= to_mask
 
     # Pinned pieces may only move along the line through their king.
@@ -177,7 +180,7 @@ def generate_legal(board: Position, *, first: bool = False, from_mask: Bitboard 
     # Pawns: unpinned ones in bulk with shifts, pinned ones one by one.
     our_pawns = pawns & us & from_mask
     free = our_pawns & ~pinned
-    empty = ~occ & _ALL
+    empty = ~occ  # as `target`: only ANDed with non-negative boards
     if turn:
         single = (free << 8) & empty
         double = ((single & BB_RANK_3) << 8) & empty & target

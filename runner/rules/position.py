@@ -110,8 +110,8 @@ class Position:
     __slots__ = (
         "pawns", "knights", "bishops", "rooks", "queens", "kings", "occupied_co", "occupied",
         "turn", "castling_rights", "ep_square", "halfmove_clock", "fullmove_number", "chess960",
-        "move_stack", "_stack", "_phash", "_key", "_counts", "_repeated", "_cache_key",
-        "_cache_moves",
+        "move_stack", "_stack", "_phash", "_key", "_counts", "_counted", "_repeated",
+        "_cache_key", "_cache_moves",
     )
 
     pawns: Bitboard
@@ -136,8 +136,14 @@ class Position:
     """The placement and castling-rights part of the repetition key, updated by push."""
     _key: int
     _counts: dict[int, int]
+    """Occurrences by position key of the first `_counted` positions of the history (read it
+    through `_synced_counts`)."""
+    _counted: int
+    """How many positions of the history, oldest first (the undo records' keys, then the
+    current key), `_counts` holds: push leaves the new position uncounted, so that perft and
+    other push/pop walks that never ask about repetition pay no map update."""
     _repeated: int
-    """How many positions have occurred at least twice."""
+    """How many positions of `_counts` have occurred at least twice."""
     _cache_key: int
     _cache_moves: list[Move]
 
@@ -172,6 +178,7 @@ class Position:
         self._cache_moves = []
         self._key = self._compute_key()
         self._counts = {self._key: 1}
+        self._counted = 1
         self._repeated = 0
 
     def set_fen(self, fen: str, *, strict: bool = True) -> None:
@@ -408,6 +415,22 @@ class Position:
         # Bit 63 set in every key: compiled code then holds the key as one Python int, which
         # the occurrence map and the undo record take without boxing a new one each time.
         return key | _KEY_BIT
+
+    def _synced_counts(self) -> dict[int, int]:
+        """The occurrence map with every position of the history counted, the current one too."""
+        counts = self._counts
+        stack = self._stack
+        n = len(stack)
+        i = self._counted
+        while i <= n:
+            key = stack[i][13] if i < n else self._key
+            c = counts.get(key, 0) + 1
+            counts[key] = c
+            if c == 2:
+                self._repeated += 1
+            i += 1
+        self._counted = i
+        return counts
 
     def repetition_key(self) -> int:
         """Hash identifying the position for repetition (FIDE 9.2.3), not the Polyglot key."""
