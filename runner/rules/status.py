@@ -144,18 +144,22 @@ def _check_status(position: Position, valid_ep: Square | None) -> Status:
     count = checkers.bit_count()
     if count > 2:
         errors |= Status.TOO_MANY_CHECKERS | Status.IMPOSSIBLE_CHECK
-    king = position.king(position.turn)
+    # Every king of the side to move, not only the one the checks were counted against: a
+    # position with two kings of one colour is already flagged, and python-chess (the oracle)
+    # tests the lines and the uncovered check against all of them.
+    kings = position.kings & position.occupied_co[position.turn]
     if valid_ep is not None:
         # The last move was the double step: the pawn gave the check, or uncovered it.
         pushed_to = valid_ep ^ 8
         pushed_from = valid_ep ^ 24
         before = (position.occupied & ~BB_SQUARES[pushed_to]) | BB_SQUARES[pushed_from]
-        if count > 1 or (msb(checkers) != pushed_to and king is not None
-                         and position._attackers(not position.turn, king, before)):
+        if count > 1 or (msb(checkers) != pushed_to and any(
+                position._attackers(not position.turn, square, before)
+                for square in range(64) if kings >> square & 1)):
             errors |= Status.IMPOSSIBLE_CHECK
-    elif count == 2 and king is not None:
+    elif count == 2 and kings:
         first, second = lsb(checkers), msb(checkers)
-        if BB_LINE[first][second] & BB_SQUARES[king]:
+        if BB_LINE[first][second] & kings:
             # Two checkers on one line through the king: one move cannot open both.
             errors |= Status.IMPOSSIBLE_CHECK
     return errors
