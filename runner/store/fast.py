@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import json
 import os
 import sqlite3
 import time
@@ -33,6 +32,7 @@ from urllib.parse import quote
 
 from runner.rules import Result
 from runner.store.quick import cache_key as _sources_key
+from runner.store.quick import read_cache, write_cache
 from runner.store.records import DuplicateGameError, GameStatus, LeaseLostError
 
 if TYPE_CHECKING:
@@ -105,26 +105,17 @@ class WriteStatements:
 
 def load(path: Path, key: str) -> WriteStatements | None:
     """The statements cached at `path` for `key` (None: no file, another key, unreadable)."""
+    data = read_cache(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        statements = WriteStatements(**data)
-    except (OSError, ValueError, TypeError):
+        statements = WriteStatements(**data) if data is not None else None
+    except TypeError:
         return None
-    return statements if statements.key == key else None
+    return statements if statements is not None and statements.key == key else None
 
 
 def save(path: Path, statements: WriteStatements) -> None:
     """Write the cache whole (a temporary file renamed); failing to is not an error."""
-    import tempfile
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
-                                         prefix=path.name, suffix=".tmp", delete=False) as out:
-            json.dump(asdict(statements), out)
-        os.replace(out.name, path)
-    except OSError:
-        return
+    write_cache(path, asdict(statements))
 
 
 # -- the values of the rows (SQLAlchemy's way uses them too) -------------------------------------

@@ -37,7 +37,7 @@ from runner.store.records import (
     utc,
 )
 
-__all__ = ["ListReads", "cache_key", "load", "read_list", "save"]
+__all__ = ["ListReads", "cache_key", "load", "read_cache", "read_list", "save", "write_cache"]
 
 _SOURCES = ("db.py", "lease.py", "models.py", "origin.py", "queries.py", "quick.py",
             "records.py", "store.py")
@@ -83,25 +83,40 @@ def cache_key() -> str | None:
 def load(path: Path, key: str) -> ListReads | None:
     """The statements cached at `path` when they were compiled for `key` (None: no such file,
     another key, or a file this version does not read)."""
+    data = read_cache(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        reads = ListReads(**data)
-    except (OSError, ValueError, TypeError):
+        reads = ListReads(**data) if data is not None else None
+    except TypeError:
         return None
-    return reads if reads.key == key else None
+    return reads if reads is not None and reads.key == key else None
 
 
 def save(path: Path, reads: ListReads) -> None:
     """Write `reads` to `path` whole (a temporary file renamed): two commands writing at once
     leave one complete file. A cache that cannot be written is not an error: the next list
     compiles again."""
-    import tempfile  # here: only the command that compiles writes
+    write_cache(path, asdict(reads))
+
+
+def read_cache(path: Path) -> dict[str, Any] | None:
+    """The JSON object of a cache file (None: no such file, or not a JSON object)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_cache(path: Path, data: dict[str, Any]) -> None:
+    """Write a cache file whole (a temporary file renamed), so that two commands writing at
+    once leave one complete file; a cache that cannot be written is not an error."""
+    import tempfile  # here: only a command that compiles writes
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
                                          prefix=path.name, suffix=".tmp", delete=False) as out:
-            json.dump(asdict(reads), out)
+            json.dump(data, out)
         os.replace(out.name, path)
     except OSError:
         return
