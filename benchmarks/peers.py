@@ -38,7 +38,7 @@ columns get a ``/compiled`` or ``/pure`` suffix, and ``--markdown`` prints one r
     python benchmarks/peers.py [--repeats 3] [--games 100] [--workloads fairymax,stockfish]
                                [--loops asyncio,uvloop] [--builds compiled,pure] [--markdown]
                                [--no-startup] [--peers cutechess-cli,fastchess]
-                               [--forfeit-games 1000]
+                               [--forfeit-games 1000] [--keep-pgn DIR]
 """
 
 from __future__ import annotations
@@ -256,8 +256,14 @@ def warm_bytecode(trees: list[str | None]) -> None:
         subprocess.run([sys.executable, "-c", _WARM_IMPORTS], env=env, check=True)
 
 
-def run_once(runner: str, program: str | None, w: Workload, engine: str) -> Sample:
-    """Play the workload once with one runner and measure it."""
+def kept_pgn(directory: Path, w: Workload, runner: str, repeat: int) -> Path:
+    """Where ``--keep-pgn`` keeps one run's PGN file: workload, runner and round in its name."""
+    return directory / f"{w.name}-{runner.replace('/', '-')}-{repeat}.pgn"
+
+
+def run_once(runner: str, program: str | None, w: Workload, engine: str,
+             keep: Path | None = None) -> Sample:
+    """Play the workload once with one runner and measure it; `keep`: copy its PGN there."""
     with tempfile.TemporaryDirectory(prefix=f"peers-{runner.replace('/', '-')}-") as tmp:
         cwd = Path(tmp)
         pgn = cwd / "out.pgn"
@@ -282,6 +288,8 @@ def run_once(runner: str, program: str | None, w: Workload, engine: str) -> Samp
             argv = ours_argv(engine, w, pgn)
         load = os.getloadavg()[0]
         own, children, wall = run_split(argv, cwd, env)
+        if keep is not None:
+            shutil.copyfile(pgn, keep)  # before the check below: a short run is worth reading
         games, plies, forfeits = count_plies(pgn.read_text(errors="replace"))
         if games != w.games:
             raise RuntimeError(f"{runner} on {w.name}: {games} games in {pgn}, expected {w.games}")
@@ -333,8 +341,9 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
             loops: list[str] | None = None,
             peers: tuple[str, ...] = ("cutechess-cli", "fastchess"),
             dropins: tuple[str, ...] = (),
-            builds: list[str] | None = None) -> dict[str, list[Column]]:
-    """Every runner on every workload, interleaved, `repeats` times."""
+            builds: list[str] | None = None,
+            keep_pgn: Path | None = None) -> dict[str, list[Column]]:
+    """Every runner on every workload, interleaved, `repeats` times (PGNs kept in `keep_pgn`)."""
     plan: dict[str, list[tuple[str, str | None]]] = {}
     results: dict[str, list[Column]] = {}
     engines: dict[str, str] = {}
@@ -350,7 +359,8 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
         for w in chosen:
             for column, (runner, program) in zip(results.get(w.name, []), plan.get(w.name, []),
                                                  strict=True):
-                s = run_once(runner, program, w, engines[w.name])
+                keep = None if keep_pgn is None else kept_pgn(keep_pgn, w, runner, repeat + 1)
+                s = run_once(runner, program, w, engines[w.name], keep)
                 column.samples.append(s)
                 print(f"# run {repeat + 1}/{repeats} {w.name:9} {runner:26} plies {s.plies:6d}"
                       f"  runner {s.runner_cpu:7.2f}s  engines {s.engines_cpu:7.2f}s"
@@ -515,7 +525,11 @@ def main() -> None:
                         help="leave out the runner-fastchess and runner-cutechess columns")
     parser.add_argument("--forfeit-games", type=int, default=1000,
                         help="games of the forfeit workload (issue 17 asks for 1,000)")
+    parser.add_argument("--keep-pgn", metavar="DIR", type=Path,
+                        help="copy each run's PGN file into DIR (to read time losses afterwards)")
     args = parser.parse_args()
+    if args.keep_pgn is not None:
+        args.keep_pgn.mkdir(parents=True, exist_ok=True)
     peers = tuple(p for p in args.peers.split(",") if p)
     if not set(peers) <= {"cutechess-cli", "fastchess"}:
         sys.exit(f"--peers: {args.peers!r}: expected cutechess-cli and/or fastchess")
@@ -544,7 +558,8 @@ def main() -> None:
         for column in sorted(set(DROPINS) - set(dropins)):
             print(f"# skip {column}: runner.dropin.{column.removeprefix('runner-')} is not in "
                   "this tree", flush=True)
-    results = measure(chosen, args.repeats, baseline, loops, peers, dropins, builds)
+    results = measure(chosen, args.repeats, baseline, loops, peers, dropins, builds,
+                      args.keep_pgn)
     for w in chosen:
         if w.name in results:
             print_text(w, results[w.name])

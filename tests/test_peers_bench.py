@@ -89,3 +89,15 @@ def test_builds_are_columns_of_one_run_and_rows_of_the_table(capsys) -> None:
     assert "load 1.5: runner CPU per ply, compiled | – | 100 us | 200 us (2.00x fastchess) |" in out
     assert "load 1.5: runner CPU per ply, pure | – | 100 us | 400 us (4.00x fastchess) |" in out
     assert "| fastchess: 100 us | runner-fastchess (pure): 500 us (5.00x) |" in out
+
+
+def test_kept_pgn_names_each_run_apart(tmp_path) -> None:
+    """--keep-pgn gives every workload, runner and round its own file (a `/` in a column name
+    such as cecp-runner/compiled is not a directory)."""
+    workload = peers.workloads(100)["forfeit"]
+    names = {peers.kept_pgn(tmp_path, workload, runner, repeat)
+             for runner in ("cutechess-cli", "cecp-runner/compiled", "cecp-runner/pure")
+             for repeat in (1, 2)}
+    assert len(names) == 6
+    assert all(path.parent == tmp_path and path.suffix == ".pgn" for path in names)
+    assert tmp_path / "forfeit-cecp-runner-compiled-2.pgn" in names
