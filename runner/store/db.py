@@ -25,7 +25,6 @@ import os
 import re
 import sys
 import sysconfig
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -150,17 +149,9 @@ def _switch_to_wal(cursor: Any) -> None:
     """Put the database in WAL mode. Two connections switching a new database at the same
     instant: SQLite fails one at once with "database is locked", without waiting for the
     busy timeout, so that one tries again (the other's switch done, it is a no-op)."""
-    import sqlite3  # only SQLite connections come here
+    from runner.store.fast import retry_when_locked  # only SQLite connections come here
 
-    deadline = time.monotonic() + LOCK_TIMEOUT_MS / 1000
-    while True:
-        try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.01)
+    retry_when_locked(cursor, "PRAGMA journal_mode=WAL", LOCK_TIMEOUT_MS / 1000)
 
 
 def _postgresql_settings(dbapi_connection: Any, _record: Any) -> None:

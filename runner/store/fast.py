@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from runner.store.recording import JobKey
 
 __all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "cache_key", "default_cache",
-           "done_values", "enabled", "load", "move_values", "running_values", "save",
-           "schedule_values"]
+           "done_values", "enabled", "load", "move_values", "retry_when_locked",
+           "running_values", "save", "schedule_values"]
 
 ENV_VAR = "RUNNER_SQLALCHEMY"
 """Set to 1: every write goes through SQLAlchemy, as before this module (for comparing)."""
@@ -221,7 +221,8 @@ class FastWrites:
                                          check_same_thread=False)
             try:
                 for pragma in self.statements.pragmas:
-                    _retry_locked(connection, pragma)
+                    # 30 s: the busy timeout the pragmas set (runner.store.db.LOCK_TIMEOUT_MS).
+                    retry_when_locked(connection, pragma, 30.0)
                 revision = connection.execute("SELECT version_num FROM alembic_version")
                 if revision.fetchall() != [(self.statements.revision,)]:
                     raise sqlite3.DatabaseError("the schema is not at the compiled revision")
@@ -325,13 +326,15 @@ class FastWrites:
         return game_id
 
 
-def _retry_locked(connection: sqlite3.Connection, sql: str) -> None:
-    """Run a pragma; "database is locked" at once (two connections switching the journal
-    mode) is tried again for a while, as `runner.store.db` does."""
-    deadline = time.monotonic() + 30
+def retry_when_locked(cursor: sqlite3.Connection | sqlite3.Cursor, sql: str,
+                      timeout: float) -> None:
+    """Run `sql`; "database is locked" at once (two connections switching a new database to
+    WAL at the same instant: SQLite fails one without waiting for the busy timeout) is tried
+    again for up to `timeout` seconds."""
+    deadline = time.monotonic() + timeout
     while True:
         try:
-            connection.execute(sql)
+            cursor.execute(sql)
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() >= deadline:
