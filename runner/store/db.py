@@ -149,7 +149,7 @@ def _switch_to_wal(cursor: Any) -> None:
     """Put the database in WAL mode. Two connections switching a new database at the same
     instant: SQLite fails one at once with "database is locked", without waiting for the
     busy timeout, so that one tries again (the other's switch done, it is a no-op)."""
-    from runner.store.fast import retry_when_locked  # only SQLite connections come here
+    from runner.store.quick import retry_when_locked  # only SQLite connections come here
 
     retry_when_locked(cursor, "PRAGMA journal_mode=WAL", LOCK_TIMEOUT_MS / 1000)
 

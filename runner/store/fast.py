@@ -21,7 +21,6 @@ import enum
 import hashlib
 import os
 import sqlite3
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -32,7 +31,7 @@ from urllib.parse import quote
 
 from runner.rules import Result
 from runner.store.quick import cache_key as _sources_key
-from runner.store.quick import read_cache, write_cache
+from runner.store.quick import read_cache, retry_when_locked, write_cache
 from runner.store.records import DuplicateGameError, GameStatus, LeaseLostError
 
 if TYPE_CHECKING:
@@ -40,8 +39,8 @@ if TYPE_CHECKING:
     from runner.store.recording import JobKey
 
 __all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "cache_key", "default_cache",
-           "done_values", "enabled", "load", "move_values", "retry_when_locked",
-           "running_values", "save", "schedule_values"]
+           "done_values", "enabled", "load", "move_values", "running_values", "save",
+           "schedule_values"]
 
 ENV_VAR = "RUNNER_SQLALCHEMY"
 """Set to 1: every write goes through SQLAlchemy, as before this module (for comparing)."""
@@ -325,18 +324,3 @@ class FastWrites:
                 for row in rows])
         return game_id
 
-
-def retry_when_locked(cursor: sqlite3.Connection | sqlite3.Cursor, sql: str,
-                      timeout: float) -> None:
-    """Run `sql`; "database is locked" at once (two connections switching a new database to
-    WAL at the same instant: SQLite fails one without waiting for the busy timeout) is tried
-    again for up to `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            cursor.execute(sql)
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.01)

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from importlib.util import find_spec
@@ -37,7 +38,8 @@ from runner.store.records import (
     utc,
 )
 
-__all__ = ["ListReads", "cache_key", "load", "read_cache", "read_list", "save", "write_cache"]
+__all__ = ["ListReads", "cache_key", "load", "read_cache", "read_list", "retry_when_locked", "save",
+           "write_cache"]
 
 _SOURCES = ("db.py", "lease.py", "models.py", "origin.py", "queries.py", "quick.py",
             "records.py", "store.py")
@@ -167,3 +169,19 @@ def read_list(db_file: Path, reads: ListReads) -> tuple[list[TournamentProgress]
     except (sqlite3.Error, ValueError, KeyError, AttributeError, TypeError):
         return None
     return listed, failed
+
+
+def retry_when_locked(cursor: sqlite3.Connection | sqlite3.Cursor, sql: str,
+                      timeout: float) -> None:
+    """Run `sql`; "database is locked" at once (two connections switching a new database to
+    WAL at the same instant: SQLite fails one without waiting for the busy timeout) is tried
+    again for up to `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            cursor.execute(sql)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
