@@ -161,6 +161,31 @@ def test_a_stale_cache_is_compiled_again(tmp_path: Path) -> None:
     assert _table(tmp_path / "r.db", "SELECT job_index, status FROM games") == [(0, "done")]
 
 
+def test_the_fast_connection_takes_the_store_s_settings_now_not_the_cache_s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The busy timeout is a setting of the connection, not a statement: a cache written while
+    the store waited 30 s on a lock does not make a writer that should wait 0.3 s wait 30 s
+    (a database lock then ended a run only after a wait per statement), nor the reverse."""
+    from runner.store import db as store_db
+
+    cache = tmp_path / "writes.json"
+    timeouts = []
+    for lock_ms in (30_000, 300):
+        monkeypatch.setattr(store_db, "LOCK_TIMEOUT_MS", lock_ms)
+        with open_database(f"sqlite:///{tmp_path / 'r.db'}") as db:
+            tournament_id = _tournament(db) if lock_ms == 30_000 else 1
+            writer = GameWriter(db, tournament_id, None, OWNER, statements=cache, fast=True)
+            try:
+                fast = writer.fast_writes()
+                assert fast is not None
+                with fast.transaction():
+                    timeouts.append(fast._connect().execute("PRAGMA busy_timeout").fetchone()[0])
+            finally:
+                writer.close()
+        assert cache.is_file() and "busy_timeout" not in cache.read_text()
+    assert timeouts == [30_000, 300]
+
+
 def test_postgresql_keeps_sqlalchemy_s_way(postgres_server, tmp_path: Path) -> None:
     """The fast way is for SQLite files only: a PostgreSQL store writes through SQLAlchemy."""
     with open_database(postgres_server.new_database()) as db:

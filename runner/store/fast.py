@@ -21,7 +21,7 @@ import enum
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -44,8 +44,8 @@ __all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "cache_key", "default_cac
 
 ENV_VAR = "RUNNER_SQLALCHEMY"
 """Set to 1: every write goes through SQLAlchemy, as before this module (for comparing)."""
-_FORMAT = 1
-"""The layout of the cache file (bumped when `WriteStatements` changes)."""
+_FORMAT = 2
+"""The layout of the cache file (bumped when `WriteStatements` changes; 2: no pragmas)."""
 _RESULTS = frozenset(Result)
 _EXTRA_SOURCES = ("fast.py", "recording.py")
 """The modules shaping the writer's statements beyond those `runner.store.quick` keys on."""
@@ -98,8 +98,6 @@ class WriteStatements:
     constants: dict[str, dict[str, Any]]
     """By statement, the parameters the statement itself carries (a status compared with,
     strftime's format), already converted."""
-    pragmas: list[str]
-    """What each connection runs first (`runner.store.db`'s SQLite settings)."""
 
 
 def load(path: Path, key: str) -> WriteStatements | None:
@@ -195,9 +193,13 @@ def _stored(value: Any, kind: str | None) -> Any:
 class FastWrites:
     """The writer's statements on its own sqlite3 connection (one thread uses it)."""
 
-    def __init__(self, db_file: Path, statements: WriteStatements) -> None:
+    def __init__(self, db_file: Path, statements: WriteStatements, pragmas: Sequence[str]) -> None:
+        """`pragmas`: the settings the connection runs first, as the store's own connections
+        do (`runner.store.db.sqlite_pragmas`: the busy timeout among them). They are taken
+        as they are now, not from the cache: a setting is not a statement of the schema."""
         self.db_file = db_file
         self.statements = statements
+        self.pragmas = tuple(pragmas)
         self._connection: sqlite3.Connection | None = None
 
     @staticmethod
@@ -219,8 +221,8 @@ class FastWrites:
             connection = sqlite3.connect(uri, uri=True, isolation_level=None,
                                          check_same_thread=False)
             try:
-                for pragma in self.statements.pragmas:
-                    # 30 s: the busy timeout the pragmas set (runner.store.db.LOCK_TIMEOUT_MS).
+                for pragma in self.pragmas:
+                    # 30 s: as long as the store's busy timeout (runner.store.db.LOCK_TIMEOUT_MS).
                     retry_when_locked(connection, pragma, 30.0)
                 revision = connection.execute("SELECT version_num FROM alembic_version")
                 if revision.fetchall() != [(self.statements.revision,)]:

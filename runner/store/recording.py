@@ -123,7 +123,7 @@ _ENGINE_IDS = select(EngineRow.name, EngineRow.id).where(
     EngineRow.tournament_id == bindparam("row_tournament"))
 
 
-def compile_writes(session: Session, key: str, pragmas: list[str]) -> WriteStatements | None:
+def compile_writes(session: Session, key: str) -> WriteStatements | None:
     """The writer's statements compiled for `session`'s SQLite database with named
     parameters, for `runner.store.fast` (None: not SQLite)."""
     from runner.store.lease import _heartbeat_statement
@@ -166,7 +166,7 @@ def compile_writes(session: Session, key: str, pragmas: list[str]) -> WriteState
             elif processor is not None:
                 return None  # a type this module does not convert: keep SQLAlchemy's way
     return WriteStatements(key=key, revision=SCHEMA_REVISION, statements=statements,
-                           kinds=kinds, constants=constants, pragmas=pragmas)
+                           kinds=kinds, constants=constants)
 
 
 def engine_ids(session: Session, tournament_id: int) -> dict[str, int]:

@@ -131,16 +131,17 @@ class GameWriter:
             return None
         statements = None if self.statements is None else load(self.statements, key)
         if statements is None:
-            from runner.store.db import sqlite_pragmas
             from runner.store.recording import compile_writes
 
             with self.db.session() as session:
-                statements = compile_writes(session, key, sqlite_pragmas())
+                statements = compile_writes(session, key)
             if statements is None:
                 return None
             if self.statements is not None:
                 save(self.statements, statements)
-        fast = FastWrites(db_file, statements)
+        from runner.store.db import sqlite_pragmas  # loaded already: the store opened with it
+
+        fast = FastWrites(db_file, statements, sqlite_pragmas())
         try:
             with fast.transaction():  # the schema checked once, the connection set up
                 pass
