@@ -222,9 +222,10 @@ def run_one(runner: str, program: str, protocol: str, kind: str, concurrency: in
         try:
             own, children, wall = run_split(argv, cwd, env)
         except RuntimeError as exc:  # a run that gave up is a result too: say why, go on
+            # The runner's last lines say why it stopped (the cause, then what to do about it).
             lines = [line for line in str(exc).splitlines() if line.strip()]
-            print(f"# {runner} {protocol} {kind} {concurrency}: {lines[0]} ... {lines[-1]}",
-                  flush=True)
+            print(f"# {runner} {protocol} {kind} {concurrency}: {lines[0]} ... "
+                  + " | ".join(lines[1:][-4:]), flush=True)
             own = children = wall = float("nan")
         played, plies, forfeits = count_plies(pgn.read_text(errors="replace")
                                               if pgn.exists() else "")
