@@ -310,7 +310,7 @@ def test_corrupt_file_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_index_constants_match_the_reference() -> None:
     """Our generated index tables equal python-chess's written-out ones."""
-    from runner.tablebase import _format as ours_format
+    from runner.tablebase import _index as ours_format
 
     for name in ("TRIANGLE", "LOWER", "DIAG", "FLAP", "PTWIST", "INVFLAP", "KK_IDX"):
         assert getattr(ours_format, name) == getattr(syzygy, name), name

@@ -6,7 +6,7 @@
 memory-mapped read-only. Only the rules core and the standard library are used.
 """
 
-from runner.tablebase._format import TablebaseError
+from runner.tablebase._pairs import TablebaseError
 from runner.tablebase.probe import Tablebase, dtz_before_zeroing, normalize_name, table_names
 
 __all__ = ["Tablebase", "TablebaseError", "dtz_before_zeroing", "normalize_name", "table_names"]

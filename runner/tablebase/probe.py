@@ -23,19 +23,9 @@ from types import TracebackType
 
 from runner.rules import BB_SQUARES, Board, Move
 from runner.rules.movegen import generate_legal
-from runner.tablebase._format import (
-    PA_FLAGS,
-    WDL_TO_MAP,
-    DtzFile,
-    TablebaseError,
-    TableFile,
-    WdlFile,
-    decompress,
-    encode_pawn,
-    encode_piece,
-    material_key,
-    pawn_file,
-)
+from runner.tablebase._format import PA_FLAGS, WDL_TO_MAP, DtzFile, TableFile, WdlFile, material_key
+from runner.tablebase._index import encode_pawn, encode_piece, pawn_file
+from runner.tablebase._pairs import TablebaseError, decompress
 
 _NAME = re.compile(r"^(K[QRBNP]*)v(K[QRBNP]*)\.(rtbw|rtbz)$")
 _U16 = struct.Struct("<H").unpack_from
