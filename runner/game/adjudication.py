@@ -6,6 +6,13 @@ They count as fastchess does, and as cutechess-cli does wherever the two agree, 
 same settings end the same games on the same ply: docs/adjudication.md lists every
 convention (where a count starts, what resets it, plies or moves, book plies, the order of
 checks) with the peer it follows, and tests/test_peer_games.py checks it against both peers.
+
+Compiled by mypyc (listed in `runner.compiled.COMPILED`). Calls between compiled functions,
+in this module or across compiled modules, are direct C calls: patching a name here
+(monkeypatch, mock.patch) is not seen by them, and its native classes take no attribute they
+do not declare. Patch at a Python caller, or run the source with ``RUNNER_PURE=1``. In an
+editable install an edit to this file makes the whole package run as source until
+``pip install -e .`` compiles again (`runner --version` says which runs; docs/development.md).
 """
 
 from __future__ import annotations

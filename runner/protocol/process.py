@@ -7,6 +7,13 @@ so helpers it spawned (polyglot's UCI engine, for instance) die with it. Its exi
 on its own (asyncio's child watcher reports it), not inferred from the end of its output,
 which a child holding the pipe can delay forever; what keeps engines from outliving the
 runner is in lifetime.py.
+
+Compiled by mypyc (listed in `runner.compiled.COMPILED`). Calls between compiled functions,
+in this module or across compiled modules, are direct C calls: patching a name here
+(monkeypatch, mock.patch) is not seen by them, and its native classes take no attribute they
+do not declare. Patch at a Python caller, or run the source with ``RUNNER_PURE=1``. In an
+editable install an edit to this file makes the whole package run as source until
+``pip install -e .`` compiles again (`runner --version` says which runs; docs/development.md).
 """
 
 from __future__ import annotations
