@@ -41,6 +41,8 @@ from typing import Any, get_args, get_origin
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+# typer._coercion is private (checked with Typer 0.29.2): after a Typer upgrade, run
+# tests/test_cli_startup.py (see docs/development.md, "Typer's private coercion API").
 try:  # Typer 0.29's coercion (older Typer hands values to click's types: no pydantic)
     from typer._coercion import RuntimeParam, build_runtime_param
 except ImportError:  # pragma: no cover - depends on the installed Typer
