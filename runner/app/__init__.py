@@ -1,5 +1,8 @@
 """The application layer: the verbs the command line and the service translate into.
 
+`run`: play a tournament (where its games run, the engines' protocols, the finished rule,
+taking it, the stop policy, failures as outcomes with exit status), the one sequence under
+every front door; `signals`: the stop policy; `protocols`: asking engines their protocol;
 `lifecycle`: start (new, continue, force, the same words again) with the one "finished /
 settings changed" rule, and resume; `stop`: stop soft or hard, or mark a stored tournament
 stopped; `modes`: the start modes and which database a run uses; `reading`: the list and PGN

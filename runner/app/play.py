@@ -9,10 +9,10 @@ the game (the engines are stopped either way; a second signal does not cut that 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from runner.app.protocols import ask_protocols
+from runner.app.signals import Interrupted, StopGuard, StopPolicy
 from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
 from runner.game.record import GameSpec
@@ -20,8 +20,6 @@ from runner.game.slot import GameSlot, SlotOutcome
 from runner.protocol.engine import Variant
 from runner.protocol.freeze import FreezeMonitor
 from runner.rules import STARTING_FEN, Board
-from runner.tournament.interrupts import Interrupts
-from runner.tournament.protocols import resolve_protocols
 from runner.tournament.runtime import adjudication_rules, engine_config
 
 __all__ = ["Interrupted", "PlayOutcome", "PositionError", "one_game", "play_config", "play_one"]
@@ -29,14 +27,6 @@ __all__ = ["Interrupted", "PlayOutcome", "PositionError", "one_game", "play_conf
 
 class PositionError(ValueError):
     """The start position or the moves played from it cannot be set up."""
-
-
-@dataclass(frozen=True)
-class Interrupted:
-    """A stop signal ended the game before it finished; its engines are stopped."""
-
-    exit_status: int
-    """128 + the first signal's number (see `runner.tournament.interrupts`)."""
 
 
 PlayOutcome = SlotOutcome | Interrupted
@@ -66,28 +56,14 @@ def one_game(config: TournamentConfig, *, fen: str | None = None,
 async def play_one(job: GameJob) -> PlayOutcome:
     """Play `job` on a fresh slot and stop its engines; the first stop signal ends the game
     (`Interrupted`) instead of the process."""
-    game = asyncio.current_task()
-    assert game is not None
-
-    def abort(_hard: bool) -> None:
-        if interrupts.count == 1:  # the game ends; later signals leave the engines' stop alone
-            game.cancel()
-
-    interrupts = Interrupts(abort)
     # A flag that falls while this process stood still gives an unfinished game ("*", the
     # reason saying so), not a loss on time: nothing here plays it again.
     freezes = FreezeMonitor()
     freezes.acquire()
     slot = GameSlot(freezes=freezes)
     try:
-        with interrupts:
-            try:
-                return await slot.play(job)
-            except asyncio.CancelledError:
-                if interrupts.exit_status is None:
-                    raise
-                game.uncancel()
-                return Interrupted(interrupts.exit_status)
+        with StopGuard(StopPolicy.GENTLE) as guard:
+            return await guard.guarded(slot.play(job))
     finally:
         try:
             await slot.close()  # a played game leaves its engines kept by the slot
@@ -101,20 +77,8 @@ async def play_config(config: TournamentConfig, *, fen: str | None = None,
     """`config`'s one game: the engines given no protocol are asked first (`say` gets a line
     each), then the game is played as `play_one` plays it. A stop signal while they are asked
     ends the command the same way (`Interrupted`, no engine left), not the process."""
-    task = asyncio.current_task()
-    assert task is not None
-
-    def abort(_hard: bool) -> None:
-        if interrupts.count == 1:
-            task.cancel()
-
-    interrupts = Interrupts(abort)
-    with interrupts:
-        try:
-            config = await resolve_protocols(config, say)
-        except asyncio.CancelledError:
-            if interrupts.exit_status is None:
-                raise
-            task.uncancel()
-            return Interrupted(interrupts.exit_status)
-    return await play_one(one_game(config, fen=fen, moves=moves))
+    with StopGuard(StopPolicy.GENTLE) as guard:
+        resolved = await guard.guarded(ask_protocols(config, say))
+    if isinstance(resolved, Interrupted):
+        return resolved
+    return await play_one(one_game(resolved, fen=fen, moves=moves))

@@ -7,9 +7,11 @@ double dashes (``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -19,33 +21,31 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from runner.app.lifecycle import NoSuchTournament, finished, resumable, start
+from runner.app.lifecycle import NoSuchTournament, resumable
 from runner.app.modes import StartMode, tournament_db
+from runner.app.run import Done, MissingExtra, Placement, Refused, RunResult, WorkersChosen
+from runner.app.run import run_tournament as play_tournament
+from runner.app.signals import StopPolicy
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error, unwrapped
 from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, RERUN_HELP, vocabulary_help
 from runner.cli.loop import run_async
 from runner.cli.vocabulary import CommandLineError, read_arguments
 from runner.cli.words import plural
-from runner.cluster.sizing import default_local_workers
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
 from runner.config.parse import load_config
 from runner.store.store import Store
 from runner.text import shown
 from runner.tournament.events import (
-    AlreadyFinished,
     Event,
     GameFinished,
     GameStarted,
     Notice,
     RunOutcome,
-    TournamentError,
 )
-from runner.tournament.protocols import resolve_protocols
 from runner.tournament.run import Tournament
 from runner.tournament.scoreboard import Scoreboard, summary_lines
-from runner.tournament.writer import GameWriter, PgnFileError
 
 if TYPE_CHECKING:  # the live view's modules: imported when it is shown, not by --quiet runs
     from rich.live import Live
@@ -176,80 +176,93 @@ def standings_table(board: Scoreboard) -> Table:
 def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    mode: StartMode, tournament_id: int | None = None,
                    concurrency: int | None = None, rating_interval: int = 0,
-                   workers: int | None = None, cluster: str | None = None) -> RunOutcome:
-    """Open the database, play the tournament with a view, print the summary; returns the outcome.
-
-    `workers` None with no `cluster` (here or in the file) picks the default
-    (`default_local_workers`); 0 plays in this process."""
+                   workers: int | None = None, cluster: str | None = None) -> RunResult:
+    """Open the database, play the tournament (`runner.app.run`) with a view, print the
+    summary; returns how it ended. `workers` None with no `cluster` picks the default; 0
+    plays in this process."""
     url, source = tournament_db(db_url, config)
     store = open_db(url, source=source)  # a wrong --db is said before any engine starts
-    if workers is None and cluster is None and config.cluster is None:
-        # Nothing said where to play: past what one process relays in time, local workers.
-        workers = default_local_workers(concurrency or config.concurrency) or None
-        if workers:
-            _err.print(f"{concurrency or config.concurrency} games at once: played on "
-                       f"{workers} local worker processes (one process would relay their "
-                       "moves too late at short time controls); --workers 0 plays them in "
-                       "this process", highlight=False, markup=False, soft_wrap=True)
     try:
-        if workers or cluster or (config.cluster is not None and workers != 0):
-            _require_cluster_extra()
-        # Before anything is compared or stored: the detected protocol is part of the config.
-        config = run_async(resolve_protocols(config, lambda line: _err.print(
-            line, highlight=False, markup=False, soft_wrap=True)))
-        if tournament_id is None and (done := finished(store, config, mode)) is not None:
-            _say_finished(store, config, done.tournament_id, done.total_games, done.changed)
-        tournament = start(config, store, mode, tournament_id=tournament_id,
-                           concurrency=concurrency, workers=workers, cluster=cluster,
-                           lease_timeout=_lease_timeout())
+        watching = _Watching(quiet=quiet, rating_interval=rating_interval)
         try:
-            tournament.prepare()
-        except AlreadyFinished as exc:  # finished while this run waited for the first's lock
-            _say_finished(store, config, exc.tournament_id, exc.total_games, exc.changed)
-        except TournamentError as exc:
-            raise fail(str(exc), exc.exit_code) from None
-        if tournament.done_games and not quiet:
-            _err.print(f"Resuming tournament {tournament.tournament_id} "
-                       f"({config.name!r}): {tournament.done_games} of "
-                       f"{tournament.total_games} {plural(tournament.total_games, 'game')} "
-                       "already played", highlight=False, markup=False)
-        view = _View(tournament, quiet=quiet, live=_err.is_terminal,
-                     rating_interval=rating_interval)
-
-        began = time.monotonic()
-        outcome: RunOutcome | None = None
-        try:
-            with view:
-                try:
-                    outcome = run_async(tournament.run(handle_signals=True, on_event=view.event))
-                except TournamentError as exc:  # another runner took the tournament meanwhile
-                    raise fail(str(exc), exc.exit_code) from None
-            if outcome.taken_over and outcome.error:  # the standings are the other runner's
-                raise fail(outcome.error, 1)
-            _print_summary(outcome, time.monotonic() - began, store.shown_url)
-        except OSError:
-            # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
-            # nothing can be shown any more, the exit status still tells what happened.
-            if outcome is None or outcome.signal is None:
-                raise
-        return outcome
+            result = run_async(play_tournament(
+                config, store, mode, placement=Placement(workers=workers, cluster=cluster),
+                stop_policy=StopPolicy.GENTLE, view=watching.view, say=_say,
+                tournament_id=tournament_id, concurrency=concurrency,
+                lease_timeout=_lease_timeout()))
+        except MissingExtra as exc:
+            raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
+                                "[cluster])", "cluster") from None
+        if isinstance(result, Done):
+            _say_finished(store, config, result)
+        if isinstance(result, Refused):
+            raise fail(result.message, result.exit_status)
+        if isinstance(result, RunOutcome):
+            _summary(result, watching, store.shown_url)
+        return result
     finally:
         store.close()
+
+
+def _say(note: str | WorkersChosen) -> None:
+    """A line about what the run decided before its first game."""
+    if isinstance(note, WorkersChosen):
+        note = (f"{note.games} games at once: played on {note.workers} local worker processes "
+                "(one process would relay their moves too late at short time controls); "
+                "--workers 0 plays them in this process")
+    _err.print(note, highlight=False, markup=False, soft_wrap=True)
+
+
+class _Watching:
+    """The view of one run: made once the tournament is taken, its time counted from then;
+    a terminal that went away while it closed (SIGHUP) is remembered, not raised, so that the
+    outcome of the run is still told by the exit status."""
+
+    def __init__(self, *, quiet: bool, rating_interval: int) -> None:
+        self.quiet = quiet
+        self.rating_interval = rating_interval
+        self.began = time.monotonic()
+        self.broken: OSError | None = None
+
+    @contextlib.asynccontextmanager
+    async def view(self, tournament: Tournament) -> AsyncIterator[Callable[[Event], None]]:
+        """The live view (or plain lines) of `tournament`'s run."""
+        if tournament.done_games and not self.quiet:
+            _err.print(f"Resuming tournament {tournament.tournament_id} "
+                       f"({tournament.config.name!r}): {tournament.done_games} of "
+                       f"{tournament.total_games} {plural(tournament.total_games, 'game')} "
+                       "already played", highlight=False, markup=False)
+        shown_view = _View(tournament, quiet=self.quiet, live=_err.is_terminal,
+                           rating_interval=self.rating_interval)
+        self.began = time.monotonic()
+        shown_view.__enter__()
+        try:
+            yield shown_view.event
+        finally:
+            try:
+                shown_view.__exit__(None, None, None)
+            except OSError as exc:
+                self.broken = exc
+
+
+def _summary(outcome: RunOutcome, watching: _Watching, url: str) -> None:
+    """The run's last lines; exit 1 with its error when another runner took it over."""
+    try:
+        if watching.broken is not None:
+            raise watching.broken
+        if outcome.taken_over and outcome.error:  # the standings are the other runner's
+            raise fail(outcome.error, 1)
+        _print_summary(outcome, time.monotonic() - watching.began, url)
+    except OSError:
+        # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
+        # nothing can be shown any more, the exit status still tells what happened.
+        if outcome.signal is None:
+            raise
 
 
 LEASE_TIMEOUT_VAR = "RUNNER_LEASE_TIMEOUT"
 """Seconds a run may go silent before another runner may take its tournament over (default
 60): a test's short pause, or a long one for hosts that suspend."""
-
-
-def _require_cluster_extra() -> None:
-    """Exit 2 in one line saying what to install when games are to run on Dask and the
-    cluster extra is missing: checked before any engine is started to detect its protocol."""
-    try:
-        import distributed  # noqa: F401 - only whether it imports
-    except ImportError as exc:
-        raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
-                            "[cluster])", "cluster") from None
 
 
 def _lease_timeout() -> float | None:
@@ -266,38 +279,22 @@ def _lease_timeout() -> float | None:
     return seconds
 
 
-def _say_finished(store: Store, config: TournamentConfig, found: int, total: int,
-                  changed: bool) -> NoReturn:
-    """Say that tournament `found` is finished, and exit 0 (its PGN file made whole first):
+def _say_finished(store: Store, config: TournamentConfig, done: Done) -> NoReturn:
+    """Say that the tournament is finished, and exit 0 (its PGN file made whole first):
     running the same file again used to start a new tournament silently (and append every
     game to the same --pgnout file)."""
-    _repair_pgn(store, config, found)
-    where = store.shown_url
-    _err.print(f"Tournament {found} ({config.name!r}) in {where} is already finished "
+    found, total = done.finished.tournament_id, done.finished.total_games
+    if done.repaired:
+        _err.print(f"{done.repaired} stored {plural(done.repaired, 'game')} written again to "
+                   f"the PGN file {config.pgnout}, which lacked them", highlight=False,
+                   markup=False)
+    _err.print(f"Tournament {found} ({config.name!r}) in {store.shown_url} is already finished "
                f"({total} {plural(total, 'game')} planned): nothing to play"
                + (" (this file's settings differ from the ones it was played with)."
-                  if changed else ".") + "\n"
+                  if done.finished.changed else ".") + "\n"
                f"See its results with 'runner report {found}', or start a new tournament from "
                "this file with --new.", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(0)
-
-
-def _repair_pgn(store: Store, config: TournamentConfig, found: int) -> None:
-    """Write the games of the finished tournament `found` that its PGN file lacks (a deleted
-    or cut file), as every run and resume does before playing: a run with nothing to play
-    used to leave the file missing."""
-    if config.pgnout is None:
-        return
-    writer = GameWriter(store.db, found, config.pgnout)
-    try:
-        written = writer.repair_pgn()
-    except PgnFileError as exc:
-        raise fail(str(exc), 1) from None
-    finally:
-        writer.close()
-    if written:
-        _err.print(f"{written} stored {plural(written, 'game')} written again to the PGN file "
-                   f"{config.pgnout}, which lacked them", highlight=False, markup=False)
 
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:

@@ -18,26 +18,18 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TextIO
 
-from runner.app.lifecycle import start
 from runner.app.modes import StartMode
-from runner.cluster.sizing import default_local_workers
+from runner.app.run import Refused, run_tournament
+from runner.app.signals import StopPolicy
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
 from runner.protocol.loop import run as run_on_loop
 from runner.store.store import GameFilter, Store, StoredMove
-from runner.tournament.events import (
-    Event,
-    GameFinished,
-    GameStarted,
-    Notice,
-    TournamentError,
-)
-from runner.tournament.interrupts import Interrupts
-from runner.tournament.protocols import resolve_protocols
+from runner.tournament.events import Event, GameFinished, GameStarted, Notice, RunOutcome
 from runner.tournament.run import Tournament
 
 if TYPE_CHECKING:
@@ -71,62 +63,32 @@ def play(run: DropinRun, stdout: TextIO | None = None, stderr: TextIO | None = N
 
 
 async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
-    """The run on the event loop: protocols asked, tournament found or created, played. A
-    stop signal before the tournament is taken ends it there (exit status 128 + its number);
-    from then on it stops the tournament, which ends as interrupted with the output's lines."""
-    task = asyncio.current_task()
-    assert task is not None
-    taken: list[Tournament] = []
+    """The run on the event loop (`runner.app.run`): the protocols a peer's command line
+    leaves open asked quietly (the peer prints nothing of the kind), the tournament found or
+    created, played; any stop signal aborts it. A signal before the tournament is taken ends
+    it there (exit status 128 + its number); from then on the tournament ends as interrupted
+    with the output's lines."""
+    shown: list[PeerOutput] = []
 
-    def stop(_hard: bool) -> None:
-        if taken:
-            taken[0].stop(hard=True)
-        elif interrupts.count == 1:
-            task.cancel()
-
-    interrupts = Interrupts(stop)
-    with interrupts:
-        try:
-            tournament = await _prepared(run, store)
-        except TournamentError as exc:
-            err.write(f"runner-{run.peer}: {exc}\n")
-            return exc.exit_code or 1
-        except asyncio.CancelledError:
-            if interrupts.exit_status is None:
-                raise
-            task.uncancel()
-            return interrupts.exit_status
-        # Taken (its lease held): a signal from here on stops it, and the run below ends it
-        # as interrupted (a stop before `run` plays nothing), releasing the lease.
-        taken.append(tournament)
-        if interrupts.first is not None:
-            tournament.stop(hard=True)
+    @contextlib.asynccontextmanager
+    async def view(tournament: Tournament) -> AsyncIterator[Callable[[Event], None]]:
         output = run.make_output(out)
+        shown.append(output)
         if tournament.done_games:
             output.resumed(await asyncio.to_thread(lambda: list(stored_games(store, tournament))))
-        try:
-            outcome = await tournament.run(on_event=_dispatch(output, tournament))
-        except TournamentError as exc:  # another runner took the tournament meanwhile
-            err.write(f"runner-{run.peer}: {exc}\n")
-            return exc.exit_code or 1
-    if interrupts.first is not None:
-        outcome.signal = interrupts.first
-    output.run_ended(outcome, interrupted=outcome.signal is not None)
+        yield _dispatch(output, tournament)
+
+    result = await run_tournament(run.config, store, StartMode.SAME, stop_policy=StopPolicy.ABORT,
+                                  view=view, concurrency=max(1, run.config.concurrency))
+    if isinstance(result, Refused):
+        err.write(f"runner-{run.peer}: {result.message}\n")
+        return result.exit_status
+    if not isinstance(result, RunOutcome) or not shown:
+        return result.exit_status
+    output = shown[0]
+    output.run_ended(result, interrupted=result.signal is not None)
     _flush(out)
-    return output.exit_code(outcome)
-
-
-async def _prepared(run: DropinRun, store: Store) -> Tournament:
-    """The run's tournament, found (the same command line interrupted earlier) or created,
-    its lease taken; TournamentError when it cannot be played."""
-    # The protocol a peer's command line leaves open is part of the settings compared on a
-    # rerun: asked first, quietly (the peer prints nothing of the kind).
-    config: TournamentConfig = await resolve_protocols(run.config, lambda _line: None)
-    concurrency = max(1, config.concurrency)
-    tournament = start(config, store, StartMode.SAME, concurrency=concurrency,
-                       workers=default_local_workers(concurrency) or None)
-    await asyncio.to_thread(tournament.prepare)
-    return tournament
+    return output.exit_code(result)
 
 
 def _flush(stream: TextIO) -> None:

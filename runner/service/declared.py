@@ -14,10 +14,10 @@ import logging
 import threading
 from collections.abc import Mapping
 
+from runner.app.protocols import ask_protocols
 from runner.config.model import Protocol, TournamentConfig
 from runner.protocol.engine import EngineConfig, EngineError, EngineOption
 from runner.protocol.factory import make_engine, stop_engines
-from runner.tournament.protocols import resolve_protocols
 
 __all__ = ["DeclaredOptions"]
 
@@ -40,7 +40,7 @@ class DeclaredOptions:
         it answers in, asked the first time and remembered (blocking, as `of`)."""
         # One submission asks at a time: the next one finds the answer instead of asking too.
         with self._asking:
-            return asyncio.run(resolve_protocols(config, _log, known=self._protocols))
+            return asyncio.run(ask_protocols(config, _log, known=self._protocols))
 
     def of(self, config: EngineConfig) -> Mapping[str, EngineOption] | None:
         """The options `config`'s engine declares, starting it the first time (blocking:

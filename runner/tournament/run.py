@@ -73,7 +73,6 @@ from runner.tournament.events import (
     RunOutcome,
     TournamentError,
 )
-from runner.tournament.interrupts import Interrupts
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import Pairing, pairing_for
 from runner.tournament.positions import refuse_untellable_openings
@@ -243,8 +242,7 @@ class Tournament:
             self._check_sprt()
         return self.tournament_id
 
-    async def run(self, *, handle_signals: bool = False,
-                  on_event: Callable[[Event], None] | None = None,
+    async def run(self, *, on_event: Callable[[Event], None] | None = None,
                   watch_moves: bool = False) -> RunOutcome:
         """Play every missing game, telling `on_event` what happens (every move as well, with
         `watch_moves`); returns how the run ended."""
@@ -263,17 +261,15 @@ class Tournament:
             self._on_event(Notice(f"tournament {self.tournament_id} continues with a changed "
                                  f"configuration: {'; '.join(self.changes)}"))
         self.scheduler.submit(self._game_jobs(openings))
-        interrupts = Interrupts(lambda hard: self.stop(hard=hard))
         beats = asyncio.create_task(self._heartbeats(writer))
         try:
-            with interrupts if handle_signals else contextlib.nullcontext():
-                # Before the first game: an opening some engine cannot be told stops the run
-                # (TournamentError, the row closed as interrupted below).
-                await refuse_untellable_openings(
-                    openings.edit_misstates, self._half_pairs, self.pairing, self._done,
-                    engine_configs(self.config), self.config.variant)
-                await writer.call(writer.repair_pgn)
-                await self._follow(writer)
+            # Before the first game: an opening some engine cannot be told stops the run
+            # (TournamentError, the row closed as interrupted below).
+            await refuse_untellable_openings(
+                openings.edit_misstates, self._half_pairs, self.pairing, self._done,
+                engine_configs(self.config), self.config.variant)
+            await writer.call(writer.repair_pgn)
+            await self._follow(writer)
         except (*_DB_ERRORS, PgnFileError, LeaseLostError) as exc:
             # The game in flight is not stored: its row stays "running" and is played again
             # on resume. One line says what failed; the scheduler has stopped every slot.
@@ -296,7 +292,7 @@ class Tournament:
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
             done=len(self._done), played_now=self._played_now, scoreboard=self.scoreboard,
             sprt=self.sprt_result, resumed=self._resumed, error=self._error,
-            signal=interrupts.first, taken_over=self._taken_over, void=self._void,
+            taken_over=self._taken_over, void=self._void,
             refused=self._refused,
         )
 
