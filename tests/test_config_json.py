@@ -68,6 +68,8 @@ ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "stderr": st.none() | _paths,
     "timeout_scale": st.floats(0.2, 120.0),
     "white_pov": st.booleans(),
+    "thread_options": st.none() | st.lists(_text, max_size=3).map(tuple),
+    "memory_options": st.none() | st.lists(_text, max_size=3).map(tuple),
 }
 OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "file": _paths, "format": st.sampled_from(BookFormat), "order": st.sampled_from(OpeningOrder),

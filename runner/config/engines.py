@@ -40,7 +40,7 @@ from runner.config.programs import find_program, searched_places
 __all__ = ["ENGINE_KEYS", "load_engines_file", "parse_engine", "read_engines"]
 
 ENGINE_KEYS = ("use", "name", "command", "dir", "protocol", "tc", "init_strings", "options",
-               "env", "restart", "castling960", "ponder")
+               "env", "restart", "castling960", "ponder", "thread_options", "memory_options")
 """The keys of an engine table."""
 
 
@@ -189,10 +189,15 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     restart = check.choice(raw, "restart", path, RestartPolicy, RestartPolicy.AUTO)
     castling = check.choice(raw, "castling960", path, Castling960Style, Castling960Style.OO)
     ponder = check.get(raw, "ponder", path, bool, False)
+    # What the service caps: only the operator's engines file says it (a submission may not).
+    threads, memory = (
+        _string_list(raw[key], join_key(path, key), check) if key in raw else None
+        for key in ("thread_options", "memory_options"))
     return EngineSpec(
         name=name, command=command, written_command=written, dir=directory, protocol=protocol,
         tc=tc, init_strings=init, options=options, env=env, restart=restart,
         castling960=castling, ponder=ponder, protocol_detect="protocol" not in raw,
+        thread_options=threads, memory_options=memory,
     )
 
 

@@ -171,6 +171,12 @@ class EngineSpec:
     white_pov: bool = False
     """The engine reports scores from White's side: its scores as Black are negated
     (cutechess-cli's ``whitepov``)."""
+    thread_options: tuple[str, ...] | None = None
+    """The options that set how many threads this engine uses, capped by ``runner serve``
+    for a submitter (None: the usual names, runner.service.caps)."""
+    memory_options: tuple[str, ...] | None = None
+    """The options that size this engine's memory in MB, whose sum ``runner serve`` caps for
+    a submitter (None: the usual names)."""
 
     @property
     def options_dict(self) -> dict[str, OptionValue]:

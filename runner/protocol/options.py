@@ -15,11 +15,17 @@ editable install an edit to this file makes the whole package run as source unti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from runner.protocol.engine import EngineOption
 
-__all__ = ["SUBMITTABLE_TYPES", "check_submitted", "declared_option", "find_declared"]
+__all__ = ["SUBMITTABLE_TYPES", "check_submitted", "declared_option", "find_declared",
+           "spin_number"]
+
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
+"""A submitted spin value: ASCII digits with an optional sign, and nothing else (Python's
+`int` also reads other scripts' digits and underscores, which an engine may not)."""
 
 SUBMITTABLE_TYPES = frozenset({"spin", "slider", "check", "combo"})
 """The option types a submitted configuration may set: numbers, switches and choices. A
@@ -61,11 +67,10 @@ def check_submitted(engine: str, option: EngineOption, value: str) -> None:
             "name a file for the engine to write)")
     text = value.strip()
     if option.type in ("spin", "slider"):
-        try:
-            number = int(text)
-        except ValueError:
-            raise ValueError(f"engine {engine}: option {name!r} is a spin: an integer, "
-                             f"not {value!r}") from None
+        number = spin_number(value)
+        if number is None:
+            raise ValueError(f"engine {engine}: option {name!r} is a spin: an integer in "
+                             f"ASCII digits, not {value!r}")
         if (option.min is not None and number < option.min) or \
                 (option.max is not None and number > option.max):
             raise ValueError(f"engine {engine}: option {name!r}: {number} is outside its "
@@ -77,3 +82,11 @@ def check_submitted(engine: str, option: EngineOption, value: str) -> None:
     elif option.type == "combo" and text.lower() not in (c.lower() for c in option.choices):
         raise ValueError(f"engine {engine}: option {name!r}: {value!r} is not one of its "
                          f"declared values ({', '.join(option.choices)})")
+
+
+def spin_number(value: str) -> int | None:
+    """The integer a submitted spin value writes (blanks around it allowed), or None when it
+    is not an integer in ASCII digits: the number sent is then spelt by the runner, never
+    as the submitter wrote it."""
+    text = value.strip(" \t")
+    return int(text) if _ASCII_INTEGER.fullmatch(text) else None

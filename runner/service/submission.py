@@ -27,8 +27,16 @@ from typing import Any
 from runner.config.check import ConfigError, ConfigProblem, show_value, type_name
 from runner.config.model import TournamentConfig
 from runner.config.parse import parse_config
-from runner.protocol.options import check_submitted, declared_option, find_declared
+from runner.protocol.engine import EngineOption
+from runner.protocol.options import (
+    check_submitted,
+    declared_option,
+    find_declared,
+    spin_number,
+)
+from runner.service.caps import cap_problems
 from runner.service.declared import DeclaredOptions
+from runner.service.protocols import protocol_problems, requested_protocols
 from runner.service.settings import ServiceSettings
 from runner.tournament.pairing import pairing_for
 from runner.tournament.runtime import engine_config
@@ -48,7 +56,7 @@ _REFUSED_TOP = {
 }
 _UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029=]")
 """What an option name may not hold: control characters (line breaks among them) and '='."""
-_REFUSED_ENGINE = ("command", "dir", "env", "init_strings")
+_REFUSED_ENGINE = ("command", "dir", "env", "init_strings", "thread_options", "memory_options")
 _ENGINE_OVERRIDES = ("use", "name", "tc", "options", "restart", "ponder", "castling960")
 
 
@@ -193,11 +201,12 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
         p.key == "adjudication.tablebases" for p in problems))
     table["engines_file"] = str(settings.engines_file.resolve())
     engines = table.get("engines")
-    if isinstance(engines, list):
+    requested, stripped = requested_protocols(engines)
+    if isinstance(stripped, list):
         # Refused keys are reported above; the CLI's checks see the entries without them.
         table["engines"] = [
             {k: v for k, v in item.items() if k not in _REFUSED_ENGINE}
-            if isinstance(item, dict) else item for item in engines]
+            if isinstance(item, dict) else item for item in stripped]
     try:
         config = parse_config(table, source=SOURCE, base_dir=settings.books_root)
     except ConfigError as exc:
@@ -206,20 +215,53 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
     if config is not None:
         # Before the options are judged: they are declared in the engine's own protocol.
         config = (declared or DeclaredOptions()).with_protocols(config)
+        problems.extend(protocol_problems(config, requested, SOURCE))
         config = _mark_submitted(config, engines)
+        known = _declarations(config, declared)
         found: list[ConfigProblem] = []
         if declared is not None:
             # What the declarations say replaces the blanket refusal of string values: a
             # combo's value is a string, and a refused option gets the precise reason.
-            judged, found = _option_problems(config, declared)
+            judged, found = _option_problems(config, known)
             problems = [p for p in problems if p.key not in judged]
+            config = _spelt(config, known)
         # The service's own bounds stand whatever the engine declares (its Hash may go
         # beyond what this machine can give).
-        problems.extend(_limits(config, settings, data))
+        problems.extend(_limits(config, settings, data, known))
         problems.extend(found)
     if problems or config is None:
         raise ConfigError(problems)
     return config
+
+
+def _declarations(config: TournamentConfig, declared: DeclaredOptions | None,
+                  ) -> list[Mapping[str, EngineOption] | None]:
+    """What each engine whose options were submitted declares (None: not known: no
+    declarations asked, another engine, or it did not start here)."""
+    if declared is None:
+        return [None] * len(config.engines)
+    return [declared.of(engine_config(spec)) if spec.options_submitted else None
+            for spec in config.engines]
+
+
+def _spelt(config: TournamentConfig,
+           known: list[Mapping[str, EngineOption] | None]) -> TournamentConfig:
+    """`config` with each submitted spin value replaced by the number it writes: the engine
+    is sent the runner's own spelling of the number checked, never the submitter's text."""
+    engines = []
+    for spec, options in zip(config.engines, known, strict=True):
+        if options is not None:
+            spelt = []
+            for name, value in spec.options:
+                option = declared_option(options, name, spec.protocol.value)
+                number = spin_number(value) if isinstance(value, str) else None
+                if option is not None and option.type in ("spin", "slider") \
+                        and number is not None:
+                    value = number
+                spelt.append((name, value))
+            spec = dataclasses.replace(spec, options=tuple(spelt))
+        engines.append(spec)
+    return dataclasses.replace(config, engines=tuple(engines))
 
 
 def _mark_submitted(config: TournamentConfig, engines: object) -> TournamentConfig:
@@ -336,7 +378,7 @@ def _engine_problems(item: Mapping[str, Any], path: str) -> list[ConfigProblem]:
     return problems
 
 
-def _option_problems(config: TournamentConfig, declared: DeclaredOptions,
+def _option_problems(config: TournamentConfig, known: list[Mapping[str, EngineOption] | None],
                      ) -> tuple[set[str], list[ConfigProblem]]:
     """The key paths of the submitted options judged against their engine's declarations,
     and the problems found: an option the engine did not declare, or one a submitter may not
@@ -348,7 +390,7 @@ def _option_problems(config: TournamentConfig, declared: DeclaredOptions,
         if not spec.options_submitted:
             continue
         engine = engine_config(spec)
-        options = declared.of(engine)
+        options = known[index]
         if options is None:
             continue
         for name, value in engine.options.items():
@@ -383,7 +425,9 @@ def _book_problems(file: str, settings: ServiceSettings) -> list[ConfigProblem]:
 
 
 def _limits(config: TournamentConfig, settings: ServiceSettings,
-            data: Mapping[str, Any] | None = None) -> list[ConfigProblem]:
+            data: Mapping[str, Any] | None = None,
+            known: list[Mapping[str, EngineOption] | None] | None = None,
+            ) -> list[ConfigProblem]:
     """The service's bounds on what one submission may ask: a tournament must be able to
     finish (games bounded in time, depth and number) and fit the machine (memory, cores)."""
     problems = []
@@ -408,41 +452,14 @@ def _limits(config: TournamentConfig, settings: ServiceSettings,
     if isinstance(data.get("tc"), str):
         problems.extend(_tc_limits("tc", data["tc"], settings))
     engines = data.get("engines")
-    for index, item in enumerate(engines if isinstance(engines, list) else []):
-        if not isinstance(item, dict):
-            continue
-        if isinstance(item.get("tc"), str):
+    items = engines if isinstance(engines, list) else []
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and isinstance(item.get("tc"), str):
             problems.extend(_tc_limits(f"engines[{index}].tc", item["tc"], settings))
-        if isinstance(item.get("options"), dict):
-            problems.extend(_option_limits(f"engines[{index}].options", item["options"],
-                                           settings))
-    return problems
-
-
-# Option names (lower case) that size an engine's memory in MB, or its threads.
-_MEMORY_OPTIONS = frozenset({"hash", "memory", "hashsize", "hash size", "tablememory",
-                             "table memory", "ttsize", "tt size"})
-_THREAD_OPTIONS = frozenset({"threads", "cores", "cpus", "smp", "max cpus", "maxthreads",
-                             "max threads", "search threads"})
-
-
-def _option_limits(where: str, options: Mapping[str, Any],
-                   settings: ServiceSettings) -> list[ConfigProblem]:
-    """Memory and thread options above the service's caps."""
-    problems = []
-    for name, value in options.items():
-        if not isinstance(name, str) or isinstance(value, bool) \
-                or not isinstance(value, int | float):
-            continue  # not a number: the other checks say what is wrong with it
-        folded = name.strip().casefold()
-        if folded in _MEMORY_OPTIONS and value > settings.max_hash_mb:
-            problems.append(ConfigProblem(
-                SOURCE, f"{where}.{name}", show_value(value),
-                f"at most {settings.max_hash_mb} MB of memory per engine on this service"))
-        elif folded in _THREAD_OPTIONS and value > settings.max_threads:
-            problems.append(ConfigProblem(
-                SOURCE, f"{where}.{name}", show_value(value),
-                f"at most {settings.max_threads} threads per engine on this service"))
+    submitted = [item["options"] if isinstance(item, dict) and isinstance(item.get("options"),
+                                                                          dict) else None
+                 for item in items]
+    problems.extend(cap_problems(config, submitted, settings, SOURCE, known or ()))
     return problems
 
 
