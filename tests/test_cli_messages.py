@@ -233,6 +233,18 @@ def test_after_a_failure_running_again_is_offered_only_once_the_cause_is_fixed(
         in " ".join(done.stderr.split()), done.stderr
 
 
+def test_a_match_whose_engine_never_starts_prints_no_score(tmp_path: Path) -> None:
+    """Issue 39: "Score of dead vs alive: 0 - 0 - 0" was printed on stdout although no game
+    was played; the error says what happened, and stdout has no score."""
+    dead = ["--engine", f"cmd={sys.executable}", "arg=-c", "arg=raise SystemExit(3)", "name=dead"]
+    alive = ["--engine", f"cmd={sys.executable} -m engine --level 1", "name=alive"]
+    done = _runner("match", *dead, *alive, "--each", "tc=2+0.05", "proto=cecp", "--rounds", "2",
+                   "--db", str(tmp_path / "r.db"), cwd=tmp_path, timeout=4 * EVENT_TIMEOUT)
+    assert done.returncode == 1, done.stderr
+    assert "engine dead failed to start" in done.stderr, done.stderr
+    assert "Score of" not in done.stdout and "Elo difference" not in done.stdout, done.stdout
+
+
 def test_a_configuration_the_engine_refuses_exits_2_without_offering_a_rerun(
         tmp_path: Path) -> None:
     """An option the engine does not declare is a configuration refusal, found when the

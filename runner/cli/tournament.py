@@ -300,8 +300,10 @@ def _say_finished(store: Store, config: TournamentConfig, done: Done) -> NoRetur
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     board = outcome.scoreboard
     ranking = board.ranking_lines() + [""] if len(board.tally.engine_names) > 2 else []
-    # An engine that never moved lost by not playing: no score, only the error below.
-    for line in [] if outcome.void else ranking + board.summary_lines():
+    # An engine that never moved lost by not playing, and with no game at all (an engine
+    # that never started) there is no score either: only the error below.
+    scored = not outcome.void and any(c.games for c in board.tally.pairings())
+    for line in ranking + board.summary_lines() if scored else []:
         _out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
     if outcome.sprt is not None and not outcome.void:
         s = outcome.sprt
