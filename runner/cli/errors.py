@@ -135,15 +135,18 @@ def _read_only_url(path: Path) -> str | None:
     written (a read-only mount, a copy on a CD), None when it can: the usual opening writes
     (the WAL switch, a migration) and failed with "unable to open database file". A WAL
     database needs its -shm file beside it even to read, so in a directory that cannot be
-    written the file is opened as immutable (what the -wal file holds is then not seen: a
-    clean stop leaves nothing there)."""
+    written the file is opened as immutable unless its -wal and -shm files are there (what
+    a -wal file alone holds is then not seen: a clean stop leaves nothing there)."""
     import os
     from urllib.parse import quote
 
     writable_dir = os.access(path.resolve().parent, os.W_OK | os.X_OK)
     if writable_dir and os.access(path, os.W_OK):
         return None
-    mode = "mode=ro" if writable_dir else "immutable=1"
+    # A runner killed (kill -9, a crash) leaves its last games in the -wal file: with it and
+    # its -shm there, SQLite reads them read-only; immutable would not see them at all.
+    beside = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    mode = "mode=ro" if writable_dir or all(p.exists() for p in beside) else "immutable=1"
     return f"sqlite:///file:{quote(str(path.resolve()))}?{mode}&uri=true"
 
 

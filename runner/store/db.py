@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import sys
 import sysconfig
 from collections.abc import Iterator, Mapping
@@ -30,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     Column,
@@ -50,6 +51,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
+from runner.store.guard import FileWatch
 from runner.store.models import Base
 
 __all__ = [
@@ -58,11 +60,13 @@ __all__ = [
     "SCHEMA_REVISION",
     "Database",
     "MigrationsNotFoundError",
+    "UnknownRevisionError",
     "alembic_config",
     "create_db_engine",
     "create_if_empty",
     "current_revision",
     "database_failure",
+    "file_watch",
     "head_revision",
     "migrations_dir",
     "open_database",
@@ -106,6 +110,33 @@ _VERSION_TABLE = Table(
 
 class MigrationsNotFoundError(FileNotFoundError):
     """The alembic scripts are in neither the source tree nor the installed data files."""
+
+
+class UnknownRevisionError(RuntimeError):
+    """The database's schema is at a revision none of this runner's migrations knows (a newer
+    runner wrote it): nothing is migrated nor written."""
+
+    def __init__(self, revision: str) -> None:
+        from runner import __version__
+
+        self.revision = revision
+        super().__init__(
+            f"its schema is at revision {revision}, which this runner (cecp-runner "
+            f"{__version__}, schema {SCHEMA_REVISION}) does not know: a newer runner wrote "
+            "it. Nothing was changed; use that runner's version (pip install -U cecp-runner) "
+            "or another database")
+
+
+def _known_revision(revision: str) -> bool:
+    """Whether one of the migrations is `revision` (alembic loaded: only a database at another
+    revision than `SCHEMA_REVISION` comes here)."""
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    try:
+        return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
+    except CommandError:
+        return False
 
 
 def resolve_url(url: str | None = None, env: Mapping[str, str] | None = None) -> str:
@@ -165,14 +196,44 @@ def _postgresql_settings(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.commit()
 
 
-def create_db_engine(url: str, **kwargs: Any) -> Engine:
-    """A SQLAlchemy engine for `url`, with SQLite tuned for one writer and many readers."""
+def file_watch(url: str) -> FileWatch | None:
+    """A watch on the SQLite file `url` names (None for any other database: PostgreSQL, in
+    memory, a URI), for `create_db_engine` and the writer's own connection to share."""
+    if not _is_sqlite(url):
+        return None
+    database = make_url(url).database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return FileWatch(Path(database))
+
+
+def _watch(engine: Engine, watch: FileWatch) -> None:
+    """Refuse every commit once the SQLite file is no longer the one opened (deleted or
+    replaced by another: `runner.store.guard`), saving what it holds."""
+
+    def connected(_dbapi_connection: Any, record: Any) -> None:
+        record.info["runner_file"] = watch.connected()
+
+    def committing(connection: Connection) -> None:
+        raw = connection.connection.dbapi_connection
+        if raw is not None:  # pysqlite's connection: a sqlite3.Connection
+            watch.check(cast("sqlite3.Connection", raw), connection.info.get("runner_file"))
+
+    event.listen(engine, "connect", connected)
+    event.listen(engine, "commit", committing)
+
+
+def create_db_engine(url: str, *, watch: FileWatch | None = None, **kwargs: Any) -> Engine:
+    """A SQLAlchemy engine for `url`, with SQLite tuned for one writer and many readers;
+    with `watch` (from `file_watch`), its commits check that the file is still there."""
     if _is_sqlite(url):
         database = make_url(url).database
         if database and database != ":memory:" and not database.startswith("file:"):
             Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)
+        if watch is not None:
+            _watch(engine, watch)
         return engine
     engine = create_engine(url, pool_pre_ping=True, **kwargs)
     if engine.dialect.name == "postgresql":
@@ -339,6 +400,8 @@ class Database:
     url: str
     engine: Engine
     sessions: sessionmaker[Session]
+    watch: FileWatch | None = None
+    """The SQLite file's watch (`runner.store.guard`), None for other databases."""
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -403,7 +466,12 @@ def open_database(url: str | None = None, *, env: Mapping[str, str] | None = Non
     schema to `SCHEMA_REVISION`: created without alembic when it has no tables, upgraded by
     alembic when it is behind."""
     resolved = resolve_url(url, env)
-    engine = create_db_engine(resolved, **engine_kwargs)
-    if migrate and _stored_revision(engine) != SCHEMA_REVISION and not create_if_empty(engine):
-        upgrade(engine)
-    return Database(resolved, engine, sessionmaker(engine, expire_on_commit=False))
+    watch = file_watch(resolved)
+    engine = create_db_engine(resolved, watch=watch, **engine_kwargs)
+    if migrate and (stored := _stored_revision(engine)) != SCHEMA_REVISION:
+        if stored is not None and not _known_revision(stored):
+            engine.dispose()
+            raise UnknownRevisionError(stored)
+        if not create_if_empty(engine):
+            upgrade(engine)
+    return Database(resolved, engine, sessionmaker(engine, expire_on_commit=False), watch)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from runner.rules import Result
+from runner.store.guard import FileWatch
 from runner.store.quick import cache_key as _sources_key
 from runner.store.quick import read_cache, retry_when_locked, write_cache
 from runner.store.records import DuplicateGameError, GameStatus, LeaseLostError
@@ -193,14 +194,19 @@ def _stored(value: Any, kind: str | None) -> Any:
 class FastWrites:
     """The writer's statements on its own sqlite3 connection (one thread uses it)."""
 
-    def __init__(self, db_file: Path, statements: WriteStatements, pragmas: Sequence[str]) -> None:
+    def __init__(self, db_file: Path, statements: WriteStatements, pragmas: Sequence[str],
+                 watch: FileWatch | None = None) -> None:
         """`pragmas`: the settings the connection runs first, as the store's own connections
         do (`runner.store.db.sqlite_pragmas`: the busy timeout among them). They are taken
-        as they are now, not from the cache: a setting is not a statement of the schema."""
+        as they are now, not from the cache: a setting is not a statement of the schema.
+        `watch`: the store's watch on the file (`runner.store.guard`), checked before each
+        commit (a new one of this file's when not given)."""
         self.db_file = db_file
         self.statements = statements
         self.pragmas = tuple(pragmas)
+        self.watch = watch or FileWatch(db_file)
         self._connection: sqlite3.Connection | None = None
+        self._opened: tuple[int, int] | None = None
 
     @staticmethod
     def database_file(url: str) -> Path | None:
@@ -220,6 +226,7 @@ class FastWrites:
             # Autocommit mode: transactions are begun and ended here, explicitly.
             connection = sqlite3.connect(uri, uri=True, isolation_level=None,
                                          check_same_thread=False)
+            self._opened = self.watch.connected()
             try:
                 for pragma in self.pragmas:
                     # 30 s: as long as the store's busy timeout (runner.store.db.LOCK_TIMEOUT_MS).
@@ -250,6 +257,7 @@ class FastWrites:
             if connection.in_transaction:  # SQLite may have rolled back already (disk full)
                 connection.execute("ROLLBACK")
             raise
+        self.watch.check(connection, self._opened)  # not into a file deleted meanwhile
         connection.execute("COMMIT")
 
     def _run(self, name: str, values: Mapping[str, Any]) -> sqlite3.Cursor:

@@ -141,7 +141,7 @@ class GameWriter:
                 save(self.statements, statements)
         from runner.store.db import sqlite_pragmas  # loaded already: the store opened with it
 
-        fast = FastWrites(db_file, statements, sqlite_pragmas())
+        fast = FastWrites(db_file, statements, sqlite_pragmas(), self.db.watch)
         try:
             with fast.transaction():  # the schema checked once, the connection set up
                 pass
