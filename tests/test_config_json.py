@@ -113,6 +113,7 @@ TOURNAMENT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
                                              reverse=st.booleans(), seeds=st.integers(0, 9)),
     "wait_ms": st.integers(min_value=0), "crash_stops": st.booleans(),
     "sprt_trinomial": st.booleans(),
+    "move_ceiling": st.none() | st.floats(0.05, 600.0),
     "cutechess": st.none() | st.builds(
         CutechessSchedule, tournament=st.sampled_from(["round-robin", "gauntlet", "pyramid"]),
         games=st.integers(1, 9), rounds=st.integers(1, 9), repeat=st.integers(1, 9),

@@ -28,6 +28,8 @@ pytest.importorskip("uvicorn", reason="the service extra (uvicorn) is not instal
 AUTH = {"Authorization": "Bearer caps"}
 MAX_HASH = 64
 MAX_THREADS = 2
+CEILING = 1.0
+"""The service's ceiling on a move without a clock, in seconds (short: a test waits for it)."""
 
 
 def _free_port() -> int:
@@ -65,7 +67,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         [sys.executable, "-m", "runner", "serve", "--port", str(port),
          "--db", str(directory / "s.db"), "--engines", str(REPO / "configs" / "engines.toml"),
          "--max-hash", str(MAX_HASH), "--max-threads", str(MAX_THREADS),
-         "--submit-rate", "1000"],
+         "--submit-rate", "1000", "--move-ceiling", str(CEILING)],
         cwd=directory, env={**os.environ, "RUNNER_TOKEN": "caps", "PYTHONPATH": str(REPO)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -173,3 +175,55 @@ def test_the_engine_is_sent_the_runners_spelling_of_the_number(tmp_path: Path) -
                     "bundled"], "tc": "5+0.05"}, settings, DeclaredOptions())
     assert config.engines[0].options == (("Hash", 8), ("Skill Level", 7))
     assert engine_config(config.engines[0]).options == {"Hash": "8", "Skill Level": "7"}
+
+
+@pytest.mark.timeout(300)
+def test_a_depth_that_never_ends_loses_on_time_at_the_ceiling(service: Service) -> None:
+    """Seen: fairymax at depth=64 never finished its first move, and the tournament held the
+    service's only place to run until stopped by hand. Each move is now lost on time at the
+    service's ceiling, and the tournament ends."""
+    require_binary("fairymax")
+    response = service.submit({"engines": ["fairymax", {"use": "fairymax", "name": "fm2"}],
+                               "tc": "depth=64", "games": 2})
+    assert response.status_code == 201, response.text
+    url = f"{service.base}/api/tournaments/{response.json()['id']}"
+    deadline = time.monotonic() + 240
+    while httpx.get(url, timeout=10).json()["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, "the tournament never ended"
+        time.sleep(0.2)
+    detail = httpx.get(url, timeout=10).json()
+    assert detail["status"] == "finished" and detail["done_games"] == 2, detail
+    pgn = httpx.get(f"{url}/pgn", timeout=30).text
+    assert pgn.count('[Termination "time forfeit"]') == 2, pgn
+    assert pgn.count(f"no move within the ceiling of {CEILING:g} s a move") == 2, pgn
+
+
+def test_a_run_standing_still_is_stopped_with_its_reason() -> None:
+    """The watch behind the ceiling: progress keeps a run going; standing still past the
+    ceiling and the grace stops it, with the reason the API shows."""
+    import asyncio
+
+    from runner.service.watchdog import ProgressWatch
+
+    now = [0.0]
+    watch = ProgressWatch(10.0, grace=5.0, clock=lambda: now[0])
+    now[0] = 14.0
+    assert watch.stalled() is None
+    watch.progressed()
+    now[0] = 28.0
+    assert watch.stalled() is None
+    now[0] = 29.5
+    reason = watch.stalled()
+    assert reason is not None and "no progress for 16 s" in reason and "10 s" in reason
+
+    stopped: list[str] = []
+
+    async def stop(why: str) -> None:
+        stopped.append(why)
+
+    async def main() -> None:
+        real = ProgressWatch(0.05, grace=0.05)
+        await asyncio.wait_for(real.guard(stop), 30)
+
+    asyncio.run(main())
+    assert len(stopped) == 1 and stopped[0].startswith("no progress for"), stopped

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import os
 from pathlib import Path
@@ -97,6 +98,11 @@ def serve_command(
         None, "--max-threads", min=1,
         help="The most threads or cores a submission may give one engine (default: the CPU "
              "cores)."),
+    move_ceiling: float | None = typer.Option(
+        None, "--move-ceiling", min=0.05, metavar="SECONDS",
+        help="The longest a move may take without a clock (depth=, nodes=): past it the move "
+             "is lost on time, and a run with no move for that long (and 30 s) is stopped "
+             "(default 60)."),
     render_workers: int | None = typer.Option(
         None, "--render-workers", min=0,
         help="Processes that build reports off the loop that referees games (default 1; 0: a "
@@ -159,6 +165,8 @@ def serve_command(
             ("max_engines", max_engines), ("max_games", max_games), ("max_hash_mb", max_hash),
             ("max_threads", max_threads), ("render_workers", render_workers),
             ("heavy_reads_per_client", heavy_reads)) if value is not None})
+    if move_ceiling is not None:
+        settings = dataclasses.replace(settings, move_ceiling_seconds=move_ceiling)
     if token is None:
         err_console.print("no token (RUNNER_TOKEN or --token-file): the service is read-only",
                           highlight=False, markup=False)

@@ -381,6 +381,10 @@ class TournamentConfig:
     crash_stops: bool = False
     """A game ended by an engine's crash or stall stops the run, the games in flight aborted
     (fastchess without -recover); by default the engine is restarted and the run goes on."""
+    move_ceiling: float | None = None
+    """Seconds a move may take when no clock runs (a depth or node limit) before it is lost
+    on time: ``runner serve`` sets it on submissions (None: the engine is waited for as long
+    as any untimed move, then counts as stalled)."""
 
     def engine(self, name: str) -> EngineSpec:
         """The engine called `name`."""
@@ -429,6 +433,7 @@ class TournamentConfig:
             **({"cutechess": {k: v for k, v in vars(self.cutechess).items() if k != "wait_ms"}}
                if self.cutechess is not None else {}),
             **({"sprt_trinomial": True} if self.sprt_trinomial else {}),
+            **({"move_ceiling": self.move_ceiling} if self.move_ceiling is not None else {}),
         }
 
     def fingerprint(self) -> str:

@@ -311,7 +311,8 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         mover = board.turn
         clock = clocks[mover]
         reply, elapsed = await _ask(engines[mover], board, clock, clocks[not mover], sent,
-                                    spec.untimed_move_timeout, offer_pending[not mover], frozen)
+                                    spec.untimed_move_timeout, offer_pending[not mover], frozen,
+                                    spec.move_ceiling)
         if reply.resigned:
             return _GameOver(_win_for(not mover), GameTermination.RESIGNATION,
                              f"{_color_name(mover)} resigns")
@@ -403,15 +404,19 @@ def _adjudicate(draws: DrawTracker, resigns: ResignTracker, rules: AdjudicationR
 
 
 async def _ask(engine: Engine, board: Board, clock: Clock, other: Clock, sent: list[str],
-               untimed: float, draw_offered: bool, frozen: _Frozen) -> tuple[EngineReply, float]:
-    """The side to move's reply and the seconds it took; a fault or a flag ends the game."""
+               untimed: float, draw_offered: bool, frozen: _Frozen,
+               ceiling: float | None = None) -> tuple[EngineReply, float]:
+    """The side to move's reply and the seconds it took; a fault or a flag ends the game.
+    Without a running clock, a move past `ceiling` (if any) is lost on time."""
+    capped = ceiling is not None and not clock.control.is_timed
     mover = board.turn
     state = ClockState(own=clock.time_left(), opponent=other.time_left(),
                        moves_to_go=clock.moves_to_go, period=clock.period_index,
                        opponent_increment=other.increment)
     started = time.monotonic()
     try:
-        reply = await engine.play(sent, state, timeout=_timeout_for(clock, untimed),
+        reply = await engine.play(sent, state, timeout=ceiling if capped and ceiling is not None
+                                  else _timeout_for(clock, untimed),
                                   opponent_offers_draw=draw_offered)
     except EngineStalled as exc:
         elapsed = time.monotonic() - started
@@ -421,6 +426,9 @@ async def _ask(engine: Engine, board: Board, clock: Clock, other: Clock, sent: l
                    or _time_forfeit(board, mover, f"no move within its time ({exc})")) from exc
         # Untimed, the deadline is this move's alone: any standstill of the runner during
         # the move shortened the wait the engine was given.
+        if capped:
+            raise (frozen.replay(mover, 0.0, since=started) or _time_forfeit(
+                board, mover, f"no move within the ceiling of {ceiling:g} s a move")) from exc
         raise frozen.replay(mover, 0.0, since=started) or _fault(mover, exc) from exc
     except EngineError as error:  # a name of its own: compiled, one name has one type
         raise _fault(mover, error) from error

@@ -53,6 +53,10 @@ class GameSpec:
     tags: Mapping[str, str] = field(default_factory=dict)
     untimed_move_timeout: float = UNTIMED_MOVE_TIMEOUT
     """Seconds before an engine without a running clock (depth, ``inf``) is declared stalled."""
+    move_ceiling: float | None = None
+    """Seconds a move may take on a side without a running clock (a depth or node limit)
+    before it is lost on time (``runner serve`` sets it for submissions); None: such a move
+    may take `untimed_move_timeout`, and the engine then counts as stalled."""
     white_pov: tuple[bool, bool] = (False, False)
     """(White, Black): whether that side's engine reports scores from White's side
     (cutechess-cli's ``whitepov``): the Black one's scores are negated when read."""
@@ -60,6 +64,8 @@ class GameSpec:
     def __post_init__(self) -> None:
         if self.untimed_move_timeout <= 0:
             raise ValueError(f"untimed move timeout must be positive, not {self.untimed_move_timeout}")
+        if self.move_ceiling is not None and not self.move_ceiling > 0:
+            raise ValueError(f"move ceiling must be positive, not {self.move_ceiling}")
 
 
 @dataclass(frozen=True)

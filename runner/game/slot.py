@@ -150,7 +150,10 @@ class GameSlot:
             await self.close()
             return CannotSetUp(str(exc))
         seconds = time.monotonic() - began
-        if (record.replay or record.termination in RESTART_AFTER
+        # A move cut by the ceiling (no clock ran) leaves its engine searching: start afresh.
+        ceiling_cut = (record.termination is GameTermination.TIME_FORFEIT
+                       and record.spec.move_ceiling is not None)
+        if (record.replay or record.termination in RESTART_AFTER or ceiling_cut
                 or self.fresh_engines.intersection(job.engines)):
             await self.close()
         return Played(record, seconds)

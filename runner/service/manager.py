@@ -49,6 +49,7 @@ from runner.service.payloads import (
     TournamentSummary,
 )
 from runner.service.settings import ServiceSettings
+from runner.service.watchdog import ProgressWatch
 from runner.store.store import SERVICE, Store, TournamentProgress, TournamentStatus
 from runner.tournament.events import (
     Event,
@@ -88,6 +89,10 @@ class _Run:
     boards: dict[int, BoardState] = field(default_factory=dict)
     standings_due: bool = False
     standings_task: asyncio.Task[None] | None = None
+    watch: ProgressWatch | None = None
+    """When the run last made progress (runs under the service's ceiling on a move)."""
+    stalled: str | None = None
+    """Why the watch stopped the run (None: it did not)."""
 
 
 class TournamentManager:
@@ -318,9 +323,14 @@ class TournamentManager:
                         await self._stored_reasons():
                     await self._note_reason(tournament_id, None)  # this run starts afresh
                 event_log.publish(StatusEvent(status="running"))
-                outcome = await run.tournament.run(
-                    on_event=lambda event: self._on_event(tournament_id, event),
-                    watch_moves=True)
+                guard = self._guard(tournament_id, run)
+                try:
+                    outcome = await run.tournament.run(
+                        on_event=lambda event: self._on_event(tournament_id, event),
+                        watch_moves=True)
+                finally:
+                    if guard is not None:
+                        guard.cancel()
             status = outcome.status.value
             if outcome.error is not None:
                 reason = outcome.error
@@ -344,7 +354,9 @@ class TournamentManager:
                 await asyncio.to_thread(self.store.set_stopped, tournament_id)
             self._changed(tournament_id)
             status = "stopped"
-        if reason is not None and status != "stopped":
+        if run.stalled is not None:
+            reason = run.stalled  # stopped, and why
+        if reason is not None and (status != "stopped" or run.stalled is not None):
             reason = _one_line(reason)
             await self._note_reason(tournament_id, reason)
         else:
@@ -358,11 +370,28 @@ class TournamentManager:
         if status == TournamentStatus.FINISHED.value:
             event_log.close()
 
+    def _guard(self, tournament_id: int, run: _Run) -> asyncio.Task[None] | None:
+        """Watch a run under the ceiling on a move for standing still (None: no ceiling)."""
+        ceiling = run.tournament.config.move_ceiling
+        if ceiling is None:
+            return None
+        run.watch = ProgressWatch(ceiling)
+
+        async def stalled(reason: str) -> None:
+            run.stalled = reason
+            log.warning("tournament %d: %s", tournament_id, reason)
+            await self.stop(tournament_id, hard=True)
+
+        return asyncio.create_task(run.watch.guard(stalled), name=f"watch-{tournament_id}")
+
     # ----------------------------------------------------------------- events
 
     def _on_event(self, tournament_id: int, event: Event) -> None:
         run = self._runs.get(tournament_id)
         event_log = self.log(tournament_id)
+        if run is not None and run.watch is not None \
+                and isinstance(event, MovePlayed | GameStarted | GameFinished):
+            run.watch.progressed()
         if isinstance(event, MovePlayed):
             move = event.move
             now = time.time()  # in the event too: a client counts its clocks down from it

@@ -93,6 +93,10 @@ class ServiceSettings:
     """The deepest depth limit (``depth=``); a game limited by depth alone must end."""
     max_nodes: int = 1_000_000_000
     """The most nodes per move (``nodes=``)."""
+    move_ceiling_seconds: float = 60.0
+    """The longest a move may take on a side without a running clock (``depth=``, ``nodes=``,
+    ``inf``): past it the move is lost on time. A run in which nothing moves for that long
+    and `STALL_GRACE` more is stopped, saying why (runner.service.watchdog)."""
     max_hash_mb: int = 1024
     """The largest hash table or memory option (Hash, Memory, ...) in MB."""
     max_threads: int = field(default_factory=lambda: os.cpu_count() or 1)

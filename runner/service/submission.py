@@ -231,7 +231,9 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
         problems.extend(found)
     if problems or config is None:
         raise ConfigError(problems)
-    return config
+    # A depth or node limit alone may never end (fairymax at depth=64): the service's ceiling
+    # on a move's time stands in for the clock such a game lacks.
+    return dataclasses.replace(config, move_ceiling=settings.move_ceiling_seconds)
 
 
 def _declarations(config: TournamentConfig, declared: DeclaredOptions | None,

@@ -110,6 +110,7 @@ def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | 
         tags={"Event": config.name, "Site": "cecp-runner",
               "Round": f"{game.round}.{game.index % per_round + 1}"},
         white_pov=(config.engine(game.white).white_pov, config.engine(game.black).white_pov),
+        move_ceiling=config.move_ceiling,
     )
 
 
