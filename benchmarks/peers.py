@@ -13,7 +13,7 @@ reaping it (``waitid(..., WNOWAIT)``), reads ``/proc/PID/stat`` of the zombie an
 Plies are counted from each run's PGN output (SAN tokens of the movetext), so all three runners
 are divided by what they really played. Printed per workload: medians over the repeats, the
 median load average, and our ratios to each peer. ``--markdown`` prints the same medians as the
-README's performance table (this script is that table's one source).
+performance table of docs/benchmarks.md (this script is that table's one source).
 
 Start-up figures: ``runner --help``, ``runner list`` and ``runner stats`` wall times (median of
 ``--repeats``). ``--workloads forfeit`` runs the long check of issue 17 (1,000 games at 2+0.02
@@ -440,13 +440,13 @@ def print_text(w: Workload, columns: list[Column]) -> None:
 
 
 def _without_build(runner: str) -> str:
-    """A column's name without its build suffix: the README table's column."""
+    """A column's name without its build suffix: the docs/benchmarks.md table's column."""
     return "/".join(part for part in runner.split("/") if part not in BUILDS)
 
 
 def print_markdown(chosen: list[Workload], results: dict[str, list[Column]],
                    startup: dict[str, float]) -> None:
-    """The README's performance table; with ``--builds``, one row per build and figure."""
+    """docs/benchmarks.md's performance table; with ``--builds``, one row per build and figure."""
     names = [c.runner for c in next(iter(results.values()), [])
              if c.runner.startswith(OURS)] or [OURS]
     builds = list(dict.fromkeys(build_of(name) for name in names))  # [None] without --builds
@@ -509,7 +509,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100, help="games per run (even)")
     parser.add_argument("--workloads", default="fairymax,stockfish",
                         help="comma-separated: fairymax, stockfish, forfeit")
-    parser.add_argument("--markdown", action="store_true", help="also print the README table")
+    parser.add_argument("--markdown", action="store_true", help="also print the table of docs/benchmarks.md")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
     parser.add_argument("--loops", metavar="LOOPS",
                         help="comma-separated event loops to run our CLI on, one column each: "

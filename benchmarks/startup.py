@@ -22,7 +22,7 @@ Measured commands:
   database opened and asked), no game played.
 
 ``--baseline DIR`` measures another checkout beside this one (interleaved too) and prints both
-with their ratio; ``--markdown`` prints the rows of the README's performance table.
+with their ratio; ``--markdown`` prints the rows of docs/benchmarks.md's performance table.
 
     python benchmarks/startup.py [--repeats 20] [--baseline DIR] [--markdown]
                                  [--commands help,list,...]
@@ -219,7 +219,7 @@ def print_table(results: dict[str, dict[str, Timings]], chosen: list[Command],
 
 def print_markdown(results: dict[str, dict[str, Timings]], chosen: list[Command],
                    loads: list[float]) -> None:
-    """The README's start-up rows (this checkout's figures)."""
+    """docs/benchmarks.md's start-up rows (this checkout's figures)."""
     mine = results[next(iter(results))]
     load = statistics.median(loads)
     print()
@@ -237,7 +237,7 @@ def main() -> None:
     parser.add_argument("--commands", default="python,help,version,list,stats,fastchess,"
                         "cutechess,fastchess-version,cutechess-version,run",
                         help="comma-separated keys of the commands to time")
-    parser.add_argument("--markdown", action="store_true", help="also print the README rows")
+    parser.add_argument("--markdown", action="store_true", help="also print the rows of docs/benchmarks.md")
     args = parser.parse_args()
     if shutil.which("python") is None:
         sys.exit("the demo's engines are started as 'python -m engine': no python on PATH")

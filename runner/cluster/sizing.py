@@ -9,7 +9,7 @@ processes besides the engines, the games are spread over local Dask worker proce
 (`default_local_workers`), so they agree; an explicit ``--workers``/``--cluster`` or a
 file's ``[cluster]`` wins over it.
 
-Measured on 2 cores (``benchmarks/concurrency.py``, 1+0.01, instant engines; the README's
+Measured on 2 cores (``benchmarks/concurrency.py``, 1+0.01, instant engines; docs/benchmarks.md,
 "Many games at once"): one process played 16 games at once without a time loss on every
 workload, and 2 local workers did worse there (time losses on two of four workloads, 2.5-3x
 the wall time: Dask's processes and the engines share the same two cores); at 64 games at
