@@ -38,6 +38,7 @@ from runner.report.build import build_report
 from runner.report.render import render
 from runner.store import EngineRowValues, GameStatus, create_tournament, open_database
 from runner.store.models import EngineRow, GameRow
+from runner.store.store import ReportRows
 from runner.tournament.pairing import match, round_robin
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -131,7 +132,7 @@ def _in_process(path: Path, fmt: str) -> tuple[float, int, int]:
         tracemalloc.start()
         started = time.perf_counter()
         with db.session() as session:
-            report = build_report(session)
+            report = build_report(ReportRows(session))
         render(report, fmt)
         seconds = time.perf_counter() - started
         peak = tracemalloc.get_traced_memory()[1]

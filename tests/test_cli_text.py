@@ -16,6 +16,7 @@ from runner.report.build import build_report
 from runner.report.render import render_text
 from runner.stats import Trinomial, match_stats
 from runner.store import open_database
+from runner.store.store import ReportRows
 
 CONFIG = """\
 name = "rerun"
@@ -173,7 +174,7 @@ def test_the_text_report_is_not_squeezed(played: Path) -> None:
     assert piped.returncode == 0, piped.stderr
     assert "…" not in piped.stdout and "Elo (W/D/L)" in piped.stdout
     with open_database(str(played / "runner.db")) as database, database.session() as session:
-        report = build_report(session, 1)
+        report = build_report(ReportRows(session), 1)
     for width in (80, 100, 132):
         text = render_text(report, width=width)
         assert "…" not in text

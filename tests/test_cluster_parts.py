@@ -27,6 +27,7 @@ from runner.report.render import report_json
 from runner.rules import Result
 from runner.store import Database, create_tournament, open_database, record_game
 from runner.store.recording import EngineRowValues
+from runner.store.store import ReportRows
 from runner.tournament.pairing import match
 from tests.conftest import REPO
 
@@ -148,7 +149,7 @@ def test_faults_per_worker_flag_a_bad_worker(db: Database) -> None:
         with db.session() as session:
             record_game(session, tid, job, record)
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     rows = {(w.worker, w.engine): (w.games, w.crashes, w.time_losses, w.flagged)
             for w in report.worker_faults}
     assert rows == {("w1", "A"): (6, 0, 1, True), ("w1", "B"): (6, 0, 0, False),

@@ -58,6 +58,7 @@ from runner.store import (
     record_game,
 )
 from runner.store.models import EngineRow, GameRow
+from runner.store.store import ReportRows
 from runner.tournament.pairing import Pairing, ScheduledGame, gauntlet, match, round_robin
 from runner.tournament.scoreboard import Scoreboard
 
@@ -161,7 +162,7 @@ def test_match_report_numbers_by_hand(any_db: Database) -> None:
     assert colors[7] == ("A", "B") and colors[8] == ("A", "B")
     tid = _match(db, stored_decision="H1")
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
 
     assert report.format is TournamentFormat.MATCH and report.reference == "A"
     assert (report.games_played, report.games_planned) == (10, 10)
@@ -238,7 +239,7 @@ def test_tablebase_adjudications_are_counted_apart(db: Database) -> None:
             Planned(1, "adjudication", 50, "White wins by adjudication"))
     tid = _store(db, match("A", "B", games=4), ["A", "B"], plan, fmt="match")
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     ends = {t.label: (t.games, t.draws) for t in report.terminations}
     assert ends == {"tablebase": (3, 2), "adjudication": (1, 0)}
     rows = {row["termination"]: row["games"] for row in report_json(report)["terminations"]}
@@ -255,7 +256,7 @@ def test_time_forfeit_draw_blames_the_flagging_side(db: Database) -> None:
     assert schedule.job(5).white == "B"
     tid = _match(db)
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     assert {f.engine: f.time_forfeits for f in report.faults} == {"A": 0, "B": 2}
 
 
@@ -265,8 +266,8 @@ def test_json_round_trip_has_stats_keys_and_no_inf(db: Database) -> None:
     sweep = [Planned(1, "checkmate", 30)] * 4
     _store(db, match("X", "Y", rounds=2), ["X", "Y"], sweep, fmt="match", name="sweep")
     with db.session() as session:
-        report = build_report(session, tid)
-        latest = build_report(session)
+        report = build_report(ReportRows(session), tid)
+        latest = build_report(ReportRows(session))
     assert latest.name == "sweep"
     for rep in (report, latest):
         text = render_json(rep)
@@ -293,9 +294,9 @@ def test_json_round_trip_has_stats_keys_and_no_inf(db: Database) -> None:
 def test_empty_tournament_and_unknown_id(db: Database) -> None:
     tid = _store(db, match("A", "B"), ["A", "B"], [], fmt="match", sprt_config=SPRT_CONFIG)
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
         with pytest.raises(ReportError, match="no tournament with id 99"):
-            build_report(session, 99)
+            build_report(ReportRows(session), 99)
     assert report.games_played == 0 and report.pairings == () and report.draw_ratio is None
     assert [s.elo for s in report.standings] == [None, None]
     assert report.sprt is not None and report.sprt.result is None
@@ -312,7 +313,7 @@ def test_unscored_games_are_counted_apart(db: Database) -> None:
     with db.session() as session:
         record_game(session, tid, schedule.job(2), _record(
             schedule.job(2), "*", "error", T0 + timedelta(hours=1), seconds=0, reason="boom"))
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     assert report.games_played == 3
     assert report.pairings[0].trinomial == Trinomial(1, 1, 0)
     assert {t.termination: t.unfinished
@@ -340,7 +341,7 @@ def test_round_robin_crosstable_and_ratings(any_db: Database) -> None:
         plan.append(Planned(score, "adjudication", 60 + job.index))
     tid = _store(db, schedule, engines, plan, fmt="round-robin")
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
 
     assert report.format is TournamentFormat.ROUND_ROBIN and report.games_played == 12
     pairs = {(p.first, p.second): p for p in report.pairings}
@@ -396,7 +397,7 @@ def test_gauntlet_rates_each_opponent_against_the_first_engine(db: Database) -> 
         plan.append(Planned(scores[opponent].pop(0), "checkmate", 40))
     tid = _store(db, schedule, ["G", "X", "Y"], plan, fmt="gauntlet")
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     assert report.format is TournamentFormat.GAUNTLET and report.crosstable is None
     by_name = {s.engine: s for s in report.standings}
     pairs = {(p.first, p.second): p for p in report.pairings}
@@ -444,7 +445,7 @@ def test_end_of_run_ranking_and_report_show_the_same_figures(db: Database, fmt: 
     plan = [Planned(scores[k], "checkmate", 40) for k, _ in enumerate(schedule.jobs())]
     tid = _store(db, schedule, engines, plan, fmt=fmt)
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     ranked = _rank_rows(_board_of(schedule, engines, plan))
     assert list(ranked) == [s.engine for s in report.standings]
     for standing in report.standings:
@@ -469,7 +470,7 @@ def test_a_sweep_shows_fishtests_figures_in_every_view(db: Database) -> None:
     plan = [Planned(1, "checkmate", 30)] * 4
     tid = _store(db, schedule, ["X", "Y"], plan, fmt="match")
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     text, data, page = _views(report)
     pairing = data["pairings"][0]
     head = match_stats(Pentanomial(0, 0, 0, 0, 2, wl_pairs=0))
@@ -495,7 +496,7 @@ def test_one_game_or_one_pair_gives_no_figures_in_any_view(db: Database, played:
     plan = [Planned(0, "checkmate", 30), Planned(0.5, "stalemate", 30)][:played]
     tid = _store(db, schedule, ["X", "Y"], plan, fmt="match")
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     text, data, page = _views(report)
     pairing = data["pairings"][0]
     assert pairing["stats"]["elo"] is None and pairing["stats"]["nelo"] is None
@@ -588,7 +589,7 @@ def _peak(db: Database, tid: int) -> int:
     tracemalloc.start()
     try:
         with db.session() as session:
-            render_html(build_report(session, tid))
+            render_html(build_report(ReportRows(session), tid))
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -601,7 +602,7 @@ def test_report_memory_does_not_grow_with_the_games(db: Database) -> None:
     # Five times the games (and ~10 MB more PGN text) may not cost even 1 MB more.
     assert large_peak - small_peak < 1_000_000, (small_peak, large_peak)
     with db.session() as session:
-        report = build_report(session, large)
+        report = build_report(ReportRows(session), large)
     assert report.games_played == 25_000 and len(report.llr_series) == 200
     assert report.pairings[0].trinomial == counts and counts.draws == 10_000
 
@@ -653,7 +654,7 @@ def _png_pixels(path: Path) -> tuple[int, int, bytes]:
 def test_html_report_renders_in_a_real_browser(db: Database, tmp_path: Path) -> None:
     tid = _match(db, stored_decision="continue")
     with db.session() as session:
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     page = render_html(report)
     assert "<script" not in page and "http://" not in page.replace(
         'xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
@@ -709,7 +710,7 @@ def test_an_old_row_is_read_through_the_config_model(db: Database) -> None:
     with db.session() as session:
         replace_config(session, tid, config=_old_row(["B", "A"]), fingerprint="fp-old",
                        total_games=10)
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     assert report.sprt is not None and report.sprt.maxgames == 400, report.notes
     assert report.sprt.spec == SprtSpec(0.0, 10.0, 0.05, 0.05, EloModel.NORMALIZED)
     assert report.format is TournamentFormat.GAUNTLET  # as stored, not guessed (a match)
@@ -721,7 +722,7 @@ def test_an_old_row_is_read_through_the_config_model(db: Database) -> None:
                "sprt": {**SPRT_CONFIG, "confidence": 0.95}, "retired_top_level_key": 1}
     with db.session() as session:
         replace_config(session, tid, config=partial, fingerprint="fp-partial", total_games=10)
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     assert report.sprt is not None and report.sprt.maxgames == 400, report.notes
     assert report.format is TournamentFormat.ROUND_ROBIN
     assert report.engines == ("B", "A")
@@ -730,7 +731,7 @@ def test_an_old_row_is_read_through_the_config_model(db: Database) -> None:
     broken = {**partial, "sprt": {"elo0": "low", "elo1": 10.0}}
     with db.session() as session:
         replace_config(session, tid, config=broken, fingerprint="fp-broken", total_games=10)
-        report = build_report(session, tid)
+        report = build_report(ReportRows(session), tid)
     assert report.sprt is None
     assert any("SPRT settings are unusable" in note and "elo0" in note
                for note in report.notes), report.notes

@@ -69,7 +69,7 @@ def start(config: TournamentConfig, store: Store, mode: StartMode, *,
     if scheduler is None:
         scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
     by_id = tournament_id is not None
-    return Tournament(config, store.db, force=mode is StartMode.FORCE,
+    return Tournament(config, store, force=mode is StartMode.FORCE,
                       new=mode is StartMode.NEW and not by_id, tournament_id=tournament_id,
                       concurrency=concurrency, scheduler=scheduler, pgnout=pgnout,
                       origin=origin, lease_timeout=lease_timeout,

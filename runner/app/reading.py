@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.store.records import TournamentProgress, never_moved
+from runner.store import TournamentProgress, never_moved
 from runner.text import shown
 
 if TYPE_CHECKING:  # annotations only: listing tournaments loads neither the rules nor games
@@ -39,21 +39,15 @@ def quick_tournament_list(db_file: Path, cache: Path) -> tuple[list[TournamentPr
     `db_file`, read without SQLAlchemy with the statements `remember_list` wrote to `cache`;
     None when there are none for this version or they cannot answer (take the store's way,
     then `remember_list`)."""
-    from runner.store.quick import cache_key, load, read_list
+    from runner.store import quick_list
 
-    key = cache_key()
-    reads = None if key is None else load(cache, key)
-    return None if reads is None else read_list(db_file, reads)
+    return quick_list(db_file, cache)
 
 
 def remember_list(store: Store, cache: Path) -> None:
     """Keep in `cache` what `quick_tournament_list` needs to list `store` next time (nothing
     for a database other than SQLite)."""
-    from runner.store.quick import save
-
-    reads = store.list_reads()
-    if reads is not None:
-        save(cache, reads)
+    store.remember_list(cache)
 
 
 def export_target(store: Store, tournament_id: int | None, engine: str | None) -> int:
@@ -79,7 +73,7 @@ def pgn_games(store: Store, tournament_id: int, *, engine: str | None = None,
               termination: GameTermination | None = None) -> Iterator[str]:
     """The PGN text of each stored game that matches the filters, one blank line after each,
     in schedule order; streamed."""
-    from runner.store import GameFilter
+    from runner.store.store import GameFilter
 
     where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
                        termination=termination)

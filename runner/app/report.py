@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from runner.report.build import Report, ReportError, build_report
-from runner.store import Store
+from runner.store.store import Store
 
 __all__ = ["ReportError", "report"]
 
 
 def report(store: Store, tournament_id: int | None = None) -> Report:
     """The report of one tournament (default: the newest); ReportError when there is none."""
-    with store.db.session() as session:
-        return build_report(session, tournament_id)
+    with store.report_rows() as rows:
+        return build_report(rows, tournament_id)

@@ -252,7 +252,7 @@ def _repair_pgn(store: Store, tournament_id: int, pgnout: Path | None) -> int:
     """Write the stored games of `tournament_id` its PGN file `pgnout` lacks; how many."""
     if pgnout is None:
         return 0
-    writer = GameWriter(store.db, tournament_id, pgnout)
+    writer = GameWriter(store, tournament_id, pgnout)
     try:
         return writer.repair_pgn()
     finally:

@@ -1,8 +1,9 @@
 """A tournament's report, built from the results database: standings, pairings, plots' data.
 
-Pure: reads through `runner.store.queries` (SQL aggregates and one lean stream over the games
-in the order they ended, so memory stays flat on any size of tournament) and returns frozen
-dataclasses; `runner.report.render` turns them into text, JSON or HTML.
+Pure: reads through the store's `ReportRows` (SQL aggregates and one lean stream over the
+games in the order they ended, so memory stays flat on any size of tournament) and returns
+the frozen records of `runner.report.records`; `runner.report.render` turns them into text,
+JSON or HTML.
 
 Conventions (the figures are fishtest's, from `runner.stats`):
 
@@ -25,21 +26,33 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING
 
 from runner.config.check import ConfigError
 from runner.config.model import SprtConfig, TournamentConfig, TournamentFormat, stored_setting
 from runner.game.record import GameTermination
-from runner.report.workers import WorkerFaults, WorkerTally
+from runner.report.records import (
+    CrossCell,
+    Crosstable,
+    EloSeries,
+    EngineFaults,
+    LengthBin,
+    LlrPoint,
+    PairingResult,
+    Report,
+    ReportError,
+    SeriesPoint,
+    SprtState,
+    Standing,
+    TerminationTally,
+)
+from runner.report.workers import WorkerTally
 from runner.rules import Result
 from runner.stats import (
     EngineScore,
     MatchStats,
     PairingCounts,
     Pentanomial,
-    SprtResult,
     SprtSpec,
     Tally,
     Trinomial,
@@ -47,31 +60,16 @@ from runner.stats import (
     sprt,
     standing_figures,
 )
-from runner.store.origin import never_moved
-from runner.store.queries import (
-    PlayedGame,
-    TournamentInfo,
-    find_tournament,
-    stream_played,
-    tournament_info,
-)
+from runner.store import never_moved
+
+if TYPE_CHECKING:
+    from runner.store.store import PlayedGame, ReportRows, TournamentInfo
 
 __all__ = [
     "FAULT_TERMINATIONS",
-    "CrossCell",
-    "Crosstable",
-    "EloSeries",
-    "EngineFaults",
-    "LengthBin",
-    "LlrPoint",
-    "PairingResult",
     "Report",
     "ReportError",
-    "SeriesPoint",
-    "SprtState",
     "StoredSettings",
-    "Standing",
-    "TerminationTally",
     "build_report",
     "headline_counts",
 ]
@@ -86,184 +84,6 @@ FAULT_TERMINATIONS: Mapping[GameTermination, str] = {
 """Terminations that are one engine's fault, and the `EngineFaults` field counting each."""
 
 _NICE_WIDTHS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000)
-
-
-class ReportError(ValueError):
-    """The report cannot be made: no such tournament, or an empty database."""
-
-
-@dataclass(frozen=True)
-class Standing:
-    """One engine's line in the standings; figures are None where they do not apply."""
-
-    rank: int
-    engine: str
-    games: int
-    points: float
-    wins: int
-    draws: int
-    losses: int
-    elo: float | None
-    elo_error95: float | None
-    los: float | None
-    """Likelihood of superiority over the reference engine (None for the reference itself)."""
-    reference: bool
-
-    @property
-    def score(self) -> float | None:
-        """Points per game."""
-        return self.points / self.games if self.games else None
-
-
-@dataclass(frozen=True)
-class PairingResult:
-    """Two engines' results against each other, from `first`'s point of view."""
-
-    first: str
-    second: str
-    trinomial: Trinomial
-    pentanomial: Pentanomial
-    stats: MatchStats | None
-    """Headline figures: from complete pairs when there are any, else from single games."""
-    wdl_stats: MatchStats | None
-    """Figures from single games (W/D/L), with the draw ratio."""
-
-
-@dataclass(frozen=True)
-class CrossCell:
-    """The row engine's points and games against the column engine."""
-
-    points: float
-    games: int
-
-
-@dataclass(frozen=True)
-class Crosstable:
-    """Every engine against every other; ``cells[i][j]`` is engine i against engine j."""
-
-    engines: tuple[str, ...]
-    cells: tuple[tuple[CrossCell | None, ...], ...]
-
-
-@dataclass(frozen=True)
-class TerminationTally:
-    """How many games ended one way, split by result."""
-
-    termination: GameTermination | None
-    """None for games stored without a termination this runner knows."""
-    games: int
-    white_wins: int
-    black_wins: int
-    draws: int
-    unfinished: int
-
-    @property
-    def label(self) -> str:
-        """The termination as the report writes it."""
-        return "unknown" if self.termination is None else self.termination.value
-
-
-@dataclass(frozen=True)
-class EngineFaults:
-    """Games one engine lost (or drew) through its own fault."""
-
-    engine: str
-    time_forfeits: int = 0
-    illegal_moves: int = 0
-    false_claims: int = 0
-    crashes: int = 0
-    """Disconnections: the engine exited or its pipe broke."""
-    stalls: int = 0
-
-    @property
-    def total(self) -> int:
-        """All faults together."""
-        return (self.time_forfeits + self.illegal_moves + self.false_claims + self.crashes
-                + self.stalls)
-
-
-@dataclass(frozen=True)
-class SprtState:
-    """An SPRT's settings and where it stands on the games played."""
-
-    spec: SprtSpec
-    maxgames: int | None
-    result: SprtResult | None
-    """None before the first game."""
-    stored_decision: str | None
-    """The decision the runner stored when it stopped the tournament, if it did."""
-    first: str
-    second: str
-
-
-@dataclass(frozen=True)
-class SeriesPoint:
-    """An Elo estimate with its 95% margin after a number of games played."""
-
-    games: int
-    elo: float
-    elo_error95: float
-
-
-@dataclass(frozen=True)
-class EloSeries:
-    """How one Elo estimate moved as games were played."""
-
-    label: str
-    points: tuple[SeriesPoint, ...]
-
-
-@dataclass(frozen=True)
-class LlrPoint:
-    """The SPRT's log-likelihood ratio after a number of games played."""
-
-    games: int
-    llr: float
-
-
-@dataclass(frozen=True)
-class LengthBin:
-    """Games whose length in plies lies in [low, high]."""
-
-    low: int
-    high: int
-    games: int
-
-
-@dataclass(frozen=True)
-class Report:
-    """Everything a tournament report shows."""
-
-    tournament_id: int
-    name: str
-    format: TournamentFormat
-    status: str
-    games_planned: int
-    games_played: int
-    first_started: datetime | None
-    last_ended: datetime | None
-    engines: tuple[str, ...]
-    reference: str
-    standings: tuple[Standing, ...]
-    pairings: tuple[PairingResult, ...]
-    crosstable: Crosstable | None
-    draw_ratio: float | None
-    terminations: tuple[TerminationTally, ...]
-    faults: tuple[EngineFaults, ...]
-    unattributed_faults: int
-    sprt: SprtState | None
-    elo_series: tuple[EloSeries, ...]
-    elo_series_kind: str
-    """What the Elo plot shows, in words."""
-    llr_series: tuple[LlrPoint, ...]
-    lengths: tuple[LengthBin, ...]
-    mean_plies: float | None
-    notes: tuple[str, ...]
-    worker_faults: tuple[WorkerFaults, ...] = ()
-    """Each engine's games and faults per Dask worker (empty when every game ran in-process)."""
-    stopped: str | None = None
-    """Why the run stopped when an engine never moved (the stored reason): its games are no
-    result, so the report has no standings, Elo or SPRT, only what happened in the games."""
 
 
 def headline_counts(trinomial: Trinomial, pentanomial: Pentanomial) -> Trinomial | Pentanomial:
@@ -281,21 +101,22 @@ def _figures(trinomial: Trinomial, pentanomial: Pentanomial,
 # -- building ----------------------------------------------------------------------------------
 
 
-def build_report(session: Session, tournament_id: int | None = None, *,
+def build_report(rows: ReportRows, tournament_id: int | None = None, *,
                  max_points: int = 200) -> Report:
     """The report of one tournament (default: the newest); plots keep at most `max_points`.
 
     One pass over the played games, in the order they ended, gathers every count (W/D/L,
     game pairs, terminations, faults, lengths) and a snapshot of the pairings' counts every
     few games for the plots; memory depends on the number of engines and plot points, not
-    on the number of games.
+    on the number of games. `rows`: the store's reads in one transaction
+    (`Store.report_rows`).
     """
     if tournament_id is None:
-        newest = find_tournament(session)
+        newest = rows.newest()
         if newest is None:
             raise ReportError("the database holds no tournament")
         tournament_id = newest.id
-    info = tournament_info(session, tournament_id)
+    info = rows.info(tournament_id)
     if info is None:
         raise ReportError(f"no tournament with id {tournament_id}")
     notes: list[str] = []
@@ -304,7 +125,7 @@ def build_report(session: Session, tournament_id: int | None = None, *,
     if not engines:
         raise ReportError(f"tournament {tournament_id} has no engines")
     replay = _Replay(engines, step=max(1, math.ceil(info.scored / max(1, max_points))))
-    for game in stream_played(session, tournament_id, fault_terminations=FAULT_TERMINATIONS):
+    for game in rows.played(tournament_id, fault_terminations=FAULT_TERMINATIONS):
         replay.add(game)
     replay.snapshot(final=True)
 

@@ -1,4 +1,4 @@
-"""Rendering a `runner.report.build.Report`: rich text tables, JSON, and one self-contained HTML page.
+"""Rendering a `runner.report.records.Report`: rich text tables, JSON, and one self-contained HTML page.
 
 The HTML page carries its own CSS and inline SVG plots drawn here (Elo with its 95% band over
 games played, LLR against the SPRT bounds, game lengths): no script, no external asset, so the
@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from runner.report.build import Crosstable, Report
+from runner.report.records import Crosstable, Report
 from runner.report.tree import ReportJson, iso_seconds
 from runner.report.wire import finite, wire_data, wire_text
 from runner.stats import format_elo

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from runner.report.build import (
+from runner.report.records import (
     CrossCell,
     EngineFaults,
     PairingResult,

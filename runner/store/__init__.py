@@ -1,8 +1,14 @@
 """The results database: models, opening and migrating, recording games, streaming reads.
 
 Nothing outside this package writes SQL. See `db` (URLs, engines, alembic), `models` (the
-schema), `recording` (the runner's writes) and `queries` (reports, exports, resume); `store`
-is the `Store` object, the one module of this package the CLI and the service import.
+schema), `recording` and `fast` (the runner's writes, through SQLAlchemy or sqlite3), `rows`
+(the values both write) and `queries` (reports, exports, resume); `store` is the `Store`
+object, the one module of this package the rooms above it import.
+
+The names below load their modules when first asked for. The rooms above the store take from
+here only the store object and the light records (`records`, `quick_list`: no SQLAlchemy),
+never the functions that work in a session (a test holds them to it); those stay here for the
+tests and scripts that build databases directly.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -24,9 +30,8 @@ if TYPE_CHECKING:
         stream_games,
         tournaments,
     )
+    from runner.store.quick import quick_list
     from runner.store.recording import (
-        DuplicateGameError,
-        EngineRowValues,
         create_tournament,
         engine_ids,
         finish_tournament,
@@ -34,7 +39,18 @@ if TYPE_CHECKING:
         record_game,
         reset_unfinished,
     )
-    from runner.store.records import GameStatus, TournamentProgress, TournamentStatus
+    from runner.store.records import (
+        DuplicateGameError,
+        EngineRowValues,
+        GameStatus,
+        JobKey,
+        Placement,
+        PlayedRow,
+        StoredTournament,
+        TournamentProgress,
+        TournamentStatus,
+        never_moved,
+    )
     from runner.store.store import NamedTournament, Store
 
 _HOMES = {
@@ -42,12 +58,14 @@ _HOMES = {
                         "upgrade"),
     "runner.store.queries": ("GameFilter", "StoredGame", "find_tournament", "finished_job_keys",
                              "stream_games", "tournaments"),
+    "runner.store.quick": ("quick_list",),
     # It imports the game record (and the rules, protocol and PGN layers below it), which the
     # commands that only read do not need.
-    "runner.store.recording": ("DuplicateGameError", "EngineRowValues", "create_tournament",
-                               "engine_ids", "finish_tournament", "mark_running", "record_game",
-                               "reset_unfinished"),
-    "runner.store.records": ("GameStatus", "TournamentProgress", "TournamentStatus"),
+    "runner.store.recording": ("create_tournament", "engine_ids", "finish_tournament",
+                               "mark_running", "record_game", "reset_unfinished"),
+    "runner.store.records": ("DuplicateGameError", "EngineRowValues", "GameStatus", "JobKey",
+                             "Placement", "PlayedRow", "StoredTournament",
+                             "TournamentProgress", "TournamentStatus", "never_moved"),
     "runner.store.store": ("NamedTournament", "Store"),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
@@ -75,9 +93,13 @@ __all__ = [
     "EngineRowValues",
     "GameFilter",
     "GameStatus",
+    "JobKey",
     "NamedTournament",
+    "Placement",
+    "PlayedRow",
     "Store",
     "StoredGame",
+    "StoredTournament",
     "TournamentProgress",
     "TournamentStatus",
     "create_tournament",
@@ -86,7 +108,9 @@ __all__ = [
     "finish_tournament",
     "finished_job_keys",
     "mark_running",
+    "never_moved",
     "open_database",
+    "quick_list",
     "record_game",
     "reset_unfinished",
     "resolve_url",

@@ -10,9 +10,10 @@ cache file keyed like `runner.store.quick`'s (the store's sources and SQLAlchemy
 a bound parameter, never SQL text.
 
 The rows are the ones SQLAlchemy writes: the values come from the same functions
-(`running_values`, `done_values`, `move_values`, `schedule_values`) and are converted as
-SQLAlchemy's SQLite types convert them (`_stored`). ``RUNNER_SQLALCHEMY=1`` in the
-environment takes SQLAlchemy's way for every write (a test compares the two ways' rows).
+(`runner.store.rows`) and are converted as SQLAlchemy's SQLite types convert them
+(`_stored`). ``RUNNER_SQLALCHEMY=1`` in the environment takes SQLAlchemy's way for every
+write (a test compares the two ways' rows). Which way a run's writes take is the store's
+choice (`runner.store.writing`); this module imports nothing of SQLAlchemy's way.
 """
 
 from __future__ import annotations
@@ -29,26 +30,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from runner.rules import Result
 from runner.store.guard import FileWatch
 from runner.store.quick import cache_key as _sources_key
 from runner.store.quick import read_cache, retry_when_locked, write_cache
-from runner.store.records import DuplicateGameError, GameStatus, LeaseLostError
+from runner.store.records import DuplicateGameError, GameStatus, JobKey, LeaseLostError
+from runner.store.rows import move_values, running_values, schedule_values
 
 if TYPE_CHECKING:
     from runner.game.record import GameRecord
-    from runner.store.recording import JobKey
 
-__all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "cache_key", "default_cache",
-           "done_values", "enabled", "load", "move_values", "running_values", "save",
-           "schedule_values"]
+__all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "cache_key", "default_cache", "enabled",
+           "load", "save"]
 
 ENV_VAR = "RUNNER_SQLALCHEMY"
 """Set to 1: every write goes through SQLAlchemy, as before this module (for comparing)."""
 _FORMAT = 2
 """The layout of the cache file (bumped when `WriteStatements` changes; 2: no pragmas)."""
-_RESULTS = frozenset(Result)
-_EXTRA_SOURCES = ("fast.py", "recording.py")
+_EXTRA_SOURCES = ("fast.py", "recording.py", "rows.py")
 """The modules shaping the writer's statements beyond those `runner.store.quick` keys on."""
 
 
@@ -114,62 +112,6 @@ def load(path: Path, key: str) -> WriteStatements | None:
 def save(path: Path, statements: WriteStatements) -> None:
     """Write the cache whole (a temporary file renamed); failing to is not an error."""
     write_cache(path, asdict(statements))
-
-
-# -- the values of the rows (SQLAlchemy's way uses them too) -------------------------------------
-
-
-def running_values(started_at: datetime | None = None) -> dict[str, Any]:
-    """The columns `mark_running` sets."""
-    return {"status": GameStatus.RUNNING, "started_at": started_at or datetime.now(UTC)}
-
-
-def done_values(record: GameRecord, pgn: str | None,
-                pgn_offset: int | None) -> dict[str, Any]:
-    """The columns `record_game` sets; ValueError for a result PGN does not know."""
-    if record.result not in _RESULTS:
-        raise ValueError(f"unknown game result {record.result!r}")
-    return {
-        "status": GameStatus.DONE, "result": record.result,
-        "termination": record.termination.value, "reason": record.reason or None,
-        "plies": len(record.moves), "started_at": record.started_at,
-        "ended_at": record.ended_at, "opening_fen": record.spec.start_fen,
-        "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
-        "pgn_offset": pgn_offset,
-        "worker": record.worker,
-    }
-
-
-def move_values(game_id: int, record: GameRecord) -> list[dict[str, Any]]:
-    """One row of ``moves`` per ply of the record, the book moves first."""
-    return [
-        {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
-         "time_ms": None if m.time is None else round(m.time * 1000), "depth": m.depth,
-         "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
-        for ply, m in enumerate(record.moves, start=1)
-    ]
-
-
-def schedule_values(tournament_id: int, job: JobKey, ids: Mapping[str, int]) -> dict[str, Any]:
-    """The schedule columns of a game row for `job` (`ids` holding both engines)."""
-    return {
-        "tournament_id": tournament_id, "job_index": job.index, "round": job.round,
-        "pair_index": job.pair, "game_in_pair": job.game_in_pair,
-        "white_id": ids[job.white], "black_id": ids[job.black],
-        "opening_index": job.opening_index,
-    }
-
-
-RUNNING_KEYS = tuple(running_values())
-"""The columns a game's start sets (the statements are compiled for them)."""
-DONE_KEYS = ("status", "result", "termination", "reason", "plies", "started_at", "ended_at",
-             "opening_fen", "opening_moves", "pgn", "pgn_offset", "worker")
-"""The columns a game's end sets, as `done_values` names them."""
-SCHEDULE_KEYS = ("tournament_id", "job_index", "round", "pair_index", "game_in_pair",
-                 "white_id", "black_id", "opening_index")
-"""The columns `schedule_values` names."""
-MOVE_KEYS = ("game_id", "ply", "san", "uci", "time_ms", "depth", "score_cp", "mate", "nodes")
-"""The columns `move_values` names."""
 
 
 def _time(value: datetime) -> str:

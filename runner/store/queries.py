@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # read on first use: listing tournaments needs neither the ru
 __all__ = [
     "GameFilter",
     "PlayedGame",
+    "ReportRows",
     "StoredGame",
     "StoredMove",
     "TournamentInfo",
@@ -327,3 +328,24 @@ def stream_played(session: Session, tournament_id: int, *,
                          terminations.get(termination), plies,
                          None if fault is None else names[fault], worker)
 
+
+
+class ReportRows:
+    """What a report reads, in the one transaction `Store.report_rows` holds."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def newest(self) -> TournamentProgress | None:
+        """The newest tournament (None: the database holds none)."""
+        return find_tournament(self._session)
+
+    def info(self, tournament_id: int) -> TournamentInfo | None:
+        """The tournament's settings, engines and game counts (None: no such tournament)."""
+        return tournament_info(self._session, tournament_id)
+
+    def played(self, tournament_id: int, *,
+               fault_terminations: Iterable[GameTermination] = ()) -> Iterator[PlayedGame]:
+        """Its played games in the order they ended, streamed (see `stream_played`)."""
+        return stream_played(self._session, tournament_id,
+                             fault_terminations=fault_terminations)

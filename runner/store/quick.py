@@ -38,8 +38,8 @@ from runner.store.records import (
     utc,
 )
 
-__all__ = ["ListReads", "cache_key", "load", "read_cache", "read_list", "retry_when_locked", "save",
-           "write_cache"]
+__all__ = ["ListReads", "cache_key", "load", "quick_list", "read_cache", "read_list",
+           "retry_when_locked", "save", "write_cache"]
 
 _SOURCES = ("db.py", "lease.py", "models.py", "origin.py", "queries.py", "quick.py",
             "records.py", "store.py")
@@ -169,6 +169,16 @@ def read_list(db_file: Path, reads: ListReads) -> tuple[list[TournamentProgress]
     except (sqlite3.Error, ValueError, KeyError, AttributeError, TypeError):
         return None
     return listed, failed
+
+
+def quick_list(db_file: Path, cache: Path) -> tuple[list[TournamentProgress],
+                                                     dict[int, str]] | None:
+    """`read_list` of the SQLite file `db_file` with the statements `Store.remember_list`
+    kept in `cache` for this version; None when there are none or they cannot answer (the
+    caller then takes the store's way)."""
+    key = cache_key()
+    reads = None if key is None else load(cache, key)
+    return None if reads is None else read_list(db_file, reads)
 
 
 def retry_when_locked(cursor: sqlite3.Connection | sqlite3.Cursor, sql: str,

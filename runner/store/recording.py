@@ -9,26 +9,15 @@ one transaction, so a game and its moves are stored together or not at all.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from sqlalchemy import Enum, Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from runner.game.record import GameRecord
 from runner.store.db import SCHEMA_REVISION, scrub_credentials
-from runner.store.fast import (
-    DONE_KEYS,
-    MOVE_KEYS,
-    RUNNING_KEYS,
-    SCHEDULE_KEYS,
-    WriteStatements,
-    done_values,
-    move_values,
-    running_values,
-    schedule_values,
-)
+from runner.store.fast import WriteStatements
 from runner.store.models import (
     EngineRow,
     GameRow,
@@ -38,7 +27,17 @@ from runner.store.models import (
     TournamentStatus,
     UtcDateTime,
 )
-from runner.store.records import DuplicateGameError
+from runner.store.records import DuplicateGameError, EngineRowValues, JobKey
+from runner.store.rows import (
+    DONE_KEYS,
+    MOVE_KEYS,
+    RUNNING_KEYS,
+    SCHEDULE_KEYS,
+    done_values,
+    move_values,
+    running_values,
+    schedule_values,
+)
 
 __all__ = [
     "DuplicateGameError",
@@ -52,34 +51,6 @@ __all__ = [
     "reset_unfinished",
     "save_book_state",
 ]
-
-
-
-@dataclass(frozen=True, slots=True)
-class JobKey:
-    """Where a game sits in its tournament's schedule, as plain values; `index` is the resume key."""
-
-    index: int
-    round: int
-    pair: int
-    game_in_pair: int
-    white: str
-    black: str
-    opening_index: int
-
-    @property
-    def engines(self) -> tuple[str, str]:
-        """The two engines, White first."""
-        return (self.white, self.black)
-
-
-class EngineRowValues(NamedTuple):
-    """The values of one engine row of a tournament (the configuration's engine, as stored)."""
-
-    name: str
-    command: Sequence[str]
-    protocol: str = "cecp"
-    options: Mapping[str, Any] | None = None
 
 
 def create_tournament(

@@ -12,13 +12,15 @@ from __future__ import annotations
 import enum
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["LEASE_TIMEOUT", "DuplicateGameError", "GameStatus", "Holder", "LeaseLostError",
-           "TournamentProgress", "TournamentStatus",
-           "holder", "lease_timeout", "never_moved", "progress", "shown_status", "utc"]
+__all__ = ["LEASE_TIMEOUT", "DuplicateGameError", "EngineRowValues", "GameStatus", "Holder", "JobKey",
+           "LeaseLostError", "Placement", "PlayedRow", "StoredTournament", "TournamentProgress",
+           "TournamentStatus", "holder", "lease_timeout", "never_moved", "progress",
+           "shown_status", "utc"]
 
 LEASE_TIMEOUT = timedelta(seconds=60)
 """The default time a lease may go without a heartbeat before another host may take it."""
@@ -56,6 +58,70 @@ class GameStatus(enum.Enum):
     EXCLUDED = "excluded"
     """Played, then taken out of the plan by a forced change of configuration (an engine
     removed, fewer rounds): kept with its moves and PGN, never counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobKey:
+    """Where a game sits in its tournament's schedule, as plain values; `index` is the resume key."""
+
+    index: int
+    round: int
+    pair: int
+    game_in_pair: int
+    white: str
+    black: str
+    opening_index: int
+
+    @property
+    def engines(self) -> tuple[str, str]:
+        """The two engines, White first."""
+        return (self.white, self.black)
+
+
+class EngineRowValues(NamedTuple):
+    """The values of one engine row of a tournament (the configuration's engine, as stored)."""
+
+    name: str
+    command: Sequence[str]
+    protocol: str = "cecp"
+    options: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class StoredTournament:
+    """A tournament's row as a run deciding whether to continue it reads it."""
+
+    id: int
+    name: str
+    origin: str | None
+    """Who owns it (None: the command line; the service's origin name otherwise)."""
+    status: TournamentStatus
+    fingerprint: str
+    config: dict[str, Any]
+    """The configuration it was stored with (JSON data, credentials scrubbed)."""
+    total_games: int
+
+
+@dataclass(frozen=True)
+class PlayedRow:
+    """A played game (counted or excluded) as a re-plan sees it."""
+
+    id: int
+    job_index: int
+    round: int
+    white: str
+    black: str
+    status: GameStatus
+
+
+class Placement(NamedTuple):
+    """Where a played game sits in the new schedule."""
+
+    job_index: int
+    round: int
+    pair_index: int
+    game_in_pair: int
+    opening_index: int
 
 
 class DuplicateGameError(ValueError):

@@ -4,7 +4,6 @@ games after a forced change, and the PGN-file bookkeeping a resume checks."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import delete, select, update
@@ -12,6 +11,7 @@ from sqlalchemy.orm import Session, aliased
 
 from runner.store.db import scrub_credentials
 from runner.store.models import EngineRow, GameRow, GameStatus, TournamentRow, TournamentStatus
+from runner.store.records import Placement, PlayedRow
 
 if TYPE_CHECKING:  # an annotation: reading a stored tournament loads no game record or rules
     from runner.store.recording import EngineRowValues
@@ -89,28 +89,6 @@ def sync_engines(session: Session, tournament_id: int,
                 setattr(row, key, value)
     session.flush()
     return added
-
-
-@dataclass(frozen=True)
-class PlayedRow:
-    """A played game (counted or excluded) as a re-plan sees it."""
-
-    id: int
-    job_index: int
-    round: int
-    white: str
-    black: str
-    status: GameStatus
-
-
-class Placement(NamedTuple):
-    """Where a played game sits in the new schedule."""
-
-    job_index: int
-    round: int
-    pair_index: int
-    game_in_pair: int
-    opening_index: int
 
 
 def played_rows(session: Session, tournament_id: int) -> list[PlayedRow]:

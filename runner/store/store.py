@@ -5,15 +5,25 @@ so that the application layer, the CLI and the service ask questions (`tournamen
 `stored_config`, `games`...) and never handle sessions, ORM rows or queries. Answers are the
 frozen records of `runner.store.queries`; games stream, one session held while they are read.
 
-This module is all the CLI and the service import of the store (a contract in pyproject.toml
-holds them to it), so the records and names they need are exported from here too.
+A run asks it for the rest: `preparing` (finding, continuing or creating its tournament in
+one transaction under the find-or-create lock), `take_lease`, and `tournament`, the
+`TournamentStore` its writer stores games through (which of the two ways of writing a game,
+SQLAlchemy's or the standard library's sqlite3, is the store's private choice). A report
+reads through `report_rows`.
+
+This module is all the rooms above the store import of it but for the package's light records
+(contracts in pyproject.toml hold them to it), so the records, errors and names they need are
+exported from here too.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Enum, inspect
 from sqlalchemy.engine import make_url
@@ -24,9 +34,19 @@ from runner.store.db import (
     Database,
     create_db_engine,
     current_revision,
+    database_failure,
     open_database,
     redact,
     safe_url,
+)
+from runner.store.lease import (
+    LEASE_TIMEOUT,
+    LeaseHeldError,
+    acquire,
+    forget,
+    heartbeat_interval,
+    lock_tournaments,
+    new_owner,
 )
 from runner.store.models import TournamentStatus, UtcDateTime
 from runner.store.origin import (
@@ -40,6 +60,8 @@ from runner.store.origin import (
 )
 from runner.store.queries import (
     GameFilter,
+    PlayedGame,
+    ReportRows,
     StoredGame,
     StoredMove,
     TournamentInfo,
@@ -51,16 +73,53 @@ from runner.store.queries import (
     tournament_info,
     tournaments,
 )
-from runner.store.quick import ListReads, cache_key
+from runner.store.quick import ListReads, cache_key, save
+from runner.store.records import (
+    DuplicateGameError,
+    EngineRowValues,
+    JobKey,
+    LeaseLostError,
+    Placement,
+    PlayedRow,
+    StoredTournament,
+)
 from runner.store.resume import latest_named, stored_config
 
-__all__ = ["SERVICE", "GameFilter", "never_moved", "NamedTournament", "SchemaMismatch", "Store", "StoreError",
-           "StoredGame", "StoredMove", "TournamentProgress", "TournamentStatus"]
+if TYPE_CHECKING:
+    # Loaded by the first run that asks for them: they import the game record (and the rules
+    # below it), which the commands that only read do not need (``runner list``).
+    from runner.store.preparing import Preparation
+    from runner.store.writing import TournamentStore
+
+__all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "SERVICE", "Database", "DuplicateGameError",
+           "EngineRowValues", "GameFilter", "JobKey", "LeaseHeldError", "LeaseLostError",
+           "NamedTournament", "Placement", "PlayedGame", "PlayedRow", "Preparation",
+           "ReportRows", "SchemaMismatch", "Store", "StoreError", "StoredGame", "StoredMove",
+           "StoredTournament", "TournamentInfo", "TournamentProgress", "TournamentStatus",
+           "TournamentStore", "forget", "heartbeat_interval", "never_moved", "new_owner"]
 
 StoreError = SQLAlchemyError
 """What a question to the database raises when the database cannot answer it (unreachable,
 locked, not a runner database): the driver's error, named here so that the layers above catch
 it without importing SQLAlchemy."""
+
+
+def __getattr__(name: str) -> Any:
+    """`Preparation` and `TournamentStore`, loaded when first asked for (see above)."""
+    if name == "Preparation":
+        from runner.store.preparing import Preparation
+
+        return Preparation
+    if name == "TournamentStore":
+        from runner.store.writing import TournamentStore
+
+        return TournamentStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+DATABASE_ERRORS = (SQLAlchemyError, sqlite3.Error)
+"""What a failing database raises to a run: through SQLAlchemy, or through sqlite3 on the
+per-game writes a `TournamentStore` makes that way (`runner.store.fast`)."""
 
 
 class SchemaMismatch(Exception):
@@ -89,7 +148,13 @@ class Store:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        """The open database (a run's writer and lease need it)."""
+        """The open database (the store's own modules work in its sessions)."""
+
+    @classmethod
+    def of(cls, store: Store | Database) -> Store:
+        """`store` itself, or the store over an open database (tests and scripts open one
+        with `runner.store.open_database`)."""
+        return store if isinstance(store, Store) else cls(store)
 
     @classmethod
     def open(cls, url: str, *, migrate: bool = True) -> Store:
@@ -157,6 +222,11 @@ class Store:
         database = parsed.database or ""
         return database not in ("", ":memory:") and "mode=memory" not in self.db.url
 
+    def failure(self, exc: BaseException) -> str:
+        """One line naming the database (password hidden) and what went wrong with it (one
+        of `DATABASE_ERRORS`): the driver's message, not SQLAlchemy's statement dump."""
+        return database_failure(self.db.url, exc)
+
     def revision(self) -> str | None:
         """The schema revision the database is at (None: no schema yet)."""
         return current_revision(self.db.engine)
@@ -198,6 +268,13 @@ class Store:
                     columns[name][column.name] = kind.enum_class.__name__
         return ListReads(key=key, revision=SCHEMA_REVISION, statements=sql, columns=columns)
 
+    def remember_list(self, cache: Path) -> None:
+        """Keep in `cache` what `runner.store.quick_list` needs to list this database next
+        time without SQLAlchemy (nothing for a database other than SQLite)."""
+        reads = self.list_reads()
+        if reads is not None:
+            save(cache, reads)
+
     def tournaments(self) -> list[TournamentProgress]:
         """Every tournament, oldest first, with its progress."""
         with self.db.session() as session:
@@ -226,6 +303,47 @@ class Store:
         """The configuration a tournament was stored with (None: no such tournament)."""
         with self.db.session() as session:
             return stored_config(session, tournament_id)
+
+    def newest(self) -> TournamentProgress | None:
+        """The newest tournament's progress (None: the database holds none)."""
+        with self.db.session() as session:
+            return find_tournament(session)
+
+    # -- a run -----------------------------------------------------------------------------------
+
+    @contextmanager
+    def preparing(self) -> Iterator[Preparation]:
+        """One transaction under the find-or-create lock, for a run to find, continue or
+        create its tournament (and take its lease): of two runners of one configuration
+        started together, the second waits, then finds the first's tournament and lease.
+        Committed when the block ends, rolled back whole when it raises."""
+        from runner.store.preparing import Preparation
+
+        with self.db.session() as session:
+            lock_tournaments(session)
+            yield Preparation(session)
+
+    def take_lease(self, tournament_id: int, owner: str, timeout: float) -> None:
+        """Hold the tournament's lease for `owner` (LeaseHeldError: a live runner has it;
+        two runners racing for it collide on its key, and one of them gets the driver's
+        error)."""
+        with self.db.session() as session:
+            acquire(session, tournament_id, owner, timeout)
+
+    def tournament(self, tournament_id: int, owner: str | None = None, *,
+                   statements: Path | None = None, fast: bool | None = None) -> TournamentStore:
+        """The writes of a run of `tournament_id` under `owner`'s lease (None: outside any
+        run); see `TournamentStore` for `statements` and `fast`."""
+        from runner.store.writing import TournamentStore
+
+        return TournamentStore(self.db, tournament_id, owner, statements=statements, fast=fast)
+
+    @contextmanager
+    def report_rows(self) -> Iterator[ReportRows]:
+        """A report's reads (the tournament, its engines and counts, its played games in the
+        order they ended), all in one transaction."""
+        with self.db.session() as session:
+            yield ReportRows(session)
 
     # -- games -----------------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
-from runner.store.resume import Placement, PlayedRow
+from runner.store import Placement, PlayedRow
 from runner.tournament.pairing import Pairing
 
 __all__ = ["changes", "placements"]

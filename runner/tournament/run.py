@@ -16,54 +16,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
-import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
 from runner.books.openings import Opening
 from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
 from runner.game.record import GameTermination, game_pgn
-from runner.protocol.engine import Variant
 from runner.stats import SprtDecision, SprtResult
-from runner.store import (
-    Database,
-    GameFilter,
-    TournamentStatus,
-    create_tournament,
-    finished_job_keys,
-    reset_unfinished,
-    stream_games,
-)
-from runner.store.db import database_failure, safe_url
-from runner.store.lease import (
+from runner.store import DuplicateGameError, TournamentStatus
+from runner.store.store import (
+    DATABASE_ERRORS,
     LEASE_TIMEOUT,
+    Database,
     LeaseHeldError,
     LeaseLostError,
-    acquire,
-    check_free,
+    Store,
     forget,
     heartbeat_interval,
-    lock_tournaments,
     new_owner,
 )
-from runner.store.models import TournamentRow
-from runner.store.recording import DuplicateGameError, EngineRowValues
-from runner.store.resume import (
-    latest_named,
-    played_rows,
-    reopen,
-    replace_config,
-    replan_games,
-    sync_engines,
-)
 from runner.tournament.events import (
-    AlreadyFinished,
     DatabaseFailure,
     Event,
     GameFinished,
@@ -73,10 +47,10 @@ from runner.tournament.events import (
     RunOutcome,
     TournamentError,
 )
+from runner.tournament.finding import Wanted, find_or_create, held_message
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import Pairing, pairing_for
 from runner.tournament.positions import refuse_untellable_openings
-from runner.tournament.replan import changes, placements
 from runner.tournament.runtime import (
     engine_configs,
     game_job,
@@ -97,11 +71,9 @@ from runner.tournament.writer import GameWriter, PgnFileError
 
 __all__ = ["Tournament"]
 
-_DB_ERRORS = (SQLAlchemyError, sqlite3.Error)
-"""What a failing database raises: through SQLAlchemy, or through sqlite3 on the writer's
-per-game statements (`runner.store.fast`)."""
-
-log = logging.getLogger(__name__)
+_DB_ERRORS = DATABASE_ERRORS
+"""What a failing database raises (through SQLAlchemy, or through sqlite3 on the per-game
+writes)."""
 
 
 class Tournament:
@@ -110,7 +82,7 @@ class Tournament:
     def __init__(
         self,
         config: TournamentConfig,
-        db: Database,
+        store: Store | Database,
         *,
         force: bool = False,
         new: bool = False,
@@ -124,7 +96,8 @@ class Tournament:
         same_only: bool = False,
     ) -> None:
         self.config = config
-        self.db = db
+        self.store = Store.of(store)
+        """The results database (a `Database` opened directly is taken as the store over it)."""
         self.force = force
         self.new = new
         self.requested_id = tournament_id
@@ -152,7 +125,7 @@ class Tournament:
         """An engine never moved: the run stopped and its scores mean nothing."""
         self._resumed = False
         self._owner = new_owner()
-        """This run's id in the tournament's lease (runner.store.lease)."""
+        """This run's id in the tournament's lease."""
         self.continue_only = continue_only
         """A finished newest tournament of the name is AlreadyFinished, not a reason to start
         a new one (decided under the find-or-create lock: a run that finished while this one
@@ -167,7 +140,7 @@ class Tournament:
         """Whether `prepare` took the lease (a run from the command line) or `run` must."""
         self.origin = origin
         """Who owns the tournaments this run creates or continues (None: the command line;
-        runner.store.origin.SERVICE: the service); a run never continues another's."""
+        the store's SERVICE: the service); a run never continues another's."""
         self.lease_timeout = (LEASE_TIMEOUT.total_seconds() if lease_timeout is None
                               else lease_timeout)
         """Silence after which another runner may take the tournament over (heartbeats come
@@ -207,9 +180,10 @@ class Tournament:
         returns its id (blocking).
 
         Finding or creating the tournament and taking its lease are one transaction under a
-        lock (`lock_tournaments`): of two runners of one configuration started together, the
-        second finds the first's tournament and lease and is refused, as when it starts
-        later. Without `lease` (the service queueing a submission) `run` takes it.
+        lock (`Store.preparing`, `runner.tournament.finding`): of two runners of one
+        configuration started together, the second finds the first's tournament and lease
+        and is refused, as when it starts later. Without `lease` (the service queueing a
+        submission) `run` takes it.
 
         TournamentError when it cannot be run: a changed configuration without `force`,
         another live runner on it, one that another origin owns, a database that fails, an
@@ -218,26 +192,25 @@ class Tournament:
         # Every opening the schedule deals (the last game's pair number is the highest).
         total = self.total_games
         self._opening_policy().check(self.pairing.job(total - 1).pair + 1 if total else 0)
+        wanted = Wanted(
+            self.config, self.pairing, self._owner, self.lease_timeout, self.store.shown_url,
+            requested_id=self.requested_id, origin=self.origin, new=self.new, force=self.force,
+            continue_only=self.continue_only, same_only=self.same_only)
         try:
-            with self.db.session() as session:
-                lock_tournaments(session)
-                row = self._existing_row(session, lease=lease)
-                if row is None:
-                    row = self._create_row(session)
-                    if lease:
-                        acquire(session, row.id, self._owner, self.lease_timeout)
-                else:
-                    self._reopen_row(session, row)
-                self.tournament_id = row.id
-                self._load_played(session)
+            with self.store.preparing() as prep:
+                found = find_or_create(prep, wanted, self.scoreboard, lease=lease)
             self._leased = lease
-        except LeaseHeldError as exc:
-            raise TournamentError(_held_message(exc)) from None
         except _DB_ERRORS as exc:
-            raise DatabaseFailure(database_failure(self.db.url, exc)) from None
+            raise DatabaseFailure(self.store.failure(exc)) from None
         finally:
             if not self._leased:
                 forget(self._owner)  # nothing held: a lease row rolled back with the rest
+        self.tournament_id = found.tournament_id
+        self._resumed = found.resumed
+        self.changes = found.changes
+        self._done = found.done
+        self._half_pairs = found.half_pairs
+        self._max_pair = found.max_pair
         if self.sprt is not None:
             self._check_sprt()
         return self.tournament_id
@@ -256,7 +229,7 @@ class Tournament:
         if not self._leased:
             await asyncio.to_thread(self._take_lease)
         openings = self._opening_policy()
-        writer = GameWriter(self.db, self.tournament_id, self.pgnout, self._owner)
+        writer = GameWriter(self.store, self.tournament_id, self.pgnout, self._owner)
         if self.changes:
             self._on_event(Notice(f"tournament {self.tournament_id} continues with a changed "
                                  f"configuration: {'; '.join(self.changes)}"))
@@ -301,7 +274,7 @@ class Tournament:
         if isinstance(exc, LeaseLostError):
             self._taken_over = True
         if self._error is None:
-            self._error = (database_failure(self.db.url, exc) if isinstance(exc, _DB_ERRORS)
+            self._error = (self.store.failure(exc) if isinstance(exc, _DB_ERRORS)
                            else str(exc))
         if stop and self._taken_over and not self._hard_stop:
             # Quietly: the one line this run ends with says it all (the games are the other
@@ -328,15 +301,14 @@ class Tournament:
         has it); two runners racing for it collide on its key and one of them is refused."""
         for attempt in range(3):
             try:
-                with self.db.session() as session:
-                    acquire(session, self.tournament_id, self._owner, self.lease_timeout)
+                self.store.take_lease(self.tournament_id, self._owner, self.lease_timeout)
                 self._leased = True
                 return
             except LeaseHeldError as exc:
-                raise TournamentError(_held_message(exc)) from None
+                raise TournamentError(held_message(exc)) from None
             except _DB_ERRORS as exc:
                 if attempt == 2:
-                    raise DatabaseFailure(database_failure(self.db.url, exc)) from None
+                    raise DatabaseFailure(self.store.failure(exc)) from None
 
     async def _heartbeats(self, writer: GameWriter) -> None:
         """Refresh the lease now and then, on the writer thread (one UPDATE of one row)."""
@@ -351,106 +323,6 @@ class Tournament:
             if not held:
                 self._fail(LeaseLostError(self.tournament_id))
                 return
-
-    # ----------------------------------------------------------------- finding the tournament
-
-    def _existing_row(self, session: Session, *, lease: bool) -> TournamentRow | None:
-        """The tournament this run continues (None: a new one), its configuration updated
-        when forced, its lease taken with `lease`; TournamentError when it was started with
-        another configuration or belongs to another origin (the service's tournaments are
-        the service's to run, and the command line's are not the service's)."""
-        config = self.config
-        row = None
-        if self.requested_id is not None:
-            row = session.get(TournamentRow, self.requested_id)
-            if row is None:
-                raise TournamentError(f"no tournament {self.requested_id} in "
-                                      f"{safe_url(self.db.url)}")
-            if row.origin != self.origin:
-                raise TournamentError(_foreign_message(row))
-        elif not self.new:
-            row = latest_named(session, config.name, self.origin)
-            if row is not None and not self._continues(row):
-                row = None
-        if row is None:
-            return None
-        # Nothing is written under a live runner.
-        if lease:
-            acquire(session, row.id, self._owner, self.lease_timeout)
-        else:
-            check_free(session, row.id, self._owner)
-        fingerprint = config.fingerprint()
-        if row.fingerprint != fingerprint:
-            said = changes(row.config, config)
-            if not self.force:
-                raise TournamentError(
-                    f"tournament {row.id} ({row.name!r}) in {safe_url(self.db.url)} was "
-                    f"started with a different configuration ({'; '.join(said)}); resume it "
-                    "unchanged, pass --force to continue it with the new settings, or --new "
-                    "to start a new tournament")
-            self.changes = said
-            replace_config(session, row.id, config=config.to_json(),
-                           fingerprint=fingerprint, total_games=self.total_games)
-            sync_engines(session, row.id, self._engine_rows())
-            replan_games(session, row.id, placements(played_rows(session, row.id),
-                                                     self.pairing))
-        return row
-
-    def _continues(self, row: TournamentRow) -> bool:
-        """Whether this run continues `row`, the newest tournament of its name (False: a new
-        one is started); AlreadyFinished when it is finished and nothing is left to play.
-
-        A finished tournament is continued only by a forced change (it plays the games the
-        change adds, and keeps those that still fit); forced or not, the same settings on a
-        finished one play nothing. The command line's words continue only an unfinished
-        tournament played with the same settings."""
-        finished = row.status is TournamentStatus.FINISHED
-        same = row.fingerprint == self.config.fingerprint()
-        if self.same_only:
-            return same and not finished
-        if not finished or (self.force and not same):
-            return True
-        if self.continue_only or self.force:
-            raise AlreadyFinished(row.id, row.total_games, not same)
-        return False
-
-    def _engine_rows(self) -> list[EngineRowValues]:
-        return [EngineRowValues(e.name, list(e.written_command), e.protocol.value,
-                                {k: v for k, v in e.options}) for e in self.config.engines]
-
-    def _create_row(self, session: Session) -> TournamentRow:
-        config = self.config
-        return create_tournament(
-            session, name=config.name, config=config.to_json(), fingerprint=config.fingerprint(),
-            engines=self._engine_rows(), total_games=self.total_games, origin=self.origin)
-
-    def _reopen_row(self, session: Session, row: TournamentRow) -> None:
-        self._resumed = True
-        reopen(session, row.id)
-        replaced = reset_unfinished(session, row.id)
-        if replaced:
-            log.info("tournament %d: %d interrupted game(s) will be replayed", row.id, replaced)
-
-    def _load_played(self, session: Session) -> None:
-        """The games stored as played: their keys, and the standings they make."""
-        total = self.total_games
-        self._done = {index for index in finished_job_keys(session, self.tournament_id)
-                      if index < total}
-        halves: dict[int, Opening] = {}
-        for game in stream_games(session, GameFilter(tournament_id=self.tournament_id)):
-            if game.result is not None and game.job_index < total:
-                self.scoreboard.add(game.white, game.black, game.result, game.pair_index,
-                                    game.termination)
-                self._max_pair = max(self._max_pair, game.pair_index + 1)
-                if game.pair_index in halves:
-                    del halves[game.pair_index]
-                elif game.opening_fen is not None:
-                    halves[game.pair_index] = Opening(
-                        game.opening_fen, tuple((game.opening_moves or "").split()),
-                        chess960=self.config.variant is Variant.FISCHERANDOM)
-        # A pair with one game played plays its other game from the same opening, even when
-        # a forced change moved the pair to another place in the schedule.
-        self._half_pairs = halves
 
     # ----------------------------------------------------------------- running
 
@@ -590,19 +462,3 @@ class Tournament:
 
 _CRASHES = frozenset({GameTermination.DISCONNECT, GameTermination.STALL})
 """The ends of a game that `TournamentConfig.crash_stops` stops the run at."""
-
-
-def _foreign_message(row: TournamentRow) -> str:
-    """Refusing a tournament another origin owns."""
-    if row.origin is None:
-        return (f"tournament {row.id} ({row.name!r}) was started from the command line, not "
-                "submitted to this service: run it with 'runner run' or 'runner resume'")
-    return (f"tournament {row.id} ({row.name!r}) belongs to the {row.origin} (it was "
-            "submitted over HTTP): stop, resume or watch it there, not with 'runner run' or "
-            "'runner resume'")
-
-
-def _held_message(exc: LeaseHeldError) -> str:
-    """Refusing a second runner: who runs the tournament, and what to do."""
-    return (f"{exc}; a tournament is run by one runner at a time. Wait for that run to end "
-            "or stop it; if it is gone, its lease goes stale and the next run takes over")

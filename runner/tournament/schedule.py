@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.store.recording import JobKey
+from runner.store import JobKey
 
 __all__ = ["ScheduledGame"]
 

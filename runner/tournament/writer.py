@@ -22,31 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy.orm import Session
-
 from runner.game.record import GameRecord
-from runner.store import (
-    Database,
-    TournamentStatus,
-    engine_ids,
-    finish_tournament,
-    mark_running,
-    record_game,
-    reset_unfinished,
-)
-from runner.store.fast import (
-    FastWrites,
-    cache_key,
-    default_cache,
-    done_values,
-    enabled,
-    load,
-    save,
-)
-from runner.store.lease import heartbeat, hold, release
-from runner.store.origin import set_reason
-from runner.store.recording import JobKey, save_book_state
-from runner.store.resume import pgn_games, set_pgn_offsets
+from runner.store import JobKey, TournamentStatus
+from runner.store.store import Database, Store
 
 __all__ = ["GameWriter", "PgnFileError", "pgn_file_text"]
 
@@ -72,24 +50,18 @@ class GameWriter:
     _write = staticmethod(os.write)
     """How bytes reach the PGN file (a test makes it fail as a full disk would)."""
 
-    def __init__(self, db: Database, tournament_id: int, pgnout: Path | None,
+    def __init__(self, store: Store | Database, tournament_id: int, pgnout: Path | None,
                  owner: str | None = None, *, statements: Path | None = None,
                  fast: bool | None = None) -> None:
-        self.db = db
+        """`owner`: the run's lease owner id, which every write proves it still holds (None:
+        a write outside any run); `statements` and `fast`: see `TournamentStore`."""
+        self.rows = Store.of(store).tournament(tournament_id, owner, statements=statements,
+                                               fast=fast)
+        """The tournament's rows as this run writes them (the store chooses how)."""
         self.tournament_id = tournament_id
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runner-writer")
         self.pgnout = pgnout
-        self.owner = owner
-        """The run's lease owner id: heartbeats refresh it, closing the tournament releases it."""
         self._pgn_fd: int | None = None
-        self._engine_ids: dict[str, int] | None = None  # fetched once, on the writer thread
-        self._game_ids: dict[int, int] = {}  # job index -> row id of the games marked running
-        self.statements = default_cache() if statements is None else statements
-        """Where the compiled statements of `runner.store.fast` are kept."""
-        self._fast: FastWrites | None = None
-        self._fast_wanted = enabled() if fast is None else fast
-        """Whether the per-game writes may go by sqlite3 (`runner.store.fast`); None (the
-        default): unless ``RUNNER_SQLALCHEMY=1``. Settled on the first write."""
 
     # ----------------------------------------------------------------- from the event loop
 
@@ -109,8 +81,7 @@ class GameWriter:
     def close(self) -> None:
         """Finish pending writes and close the PGN file."""
         self.pool.shutdown(wait=True)
-        if self._fast is not None:
-            self._fast.close()
+        self.rows.close()
         if self._pgn_fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self._pgn_fd)
@@ -118,115 +89,32 @@ class GameWriter:
 
     # ----------------------------------------------------------------- on the writer thread
 
-    def fast_writes(self) -> FastWrites | None:
-        """The per-game writes by sqlite3 (`runner.store.fast`), set up on the first call:
-        None for a database other than a SQLite file, when ``RUNNER_SQLALCHEMY=1``, or when
-        the statements cannot be compiled (SQLAlchemy's way then)."""
-        if not self._fast_wanted:
-            return self._fast
-        self._fast_wanted = False
-        db_file = FastWrites.database_file(self.db.url)
-        key = cache_key()
-        if db_file is None or key is None:
-            return None
-        statements = None if self.statements is None else load(self.statements, key)
-        if statements is None:
-            from runner.store.recording import compile_writes
-
-            with self.db.session() as session:
-                statements = compile_writes(session, key)
-            if statements is None:
-                return None
-            if self.statements is not None:
-                save(self.statements, statements)
-        from runner.store.db import sqlite_pragmas  # loaded already: the store opened with it
-
-        fast = FastWrites(db_file, statements, sqlite_pragmas(), self.db.watch)
-        try:
-            with fast.transaction():  # the schema checked once, the connection set up
-                pass
-        except Exception:  # anything unexpected: SQLAlchemy's way, which says what is wrong
-            fast.close()
-            return None
-        self._fast = fast
-        return fast
+    def fast_writes(self) -> object | None:
+        """The sqlite3 connection the store writes this run's games through, set up on the
+        first call (None: SQLAlchemy's way); for comparing the two ways."""
+        return self.rows.fast_writes()
 
     def mark_running(self, job: JobKey) -> None:
         """Note in the database that `job` is being played."""
-        fast = self.fast_writes()
-        if fast is not None:
-            with fast.transaction():
-                if self.owner is not None:
-                    fast.hold(self.tournament_id, self.owner)
-                if self._engine_ids is None:
-                    self._engine_ids = fast.engine_ids(self.tournament_id)
-                self._game_ids[job.index] = fast.mark_running(self.tournament_id, job,
-                                                              self._engine_ids)
-            return
-        with self.db.session() as session:
-            self._hold(session)
-            if self._engine_ids is None:
-                self._engine_ids = engine_ids(session, self.tournament_id)
-            self._game_ids[job.index] = mark_running(session, self.tournament_id, job,
-                                                     engine_ids=self._engine_ids)
+        self.rows.mark_running(job)
 
     def store(self, job: JobKey, record: GameRecord, pgn: str) -> None:
         """Store a finished game with the offset it goes to in the PGN file, then write it there
         (PgnFileError when that fails: the game stays stored, a resume writes it)."""
         offset = self._pgn_end()
-        fast = self.fast_writes()
-        if fast is not None:
-            values = done_values(record, pgn, offset)
-            with fast.transaction():
-                if self.owner is not None:  # first: the game is stored only under the lease
-                    fast.hold(self.tournament_id, self.owner)
-                fast.record_game(self.tournament_id, job, values, record, self._engine_ids,
-                                 self._game_ids.pop(job.index, None))
-        else:
-            with self.db.session() as session:
-                self._hold(session)  # first: the game is stored only under the lease
-                record_game(session, self.tournament_id, job, record, pgn=pgn,
-                            engine_ids=self._engine_ids, pgn_offset=offset,
-                            game_id=self._game_ids.pop(job.index, None))
+        self.rows.record_game(job, record, pgn, offset)
         if offset is not None:
             self._append(pgn_file_text(pgn), offset, f"game {job.index + 1}")
 
-    def _hold(self, session: Session) -> None:
-        """Refresh the lease in `session`'s transaction: LeaseLostError (the transaction then
-        rolls back whole) when another runner took the tournament over."""
-        if self.owner is not None:
-            hold(session, self.tournament_id, self.owner)
-
     def heartbeat(self) -> bool:
         """Refresh the run's lease; False when another runner took it over."""
-        if self.owner is None:
-            return True
-        fast = self.fast_writes()
-        if fast is not None:
-            with fast.transaction():
-                return fast.heartbeat(self.tournament_id, self.owner)
-        with self.db.session() as session:
-            return heartbeat(session, self.tournament_id, self.owner)
+        return self.rows.heartbeat()
 
     def close_tournament(self, status: TournamentStatus, decision: str | None,
                          book_state: dict[str, Any] | None, reason: str | None = None) -> None:
-        """End the run in the database: games left running back to replay, cursor, status,
-        why the run failed (`reason`, None when it did not), and the lease given up; none of
-        it (LeaseLostError) when the tournament is another runner's now."""
-        with self.db.session() as session:
-            self._hold(session)
-            if status is not TournamentStatus.FINISHED:
-                reset_unfinished(session, self.tournament_id)
-            if book_state is not None:
-                save_book_state(session, self.tournament_id, book_state)
-            finish_tournament(session, self.tournament_id, status=status,
-                              sprt_decision=decision)
-            # Kept for `runner report` and `runner list` (the service notes it too): a run
-            # stopped because an engine never moved has no score to show.
-            set_reason(session, self.tournament_id,
-                       None if reason is None else " ".join(reason.split())[:500])
-            if self.owner is not None:
-                release(session, self.tournament_id, self.owner)
+        """End the run in the database (`TournamentStore.close_tournament`): LeaseLostError,
+        and nothing written, when the tournament is another runner's now."""
+        self.rows.close_tournament(status, decision, book_state, reason)
 
     # ----------------------------------------------------------------- the PGN file
 
@@ -283,16 +171,12 @@ class GameWriter:
         """Append stored games the file lacks: their offsets first, as for a new game."""
         end = self._pgn_end()
         assert end is not None
-        with self.db.session() as session:
-            texts = [(game.id, pgn_file_text(game.pgn))
-                     for game in pgn_games(session, self.tournament_id, ids)]
+        texts = [(game.id, pgn_file_text(game.pgn)) for game in self.rows.pgn_games(ids)]
         offsets = {}
         for game_id, data in texts:
             offsets[game_id] = end
             end += len(data)
-        with self.db.session() as session:
-            self._hold(session)
-            set_pgn_offsets(session, offsets)
+        self.rows.set_pgn_offsets(offsets)
         for game_id, data in texts:
             self._append(data, offsets[game_id], "a stored game")
 
@@ -309,12 +193,12 @@ class GameWriter:
         except OSError as exc:
             raise PgnFileError(f"cannot read the PGN file {self.pgnout}: "
                                f"{exc.strerror or exc}") from exc
-        with contextlib.ExitStack() as stack, self.db.session() as session:
+        with contextlib.ExitStack() as stack:
             size = 0
             if handle is not None:
                 stack.enter_context(handle)
                 size = os.fstat(handle.fileno()).st_size
-            for game in pgn_games(session, self.tournament_id):
+            for game in self.rows.pgn_games():
                 data = pgn_file_text(game.pgn)
                 if game.offset is None or handle is None or game.offset >= size:
                     missing.append(game.id)

@@ -1,0 +1,78 @@
+"""The values of a game's rows, as both ways of writing them set them.
+
+A run's writer stores a game's start and end either through SQLAlchemy
+(`runner.store.recording`) or, on a SQLite file, through the standard library's sqlite3
+(`runner.store.fast`); the columns and their values are defined once, here, so the two ways
+write the same rows (a test compares them). Only the standard library, the rules' results and
+the store's records are imported: neither way of writing depends on the other for its values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from runner.rules import Result
+from runner.store.records import GameStatus, JobKey
+
+if TYPE_CHECKING:
+    from runner.game.record import GameRecord
+
+__all__ = ["DONE_KEYS", "MOVE_KEYS", "RUNNING_KEYS", "SCHEDULE_KEYS", "done_values",
+           "move_values", "running_values", "schedule_values"]
+
+_RESULTS = frozenset(Result)
+
+
+def running_values(started_at: datetime | None = None) -> dict[str, Any]:
+    """The columns `mark_running` sets."""
+    return {"status": GameStatus.RUNNING, "started_at": started_at or datetime.now(UTC)}
+
+
+def done_values(record: GameRecord, pgn: str | None,
+                pgn_offset: int | None) -> dict[str, Any]:
+    """The columns `record_game` sets; ValueError for a result PGN does not know."""
+    if record.result not in _RESULTS:
+        raise ValueError(f"unknown game result {record.result!r}")
+    return {
+        "status": GameStatus.DONE, "result": record.result,
+        "termination": record.termination.value, "reason": record.reason or None,
+        "plies": len(record.moves), "started_at": record.started_at,
+        "ended_at": record.ended_at, "opening_fen": record.spec.start_fen,
+        "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
+        "pgn_offset": pgn_offset,
+        "worker": record.worker,
+    }
+
+
+def move_values(game_id: int, record: GameRecord) -> list[dict[str, Any]]:
+    """One row of ``moves`` per ply of the record, the book moves first."""
+    return [
+        {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
+         "time_ms": None if m.time is None else round(m.time * 1000), "depth": m.depth,
+         "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
+        for ply, m in enumerate(record.moves, start=1)
+    ]
+
+
+def schedule_values(tournament_id: int, job: JobKey, ids: Mapping[str, int]) -> dict[str, Any]:
+    """The schedule columns of a game row for `job` (`ids` holding both engines)."""
+    return {
+        "tournament_id": tournament_id, "job_index": job.index, "round": job.round,
+        "pair_index": job.pair, "game_in_pair": job.game_in_pair,
+        "white_id": ids[job.white], "black_id": ids[job.black],
+        "opening_index": job.opening_index,
+    }
+
+
+RUNNING_KEYS = tuple(running_values())
+"""The columns a game's start sets (the statements are compiled for them)."""
+DONE_KEYS = ("status", "result", "termination", "reason", "plies", "started_at", "ended_at",
+             "opening_fen", "opening_moves", "pgn", "pgn_offset", "worker")
+"""The columns a game's end sets, as `done_values` names them."""
+SCHEDULE_KEYS = ("tournament_id", "job_index", "round", "pair_index", "game_in_pair",
+                 "white_id", "black_id", "opening_index")
+"""The columns `schedule_values` names."""
+MOVE_KEYS = ("game_id", "ply", "san", "uci", "time_ms", "depth", "score_cp", "mate", "nodes")
+"""The columns `move_values` names."""

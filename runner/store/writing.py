@@ -1,0 +1,194 @@
+"""One tournament as its run writes it: the games' start and end under the lease, the close.
+
+`TournamentStore` is what `Store.tournament` hands a run's writer (runner.tournament.writer):
+every method is one transaction that first proves the run still holds the tournament's lease,
+so a runner that lost it writes nothing (`LeaseLostError`, the transaction rolled back whole).
+The writer calls it from its one thread, in the order the writes were queued.
+
+How a game's start and end reach the database is this module's choice, not the writer's: on a
+SQLite file they go by the standard library's sqlite3 (`runner.store.fast`, about a tenth of
+SQLAlchemy's CPU per game), elsewhere, when ``RUNNER_SQLALCHEMY=1``, or when the statements
+cannot be compiled, through SQLAlchemy (`runner.store.recording`). The choice is settled on the
+first write; both ways write the same rows (`runner.store.rows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runner.store.db import Database, sqlite_pragmas
+from runner.store.fast import FastWrites, cache_key, default_cache, enabled, load, save
+from runner.store.lease import heartbeat, hold, release
+from runner.store.origin import set_reason
+from runner.store.recording import (
+    compile_writes,
+    engine_ids,
+    finish_tournament,
+    mark_running,
+    record_game,
+    reset_unfinished,
+    save_book_state,
+)
+from runner.store.records import JobKey, TournamentStatus
+from runner.store.resume import PgnGame, pgn_games, set_pgn_offsets
+from runner.store.rows import done_values
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from runner.game.record import GameRecord
+
+__all__ = ["TournamentStore"]
+
+_REASON_CHARS = 500
+"""The longest failure reason kept (`runner report` and `runner list` show it on one line)."""
+
+
+class TournamentStore:
+    """The writes of one run of one tournament, each fenced by the run's lease (`owner`)."""
+
+    def __init__(self, db: Database, tournament_id: int, owner: str | None = None, *,
+                 statements: Path | None = None, fast: bool | None = None) -> None:
+        """`owner`: the run's lease owner id (None: a write outside any run, such as mending
+        a finished tournament's PGN file). `statements`: where the compiled statements of
+        `runner.store.fast` are kept (default: the user's cache directory). `fast`: whether a
+        game's writes may go by sqlite3 (None: unless ``RUNNER_SQLALCHEMY=1``)."""
+        self.db = db
+        self.tournament_id = tournament_id
+        """The tournament written."""
+        self.owner = owner
+        """The run's lease owner id: heartbeats refresh it, closing the tournament releases it."""
+        self.statements = default_cache() if statements is None else statements
+        """Where the compiled statements of `runner.store.fast` are kept."""
+        self._fast: FastWrites | None = None
+        self._fast_wanted = enabled() if fast is None else fast
+        self._engine_ids: dict[str, int] | None = None  # fetched once, by the first start
+        self._game_ids: dict[int, int] = {}  # job index -> row id of the games marked running
+
+    def fast_writes(self) -> FastWrites | None:
+        """The sqlite3 way for the games' writes, set up on the first call: None for a
+        database other than a SQLite file, when ``RUNNER_SQLALCHEMY=1``, or when the
+        statements cannot be compiled (SQLAlchemy's way then)."""
+        if not self._fast_wanted:
+            return self._fast
+        self._fast_wanted = False
+        db_file = FastWrites.database_file(self.db.url)
+        key = cache_key()
+        if db_file is None or key is None:
+            return None
+        statements = None if self.statements is None else load(self.statements, key)
+        if statements is None:
+            with self.db.session() as session:
+                statements = compile_writes(session, key)
+            if statements is None:
+                return None
+            if self.statements is not None:
+                save(self.statements, statements)
+        fast = FastWrites(db_file, statements, sqlite_pragmas(), self.db.watch)
+        try:
+            with fast.transaction():  # the schema checked once, the connection set up
+                pass
+        except Exception:  # anything unexpected: SQLAlchemy's way, which says what is wrong
+            fast.close()
+            return None
+        self._fast = fast
+        return fast
+
+    def close(self) -> None:
+        """Close the sqlite3 connection, if one was opened (the next write opens it again)."""
+        if self._fast is not None:
+            self._fast.close()
+
+    # -- a game's start and end ------------------------------------------------------------------
+
+    def mark_running(self, job: JobKey) -> None:
+        """Note that `job` is being played (DuplicateGameError: it is stored as played)."""
+        fast = self.fast_writes()
+        if fast is not None:
+            with fast.transaction():
+                if self.owner is not None:
+                    fast.hold(self.tournament_id, self.owner)
+                if self._engine_ids is None:
+                    self._engine_ids = fast.engine_ids(self.tournament_id)
+                self._game_ids[job.index] = fast.mark_running(self.tournament_id, job,
+                                                              self._engine_ids)
+            return
+        with self.db.session() as session:
+            self._hold(session)
+            if self._engine_ids is None:
+                self._engine_ids = engine_ids(session, self.tournament_id)
+            self._game_ids[job.index] = mark_running(session, self.tournament_id, job,
+                                                     engine_ids=self._engine_ids)
+
+    def record_game(self, job: JobKey, record: GameRecord, pgn: str,
+                    pgn_offset: int | None) -> None:
+        """Store a finished game and its moves, with the offset its text goes to in the PGN
+        file (None: no file); DuplicateGameError when it is stored as played already."""
+        fast = self.fast_writes()
+        if fast is not None:
+            values = done_values(record, pgn, pgn_offset)
+            with fast.transaction():
+                if self.owner is not None:  # first: the game is stored only under the lease
+                    fast.hold(self.tournament_id, self.owner)
+                fast.record_game(self.tournament_id, job, values, record, self._engine_ids,
+                                 self._game_ids.pop(job.index, None))
+            return
+        with self.db.session() as session:
+            self._hold(session)  # first: the game is stored only under the lease
+            record_game(session, self.tournament_id, job, record, pgn=pgn,
+                        engine_ids=self._engine_ids, pgn_offset=pgn_offset,
+                        game_id=self._game_ids.pop(job.index, None))
+
+    def _hold(self, session: Session) -> None:
+        """Refresh the lease in `session`'s transaction: LeaseLostError (the transaction then
+        rolls back whole) when another runner took the tournament over."""
+        if self.owner is not None:
+            hold(session, self.tournament_id, self.owner)
+
+    def heartbeat(self) -> bool:
+        """Refresh the run's lease; False when another runner took it over."""
+        if self.owner is None:
+            return True
+        fast = self.fast_writes()
+        if fast is not None:
+            with fast.transaction():
+                return fast.heartbeat(self.tournament_id, self.owner)
+        with self.db.session() as session:
+            return heartbeat(session, self.tournament_id, self.owner)
+
+    def close_tournament(self, status: TournamentStatus, decision: str | None,
+                         book_state: dict[str, Any] | None, reason: str | None = None) -> None:
+        """End the run: games left running back to replay, the openings' cursor, the status,
+        why the run failed (`reason`, None when it did not), and the lease given up; none of
+        it (LeaseLostError) when the tournament is another runner's now."""
+        with self.db.session() as session:
+            self._hold(session)
+            if status is not TournamentStatus.FINISHED:
+                reset_unfinished(session, self.tournament_id)
+            if book_state is not None:
+                save_book_state(session, self.tournament_id, book_state)
+            finish_tournament(session, self.tournament_id, status=status,
+                              sprt_decision=decision)
+            # Kept for `runner report` and `runner list` (the service notes it too): a run
+            # stopped because an engine never moved has no score to show.
+            set_reason(session, self.tournament_id,
+                       None if reason is None else " ".join(reason.split())[:_REASON_CHARS])
+            if self.owner is not None:
+                release(session, self.tournament_id, self.owner)
+
+    # -- the PGN file's bookkeeping --------------------------------------------------------------
+
+    def pgn_games(self, ids: Iterable[int] | None = None) -> Iterator[PgnGame]:
+        """The played games that belong in the PGN file (or those of them in `ids`), in file
+        order; streamed, one session held while they are read."""
+        with self.db.session() as session:
+            yield from pgn_games(session, self.tournament_id, ids)
+
+    def set_pgn_offsets(self, offsets: Mapping[int, int]) -> None:
+        """Record, under the lease, where games are about to be written in the PGN file
+        (game id -> byte offset)."""
+        with self.db.session() as session:
+            self._hold(session)
+            set_pgn_offsets(session, offsets)
