@@ -77,6 +77,24 @@ def test_help_loads_no_database_code_and_no_pydantic(args: tuple[str, ...]) -> N
     assert loaded == []
 
 
+RUN_CODE = ("sqlalchemy", "pydantic", "alembic", "asyncio", "runner.app", "runner.store",
+            "runner.tournament", "runner.game", "runner.report", "runner.cluster", "runner.rules")
+"""What playing, storing and reporting load, and no command's --help needs."""
+
+
+@pytest.mark.parametrize("args", [("run", "--help"), ("report", "--help"), ("resume", "--help"),
+                                  ("match", "--help"), ("gauntlet", "--help"),
+                                  ("roundrobin", "--help"), ("play", "--help"),
+                                  ("engine", "check", "--help"), ("worker", "check", "--help")])
+def test_a_command_s_help_loads_none_of_the_run_s_code(args: tuple[str, ...]) -> None:
+    """Issue 39: ``runner run --help`` took 5.2 s and ``runner report --help`` 7.2 s at load
+    11, against 0.26-0.67 s for the light commands: they imported the whole run."""
+    loaded, done = _run(*args, watch=RUN_CODE)
+    assert done.returncode == 0, done.stderr
+    assert "Show this message and exit." in done.stdout
+    assert loaded == []
+
+
 def test_a_game_command_s_help_loads_its_module_but_no_pydantic() -> None:
     # The commands that play are loaded on use with the tournament code their module imports
     # at its top (runner.cli.group.LazyGroup): their own --help pays for that, never another
@@ -196,10 +214,23 @@ DEFERRED = {
              "typer"},  # its rich_utils: rich.markdown and pygments, for rendered help only
     "serve": {"uvicorn", "runner.service.app", "runner.service.connections",
               "runner.service.settings"},  # the service extra, with a message when missing
-    # The live view (not for --quiet runs), and Dask only to say in one line when the cluster
-    # extra is missing, before any engine is started.
-    "tournament": {"rich.progress", "rich.live", "distributed"},
-    "worker": {"distributed", "runner.cluster.scheduler"},  # the cluster extra, ditto
+    # The live view (not for --quiet runs).
+    "tournament": {"rich.progress", "rich.live"},
+    # Issue 39: a command's --help loads none of the run's code (it took 5-7 s on a loaded
+    # machine): the commands that play are declared in runner.cli.plays, the others import
+    # their work in their bodies.
+    "plays": {"runner.cli.tournament"},
+    "report": {"runner.app.report", "runner.config.check", "runner.report.render",
+               "runner.store.store"},
+    "games": {"runner.app.play", "runner.cli.loop", "runner.cli.vocabulary", "runner.clock",
+              "runner.config.check", "runner.config.model", "runner.game.record",
+              "runner.game.slot", "runner.protocol.engine", "runner.protocol.factory",
+              "runner.protocol.uci", "runner.rules", "runner.tournament.protocols",
+              "runner.tournament.runtime"},
+    # The cluster extra, with a message when it is missing; the run's code, as above.
+    "worker": {"distributed", "runner.cluster.scheduler", "runner.cli.loop",
+               "runner.cluster.worker", "runner.config.check", "runner.config.parse",
+               "runner.tournament.runtime"},
 }
 """The imports left inside functions of the command modules the lazy group loads on use,
 each for a reason a test above checks (issue 27: the others moved to the modules' tops)."""

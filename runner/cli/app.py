@@ -25,14 +25,14 @@ LAZY = (
          "web page (/): submit tournaments, watch them live, read their games and reports."),
     Lazy("worker", "runner.cli.worker", "Inspect the Dask workers a tournament would run on."),
     Lazy("tb", "runner.cli.tablebase", "Probe Syzygy endgame tablebases."),
-    Lazy("run", "runner.cli.tournament", "Run (or resume) the tournament a TOML file describes."),
-    Lazy("resume", "runner.cli.tournament", "Resume a stored tournament with the configuration "
+    Lazy("run", "runner.cli.plays", "Run (or resume) the tournament a TOML file describes."),
+    Lazy("resume", "runner.cli.plays", "Resume a stored tournament with the configuration "
          "it was started with."),
-    Lazy("match", "runner.cli.tournament", "Two engines, every opening as a game pair (the "
+    Lazy("match", "runner.cli.plays", "Two engines, every opening as a game pair (the "
          "words it takes are below)."),
-    Lazy("gauntlet", "runner.cli.tournament", "The first --engine against each of the others "
+    Lazy("gauntlet", "runner.cli.plays", "The first --engine against each of the others "
          "(the words it takes are below)."),
-    Lazy("roundrobin", "runner.cli.tournament", "Every --engine against every other (the words "
+    Lazy("roundrobin", "runner.cli.plays", "Every --engine against every other (the words "
          "it takes are below)."),
     Lazy("list", "runner.cli.listing", "Tournaments in the database with their progress."),
     Lazy("export", "runner.cli.export", "Write stored games as PGN, streamed from the database."),

@@ -14,24 +14,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from runner.app.play import Interrupted, PositionError, one_game, play_config
 from runner.cli.errors import exit_on_error, fail, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.cli.help import PASSTHROUGH, PLAY_INTERRUPT_HELP, vocabulary_help
-from runner.cli.loop import run_async
-from runner.cli.vocabulary import CommandLineError, read_arguments, read_engine
-from runner.clock import TimeControl
-from runner.config.check import ConfigError
-from runner.config.model import Protocol
-from runner.game.record import game_pgn
-from runner.game.slot import CannotSetUp, EngineFailed
-from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
-from runner.protocol.factory import make_engine, stop_engines
-from runner.protocol.uci import UciEngine
-from runner.rules import Board
 from runner.text import shown
-from runner.tournament.protocols import detect_protocol
-from runner.tournament.runtime import engine_config
+
+# The game, engine and tournament code is imported in the commands' bodies: their --help
+# loads none of it.
 
 if TYPE_CHECKING:
     from runner.protocol.engine import EngineConfig
@@ -42,6 +31,13 @@ _err = unwrapped(Console(stderr=True, emoji=False))  # see runner.cli.errors.err
 
 def play_command(ctx: typer.Context) -> None:
     """Play one game between two --engine groups and print its PGN (the words it takes are below)."""
+    from runner.app.play import Interrupted, PositionError, one_game, play_config
+    from runner.cli.loop import run_async
+    from runner.cli.vocabulary import CommandLineError, read_arguments
+    from runner.config.check import ConfigError
+    from runner.game.record import game_pgn
+    from runner.game.slot import CannotSetUp, EngineFailed
+
     try:
         arguments = read_arguments(list(ctx.args), "play")
         count = len(arguments.table["engines"])
@@ -81,6 +77,13 @@ def engine_check(
 ) -> None:
     """Start an engine (runner engine check -- CMD ARGS..., or --engine KEY=VALUE ...), show its
     features, ping, one move."""
+    from runner.cli.loop import run_async
+    from runner.cli.vocabulary import CommandLineError, read_engine
+    from runner.config.check import ConfigError
+    from runner.config.model import Protocol
+    from runner.tournament.protocols import detect_protocol
+    from runner.tournament.runtime import engine_config
+
     argv = list(ctx.args)
     if not argv:
         _err.print("[bold red]error:[/] give the engine command after --, "
@@ -109,7 +112,12 @@ def _note(line: str) -> None:
 
 
 async def _check(config: EngineConfig, movetime: float) -> int:
-
+    """Start the engine, show what it declares, ping it, ask one move; the exit status."""
+    from runner.clock import TimeControl
+    from runner.protocol.engine import ClockState, EngineError, GameSetup, Side
+    from runner.protocol.factory import make_engine, stop_engines
+    from runner.protocol.uci import UciEngine
+    from runner.rules import Board
 
     # Names, features, options and errors all come from the engine: nothing here is markup,
     # and each is `shown` (its control characters as escapes, none sent to the terminal).

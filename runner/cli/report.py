@@ -8,11 +8,7 @@ from pathlib import Path
 
 import typer
 
-from runner.app.report import ReportError, report
 from runner.cli.errors import err_console, fail, open_db
-from runner.config.check import unwritable
-from runner.report.render import render
-from runner.store.store import StoreError
 
 __all__ = ["register", "report_command"]
 
@@ -31,6 +27,12 @@ def report_command(
 ) -> None:
     """Standings, Elo +- 95%, LOS, pentanomial counts, terminations, faults and SPRT state of a
     tournament; --format html writes one self-contained page with plots."""
+    # Here, not at the top: `runner report --help` loads none of the store and report code.
+    from runner.app.report import ReportError, report
+    from runner.config.check import unwritable
+    from runner.report.render import render
+    from runner.store.store import StoreError
+
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise fail(f"unknown --format {fmt!r}: text, json or html")

@@ -1,4 +1,6 @@
-"""CLI commands that play tournaments: ``run``, ``resume``, ``match``, ``gauntlet``, ``roundrobin``.
+"""What the CLI commands that play tournaments do: ``run``, ``resume``, ``match``,
+``gauntlet``, ``roundrobin`` (declared in runner.cli.plays, which imports this module only
+when one of them runs, so that their ``--help`` loads none of the tournament code).
 
 ``match``, ``gauntlet`` and ``roundrobin`` take the cutechess-cli/fastchess vocabulary with
 double dashes (``--engine cmd=fairymax name=fm proto=cecp option.Hash=16 --each tc=10+0.1
@@ -28,7 +30,6 @@ from runner.app.run import run_tournament as play_tournament
 from runner.app.signals import StopPolicy
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error, unwrapped
-from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, RERUN_HELP, vocabulary_help
 from runner.cli.loop import run_async
 from runner.cli.vocabulary import CommandLineError, read_arguments
 from runner.cli.words import plural
@@ -333,27 +334,9 @@ def _load(path: Path) -> TournamentConfig:
         raise exit_on_error(exc) from None
 
 
-def run_command(
-    config_file: Path = typer.Argument(..., help="Tournament file (TOML)."),
-    db: str | None = typer.Option(None, "--db", help="Database URL (default: RUNNER_DB or ./runner.db)."),
-    concurrency: int | None = typer.Option(None, "--concurrency", min=1,
-                                           help="Games at once (overrides the file)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
-    force: bool = typer.Option(
-        False, "--force", help="Continue the tournament of this name with the changed file, "
-        "finished or not: games that still fit are kept and only the games the change adds "
-        "are played (added engines, more rounds); games of removed engines or dropped rounds "
-        "stay stored but are not counted; a new time control or other setting applies to the "
-        "games still to play. A finished tournament with no change plays nothing."),
-    new: bool = typer.Option(False, "--new", help="Start a new tournament even if one can resume."),
-    workers: int | None = typer.Option(
-        None, "--workers", min=0, help="Play on N local Dask worker processes (0: in this "
-        "process; default: in this process unless the concurrency is more than one process "
-        "relays in time and the cluster extra is installed)."),
-    cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
-                                       help="Play on the Dask scheduler at ADDR (tcp://HOST:8786)."),
-) -> None:
-    """Run (or resume) the tournament a TOML file describes."""
+def run_file(config_file: Path, *, db: str | None, concurrency: int | None, quiet: bool,
+             force: bool, new: bool, workers: int | None, cluster: str | None) -> NoReturn:
+    """``runner run``: the tournament a TOML file describes (runner.cli.plays declares it)."""
     config = _load(config_file)
     if workers is not None and cluster is not None:
         raise fail("give --workers (a local cluster) or --cluster (a running scheduler), not both")
@@ -363,14 +346,9 @@ def run_command(
     raise typer.Exit(outcome.exit_status)
 
 
-def resume_command(
-    tournament_id: int = typer.Argument(..., help="Tournament id (see 'runner list')."),
-    db: str | None = typer.Option(None, "--db", help="Database URL."),
-    concurrency: int | None = typer.Option(None, "--concurrency", min=1,
-                                           help="Games at once (overrides the stored setting)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
-) -> None:
-    """Resume a stored tournament with the configuration it was started with."""
+def resume_stored(tournament_id: int, *, db: str | None, concurrency: int | None,
+                  quiet: bool) -> NoReturn:
+    """``runner resume``: a stored tournament with the configuration it was started with."""
     with open_db(db, create=False) as store:
         try:
             found = resumable(store, tournament_id)
@@ -391,10 +369,10 @@ def resume_command(
 # -- match, gauntlet and round-robin from the command line -------------------------------------
 
 
-def _cli_run(ctx: typer.Context, command: str) -> None:
+def cli_run(args: list[str], command: str) -> NoReturn:
     """Read the cutechess words of ``runner COMMAND``, check them as a file's table, run."""
     try:
-        arguments = read_arguments(list(ctx.args), command)
+        arguments = read_arguments(args, command)
         config = arguments.config()
     except (CommandLineError, ConfigError) as exc:
         raise exit_on_error(exc) from None
@@ -402,28 +380,3 @@ def _cli_run(ctx: typer.Context, command: str) -> None:
                              mode=StartMode.SAME, rating_interval=arguments.rating_interval,
                              workers=arguments.workers)
     raise typer.Exit(outcome.exit_status)
-
-
-def match_command(ctx: typer.Context) -> None:
-    """Two engines, every opening as a game pair (the words it takes are below)."""
-    _cli_run(ctx, "match")
-
-
-def gauntlet_command(ctx: typer.Context) -> None:
-    """The first --engine against each of the others (the words it takes are below)."""
-    _cli_run(ctx, "gauntlet")
-
-
-def roundrobin_command(ctx: typer.Context) -> None:
-    """Every --engine against every other (the words it takes are below)."""
-    _cli_run(ctx, "roundrobin")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the tournament commands to the ``runner`` application."""
-    app.command("run", epilog=INTERRUPT_HELP)(run_command)
-    app.command("resume", epilog=INTERRUPT_HELP)(resume_command)
-    for name, command in (("match", match_command), ("gauntlet", gauntlet_command),
-                          ("roundrobin", roundrobin_command)):
-        app.command(name, cls=vocabulary_help(name), context_settings=PASSTHROUGH,
-                    epilog=RERUN_HELP)(command)

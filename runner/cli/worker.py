@@ -12,12 +12,7 @@ from rich.text import Text
 
 from runner.cli.errors import exit_on_error, fail, missing_extra, unwrapped
 from runner.cli.group import RunnerGroup
-from runner.cli.loop import run_async
-from runner.cluster.worker import check_worker, engine_json
-from runner.config.check import ConfigError
-from runner.config.parse import load_config
 from runner.text import shown
-from runner.tournament.runtime import engine_config
 
 worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on.",
                          no_args_is_help=True, cls=RunnerGroup)
@@ -34,6 +29,13 @@ def worker_check(
     """List each worker with its cores and slots, start each of the tournament's engines
     there once (its id line and protocol) and list the Syzygy tables it has of those the
     file names; exit 1 when a worker cannot start an engine or has none of the tables."""
+    # Here, not at the top: `runner worker check --help` loads none of the run's code.
+    from runner.cli.loop import run_async
+    from runner.cluster.worker import check_worker, engine_json
+    from runner.config.check import ConfigError
+    from runner.config.parse import load_config
+    from runner.tournament.runtime import engine_config
+
     engines: list[str] = []
     tablebases: tuple[str, ...] = ()
     if config_file is not None:
@@ -60,6 +62,8 @@ def worker_check(
 def _on_cluster(address: str, engines: list[str],
                 tablebases: tuple[str, ...]) -> list[dict[str, Any]]:
     """Run the check on every worker of the scheduler at `address`."""
+    from runner.cluster.worker import check_worker
+
     try:  # here: distributed is an optional extra, and only --cluster needs it
         from distributed import Client
 
