@@ -71,6 +71,9 @@ class EngineFailed:
     """The engine's name."""
     reason: str
     kind: Literal["engine"] = "engine"
+    os_error: str | None = None
+    """The system's words when the program could not be run (``No such file or directory``),
+    as peers that print them need them; None for any other failure."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,9 @@ class GameSlot:
             try:
                 engines.append(await self._engine(config))
             except EngineError as exc:
-                return EngineFailed(config.name, str(exc))
+                cause = exc.__cause__
+                return EngineFailed(config.name, str(exc), os_error=cause.strerror if isinstance(
+                    cause, OSError) and cause.strerror else None)
             except ValueError as exc:
                 # Started, but it refuses what it was configured with (an option it does not
                 # declare, say): every start would end alike.

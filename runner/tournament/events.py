@@ -14,8 +14,8 @@ from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scoreboard import Scoreboard
 
 __all__ = [
-    "DatabaseFailure", "Event", "GameFinished", "GameStarted", "MovePlayed", "Notice", "RunOutcome",
-    "TournamentError",
+    "DatabaseFailure", "EngineNotStarted", "Event", "GameFinished", "GameStarted", "MovePlayed",
+    "Notice", "RunOutcome", "TournamentError",
 ]
 
 
@@ -85,6 +85,24 @@ class Notice:
     """Something the user should read (a stop requested, an engine restarted...)."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class EngineNotStarted(Notice):
+    """A game's engine did not start (the `text` says so for any watcher of notices); the
+    game was not played and is tried again, up to the run's limit."""
+
+    game: int = 0
+    """The game it was to play: its place in the schedule (0-based)."""
+    white: str = ""
+    black: str = ""
+    engine: str = ""
+    """The engine's name."""
+    command: tuple[str, ...] = ()
+    """The engine's command line (its program first)."""
+    os_error: str | None = None
+    """The system's words when its program could not be run (``No such file or
+    directory``); None for another failure (no answer to the protocol's greeting...)."""
 
 
 Event = GameStarted | MovePlayed | GameFinished | Notice

@@ -28,7 +28,7 @@ from runner.protocol.engine import Engine, EngineConfig
 from runner.protocol.factory import make_engine
 from runner.protocol.freeze import FreezeMonitor
 from runner.protocol.lifetime import finish_uncancelled
-from runner.tournament.events import Notice
+from runner.tournament.events import EngineNotStarted, Notice
 from runner.tournament.jobs import JobQueue
 
 __all__ = [
@@ -265,8 +265,12 @@ class LocalScheduler(Scheduler):
                     failure = self._jobs.replay(job, record.reason)
                     if failure is not None:
                         self._fail(failure)
-            case EngineFailed(engine, reason):
-                self._put(Notice(f"game {job.index + 1}: an engine failed to start: {reason}"))
+            case EngineFailed(engine, reason, os_error=os_error):
+                self._put(EngineNotStarted(
+                    f"game {job.index + 1}: an engine failed to start: {reason}",
+                    game=job.index, white=job.white.name, black=job.black.name, engine=engine,
+                    command=next((tuple(c.argv) for c in (job.white, job.black)
+                                  if c.name == engine), ()), os_error=os_error))
                 failures = self._jobs.engine_failed(job, engine)
                 if failures >= MAX_START_FAILURES:
                     self._fail(f"engine {engine} failed to start {failures} times in a row: "

@@ -24,6 +24,10 @@ from typing import TextIO
 from runner.clock import TimeControl
 from runner.dropin.cutechess.pgn import cutechess_pgn
 from runner.dropin.cutechess.results import (
+    FIELD_GROUPS,
+    FIELD_HEADERS,
+    NAMED_FORMATS,
+    SILENT_FIELDS,
     CuteResult,
     Kind,
     cute_result,
@@ -32,53 +36,19 @@ from runner.dropin.cutechess.results import (
 )
 from runner.dropin.cutechess.settings import CutechessSettings, SprtBounds
 from runner.dropin.cutechess.stats import CutechessElo, sprt_status
+from runner.dropin.keptfiles import OutputFileError, append_whole, repair_games, repair_lines
 from runner.game.record import GameRecord, GameSpec
 from runner.game.termination import GameTermination
 from runner.rules import Result
-from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
-
-__all__ = ["NAMED_FORMATS", "CutechessOutput"]
-
-NAMED_FORMATS = {
-    "minimal": "Rank,Name",
-    "small": "Rank,Name,Games,Points",
-    "short": "Rank,Name,Elo,Games",
-    "concise": "Rank,Name,Elo,Error,Games",
-    "default": "Rank,Name,Elo,Error,Games,Score,DScore",
-    "with-points": "Rank,Name,Elo,Error,Games,Points,Score,DScore",
-    "wide": "Rank,Name,Elo,Error,Games,W,L,D,Points,Score,DScore",
-    "wide2": "Rank,Name,Elo,Error,Games,W,L,D,Points,Score,DScore,wScore,bScore",
-    "per-color": "Rank,Name,Elo,Error,Games,W,L,D,Points,wW,wL,wD,wPoints,bW,bL,bD,bPoints",
-    "ordo": "Rank,Name,Elo,Points,Games,Score",
-    "term": "Rank,Name,Elo,Error,Games,Score,Time,Illegal,Discon,Stall,WrClaim",
-    "draws": "Rank,Name,Elo,Error,Games,W,L,D,Points,Score,DScore,DStale,DMater,DRepet,DMoves,"
-             "DAdj,DAgree,OtherD",
-    "wide3": "Rank,Name,TC,Elo,Error,Games,WLDStats,DrawStats,Terminations",
-}
-"""cutechess-cli's named `-resultformat` formats."""
-
-_GROUPS = (  # replaced in this order (cutechess walks its map of them by name)
-    ("DrawStats", "DScore,DStale,DMater,DRepet,DMoves,DAdj,DAgree,OtherD"),
-    ("Terminations", "Time,Illegal,Discon,Stall,WrClaim"),
-    ("WLDStats", "W,L,D,Points,Score,wW,wL,wD,wPoints,wScore,bW,bL,bD,bPoints,bScore"),
+from runner.tournament.events import (
+    EngineNotStarted,
+    GameFinished,
+    GameStarted,
+    Notice,
+    RunOutcome,
 )
 
-# Field token -> (header, width); a negative width is left-aligned. Tokens cutechess knows
-# but fills nowhere (LOS, wElo...) print nothing, as there.
-_HEADERS: dict[str, tuple[str, int]] = {
-    "Rank": ("Rank", 4), "Name": ("Name", -25), "Elo": ("Elo", 7), "Error": ("+/-", 7),
-    "Games": ("Games", 7), "W": ("Wins", 7), "L": ("Losses", 7), "D": ("Draws", 7),
-    "Points": ("Points", 8), "Score": ("Score", 7), "DScore": ("Draw", 7),
-    "wScore": ("White", 7), "bScore": ("Black", 7), "wDScore": ("WDraw", 7),
-    "bDScore": ("BDraw", 7), "wW": ("WWins", 7), "wL": ("WLoss.", 7), "wD": ("WDraws", 7),
-    "bW": ("BWins", 7), "bL": ("BLoss.", 7), "bD": ("BDraws", 7), "Time": ("Time", 7),
-    "Illegal": ("Illegal", 7), "Discon": ("Discon", 7), "Stall": ("Stall", 7),
-    "WrClaim": ("WrClaim", 7), "RegulL": ("RegulL", 7), "RegulW": ("RegulW", 7),
-    "OtherW": ("OtherW", 7), "DStale": ("DStale", 7), "DMater": ("DMater", 7),
-    "DRepet": ("DRepet", 7), "DMoves": ("DMoves", 7), "DCount": ("DCount", 7),
-    "DAdj": ("DAdj", 7), "DAgree": ("DAgree", 7), "OtherD": ("OtherD", 7), "TC": ("TC", 14),
-}
-_SILENT_TOKENS = frozenset({"LOS", "wElo", "wError", "wLOS", "bElo", "bError", "bLOS"})
+__all__ = ["NAMED_FORMATS", "CutechessOutput"]
 
 # Outcome classes of the table's counters (cutechess's result types and its extra ones).
 _REGULAR_WIN, _REGULAR_LOSS, _OTHER_WIN, _WRONG_CLAIM = "RegulW", "RegulL", "OtherW", "WrClaim"
@@ -170,18 +140,39 @@ class CutechessOutput:
         self._stopping = False
         self._ended = False
         self._opened: set[str] = set()
+        self._file_error = False
+        """A file could not be written: the run ended (exit status 1)."""
+        self.stop_run = False
+        """Set when the run must end here (the driver's `STOP_RUN`): a file that cannot be
+        written."""
 
     # -- PeerOutput ---------------------------------------------------------------------
 
     def resumed(self, games: Sequence[GameFinished]) -> None:
         """Count the games an earlier run stored, silently: the tallies and the next game
-        numbers continue from them, and the PGN file already holds them."""
+        numbers continue from them; the PGN and EPD files are first made to hold them
+        (`runner.dropin.keptfiles`: a run killed between storing a game and writing it)."""
+        settings = self.settings
+        texts, positions = [], []
         for event in games:
             number = event.job.index + 1
             end = self._end_of(event)
             self._finished_count += 1
             self._score(event.job.white, event.job.black, end)
             self._pgn_written.add(number)
+            if event.record is not None:
+                texts.append(cutechess_pgn(event.record, end, event=settings.event,
+                                           site=settings.site, round_=event.job.round,
+                                           variant=settings.variant, mode=settings.pgn_mode))
+                if event.record.final_fen:
+                    positions.append(event.record.final_fen + "\n")
+        try:
+            if settings.pgn_out:
+                repair_games(settings.pgn_out, texts)
+            if settings.epd_out:
+                repair_lines(settings.epd_out, positions)
+        except OutputFileError as exc:
+            self._file_failed(exc)
         self._advance_pgn()
 
     def game_started(self, event: GameStarted) -> None:
@@ -215,7 +206,13 @@ class CutechessOutput:
                      self._end_of(event), record)
 
     def notice(self, event: Notice) -> None:
-        """The runner's own notices: cutechess-cli prints nothing of the kind."""
+        """The runner's own notices: cutechess-cli prints nothing of the kind, but for an
+        engine that does not start its warning, and the match ends there, as cutechess's."""
+        if isinstance(event, EngineNotStarted) and not self.stop_run:
+            self._warn(f"Cannot start engine {event.engine}:\nCannot execute command: "
+                       f"{' '.join(event.command)}")
+            self._stopping = True
+            self.stop_run = True
 
     def run_ended(self, outcome: RunOutcome, *, interrupted: bool) -> None:
         """The games a stop cut short as `* {No result}`, then the final ratings, outcomes
@@ -237,8 +234,9 @@ class CutechessOutput:
             self._final(outcome.error if not interrupted else None)
 
     def exit_code(self, outcome: RunOutcome) -> int:
-        """0: cutechess-cli ends a match it started with status 0, stopped or not."""
-        return 0
+        """0: cutechess-cli ends a match it started with status 0, stopped or not; 1 when the
+        runner could not write a file (the run stopped there)."""
+        return 1 if self._file_error else 0
 
     # -- one game -----------------------------------------------------------------------
 
@@ -254,6 +252,8 @@ class CutechessOutput:
         if settings.epd_out and record.final_fen:
             self._append(settings.epd_out, record.final_fen + "\n", "EPD")
         self._write_pgn(number, record, end, round_)
+        if self._file_error:
+            return  # not on disk: no line says it is (the next run writes it)
         if end.detail == "Invalid result claim" and end.loser is not None:
             claim = record.reason.partition(_FALSE_CLAIM_MARK)[2]
             if claim:
@@ -425,7 +425,7 @@ class CutechessOutput:
         """The ranking of more than two players in the `-resultformat` columns."""
         fmt = self.settings.result_format.strip()
         fmt = NAMED_FORMATS.get(fmt, fmt)
-        for name, fields in _GROUPS:
+        for name, fields in FIELD_GROUPS:
             fmt = fmt.replace(name, fields)
         tokens = [t.replace(" ", "") for t in fmt.split(",") if t]
         gauntlet = self.settings.tournament == "gauntlet"
@@ -439,7 +439,7 @@ class CutechessOutput:
             # Equal keys: a later player goes before the earlier ones (Qt's QMultiMap).
             position = next((i for i, (k, _) in enumerate(ranking) if k >= key), len(ranking))
             ranking.insert(position, (key, player))
-        out = self._row(tokens, {t: _HEADERS[t][0] for t in tokens if t in _HEADERS})
+        out = self._row(tokens, {t: FIELD_HEADERS[t][0] for t in tokens if t in FIELD_HEADERS})
         rank = -1 if gauntlet else 0
         for _, player in ranking:
             rank += 1
@@ -450,10 +450,10 @@ class CutechessOutput:
     def _row(tokens: list[str], values: dict[str, str]) -> str:
         cells = []
         for token in tokens:
-            if token in _SILENT_TOKENS or token not in _HEADERS:
+            if token in SILENT_FIELDS or token not in FIELD_HEADERS:
                 continue
             value = values.get(token, "")
-            width = _HEADERS[token][1]
+            width = FIELD_HEADERS[token][1]
             if token in ("Score", "DScore", "wScore", "bScore", "wDScore", "bDScore"):
                 cells.append(value + " " if value.endswith("%") else f"{value:>{width}} ")
             else:
@@ -543,18 +543,35 @@ class CutechessOutput:
             self._append(pgn_out, "".join(texts), "PGN")
 
     def _append(self, path: str, text: str, kind: str) -> None:
-        """Append and sync: a framework may kill the process right after the game."""
+        """Append whole and sync: a framework may kill the process right after the game. A
+        write that fails (a full disk) is cut back and ends the run with one line."""
+        if self._file_error:
+            return
         if path in self._opened and not os.path.exists(path):
             # cutechess keeps the file open and reopens it when someone removed it.
             self._warn(f"{kind} file {path} does not exist. Reopening...")
         self._opened.add(path)
         try:
-            with open(path, "a", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
+            handle = open(path, "ab", buffering=0)  # noqa: SIM115 - closed below
         except OSError:
             self._warn(f"Could not open {kind} file {path}")
+            return
+        with handle:
+            try:
+                append_whole(handle, text.encode(), path, "a game")
+            except OutputFileError as exc:
+                self._file_failed(exc)
+
+    def _file_failed(self, exc: OutputFileError) -> None:
+        """A file that cannot be written ends the run: one line saying which and why."""
+        stream = self._err if self._err is not None else sys.stderr
+        with contextlib.suppress(OSError, ValueError):
+            stream.write(f"runner-cutechess: {exc} (the games are stored; running the same "
+                         "command again writes them)\n")
+            stream.flush()
+        self._file_error = True
+        self._stopping = True
+        self.stop_run = True
 
     def _line(self, text: str) -> None:
         with contextlib.suppress(OSError, ValueError):  # a reader that went away

@@ -4,7 +4,8 @@ cutechess-cli describes every end as a result type (win, draw, resignation, adju
 timeout, illegal move, disconnection, stalled connection, agreement, no result) with a winner
 and an optional detail, and derives from those the `{...}` text of `Finished game`, the last
 PGN comment, the PGN `Termination` tag and the per-player outcome counts. The runner records
-a `GameTermination` and a result instead; this module maps one onto the other.
+a `GameTermination` and a result instead; this module maps one onto the other. It also keeps
+the ranking table's field names and widths (`-resultformat`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 from runner.game.termination import GameTermination
 from runner.rules import Result
 
-__all__ = ["CuteResult", "Kind", "cute_result", "qt_fixed", "qt_general", "qt_number"]
+__all__ = ["FIELD_GROUPS", "FIELD_HEADERS", "NAMED_FORMATS", "SILENT_FIELDS", "CuteResult", "Kind",
+           "cute_result", "qt_fixed", "qt_general", "qt_number"]
 
 
 class Kind(enum.Enum):
@@ -184,3 +186,50 @@ def qt_fixed(value: float, decimals: int, width: int = 0) -> str:
 def qt_general(value: float, precision: int) -> str:
     """`QString::arg(value, 0, 'g', precision)`: significant digits, trailing zeros dropped."""
     return f"{qt_number(value):.{precision}g}"
+
+
+# -- the ranking table's fields (`-resultformat`) ----------------------------------------
+
+NAMED_FORMATS = {
+    "minimal": "Rank,Name",
+    "small": "Rank,Name,Games,Points",
+    "short": "Rank,Name,Elo,Games",
+    "concise": "Rank,Name,Elo,Error,Games",
+    "default": "Rank,Name,Elo,Error,Games,Score,DScore",
+    "with-points": "Rank,Name,Elo,Error,Games,Points,Score,DScore",
+    "wide": "Rank,Name,Elo,Error,Games,W,L,D,Points,Score,DScore",
+    "wide2": "Rank,Name,Elo,Error,Games,W,L,D,Points,Score,DScore,wScore,bScore",
+    "per-color": "Rank,Name,Elo,Error,Games,W,L,D,Points,wW,wL,wD,wPoints,bW,bL,bD,bPoints",
+    "ordo": "Rank,Name,Elo,Points,Games,Score",
+    "term": "Rank,Name,Elo,Error,Games,Score,Time,Illegal,Discon,Stall,WrClaim",
+    "draws": "Rank,Name,Elo,Error,Games,W,L,D,Points,Score,DScore,DStale,DMater,DRepet,DMoves,"
+             "DAdj,DAgree,OtherD",
+    "wide3": "Rank,Name,TC,Elo,Error,Games,WLDStats,DrawStats,Terminations",
+}
+"""cutechess-cli's named `-resultformat` formats."""
+
+FIELD_GROUPS = (  # replaced in this order (cutechess walks its map of them by name)
+    ("DrawStats", "DScore,DStale,DMater,DRepet,DMoves,DAdj,DAgree,OtherD"),
+    ("Terminations", "Time,Illegal,Discon,Stall,WrClaim"),
+    ("WLDStats", "W,L,D,Points,Score,wW,wL,wD,wPoints,wScore,bW,bL,bD,bPoints,bScore"),
+)
+"""The `-resultformat` words that stand for several fields, and the fields they stand for."""
+
+# Field token -> (header, width); a negative width is left-aligned. Tokens cutechess knows
+# but fills nowhere (LOS, wElo...) print nothing, as there.
+FIELD_HEADERS: dict[str, tuple[str, int]] = {
+    "Rank": ("Rank", 4), "Name": ("Name", -25), "Elo": ("Elo", 7), "Error": ("+/-", 7),
+    "Games": ("Games", 7), "W": ("Wins", 7), "L": ("Losses", 7), "D": ("Draws", 7),
+    "Points": ("Points", 8), "Score": ("Score", 7), "DScore": ("Draw", 7),
+    "wScore": ("White", 7), "bScore": ("Black", 7), "wDScore": ("WDraw", 7),
+    "bDScore": ("BDraw", 7), "wW": ("WWins", 7), "wL": ("WLoss.", 7), "wD": ("WDraws", 7),
+    "bW": ("BWins", 7), "bL": ("BLoss.", 7), "bD": ("BDraws", 7), "Time": ("Time", 7),
+    "Illegal": ("Illegal", 7), "Discon": ("Discon", 7), "Stall": ("Stall", 7),
+    "WrClaim": ("WrClaim", 7), "RegulL": ("RegulL", 7), "RegulW": ("RegulW", 7),
+    "OtherW": ("OtherW", 7), "DStale": ("DStale", 7), "DMater": ("DMater", 7),
+    "DRepet": ("DRepet", 7), "DMoves": ("DMoves", 7), "DCount": ("DCount", 7),
+    "DAdj": ("DAdj", 7), "DAgree": ("DAgree", 7), "OtherD": ("OtherD", 7), "TC": ("TC", 14),
+}
+"""Each ranking-table field's header and column width (negative: left-aligned)."""
+SILENT_FIELDS = frozenset({"LOS", "wElo", "wError", "wLOS", "bElo", "bError", "bLOS"})
+"""The fields cutechess-cli knows but never fills: they print nothing."""

@@ -7,7 +7,7 @@ tolerance with another root finder and refuse the degenerate inputs; here the ar
 fastchess's step by step (its ITP root finder and tolerances, its regularisation, its order
 of operations) and the C semantics of division by zero and of logarithms outside their
 domain are kept, including the sign of a NaN that x86 gives (``0/0`` is ``-nan``), which fmt
-prints.
+prints. Also the header's figures of a run: its game count and each engine's limit.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
 
 __all__ = [
     "EloFigures",
@@ -23,6 +27,8 @@ __all__ = [
     "elo_figures",
     "elo_score",
     "fixed",
+    "time_label",
+    "total_games",
 ]
 
 _NEG_NAN = -math.nan  # the x86 "default NaN" an invalid operation yields (sign bit set)
@@ -400,3 +406,35 @@ class FcSprt:
     def elo_text(self) -> str:
         """``[elo0, elo1]``."""
         return f"[{fixed(self.elo0)}, {fixed(self.elo1)}]"
+
+
+def total_games(settings: FastchessSettings) -> int:
+    """The games the schedule holds (fastchess's ``Started game N of M``)."""
+    players = max(2, len(settings.engines))
+    if settings.tournament == "gauntlet":
+        seeds = min(settings.seeds, players - 1)
+        pairings = seeds * players - seeds * (seeds + 1) // 2
+    else:
+        pairings = players * (players - 1) // 2
+    return pairings * settings.rounds * settings.games
+
+
+def _short(value: float) -> str:
+    text = repr(value)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def time_label(engine: EngineSummary) -> str:
+    """The limit as the results header shows it (``10+0.1``, ``0.5/move``, ``7 plies``)."""
+    if engine.tc_time_ms + engine.tc_increment_ms > 0:
+        moves = f"{engine.tc_moves}/" if engine.tc_moves > 0 else ""
+        increment = (f"+{engine.tc_increment_ms / 1000.0:.2g}"
+                     if engine.tc_increment_ms > 0 else "")
+        return f"{moves}{_short(engine.tc_time_ms / 1000.0)}{increment}"
+    if engine.fixed_time_ms > 0:
+        return f"{_short(engine.fixed_time_ms / 1000.0)}/move"
+    if engine.plies > 0:
+        return f"{engine.plies} plies"
+    if engine.nodes > 0:
+        return f"{engine.nodes} nodes"
+    return ""

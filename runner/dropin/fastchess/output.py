@@ -5,9 +5,12 @@ tournament code that calls it): ``Started game N of M (A vs B)``, ``Finished gam
 R {reason}``, the results block after every ``-ratinginterval`` completed pairs (games without
 pentanomial reporting) and after the last game, ``LLR:`` with ``-sprt`` and the SPRT's end,
 the ``Player:`` timeouts/crashes block, ``Tournament was interrupted...``, ``Finished match``
-and ``Total Time: ...``. The PGN and EPD of each game are written, flushed and synced to
-disk before its ``Finished game`` line (frameworks kill the runner after a run), with the
-``File F has CRC32: 0x...`` line after each write under ``-crc32 pgn=true``.
+and ``Total Time: ...`` (from the process's start, as fastchess's). The PGN and EPD of
+each game are written whole and synced to disk before its ``Finished game`` line (frameworks
+kill the runner after a run), with the ``File F has CRC32: 0x...`` line after each write under
+``-crc32 pgn=true``; a continued run first makes them hold every stored game
+(`runner.dropin.keptfiles`), and a file that cannot be written ends the run with one line.
+An engine that does not start ends it with fastchess's ``Fatal;`` line.
 
 The counters follow fastchess: a game's number is its place in the schedule, a pair's
 results count once both of its games are in, and the engine statistics are fastchess's own
@@ -16,15 +19,16 @@ results count once both of its games are in, and the engine statistics are fastc
 
 from __future__ import annotations
 
-import os
+import contextlib
 import re
-import subprocess
-import threading
+import sys
 import time
-import zlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TextIO
 
+from runner.dropin.fastchess.files import OutputFile, probe_engine, startup_cause
+from runner.dropin.fastchess.log import FastchessLog
 from runner.dropin.fastchess.numbers import (
     EloFigures,
     FcSprt,
@@ -32,133 +36,25 @@ from runner.dropin.fastchess.numbers import (
     elo_figures,
     elo_score,
     fixed,
+    time_label,
+    total_games,
 )
 from runner.dropin.fastchess.pgn import EngineId, epd_line, fastchess_reason, game_pgn
 from runner.dropin.fastchess.pvcheck import pv_warnings
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
+from runner.dropin.keptfiles import OutputFileError, repair_games, repair_lines
+from runner.dropin.uptime import process_started
 from runner.game.record import GameRecord, GameTermination
 from runner.rules import Result
+from runner.tournament.events import EngineNotStarted
 
 if TYPE_CHECKING:
     from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
 
-__all__ = ["FastchessOutput", "probe_engine", "time_label", "total_games"]
+__all__ = ["FastchessOutput", "time_label", "total_games"]
 
 _RULE = "--------------------------------------------------"
 _SIGINT = 2
-
-
-def total_games(settings: FastchessSettings) -> int:
-    """The games the schedule holds (fastchess's ``Started game N of M``)."""
-    players = max(2, len(settings.engines))
-    if settings.tournament == "gauntlet":
-        seeds = min(settings.seeds, players - 1)
-        pairings = seeds * players - seeds * (seeds + 1) // 2
-    else:
-        pairings = players * (players - 1) // 2
-    return pairings * settings.rounds * settings.games
-
-
-def _short(value: float) -> str:
-    text = repr(value)
-    return text[:-2] if text.endswith(".0") else text
-
-
-def time_label(engine: EngineSummary) -> str:
-    """The limit as the results header shows it (``10+0.1``, ``0.5/move``, ``7 plies``)."""
-    if engine.tc_time_ms + engine.tc_increment_ms > 0:
-        moves = f"{engine.tc_moves}/" if engine.tc_moves > 0 else ""
-        increment = (f"+{engine.tc_increment_ms / 1000.0:.2g}"
-                     if engine.tc_increment_ms > 0 else "")
-        return f"{moves}{_short(engine.tc_time_ms / 1000.0)}{increment}"
-    if engine.fixed_time_ms > 0:
-        return f"{_short(engine.fixed_time_ms / 1000.0)}/move"
-    if engine.plies > 0:
-        return f"{engine.plies} plies"
-    if engine.nodes > 0:
-        return f"{engine.nodes} nodes"
-    return ""
-
-
-def probe_engine(engine: EngineSummary, timeout: float = 10.0) -> tuple[EngineId, dict[str, str]]:
-    """Ask a UCI engine its ``id`` lines and option defaults (``uci`` ... ``uciok``), as fastchess
-    knows them from its own start of the engine: for the PGN's engine tags and the results
-    header's threads and hash. Nothing known when the engine cannot be asked."""
-    if not engine.command:
-        return EngineId(), {}
-    try:
-        proc = subprocess.Popen(list(engine.command), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                cwd=engine.directory or None)
-    except OSError:
-        return EngineId(), {}
-    lines: list[str] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line.rstrip("\n"))
-            if line.strip() == "uciok":
-                return
-
-    reader = threading.Thread(target=read, daemon=True)
-    try:
-        assert proc.stdin is not None
-        proc.stdin.write("uci\n")
-        proc.stdin.flush()
-        reader.start()
-        # quit only once the answer is complete: a wrapper may drop what its engine still
-        # had to say when told to quit at once
-        reader.join(timeout)
-        proc.stdin.write("quit\n")
-        proc.stdin.close()
-        proc.wait(timeout=2)
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        proc.kill()
-        proc.wait()
-    name = author = ""
-    defaults: dict[str, str] = {}
-    for line in list(lines):
-        if line.startswith("id name "):
-            name = line[8:].strip()
-        elif line.startswith("id author "):
-            author = line[10:].strip()
-        elif line.startswith("option name "):
-            found = re.match(r"option name (.+?) type \S+(?: default (\S*))?", line)
-            if found and found.group(2) is not None:
-                defaults[found.group(1)] = found.group(2)
-    return EngineId(name, author), defaults
-
-
-class _File:
-    """One output file fastchess keeps open for the run: appended or truncated at the start,
-    each write flushed and synced, with the running CRC32 of the whole file when asked."""
-
-    def __init__(self, path: str, append: bool, crc: bool) -> None:
-        self.path = path
-        self._handle: BinaryIO = open(path, "ab" if append else "wb")  # noqa: SIM115 - kept open
-        self._crc: int | None = None
-        if crc:
-            try:
-                with open(path, "rb") as existing:
-                    self._crc = zlib.crc32(existing.read())
-            except OSError:
-                self._crc = 0
-
-    def write(self, text: str) -> int | None:
-        """Append `text`, on disk before returning; the file's CRC32 after it when kept."""
-        data = text.encode()
-        self._handle.write(data)
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        if self._crc is None:
-            return None
-        self._crc = zlib.crc32(data, self._crc)
-        return self._crc
-
-    def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
 
 
 class FastchessOutput:
@@ -167,11 +63,14 @@ class FastchessOutput:
     def __init__(self, stream: TextIO, settings: FastchessSettings, *,
                  clock: Callable[[], float] = time.monotonic,
                  probe: Callable[[EngineSummary], tuple[EngineId, dict[str, str]]] = probe_engine,
-                 ) -> None:
+                 errors: TextIO | None = None) -> None:
         self._out = stream
+        self._err = errors
         self._settings = settings
         self._clock = clock
-        self._began = clock()
+        # As fastchess's: from the process's start (the run's start-up included), not from
+        # the moment the output is made.
+        self._began = process_started() if clock is time.monotonic else clock()
         self._probe = probe
         self._engines = {engine.name: engine for engine in settings.engines}
         self._order = [engine.name for engine in settings.engines]
@@ -198,22 +97,26 @@ class FastchessOutput:
         self._abnormal = False
         self._warned = False
         self._begun = False
-        self._pgn: _File | None = None
-        self._epd: _File | None = None
-        self._log: TextIO | None = None
+        self._pgn: OutputFile | None = None
+        self._epd: OutputFile | None = None
+        self._log: FastchessLog | None = None
         self._known: dict[str, tuple[EngineId, dict[str, str]]] = {}
         self._restarted: set[str] = set()
         # Ask the engines now, before any game runs: later, a slow engine's answer would hold
         # up the event loop that referees the games in progress.
-        for engine in settings.engines:
-            if self._needs_probe(engine):
-                self._known_engine(engine.name)
+        # All at once: each is an engine's start-up, counted in the run's total time.
+        wanted = [engine for engine in settings.engines if self._needs_probe(engine)]
+        if wanted:
+            with ThreadPoolExecutor(min(8, len(wanted))) as pool:
+                for engine, known in zip(wanted, pool.map(probe, wanted), strict=True):
+                    self._known[engine.name] = known
 
     # ------------------------------------------------------------------ the contract
     def resumed(self, games: Sequence[GameFinished]) -> None:
         """Count an earlier run's stored games as fastchess counts a ``-config`` resume's."""
         done = [g for g in games if not g.replay and g.result in _SCORED]
         self._initial = len(done)
+        self._repair(done)
         self._begin()
         for event in done:
             self._score(event.job.index, event.job.white, event.job.black, event.result)
@@ -239,7 +142,7 @@ class FastchessOutput:
             reason = fastchess_reason(record)
         else:
             reason = event.reason
-        broken = event.termination in (GameTermination.DISCONNECT, GameTermination.STALL)
+        broken = event.termination in _CRASHES
         if record is not None:
             separator = " :: " if self._settings.test_env else "\n"
             for warning in pv_warnings(record, self._settings.check_mate_pvs, separator):
@@ -259,8 +162,9 @@ class FastchessOutput:
             self._illegal_warning(event)
             if self._stopped:
                 return
-        if record is not None:
-            self._write_files(record, job.index // max(1, self._settings.games) + 1)
+        if record is not None and not self._write_files(record, job.index // max(
+                1, self._settings.games) + 1):
+            return  # not on disk: no line says it is (the next run writes it)
         self._finished_line(game_id, job.white, job.black, event.result, reason)
         first, second = self._first_second(job.white, job.black)
         self._score(job.index, job.white, job.black, event.result)
@@ -279,7 +183,8 @@ class FastchessOutput:
         self._sprt_check(first, second)
         self._restarted = set()
         self._count += 1
-        self._log_game(event, loser)
+        if self._log is not None:
+            self._log.game(event, loser)
         if event.result == Result.DRAW:
             return
         if event.termination is GameTermination.TIME_FORFEIT:
@@ -288,9 +193,20 @@ class FastchessOutput:
             self._tracker.setdefault(loser, [0, 0])[1] += 1
 
     def notice(self, event: Notice) -> None:
-        """A runner notice: only fastchess's own warnings (``Warning; ...``) are printed."""
+        """A runner notice: fastchess's own warnings (``Warning; ...``) and, for an engine that
+        does not start, fastchess's ``Fatal;`` line (its game announced first, as fastchess
+        announces a game before starting its engines); the run then ends, as fastchess's."""
         self._begin()
-        if event.text.startswith("Warning;"):
+        if isinstance(event, EngineNotStarted):
+            if self._stopped:
+                return
+            self._line(f"Started game {event.game + 1} of {self._total} ({event.white} vs "
+                       f"{event.black})")
+            cause = startup_cause(event, self._engines.get(event.engine))
+            self._print(f'Fatal; {event.engine} engine startup failure: "{cause}"', "fatal")
+            self._abnormal = True
+            self._stop()
+        elif event.text.startswith("Warning;"):
             self._warn(event.text)
 
     def run_ended(self, outcome: RunOutcome, *, interrupted: bool) -> None:
@@ -338,8 +254,7 @@ class FastchessOutput:
         for line in settings.startup_lines:
             self._line(line)
         if settings.log_file:
-            self._log = open(settings.log_file, "a" if settings.log_append else "w",  # noqa: SIM115
-                             encoding="utf-8")
+            self._log = FastchessLog(settings)
         if settings.book_file and settings.book_random:
             self._print("Indexing opening suite...")
         for path, append, flag, crc in ((settings.pgn_file, settings.pgn_append, "-pgnout",
@@ -350,7 +265,11 @@ class FastchessOutput:
             if not append and self._initial:
                 self._print(f"Resuming from {self._initial} games, ignoring {flag} append=false.")
                 append = True
-            opened = _File(path, append, crc)
+            try:
+                opened = OutputFile(path, append, crc)
+            except OutputFileError as exc:
+                self._file_failed(exc)
+                return
             if flag == "-pgnout":
                 self._pgn = opened
             else:
@@ -367,7 +286,8 @@ class FastchessOutput:
         """A line fastchess prints through its logger: on stdout, and in ``-log``'s file at
         its level (the logger adds a line break to the printed one: a blank line follows)."""
         self._line(text)
-        self._log_line(level, text + "\n")
+        if self._log is not None:
+            self._log.line(level, text + "\n")
         if level == "warn" and self._settings.strict:
             self._abnormal = True
             self._stop()
@@ -381,56 +301,6 @@ class FastchessOutput:
         if self._settings.test_env:
             text = " :: ".join(part for part in text.splitlines() if part)
         self._print(text, "warn")
-
-    def _log_line(self, level: str, text: str, thread: bool = False) -> None:
-        """One entry of ``-log``'s file in fastchess's form, when its level is kept."""
-        if self._log is None or _LEVELS.index(level) < _LEVELS.index(self._settings.log_level):
-            return
-        ident = str(threading.get_ident()) if thread else ""
-        self._log.write(f"[{_LABELS[level]:<6}] [{_precise():>15}] <{ident:>20}> fastchess --- "
-                        f"{text}\n")
-        self._log.flush()
-
-    def _log_game(self, event: GameFinished, loser: str) -> None:
-        """The warnings fastchess's game threads log (not print) for a game, and with
-        ``engine=true`` the engines' lines of the game."""
-        term = event.termination
-        record = event.record
-        if term is GameTermination.DISCONNECT:
-            self._log_line("warn", f"Engine {loser} disconnects", thread=True)
-        elif term is GameTermination.STALL:
-            self._log_line("warn", f"Engine {loser} stalls", thread=True)
-        elif term is GameTermination.TIME_FORFEIT and record is not None:
-            reason = fastchess_reason(record)
-            overrun = reason[reason.rfind("(") + 1:reason.rfind("ms overrun")]
-            self._log_line("warn", f"Engine {loser} loses on time by {overrun}ms", thread=True)
-        if term in (GameTermination.DISCONNECT, GameTermination.STALL):
-            self._log_line("warn", f"Game {event.job.index + 1} between {event.job.white} and "
-                           f"{event.job.black} stalled / disconnected", thread=True)
-        if self._log is not None and self._settings.show_latency and record is not None:
-            white_moves = (record.spec.start_fen or "w w").split()[1] == "w"
-            for played in record.moves:
-                name = record.white if white_moves else record.black
-                white_moves = not white_moves
-                if played.book or played.latency is None or played.time is None:
-                    continue
-                elapsed = int(played.time * 1000)
-                reported = elapsed - round(played.latency * 1000)
-                self._log_line("info", f"Engine {name} latency: {elapsed - reported}ms (elapsed: "
-                               f"{elapsed}, reported: {reported})", thread=True)
-        if self._log is None or not self._settings.log_engine or record is None:
-            return
-        offset = time.time() - time.monotonic()
-        ident = threading.get_ident()
-        lines = [(entry.time, name, entry) for name, entries in
-                 ((record.white, record.protocol_lines[0]), (record.black, record.protocol_lines[1]))
-                 for entry in entries if entry.direction in "<>"]
-        for moment, name, entry in sorted(lines, key=lambda item: item[0]):
-            stamp = _precise(moment + offset)
-            arrow = "<---" if entry.direction == ">" else "--->"
-            self._log.write(f"[{'Engine':<6}] [{stamp:>15}] <{ident:>20}> {name} {arrow} "
-                            f"{entry.text}\n")
-        self._log.flush()
 
     def _close(self) -> None:
         for handle in (self._pgn, self._epd):
@@ -456,15 +326,52 @@ class FastchessOutput:
         text = str(result) if result in _SCORED else "*"
         self._line(f"Finished game {game_id} ({white} vs {black}): {text} {{{reason}}}")
 
-    def _write_files(self, record: GameRecord, round_number: int) -> None:
-        if self._pgn is not None:
-            ids = {name: self._known_engine(name)[0] for name in (record.white, record.black)}
-            crc = self._pgn.write(game_pgn(record, round_number, self._settings, self._engines,
-                                           ids))
-            if crc is not None:
-                self._print(f"File {self._pgn.path} has CRC32: {crc:#x}")
-        if self._epd is not None:
-            self._epd.write(epd_line(record))
+    def _write_files(self, record: GameRecord, round_number: int) -> bool:
+        """The game's PGN and EPD, each whole on disk; False (the run stopped, one line said
+        why) when a file cannot take it."""
+        try:
+            if self._pgn is not None:
+                crc = self._pgn.write(self._pgn_text(record, round_number), "a game")
+                if crc is not None:
+                    self._print(f"File {self._pgn.path} has CRC32: {crc:#x}")
+            if self._epd is not None:
+                self._epd.write(epd_line(record), "a game's position")
+        except OutputFileError as exc:
+            self._file_failed(exc)
+            return False
+        return True
+
+    def _pgn_text(self, record: GameRecord, round_number: int) -> str:
+        ids = {name: self._known_engine(name)[0] for name in (record.white, record.black)}
+        return game_pgn(record, round_number, self._settings, self._engines, ids)
+
+    def _repair(self, stored: Sequence[GameFinished]) -> None:
+        """Before a continued run writes anything: its files made to hold the games the
+        database holds (`runner.dropin.keptfiles`), as fastchess would have written them
+        (a crash without -recover is never written)."""
+        settings = self._settings
+        per_pair = max(1, settings.games)
+        kept = [(event.record, event.job.index // per_pair + 1) for event in stored
+                if event.record is not None
+                and (settings.recover or event.termination not in _CRASHES)]
+        try:
+            if settings.pgn_file:
+                repair_games(settings.pgn_file,
+                             [self._pgn_text(record, number) for record, number in kept])
+            if settings.epd_file:
+                repair_lines(settings.epd_file, [epd_line(record) for record, _ in kept])
+        except OutputFileError as exc:
+            self._file_failed(exc)
+
+    def _file_failed(self, exc: OutputFileError) -> None:
+        """A file that cannot be written ends the run: one line saying which and why."""
+        stream = self._err if self._err is not None else sys.stderr
+        with contextlib.suppress(OSError, ValueError):
+            stream.write(f"runner-fastchess: {exc} (the games are stored; running the same "
+                         "command again writes them)\n")
+            stream.flush()
+        self._abnormal = True
+        self._stop()
 
     def _needs_probe(self, engine: EngineSummary) -> bool:
         """Whether the PGN's engine tags or the header's threads/hash need the engine's word."""
@@ -662,15 +569,8 @@ class FastchessOutput:
 
 
 _SCORED = (Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW)
+_CRASHES = (GameTermination.DISCONNECT, GameTermination.STALL)
 _UCI_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][nbrq]?")
-_LEVELS = ("trace", "info", "warn", "err", "fatal")
-_LABELS = {"trace": "TRACE", "info": "INFO", "warn": "WARN", "err": "ERR", "fatal": "FATAL"}
-
-
-def _precise(moment: float | None = None) -> str:
-    """fastchess's log time stamp: local ``HH:MM:SS.micros``."""
-    now = time.time() if moment is None else moment
-    return f"{time.strftime('%H:%M:%S', time.localtime(now))}.{int(now % 1 * 1_000_000):06}"
 
 
 def _both(a: str, b: str) -> str:

@@ -229,6 +229,12 @@ class ConfigSaving:
         self.games: list[tuple[str, str, int, str]] = []
         self._since_save = 0
 
+    @property
+    def stop_run(self) -> bool:
+        """The output's wish to end the run (the driver's `STOP_RUN`), handed on: without it
+        a stop the output asks for (a file it cannot write, -strict) went unheard."""
+        return bool(getattr(self.inner, "stop_run", False))
+
     def _keep(self, event: Any) -> None:
         self.games.append((event.job.white, event.job.black, event.job.pair, str(event.result)))
 
