@@ -26,12 +26,12 @@ from runner.config.model import (
     BookFormat,
     Castling960Style,
     ClusterConfig,
-    CutechessSchedule,
     DrawAdjudication,
     EngineSpec,
-    FastchessOrder,
     OpeningOrder,
     OpeningsConfig,
+    OrderStyle,
+    PlayOrder,
     Protocol,
     ResignAdjudication,
     RestartPolicy,
@@ -109,17 +109,15 @@ TOURNAMENT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "affinity": st.booleans(), "source": _text,
     "cluster": st.none() | st.builds(ClusterConfig, workers=st.none() | st.integers(1, 64),
                                      address=st.none() | _text),
-    "fastchess_order": st.none() | st.builds(FastchessOrder, noswap=st.booleans(),
-                                             reverse=st.booleans(), seeds=st.integers(0, 9)),
     "wait_ms": st.integers(min_value=0), "crash_stops": st.booleans(),
-    "sprt_trinomial": st.booleans(),
     "move_ceiling": st.none() | st.floats(0.05, 600.0),
-    "cutechess": st.none() | st.builds(
-        CutechessSchedule, tournament=st.sampled_from(["round-robin", "gauntlet", "pyramid"]),
+    "sprt_trinomial": st.booleans(), "start_delay_ms": st.integers(0, 10**6),
+    "order": st.none() | st.builds(
+        PlayOrder, style=st.sampled_from(OrderStyle),
+        tournament=st.sampled_from(["round-robin", "gauntlet", "pyramid"]),
         games=st.integers(1, 9), rounds=st.integers(1, 9), repeat=st.integers(1, 9),
         policy=st.sampled_from(["default", "encounter", "round"]), swap=st.booleans(),
-        reverse=st.booleans(), seeds=st.integers(0, 9), wait_ms=st.integers(0, 10**6),
-        srand=st.integers(0, 2**32 - 1)),
+        reverse=st.booleans(), seeds=st.integers(0, 9), srand=st.integers(0, 2**32 - 1)),
 }
 configs = st.builds(TournamentConfig, **TOURNAMENT_FIELDS)
 

@@ -21,11 +21,12 @@ import chess
 import chess.pgn
 import pytest
 
-from runner.books.cutechess import CutechessSuite, Mersenne, cutechess_epd_fen, knuth_shuffle
-from runner.config.model import CutechessSchedule, TournamentConfig
+from runner.config.model import TournamentConfig
 from runner.dropin.contract import DropinRun, Immediate, PeerUsageError
 from runner.dropin.cutechess import parse
-from runner.tournament.cutechess import cutechess_pairing
+from runner.dropin.cutechess.order import cutechess_order
+from runner.dropin.cutechess.schedule import cutechess_pairing
+from runner.dropin.cutechess.suite import CutechessSuite, Mersenne, cutechess_epd_fen, knuth_shuffle
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import pairing_for
 
@@ -280,9 +281,10 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
     assert a.options_dict == {"Hash": "16"}
     assert a.init_strings == ("memory 8", "ponder")
     assert a.dir == Path(os.environ.get("TMPDIR", "/tmp")).resolve()
-    assert config.cutechess == CutechessSchedule(
+    assert config.order == cutechess_order(
         tournament="round-robin", games=3, rounds=2, repeat=2, policy="encounter", swap=False,
-        reverse=True, seeds=1, wait_ms=250, srand=42)
+        reverse=True, seeds=1, srand=42)
+    assert config.start_delay_ms == 250
     assert config.concurrency == 2 and config.recover
     adj = config.adjudication
     assert adj.draw is not None and (adj.draw.movenumber, adj.draw.movecount,
@@ -359,7 +361,7 @@ def test_random_order_draws_only_what_it_deals(tmp_path: Path,
     """A random-order suite deals what the whole shuffle deals (start= wrapping, blank lines
     read from the next position), yet draws one number per entry dealt so far, not one per
     line of the book when it opens."""
-    import runner.books.cutechess as books
+    import runner.dropin.cutechess.suite as books
 
     drawn = [0]
 
@@ -501,7 +503,7 @@ def test_games_are_cutechess_clis(name: str, tmp_path: Path) -> None:
 def test_pairing_matches_cutechess_by_hand() -> None:
     """Three engines, two games per encounter, -repeat: cutechess-cli's circle with the bye
     seat, its rounds, its colours (a pair keeps its orientation between rounds)."""
-    games = list(cutechess_pairing(CutechessSchedule(games=2, rounds=2, repeat=2),
+    games = list(cutechess_pairing(cutechess_order(games=2, rounds=2, repeat=2),
                                    ["a", "b", "c"]))
     assert [(g.white, g.black, g.round, g.pair) for g in games] == [
         ("b", "c", 1, 0), ("c", "b", 1, 0), ("a", "c", 2, 1), ("c", "a", 2, 1),

@@ -20,11 +20,11 @@ import chess
 import chess.pgn
 import pytest
 
-from runner.books.mt64 import FastchessShuffle, Mt19937_64
 from runner.config.model import BookFormat, OpeningOrder, TablebaseResults, TournamentFormat
 from runner.dropin.contract import DropinRun, Immediate, PeerUsageError
 from runner.dropin.fastchess import parse
 from runner.dropin.fastchess.args import OPTIONS, read_argv
+from runner.dropin.fastchess.mt64 import FastchessShuffle, Mt19937_64
 from runner.dropin.fastchess.resume import config_document
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import pairing_for
@@ -113,8 +113,8 @@ def test_every_option_is_read_into_the_tournament() -> None:
     assert (b.name, b.tc) == ("B", "st=0.2 depth=3 nodes=5000 timemargin=50")
     assert config.format is TournamentFormat.MATCH
     assert (config.games, config.rounds, config.wait_ms, config.recover) == (1, 7, 5, True)
-    assert config.fastchess_order is not None
-    assert (config.fastchess_order.noswap, config.fastchess_order.reverse) == (True, True)
+    assert config.order is not None
+    assert (config.order.swap, config.order.reverse) == (False, True)
     openings = config.openings
     assert openings is not None
     assert (openings.format, openings.order, openings.seed, openings.start, openings.plies) == (
@@ -498,18 +498,17 @@ def test_resume_stats_count_as_fastchess_counts() -> None:
 def test_schedule_recorded_from_fastchess() -> None:
     """fastchess's "Started game N of T (W vs B)" lines of two recorded runs: a three-engine
     round-robin (-games 2 -rounds 3) and a gauntlet with one game per encounter."""
-    from runner.config.model import FastchessOrder
-    from runner.tournament.pairing import fastchess_pairing
+    from runner.dropin.fastchess.order import fastchess_order, fastchess_pairing
 
-    rr = fastchess_pairing(["a", "b", "c"], FastchessOrder(), gauntlet=False, rounds=3, games=2)
+    rr = fastchess_pairing(["a", "b", "c"], fastchess_order(), gauntlet=False, rounds=3, games=2)
     assert [(g.white, g.black) for g in rr] == 3 * [
         ("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
     assert [g.pair for g in rr][:6] == [0, 0, 1, 1, 2, 2]
-    gauntlet = fastchess_pairing(["a", "b", "c"], FastchessOrder(), gauntlet=True, rounds=2,
+    gauntlet = fastchess_pairing(["a", "b", "c"], fastchess_order(), gauntlet=True, rounds=2,
                                  games=1)
     assert [(g.white, g.black) for g in gauntlet] == [
         ("a", "b"), ("c", "a"), ("a", "b"), ("c", "a")]
-    swapped = fastchess_pairing(["a", "b"], FastchessOrder(noswap=True, reverse=True),
+    swapped = fastchess_pairing(["a", "b"], fastchess_order(noswap=True, reverse=True),
                                 gauntlet=False, rounds=2, games=2)
     assert {(g.white, g.black) for g in swapped} == {("b", "a")}
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.clock import TimeControl
 from runner.config.check import ConfigError, ConfigProblem, show_value
+from runner.config.stored import is_legacy_json, order_defining, upgrade_stored
 from runner.protocol.engine import Variant
 from runner.stats import EloModel, SprtSpec
 
@@ -36,13 +37,13 @@ __all__ = [
     "BookFormat",
     "Castling960Style",
     "ClusterConfig",
-    "CutechessSchedule",
     "DrawAdjudication",
     "EngineSpec",
-    "FastchessOrder",
     "OpeningOrder",
     "OpeningsConfig",
+    "OrderStyle",
     "OptionValue",
+    "PlayOrder",
     "Protocol",
     "ResignAdjudication",
     "RestartPolicy",
@@ -51,6 +52,7 @@ __all__ = [
     "TournamentConfig",
     "TournamentFormat",
     "Variant",
+    "is_legacy_json",
     "stored_setting",
 ]
 
@@ -290,56 +292,50 @@ class ClusterConfig:
     """A running Dask scheduler (``tcp://HOST:8786``)."""
 
 
-@dataclass(frozen=True)
-class FastchessOrder:
-    """Games, colours and openings dealt as fastchess 1.8 deals them (its drop-in entry point).
+class OrderStyle(Enum):
+    """A schedule and opening deal other than the runner's own game pairs, by what it does.
 
-    fastchess numbers games encounter by encounter in index order (engine 0 against 1, 2, ...,
-    then 1 against 2, ...), gives White to the first engine of an encounter in odd-numbered
-    games, and deals one opening per encounter from a book shuffled with mt19937_64, rotated by
-    ``start`` and cut to ``rounds`` entries (runner.tournament.pairing, runner.books.mt64).
+    The value is what the store keeps: a resumed run looks its implementation up by it
+    (runner.tournament.styles), so a stored tournament names a way of playing, not a program.
     """
 
-    __pydantic_config__ = _FORBID_UNKNOWN_KEYS
-
-    noswap: bool = False
-    """Every game keeps the encounter's first engine on White (-noswap)."""
-    reverse: bool = False
-    """Colours the other way round (-reverse)."""
-    seeds: int = 1
-    """Gauntlet: how many of the first engines play all the others (-seeds)."""
+    INDEX = "index"
+    """Encounters in the engines' index order, White by the game's number, one opening per
+    encounter from a book shuffled with mt19937_64 (``runner-fastchess``)."""
+    STEPPED = "stepped"
+    """A pairer stepped game by game: a pair's colours flip from game to game, an opening is
+    repeated by a counter that a change of players resets (``runner-cutechess``)."""
 
 
 @dataclass(frozen=True)
-class CutechessSchedule:
-    """cutechess-cli's schedule, kept by ``runner-cutechess`` (runner.tournament.cutechess):
-    who plays whom in which order and colours, and which games repeat an opening. With it,
-    the tournament's `format`, `rounds` and `games` are not used for the schedule, and the
-    openings are dealt in cutechess-cli's order (runner.books.cutechess)."""
+class PlayOrder:
+    """Who plays whom in which order and colours, and which opening each game starts from,
+    when not the runner's own game pairs. `style` picks the implementation; the settings
+    after it are read by the styles that name them."""
 
     __pydantic_config__ = _FORBID_UNKNOWN_KEYS
 
-    tournament: str = "round-robin"
-    """round-robin, gauntlet or pyramid."""
-    games: int = 1
-    """Games per encounter (``-games``)."""
-    rounds: int = 1
-    """The round multiplier (``-rounds``)."""
-    repeat: int = 1
-    """Games played from one opening before the next is dealt (``-repeat [N]``)."""
-    policy: str = "default"
-    """When a new opening is dealt: default, encounter or round (``-openings policy=``)."""
+    style: OrderStyle
     swap: bool = True
-    """Colours alternate between the games of a pair of players (off: ``-noswap``)."""
+    """Colours alternate between the games of a pair of players (off: every game keeps the
+    encounter's first engine on White)."""
     reverse: bool = False
-    """Every pair starts with its colours reversed (``-reverse``)."""
+    """Colours the other way round."""
     seeds: int = 0
-    """Seeded players (``-seeds``): the gauntlet's challengers."""
-    wait_ms: int = 0
-    """Milliseconds waited before each game once one has finished (``-wait``)."""
+    """Gauntlet: how many of the first engines play all the others."""
+    tournament: str = "round-robin"
+    """STEPPED: round-robin, gauntlet or pyramid (INDEX reads the tournament's `format`)."""
+    games: int = 1
+    """STEPPED: games per encounter (INDEX reads the tournament's `games`)."""
+    rounds: int = 1
+    """STEPPED: the round multiplier (INDEX reads the tournament's `rounds`)."""
+    repeat: int = 1
+    """STEPPED: games played from one opening before the next is dealt."""
+    policy: str = "default"
+    """STEPPED: when a new opening is dealt: default, encounter or round."""
     srand: int = 0
-    """The seed of cutechess-cli's random numbers (``-srand``): Chess960 start positions
-    without a book are drawn from it."""
+    """STEPPED: the seed of the Mersenne Twister that draws Chess960 start positions when
+    there is no book."""
 
 
 @dataclass(frozen=True)
@@ -368,13 +364,13 @@ class TournamentConfig:
     cluster: ClusterConfig | None = None
     """Play on Dask workers (left out of the fingerprint: where games run does not matter)."""
     source: str = "<config>"
-    fastchess_order: FastchessOrder | None = None
-    """Pairings, colours and openings in fastchess's order (None: the runner's own)."""
+    order: PlayOrder | None = None
+    """The schedule and opening deal of another style (None: the runner's own game pairs)."""
     wait_ms: int = 0
     """Pause of each game slot after every game, in milliseconds (fastchess's -wait)."""
-    cutechess: CutechessSchedule | None = None
-    """cutechess-cli's schedule and opening order, for ``runner-cutechess`` (None: the
-    runner's own game pairs)."""
+    start_delay_ms: int = 0
+    """Milliseconds waited before each game starts once some game has finished
+    (cutechess-cli's -wait); not in the fingerprint."""
     sprt_trinomial: bool = False
     """The SPRT counts games (wins, draws, losses) rather than game pairs (fastchess without
     pentanomial reports: -games 1, -report penta=false, cutechess output, BayesElo)."""
@@ -426,12 +422,8 @@ class TournamentConfig:
                    if adj.tablebases else {}),
             },
             "sprt": None if self.sprt is None else vars(self.sprt),
-            # Only when set: stored tournaments from before the key keep their fingerprint.
-            **({"fastchess_order": vars(self.fastchess_order)}
-               if self.fastchess_order is not None else {}),
             # Only when set: every other tournament keeps its fingerprint.
-            **({"cutechess": {k: v for k, v in vars(self.cutechess).items() if k != "wait_ms"}}
-               if self.cutechess is not None else {}),
+            **order_defining(self.order),
             **({"sprt_trinomial": True} if self.sprt_trinomial else {}),
             **({"move_ceiling": self.move_ceiling} if self.move_ceiling is not None else {}),
         }
@@ -463,7 +455,7 @@ class TournamentConfig:
 
         `where` names the data's origin in the problems reported.
         """
-        return _validated(_json_adapter(), _upgrade_legacy(data), where)
+        return _validated(_json_adapter(), upgrade_stored(data), where)
 
     @classmethod
     def from_stored(cls, data: Mapping[str, Any], *, where: str = "stored configuration",
@@ -471,7 +463,7 @@ class TournamentConfig:
         """`from_json` for a row any runner stored, tolerating keys this version does not
         know (a setting since removed): they are dropped, not refused. Raises ConfigError
         when a setting this version needs is missing or unreadable."""
-        return _validated(_json_adapter(), _known_keys(_upgrade_legacy(data), cls), where)
+        return _validated(_json_adapter(), _known_keys(upgrade_stored(data), cls), where)
 
 
 def stored_setting(data: Mapping[str, Any], key: str, *,
@@ -584,37 +576,3 @@ def _key_path(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
     return path
-
-
-def is_legacy_json(data: Mapping[str, Any]) -> bool:
-    """Whether `data` was stored by a runner before `to_json` kept every setting.
-
-    Such data has no engine ``env`` or ``castling960``: they come back as their defaults.
-    """
-    engines = data.get("engines")
-    return isinstance(engines, list) and any(
-        isinstance(entry, Mapping) and "resolved_command" in entry for entry in engines)
-
-
-def _upgrade_legacy(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Data in the older stored layout rewritten to `to_json`'s (other data unchanged).
-
-    The older layout kept the written argv as ``command`` beside ``resolved_command``, and
-    the book's name as ``openings.file`` beside its full ``path``.
-    """
-    if not is_legacy_json(data):
-        return data
-    upgraded = dict(data)
-    engines = []
-    for entry in data["engines"]:
-        entry = dict(entry)
-        entry["written_command"] = entry.pop("command", ())
-        entry["command"] = entry.pop("resolved_command")
-        engines.append(entry)
-    upgraded["engines"] = engines
-    openings = data.get("openings")
-    if isinstance(openings, Mapping) and "path" in openings:
-        openings = dict(openings)
-        openings["file"] = openings.pop("path")
-        upgraded["openings"] = openings
-    return upgraded

@@ -20,8 +20,8 @@ from runner.protocol.engine import Variant
 from runner.store import EngineRowValues, StoredTournament, TournamentStatus
 from runner.store.store import LeaseHeldError
 from runner.tournament.events import AlreadyFinished, TournamentError
-from runner.tournament.pairing import Pairing
 from runner.tournament.replan import changes, placements
+from runner.tournament.schedule import Schedule
 from runner.tournament.scoreboard import Scoreboard
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class Wanted:
     """What a run asks of the database before its first game."""
 
     config: TournamentConfig
-    pairing: Pairing
+    pairing: Schedule
     owner: str
     """The run's lease owner id."""
     lease_timeout: float

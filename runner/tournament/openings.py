@@ -1,8 +1,10 @@
-"""Opening policy: which opening each game pair starts from, and the cursor state to store.
+"""Opening policy: which opening each game pair starts from, and the dealer state to store.
 
-Both games of pair ``k`` share the ``k``-th opening the book cursor serves (or, in Chess960
-without a book, start position number ``k`` of a seeded draw), so a resumed run recomputes
-every opening from the pair numbers alone.
+The tournament's order style deals (runner.tournament.styles); the runner's own
+`RunnerDealer` gives both games of pair ``k`` the ``k``-th opening the book cursor serves (or,
+in Chess960 without a book, start position number ``k`` of a seeded draw), so a resumed run
+recomputes every opening from the pair numbers alone. `OpeningPolicy` checks and caches what
+any dealer deals.
 """
 
 from __future__ import annotations
@@ -10,80 +12,81 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from runner.books.cutechess import CUTECHESS_PLIES, CutechessSuite, Mersenne, frc_start_fen
-from runner.books.mt64 import FastchessShuffle
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
-from runner.config.model import BookFormat, OpeningOrder, TournamentConfig
+from runner.config.model import BookFormat, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
 from runner.protocol.engine import Variant
 from runner.rules import Board
 from runner.tournament.events import TournamentError
+from runner.tournament.styles import OpeningDealer, implementation
 
-__all__ = ["OpeningPolicy", "edit_would_misstate", "opening_over"]
+__all__ = ["OpeningPolicy", "RunnerDealer", "edit_would_misstate", "opening_over"]
 
 _CACHE_LIMIT = 4096
 """Openings remembered by pair number; both games of a pair are usually played close together."""
 
 
-class OpeningPolicy:
-    """The opening of each game pair: from the book cursor, a Chess960 draw, or none."""
+class RunnerDealer:
+    """The runner's own deal: pair ``k`` starts from the ``k``-th opening the book cursor
+    serves; without a book, a Chess960 tournament from start position number ``k`` of a
+    seeded draw, any other from the standard start position."""
 
     def __init__(self, config: TournamentConfig) -> None:
-        self.config = config
         self.chess960 = config.variant is Variant.FISCHERANDOM
         self.cursor: OpeningCursor | None = None
+        cfg = config.openings
+        if cfg is not None:
+            # A standard tournament opens its book as standard: a position whose castling
+            # rights only Chess960 allows is then refused with its line at pre-flight.
+            book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960,
+                             polyglot=cfg.format is BookFormat.POLYGLOT, seed=cfg.seed)
+            self.cursor = OpeningCursor(book, order=cfg.order.value, seed=cfg.seed,
+                                        start=cfg.start_index)
+
+    def deal(self, pair: int) -> Opening | None:
+        """The opening of game pair `pair`."""
+        if self.cursor is not None:
+            self.cursor.served = pair
+            return self.cursor.next()
+        if self.chess960:
+            number = random.Random(f"chess960:0:{pair}").randrange(960)
+            return Opening(fen=chess960_start_fen(number), chess960=True, index=number,
+                           source=f"chess960 #{number}")
+        return None
+
+    def pairs_to_check(self, pairs: int) -> int:
+        """Every pair's opening is its own."""
+        return pairs
+
+    def state(self, pairs_served: int) -> dict[str, Any] | None:
+        """The cursor state to store (resumes recompute openings from pair numbers anyway)."""
+        if self.cursor is None:
+            return None
+        state = self.cursor.state.to_dict()
+        state["served"] = pairs_served
+        return state
+
+
+class OpeningPolicy:
+    """The opening of each game pair, from the dealer of the tournament's order style,
+    checked (a position no game can be played from is refused) and cached."""
+
+    def __init__(self, config: TournamentConfig, dealer: OpeningDealer | None = None) -> None:
+        self.config = config
         self._cache: dict[int, Opening | None] = {}
-        self._seed = 0
         self.edit_misstates: dict[int, Opening] = {}
         """The pairs dealt so far whose start position a CECP engine without setboard cannot
         be told (``edit`` would give it castling rights the position has lost), by pair:
         usually none, so checking the engines against them before the first game is cheap."""
-        self._rng960: Mersenne | None = None
-        self._drawn960: list[str] = []
-        self.suite: CutechessSuite | None = None
-        """cutechess-cli's order of the book (runner-cutechess), in place of the cursor."""
-        cfg = config.openings
-        if cfg is not None and config.cutechess is not None:
+        if dealer is None:
             try:
-                self.suite = CutechessSuite(
-                    cfg.file, epd=cfg.format is BookFormat.EPD,
-                    random_order=cfg.order is OpeningOrder.RANDOM, start=cfg.start,
-                    seed=cfg.seed, plies=CUTECHESS_PLIES if cfg.plies is None else cfg.plies,
-                    chess960=self.chess960)
+                dealer = (RunnerDealer(config) if config.order is None
+                          else implementation(config.order.style).dealer(config))
             except (ValueError, OSError) as exc:
-                raise TournamentError(
-                    f"{config.source}: openings.file = {str(cfg.file)!r}: {exc}") from None
-        elif cfg is not None:
-            try:
-                # A standard tournament opens its book as standard: a position whose castling
-                # rights only Chess960 allows is then refused with its line at pre-flight.
-                book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960,
-                                 polyglot=cfg.format is BookFormat.POLYGLOT, seed=cfg.seed)
-            except (ValueError, OSError) as exc:
-                raise TournamentError(
-                    f"{config.source}: openings.file = {str(cfg.file)!r}: {exc}") from None
-            self.cursor = OpeningCursor(book, order=cfg.order.value, seed=cfg.seed,
-                                        start=cfg.start_index)
-            self._seed = cfg.seed
-        self._fastchess: FastchessShuffle | None = None
-        self._fastchess_size = 0
-
-    def _fastchess_index(self, pair: int) -> int:
-        """The book entry fastchess deals to encounter `pair`: its book (shuffled by
-        mt19937_64 from the seed in random order) rotated by ``start - 1``, cut to ``rounds``
-        entries and dealt round and round."""
-        assert self.cursor is not None and self.config.openings is not None
-        cfg = self.config.openings
-        if self._fastchess_size == 0:
-            self._fastchess_size = len(self.cursor.book)
-            if self._fastchess_size == 0:
-                raise ValueError(f"{cfg.file}: the book is empty")
-            if cfg.order.value == "random":
-                self._fastchess = FastchessShuffle(self._fastchess_size, cfg.seed)
-        size = self._fastchess_size
-        kept = min(size, max(self.config.rounds, 1))
-        position = (pair % kept + cfg.start_index) % size
-        return position if self._fastchess is None else self._fastchess[position]
+                cfg = config.openings
+                where = "openings" if cfg is None else f"openings.file = {str(cfg.file)!r}"
+                raise TournamentError(f"{config.source}: {where}: {exc}") from None
+        self.dealer = dealer
 
     def check(self, pairs: int) -> None:
         """Deal the opening of each of `pairs` pairs now, so that a book that cannot serve
@@ -94,11 +97,7 @@ class OpeningPolicy:
         if cfg is None:
             return
         try:
-            if self.config.fastchess_order is not None and self.cursor is not None:
-                # fastchess deals its book round and round after `rounds` entries: the pairs
-                # past the first `rounds` repeat openings already checked.
-                pairs = min(pairs, max(self.config.rounds, 1), len(self.cursor.book))
-            for pair in range(pairs):
+            for pair in range(self.dealer.pairs_to_check(pairs)):
                 self.for_pair(pair)
         except (ValueError, OSError) as exc:  # OpeningBookError, PolyglotError, unreadable
             raise TournamentError(
@@ -108,20 +107,7 @@ class OpeningPolicy:
         """The opening both games of `pair` start from (None: the standard start position)."""
         if pair in self._cache:
             return self._cache[pair]
-        opening: Opening | None = None
-        if self.suite is not None:
-            opening = self.suite.opening(pair)
-        elif self.cursor is not None and self.config.fastchess_order is not None:
-            opening = self.cursor.book.opening(self._fastchess_index(pair))
-        elif self.chess960 and self.config.cutechess is not None:
-            opening = self._cutechess_960(pair)
-        elif self.cursor is not None:
-            self.cursor.served = pair
-            opening = self.cursor.next()
-        elif self.chess960:
-            number = random.Random(f"chess960:{self._seed}:{pair}").randrange(960)
-            opening = Opening(fen=chess960_start_fen(number), chess960=True, index=number,
-                              source=f"chess960 #{number}")
+        opening = self.dealer.deal(pair)
         if opening is not None and (why := opening_over(opening)) is not None:
             # A game from it would end before any move and be scored all the same.
             raise ValueError(f"{opening.source}: {why}: remove the position from the book")
@@ -132,24 +118,9 @@ class OpeningPolicy:
         self._cache[pair] = opening
         return opening
 
-    def _cutechess_960(self, pair: int) -> Opening:
-        """Chess960 without a book under runner-cutechess: cutechess-cli draws the start
-        position of each new opening from its generator, five numbers each, in game order."""
-        assert self.config.cutechess is not None
-        while len(self._drawn960) <= pair:
-            if self._rng960 is None:
-                self._rng960 = Mersenne(self.config.cutechess.srand)
-            self._drawn960.append(frc_start_fen(self._rng960))
-        fen = Board(self._drawn960[pair], chess960=True).fen()
-        return Opening(fen=fen, chess960=True, index=pair, source=f"chess960 draw {pair + 1}")
-
     def state(self, pairs_served: int) -> dict[str, Any] | None:
-        """The cursor state to store (resumes recompute openings from pair numbers anyway)."""
-        if self.cursor is None:
-            return None
-        state = self.cursor.state.to_dict()
-        state["served"] = pairs_served
-        return state
+        """The dealer's state to store (resumes recompute openings from pair numbers anyway)."""
+        return self.dealer.state(pairs_served)
 
 
 def edit_would_misstate(opening: Opening, variant: Variant) -> bool:

@@ -11,19 +11,22 @@ Order: round by round; inside a round, encounter by encounter (round-robin encou
 the circle method, so consecutive encounters involve different engines where possible);
 inside an encounter, ``games / 2`` pairs. The engine that takes White in a pair's first game
 alternates from pair to pair.
+
+A configuration with another order style gets that style's schedule instead
+(runner.tournament.styles): the same `Schedule` interface in another order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import cast
 
-from runner.config.model import FastchessOrder, TournamentConfig, TournamentFormat
-from runner.tournament.schedule import ScheduledGame
+from runner.config.model import TournamentConfig, TournamentFormat
+from runner.tournament.schedule import Schedule, ScheduledGame
+from runner.tournament.styles import implementation
 
-__all__ = ["FastchessPairing", "Pairing", "ScheduledGame", "fastchess_pairing", "gauntlet", "match",
-           "pairing_for", "round_robin"]
+__all__ = ["Pairing", "Schedule", "ScheduledGame", "gauntlet", "match", "pairing_for",
+           "round_robin"]
 
 
 @dataclass(frozen=True)
@@ -133,77 +136,14 @@ def _circle(engines: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(result)
 
 
-@dataclass(frozen=True)
-class FastchessPairing(Pairing):
-    """fastchess 1.8's schedule: its game numbers, colours and one opening per encounter.
-
-    Inside a round, encounters in engine index order (0-1, 0-2, ..., 1-2, ...; a gauntlet
-    only those whose first engine is one of its seeds), ``games`` games each (1 or 2). Game
-    number ``index + 1`` gives White to the encounter's first engine when it is odd (always
-    with ``noswap``), the other way round with ``reverse``. Every encounter played is a
-    "pair" of its own: ``pair`` counts them through the whole run and picks the opening.
-    """
-
-    order: FastchessOrder = FastchessOrder()
-
-    def __post_init__(self) -> None:
-        if self.rounds < 1:
-            raise ValueError(f"rounds must be at least 1, not {self.rounds}")
-        if self.games < 1:
-            raise ValueError(f"games per encounter must be at least 1, not {self.games}")
-        if not self.encounters:
-            raise ValueError("a pairing needs at least one encounter")
-
-    def total(self) -> int:
-        """How many games the schedule holds (an SPRT's limit cut to whole encounters)."""
-        full = self.rounds * self.per_round
-        if self.max_games is None:
-            return full
-        return min(full, self.max_games - self.max_games % self.games)
-
-    def job(self, index: int) -> ScheduledGame:
-        """The game at `index`: fastchess's game number ``index + 1``."""
-        if not 0 <= index < self.total():
-            raise IndexError(f"game {index} is outside the schedule (0..{self.total() - 1})")
-        round_index, in_round = divmod(index, self.per_round)
-        encounter, game_in_pair = divmod(in_round, self.games)
-        first, second = self.encounters[encounter]
-        swap = (index + 1) % 2 == 0 and not self.order.noswap
-        if swap != self.order.reverse:
-            first, second = second, first
-        return ScheduledGame(
-            index=index, round=round_index + 1, pair=index // self.games,
-            game_in_pair=game_in_pair, white=first, black=second, encounter=encounter,
-        )
-
-
-def fastchess_pairing(engines: Sequence[str], order: FastchessOrder, *, gauntlet: bool,
-                      rounds: int, games: int, max_games: int | None = None,
-                      ) -> FastchessPairing:
-    """fastchess's round-robin (or, with `gauntlet`, its seeded gauntlet) of `engines`."""
-    if len(engines) < 2:
-        raise ValueError("fastchess needs at least 2 engines")
-    count = len(engines)
-    limit = min(max(order.seeds, 0), count - 1) if gauntlet else count - 1
-    encounters = tuple((engines[a], engines[b]) for a in range(limit)
-                       for b in range(a + 1, count))
-    return FastchessPairing(encounters, rounds, games, max_games, order)
-
-
-def pairing_for(config: TournamentConfig) -> Pairing:
-    """The schedule a tournament configuration asks for."""
+def pairing_for(config: TournamentConfig) -> Schedule:
+    """The schedule a tournament configuration asks for: its order style's, or the runner's
+    own game pairs."""
     names = [engine.name for engine in config.engines]
     max_games = config.sprt.maxgames if config.sprt is not None else None
-    if config.cutechess is not None:
-        from runner.tournament.cutechess import cutechess_pairing  # only runner-cutechess's
-
-        # The same interface in cutechess-cli's order: its callers take it as a Pairing.
-        return cast("Pairing", cutechess_pairing(config.cutechess, names, max_games))
+    if config.order is not None:
+        return implementation(config.order.style).schedule(config, names, max_games)
     rounds, games = config.rounds, config.games
-    if config.fastchess_order is not None:
-        return fastchess_pairing(names, config.fastchess_order,
-                                 gauntlet=config.format is TournamentFormat.GAUNTLET,
-                                 rounds=rounds, games=games, max_games=max_games)
     if config.format is TournamentFormat.MATCH:
         if len(names) != 2:
             raise ValueError(f"a match needs exactly 2 engines, not {len(names)}")

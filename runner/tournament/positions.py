@@ -24,14 +24,14 @@ from runner.protocol.factory import make_engine
 from runner.protocol.lifetime import finish_uncancelled
 from runner.tournament.events import TournamentError
 from runner.tournament.openings import edit_would_misstate
-from runner.tournament.pairing import Pairing
+from runner.tournament.schedule import Schedule
 
 __all__ = ["refuse_untellable_openings"]
 
 log = logging.getLogger(__name__)
 
 
-def _games_by_engine(candidates: Mapping[int, Opening], pairing: Pairing,
+def _games_by_engine(candidates: Mapping[int, Opening], pairing: Schedule,
                      done: Collection[int]) -> dict[str, list[tuple[int, Opening, int]]]:
     """For each engine, the suspect openings it would still play from (in schedule order), as
     (pair, opening, number of its unplayed games that start from it)."""
@@ -50,7 +50,7 @@ def _games_by_engine(candidates: Mapping[int, Opening], pairing: Pairing,
 
 
 async def refuse_untellable_openings(
-    dealt: Mapping[int, Opening], resumed: Mapping[int, Opening], pairing: Pairing,
+    dealt: Mapping[int, Opening], resumed: Mapping[int, Opening], pairing: Schedule,
     done: Collection[int], engines: Mapping[str, EngineConfig], variant: Variant, *,
     factory: Callable[[EngineConfig], Engine] = make_engine,
 ) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
 from runner.store import Placement, PlayedRow
-from runner.tournament.pairing import Pairing
+from runner.tournament.schedule import Schedule
 
 __all__ = ["changes", "placements"]
 
@@ -73,7 +73,7 @@ def changes(stored: Mapping[str, Any], config: TournamentConfig) -> list[str]:
     return said or ["settings changed"]
 
 
-def placements(played: Sequence[PlayedRow], pairing: Pairing) -> dict[int, Placement | None]:
+def placements(played: Sequence[PlayedRow], pairing: Schedule) -> dict[int, Placement | None]:
     """Each played game's place in the new schedule (None: none; it is excluded)."""
     slots: dict[_Identity, Placement] = {}
     seen: Counter[tuple[int, str, str]] = Counter()

@@ -49,7 +49,7 @@ from runner.tournament.events import (
 )
 from runner.tournament.finding import Wanted, find_or_create, held_message
 from runner.tournament.openings import OpeningPolicy
-from runner.tournament.pairing import Pairing, pairing_for
+from runner.tournament.pairing import Schedule, pairing_for
 from runner.tournament.positions import refuse_untellable_openings
 from runner.tournament.runtime import (
     engine_configs,
@@ -106,7 +106,7 @@ class Tournament:
         self._on_event: Callable[[Event], None] = lambda _event: None
         self.concurrency = max(1, concurrency or config.concurrency)
         self.scheduler = scheduler or local_scheduler(config, self.concurrency)
-        self.pairing: Pairing = pairing_for(config)
+        self.pairing: Schedule = pairing_for(config)
         self.scoreboard = Scoreboard(e.name for e in config.engines)
         for first, second in self.pairing.encounters:  # tallies oriented as scheduled
             self.scoreboard.pairing(first, second)

@@ -7,7 +7,6 @@ schedule entry with its opening into the plain `GameJob` a scheduler plays.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +26,7 @@ from runner.protocol.freeze import FreezeMonitor
 from runner.stats import SprtSpec
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scheduler import LocalScheduler
+from runner.tournament.styles import implementation
 
 __all__ = [
     "adjudication_rules",
@@ -82,11 +82,11 @@ def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
 
 
 def _rules(config: TournamentConfig) -> AdjudicationRules:
-    """The game's adjudication rules; runner-cutechess counts moves as cutechess-cli does."""
+    """The game's adjudication rules, counted as the tournament's order style counts."""
     rules = adjudication_rules(config.adjudication)
-    if config.cutechess is None:
+    if config.order is None:
         return rules
-    return dataclasses.replace(rules, board_plies=True, resign_per_side=True)
+    return implementation(config.order.style).adjudication(rules)
 
 
 def sprt_spec(config: TournamentConfig) -> SprtSpec | None:
@@ -126,7 +126,6 @@ def local_scheduler(config: TournamentConfig, concurrency: int,
     """The in-process scheduler a configuration asks for (slots, CPU pinning, restarts);
     `freezes`, the loop's monitor when its owner shares one (else the scheduler's own)."""
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
-    delay = 0.0 if config.cutechess is None else config.cutechess.wait_ms / 1000
     return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh,
                           freezes=freezes, wait=config.wait_ms / 1000.0,
-                          start_delay=delay)
+                          start_delay=config.start_delay_ms / 1000)

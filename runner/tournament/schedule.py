@@ -1,17 +1,21 @@
-"""One game of a schedule (`ScheduledGame`), apart from the schedules that make them.
+"""A schedule's interface (`Schedule`) and its entries (`ScheduledGame`), apart from the
+schedules that make them.
 
-`runner.tournament.pairing` (the runner's own game pairs, re-exported there) and
-`runner.tournament.cutechess` (cutechess-cli's order) both build these; keeping the type here
-lets the two import it without importing each other.
+`runner.tournament.pairing` (the runner's own game pairs, re-exported there) and the other
+order styles (runner.tournament.styles: their implementations live with the drop-ins that
+need them) all build these; keeping the types here lets them import these without importing
+each other.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from runner.store import JobKey
 
-__all__ = ["ScheduledGame"]
+__all__ = ["Schedule", "ScheduledGame"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,3 +50,43 @@ class ScheduledGame:
         """The game's place in the schedule as the store keeps it."""
         return JobKey(self.index, self.round, self.pair, self.game_in_pair, self.white,
                       self.black, self.opening_index)
+
+
+class Schedule(Protocol):
+    """Every game a tournament plays, in order, with random access by index: what the run,
+    its resume and its reports ask of a schedule, whichever style made it."""
+
+    @property
+    def encounters(self) -> tuple[tuple[str, str], ...]:
+        """The pairs of engines that meet, in the order their first game is played."""
+        ...
+
+    @property
+    def per_round(self) -> int:
+        """Games in one round (the PGN's round tag counts games inside it)."""
+        ...
+
+    def total(self) -> int:
+        """How many games the schedule holds."""
+        ...
+
+    def job(self, index: int) -> ScheduledGame:
+        """The game at `index`; IndexError outside the schedule."""
+        ...
+
+    def pair_games(self, pair: int) -> tuple[int, ...]:
+        """The indices of the games that start from opening number `pair`."""
+        ...
+
+    def jobs(self, start: int = 0, skip: frozenset[int] | set[int] = frozenset(),
+             ) -> Iterator[ScheduledGame]:
+        """Games in schedule order from `start`, leaving out the indices in `skip`."""
+        ...
+
+    def __iter__(self) -> Iterator[ScheduledGame]:
+        """Every game, in schedule order."""
+        ...
+
+    def __len__(self) -> int:
+        """How many games the schedule holds."""
+        ...

@@ -2,8 +2,8 @@
 
 `parse` reads the argv as cutechess-cli 1.5.1 does (runner.dropin.cutechess.args: every option,
 its defaults and its refusals, word for word), and turns an accepted one into the tournament
-cutechess-cli would play, in its order (TournamentConfig.cutechess: runner.tournament.cutechess
-and runner.books.cutechess), and the settings of the output that prints cutechess-cli's lines
+cutechess-cli would play, in its order (`OrderStyle.STEPPED`, runner.dropin.cutechess.order:
+its schedule and its opening suite), and the settings of the output that prints cutechess-cli's lines
 and writes its PGN (runner.dropin.cutechess.output).
 """
 
@@ -67,20 +67,20 @@ def _config(read: Arguments) -> TournamentConfig:
     """The tournament of an accepted command line; PeerUsageError when the runner's own
     checks refuse it (a program not found...)."""
     from runner.config.check import ConfigError
-    from runner.config.model import CutechessSchedule
     from runner.config.parse import parse_config
     from runner.dropin.cutechess import args as cc
+    from runner.dropin.cutechess.order import cutechess_order
 
     try:
         config = parse_config(cc.tournament_table(read), source="command line")
     except ConfigError as exc:
         first = exc.problems[0] if exc.problems else exc
         raise PeerUsageError(f"runner-cutechess: {first}", 1) from None
-    schedule = CutechessSchedule(
+    order = cutechess_order(
         tournament=read.tournament, games=read.games, rounds=read.rounds, repeat=read.repeat,
         policy=read.openings["policy"] if read.openings else "default", swap=read.swap,
-        reverse=read.reverse, seeds=read.seeds, wait_ms=read.wait, srand=cc.seed_for(read))
-    config = dataclasses.replace(config, cutechess=schedule)
+        reverse=read.reverse, seeds=read.seeds, srand=cc.seed_for(read))
+    config = dataclasses.replace(config, order=order, start_delay_ms=read.wait)
     return cc.with_engine_extras(config, read)
 
 

@@ -1,7 +1,8 @@
 """fastchess's settings (`FastchessArgs`) turned into the runner's tournament and output settings.
 
 What fastchess would play becomes a `TournamentConfig` in fastchess's order
-(`FastchessOrder`: its game numbers, colours and opening dealing); what it would print and
+(`OrderStyle.INDEX`, runner.dropin.fastchess.order: its game numbers, colours and opening
+dealing); what it would print and
 write becomes `FastchessSettings` for the output. A setting the runner cannot honour is
 refused here with a line saying so (`PeerUsageError`), never dropped.
 """
@@ -19,7 +20,6 @@ from runner.config.model import (
     BookFormat,
     DrawAdjudication,
     EngineSpec,
-    FastchessOrder,
     OpeningOrder,
     OpeningsConfig,
     Protocol,
@@ -33,6 +33,7 @@ from runner.config.model import (
 from runner.config.programs import find_program
 from runner.dropin.contract import run_name
 from runner.dropin.fastchess.args import EngineArgs, FastchessArgs, FastchessError, engine_argv
+from runner.dropin.fastchess.order import fastchess_order
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings, SprtSettings
 from runner.protocol.engine import Variant
 
@@ -195,7 +196,7 @@ def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
         openings=_openings(a, seed), adjudication=adjudication, concurrency=a.concurrency,
         variant=Variant.FISCHERANDOM if a.variant == "fischerandom" else Variant.STANDARD,
         sprt=sprt, recover=a.recover, affinity=a.affinity, source="fastchess command line",
-        fastchess_order=FastchessOrder(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
+        order=fastchess_order(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
         wait_ms=a.wait, crash_stops=not a.recover,
         sprt_trinomial=a.sprt and not a.report_penta,
     )

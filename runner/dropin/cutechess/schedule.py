@@ -7,7 +7,7 @@ flips) its colours from game to game, ``-reverse`` flips a pair when the players
 an opening is dealt anew or repeated by a counter that ``-repeat``, the opening policy and a
 change of players reset. Nothing of it depends on results (knockout does, and is not here),
 so `cutechess_pairing` runs that machine once, through every game, and keeps the outcome as
-a schedule with the same interface as `runner.tournament.pairing.Pairing`.
+a schedule with the runner's `Schedule` interface (runner.tournament.schedule).
 
 A game's ``pair`` is the number of the opening it starts from (the n-th the suite deals, from
 0), its ``game_in_pair`` how many games before it repeated that opening.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from runner.config.model import CutechessSchedule
+from runner.config.model import PlayOrder
 from runner.tournament.schedule import ScheduledGame
 
 __all__ = ["CutechessPairing", "cutechess_pairing", "games_per_cycle"]
@@ -43,7 +43,7 @@ class _Pair:
         self.first, self.second = self.second, self.first
 
 
-def games_per_cycle(schedule: CutechessSchedule, players: int) -> int:
+def games_per_cycle(schedule: PlayOrder, players: int) -> int:
     """Encounters in one cycle of the tournament type (before the round multiplier)."""
     if schedule.tournament == "gauntlet":
         seeds = min(max(1, schedule.seeds), players - 1)
@@ -54,7 +54,7 @@ def games_per_cycle(schedule: CutechessSchedule, players: int) -> int:
 class _Pairer:
     """The tournament type's ``nextPair``: which players meet next, and the round."""
 
-    def __init__(self, schedule: CutechessSchedule, players: int) -> None:
+    def __init__(self, schedule: PlayOrder, players: int) -> None:
         self.kind = schedule.tournament
         self.players = players
         self.games = schedule.games
@@ -168,7 +168,7 @@ class CutechessPairing:
         return len(self.games_list)
 
 
-def cutechess_pairing(schedule: CutechessSchedule, names: list[str],
+def cutechess_pairing(schedule: PlayOrder, names: list[str],
                       max_games: int | None = None) -> CutechessPairing:
     """Every game cutechess-cli would start for `schedule` with players `names` (in the
     order of their ``-engine`` options), in its order."""

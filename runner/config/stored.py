@@ -1,0 +1,102 @@
+"""Stored configurations of older runners, read as today's: the tolerant half of the JSON form.
+
+The store keeps each tournament's `TournamentConfig.to_json`; rows written by earlier
+runners used other shapes, and are rewritten here before pydantic reads them, so an old
+database keeps loading without a migration:
+
+- the first layout kept the written argv as ``command`` beside ``resolved_command``, and the
+  book's name as ``openings.file`` beside its full ``path``;
+- until the peers moved behind the order seam, a drop-in's schedule was stored under the name
+  of the program it copies (``fastchess_order``, ``cutechess``), both keys present (null) in
+  every row; today it is one `PlayOrder` named by its style (``order``), and cutechess-cli's
+  ``wait_ms`` is the tournament's ``start_delay_ms``.
+
+The fingerprint keeps the older names: it is a hash of `game_defining`, and a stored run (and
+a drop-in's run name, made from it) must keep its fingerprint, or a rerun would not find it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runner.config.model import PlayOrder
+
+__all__ = ["is_legacy_json", "order_defining", "upgrade_stored"]
+
+_INDEX_KEY = "fastchess_order"
+"""Where rows before the order seam kept an INDEX order, and the key its fingerprint uses."""
+_STEPPED_KEY = "cutechess"
+"""Where rows before the order seam kept a STEPPED order, and the key its fingerprint uses."""
+_STEPPED_DEFINING = ("tournament", "games", "rounds", "repeat", "policy", "swap", "reverse",
+                     "seeds", "srand")
+"""A STEPPED order's settings in the fingerprint (all but its start delay, as before)."""
+
+
+def is_legacy_json(data: Mapping[str, Any]) -> bool:
+    """Whether `data` was stored by a runner before `to_json` kept every setting.
+
+    Such data has no engine ``env`` or ``castling960``: they come back as their defaults.
+    """
+    engines = data.get("engines")
+    return isinstance(engines, list) and any(
+        isinstance(entry, Mapping) and "resolved_command" in entry for entry in engines)
+
+
+def upgrade_stored(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Data in any older stored layout rewritten to `to_json`'s (other data unchanged)."""
+    return _upgrade_order(_upgrade_first_layout(data))
+
+
+def order_defining(order: PlayOrder | None) -> dict[str, Any]:
+    """The fingerprint's entry for a tournament's order: nothing for the runner's own game
+    pairs, else the settings under the key older runners hashed them with."""
+    if order is None:
+        return {}
+    if order.style.value == "index":
+        return {_INDEX_KEY: {"noswap": not order.swap, "reverse": order.reverse,
+                             "seeds": order.seeds}}
+    return {_STEPPED_KEY: {key: getattr(order, key) for key in _STEPPED_DEFINING}}
+
+
+def _upgrade_order(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row with the peer-named order keys as one ``order`` (and ``start_delay_ms``)."""
+    if _INDEX_KEY not in data and _STEPPED_KEY not in data:
+        return data
+    upgraded = dict(data)
+    index = upgraded.pop(_INDEX_KEY, None)
+    stepped = upgraded.pop(_STEPPED_KEY, None)
+    if isinstance(index, Mapping):
+        upgraded["order"] = {"style": "index", "swap": not index.get("noswap", False),
+                             "reverse": index.get("reverse", False),
+                             "seeds": index.get("seeds", 1)}
+    elif isinstance(stepped, Mapping):
+        stepped = dict(stepped)
+        upgraded["start_delay_ms"] = stepped.pop("wait_ms", 0)
+        upgraded["order"] = {"style": "stepped", **stepped}
+    elif index is not None or stepped is not None:
+        # Neither a table nor null: kept under its old key, for pydantic to name it.
+        upgraded[_INDEX_KEY if index is not None else _STEPPED_KEY] = (
+            index if index is not None else stepped)
+    return upgraded
+
+
+def _upgrade_first_layout(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row of the first layout (``resolved_command``, ``openings.path``) as today's."""
+    if not is_legacy_json(data):
+        return data
+    upgraded = dict(data)
+    engines = []
+    for entry in data["engines"]:
+        entry = dict(entry)
+        entry["written_command"] = entry.pop("command", ())
+        entry["command"] = entry.pop("resolved_command")
+        engines.append(entry)
+    upgraded["engines"] = engines
+    openings = data.get("openings")
+    if isinstance(openings, Mapping) and "path" in openings:
+        openings = dict(openings)
+        openings["file"] = openings.pop("path")
+        upgraded["openings"] = openings
+    return upgraded

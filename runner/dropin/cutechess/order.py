@@ -1,0 +1,98 @@
+"""cutechess-cli 1.5's order: its schedule, its opening deal and its way of counting moves for
+adjudication, registered as `OrderStyle.STEPPED`.
+
+The schedule is runner.dropin.cutechess.schedule's, the book order
+runner.dropin.cutechess.suite's; without a book, a Chess960 tournament draws each new
+opening's start position from cutechess-cli's generator. Adjudication counts every ply on the
+board from the start position and checks the draw before resignation, and a two-sided
+resignation counts each side's moves on its own. Importing this module registers the style
+(runner.tournament.styles): a stored tournament of this style finds it again on resume.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from runner.books.openings import Opening
+from runner.config.model import (
+    BookFormat,
+    OpeningOrder,
+    OrderStyle,
+    PlayOrder,
+    TournamentConfig,
+)
+from runner.dropin.cutechess.schedule import CutechessPairing, cutechess_pairing
+from runner.dropin.cutechess.suite import CUTECHESS_PLIES, CutechessSuite, Mersenne, frc_start_fen
+from runner.game.adjudication import AdjudicationRules
+from runner.protocol.engine import Variant
+from runner.rules import Board
+from runner.tournament.styles import OrderImplementation, register
+
+__all__ = ["CutechessDealer", "cutechess_order"]
+
+
+def cutechess_order(*, tournament: str = "round-robin", games: int = 1, rounds: int = 1,
+                    repeat: int = 1, policy: str = "default", swap: bool = True,
+                    reverse: bool = False, seeds: int = 0, srand: int = 0) -> PlayOrder:
+    """The order of cutechess-cli's ``-tournament``, ``-games``, ``-rounds``, ``-repeat``,
+    ``-openings policy=``, ``-noswap``, ``-reverse``, ``-seeds`` and ``-srand``."""
+    return PlayOrder(style=OrderStyle.STEPPED, tournament=tournament, games=games,
+                     rounds=rounds, repeat=repeat, policy=policy, swap=swap, reverse=reverse,
+                     seeds=seeds, srand=srand)
+
+
+class CutechessDealer:
+    """cutechess-cli's deal: the suite's order of the book; without one, a Chess960
+    tournament's start positions drawn from its generator, five numbers each, in game
+    order; otherwise the standard start position."""
+
+    def __init__(self, config: TournamentConfig) -> None:
+        assert config.order is not None
+        self.srand = config.order.srand
+        self.chess960 = config.variant is Variant.FISCHERANDOM
+        self.suite: CutechessSuite | None = None
+        cfg = config.openings
+        if cfg is not None:
+            self.suite = CutechessSuite(
+                cfg.file, epd=cfg.format is BookFormat.EPD,
+                random_order=cfg.order is OpeningOrder.RANDOM, start=cfg.start,
+                seed=cfg.seed, plies=CUTECHESS_PLIES if cfg.plies is None else cfg.plies,
+                chess960=self.chess960)
+        self._rng960: Mersenne | None = None
+        self._drawn960: list[str] = []
+
+    def deal(self, pair: int) -> Opening | None:
+        """The `pair`-th opening cutechess-cli deals."""
+        if self.suite is not None:
+            return self.suite.opening(pair)
+        if not self.chess960:
+            return None
+        while len(self._drawn960) <= pair:
+            if self._rng960 is None:
+                self._rng960 = Mersenne(self.srand)
+            self._drawn960.append(frc_start_fen(self._rng960))
+        fen = Board(self._drawn960[pair], chess960=True).fen()
+        return Opening(fen=fen, chess960=True, index=pair, source=f"chess960 draw {pair + 1}")
+
+    def pairs_to_check(self, pairs: int) -> int:
+        """Every opening number is dealt anew."""
+        return pairs
+
+    def state(self, pairs_served: int) -> dict[str, Any] | None:
+        """Nothing: the suite's order is recomputed from the configuration."""
+        return None
+
+
+def _schedule(config: TournamentConfig, names: list[str], max_games: int | None,
+              ) -> CutechessPairing:
+    assert config.order is not None
+    return cutechess_pairing(config.order, names, max_games)
+
+
+def _adjudication(rules: AdjudicationRules) -> AdjudicationRules:
+    return dataclasses.replace(rules, board_plies=True, resign_per_side=True)
+
+
+register(OrderStyle.STEPPED, OrderImplementation(schedule=_schedule, dealer=CutechessDealer,
+                                                 adjudication=_adjudication))
