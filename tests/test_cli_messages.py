@@ -245,6 +245,30 @@ def test_a_match_whose_engine_never_starts_prints_no_score(tmp_path: Path) -> No
     assert "Score of" not in done.stdout and "Elo difference" not in done.stdout, done.stdout
 
 
+def test_one_match_shows_one_figure_in_its_lines_and_its_report(tmp_path: Path) -> None:
+    """Issue 39: a 4-1-1 match printed "Elo difference: 190.8 +/- 619.3, LOS: 94.6 %" (from
+    single games) and `runner report` "+190.5 +/- 337.1, LOS 98.3%" (from game pairs), with
+    nothing telling them apart: the match's line now shows the report's figure and says so."""
+    import re
+
+    strong = ["--engine", f"cmd={sys.executable} -m engine --level 2 --seed 3", "name=strong"]
+    weak = ["--engine", f"cmd={sys.executable} -m engine --level random --seed 5", "name=weak"]
+    db = str(tmp_path / "r.db")
+    done = _runner("match", *strong, *weak, "--each", "tc=inf", "depth=1", "proto=cecp",
+                   "--rounds", "3", "--maxmoves", "40", "--db", db, "--quiet", cwd=tmp_path,
+                   timeout=4 * EVENT_TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"Elo difference: ([-\d.]+) \+/- ([\d.]+), LOS: ([\d.]+) %, "
+                      r"DrawRatio: [\d.]+ %, from 3 game pairs", done.stdout)
+    assert found, done.stdout
+    elo, margin, los = (float(x) for x in found.groups())
+    report = _runner("report", "--db", db, cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = " ".join(report.stdout.split())
+    assert f"{elo:+.1f} +/- {margin:.1f}" in text, report.stdout
+    assert f"{los:.1f}%" in text, report.stdout
+
+
 def test_a_configuration_the_engine_refuses_exits_2_without_offering_a_rerun(
         tmp_path: Path) -> None:
     """An option the engine does not declare is a configuration refusal, found when the

@@ -485,7 +485,9 @@ def test_a_sweep_shows_fishtests_figures_in_every_view(db: Database) -> None:
     assert pairing["stats"]["pair_draw_ratio"] == 0.0  # the counts', not the regulariser's
     assert "0.1%" not in text
     live = _board_of(schedule, ["X", "Y"], plan).summary_lines()
-    assert f"Elo difference: {wdl.elo:.1f} +/- {wdl.elo_error95:.1f}," in live[1]
+    # Issue 39: the live line shows the report's headline figure (from pairs), and says so.
+    assert f"Elo difference: {head.elo:.1f} +/- {head.elo_error95:.1f}," in live[1]
+    assert live[1].endswith(", from 2 game pairs")
 
 
 @pytest.mark.parametrize("played", [1, 2])
@@ -509,12 +511,13 @@ def test_one_game_or_one_pair_gives_no_figures_in_any_view(db: Database, played:
                                              if played == 1 else "")
     assert all(p.elo_error95 > 0 for s in report.elo_series for p in s.points)
     live = _board_of(schedule, ["X", "Y"], plan).summary_lines()
-    if played == 1:
-        assert "Elo difference: n/a, LOS: n/a," in live[1]
-    else:  # two games: the W/D/L figures exist, the same in the report and the live line
+    # The live line shows the pairing's one figure: none from one game or one pair, as the
+    # report's headline figure (issue 39: it showed the W/D/L figure, the report another).
+    assert "Elo difference: n/a, LOS: n/a," in live[1]
+    assert live[1].endswith(", from 1 game" if played == 1 else ", from 1 game pair")
+    if played == 2:  # two games: the W/D/L figures exist, labelled so in the report
         wdl = match_stats(Trinomial(0, 1, 1))
         assert pairing["wdl_stats"]["elo"] == pytest.approx(wdl.elo)
-        assert f"Elo difference: {wdl.elo:.1f} +/- {wdl.elo_error95:.1f}," in live[1]
         assert f"{wdl.elo:+.1f} +/- {wdl.elo_error95:.1f}" in text
 
 

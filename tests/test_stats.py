@@ -622,11 +622,13 @@ def test_scoreboard_summary_lines_and_standings() -> None:
         board.add(white, black, result, pair, termination=GameTermination.CHECKMATE)
     board.add("A", "C", "*", 2, termination=GameTermination.ERROR)
     assert board.games == 4 and board.terminations == {GameTermination.CHECKMATE: 4}
-    figures = match_stats(Trinomial(2, 1, 1))
+    # Issue 39: the pairing's one figure, from its game pairs as in the standings and the
+    # report, and the line says so.
+    figures = match_stats(board.pairing("B", "A").pentanomial)
     assert board.summary_lines() == [
         "Score of B vs A: 2 - 1 - 1  [0.625] 4",
         f"Elo difference: {figures.elo:.1f} +/- {figures.elo_error95:.1f}, "
-        f"LOS: {100 * figures.los:.1f} %, DrawRatio: 25.0 %",
+        f"LOS: {100 * figures.los:.1f} %, DrawRatio: 25.0 %, from 2 game pairs",
         "Ptnml(0-2): [0, 0, 1, 1, 0], 2 pairs",
         "Score of A vs C: 0 - 0 - 0  [0.000] 0",
     ]

@@ -156,7 +156,7 @@ class _View:
             lines = summary_lines(board.pairing_of(white, black))
             lines = lines if due else lines[:1]
         else:
-            lines = [*board.ranking_lines(), ""] if due else []
+            lines = [*board.ranking_lines(), board.ranking_basis(), ""] if due else []
         for line in lines:
             _out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
 
@@ -300,7 +300,8 @@ def _say_finished(store: Store, config: TournamentConfig, done: Done) -> NoRetur
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     board = outcome.scoreboard
-    ranking = board.ranking_lines() + [""] if len(board.tally.engine_names) > 2 else []
+    ranking = ([*board.ranking_lines(), board.ranking_basis(), ""]
+               if len(board.tally.engine_names) > 2 else [])
     # An engine that never moved lost by not playing, and with no game at all (an engine
     # that never started) there is no score either: only the error below.
     scored = not outcome.void and any(c.games for c in board.tally.pairings())

@@ -30,7 +30,7 @@ from runner.stats.sprt import (
     sprt,
     sprt_bounds,
 )
-from runner.stats.standing import StandingFigures, standing_figures
+from runner.stats.standing import StandingFigures, standing_figures, standings_basis
 
 if TYPE_CHECKING:
     from runner.stats.tally import EngineScore, PairingCounts, Tally
@@ -78,4 +78,5 @@ __all__ = [
     "sprt",
     "sprt_bounds",
     "standing_figures",
+    "standings_basis",
 ]

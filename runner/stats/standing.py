@@ -27,7 +27,7 @@ from runner.stats.elo import Z95, normal_cdf
 from runner.stats.match import MIN_SAMPLES, match_stats
 from runner.stats.ratings import Pairing, rate_engines
 
-__all__ = ["StandingFigures", "standing_figures"]
+__all__ = ["StandingFigures", "standing_figures", "standings_basis"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +94,22 @@ def standing_figures(
             entry.name, entry.elo, entry.error95 if sd > 0.0 else None,
             los if math.isfinite(los) else None, False)
     return figures, note
+
+
+def standings_basis(
+    engines: Sequence[str],
+    pairings: Sequence[tuple[str, str, Trinomial, Pentanomial]],
+) -> str:
+    """What the Elo of `standing_figures` is, in words, for a caption beside the standings:
+    head-to-head against the reference (from game pairs or single games) or the rating fit
+    over every game. The pairings' own lines are head-to-head: where a table shows the fit,
+    the caption tells the two apart."""
+    reference = engines[0]
+    played = [p for p in pairings if p[2].games]
+    if not all(reference in (p[0], p[1]) for p in played):
+        return (f"Elo: the rating that fits every game, {reference} = 0 (a pairing's own "
+                "lines are its head-to-head figures)")
+    paired = [p[3].pairs > 0 for p in played]
+    basis = ("game pairs" if paired and all(paired) else "games" if not any(paired)
+             else "game pairs, or games where a pairing has no complete pair")
+    return f"Elo: each engine against {reference}, from {basis}"

@@ -23,6 +23,7 @@ from runner.stats import (
     match_stats,
     sprt,
     standing_figures,
+    standings_basis,
 )
 from runner.text import shown
 
@@ -104,6 +105,12 @@ class Scoreboard:
                          f"{standing.games:>7} {score:>7} {draws:>7}")
         return lines
 
+    def ranking_basis(self) -> str:
+        """What the Elo of `ranking_lines` is (head-to-head or the rating fit), one line."""
+        return standings_basis(self.tally.engine_names,
+                               [(c.first, c.second, c.trinomial, c.pentanomial)
+                                for c in self.tally.pairings()])
+
     def summary_lines(self) -> list[str]:
         """cutechess-cli style summary lines for every pairing, in the order they were opened."""
         lines: list[str] = []
@@ -113,7 +120,11 @@ class Scoreboard:
 
 
 def summary_lines(counts: PairingCounts) -> list[str]:
-    """The familiar cutechess-cli summary of one pairing (score line, Elo, LOS, draws)."""
+    """The familiar cutechess-cli summary of one pairing (score line, Elo, LOS, draws).
+
+    The Elo and LOS are the pairing's one figure, the one the standings and ``runner report``
+    show: from complete game pairs when there are any (as fishtest), else from single games;
+    the line ends saying which (the drop-ins print their peer's own lines instead)."""
     games, tri = counts.games, counts.trinomial
     first, second = shown(counts.first), shown(counts.second)
     if not games:
@@ -121,11 +132,14 @@ def summary_lines(counts: PairingCounts) -> list[str]:
     points = tri.wins + tri.draws / 2
     lines = [f"Score of {first} vs {second}: {tri.wins} - {tri.losses} - "
              f"{tri.draws}  [{points / games:.3f}] {games}"]
-    figures = match_stats(tri)
+    pairs = counts.pentanomial
+    figures = match_stats(pairs if pairs.pairs else tri)
+    basis = (f"from {pairs.pairs} game pair{'' if pairs.pairs == 1 else 's'}" if pairs.pairs
+             else f"from {games} game{'' if games == 1 else 's'}")
     elo = format_elo(figures.elo, figures.elo_error95, ".1f")
     lines.append(f"Elo difference: {elo}, "
-                 f"LOS: {format_percent(figures.los)}, DrawRatio: {100 * tri.draws / games:.1f} %")
-    pairs = counts.pentanomial
+                 f"LOS: {format_percent(figures.los)}, DrawRatio: {100 * tri.draws / games:.1f} %"
+                 f", {basis}")
     if pairs.pairs:
         lines.append(f"Ptnml(0-2): [{', '.join(str(n) for n in pairs.low_to_high)}], "
                      f"{pairs.pairs} pair{'' if pairs.pairs == 1 else 's'}")
