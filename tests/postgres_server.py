@@ -16,6 +16,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,15 @@ class PostgresServer:
             connection.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def restart(self, down: float = 0.0) -> None:
+        """Stop the server at once (as a crash would: every connection cut), leave it down for
+        `down` seconds, and start it again on the same socket."""
+        subprocess.run([*self.prefix, str(self.bindir / "pg_ctl"), "-D", str(self.datadir),
+                        "-m", "immediate", "-w", "stop"], capture_output=True, timeout=60,
+                       check=True)
+        time.sleep(down)
+        subprocess.run(_start_argv(self), capture_output=True, timeout=120, check=True)
+
     def stop(self) -> None:
         """Stop the server at once and remove its files."""
         subprocess.run([*self.prefix, str(self.bindir / "pg_ctl"), "-D", str(self.datadir),
@@ -61,6 +71,14 @@ def _bindir() -> Path | None:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
                    key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0)
     return Path(found[-1]).parent if found else None
+
+
+def _start_argv(server: PostgresServer) -> list[str]:
+    """``pg_ctl start`` for `server`: listening on its unix socket only, waiting until up."""
+    options = (f"-c listen_addresses='' -c unix_socket_directories={server.socketdir} "
+               "-c fsync=off")
+    return [*server.prefix, str(server.bindir / "pg_ctl"), "-D", str(server.datadir), "-l",
+            str(server.datadir.parent / "server.log"), "-o", options, "-w", "-t", "60", "start"]
 
 
 def start_server() -> PostgresServer:
@@ -90,10 +108,7 @@ def start_server() -> PostgresServer:
     server = PostgresServer(bindir, datadir, socketdir, prefix)
     initdb = [*prefix, str(bindir / "initdb"), "-D", str(datadir), "-U", server.user,
               "-A", "trust", "--no-sync", "-E", "UTF8"]
-    options = f"-c listen_addresses='' -c unix_socket_directories={socketdir} -c fsync=off"
-    start = [*prefix, str(bindir / "pg_ctl"), "-D", str(datadir), "-l",
-             str(top / "server.log"), "-o", options, "-w", "-t", "60", "start"]
-    for argv in (initdb, start):
+    for argv in (initdb, _start_argv(server)):
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
         if done.returncode != 0:
             log = top / "server.log"

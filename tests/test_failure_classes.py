@@ -12,10 +12,10 @@ then hold every game once), and no engine left running after the runner exits.
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,15 +30,23 @@ GAMES = 2 * ROUNDS
 
 
 def _config(tmp_path: Path, *, rounds: int = ROUNDS) -> Path:
-    """A match of quick depth-limited bundled engines, with a PGN file."""
+    """A match of quick depth-limited bundled engines, with a PGN file; the engines carry
+    the test's marker (`_marker`) as their seed."""
     engines = "".join(
         f'[[engines]]\nname = "{name}"\ncommand = ["{PY}", "-m", "engine", "--depth", '
-        f'"{depth}", "--level", "1"]\nprotocol = "cecp"\n' for name, depth in (("a", 1), ("b", 2)))
+        f'"{depth}", "--level", "1", "--seed", "{_marker(tmp_path)}"]\nprotocol = "cecp"\n'
+        for name, depth in (("a", 1), ("b", 2)))
     path = tmp_path / "t.toml"
     path.write_text(f'name = "fc"\nformat = "match"\nrounds = {rounds}\ngames = 2\n'
                     f'tc = "10+0.1"\npgnout = "{tmp_path / "games.pgn"}"\n{engines}'
                     '[adjudication]\nmaxmoves = 20\n')
     return path
+
+
+def _marker(tmp_path: Path) -> str:
+    """A number of the test's own, given to its engines as their seed and found again in
+    the process table."""
+    return str(zlib.crc32(str(tmp_path).encode()) + os.getpid() * 10**10)
 
 
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
@@ -51,18 +59,35 @@ def _runner(*args: str, timeout: float = 8 * EVENT_TIMEOUT) -> subprocess.Comple
                           capture_output=True, timeout=timeout)
 
 
-def _stored(db: Path) -> int:
-    """Games stored as played, read as another process would (0 while there is no file)."""
+def _done_jobs(db: Path | str) -> list[int]:
+    """The jobs stored as played, read as another process would: a SQLite file read-only (none
+    while there is no file), or a server's URL."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if isinstance(db, Path):
+        if not db.exists():
+            return []
+        url = f"sqlite:///file:{db}?mode=ro&uri=true"
+    else:
+        url = db
+    engine = create_engine(url)
     try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as connection:
-            (count,) = connection.execute(
-                "select count(*) from games where status = 'done'").fetchone()
-            return int(count)
-    except sqlite3.Error:
-        return 0
+        with engine.connect() as connection:
+            return [row[0] for row in connection.execute(text(
+                "select job_index from games where status = 'done' order by job_index"))]
+    except SQLAlchemyError:
+        return []
+    finally:
+        engine.dispose()
 
 
-def _wait_stored(db: Path, count: int, run: subprocess.Popen[str]) -> None:
+def _stored(db: Path | str) -> int:
+    """How many games are stored as played."""
+    return len(_done_jobs(db))
+
+
+def _wait_stored(db: Path | str, count: int, run: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 4 * EVENT_TIMEOUT
     while _stored(db) < count:
         assert run.poll() is None, run.communicate()
@@ -70,30 +95,21 @@ def _wait_stored(db: Path, count: int, run: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
-def _engines_below(pid: int) -> list[int]:
-    """Bundled-engine processes whose parent chain reaches `pid` (the process table read from
-    /proc: ``python -m engine`` children of the runner)."""
-    parents: dict[int, int] = {}
-    commands: dict[int, str] = {}
+def _engines_left(marker: str) -> list[int]:
+    """Live (not zombie) processes carrying `marker` among their arguments: the engines of
+    the test's runs (``--seed MARKER``), found in the process table whoever their parent is
+    now (an engine outliving its runner is adopted by init)."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            parents[int(entry.name)] = int(fields[1])
-            commands[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ") \
-                .decode(errors="replace")
-        except (OSError, IndexError, ValueError):
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(") ", 1)[1][0]
+        except (OSError, IndexError):
             continue
-    found = []
-    for child, command in commands.items():
-        if "-m engine" not in command:
-            continue
-        ancestor = parents.get(child)
-        while ancestor and ancestor != pid:
-            ancestor = parents.get(ancestor)
-        if ancestor == pid:
-            found.append(child)
+        if marker.encode() in words and state != "Z":
+            found.append(int(entry.name))
     return found
 
 
@@ -101,20 +117,21 @@ def _error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
-def _finish_and_check(config: Path, db: Path, before: int) -> None:
+def _finish_and_check(config: Path, db: Path | str, before: int) -> None:
     """The same command again plays exactly the missing games: every game once in the
-    database (`runner export`) and in the PGN file, each job once."""
+    database (`runner export`) and in the PGN file, each job once; no engine left."""
     again = _runner("run", str(config), "--db", str(db), "-q")
     assert again.returncode == 0, again.stderr
-    assert f"{GAMES} of {GAMES} games stored ({GAMES - before} in this run" in again.stderr
+    if before < GAMES:
+        assert f"{GAMES} of {GAMES} games stored ({GAMES - before} in this run" in again.stderr
+    else:
+        assert "is already finished" in again.stderr
     exported = _runner("export", "--db", str(db))
     assert exported.returncode == 0, exported.stderr
     assert exported.stdout.count("[Event ") == GAMES
     assert (config.parent / "games.pgn").read_text().count("[Event ") == GAMES
-    with sqlite3.connect(db) as connection:
-        jobs = [row[0] for row in connection.execute(
-            "select job_index from games where status = 'done' order by job_index")]
-    assert jobs == list(range(GAMES))
+    assert _done_jobs(db) == list(range(GAMES))
+    assert not _engines_left(_marker(config.parent))
 
 
 @pytest.mark.timeout(300)
@@ -134,7 +151,7 @@ def test_a_sqlite_file_deleted_during_a_run_is_written_back_and_the_run_stops(
     (line,) = _error_lines(err)
     assert f"the database file {db} was deleted during the run: the games stored in it were " \
            "written back to it" in line
-    assert not _engines_below(run.pid)
+    assert not _engines_left(_marker(tmp_path))
     before = _stored(db)
     assert 2 <= before < GAMES
     assert (tmp_path / "games.pgn").read_text().count("[Event ") == before
@@ -182,7 +199,7 @@ def test_a_sqlite_lock_held_past_the_timeout_ends_the_run_with_one_line(tmp_path
     assert "Traceback" not in err
     (line,) = _error_lines(err)
     assert line.startswith(f"error: database sqlite:///{db} failed: database is locked")
-    assert not _engines_below(run.pid)
+    assert not _engines_left(_marker(tmp_path))
     before = _stored(db)
     assert (tmp_path / "games.pgn").read_text().count("[Event ") == before
     _finish_and_check(config, db, before)
@@ -287,3 +304,38 @@ def test_a_database_with_a_newer_schema_is_refused_by_every_command_and_left_as_
         assert "a newer runner wrote it" in line
     assert _revision(db_url) == "f00dfacef00d"
     assert (tmp_path / "games.pgn").read_bytes() == pgn
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("down", [0.0, 4.0])
+def test_postgresql_restarted_mid_run(tmp_path: Path, down: float) -> None:
+    """The server stopped at once (every connection cut) and started again. Back at once: the
+    run goes on (the pool reconnects), or, when a write was cut, stops with one line. Down
+    for seconds: the next write fails, the run stops with one line naming the database and
+    exit 1 (its end could not be written: the lease of a process gone is stale). Either way
+    the next run plays exactly the missing games."""
+    from postgres_server import start_server
+
+    server = start_server()
+    try:
+        url = server.new_database()
+        config = _config(tmp_path)
+        run = _start(tmp_path, "run", str(config), "--db", url, "-q")
+        _wait_stored(url, 2, run)
+        server.restart(down)
+        _, err = run.communicate(timeout=8 * EVENT_TIMEOUT)
+        assert "Traceback" not in err
+        assert not _engines_left(_marker(tmp_path))
+        if down:
+            assert run.returncode == 1, err
+        if run.returncode == 0:
+            assert f"{GAMES} of {GAMES} games stored" in err
+        else:
+            assert run.returncode == 1, err
+            (line,) = _error_lines(err)
+            assert line.startswith(f"error: database {url.split('?')[0]}"), line
+        before = _stored(url)
+        assert (tmp_path / "games.pgn").read_text().count("[Event ") == before
+        _finish_and_check(config, url, before)
+    finally:
+        server.stop()
