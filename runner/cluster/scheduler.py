@@ -43,6 +43,7 @@ from runner.cluster.worker import (
     MoveMessage,
     abort_games,
     executing_keys,
+    package_version,
     play_job,
     release_pool,
 )
@@ -188,7 +189,8 @@ class DaskScheduler(Scheduler):
             cluster, client = await self._connect()
         except (OSError, TimeoutError) as exc:
             where = self.address or f"a local cluster of {self.local_workers} workers"
-            yield SchedulerFailure(f"cannot reach the Dask scheduler ({where}): {exc}")
+            yield SchedulerFailure(f"cannot reach the Dask scheduler ({where}): "
+                                   f"{_first_line(exc)}")
             return
         self._client = client
         if self.address is not None:
@@ -198,6 +200,8 @@ class DaskScheduler(Scheduler):
                 await asyncio.shield(self._close(client, cluster))
                 yield SchedulerFailure(no_slots_message(self.address, lacking, SLOTS))
                 return
+            for notice in await self._other_versions(client):
+                yield notice
         if self.watch_moves:
             self._moves = _Moves()
             client.subscribe_topic(MOVES_TOPIC, self._moves.receive)
@@ -226,6 +230,28 @@ class DaskScheduler(Scheduler):
             silence_logs=logging.ERROR, preload=["runner.cluster.worker"])
         client = await Client(cluster, asynchronous=True)
         return cluster, client
+
+    async def _other_versions(self, client: Client) -> list[Notice]:
+        """Leave out the workers that run another version of the runner than this one (or
+        one too old to say), with a notice for each; none left stops the run at its first
+        game (`_allowed`). Workers joining later are not asked."""
+        from runner import __version__
+
+        answers = await client.run(package_version, on_error="return")
+        identity = await client.scheduler.identity()
+        workers = identity.get("workers", {}) if isinstance(identity, dict) else {}
+        notices = []
+        for address, answer in sorted(answers.items()):
+            if answer == __version__:
+                continue
+            self._workers.excluded.add(address)
+            name = str((workers.get(address) or {}).get("name") or address)
+            theirs = (f"cecp-runner {answer}" if isinstance(answer, str)
+                      else "a version of cecp-runner that cannot say which")
+            notices.append(Notice(
+                f"worker {name} runs {theirs}, this runner is {__version__}: it takes no "
+                "games in this run (install the same version on every worker)"))
+        return notices
 
     async def _close(self, client: Client, cluster: LocalCluster | None) -> None:
         """Stop the engines kept on the workers, then the client and a local cluster."""
@@ -412,8 +438,8 @@ class DaskScheduler(Scheduler):
         """A task that raised: the scheduler lost, workers dying under it, or a bug."""
         if client.status != "running" or isinstance(error, asyncio.CancelledError):
             if not self._jobs.hard:
-                self._failure = (f"lost the Dask scheduler ({self.address or 'local cluster'}): "
-                                 f"{type(error).__name__}: {error}".rstrip(": "))
+                self._failure = (f"lost the Dask scheduler ({self.address or 'local cluster'}) "
+                                 f"while game {job.index + 1} was out: {_first_line(error)}")
                 self._jobs.stop()
             return
         if isinstance(error, KilledWorker):
@@ -453,3 +479,10 @@ class DaskScheduler(Scheduler):
             return Notice(f"worker {reply.worker} failed {count} jobs; it takes no more "
                           "games in this run")
         return None
+
+
+def _first_line(error: BaseException) -> str:
+    """An exception as the end of a one-line message: its type and its message's first line
+    (Dask's add a second line of advice that would split the run's one line of failure)."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__

@@ -64,6 +64,7 @@ __all__ = [
     "check_worker",
     "engine_json",
     "executing_keys",
+    "package_version",
     "play_job",
     "release_pool",
     "worker_identity",
@@ -149,6 +150,14 @@ class MoveSender:
             self.worker.log_event(MOVES_TOPIC, MoveMessage(self.key, move).to_json())
         except Exception:  # a worker closing: the move is lost, the game goes on
             self.dropped += 1
+
+
+def package_version() -> str:
+    """The version of the runner this worker runs (the coordinator leaves out a worker whose
+    version is not its own: jobs and replies are read as each version writes them)."""
+    from runner import __version__
+
+    return __version__
 
 
 def worker_identity(worker: Any = None) -> tuple[str, str | None]:
