@@ -18,20 +18,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from runner.app.modes import StartMode
-from runner.cluster import make_scheduler
 from runner.config.model import TournamentConfig, is_legacy_json
-from runner.store import Store
+from runner.store import Store, TournamentStatus
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import Scheduler
 
-__all__ = ["Finished", "NoSuchTournament", "Resumable", "finished", "resumable", "start"]
+__all__ = ["Finished", "NoSuchTournament", "Refusal", "Resumable", "check_owner", "finished",
+           "resumable", "start"]
 
 
 class NoSuchTournament(LookupError):
     """A tournament id the database does not have."""
+
+
+class Refusal(Exception):
+    """A stop or resume that does not fit the tournament: it is finished, or another origin
+    owns it (the service acts only on what was submitted to it)."""
+
+    def __init__(self, tournament_id: int, why: Literal["finished", "not owned"]) -> None:
+        super().__init__(f"tournament {tournament_id} is {why}")
+        self.tournament_id = tournament_id
+        """The tournament asked for."""
+        self.why = why
+        """``finished``: nothing left to do; ``not owned``: another origin's."""
 
 
 @dataclass(frozen=True)
@@ -60,14 +72,11 @@ def finished(store: Store, config: TournamentConfig, mode: StartMode) -> Finishe
 
 def start(config: TournamentConfig, store: Store, mode: StartMode, *,
           tournament_id: int | None = None, concurrency: int | None = None,
-          workers: int | None = None, cluster: str | None = None,
           scheduler: Scheduler | None = None, lease_timeout: float | None = None,
           origin: str | None = None, pgnout: Path | None = None) -> Tournament:
     """The tournament a start in `mode` plays (by id with `tournament_id`: a resume), on
-    `scheduler` or the one `concurrency`, `workers` and `cluster` ask for; call its
-    ``prepare`` (AlreadyFinished, TournamentError) and ``run``."""
-    if scheduler is None:
-        scheduler = make_scheduler(config, concurrency, workers=workers, cluster=cluster)
+    `scheduler` (None: in this process; `runner.app.run.Placement` decides where a run
+    plays); call its ``prepare`` (AlreadyFinished, TournamentError) and ``run``."""
     by_id = tournament_id is not None
     return Tournament(config, store, force=mode is StartMode.FORCE,
                       new=mode is StartMode.NEW and not by_id, tournament_id=tournament_id,
@@ -87,13 +96,28 @@ class Resumable:
     settings: they are resumed with their defaults."""
 
 
-def resumable(store: Store, tournament_id: int) -> Resumable:
+def resumable(store: Store, tournament_id: int, *, origin: str | None = None) -> Resumable:
     """The configuration to resume tournament `tournament_id` with: the one it was stored
-    with. NoSuchTournament, or ConfigError when the stored one no longer reads."""
+    with. NoSuchTournament, or ConfigError when the stored one no longer reads; for an
+    `origin` (a service), Refusal when the tournament is another origin's or finished."""
+    if origin is not None:
+        check_owner(store, tournament_id, origin)
     stored: dict[str, Any] | None = store.stored_config(tournament_id)
     if stored is None:
         raise NoSuchTournament(f"no tournament {tournament_id} in {store.shown_url}")
     config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
     return Resumable(config, is_legacy_json(stored))
+
+
+def check_owner(store: Store, tournament_id: int, origin: str) -> None:
+    """That `origin` may stop or resume stored tournament `tournament_id`: NoSuchTournament,
+    or Refusal when it is finished or another origin's."""
+    progress = store.progress(tournament_id)
+    if progress is None:
+        raise NoSuchTournament(f"no tournament {tournament_id} in {store.shown_url}")
+    if progress.status == TournamentStatus.FINISHED.value:
+        raise Refusal(tournament_id, "finished")
+    if not store.owned(tournament_id, origin):
+        raise Refusal(tournament_id, "not owned")
 
 

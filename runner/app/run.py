@@ -27,8 +27,14 @@ from runner.cluster import make_scheduler
 from runner.cluster.sizing import default_local_workers
 from runner.config.model import TournamentConfig
 from runner.protocol.freeze import FreezeMonitor
-from runner.store.store import Store
-from runner.tournament.events import AlreadyFinished, Event, RunOutcome, TournamentError
+from runner.store.store import Store, TournamentStatus
+from runner.tournament.events import (
+    AlreadyFinished,
+    DatabaseFailure,
+    Event,
+    RunOutcome,
+    TournamentError,
+)
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import Scheduler
 from runner.tournament.writer import GameWriter, PgnFileError
@@ -119,6 +125,13 @@ class Refused:
 
     message: str
     exit_status: int
+    database: bool = False
+    """The database failed (not the user's input: a service answers 503, not 422)."""
+
+    @classmethod
+    def of(cls, exc: TournamentError) -> Refused:
+        """The refusal `exc` says."""
+        return cls(str(exc), exc.exit_code or 1, isinstance(exc, DatabaseFailure))
 
 
 RunResult = RunOutcome | Done | Refused | Interrupted
@@ -183,23 +196,31 @@ async def _taken(tournament: Tournament, store: Store, lease: bool) -> Tournamen
         return await _done(store, tournament.config, Finished(
             exc.tournament_id, exc.total_games, exc.changed))
     except TournamentError as exc:
-        return Refused(str(exc), exc.exit_code or 1)
+        return Refused.of(exc)
     return tournament
 
 
-async def play(tournament: Tournament, guard: StopGuard | None = None, *,
-               view: RunView = _unwatched, watch_moves: bool = False) -> RunOutcome | Refused:
+async def play(tournament: Tournament, store: Store, guard: StopGuard | None = None, *,
+               view: RunView = _unwatched, watch_moves: bool = False,
+               stop_asked: Callable[[], bool] = lambda: False) -> RunOutcome | Refused:
     """Play `tournament`'s missing games (taken by `prepared`), shown by `view` (every move
-    too with `watch_moves`), stopped by the signals `guard` handles."""
+    too with `watch_moves`), stopped by the signals `guard` handles. A run its owner asked to
+    stop (`stop_asked`, not a signal) that ends unfinished is stored as stopped: the owner's
+    next start does not resume it, as it does an interrupted one."""
     if guard is not None:
         guard.hand_to(tournament)
     async with view(tournament) as on_event:
         try:
             outcome = await tournament.run(on_event=on_event, watch_moves=watch_moves)
         except TournamentError as exc:  # another runner took the tournament meanwhile
-            return Refused(str(exc), exc.exit_code or 1)
+            return Refused.of(exc)
     if guard is not None and guard.first is not None:
         outcome.signal = guard.first
+    if stop_asked() and outcome.status is not TournamentStatus.FINISHED:
+        # The database may be what failed: the run's own error says so, this adds nothing.
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(store.set_stopped, tournament.tournament_id)
+        outcome.status = TournamentStatus.STOPPED
     return outcome
 
 
@@ -226,7 +247,7 @@ async def run_tournament(config: TournamentConfig, store: Store, mode: StartMode
         taken = await _taken(found, store, lease=True)
         if not isinstance(taken, Tournament):
             return taken
-        return await play(taken, guard, view=view, watch_moves=watch_moves)
+        return await play(taken, store, guard, view=view, watch_moves=watch_moves)
 
 
 def _require_dask() -> None:

@@ -11,38 +11,25 @@ from __future__ import annotations
 
 from typing import Literal
 
-from runner.app.lifecycle import NoSuchTournament
-from runner.store import Store, TournamentStatus
+from runner.app.lifecycle import Refusal, check_owner
+from runner.store import Store
 from runner.tournament.run import Tournament
 
 __all__ = ["StopRefused", "stop"]
 
 
-class StopRefused(Exception):
-    """A stop that does not fit the tournament: it is finished, or another origin owns it."""
-
-    def __init__(self, tournament_id: int, why: Literal["finished", "not owned"]) -> None:
-        super().__init__(f"tournament {tournament_id} is {why}")
-        self.tournament_id = tournament_id
-        """The tournament asked to stop."""
-        self.why = why
-        """``finished``: nothing left to stop; ``not owned``: another origin's."""
+StopRefused = Refusal
+"""A stop that does not fit the tournament (the name the stop verb's callers know)."""
 
 
 def stop(store: Store, tournament_id: int, *, origin: str, hard: bool = False,
          running: Tournament | None = None) -> Literal["stopping", "stopped"]:
     """Stop tournament `tournament_id` for `origin`: its `running` run if it plays here
     (``stopping``: its games end as `hard` says), else its stored state (``stopped``).
-    NoSuchTournament, or StopRefused when it is finished or not `origin`'s."""
+    NoSuchTournament (`runner.app.lifecycle`), or StopRefused when it is finished or not `origin`'s."""
     if running is not None:
         running.stop(hard=hard)
         return "stopping"
-    progress = store.progress(tournament_id)
-    if progress is None:
-        raise NoSuchTournament(f"no tournament {tournament_id} in {store.shown_url}")
-    if progress.status == TournamentStatus.FINISHED.value:
-        raise StopRefused(tournament_id, "finished")
-    if not store.owned(tournament_id, origin):
-        raise StopRefused(tournament_id, "not owned")
+    check_owner(store, tournament_id, origin)
     store.set_stopped(tournament_id)
     return "stopped"

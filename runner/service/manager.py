@@ -1,10 +1,12 @@
 """The service's tournaments: submitted, queued, played, stopped, resumed, watched.
 
-Each tournament runs through the CLI's own `Tournament` (the same store, writer, resume and
-SPRT) on the scheduler the operator chose, its scheduler set to report moves for the live
-boards. Tournaments play `max_running` at a time, the others wait in the order they came.
-On start the service resumes the tournaments it owns that were running or interrupted (not
-those stopped on request): the same resume as ``runner run`` again.
+Each tournament is taken and played by the run verb every front door uses (`runner.app.run`:
+the same store, writer, resume, stop rule and SPRT) where the operator chose, its scheduler
+set to report moves for the live boards; whether a stop or resume fits a tournament is the
+application layer's rule too. Tournaments play `max_running` at a time, the others wait in
+the order they came (the queue is the service's own). On start the service resumes the
+tournaments it owns that were running or interrupted (not those stopped on request): the
+same resume as ``runner run`` again.
 
 What a tournament does is published on its `EventLog` (runner.service.hub); a detail or a
 snapshot is read from the database (the report the CLI prints) plus the boards of the games
@@ -15,17 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.app.lifecycle import NoSuchTournament, resumable, start
+from runner.app.lifecycle import NoSuchTournament, Refusal, resumable
 from runner.app.modes import StartMode
-from runner.app.stop import StopRefused, stop
+from runner.app.run import Done, Placement, Refused, play, prepared
+from runner.app.stop import stop
 from runner.clock import Clock
-from runner.cluster import make_scheduler
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
 from runner.protocol.freeze import FreezeMonitor
@@ -52,11 +55,13 @@ from runner.service.settings import ServiceSettings
 from runner.service.watchdog import ProgressWatch
 from runner.store.store import SERVICE, Store, TournamentProgress, TournamentStatus
 from runner.tournament.events import (
+    DatabaseFailure,
     Event,
     GameFinished,
     GameStarted,
     MovePlayed,
     Notice,
+    RunOutcome,
     TournamentError,
 )
 from runner.tournament.run import Tournament
@@ -81,7 +86,9 @@ class Conflict(Exception):
 class _Run:
     """A tournament this process plays (or will play, once a place is free)."""
 
-    tournament: Tournament
+    config: TournamentConfig
+    tournament: Tournament | None = None
+    """Taken (a submission), or taken once a place is free (a resume)."""
     state: str = "queued"
     stop_requested: bool = False
     hard: bool = False
@@ -105,7 +112,12 @@ class TournamentManager:
         self.settings = settings
         self.store = store
         """The results database, as the application layer reads it."""
-        self._scheduler_factory = scheduler_factory or self._default_scheduler
+        self._placement = Placement(
+            # The operator's choice (never the submission's: it has no [cluster]); nothing
+            # chosen plays in this process.
+            workers=settings.workers if settings.workers or settings.cluster else 0,
+            cluster=settings.cluster, from_file=False, freezes=FreezeMonitor(),
+            scheduler=scheduler_factory)
         self._runs: dict[int, _Run] = {}
         self._logs: dict[int, EventLog] = {}
         self._places = asyncio.Semaphore(max(1, settings.max_running))
@@ -113,7 +125,6 @@ class TournamentManager:
         self._reads = SharedReads()
         self._reasons: dict[int, str | None] = {}  # this process's word, the store's may lag
         self._offload = Offload(store, settings.render_workers)
-        self._freezes = FreezeMonitor()  # one tick for the loop, whatever the tournaments running
 
     # ----------------------------------------------------------------- life
 
@@ -127,7 +138,7 @@ class TournamentManager:
             except ValueError as exc:
                 log.error("tournament %d cannot be resumed: %s", tournament_id, exc)
                 continue
-            self._queue(tournament_id, self._tournament(config, tournament_id=tournament_id))
+            self._queue(tournament_id, _Run(config))
             resumed.append(tournament_id)
         return resumed
 
@@ -135,7 +146,8 @@ class TournamentManager:
         """Stop every run (running games are cut: a restart plays them again) and wait."""
         self._closing = True
         for run in self._runs.values():
-            run.tournament.stop(hard=True)
+            if run.tournament is not None:
+                run.tournament.stop(hard=True)
         tasks = [(tournament_id, run.task) for tournament_id, run in self._runs.items()
                  if run.task is not None]
         for tournament_id, task in tasks:
@@ -161,10 +173,16 @@ class TournamentManager:
 
     async def submit(self, config: TournamentConfig) -> int:
         """Store a checked configuration as a new tournament and queue it; returns its id."""
-        tournament = self._tournament(config, new=True)
-        tournament_id = await asyncio.to_thread(self._create, tournament)
+        # Stored as the service's in the transaction that creates it: a command-line run never
+        # sees it as its own. The lease is the run's, once a place is free.
+        found = await prepared(config, self.store, StartMode.NEW, placement=self._placement,
+                               concurrency=self._games(config), origin=SERVICE, lease=False)
+        if isinstance(found, Refused):
+            raise (DatabaseFailure if found.database else TournamentError)(found.message)
+        assert isinstance(found, Tournament)  # a new tournament is never finished
+        tournament_id = found.tournament_id
         self._changed(tournament_id)
-        self._queue(tournament_id, tournament)
+        self._queue(tournament_id, _Run(config, found))
         return tournament_id
 
     async def stop(self, tournament_id: int, *, hard: bool = False) -> str:
@@ -175,9 +193,8 @@ class TournamentManager:
                 await asyncio.to_thread(stop, self.store, tournament_id, origin=SERVICE)
             except NoSuchTournament:
                 raise KeyError(tournament_id) from None
-            except StopRefused as exc:
-                raise (_not_submitted(tournament_id) if exc.why == "not owned"
-                       else Conflict(str(exc))) from None
+            except Refusal as exc:
+                raise _conflict(exc) from None
             self._changed(tournament_id)
             # A status event always carries the reason (null clears the page's line): a stop
             # keeps the one known, as the tournament's summary does.
@@ -192,7 +209,8 @@ class TournamentManager:
                 run.task.cancel()
             return "stopped"
         run.state = "stopping"
-        stop(self.store, tournament_id, origin=SERVICE, hard=hard, running=run.tournament)
+        if run.tournament is not None:  # else it is being taken: it stops once taken
+            stop(self.store, tournament_id, origin=SERVICE, hard=hard, running=run.tournament)
         self.log(tournament_id).publish(StatusEvent(status="stopping"))
         return "stopping"
 
@@ -200,12 +218,13 @@ class TournamentManager:
         """Play a stopped or interrupted tournament's missing games."""
         if tournament_id in self._runs:
             raise Conflict(f"tournament {tournament_id} is {self._runs[tournament_id].state}")
-        await asyncio.to_thread(self._stored_config, tournament_id)  # ours, or Conflict
-        status = await self._stored_status(tournament_id)
-        if status == TournamentStatus.FINISHED.value:
-            raise Conflict(f"tournament {tournament_id} is finished")
-        found = await asyncio.to_thread(resumable, self.store, tournament_id)
-        self._queue(tournament_id, self._tournament(found.config, tournament_id=tournament_id))
+        try:
+            found = await asyncio.to_thread(resumable, self.store, tournament_id, origin=SERVICE)
+        except NoSuchTournament:
+            raise KeyError(tournament_id) from None
+        except Refusal as exc:
+            raise _conflict(exc) from None
+        self._queue(tournament_id, _Run(found.config))
         self.log(tournament_id).publish(StatusEvent(status="queued"))
         return "queued"
 
@@ -283,37 +302,41 @@ class TournamentManager:
 
     # ----------------------------------------------------------------- running
 
-    def _default_scheduler(self, config: TournamentConfig, concurrency: int) -> Any:
-        """The operator's choice (never the submission's: it has no [cluster])."""
-        settings = self.settings
-        return make_scheduler(config, concurrency, workers=settings.workers,
-                              cluster=settings.cluster, from_file=False, freezes=self._freezes)
+    def _games(self, config: TournamentConfig) -> int:
+        """The games at once a tournament plays here: as it asks, up to the operator's cap."""
+        return min(config.concurrency, self.settings.max_concurrency)
 
-    def _tournament(self, config: TournamentConfig, *, new: bool = False,
-                    tournament_id: int | None = None) -> Tournament:
-        concurrency = min(config.concurrency, self.settings.max_concurrency)
-        scheduler = self._scheduler_factory(config, concurrency)
-        tournament = start(config, self.store, StartMode.NEW if new else StartMode.CONTINUE,
-                           tournament_id=tournament_id, concurrency=concurrency,
-                           scheduler=scheduler, origin=SERVICE)
-        return tournament
-
-    def _create(self, tournament: Tournament) -> int:
-        # Stored as the service's in the transaction that creates it: a command-line run
-        # never sees it as its own. The lease is the run's, once a place is free.
-        return tournament.prepare(lease=False)
-
-    def _queue(self, tournament_id: int, tournament: Tournament) -> None:
-        run = _Run(tournament)
+    def _queue(self, tournament_id: int, run: _Run) -> None:
         self._runs[tournament_id] = run
         run.task = asyncio.create_task(self._play(tournament_id, run),
                                        name=f"tournament-{tournament_id}")
 
+    async def _taken(self, tournament_id: int, run: _Run) -> Tournament | Done | Refused:
+        """`run`'s tournament, taken now if it was not (a resume), or why it does not play."""
+        if run.tournament is not None:
+            return run.tournament
+        found = await prepared(run.config, self.store, StartMode.CONTINUE,
+                               placement=self._placement, tournament_id=tournament_id,
+                               concurrency=self._games(run.config), origin=SERVICE)
+        if not isinstance(found, Tournament):
+            return found
+        run.tournament = found
+        if run.stop_requested:  # asked while it was being taken: it plays nothing
+            found.stop(hard=True)
+        return found
+
+    @contextlib.asynccontextmanager
+    async def _watching(self, tournament_id: int,
+                        _tournament: Tournament) -> AsyncIterator[Callable[[Event], None]]:
+        """The run's events, published on the tournament's log."""
+        yield lambda event: self._on_event(tournament_id, event)
+
     async def _play(self, tournament_id: int, run: _Run) -> None:
         event_log = self.log(tournament_id)
         event_log.closed = False
-        status = "interrupted"
+        status = TournamentStatus.INTERRUPTED.value
         reason: str | None = None
+        result: RunOutcome | Done | Refused | None = None
         try:
             async with self._places:
                 if run.stop_requested or self._closing:
@@ -323,23 +346,31 @@ class TournamentManager:
                         await self._stored_reasons():
                     await self._note_reason(tournament_id, None)  # this run starts afresh
                 event_log.publish(StatusEvent(status="running"))
-                guard = self._guard(tournament_id, run)
-                try:
-                    outcome = await run.tournament.run(
-                        on_event=lambda event: self._on_event(tournament_id, event),
-                        watch_moves=True)
-                finally:
-                    if guard is not None:
-                        guard.cancel()
-            status = outcome.status.value
-            if outcome.error is not None:
-                reason = outcome.error
-                event_log.publish(NoticeEvent(text=f"the run stopped: {outcome.error}"))
+                taken = await self._taken(tournament_id, run)
+                if isinstance(taken, Tournament):
+                    guard = self._guard(tournament_id, run)
+                    try:
+                        result = await play(
+                            taken, self.store,
+                            view=functools.partial(self._watching, tournament_id),
+                            watch_moves=True, stop_asked=lambda: run.stop_requested)
+                    finally:
+                        if guard is not None:
+                            guard.cancel()
+                else:
+                    result = taken
+            if isinstance(result, RunOutcome):
+                status = result.status.value
+                if result.error is not None:
+                    reason = result.error
+                    event_log.publish(NoticeEvent(text=f"the run stopped: {result.error}"))
+            elif isinstance(result, Done):
+                status = TournamentStatus.FINISHED.value
+            elif isinstance(result, Refused):
+                reason = result.message
+                event_log.publish(NoticeEvent(text=reason))
         except asyncio.CancelledError:
             pass
-        except TournamentError as exc:
-            reason = str(exc)
-            event_log.publish(NoticeEvent(text=reason))
         except Exception as exc:  # a run's failure must not take the service down
             log.exception("tournament %d failed", tournament_id)
             reason = f"the run failed: {type(exc).__name__}: {exc}"
@@ -349,11 +380,13 @@ class TournamentManager:
             self._changed(tournament_id)
             if run.standings_task is not None:
                 run.standings_task.cancel()
-        if run.stop_requested and status != TournamentStatus.FINISHED.value:
+        if run.stop_requested and not isinstance(result, RunOutcome | Done):
+            # Stopped before it played (queued, refused, failed): stopped as any tournament
+            # nobody plays is (a run that played was marked by the run verb).
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(self.store.set_stopped, tournament_id)
+                await asyncio.to_thread(stop, self.store, tournament_id, origin=SERVICE)
             self._changed(tournament_id)
-            status = "stopped"
+            status = TournamentStatus.STOPPED.value
         if run.stalled is not None:
             reason = run.stalled  # stopped, and why
         if reason is not None and (status != "stopped" or run.stalled is not None):
@@ -362,7 +395,7 @@ class TournamentManager:
         else:
             reason = None
         await self._publish_standings(tournament_id)
-        decision = run.tournament.sprt_result
+        decision = None if run.tournament is None else run.tournament.sprt_result
         ending = TournamentFinishedEvent if status == "finished" else StatusEvent
         event_log.publish(ending(
             status=status, reason=reason,
@@ -372,7 +405,7 @@ class TournamentManager:
 
     def _guard(self, tournament_id: int, run: _Run) -> asyncio.Task[None] | None:
         """Watch a run under the ceiling on a move for standing still (None: no ceiling)."""
-        ceiling = run.tournament.config.move_ceiling
+        ceiling = run.config.move_ceiling
         if ceiling is None:
             return None
         run.watch = ProgressWatch(ceiling)
@@ -424,7 +457,7 @@ class TournamentManager:
                 replay=event.replay))
             if not event.replay:
                 self._changed(tournament_id)
-            if run is not None and not event.replay:
+            if run is not None and run.tournament is not None and not event.replay:
                 self._standings_soon(tournament_id, run)
                 sprt = run.tournament.sprt_result
                 if sprt is not None:
@@ -524,20 +557,6 @@ class TournamentManager:
         found = await self._all_progress_shared()
         return next((p for p in found if p.id == tournament_id), None)
 
-    async def _stored_status(self, tournament_id: int) -> str:
-        progress = await self._progress(tournament_id)
-        if progress is None:
-            raise KeyError(tournament_id)
-        return progress.status
-
-    def _stored_config(self, tournament_id: int) -> dict[str, Any]:
-        if not self.store.owned(tournament_id, SERVICE):
-            raise _not_submitted(tournament_id)
-        stored = self.store.stored_config(tournament_id)
-        if stored is None:
-            raise KeyError(tournament_id)
-        return stored
-
     def _set_reason(self, tournament_id: int, reason: str | None) -> None:
         self.store.set_reason(tournament_id, reason)
 
@@ -545,10 +564,12 @@ class TournamentManager:
         return self.store.unfinished_owned(SERVICE)
 
 
-def _not_submitted(tournament_id: int) -> Conflict:
-    """The refusal of an action on a tournament the command line runs, not the service."""
-    return Conflict(f"tournament {tournament_id} was not submitted to this service "
-                    "(run it with 'runner run')")
+def _conflict(refusal: Refusal) -> Conflict:
+    """The service's words for a stop or resume the tournament's state refuses."""
+    if refusal.why == "not owned":  # the command line runs it, not the service
+        return Conflict(f"tournament {refusal.tournament_id} was not submitted to this "
+                        "service (run it with 'runner run')")
+    return Conflict(str(refusal))
 
 
 def _board(event: GameStarted) -> GameStartedEvent:
