@@ -15,11 +15,13 @@ into its binary; the runner has no such table, so those three tags are not writt
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from runner.clock import TimeControl
 from runner.dropin.cutechess.results import CuteResult
 from runner.dropin.cutechess.settings import PgnMode
+from runner.dropin.fastchess.pvcheck import search_lines
 from runner.game.record import GameRecord, MoveRecord
 from runner.protocol.engine import Variant
 from runner.rules import STARTING_FEN
@@ -86,6 +88,76 @@ def move_comment(move: MoveRecord) -> str:
         return text + "0s"
     decimals = 3 if millis < 100 else 2 if millis < 1000 else 1 if millis < 10000 else 0
     return f"{text}{millis / 1000.0:.{decimals}f}s"
+
+
+_UCI_KEYWORDS = frozenset({"depth", "seldepth", "time", "nodes", "pv", "multipv", "score",
+                           "currmove", "currmovenumber", "hashfull", "nps", "tbhits", "cpuload",
+                           "string", "refutation", "currline"})
+
+
+def _as_cutechess_reads(move: MoveRecord, lines: list[str]) -> MoveRecord:
+    """The move's score and depth as cutechess-cli takes them from a UCI engine's ``info``
+    lines of its search (`UciEngine::parseInfo`, merged line after line): the latest depth,
+    and the latest score of the first PV. A bound is noticed only when a token follows the
+    ``lowerbound``/``upperbound`` word within the score (its scan steps over the score's
+    words two at a time), so the fail-high and fail-low scores engines print last count as
+    any other. A search without ``info`` lines (a CECP engine's) keeps the runner's figures."""
+    depth: int | None = None
+    score: tuple[int | None, int | None] | None = None
+    seen = False
+    for line in lines:
+        words = line.split()
+        if not words or words[0] != "info" or (len(words) > 1 and words[1] == "string"):
+            continue
+        seen = True
+        groups: dict[str, list[str]] = {}
+        key = None
+        for word in words[1:]:
+            if word in _UCI_KEYWORDS:
+                key = word
+                groups[key] = []
+            elif key is not None:
+                groups[key].append(word)
+        principal = _int(groups.get("multipv"))
+        if principal is not None and principal > 1:
+            continue  # "Only the primary PV can be considered the current eval"
+        found = _line_score(groups.get("score"))
+        if found is not None:
+            score = found
+        line_depth = _int(groups.get("depth"))
+        if line_depth:
+            depth = line_depth
+    if not seen:
+        return move
+    score_cp, mate = score if score is not None else (None, None)
+    return replace(move, depth=depth, score_cp=score_cp, mate=mate)
+
+
+def _line_score(words: list[str] | None) -> tuple[int | None, int | None] | None:
+    """A ``score`` field's value as cutechess reads it: (centipawns, None), (None, mate
+    moves), or None for none (or for a bound it notices)."""
+    if not words:
+        return None
+    found: tuple[int | None, int | None] | None = (0, None)
+    for at in range(1, len(words), 2):
+        kind, value = words[at - 1], words[at]
+        number = _int([value])
+        if kind == "cp":
+            found = (number or 0, None)
+        elif kind == "mate":
+            found = (None, number or 0) if number else (0, None)
+        elif kind in ("lowerbound", "upperbound"):
+            return None
+    return found
+
+
+def _int(words: list[str] | None) -> int | None:
+    if not words:
+        return None
+    try:
+        return int(words[0])
+    except ValueError:
+        return None
 
 
 def _timestamp(moment: datetime) -> str:
@@ -169,7 +241,9 @@ def cutechess_pgn(record: GameRecord, end: CuteResult, *, event: str = "", site:
         if "Variant" in tags:
             lines.append(f'[Variant "{tags["Variant"]}"]\n')
     out = ["".join(lines)]
-    comments = [move_comment(m) for m in record.moves]
+    searches = search_lines(record) if verbose and any(record.protocol_lines) else {}
+    comments = [move_comment(_as_cutechess_reads(m, searches[index]) if index in searches
+                             else m) for index, m in enumerate(record.moves)]
     description = end.description
     if comments:
         comments[-1] = f"{comments[-1]}, {description}" if comments[-1] else description

@@ -16,13 +16,15 @@ import functools
 import gzip
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from importlib import resources
 
+from runner.dropin.fastchess.pvcheck import last_info_line, search_lines
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
-from runner.game.record import GameRecord, GameTermination
+from runner.game.record import GameRecord, GameTermination, MoveRecord
 from runner.protocol.engine import Variant
+from runner.protocol.uci_parse import parse_info
 from runner.rules import STARTING_FEN, Board, Move, Result
 
 __all__ = [
@@ -295,6 +297,8 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
         else {}
     if not moves and illegal is not None:
         return [("", f"{reason}: {illegal}")]
+    searches = search_lines(record) if not settings.pgn_min and any(record.protocol_lines) \
+        else None
     # The board is followed only when a move's text needs it: LAN, or SAN the record lacks.
     follow = settings.pgn_notation == "lan" or (
         settings.pgn_notation == "san" and not all(played.san for played in moves))
@@ -313,6 +317,8 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
             if played.book:
                 comment = "book"
             else:
+                if searches is not None:
+                    played = _as_fastchess_reads(played, searches.get(index, []))
                 parts = [f"{_score_text(played.score_cp, played.mate)}/{played.depth or 0} "
                          f"{seconds_text(move_time_ms(played.time))}"]
                 if settings.pgn_timeleft:
@@ -342,11 +348,24 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
     return out
 
 
+def _as_fastchess_reads(played: MoveRecord, lines: Sequence[str]) -> MoveRecord:
+    """The move's search figures as fastchess takes them from the engine's lines of its
+    search (``Match::addMoveData``): all from one line, the last scored ``info`` of the first
+    PV with an exact score preferred to a bound (`last_info_line`), none at all when the
+    engine printed no more than its ``bestmove``. The runner's own figures (a bound's deeper
+    depth among them) stay for the runner's PGN."""
+    if len(lines) <= 1:
+        return replace(played, score_cp=None, mate=None, depth=0, seldepth=0, nodes=0, nps=0,
+                       hashfull=0, tbhits=0, pv=())
+    info = parse_info(last_info_line(lines))
+    return replace(played, score_cp=info.score_cp, mate=info.mate, depth=info.depth or 0,
+                   seldepth=info.seldepth or 0, nodes=info.nodes or 0, nps=info.nps or 0,
+                   hashfull=info.hashfull or 0, tbhits=info.tbhits or 0, pv=info.pv)
+
+
 def _matched_lines(record: GameRecord, patterns: Sequence[str]) -> dict[int, list[str]]:
     """``match_line=``: for each engine move (by ply), per pattern the last line the engine
     printed for that move's search (after its ``go``) that the pattern finds."""
-    from runner.dropin.fastchess.pvcheck import search_lines
-
     compiled = [re.compile(p) for p in patterns]
     found: dict[int, list[str]] = {}
     for index, lines in search_lines(record).items():

@@ -16,7 +16,7 @@ from runner.game.record import GameRecord
 from runner.protocol.uci_parse import UciInfo, parse_info
 from runner.rules import STARTING_FEN, Board, Move
 
-__all__ = ["pv_warnings", "search_lines"]
+__all__ = ["last_info_line", "pv_warnings", "search_lines"]
 
 
 def search_lines(record: GameRecord) -> dict[int, list[str]]:
@@ -30,16 +30,19 @@ def search_lines(record: GameRecord) -> dict[int, list[str]]:
             elif entry.direction == "<" and runs:
                 runs[-1].append(entry.text)
         searches[white] = runs
-    white_to_move = (record.spec.start_fen or STARTING_FEN).split()[1] == "w"
-    seen = {True: 0, False: 0}
-    found: dict[int, list[str]] = {}
+    first_white = (record.spec.start_fen or STARTING_FEN).split()[1] == "w"
+    plies: dict[bool, list[int]] = {True: [], False: []}
     for index, played in enumerate(record.moves):
         if not played.book:
-            runs = searches[white_to_move]
-            if seen[white_to_move] < len(runs):
-                found[index] = runs[seen[white_to_move]]
-            seen[white_to_move] += 1
-        white_to_move = not white_to_move
+            plies[(index % 2 == 0) == first_white].append(index)
+    found: dict[int, list[str]] = {}
+    for white, indices in plies.items():
+        runs = searches[white]
+        # A transcript that lost its oldest lines (it keeps the newest few thousand) lacks
+        # the first searches: the searches it has are the last moves'.
+        skip = max(0, len(indices) - len(runs))
+        for index, lines in zip(indices[skip:], runs, strict=False):
+            found[index] = lines
     return found
 
 
@@ -52,7 +55,7 @@ def _bound(line: str) -> bool:
     return "lowerbound" in line or "upperbound" in line
 
 
-def _last_info(lines: Sequence[str]) -> str:
+def last_info_line(lines: Sequence[str]) -> str:
     """fastchess's ``lastInfoLine``: the last scored line of the first PV, exact preferred."""
     fallback = ""
     for line in reversed(lines):
@@ -215,7 +218,7 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
             if mismatch is not None:
                 emit(f"Bestmove does not match beginning of last PV - move {played.uci} "
                      f"from {name}", f"Info; {mismatch}")
-            last_info[index] = _last_info(lines)
+            last_info[index] = last_info_line(lines)
         else:
             board.push(board.parse_uci(played.uci))
         moves.append(played.uci)
