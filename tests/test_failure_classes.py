@@ -12,6 +12,7 @@ then hold every game once), and no engine left running after the runner exits.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -339,3 +340,56 @@ def test_postgresql_restarted_mid_run(tmp_path: Path, down: float) -> None:
         _finish_and_check(config, url, before)
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("sqlalchemy_only", [False, True])
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_commit_into_a_file_no_longer_there_is_refused_and_what_it_held_saved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, sqlalchemy_only: bool,
+) -> None:
+    """The store's own connections (SQLAlchemy's) and the writer's (sqlite3) alike: the next
+    commit fails with the one sentence, every later one too, and what was committed before is
+    back at the path (deleted) or beside the file put in its place (replaced), never over it."""
+    from sqlalchemy import text
+
+    from runner.store.db import SCHEMA_REVISION, open_database
+    from runner.store.fast import FastWrites, WriteStatements
+    from runner.store.guard import DatabaseFileGone
+
+    path = tmp_path / "r.db"
+    database = open_database(str(path))
+    try:
+        with database.session() as session:
+            session.execute(text("create table kept (n integer)"))
+            session.execute(text("insert into kept values (1), (2)"))
+        statements = WriteStatements("test", SCHEMA_REVISION, {}, {}, {})
+        writes = None if sqlalchemy_only else FastWrites(path, statements, [], database.watch)
+        if writes is not None:
+            with writes.transaction():
+                writes._connect().execute("insert into kept values (3)")
+        for leftover in tmp_path.glob("r.db*"):
+            leftover.unlink()
+        if how == "replaced":
+            other = sqlite3.connect(path)
+            other.execute("create table other (n integer)")
+            other.commit()
+            other.close()
+        for _ in range(2):
+            with pytest.raises(DatabaseFileGone, match=f"the database file {path} was "):
+                if writes is not None:
+                    with writes.transaction():
+                        writes._connect().execute("insert into kept values (4)")
+                else:
+                    with database.session() as session:
+                        session.execute(text("insert into kept values (4)"))
+        if writes is not None:
+            writes.close()
+    finally:
+        database.close()
+    saved = path if how == "deleted" else tmp_path / f"r.db.saved-{os.getpid()}"
+    with sqlite3.connect(saved) as connection:
+        kept = [row[0] for row in connection.execute("select n from kept order by n")]
+    assert kept == ([1, 2] if sqlalchemy_only else [1, 2, 3])
+    if how == "replaced":
+        with sqlite3.connect(path) as connection:
+            assert connection.execute("select count(*) from other").fetchone() == (0,)
