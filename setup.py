@@ -9,9 +9,11 @@ listed in runner/compiled.py, which also lets ``RUNNER_PURE=1`` run the source a
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import runpy
+import shutil
 import sys
 import sysconfig
 import tempfile
@@ -25,6 +27,10 @@ ROOT = Path(__file__).resolve().parent
 COMPILED: tuple[str, ...] = runpy.run_path(str(ROOT / "runner" / "compiled.py"))["COMPILED"]
 ENV = "RUNNER_COMPILE"
 _PLACEHOLDER = "runner._mypyc_placeholder"
+CACHE = ROOT / "build" / "compiled-cache"
+"""Extensions built before, by the digest of what they are built from: installing again (an
+extra, an editable install after a wheel, or the reverse) copies them instead of compiling
+the same C again (246 s on a loaded machine for nothing)."""
 
 
 def _note(message: str) -> None:
@@ -102,9 +108,29 @@ class OptionalBuildExt(build_ext):
             self.distribution.ext_modules = _mypyc_extensions(_mode())
         super().finalize_options()
 
+    cache_dir: Path = CACHE
+    """Where built extensions are kept for the next build (`_digest` names them)."""
+
     def build_extension(self, ext: Extension) -> None:
-        """Compile the extension's C files in parallel: mypyc writes one per module, and
-        distutils would compile them one after the other."""
+        """The extension copied from `cache_dir` when it was built before from the same
+        sources, else compiled (its C files in parallel: mypyc writes one per module, and
+        distutils would compile them one after the other) and kept there."""
+        target = Path(self.get_ext_fullpath(ext.name))
+        cached = self.cache_dir / f"{ext.name}-{_digest(ext)}{target.suffix}"
+        if cached.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(cached, target)
+            _note(f"{ext.name}: built before from the same sources, reused")
+            return
+        self._compile(ext)
+        if target.is_file():
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_name(cached.name + f".{os.getpid()}.part")
+            shutil.copyfile(target, partial)
+            partial.replace(cached)  # whole or absent, should two builds run at once
+
+    def _compile(self, ext: Extension) -> None:
+        """Build `ext`, its C files compiled in parallel."""
         serial = self.compiler.compile
 
         def compile_each(sources: list[str], *args: object, **kwargs: object) -> list[str]:
@@ -132,6 +158,28 @@ class OptionalBuildExt(build_ext):
                 Path(output).unlink(missing_ok=True)
             self.extensions = []
 
+
+def _digest(ext: Extension) -> str:
+    """What an extension is built from: its name, its sources and the headers and libraries it
+    names, the compiler settings, this Python and the mypy (mypyc) that wrote the C."""
+    digest = hashlib.sha256()
+    mypy_version = ""
+    if importlib.util.find_spec("mypy") is not None:
+        from mypy.version import __version__ as mypy_version
+    settings = [ext.name, sys.version, sysconfig.get_config_var("EXT_SUFFIX") or "",
+                sysconfig.get_config_var("CC") or "", sysconfig.get_config_var("CFLAGS") or "",
+                os.environ.get("CC", ""), os.environ.get("CFLAGS", ""), mypy_version,
+                repr(sorted(ext.define_macros or [])), repr(ext.extra_compile_args),
+                repr(ext.extra_link_args), repr(ext.libraries)]
+    digest.update("\0".join(settings).encode())
+    for name in [*ext.sources, *ext.depends]:
+        digest.update(name.encode() + b"\0" + Path(name).read_bytes() + b"\0")
+    for directory in ext.include_dirs or []:
+        for header in sorted(Path(directory).glob("*.h")):
+            digest.update(header.name.encode() + b"\0" + header.read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
+
+
 def _extensions() -> list[Extension]:
     """A placeholder when the build will compile (see `OptionalBuildExt`), else nothing."""
     mode = _mode()
@@ -151,4 +199,5 @@ def _extensions() -> list[Extension]:
     return [Extension(_PLACEHOLDER, sources=[])]
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
+if __name__ == "__main__":  # as setuptools runs it (a test imports the build command alone)
+    setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
