@@ -222,3 +222,24 @@ def test_fastchess_full_disk_is_one_line_and_the_next_run_writes_the_rest(
     assert rc == 0 and "Traceback" not in err, out + err
     _assert_whole_and_once(pgn, 8)
     assert _stored_games(tmp_path) == 8
+
+
+def test_cutechess_full_disk_is_one_line_and_the_next_run_writes_the_rest(
+        small_disk: Path, book: Path, tmp_path: Path) -> None:
+    """runner-cutechess alike: one line naming the file, exit 1, whole games only; the same
+    argv once there is room writes the stored games the file lacks and plays the rest."""
+    require_binary("fairymax")
+    pgn, epd = small_disk / "c.pgn", tmp_path / "c.epd"
+    argv = _cutechess_argv(book, pgn, epd)
+    rc, out, err = _run("cutechess", argv, tmp_path)
+    assert rc == 1, out + err
+    assert "Traceback" not in err, err
+    failed = [line for line in err.splitlines() if str(pgn) in line]
+    assert len(failed) == 1 and "No space left on device" in failed[0], err
+    written = _games(pgn)
+    assert all(re.search(r"(1-0|0-1|1/2-1/2)\n\n$", game) for game in written)
+    subprocess.run(["mount", "-o", "remount,size=1m", str(small_disk)], check=True)
+    rc, out, err = _run("cutechess", argv, tmp_path)
+    assert rc == 0 and "Traceback" not in err, out + err
+    _assert_whole_and_once(pgn, 8)
+    assert _stored_games(tmp_path) == 8
