@@ -43,6 +43,7 @@ from runner.config.model import (
     is_legacy_json,
 )
 from runner.config.parse import load_config, parse_config
+from runner.protocol.engine import CecpDialogue
 
 CONFIGS = REPO / "configs"
 
@@ -70,6 +71,8 @@ ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "white_pov": st.booleans(),
     "thread_options": st.none() | st.lists(_text, max_size=3).map(tuple),
     "memory_options": st.none() | st.lists(_text, max_size=3).map(tuple),
+    "cecp_dialogue": st.sampled_from(CecpDialogue),
+    "echo_lines": st.booleans(),
 }
 OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "file": _paths, "format": st.sampled_from(BookFormat), "order": st.sampled_from(OpeningOrder),

@@ -198,7 +198,6 @@ def test_refusals_without_the_peer() -> None:
 
 @pytest.mark.parametrize(("words", "why"), [
     (["-tournament", "knockout"], "knockout"),
-    (["-debug", "all"], "-debug all"),
     (["-variant", "atomic"], "-variant atomic"),
     (["book=x.bin"], "book=x.bin"),
     (["trust"], "trust"),

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from runner.clock import TimeControl
 from runner.config.check import ConfigError, ConfigProblem, show_value
 from runner.config.stored import is_legacy_json, order_defining, upgrade_stored
-from runner.protocol.engine import Variant
+from runner.protocol.engine import CecpDialogue, Variant
 from runner.stats import EloModel, SprtSpec
 
 if TYPE_CHECKING:
@@ -179,6 +179,10 @@ class EngineSpec:
     memory_options: tuple[str, ...] | None = None
     """The options that size this engine's memory in MB, whose sum ``runner serve`` caps for
     a submitter (None: the usual names)."""
+    cecp_dialogue: CecpDialogue = CecpDialogue.FULL
+    """CECP: what a game says where the protocol leaves a choice (see CecpDialogue)."""
+    echo_lines: bool = False
+    """Every line exchanged with the engine echoed on standard output (a debugging aid)."""
 
     @property
     def options_dict(self) -> dict[str, OptionValue]:
@@ -194,6 +198,8 @@ class EngineSpec:
             # Only when on: stored tournaments from before the key keep their fingerprint.
             **({"ponder": True} if self.ponder else {}),
             **({"white_pov": True} if self.white_pov else {}),
+            **({"cecp_dialogue": self.cecp_dialogue.value}
+               if self.cecp_dialogue is not CecpDialogue.FULL else {}),
         }
 
 

@@ -63,6 +63,7 @@ from runner.rules import (
     Result,
     Termination,
 )
+from runner.text import shown
 
 __all__ = [
     "FROZEN_REPLAY",
@@ -447,8 +448,11 @@ def _parse_reply_move(board: Board, mover: bool, reply: EngineReply) -> Move:
         except InvalidMoveError:
             return board.parse_san(text)  # some engines answer in SAN despite san=0
     except (IllegalMoveError, InvalidMoveError, ValueError):
+        # A null answer is quoted as the engine wrote it ("bestmove (none)"), not as the
+        # stand-in move the protocol client made of it.
+        said = text if reply.words is None else shown(reply.words)
         raise _GameOver(_win_for(not mover), GameTermination.ILLEGAL_MOVE,
-                        f"{_color_name(mover)} makes an illegal move: {text}") from None
+                        f"{_color_name(mover)} makes an illegal move: {said}") from None
 
 
 def _overrun(clock: Clock, elapsed: float) -> float:

@@ -25,13 +25,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from runner.protocol.cecp_commands import (
-    clock_commands,
-    edit_commands,
-    edit_loses_castling,
-    option_command,
-    time_control_commands,
-)
+from runner.protocol.cecp_commands import option_command
+from runner.protocol.cecp_dialogue import game_commands, position_refusal, search_commands
 from runner.protocol.cecp_features import CecpFeatures
 from runner.protocol.cecp_parse import (
     Castling960,
@@ -52,6 +47,7 @@ from runner.protocol.cecp_parse import (
     thinking_info,
 )
 from runner.protocol.engine import (
+    CecpDialogue,
     ClockState,
     EngineConfig,
     EngineError,
@@ -74,9 +70,6 @@ __all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
 
 _COMMENT_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029{}]+")
 """What is taken out of a result comment before it is sent (see `end_game`)."""
-
-_NEW_GAME_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
-"""The position CECP's ``new`` sets up (runner.rules is not imported here: start-up cost)."""
 
 # Ping probes for an engine quiet before done=1: the first after `_PROBE_AFTER` seconds without
 # a line, then at intervals growing from `_PROBE_INTERVAL` to 1 s.  gnuchess 6.2.7 (-x) stays
@@ -158,7 +151,9 @@ class CecpEngine(PipeEngine):
                           "(nothing at all, or only pongs) and was killed")
             self._last_line_at = None
             self._listen(proc)
-            await self._send("xboard", "protover 2")
+            # The lean dialogue says the init strings once, before anything else.
+            early = cfg.init_strings if cfg.cecp_dialogue is CecpDialogue.LEAN else ()
+            await self._send(*early, "xboard", "protover 2")
             last = attempt == attempts
             stuck = await self._negotiate(
                 attempt_began, None if last else attempt_began + cfg.silent_restart_after)
@@ -205,7 +200,7 @@ class CecpEngine(PipeEngine):
                 and "fischerandom" not in variants:
             raise ValueError(f"engine {self.name} does not play fischerandom (variants={variants})")
         self._reset_game_state(setup)
-        await self._send(*self._game_commands(setup))
+        await self._send(*game_commands(self.config, setup, self._features))
         if setup.moves:
             await self._send(*(self._move_command(m) for m in self._wire_moves(setup.moves, 0)))
             self._moves_known = list(setup.moves)
@@ -244,36 +239,6 @@ class CecpEngine(PipeEngine):
         self._period_sent = 0
         self._forced = True  # the game's commands end in force mode
 
-    def _game_commands(self, setup: GameSetup) -> list[str]:
-        """The lines that start a game: resources, new, variant, force, clock, position."""
-        cfg = self.config
-        lines: list[str] = []
-        if cfg.memory_mb is not None and self._features.flag("memory", False):
-            lines.append(f"memory {cfg.memory_mb}")
-        if cfg.cores is not None and self._features.flag("smp", False):
-            lines.append(f"cores {cfg.cores}")
-        lines.append("new")
-        lines.extend(cfg.init_strings)
-        if setup.variant is Variant.FISCHERANDOM:
-            lines.append("variant fischerandom")
-        lines.append("force")
-        nps = cfg.nps if self._features.flag("nps", True) else None
-        lines.extend(time_control_commands(setup.time_control, nps))
-        lines.append("post")
-        lines.append("hard" if cfg.ponder else "easy")
-        # No "computer": fairymax, gnuchess and phalanx reject it as an unknown command, and
-        # fairymax 5.0b-1+b1 (Debian 12) then crashes with SIGSEGV about one time in two (it
-        # parses the word as a move). Users who want it can list it in init_strings.
-        if setup.opponent and self._features.flag("name", False):
-            lines.append(f"name {setup.opponent}")
-        if setup.start_fen is not None and not (setup.variant is Variant.STANDARD
-                                                and setup.start_fen == _NEW_GAME_FEN):
-            # "new" already set this position up. fairymax 5.0b plays other moves after an
-            # "edit" of it than after "new" alone (seen 50 moves later in a game), and
-            # cutechess-cli sends nothing here either (tests/test_peer_games.py).
-            lines.extend(self._position_commands(setup.start_fen, setup.variant))
-        return lines
-
     async def play(
         self,
         moves: Sequence[str],
@@ -306,21 +271,9 @@ class CecpEngine(PipeEngine):
         new_moves = self._wire_moves(moves, known)
         self._begin_search()
         self._info_match = None
-        lines: list[str] = []
-        if opponent_offers_draw and self._features.flag("draw", True):
-            lines.append("draw")
-        clock_lines, self._period_sent = clock_commands(
-            setup.time_control, clocks, self._period_sent, self._features.flag("time", True))
-        lines.extend(clock_lines)
-        if self._forced or len(new_moves) != 1:
-            if not self._forced:
-                lines.append("force")
-            lines.extend(self._move_command(m) for m in new_moves)
-            if self._features.flag("colors", True):
-                lines.append(setup.side.value)
-            lines.append("go")
-        else:
-            lines.append(self._move_command(new_moves[0]))
+        lines, self._period_sent = search_commands(
+            self.config, setup, self._features, clocks, new_moves, forced=self._forced,
+            draw_offered=opponent_offers_draw, period_sent=self._period_sent)
         self._moves_known.extend(moves[known:])
         self._forced = False
         self._thinking = True
@@ -459,28 +412,8 @@ class CecpEngine(PipeEngine):
 
     def position_refusal(self, fen: str, variant: Variant) -> str | None:
         """Why `fen` cannot be stated to this engine (known once it has started and sent its
-        features): without setboard, ``edit`` would misstate the castling rights of a
-        standard position whose king and rook are at home but whose rights are lost (the
-        engine would take them as kept and castle illegally)."""
-        if self._features.flag("setboard", False) or variant is not Variant.STANDARD:
-            return None
-        lost = edit_loses_castling(fen)
-        if lost is None:
-            return None
-        return (f"it has no setboard, and its 'edit' command would give it the castling rights "
-                f"{lost} (king and rook on their home squares), which the position has lost")
-
-    def _position_commands(self, fen: str, variant: Variant) -> list[str]:
-        """``setboard FEN``, or the ``edit`` idiom for an engine without setboard; ValueError
-        for a position ``edit`` would misstate (see `position_refusal`)."""
-        if self._features.flag("setboard", False):
-            return [f"setboard {fen}"]
-        refusal = self.position_refusal(fen, variant)
-        if refusal is not None:
-            raise ValueError(
-                f"engine {self.name} cannot be given the position {fen!r}: {refusal}; use "
-                "openings without such positions for this engine, or an engine with setboard")
-        return edit_commands(fen)
+        features): see `runner.protocol.cecp_dialogue.position_refusal`."""
+        return position_refusal(fen, variant, self._features)
 
     # ----------------------------------------------------------------- reading
 

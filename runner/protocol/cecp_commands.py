@@ -19,6 +19,7 @@ from runner.clock import TimeControl
 from runner.protocol.engine import ClockState, EngineOption
 
 __all__ = [
+    "UNTIMED_SECONDS",
     "centiseconds",
     "clock_commands",
     "edit_commands",
@@ -30,6 +31,9 @@ __all__ = [
 ]
 
 _PIECE_LETTERS = frozenset("PNBRQK")
+
+UNTIMED_SECONDS = 86400
+"""The move time (``st``) of a game without any limit: a day, no practical limit."""
 
 
 def format_seconds_arg(seconds: float) -> str:
@@ -55,8 +59,13 @@ def centiseconds(seconds: float) -> int:
     return max(0, round(seconds * 100))
 
 
-def time_control_commands(tc: TimeControl, nps: int | None) -> list[str]:
-    """The commands that set a game's time control (and an ``nps`` limit, when given)."""
+def time_control_commands(tc: TimeControl, nps: int | None, *,
+                          day_beside_depth: bool = True) -> list[str]:
+    """The commands that set a game's time control (and an ``nps`` limit, when given).
+
+    Without a clock or a move time the move time is a day (``st 86400``), unless the search
+    has a depth limit and not `day_beside_depth`: then no move time at all (an engine such as
+    fairymax searches otherwise under ``st 86400`` than without it, even to a fixed depth)."""
     lines = []
     if tc.periods:
         period = tc.periods[0]
@@ -67,8 +76,8 @@ def time_control_commands(tc: TimeControl, nps: int | None) -> list[str]:
         # Fractional st is not portable (hoichess exits, sjeng reads 0 and thinks for
         # seconds): one move per session, the budget given by ``time`` before each move.
         lines.append(format_level(1, tc.move_time, 0.0))
-    else:
-        lines.append("st 86400")  # depth-only or infinite: no practical time limit
+    elif day_beside_depth or tc.depth is None:
+        lines.append(f"st {UNTIMED_SECONDS}")  # depth-only or infinite: no practical limit
     if tc.depth is not None:
         lines.append(f"sd {tc.depth}")
     if nps is not None:
@@ -96,12 +105,15 @@ def clock_commands(tc: TimeControl, clocks: ClockState, period_sent: int,
     return lines, period_sent
 
 
-def edit_commands(fen: str) -> list[str]:
+def edit_commands(fen: str, *, dummy_move: str | None = "a2a3", by_file: bool = False,
+                  ) -> list[str]:
     """The old ``edit`` idiom for engines without ``setboard``.
 
     Castling rights are implied by kings and rooks on their home squares and en passant
     is lost: the limits of ``edit`` itself.  Black to move uses the specification's
-    ``a2a3`` kludge before ``edit`` (which does not change the side to move).
+    kludge, a `dummy_move` before ``edit`` (which does not change the side to move; None:
+    the caller sends its own). Each side's pieces are listed rank by rank from the eighth,
+    or file by file from a1 when `by_file` (the order cutechess-cli lists them in).
     """
     fields = fen.split()
     placement = fields[0]
@@ -122,7 +134,10 @@ def edit_commands(fen: str) -> list[str]:
                 raise ValueError(f"bad FEN placement {placement!r}")
             (white if char.isupper() else black).append(f"{char.upper()}{square}")
             file += 1
-    lines = ["a2a3"] if black_to_move else []
+    if by_file:
+        white.sort(key=lambda piece: piece[1:])
+        black.sort(key=lambda piece: piece[1:])
+    lines = [dummy_move] if black_to_move and dummy_move else []
     lines += ["edit", "#", *white, "c", *black, "."]
     return lines
 

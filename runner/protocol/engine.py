@@ -27,6 +27,7 @@ from mypy_extensions import mypyc_attr
 from runner.clock import TimeControl
 
 __all__ = [
+    "CecpDialogue",
     "ClockState",
     "Engine",
     "EngineConfig",
@@ -102,6 +103,21 @@ class Variant(enum.Enum):
     FISCHERANDOM = "fischerandom"
 
 
+class CecpDialogue(enum.Enum):
+    """How a game is told to a CECP engine, where the protocol leaves a choice.
+
+    ``full`` (the runner's own): the clock before the position, a day's ``st`` beside a
+    depth limit, and the colour (``white``/``black``) before each ``go`` from force mode.
+    ``lean``: the position first (with a dummy ``b2b3`` when Black is to move), no move time
+    beside a depth limit and ``time 86400`` before each untimed search, no colour commands,
+    ``computer`` before the opponent's ``name``, the moves of force mode before the clock,
+    ``edit`` piece by piece file by file, and the init strings once, before ``xboard``.
+    """
+
+    FULL = "full"
+    LEAN = "lean"
+
+
 @mypyc_attr(native_class=False)
 @dataclass(frozen=True)
 class EngineConfig:
@@ -122,6 +138,8 @@ class EngineConfig:
     ponder: bool = False
     castling960: str = "oo"
     """CECP only: Chess960 castling written as ``oo`` (O-O/O-O-O) or ``kxr`` (king takes rook)."""
+    cecp_dialogue: CecpDialogue = CecpDialogue.FULL
+    """CECP only: where the protocol leaves a choice, what a game's dialogue says (see there)."""
     start_timeout: float = 10.0
     feature_timeout: float = 2.0
     silent_start_retries: int = 2
@@ -135,6 +153,9 @@ class EngineConfig:
     stderr_limit: int = 64 << 10
     stderr_log: "Optional[Path]" = None
     transcript_size: int = 4000
+    echo_lines: bool = False
+    """Every line sent to the engine and read from it is echoed to standard output as it
+    passes (runner.protocol.echo), a debugging aid."""
     options_submitted: bool = False
     """The options come from an untrusted submitter (the service): only declared spin, check
     and combo options may be set, within their declared bounds and choices."""
@@ -255,6 +276,9 @@ class EngineReply:
     sent_at: float = 0.0
     received_at: float = 0.0
     messages: tuple[str, ...] = ()
+    words: str | None = None
+    """The engine's own line when `move` only stands in for it (UCI's null answers such as
+    ``bestmove (none)`` come back as ``0000``): what a report of the move quotes."""
 
     @property
     def elapsed(self) -> float:

@@ -19,7 +19,9 @@ from __future__ import annotations
 import abc
 import asyncio
 import dataclasses
+import sys
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -138,13 +140,21 @@ class PipeEngine(Engine):
             cfg.argv, cwd=cfg.working_dir, env=cfg.env, line_limit=cfg.line_limit,
             stderr_limit=cfg.stderr_limit, stderr_log=cfg.stderr_log,
             transcript_size=cfg.transcript_size, start_cpu=start_cpu,
-            name=cfg.name or f"engine {cfg.argv[0]}",
+            name=cfg.name or f"engine {cfg.argv[0]}", transcript=self._echoing_transcript(),
         )
         self._transport_given = None  # a restart spawns a real process
         self._proc = proc
         self._loop = asyncio.get_running_loop()
         await proc.start()
         return proc
+
+    def _echoing_transcript(self) -> deque[TranscriptEntry] | None:
+        """With ``echo_lines``, a transcript that echoes each line to standard output."""
+        if not self.config.echo_lines:
+            return None
+        from runner.protocol.echo import EchoingTranscript
+
+        return EchoingTranscript(self.config.transcript_size, sys.stdout, lambda: self.name)
 
     def _listen(self, proc: EngineTransport) -> None:
         """Take the output of `proc` (after anything noted about earlier attempts)."""

@@ -63,10 +63,13 @@ class EngineProcess:
         entry_limit: int = ENTRY_LIMIT,
         start_cpu: int | None = None,
         name: str = "",
+        transcript: deque[TranscriptEntry] | None = None,
     ) -> None:
         """`entry_limit` bounds each transcript entry's text (the whole line is still read);
         `start_cpu` starts the process on that CPU alone, until `release_cpu`; `name` is
-        the engine's name in errors (its program by default)."""
+        the engine's name in errors (its program by default); `transcript` is the bounded
+        record to keep (one that echoes its lines, say), a new one of `transcript_size`
+        entries by default."""
         if not argv:
             raise ValueError("empty engine command")
         self.argv = tuple(argv)
@@ -76,7 +79,8 @@ class EngineProcess:
         self.line_limit = line_limit
         self.stderr_limit = stderr_limit
         self.stderr_log = stderr_log
-        self.transcript: deque[TranscriptEntry] = deque(maxlen=transcript_size)
+        self.transcript: deque[TranscriptEntry] = (
+            deque(maxlen=transcript_size) if transcript is None else transcript)
         self.entry_limit = entry_limit
         self.start_cpu = start_cpu
         self._proc: asyncio.subprocess.Process | None = None

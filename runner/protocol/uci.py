@@ -326,7 +326,7 @@ class UciEngine(PipeEngine):
             self._messages.append(f"ponder {ponder}")
         reply.set_result(EngineReply(
             move=move, info=self._info, sent_at=self._reply_sent_at, received_at=line.time,
-            messages=tuple(self._messages),
+            messages=tuple(self._messages), words=text.strip() if move == "0000" else None,
         ))
 
     # ----------------------------------------------------------------- waiting

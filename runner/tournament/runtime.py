@@ -58,6 +58,7 @@ def engine_config(entry: EngineSpec) -> EngineConfig:
         name=entry.name, argv=entry.command, working_dir=entry.dir,
         env=dict(entry.env) or None, protocol=entry.protocol.value, options=options,
         init_strings=entry.init_strings, castling960=entry.castling960.value,
+        cecp_dialogue=entry.cecp_dialogue, echo_lines=entry.echo_lines,
         ponder=entry.ponder, options_submitted=entry.options_submitted,
         stderr_log=entry.stderr, **scaled,
     )

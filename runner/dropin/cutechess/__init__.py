@@ -81,7 +81,18 @@ def _config(read: Arguments) -> TournamentConfig:
         policy=read.openings["policy"] if read.openings else "default", swap=read.swap,
         reverse=read.reverse, seeds=read.seeds, srand=cc.seed_for(read))
     config = dataclasses.replace(config, order=order, start_delay_ms=read.wait)
-    return cc.with_engine_extras(config, read)
+    return _dialogue(cc.with_engine_extras(config, read), echo=read.debug)
+
+
+def _dialogue(config: TournamentConfig, *, echo: bool) -> TournamentConfig:
+    """Every engine told its games in the lean CECP dialogue, the lines cutechess-cli 1.5.1
+    writes to a CECP engine (tests/test_cecp_dialogue_peer.py compares them); with `echo`
+    (``-debug all``) each line exchanged printed on stdout, in cutechess-cli's format."""
+    from runner.protocol.engine import CecpDialogue
+
+    engines = tuple(dataclasses.replace(spec, cecp_dialogue=CecpDialogue.LEAN, echo_lines=echo)
+                    for spec in config.engines)
+    return dataclasses.replace(config, engines=engines)
 
 
 def _total(config: TournamentConfig) -> int:

@@ -842,10 +842,6 @@ def check_supported(args: Arguments) -> None:
         raise _refusal(f"-openings: {args.openings['file']} holds no PGN game (format=pgn is "
                        "the default; cutechess-cli crashes on it in random order): add "
                        "format=epd for an EPD file")
-    if args.debug:
-        # The output does not echo the engines' lines yet: refused rather than ignored.
-        raise _refusal("-debug all is not supported: the runner does not show the lines "
-                       "exchanged with the engines")
     if args.draw is not None and args.draw[0] > 0 and (args.draw[1] < 1 or args.draw[2] < 0):
         raise _refusal("-draw: movecount below 1 or a negative score is not supported (the "
                        "rule would not depend on the scores)")

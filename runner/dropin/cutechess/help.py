@@ -62,8 +62,8 @@ Options:
   -outcomeinterval N    Print each engine's outcomes every N games (0: at the end).
   -resultformat FORMAT  The columns of the ratings table: a named format or fields separated
                         by commas; 'help' lists them.
-  -debug all            Refused here for now (the runner does not show the lines exchanged
-                        with the engines); a bare -debug is refused as by cutechess-cli 1.5.1.
+  -debug all            Print every line sent to and read from each engine on stdout, as
+                        'MS >NAME(N): LINE'; a bare -debug is refused as by cutechess-cli 1.5.1.
   -openings file=FILE format=epd|pgn order=sequential|random plies=N start=N
             policy=default|encounter|round
                         Openings from FILE (format pgn unless told). plies: at most N plies of
@@ -108,6 +108,6 @@ Engine keys:
   option.NAME=VALUE     Set the engine's option NAME.
 
 Refused here, with a line saying so: book= (a per-engine Polyglot book), trust (the runner
-always checks result claims), hourglass time controls, ponder for UCI engines, -debug all,
+always checks result claims), hourglass time controls, ponder for UCI engines,
 -tournament knockout and variants other than standard and fischerandom.
 """
