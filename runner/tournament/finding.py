@@ -46,11 +46,20 @@ class Wanted:
     requested_id: int | None = None
     """Continue this tournament (a resume by id) rather than look one up by name."""
     origin: str | None = None
-    """Who owns the tournaments the run creates or continues (None: the command line)."""
+    """Who owns the tournaments the run creates or continues (None: the command line; the
+    store's SERVICE: the service); a run never continues another's."""
     new: bool = False
+    """Start a new tournament whatever the newest of the name is."""
     force: bool = False
+    """Continue a tournament played with other settings, storing the new ones."""
     continue_only: bool = False
+    """A finished newest tournament of the name is AlreadyFinished, not a reason to start a
+    new one (decided under the find-or-create lock: a run that finished while this one waited
+    for it is not played again)."""
     same_only: bool = False
+    """Continue the newest tournament of the name only when it was played with these settings
+    and is not finished, else start a new one: the command line's rule (``runner match`` run
+    again with the same words continues the match it interrupted)."""
 
 
 @dataclass

@@ -26,17 +26,7 @@ from runner.game.job import GameJob
 from runner.game.record import GameTermination, game_pgn
 from runner.stats import SprtDecision, SprtResult
 from runner.store import DuplicateGameError, TournamentStatus
-from runner.store.store import (
-    DATABASE_ERRORS,
-    LEASE_TIMEOUT,
-    Database,
-    LeaseHeldError,
-    LeaseLostError,
-    Store,
-    forget,
-    heartbeat_interval,
-    new_owner,
-)
+from runner.store.store import DATABASE_ERRORS, Database, LeaseLostError, Store
 from runner.tournament.events import (
     DatabaseFailure,
     Event,
@@ -45,9 +35,9 @@ from runner.tournament.events import (
     MovePlayed,
     Notice,
     RunOutcome,
-    TournamentError,
 )
-from runner.tournament.finding import Wanted, find_or_create, held_message
+from runner.tournament.finding import Wanted, find_or_create
+from runner.tournament.leasing import RunLease
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import Schedule, pairing_for
 from runner.tournament.positions import refuse_untellable_openings
@@ -98,9 +88,6 @@ class Tournament:
         self.config = config
         self.store = Store.of(store)
         """The results database (a `Database` opened directly is taken as the store over it)."""
-        self.force = force
-        self.new = new
-        self.requested_id = tournament_id
         self.pgnout = pgnout if pgnout is not None else config.pgnout
         # The observer of the run in progress (`run` is given it): events come only from a run.
         self._on_event: Callable[[Event], None] = lambda _event: None
@@ -124,27 +111,15 @@ class Tournament:
         self._refused = False
         """An engine never moved: the run stopped and its scores mean nothing."""
         self._resumed = False
-        self._owner = new_owner()
-        """This run's id in the tournament's lease."""
-        self.continue_only = continue_only
-        """A finished newest tournament of the name is AlreadyFinished, not a reason to start
-        a new one (decided under the find-or-create lock: a run that finished while this one
-        waited for it is not played again)."""
-        self.same_only = same_only
-        """Continue the newest tournament of the name only when it was played with these
-        settings and is not finished, else start a new one: the command line's rule
-        (``runner match`` run again with the same words continues the match it interrupted)."""
         self._taken_over = False
         """Whether another runner took the tournament over from this run (its lease lost)."""
-        self._leased = False
-        """Whether `prepare` took the lease (a run from the command line) or `run` must."""
-        self.origin = origin
-        """Who owns the tournaments this run creates or continues (None: the command line;
-        the store's SERVICE: the service); a run never continues another's."""
-        self.lease_timeout = (LEASE_TIMEOUT.total_seconds() if lease_timeout is None
-                              else lease_timeout)
-        """Silence after which another runner may take the tournament over (heartbeats come
-        several times within it)."""
+        self.lease = RunLease(self.store, lease_timeout)
+        """This run's hold on the tournament's lease."""
+        self.wanted = Wanted(
+            config, self.pairing, self.lease.owner, self.lease.timeout, self.store.shown_url,
+            requested_id=tournament_id, origin=origin, new=new, force=force,
+            continue_only=continue_only, same_only=same_only)
+        """Which tournament the run plays (see `runner.tournament.finding`)."""
         self._half_pairs: dict[int, Opening] = {}
         self._openings: OpeningPolicy | None = None
         self.changes: list[str] = []
@@ -192,19 +167,15 @@ class Tournament:
         # Every opening the schedule deals (the last game's pair number is the highest).
         total = self.total_games
         self._opening_policy().check(self.pairing.job(total - 1).pair + 1 if total else 0)
-        wanted = Wanted(
-            self.config, self.pairing, self._owner, self.lease_timeout, self.store.shown_url,
-            requested_id=self.requested_id, origin=self.origin, new=self.new, force=self.force,
-            continue_only=self.continue_only, same_only=self.same_only)
         try:
             with self.store.preparing() as prep:
-                found = find_or_create(prep, wanted, self.scoreboard, lease=lease)
-            self._leased = lease
+                found = find_or_create(prep, self.wanted, self.scoreboard, lease=lease)
+            self.lease.held = lease
         except _DB_ERRORS as exc:
             raise DatabaseFailure(self.store.failure(exc)) from None
         finally:
-            if not self._leased:
-                forget(self._owner)  # nothing held: a lease row rolled back with the rest
+            if not self.lease.held:
+                self.lease.let_go()  # nothing held: a lease row rolled back with the rest
         self.tournament_id = found.tournament_id
         self._resumed = found.resumed
         self.changes = found.changes
@@ -225,16 +196,20 @@ class Tournament:
             self.scheduler.watch_moves = True  # before the scheduler's events are asked for
         if self.tournament_id < 0:
             await asyncio.to_thread(self.prepare)
-        self._check_concurrency()
-        if not self._leased:
-            await asyncio.to_thread(self._take_lease)
+        notice = concurrency_notice(self.concurrency, self.total_games - len(self._done),
+                                    os.cpu_count() or 1)
+        if notice is not None:
+            self._on_event(Notice(notice))
+        if not self.lease.held:
+            await asyncio.to_thread(self.lease.take, self.tournament_id)
         openings = self._opening_policy()
-        writer = GameWriter(self.store, self.tournament_id, self.pgnout, self._owner)
+        writer = GameWriter(self.store, self.tournament_id, self.pgnout, self.lease.owner)
         if self.changes:
             self._on_event(Notice(f"tournament {self.tournament_id} continues with a changed "
                                  f"configuration: {'; '.join(self.changes)}"))
         self.scheduler.submit(self._game_jobs(openings))
-        beats = asyncio.create_task(self._heartbeats(writer))
+        beats = asyncio.create_task(self.lease.keep(writer, lambda exc: self._stop_for(exc,
+                                                                                    writer)))
         try:
             # Before the first game: an opening some engine cannot be told stops the run
             # (TournamentError, the row closed as interrupted below).
@@ -247,10 +222,10 @@ class Tournament:
             # The game in flight is not stored: its row stays "running" and is played again
             # on resume. One line says what failed; the scheduler has stopped every slot.
             # A lost lease drops the game: the runner that took over plays it.
-            self._fail(await self._cause(exc, writer))
+            await self._stop_for(exc, writer)
         finally:
             beats.cancel()
-            status = self._final_status()
+            status = final_status(self.sprt_result, len(self._done), self.total_games)
             decision = None if self.sprt_result is None else self.sprt_result.decision.value
             try:
                 await writer.call(writer.close_tournament, status, decision,
@@ -258,8 +233,7 @@ class Tournament:
             except (*_DB_ERRORS, LeaseLostError) as exc:  # the database still failing, or
                 self._fail(exc, stop=False)  # the tournament is another runner's: left as is
             finally:
-                forget(self._owner)  # a lease row left behind is stale from now on
-                self._leased = False
+                self.lease.let_go()
             writer.close()
         return RunOutcome(
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
@@ -284,45 +258,10 @@ class Tournament:
         elif stop:
             self.stop(hard=True)
 
-    async def _cause(self, exc: BaseException, writer: GameWriter) -> BaseException:
-        """What made a write fail: a database error is the lease lost when the lease is no
-        longer this run's (PostgreSQL ended the transaction of a runner paused in the middle
-        of it, and another runner took over meanwhile)."""
-        if not isinstance(exc, _DB_ERRORS) or self._taken_over:
-            return exc
-        try:
-            held = await writer.call(writer.heartbeat)
-        except _DB_ERRORS:
-            return exc  # the database itself is failing
-        return exc if held else LeaseLostError(self.tournament_id)
-
-    def _take_lease(self) -> None:
-        """Hold the tournament's lease for this run (TournamentError when another live runner
-        has it); two runners racing for it collide on its key and one of them is refused."""
-        for attempt in range(3):
-            try:
-                self.store.take_lease(self.tournament_id, self._owner, self.lease_timeout)
-                self._leased = True
-                return
-            except LeaseHeldError as exc:
-                raise TournamentError(held_message(exc)) from None
-            except _DB_ERRORS as exc:
-                if attempt == 2:
-                    raise DatabaseFailure(self.store.failure(exc)) from None
-
-    async def _heartbeats(self, writer: GameWriter) -> None:
-        """Refresh the lease now and then, on the writer thread (one UPDATE of one row)."""
-        interval = heartbeat_interval(self.lease_timeout)
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                held = await writer.call(writer.heartbeat)
-            except _DB_ERRORS as exc:
-                self._fail(await self._cause(exc, writer))
-                return
-            if not held:
-                self._fail(LeaseLostError(self.tournament_id))
-                return
+    async def _stop_for(self, exc: BaseException, writer: GameWriter) -> None:
+        """Stop the run for a failed write or heartbeat, told as the lease lost when that is
+        what the failure was (`RunLease.cause`)."""
+        self._fail(exc if self._taken_over else await self.lease.cause(exc, writer))
 
     # ----------------------------------------------------------------- running
 
@@ -342,27 +281,6 @@ class Tournament:
             if opening is None:
                 opening = openings.for_pair(game.pair)
             yield game_job(self.config, game, opening, per_round, engines)
-
-    def _check_concurrency(self) -> None:
-        """Say (one line) when more games would run at once than there are CPU cores, or when
-        the concurrency asked for is more than the games left: the scheduler never opens
-        more slots than there are games to play."""
-        slots = min(self.concurrency, max(1, self.total_games - len(self._done)))
-        cores = os.cpu_count() or 1
-        capped = f" (capped at {slots}, the games left to play)" if slots < self.concurrency else ""
-        if slots > cores:
-            self._on_event(Notice(
-                f"concurrency {self.concurrency}{capped} is more than the {cores} CPU core(s) "
-                "here: the engines will compete for CPU time and may lose on time"))
-        elif self.concurrency > cores:
-            self._on_event(Notice(f"concurrency {self.concurrency}{capped}"))
-
-    def _final_status(self) -> TournamentStatus:
-        if self.sprt_result is not None and self.sprt_result.decision is not SprtDecision.CONTINUE:
-            return TournamentStatus.FINISHED
-        if len(self._done) >= self.total_games:
-            return TournamentStatus.FINISHED
-        return TournamentStatus.INTERRUPTED
 
     async def _follow(self, writer: GameWriter) -> None:
         """Read the scheduler's events until it is done: mark, store, count, report."""
@@ -462,3 +380,27 @@ class Tournament:
 
 _CRASHES = frozenset({GameTermination.DISCONNECT, GameTermination.STALL})
 """The ends of a game that `TournamentConfig.crash_stops` stops the run at."""
+
+
+def final_status(sprt: SprtResult | None, done: int, total: int) -> TournamentStatus:
+    """How a run leaves its tournament: finished when the SPRT decided or every game of the
+    schedule is played (`done` of `total`), else interrupted (a next run continues it)."""
+    if sprt is not None and sprt.decision is not SprtDecision.CONTINUE:
+        return TournamentStatus.FINISHED
+    if done >= total:
+        return TournamentStatus.FINISHED
+    return TournamentStatus.INTERRUPTED
+
+
+def concurrency_notice(concurrency: int, left: int, cores: int) -> str | None:
+    """What to say (one line) when more games would run at once than there are CPU `cores`,
+    or when the `concurrency` asked for is more than the games `left`: the scheduler never
+    opens more slots than there are games to play; None when there is nothing to say."""
+    slots = min(concurrency, max(1, left))
+    capped = f" (capped at {slots}, the games left to play)" if slots < concurrency else ""
+    if slots > cores:
+        return (f"concurrency {concurrency}{capped} is more than the {cores} CPU core(s) "
+                "here: the engines will compete for CPU time and may lose on time")
+    if concurrency > cores:
+        return f"concurrency {concurrency}{capped}"
+    return None
