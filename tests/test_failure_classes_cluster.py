@@ -195,3 +195,28 @@ def test_a_worker_with_another_version_of_the_package_takes_no_game(
     _all_once(tmp_path, 2)
     assert {g[3] for g in _games(tmp_path / "r.db")} == {"same"}
 
+
+
+@pytest.mark.timeout(300)
+def test_a_run_whose_only_worker_died_while_joining_says_it_waits(
+        tmp_path: Path, cluster: _Cluster) -> None:
+    """The only worker killed as it starts (before or while it registers with the scheduler):
+    the run waited without a word (it looked hung). It says it waits for a worker, and plays
+    every game once one joins."""
+    cluster.worker("dying", slots=1)
+    cluster.workers["dying"].send_signal(signal.SIGKILL)
+    cluster.workers["dying"].wait()
+    config = _config(tmp_path, rounds=1)
+    run = _start(tmp_path, config, cluster.address)
+    assert run.stderr is not None
+    expected = f"no Dask worker is connected to {cluster.address} yet: the games wait for one"
+    seen = []
+    while expected not in "".join(seen):
+        line = run.stderr.readline()
+        assert line, f"the run ended without saying it waits: {''.join(seen)}"
+        seen.append(line)
+    cluster.worker("late", slots=1)
+    _, err = run.communicate(timeout=8 * EVENT_TIMEOUT)
+    assert run.returncode == 0, "".join(seen) + err
+    assert "Traceback" not in err
+    _all_once(tmp_path, 2)

@@ -200,6 +200,10 @@ class DaskScheduler(Scheduler):
                 await asyncio.shield(self._close(client, cluster))
                 yield SchedulerFailure(no_slots_message(self.address, lacking, SLOTS))
                 return
+            if not connected:  # the games wait for a worker: say so rather than look hung
+                yield Notice(f"no Dask worker is connected to {self.address} yet: the games "
+                             f"wait for one (dask worker {self.address} --nthreads N "
+                             '--resources "slots=N")')
             for notice in await self._other_versions(client):
                 yield notice
         if self.watch_moves:
