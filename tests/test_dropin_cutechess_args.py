@@ -323,11 +323,11 @@ def test_same_words_same_tournament() -> None:
 
 @needs_fairymax
 def test_unnamed_engines_and_names_given_twice() -> None:
-    """Unnamed engines take the program's name, numbered when repeated; one name given to
-    two engines is refused (results are kept by name)."""
+    """Unnamed engines take the name they report, as with cutechess-cli (numbered when
+    repeated: results are kept by name); one name given to two engines is refused."""
     run = _run(["-engine", "cmd=fairymax", "proto=xboard", "-engine", "cmd=fairymax",
                 "proto=xboard", "-each", "tc=inf", "depth=1"])
-    assert [e.name for e in run.config.engines] == ["fairymax", "fairymax-2"]
+    assert [e.name for e in run.config.engines] == ["Fairy-Max 5.0b", "Fairy-Max 5.0b-2"]
     line, _ = _ours(["-engine", "cmd=fairymax", "proto=xboard", "name=x", "-engine",
                      "cmd=fairymax", "proto=xboard", "name=x", "-each", "tc=inf", "depth=1"])
     assert "two engines are named 'x'" in line

@@ -58,6 +58,14 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
         return read
     cc.check_supported(read)
     config = _config(read)
+    unnamed = [not engine.name for engine in read.engines]
+    if any(unnamed):  # cutechess-cli names them as they name themselves
+        from runner.dropin.cutechess.names import reported_names
+
+        for engine, name in zip(read.engines, reported_names(config.engines, unnamed),
+                                strict=True):
+            engine.name = name
+        config = _config(read)
     settings = cc.settings_for(read, [e.name for e in config.engines], _total(config))
     return DropinRun(peer="cutechess", config=config,
                      make_output=_output_factory(settings, read))

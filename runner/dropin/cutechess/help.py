@@ -82,8 +82,8 @@ Options:
 Engine keys:
 
   conf=NAME             The engine NAME of engines.json.
-  name=NAME             Its name (default: the program's name; cutechess-cli would use the
-                        name the engine reports).
+  name=NAME             Its name (default: the name the engine reports, numbered when two
+                        report the same; else the program's name).
   cmd=COMMAND           The program (arguments go in arg=).
   dir=DIR               Its working directory (default: the temporary directory).
   arg=ARG               One argument for the program (repeatable).
