@@ -40,7 +40,7 @@ from runner.tournament.scheduler import Scheduler
 from runner.tournament.writer import GameWriter, PgnFileError
 
 __all__ = ["Done", "MissingExtra", "Placement", "Refused", "RunResult", "RunView",
-           "WorkersChosen", "prepared", "run_tournament"]
+           "WorkersChosen", "events_to", "play", "prepared", "run_tournament"]
 
 SchedulerFactory = Callable[[TournamentConfig, int], Scheduler]
 """Builds a run's scheduler for its configuration and games at once."""
@@ -142,10 +142,18 @@ def _quiet(_note: str | WorkersChosen) -> None:
     """Say nothing of the preparation."""
 
 
-@contextlib.asynccontextmanager
-async def _unwatched(_tournament: Tournament) -> AsyncIterator[Callable[[Event], None]]:
-    """A view that shows nothing."""
-    yield lambda _event: None
+def events_to(handler: Callable[[Event], None]) -> RunView:
+    """A view that hands every event of the run to `handler` and shows nothing else."""
+
+    @contextlib.asynccontextmanager
+    async def view(_tournament: Tournament) -> AsyncIterator[Callable[[Event], None]]:
+        yield handler
+
+    return view
+
+
+_unwatched = events_to(lambda _event: None)
+"""A view that shows nothing."""
 
 
 async def prepared(config: TournamentConfig, store: Store, mode: StartMode, *,

@@ -20,13 +20,13 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from runner.app.lifecycle import NoSuchTournament, Refusal, resumable
 from runner.app.modes import StartMode
-from runner.app.run import Done, Placement, Refused, play, prepared
+from runner.app.run import Done, Placement, Refused, events_to, play, prepared
 from runner.app.stop import stop
 from runner.clock import Clock
 from runner.config.model import TournamentConfig
@@ -325,12 +325,6 @@ class TournamentManager:
             found.stop(hard=True)
         return found
 
-    @contextlib.asynccontextmanager
-    async def _watching(self, tournament_id: int,
-                        _tournament: Tournament) -> AsyncIterator[Callable[[Event], None]]:
-        """The run's events, published on the tournament's log."""
-        yield lambda event: self._on_event(tournament_id, event)
-
     async def _play(self, tournament_id: int, run: _Run) -> None:
         event_log = self.log(tournament_id)
         event_log.closed = False
@@ -351,9 +345,9 @@ class TournamentManager:
                     guard = self._guard(tournament_id, run)
                     try:
                         result = await play(
-                            taken, self.store,
-                            view=functools.partial(self._watching, tournament_id),
-                            watch_moves=True, stop_asked=lambda: run.stop_requested)
+                            taken, self.store, watch_moves=True,
+                            view=events_to(functools.partial(self._on_event, tournament_id)),
+                            stop_asked=lambda: run.stop_requested)
                     finally:
                         if guard is not None:
                             guard.cancel()
