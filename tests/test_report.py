@@ -457,6 +457,16 @@ def test_end_of_run_ranking_and_report_show_the_same_figures(db: Database, fmt: 
         else:
             assert standing.los is not None and (standing.los - 0.5) * standing.elo >= 0
             assert (standing.los > 0.5) == (standing.elo > 0)
+    # Issue 39: what the standings' Elo is, said alike by the run's table and the report
+    # (a round-robin's fit differs from its pairings' head-to-head figures).
+    board = _board_of(schedule, engines, plan)
+    basis = ("Elo: each engine against R, from game pairs" if fmt == "gauntlet" else
+             "Elo: the rating that fits every game, R = 0 (each pairing's own figures are "
+             "head-to-head)")
+    assert board.ranking_basis() == basis
+    text, _, page = _views(report)
+    assert f"Standings' {basis}" in " ".join(text.split())
+    assert f"Standings' {basis}".replace("'", "&#x27;") in page
 
 
 def _views(report: Report) -> tuple[str, dict[str, Any], str]:

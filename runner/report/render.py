@@ -21,7 +21,7 @@ from rich.text import Text
 from runner.report.records import Crosstable, Report
 from runner.report.tree import ReportJson, iso_seconds
 from runner.report.wire import finite, wire_data, wire_text
-from runner.stats import format_elo
+from runner.stats import format_elo, standings_basis
 from runner.text import shown, undirected
 
 __all__ = ["MIN_TEXT_WIDTH", "render", "render_html", "render_json", "render_text", "report_json"]
@@ -196,6 +196,11 @@ def _summary_lines(report: Report) -> list[str]:
         f"Reference engine: {report.reference}; draw ratio {_pct(report.draw_ratio)}; "
         f"mean length {_fmt(report.mean_plies)} plies",
     ]
+    if report.pairings and not report.stopped:
+        # The standings' Elo and the pairings' may be made two ways (issue 39): say which.
+        lines.append("Standings' " + standings_basis(
+            [report.reference], [(p.first, p.second, p.trinomial, p.pentanomial)
+                                 for p in report.pairings]))
     if report.sprt is not None:
         state, spec = report.sprt, report.sprt.spec
         text = (f"SPRT {state.first} vs {state.second}: {spec.model.value} "

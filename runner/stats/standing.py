@@ -107,8 +107,8 @@ def standings_basis(
     reference = engines[0]
     played = [p for p in pairings if p[2].games]
     if not all(reference in (p[0], p[1]) for p in played):
-        return (f"Elo: the rating that fits every game, {reference} = 0 (a pairing's own "
-                "lines are its head-to-head figures)")
+        return (f"Elo: the rating that fits every game, {reference} = 0 (each pairing's own "
+                "figures are head-to-head)")
     paired = [p[3].pairs > 0 for p in played]
     basis = ("game pairs" if paired and all(paired) else "games" if not any(paired)
              else "game pairs, or games where a pairing has no complete pair")
