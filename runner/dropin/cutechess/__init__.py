@@ -1,6 +1,7 @@
 """cutechess-cli 1.5's command line and output, as the `runner-cutechess` entry point speaks them.
 
-`parse` reads the argv as cutechess-cli 1.5.1 does (runner.dropin.cutechess.args: every option,
+`parse` reads the argv as cutechess-cli 1.5.1 does (runner.dropin.cutechess.args, with
+runner.dropin.cutechess.engines for its engines, and .build for the tournament: every option,
 its defaults and its refusals, word for word), and turns an accepted one into the tournament
 cutechess-cli would play, in its order (`OrderStyle.STEPPED`, runner.dropin.cutechess.order:
 its schedule and its opening suite), and the settings of the output that prints cutechess-cli's lines
@@ -34,9 +35,9 @@ def _immediate(argv: list[str]) -> Immediate | None:
 
             return Immediate(version_text(__version__))
         if word in ("--engines", "-engines"):
-            from runner.dropin.cutechess.args import _configured_engines
+            from runner.dropin.cutechess.engines import configured_engines
 
-            names = [str(entry.get("name", "")) for entry in _configured_engines()]
+            names = [str(entry.get("name", "")) for entry in configured_engines()]
             return Immediate("".join(f"{name}\n" for name in names))
         if word in ("--help", "-help"):
             from runner.dropin.cutechess.help import HELP
@@ -52,11 +53,12 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
     if answer is not None:
         return answer
     from runner.dropin.cutechess import args as cc
+    from runner.dropin.cutechess import build
 
     read = cc.read_arguments(argv)
     if isinstance(read, Immediate):
         return read
-    cc.check_supported(read)
+    build.check_supported(read)
     config = _config(read)
     unnamed = [not engine.name for engine in read.engines]
     if any(unnamed):  # cutechess-cli names them as they name themselves
@@ -66,7 +68,7 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
                                 strict=True):
             engine.name = name
         config = _config(read)
-    settings = cc.settings_for(read, [e.name for e in config.engines], _total(config))
+    settings = build.settings_for(read, [e.name for e in config.engines], _total(config))
     return DropinRun(peer="cutechess", config=config,
                      make_output=_output_factory(settings, read))
 
@@ -76,7 +78,7 @@ def _config(read: Arguments) -> TournamentConfig:
     checks refuse it (a program not found...)."""
     from runner.config.check import ConfigError
     from runner.config.parse import parse_config
-    from runner.dropin.cutechess import args as cc
+    from runner.dropin.cutechess import build as cc
     from runner.dropin.cutechess.order import cutechess_order
 
     try:
