@@ -198,8 +198,12 @@ class EngineSpec:
             # Only when on: stored tournaments from before the key keep their fingerprint.
             **({"ponder": True} if self.ponder else {}),
             **({"white_pov": True} if self.white_pov else {}),
+            # A UCI engine's games do not depend on the CECP dialogue: left out for it, so a
+            # drop-in's UCI tournaments stored before the key keep their fingerprint (and run
+            # name) and the same command line continues them.
             **({"cecp_dialogue": self.cecp_dialogue.value}
-               if self.cecp_dialogue is not CecpDialogue.FULL else {}),
+               if self.cecp_dialogue is not CecpDialogue.FULL
+               and self.protocol is Protocol.CECP else {}),
         }
 
 
