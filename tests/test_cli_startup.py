@@ -212,8 +212,7 @@ DEFERRED = {
     "listing": {"runner.app.reading"},  # list --help loads no database code
     "help": {"runner.cli.vocabulary",  # which imports this module at its top
              "typer"},  # its rich_utils: rich.markdown and pygments, for rendered help only
-    "serve": {"uvicorn", "runner.service.app", "runner.service.connections",
-              "runner.service.settings"},  # the service extra, with a message when missing
+    "serve": {"runner.service.server"},  # the service extra, with a message when missing
     # The live view (not for --quiet runs).
     "tournament": {"rich.progress", "rich.live"},
     # Issue 39: a command's --help loads none of the run's code (it took 5-7 s on a loaded
