@@ -136,7 +136,9 @@ class GameSlot:
             try:
                 engines.append(await self._engine(config))
             except EngineError as exc:
-                cause = exc.__cause__
+                # The compiled (mypyc) process module loses `raise ... from` in a coroutine
+                # (__cause__ is None) but keeps the implicit context: read either.
+                cause = exc.__cause__ or exc.__context__
                 return EngineFailed(config.name, str(exc), os_error=cause.strerror if isinstance(
                     cause, OSError) and cause.strerror else None)
             except ValueError as exc:
