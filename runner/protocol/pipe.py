@@ -6,12 +6,8 @@ answered by a numbered future, the liveness check every call makes first.  A pro
 subclass says how lines are read (`_handle`), which futures wait on the output
 (`_waiters`), what the engine calls itself and whether it may be sent SIGTERM.
 
-Compiled by mypyc (listed in `runner.compiled.COMPILED`). Calls between compiled functions,
-in this module or across compiled modules, are direct C calls: patching a name here
-(monkeypatch, mock.patch) is not seen by them, and its native classes take no attribute they
-do not declare. Patch at a Python caller, or run the source with ``RUNNER_PURE=1``. In an
-editable install an edit to this file makes the whole package run as source until
-``pip install -e .`` compiles again (`runner --version` says which runs; docs/development.md).
+Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled callers and
+``RUNNER_PURE=1`` runs this source; docs/development.md says what else follows.
 """
 
 from __future__ import annotations

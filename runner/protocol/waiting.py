@@ -1,11 +1,7 @@
 """Waiting for an engine's answers: a deadline in one event-loop hop, and the end of output.
 
-Compiled by mypyc (listed in `runner.compiled.COMPILED`). Calls between compiled functions,
-in this module or across compiled modules, are direct C calls: patching a name here
-(monkeypatch, mock.patch) is not seen by them, and its native classes take no attribute they
-do not declare. Patch at a Python caller, or run the source with ``RUNNER_PURE=1``. In an
-editable install an edit to this file makes the whole package run as source until
-``pip install -e .`` compiles again (`runner --version` says which runs; docs/development.md).
+Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled callers and
+``RUNNER_PURE=1`` runs this source; docs/development.md says what else follows.
 """
 
 from __future__ import annotations

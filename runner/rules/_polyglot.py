@@ -4,12 +4,8 @@ Layout: 768 piece-square keys (index 64 * kind + square, kind = 2 * (piece_type 
 then 4 castling keys (white short, white long, black short, black long), 8 en passant file keys,
 and one key for White to move. These numbers are data fixed by the format, not code.
 
-Compiled by mypyc (listed in `runner.compiled.COMPILED`). Calls between compiled functions,
-in this module or across compiled modules, are direct C calls: patching a name here
-(monkeypatch, mock.patch) is not seen by them, and its native classes take no attribute they
-do not declare. Patch at a Python caller, or run the source with ``RUNNER_PURE=1``. In an
-editable install an edit to this file makes the whole package run as source until
-``pip install -e .`` compiles again (`runner --version` says which runs; docs/development.md).
+Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled callers and
+``RUNNER_PURE=1`` runs this source; docs/development.md says what else follows.
 """
 
 POLYGLOT_RANDOM: tuple[int, ...] = (
