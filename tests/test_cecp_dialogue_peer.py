@@ -116,3 +116,34 @@ def test_debug_echoes_every_line_as_cutechess_cli_does(tmp_path: Path) -> None:
     # The games' own lines are printed as without -debug.
     assert [line for line in ours.splitlines() if line.startswith("Started game")] == \
         ["Started game 1 of 1 (fm-a vs fm-b)"]
+
+
+_ENDING_COMMANDS = ("force", "result", "quit")
+
+
+def _ending(log: Path) -> list[str]:
+    """The commands ``force``, ``result`` and ``quit`` sent to one engine's last process
+    after its last ``go``, in order (moves, clocks, pings and the result's comment left out:
+    only the order is compared here)."""
+    lines = log.read_text(encoding="latin-1").splitlines()
+    gos = [i for i, line in enumerate(lines) if line == "go"]
+    tail = lines[gos[-1] + 1 if gos else 0:]
+    return [line.split()[0] for line in tail if line.split()[:1]
+            and line.split()[0] in _ENDING_COMMANDS]
+
+
+def test_game_end_sends_force_before_result_as_cutechess_cli_does(tmp_path: Path) -> None:
+    """At a game's end (here a draw by the move limit) each engine is put in force mode
+    before it is told the result, as cutechess-cli does."""
+    if cutechess_cli() is None:
+        pytest.skip("cutechess-cli is not in ../shared/peers (or does not run: libqt6core6)")
+    scenario = Scenario("ending", (("fairymax", "name=fm-a"), ("fairymax", "name=fm-b")),
+                        ("tc=inf", "depth=2"))
+    if missing_program(scenario) is not None:
+        pytest.skip("fairymax is not installed")
+    theirs, their_output = play("cutechess-cli", scenario, tmp_path)
+    ours, our_output = play("runner-cutechess", scenario, tmp_path)
+    for number, (their_log, our_log) in enumerate(zip(theirs, ours, strict=True), start=1):
+        expected = _ending(their_log)
+        assert expected == ["force", "result", "quit"], (number, their_output[-1500:])
+        assert _ending(our_log) == expected, (f"engine {number}", our_output[-1500:])

@@ -288,7 +288,8 @@ class CecpEngine(PipeEngine):
         return await self._ping(self.config.ping_timeout)
 
     async def end_game(self, result: str, comment: str = "") -> None:
-        """Send ``result`` and ``force``; a search still running is interrupted first."""
+        """Send ``result`` and ``force`` (the lean dialogue: ``force`` first, as cutechess-cli
+        does); a search still running is interrupted first."""
         if self._proc is None or not self._proc.running:
             return
         if self._thinking and self._features.flag("sigint", True):
@@ -298,7 +299,10 @@ class CecpEngine(PipeEngine):
         comment = _COMMENT_UNSAFE.sub(" ", comment).strip()
         text = f"result {result}" + (f" {{{comment}}}" if comment else "")
         with contextlib.suppress(EngineError):
-            await self._send(text, "force")
+            if self.config.cecp_dialogue is CecpDialogue.LEAN:
+                await self._send("force", text)
+            else:
+                await self._send(text, "force")
         self._forced = True
         self._thinking = False
         self._setup = None
