@@ -18,6 +18,7 @@ from runner.dropin.cutechess.args import (
     refusal,
 )
 from runner.dropin.cutechess.engines import EngineData, to_int_or_zero
+from runner.dropin.cutechess.names import numbered
 from runner.dropin.cutechess.settings import CutechessSettings
 
 if TYPE_CHECKING:
@@ -161,13 +162,7 @@ def _names(args: Arguments) -> list[str]:
         if engine.name:
             names.append(engine.name)
             continue
-        base = Path(engine.command.strip()).name or "engine"
-        name, number = base, 1
-        while name in taken:
-            number += 1
-            name = f"{base}-{number}"
-        taken.add(name)
-        names.append(name)
+        names.append(numbered(Path(engine.command.strip()).name or "engine", taken))
     return names
 
 

@@ -35,14 +35,18 @@ def reported_names(specs: Sequence[EngineSpec], unnamed: Sequence[bool]) -> list
         if not ask:
             names.append(spec.name)
             continue
-        base = next(replies) or spec.name
-        name, number = base, 1
-        while name in taken:
-            number += 1
-            name = f"{base}-{number}"
-        taken.add(name)
-        names.append(name)
+        names.append(numbered(next(replies) or spec.name, taken))
     return names
+
+
+def numbered(base: str, taken: set[str]) -> str:
+    """`base`, or `base-2`, `base-3`... the first not in `taken`; adds it to `taken`."""
+    name, number = base, 1
+    while name in taken:
+        number += 1
+        name = f"{base}-{number}"
+    taken.add(name)
+    return name
 
 
 async def _ask(specs: Sequence[EngineSpec]) -> list[str | None]:
