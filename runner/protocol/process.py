@@ -44,7 +44,11 @@ _STDERR_CHUNK = 4096
 
 
 class EngineProcess:
-    """One engine process: start, read bounded lines, write lines, stop, kill."""
+    """One engine process: start, read bounded lines, write lines, stop, kill.
+
+    Kept whole over 300 lines (tests/test_sizes.py): it is compiled and every line read or
+    written passes through it; its start, pipes and stop share the process handle, and a
+    collaborator would add a hop per line."""
 
     def __init__(
         self,

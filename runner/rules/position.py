@@ -108,6 +108,10 @@ class Position:
     ``Position()`` is the starting position, ``Position(fen)`` any FEN/X-FEN/Shredder-FEN
     position, ``Position(None)`` an empty board. With ``chess960=True`` castling moves are
     king-takes-rook.
+
+    Kept whole over 300 lines (tests/test_sizes.py): it is compiled and on the per-move hot
+    path, where move generation and push/pop share its slots; a collaborator would cost an
+    attribute hop and a call per move.
     """
 
     __slots__ = (

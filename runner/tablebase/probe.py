@@ -111,6 +111,10 @@ class Tablebase:
     `directories` is a list of directories (a single path is one directory; see `from_paths`
     for a ``:``-separated list). Raises `TablebaseError` when a directory does not exist.
     When two directories hold the same table, the first one listed wins.
+
+    Kept whole over 300 lines (tests/test_sizes.py): the probe recursion (`_probe_ab`, the
+    DTZ search) reads the open tables on every node of every adjudicated position, so the
+    table keeping and the probing stay one object rather than add a hop per node.
     """
 
     def __init__(self, directories: Iterable[str | os.PathLike[str]] | str | os.PathLike[str]) -> None:

@@ -57,6 +57,7 @@ from runner.tournament.scheduler import (
 )
 from runner.tournament.scoreboard import Scoreboard
 from runner.tournament.silence import Silence
+from runner.tournament.stopping import RunStop
 from runner.tournament.writer import GameWriter, PgnFileError
 
 __all__ = ["Tournament"]
@@ -93,6 +94,8 @@ class Tournament:
         self._on_event: Callable[[Event], None] = lambda _event: None
         self.concurrency = max(1, concurrency or config.concurrency)
         self.scheduler = scheduler or local_scheduler(config, self.concurrency)
+        self._stop = RunStop(self.scheduler, self._describe, self._tell)
+        """Whether and why the run stops."""
         self.pairing: Schedule = pairing_for(config)
         self.scoreboard = Scoreboard(e.name for e in config.engines)
         for first, second in self.pairing.encounters:  # tallies oriented as scheduled
@@ -100,19 +103,11 @@ class Tournament:
         self.sprt = sprt_spec(config)
         self.sprt_result: SprtResult | None = None
         self.tournament_id = -1
-        self._soft_stop = False
-        self._hard_stop = False
         self._done: set[int] = set()
         self._played_now = 0
         self._max_pair = 0
-        self._error: str | None = None
         self._silence = Silence()
-        self._void = False
-        self._refused = False
-        """An engine never moved: the run stopped and its scores mean nothing."""
         self._resumed = False
-        self._taken_over = False
-        """Whether another runner took the tournament over from this run (its lease lost)."""
         self.lease = RunLease(self.store, lease_timeout)
         """This run's hold on the tournament's lease."""
         self.wanted = Wanted(
@@ -139,16 +134,7 @@ class Tournament:
 
     def stop(self, hard: bool = False) -> None:
         """Start no new game; with `hard`, also abort the running ones (they are not counted)."""
-        if hard:
-            if not self._hard_stop:
-                self._hard_stop = True
-                self._on_event(Notice("aborting the running games and stopping the engines"))
-                self.scheduler.stop(hard=True)
-        elif not self._soft_stop:
-            self._soft_stop = True
-            self._on_event(Notice("stopping: no new games; running games will finish "
-                                 "(interrupt again to abort them)"))
-            self.scheduler.stop()
+        self._stop.stop(hard)
 
     def prepare(self, *, lease: bool = True) -> int:
         """Create or find the tournament in the database and, with `lease`, take its lease;
@@ -229,39 +215,32 @@ class Tournament:
             decision = None if self.sprt_result is None else self.sprt_result.decision.value
             try:
                 await writer.call(writer.close_tournament, status, decision,
-                                  openings.state(self._max_pair), self._error)
+                                  openings.state(self._max_pair), self._stop.error)
             except (*_DB_ERRORS, LeaseLostError) as exc:  # the database still failing, or
-                self._fail(exc, stop=False)  # the tournament is another runner's: left as is
+                self._stop.fail(exc, stop=False)  # the tournament is another runner's: as is
             finally:
                 self.lease.let_go()
             writer.close()
         return RunOutcome(
             tournament_id=self.tournament_id, status=status, total_games=self.total_games,
             done=len(self._done), played_now=self._played_now, scoreboard=self.scoreboard,
-            sprt=self.sprt_result, resumed=self._resumed, error=self._error,
-            taken_over=self._taken_over, void=self._void,
-            refused=self._refused,
+            sprt=self.sprt_result, resumed=self._resumed, error=self._stop.error,
+            taken_over=self._stop.taken_over, void=self._stop.void,
+            refused=self._stop.refused,
         )
 
-    def _fail(self, exc: BaseException, *, stop: bool = True) -> None:
-        """Note why the run cannot go on (the first cause only) and, with `stop`, stop it."""
-        if isinstance(exc, LeaseLostError):
-            self._taken_over = True
-        if self._error is None:
-            self._error = (self.store.failure(exc) if isinstance(exc, _DB_ERRORS)
-                           else str(exc))
-        if stop and self._taken_over and not self._hard_stop:
-            # Quietly: the one line this run ends with says it all (the games are the other
-            # runner's now).
-            self._hard_stop = self._soft_stop = True
-            self.scheduler.stop(hard=True)
-        elif stop:
-            self.stop(hard=True)
+    def _tell(self, event: Event) -> None:
+        """Tell the run's observer (the one `run` was given, when it was given one)."""
+        self._on_event(event)
+
+    def _describe(self, exc: BaseException) -> str:
+        """The one line a failure that stops the run is told by."""
+        return self.store.failure(exc) if isinstance(exc, _DB_ERRORS) else str(exc)
 
     async def _stop_for(self, exc: BaseException, writer: GameWriter) -> None:
         """Stop the run for a failed write or heartbeat, told as the lease lost when that is
         what the failure was (`RunLease.cause`)."""
-        self._fail(exc if self._taken_over else await self.lease.cause(exc, writer))
+        self._stop.fail(exc if self._stop.taken_over else await self.lease.cause(exc, writer))
 
     # ----------------------------------------------------------------- running
 
@@ -309,13 +288,7 @@ class Tournament:
                     await mark
             await self._finished(event, writer)
         elif isinstance(event, SchedulerFailure):
-            self._error = event.text
-            self._refused = event.refused
-            if not self._soft_stop:  # not `stop`: its notice speaks of an interrupt
-                self._soft_stop = True
-                self._on_event(Notice("stopping after this failure: no new games; running "
-                                     "games will finish"))
-                self.scheduler.stop()
+            self._stop.scheduler_failed(event.text, event.refused)
         else:
             self._on_event(event)
 
@@ -348,16 +321,13 @@ class Tournament:
                             record.termination)
         self._on_event(GameFinished(game, record.result, record.termination, record.reason,
                                    record.plies, event.seconds, record=record))
-        if (self.config.crash_stops and not self._hard_stop
+        if (self.config.crash_stops and not self._stop.hard
                 and record.termination in _CRASHES):
             # As fastchess without -recover: the first crash or stall ends the run.
-            self.stop(hard=True)
+            self._stop.stop(hard=True)
             return
         silent = self._silence.add(record)
-        if silent is not None and not self._void:
-            self._void = True
-            self._error = self._error or silent
-            self.stop(hard=True)
+        if silent is not None and self._stop.silent(silent):
             return
         if self.sprt is not None:
             self._check_sprt()
@@ -371,11 +341,9 @@ class Tournament:
         if state is None:
             return
         self.sprt_result = state
-        if state.decision is not SprtDecision.CONTINUE and not self._soft_stop:
-            self._on_event(Notice(f"SPRT decided {state.decision.value} (LLR {state.llr:.2f}, "
-                                 f"bounds {state.lower_bound:.2f} .. {state.upper_bound:.2f})"))
-            self._soft_stop = True
-            self.scheduler.stop()
+        if state.decision is not SprtDecision.CONTINUE:
+            self._stop.decided(f"SPRT decided {state.decision.value} (LLR {state.llr:.2f}, "
+                               f"bounds {state.lower_bound:.2f} .. {state.upper_bound:.2f})")
 
 
 _CRASHES = frozenset({GameTermination.DISCONNECT, GameTermination.STALL})
