@@ -29,14 +29,10 @@ ALLOWED_CLASSES: dict[str, str] = {
         "the CECP dialogue is being reworked under issue 39; split it once that lands",
     # Not split yet (issue 37 is open on them): each is to go into collaborators by
     # responsibility, and its entry leaves this list with the split.
-    "runner/dropin/fastchess/output.py:FastchessOutput":
-        "not split yet: per-event lines, end-of-run summary and PGN/EPD keeping to separate",
     "runner/dropin/cutechess/output.py:CutechessOutput":
         "not split yet: per-event lines, end-of-run summary and PGN/EPD keeping to separate",
     "runner/service/manager.py:TournamentManager":
         "not split yet: scheduling, recording and stopping of submissions to separate",
-    "runner/cluster/scheduler.py:DaskScheduler":
-        "not split yet: the cluster's connection and the jobs' outcomes to separate",
 }
 """Classes over `CLASS_LIMIT` lines, by `path:Name`, each with why it stays whole."""
 

@@ -32,18 +32,18 @@ import math
 import uuid
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 from distributed import Client, Future, KilledWorker, LocalCluster
 
+from runner.cluster.roster import MAX_WORKER_FAILURES, WorkerRoster
 from runner.cluster.worker import (
     MOVES_TOPIC,
     JobReply,
     MoveMessage,
     abort_games,
     executing_keys,
-    package_version,
     play_job,
     release_pool,
 )
@@ -66,8 +66,6 @@ __all__ = ["MAX_WORKER_FAILURES", "MOVE_BACKLOG", "SLOTS", "DaskScheduler"]
 
 SLOTS = "slots"
 """The worker resource a game job needs one of (``dask worker --resources "slots=8"``)."""
-MAX_WORKER_FAILURES = 3
-"""Failed jobs (engines not starting, runner-side failures) before a worker is left out."""
 AHEAD = 2
 """Jobs in flight per concurrency slot: the next game waits on its worker, so a slot starts
 it the moment its game ends instead of idling a round trip to the coordinator."""
@@ -127,16 +125,6 @@ class _Moves:
         return moved
 
 
-@dataclass
-class _Workers:
-    """What the run knows about workers: the failing ones, and who cannot start what."""
-
-    failures: dict[str, int] = field(default_factory=dict)
-    excluded: set[str] = field(default_factory=set)
-    cannot: dict[str, set[str]] = field(default_factory=dict)
-    """Engine name -> addresses of workers that could not start it."""
-
-
 class DaskScheduler(Scheduler):
     """Plays jobs on Dask workers, `concurrency` at a time; the caller stores the records."""
 
@@ -155,8 +143,7 @@ class DaskScheduler(Scheduler):
         self._jobs = JobQueue()
         self._delivered: set[int] = set()
         self._flight: dict[asyncio.Task[Any], _InFlight] = {}
-        self._workers = _Workers()
-        self._live: set[str] = set()
+        self._workers = WorkerRoster()
         self._attempts = itertools.count()
         self._client: Client | None = None
         self._failure: str | None = None
@@ -204,7 +191,7 @@ class DaskScheduler(Scheduler):
                 yield Notice(f"no Dask worker is connected to {self.address} yet: the games "
                              f"wait for one (dask worker {self.address} --nthreads N "
                              '--resources "slots=N")')
-            for notice in await self._other_versions(client):
+            for notice in await self._workers.leave_out_other_versions(client):
                 yield notice
         if self.watch_moves:
             self._moves = _Moves()
@@ -234,28 +221,6 @@ class DaskScheduler(Scheduler):
             silence_logs=logging.ERROR, preload=["runner.cluster.worker"])
         client = await Client(cluster, asynchronous=True)
         return cluster, client
-
-    async def _other_versions(self, client: Client) -> list[Notice]:
-        """Leave out the workers that run another version of the runner than this one (or
-        one too old to say), with a notice for each; none left stops the run at its first
-        game (`_allowed`). Workers joining later are not asked."""
-        from runner import __version__
-
-        answers = await client.run(package_version, on_error="return")
-        identity = await client.scheduler.identity()
-        workers = identity.get("workers", {}) if isinstance(identity, dict) else {}
-        notices = []
-        for address, answer in sorted(answers.items()):
-            if answer == __version__:
-                continue
-            self._workers.excluded.add(address)
-            name = str((workers.get(address) or {}).get("name") or address)
-            theirs = (f"cecp-runner {answer}" if isinstance(answer, str)
-                      else "a version of cecp-runner that cannot say which")
-            notices.append(Notice(
-                f"worker {name} runs {theirs}, this runner is {__version__}: it takes no "
-                "games in this run (install the same version on every worker)"))
-        return notices
 
     async def _close(self, client: Client, cluster: LocalCluster | None) -> None:
         """Stop the engines kept on the workers, then the client and a local cluster."""
@@ -313,9 +278,9 @@ class DaskScheduler(Scheduler):
         left."""
         finished = True  # a job came back: the cluster may have changed
         while True:
-            if finished and (self._workers.excluded or self._workers.cannot):
+            if finished and self._workers.restricted:
                 # Some workers are left out: restrictions name the others, as they are now.
-                self._live = set(await cast("Awaitable[dict[str, int]]", client.nthreads()))
+                await self._workers.refresh(client)
             while (len(self._flight) < AHEAD * self.concurrency
                    and (job := self._jobs.next()) is not None):
                 started = self._launch(client, job)
@@ -378,14 +343,9 @@ class DaskScheduler(Scheduler):
         return JobStarted(job, slot)
 
     def _allowed(self, job: GameJob) -> list[str] | None:
-        """The workers a job may run on (None: any), leaving out failing and unable ones."""
-        banned = set(self._workers.excluded)
-        for name in job.engines:
-            banned |= self._workers.cannot.get(name, set())
-        if not banned:
-            return None
-        allowed = sorted(self._live - banned)
-        if not allowed:
+        """The workers a job may run on (None: any; none left stops the run)."""
+        allowed = self._workers.allowed(job.engines)
+        if allowed == []:
             needed = " and ".join(dict.fromkeys(job.engines))
             self._failure = (f"no worker left that can play game {job.index + 1} ({needed}): "
                              "see the notices above; fix the workers and run again")
@@ -409,7 +369,7 @@ class DaskScheduler(Scheduler):
             # Where an engine does not start, it is not sent again: the other workers play
             # its games (no limit of failed starts in a row, as in this process: a worker
             # left out is the run's answer here, and none left stops it).
-            notice = self._engine_failed(job, reply, outcome)
+            notice = self._workers.engine_failed(reply, outcome)
             if notice is not None:
                 yield notice
             self._jobs.retry(job)
@@ -433,7 +393,7 @@ class DaskScheduler(Scheduler):
                 # A worker whose loop stood still under the machine's load is not a broken
                 # worker: counted, a busy machine left no worker and ended the run.
                 if not record.reason.startswith(FROZEN_REPLAY):
-                    notice = self._worker_failed(reply)
+                    notice = self._workers.worker_failed(reply)
                     if notice is not None:
                         yield notice
 
@@ -459,30 +419,6 @@ class DaskScheduler(Scheduler):
         failure = self._jobs.replay(job, reason)
         if failure is not None:
             self._failure = failure
-
-    def _engine_failed(self, job: GameJob, reply: JobReply,
-                       outcome: EngineFailed) -> Notice | None:
-        """A worker could not start an engine: it takes no more jobs needing that engine."""
-        engine = outcome.engine
-        address = str(reply.address)
-        unable = self._workers.cannot.setdefault(engine, set())
-        if address in unable:
-            return None  # a job sent before the first failure came back: said already
-        unable.add(address)
-        self._worker_failed(reply)
-        return Notice(f"worker {reply.worker} cannot start engine {engine} "
-                      f"({outcome.reason}); it takes no more games needing {engine}")
-
-    def _worker_failed(self, reply: JobReply) -> Notice | None:
-        """Count a failure against a worker; leave it out of the run after too many."""
-        address = str(reply.address)
-        count = self._workers.failures.get(address, 0) + 1
-        self._workers.failures[address] = count
-        if count >= MAX_WORKER_FAILURES and address not in self._workers.excluded:
-            self._workers.excluded.add(address)
-            return Notice(f"worker {reply.worker} failed {count} jobs; it takes no more "
-                          "games in this run")
-        return None
 
 
 def _first_line(error: BaseException) -> str:

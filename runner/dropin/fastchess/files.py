@@ -1,10 +1,12 @@
 """fastchess's output files and what the runner asks engines for them.
 
-`OutputFile` is one file fastchess keeps open for the run (``-pgnout``, ``-epdout``): appended
-to or emptied at the start, each game written whole and synced before its ``Finished game``
-line, with the running CRC32 of the whole file under ``-crc32 pgn=true``. `probe_engine` asks a
-UCI engine its ``id`` lines and option defaults, which fastchess knows from its own start of
-the engine (the PGN's engine tags, the results header's threads and hash).
+`GameFiles` keeps a run's two files: the PGN and the EPD line of each game, and a continued
+run's files made to hold the stored games first. `OutputFile` is one file fastchess keeps
+open for the run (``-pgnout``, ``-epdout``): appended to or emptied at the start, each
+game written whole and synced before its ``Finished game`` line, with the running CRC32 of
+the whole file under ``-crc32 pgn=true``. `probe_engine` asks a UCI engine its ``id`` lines
+and option defaults, which fastchess knows from its own start of the engine (the PGN's
+engine tags, the results header's threads and hash).
 """
 
 from __future__ import annotations
@@ -15,14 +17,20 @@ import re
 import subprocess
 import threading
 import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO
 
-from runner.dropin.fastchess.pgn import EngineId
-from runner.dropin.fastchess.settings import EngineSummary
-from runner.dropin.keptfiles import OutputFileError, append_whole
+from runner.dropin.fastchess.pgn import EngineId, epd_line, game_pgn
+from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
+from runner.dropin.keptfiles import OutputFileError, append_whole, repair_games, repair_lines
+from runner.game.record import GameRecord
 from runner.tournament.events import EngineNotStarted
 
-__all__ = ["OutputFile", "probe_engine", "startup_cause"]
+__all__ = ["GameFiles", "OutputFile", "probe_engine", "startup_cause"]
+
+Probe = Callable[[EngineSummary], tuple[EngineId, dict[str, str]]]
+"""How an engine is asked its ``id`` lines and option defaults (`probe_engine`)."""
 
 
 def probe_engine(engine: EngineSummary, timeout: float = 10.0) -> tuple[EngineId, dict[str, str]]:
@@ -118,3 +126,93 @@ def startup_cause(event: EngineNotStarted, engine: EngineSummary | None) -> str:
     if event.os_error is not None:
         return f"posix_spawn failed: {event.os_error}"
     return event.text.partition("failed to start: ")[2] or event.text
+
+
+class GameFiles:
+    """A run's ``-pgnout`` and ``-epdout`` files, and what the engines say of themselves for
+    the PGN's tags and the results header."""
+
+    def __init__(self, settings: FastchessSettings, probe: Probe) -> None:
+        self._settings = settings
+        self._engines = {engine.name: engine for engine in settings.engines}
+        self._probe = probe
+        self._known: dict[str, tuple[EngineId, dict[str, str]]] = {}
+        self.pgn: OutputFile | None = None
+        self.epd: OutputFile | None = None
+        # Ask the engines now, before any game runs: later, a slow engine's answer would hold
+        # up the event loop that referees the games in progress.
+        # All at once: each is an engine's start-up, counted in the run's total time.
+        wanted = [engine for engine in settings.engines if self._needs_probe(engine)]
+        if wanted:
+            with ThreadPoolExecutor(min(8, len(wanted))) as pool:
+                for engine, known in zip(wanted, pool.map(probe, wanted), strict=True):
+                    self._known[engine.name] = known
+
+    def open(self, resumed_games: int, say: Callable[[str], None]) -> None:
+        """Open the files fastchess opens before its first game (appending to them when
+        `resumed_games` are stored already, as `say` tells); OutputFileError when one cannot
+        be opened (the ones opened before it stay open)."""
+        settings = self._settings
+        for path, append, flag, crc in ((settings.pgn_file, settings.pgn_append, "-pgnout",
+                                         settings.crc32_pgn),
+                                        (settings.epd_file, settings.epd_append, "-epdout", False)):
+            if not path:
+                continue
+            if not append and resumed_games:
+                say(f"Resuming from {resumed_games} games, ignoring {flag} append=false.")
+                append = True
+            opened = OutputFile(path, append, crc)
+            if flag == "-pgnout":
+                self.pgn = opened
+            else:
+                self.epd = opened
+
+    def write(self, record: GameRecord, round_number: int, say: Callable[[str], None]) -> None:
+        """The game's PGN and EPD, each whole on disk, with `say` given the PGN file's CRC32
+        line when asked for; OutputFileError when a file cannot take it."""
+        if self.pgn is not None:
+            crc = self.pgn.write(self._pgn_text(record, round_number), "a game")
+            if crc is not None:
+                say(f"File {self.pgn.path} has CRC32: {crc:#x}")
+        if self.epd is not None:
+            self.epd.write(epd_line(record), "a game's position")
+
+    def repair(self, kept: Sequence[tuple[GameRecord, int]]) -> None:
+        """Before a continued run writes anything: its files made to hold the `kept` games
+        (with their round numbers) as fastchess would have written them
+        (`runner.dropin.keptfiles`); OutputFileError when they cannot be."""
+        settings = self._settings
+        if settings.pgn_file:
+            repair_games(settings.pgn_file,
+                         [self._pgn_text(record, number) for record, number in kept])
+        if settings.epd_file:
+            repair_lines(settings.epd_file, [epd_line(record) for record, _ in kept])
+
+    def close(self) -> None:
+        """Close both files (once; closing again does nothing)."""
+        for handle in (self.pgn, self.epd):
+            if handle is not None:
+                handle.close()
+        self.pgn = self.epd = None
+
+    def known_engine(self, name: str) -> tuple[EngineId, dict[str, str]]:
+        """What an engine says of itself: its ``id`` lines and option defaults."""
+        known = self._known.get(name)
+        if known is None:
+            engine = self._engines.get(name)
+            known = self._probe(engine) if engine is not None else (EngineId(), {})
+            self._known[name] = known
+        return known
+
+    def _pgn_text(self, record: GameRecord, round_number: int) -> str:
+        ids = {name: self.known_engine(name)[0] for name in (record.white, record.black)}
+        return game_pgn(record, round_number, self._settings, self._engines, ids)
+
+    def _needs_probe(self, engine: EngineSummary) -> bool:
+        """Whether the PGN's engine tags or the header's threads/hash need the engine's word."""
+        settings = self._settings
+        if settings.pgn_file and not settings.pgn_min:
+            return True
+        given = {key for key, _value in engine.options}
+        return (engine.threads is None and "Threads" not in given) or \
+            (engine.hash is None and "Hash" not in given)

@@ -14,7 +14,8 @@ An engine that does not start ends it with fastchess's ``Fatal;`` line.
 
 The counters follow fastchess: a game's number is its place in the schedule, a pair's
 results count once both of its games are in, and the engine statistics are fastchess's own
-(`numbers`).
+(`numbers`). The output decides what is printed when; the scoreboard and its results blocks
+are `standings.FcStandings`, the PGN/EPD files `files.GameFiles`.
 """
 
 from __future__ import annotations
@@ -24,25 +25,16 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TextIO
 
-from runner.dropin.fastchess.files import OutputFile, probe_engine, startup_cause
+from runner.dropin.fastchess.files import GameFiles, probe_engine, startup_cause
 from runner.dropin.fastchess.log import FastchessLog
-from runner.dropin.fastchess.numbers import (
-    EloFigures,
-    FcSprt,
-    FcStats,
-    elo_figures,
-    elo_score,
-    fixed,
-    time_label,
-    total_games,
-)
-from runner.dropin.fastchess.pgn import EngineId, epd_line, fastchess_reason, game_pgn
+from runner.dropin.fastchess.numbers import time_label, total_games
+from runner.dropin.fastchess.pgn import EngineId, fastchess_reason
 from runner.dropin.fastchess.pvcheck import pv_warnings
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
-from runner.dropin.keptfiles import OutputFileError, repair_games, repair_lines
+from runner.dropin.fastchess.standings import FcStandings
+from runner.dropin.keptfiles import OutputFileError
 from runner.dropin.uptime import process_started
 from runner.game.record import GameRecord, GameTermination
 from runner.rules import Result
@@ -53,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FastchessOutput", "time_label", "total_games"]
 
-_RULE = "--------------------------------------------------"
 _SIGINT = 2
 
 
@@ -71,22 +62,14 @@ class FastchessOutput:
         # As fastchess's: from the process's start (the run's start-up included), not from
         # the moment the output is made.
         self._began = process_started() if clock is time.monotonic else clock()
-        self._probe = probe
         self._engines = {engine.name: engine for engine in settings.engines}
-        self._order = [engine.name for engine in settings.engines]
         self._total = total_games(settings)
-        penta = settings.report_penta and settings.games == 2 \
-            and settings.output_format == "fastchess"
-        if settings.sprt is not None and settings.sprt.model == "bayesian":
-            penta = False
-        self._penta = penta
-        self._sprt = None if settings.sprt is None else FcSprt(
-            settings.sprt.elo0, settings.sprt.elo1, settings.sprt.alpha, settings.sprt.beta,
-            settings.sprt.model)
+        self._files = GameFiles(settings, probe)
+        """The PGN and EPD files, and what the engines say of themselves for them."""
+        self._standings = FcStandings(settings, lambda name: self._files.known_engine(name)[1])
+        """The scoreboard and its results blocks."""
         self._interval = settings.ratinginterval if settings.ratinginterval > 0 else 2**31 - 1
         self._score_interval = settings.scoreinterval if settings.scoreinterval > 0 else 2**31 - 1
-        self._results: dict[tuple[str, str], FcStats] = {}
-        self._pairs: dict[int, FcStats] = {}
         self._count = 0
         self._initial = 0
         self._tracker: dict[str, list[int]] = {}
@@ -97,19 +80,7 @@ class FastchessOutput:
         self._abnormal = False
         self._warned = False
         self._begun = False
-        self._pgn: OutputFile | None = None
-        self._epd: OutputFile | None = None
         self._log: FastchessLog | None = None
-        self._known: dict[str, tuple[EngineId, dict[str, str]]] = {}
-        self._restarted: set[str] = set()
-        # Ask the engines now, before any game runs: later, a slow engine's answer would hold
-        # up the event loop that referees the games in progress.
-        # All at once: each is an engine's start-up, counted in the run's total time.
-        wanted = [engine for engine in settings.engines if self._needs_probe(engine)]
-        if wanted:
-            with ThreadPoolExecutor(min(8, len(wanted))) as pool:
-                for engine, known in zip(wanted, pool.map(probe, wanted), strict=True):
-                    self._known[engine.name] = known
 
     # ------------------------------------------------------------------ the contract
     def resumed(self, games: Sequence[GameFinished]) -> None:
@@ -119,7 +90,8 @@ class FastchessOutput:
         self._repair(done)
         self._begin()
         for event in done:
-            self._score(event.job.index, event.job.white, event.job.black, event.result)
+            self._standings.score(event.job.index, event.job.white, event.job.black,
+                                  event.result)
             self._count += 1
 
     def game_started(self, event: GameStarted) -> None:
@@ -166,22 +138,23 @@ class FastchessOutput:
                 1, self._settings.games) + 1):
             return  # not on disk: no line says it is (the next run writes it)
         self._finished_line(game_id, job.white, job.black, event.result, reason)
-        first, second = self._first_second(job.white, job.black)
-        self._score(job.index, job.white, job.black, event.result)
+        standings = self._standings
+        first, second = standings.first_second(job.white, job.black)
+        standings.score(job.index, job.white, job.black, event.result)
         pair = job.index // max(1, self._settings.games)
         last = self._count + 1 == self._total
         if self._settings.output_format == "cutechess":
             if (self._count + 1) % self._score_interval == 0 or last:
-                self._line(self._score_line(first, second))
+                self._line(standings.score_line(first, second))
         loser = job.black if event.result == Result.WHITE_WINS else job.white
         # With -recover fastchess replaces an engine that crashed or stalled by a new one,
         # not yet started, before it prints: the header knows none of its options then.
-        self._restarted = {loser} if broken and event.result != Result.DRAW else set()
-        index = pair + 1 if self._penta else self._count + 1
-        if (index % self._interval == 0 and pair not in self._pairs) or last:
+        standings.restarted = {loser} if broken and event.result != Result.DRAW else set()
+        index = pair + 1 if standings.penta else self._count + 1
+        if (index % self._interval == 0 and pair not in standings.pairs) or last:
             self._interval_block(first, second)
         self._sprt_check(first, second)
-        self._restarted = set()
+        standings.restarted = set()
         self._count += 1
         if self._log is not None:
             self._log.game(event, loser)
@@ -257,23 +230,10 @@ class FastchessOutput:
             self._log = FastchessLog(settings)
         if settings.book_file and settings.book_random:
             self._print("Indexing opening suite...")
-        for path, append, flag, crc in ((settings.pgn_file, settings.pgn_append, "-pgnout",
-                                         settings.crc32_pgn),
-                                        (settings.epd_file, settings.epd_append, "-epdout", False)):
-            if not path:
-                continue
-            if not append and self._initial:
-                self._print(f"Resuming from {self._initial} games, ignoring {flag} append=false.")
-                append = True
-            try:
-                opened = OutputFile(path, append, crc)
-            except OutputFileError as exc:
-                self._file_failed(exc)
-                return
-            if flag == "-pgnout":
-                self._pgn = opened
-            else:
-                self._epd = opened
+        try:
+            self._files.open(self._initial, self._print)
+        except OutputFileError as exc:
+            self._file_failed(exc)
 
     def _line(self, text: str) -> None:
         try:
@@ -303,10 +263,7 @@ class FastchessOutput:
         self._print(text, "warn")
 
     def _close(self) -> None:
-        for handle in (self._pgn, self._epd):
-            if handle is not None:
-                handle.close()
-        self._pgn = self._epd = None
+        self._files.close()
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -330,20 +287,11 @@ class FastchessOutput:
         """The game's PGN and EPD, each whole on disk; False (the run stopped, one line said
         why) when a file cannot take it."""
         try:
-            if self._pgn is not None:
-                crc = self._pgn.write(self._pgn_text(record, round_number), "a game")
-                if crc is not None:
-                    self._print(f"File {self._pgn.path} has CRC32: {crc:#x}")
-            if self._epd is not None:
-                self._epd.write(epd_line(record), "a game's position")
+            self._files.write(record, round_number, self._print)
         except OutputFileError as exc:
             self._file_failed(exc)
             return False
         return True
-
-    def _pgn_text(self, record: GameRecord, round_number: int) -> str:
-        ids = {name: self._known_engine(name)[0] for name in (record.white, record.black)}
-        return game_pgn(record, round_number, self._settings, self._engines, ids)
 
     def _repair(self, stored: Sequence[GameFinished]) -> None:
         """Before a continued run writes anything: its files made to hold the games the
@@ -355,11 +303,7 @@ class FastchessOutput:
                 if event.record is not None
                 and (settings.recover or event.termination not in _CRASHES)]
         try:
-            if settings.pgn_file:
-                repair_games(settings.pgn_file,
-                             [self._pgn_text(record, number) for record, number in kept])
-            if settings.epd_file:
-                repair_lines(settings.epd_file, [epd_line(record) for record, _ in kept])
+            self._files.repair(kept)
         except OutputFileError as exc:
             self._file_failed(exc)
 
@@ -373,212 +317,29 @@ class FastchessOutput:
         self._abnormal = True
         self._stop()
 
-    def _needs_probe(self, engine: EngineSummary) -> bool:
-        """Whether the PGN's engine tags or the header's threads/hash need the engine's word."""
-        settings = self._settings
-        if settings.pgn_file and not settings.pgn_min:
-            return True
-        given = {key for key, _value in engine.options}
-        return (engine.threads is None and "Threads" not in given) or \
-            (engine.hash is None and "Hash" not in given)
-
-    def _known_engine(self, name: str) -> tuple[EngineId, dict[str, str]]:
-        known = self._known.get(name)
-        if known is None:
-            engine = self._engines.get(name)
-            known = self._probe(engine) if engine is not None else (EngineId(), {})
-            self._known[name] = known
-        return known
-
-    def _first_second(self, white: str, black: str) -> tuple[str, str]:
-        """The pairing's engines in command-line order (fastchess's player1, player2)."""
-        order = self._order
-        if white in order and black in order and order.index(black) < order.index(white):
-            return black, white
-        if white in order and black in order:
-            return white, black
-        return tuple(sorted((white, black)))  # type: ignore[return-value]
-
-    def _score(self, index: int, white: str, black: str, result: Result) -> None:
-        """fastchess's scoreboard: games per (White, Black), pairs counted once complete."""
-        game = FcStats(wins=int(result == Result.WHITE_WINS),
-                       losses=int(result == Result.BLACK_WINS),
-                       draws=int(result == Result.DRAW))
-        if not self._penta:
-            self._results.setdefault((white, black), FcStats()).__iadd__(game)
-            return
-        pair = index // max(1, self._settings.games)
-        pending = self._pairs.pop(pair, None)
-        if pending is None:
-            self._pairs[pair] = game.inverted()
-            return
-        pending += game
-        pending.penta_ww += pending.wins == 2
-        pending.penta_wd += pending.wins == 1 and pending.draws == 1
-        pending.penta_wl += pending.wins == 1 and pending.losses == 1
-        pending.penta_dd += pending.draws == 2
-        pending.penta_ld += pending.losses == 1 and pending.draws == 1
-        pending.penta_ll += pending.losses == 2
-        self._results.setdefault((white, black), FcStats()).__iadd__(pending)
-
-    def _stats(self, first: str, second: str) -> FcStats:
-        one = self._results.get((first, second), FcStats())
-        two = self._results.get((second, first), FcStats())
-        return one + two.inverted()
-
-    def _all_stats(self, name: str) -> FcStats:
-        total = FcStats()
-        for (white, black), value in self._results.items():
-            if white == name:
-                total += value
-            elif black == name:
-                total += value.inverted()
-        return total
-
     def _interval_block(self, first: str, second: str) -> None:
-        stats = self._stats(first, second)
-        if self._settings.output_format == "cutechess":
-            lines = [self._cute_elo(stats) if len(self._order) <= 2 else self._cute_table()]
-            if self._sprt is not None:
-                lines.append(self._cute_sprt(stats))
-            for line in lines:
-                self._line(line)
-            return
-        body = self._elo_block(stats, first, second)
-        if self._sprt is not None:
-            llr = self._sprt.llr(stats, self._penta)
-            body += (f"LLR: {fixed(llr)} ({fixed(self._sprt.fraction(llr) * 100.0, 1)}%) "
-                     f"{self._sprt.bounds_text()} {self._sprt.elo_text()}\n")
-        self._line(f"{_RULE}\n{body}{_RULE}")
-
-    def _elo_block(self, stats: FcStats, first: str, second: str) -> str:
-        if len(self._order) > 2:
-            return self._rank_table()
-        elo = elo_figures(stats, self._penta)
-        a = self._engines.get(first, EngineSummary(first))
-        b = self._engines.get(second, EngineSummary(second))
-        tc_a, tc_b = time_label(a), time_label(b)
-        threads_a, threads_b = self._option(a, "Threads", "t"), self._option(b, "Threads", "t")
-        hash_a, hash_b = self._option(a, "Hash", "MB"), self._option(b, "Hash", "MB")
-        book = self._settings.book_file.replace("\\", "/").rsplit("/", 1)[-1]
-        lines = [
-            f"Results of {first} vs {second} ({_both(tc_a, tc_b)}, {_both(threads_a, threads_b)}, "
-            f"{_both(hash_a, hash_b)}{f', {book}' if book else ''}):",
-            f"Elo: {elo.elo_text()}, nElo: {elo.nelo_text()}",
-            f"LOS: {elo.los_text()}, DrawRatio: "
-            f"{fixed(stats.draw_ratio_penta() if self._penta else stats.draw_ratio())} %"
-            + (f", PairsRatio: {fixed(stats.pairs_ratio())}" if self._penta else ""),
-            f"Games: {stats.games}, Wins: {stats.wins}, Losses: {stats.losses}, Draws: "
-            f"{stats.draws}, Points: {stats.points:.1f} ({fixed(stats.points_ratio())} %)",
-        ]
-        if self._penta:
-            lines.append(f"Ptnml(0-2): {stats.penta_text()}, WL/DD Ratio: "
-                         f"{fixed(stats.wl_dd_ratio())}")
-        return "\n".join(lines) + "\n"
-
-    def _option(self, engine: EngineSummary, option: str, unit: str) -> str:
-        """The engine's value of `option` as the header shows it, ``NULL`` when it has none."""
-        if engine.name in self._restarted:
-            return "NULL"
-        given = engine.threads if option == "Threads" else engine.hash
-        if given is not None:
-            return f"{given}{unit}"
-        for key, value in engine.options:
-            if key == option:
-                return f"{value}{unit}"
-        default = self._known_engine(engine.name)[1].get(option)
-        return "NULL" if default is None else f"{default}{unit}"
-
-    def _ranked(self, penta: bool) -> tuple[list[tuple[str, FcStats]], dict[str, EloFigures], int]:
-        """The engines in rank order with their statistics, their Elo figures, and the width
-        of the name column (both rank tables)."""
-        rows = [(name, self._all_stats(name)) for name in self._order]
-        figures = {name: elo_figures(stats, penta) for name, stats in rows}
-        # fastchess sorts by Elo (NaN last) with std::sort, an insertion sort at this size:
-        # equal Elo keeps the command-line order.
-        ordered: list[tuple[str, FcStats]] = []
-        for row in rows:
-            at = len(ordered)
-            while at > 0 and _before(figures[row[0]].diff, figures[ordered[at - 1][0]].diff):
-                at -= 1
-            ordered.insert(at, row)
-        return ordered, figures, max([25, *(len(name) for name in self._order)])
-
-    def _rank_table(self) -> str:
-        ordered, figures, width = self._ranked(self._penta)
-        out = (f"{'Rank':<4} {'Name':<{width}} {'Elo':>10} {'+/-':>10} {'nElo':>10} {'+/-':>10} "
-               f"{'Games':>10} {'Score':>10} {'Draw':>10} {'Ptnml(0-2)':>20}\n")
-        for rank, (name, stats) in enumerate(ordered, start=1):
-            elo = figures[name]
-            draw = stats.draw_ratio_penta() if self._penta else stats.draw_ratio()
-            out += (f"{rank:>4} {name:<{width}} {fixed(elo.diff):>10} {fixed(elo.error):>10} "
-                    f"{fixed(elo.nelo_diff):>10} {fixed(elo.nelo_error):>10} {stats.games:>10} "
-                    f"{fixed(stats.points_ratio(), 1):>9}% {fixed(draw, 1):>9}% "
-                    f"{stats.penta_text() if self._penta else '':>20}\n")
-        return out
+        for line in self._standings.interval_lines(first, second):
+            self._line(line)
 
     def _sprt_check(self, first: str, second: str) -> None:
-        if self._sprt is None:
+        sprt = self._standings.sprt
+        if sprt is None:
             return
-        stats = self._stats(first, second)
-        llr = self._sprt.llr(stats, self._penta)
-        decision = self._sprt.decision(llr)
+        stats = self._standings.stats(first, second)
+        llr = sprt.llr(stats, self._standings.penta)
+        decision = sprt.decision(llr)
         if decision is None and self._count != self._total:
             return
         self._stop()
         if self._settings.output_format == "cutechess":
-            self._line(self._score_line(first, second))
+            self._line(self._standings.score_line(first, second))
         self._interval_block(first, second)
-        message = (f"SPRT ({self._sprt.elo_text()}) completed - "
+        message = (f"SPRT ({sprt.elo_text()}) completed - "
                    f"{'H0' if decision == 'H0' else 'H1'} was accepted")
         self._line(message if self._settings.output_format == "fastchess"
                    else "Tournament finished")
-
-    def _score_line(self, first: str, second: str) -> str:
-        stats = self._stats(first, second)
-        ratio = elo_score(stats)
-        return (f"Score of {first} vs {second}: {stats.wins} - {stats.losses} - {stats.draws}  "
-                f"[{fixed(ratio, 3)}] {stats.games}")
-
-    def _cute_elo(self, stats: FcStats) -> str:
-        elo = elo_figures(stats, False)
-        return (f"Elo difference: {fixed(elo.diff)} +/- {fixed(elo.error)}, LOS: "
-                f"{fixed(elo.los)} %, DrawRatio: {fixed(stats.draw_ratio())} %")
-
-    def _cute_table(self) -> str:
-        ordered, figures, width = self._ranked(False)
-        out = (f"{'Rank':<4} {'Name':<{width}} {'Elo':>10} {'+/-':>10} {'nElo':>10} {'+/-':>10} "
-               f"{'Games':>10} {'Score':>10} {'Draw':>10}")
-        for rank, (name, stats) in enumerate(ordered, start=1):
-            elo = figures[name]
-            out += (f"\n{rank:>4} {name:<{width}} {fixed(elo.diff):>10} {fixed(elo.error):>10} "
-                    f"{fixed(elo.nelo_diff):>10} {fixed(elo.nelo_error):>10} {stats.games:>10} "
-                    f"{fixed(stats.points_ratio(), 1):>9}% {fixed(stats.draw_ratio(), 1):>9}%")
-        return out
-
-    def _cute_sprt(self, stats: FcStats) -> str:
-        assert self._sprt is not None
-        llr = self._sprt.llr(stats, False)
-        lower, upper = self._sprt.lower, self._sprt.upper
-        # this format's percentage and H0 test differ from the fastchess format's
-        percent = llr / lower * 100 if llr < 0 else llr / upper * 100
-        tail = " - H1 was accepted" if llr >= upper else " - H0 was accepted" \
-            if llr < lower else ""
-        return (f"SPRT: llr {fixed(llr)} ({fixed(percent, 1)}%), "
-                f"lbound {fixed(self._sprt.lower)}, ubound {fixed(self._sprt.upper)}{tail}")
 
 
 _SCORED = (Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW)
 _CRASHES = (GameTermination.DISCONNECT, GameTermination.STALL)
 _UCI_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][nbrq]?")
-
-
-def _both(a: str, b: str) -> str:
-    return a if a == b else f"{a} - {b}"
-
-
-def _before(a: float, b: float) -> bool:
-    """fastchess's order of the rank table: higher Elo first, NaN after any number."""
-    import math
-
-    return (not math.isnan(a) and math.isnan(b)) or a > b
