@@ -29,8 +29,6 @@ ALLOWED_CLASSES: dict[str, str] = {
         "the CECP dialogue is being reworked under issue 39; split it once that lands",
     # Not split yet (issue 37 is open on them): each is to go into collaborators by
     # responsibility, and its entry leaves this list with the split.
-    "runner/dropin/cutechess/output.py:CutechessOutput":
-        "not split yet: per-event lines, end-of-run summary and PGN/EPD keeping to separate",
     "runner/service/manager.py:TournamentManager":
         "not split yet: scheduling, recording and stopping of submissions to separate",
 }
