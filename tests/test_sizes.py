@@ -27,10 +27,6 @@ ALLOWED_CLASSES: dict[str, str] = {
         "on every probe of every adjudicated position",
     "runner/protocol/cecp.py:CecpEngine":
         "the CECP dialogue is being reworked under issue 39; split it once that lands",
-    # Not split yet (issue 37 is open on them): each is to go into collaborators by
-    # responsibility, and its entry leaves this list with the split.
-    "runner/service/manager.py:TournamentManager":
-        "not split yet: scheduling, recording and stopping of submissions to separate",
 }
 """Classes over `CLASS_LIMIT` lines, by `path:Name`, each with why it stays whole."""
 
