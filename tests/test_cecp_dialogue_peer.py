@@ -51,7 +51,16 @@ SCENARIOS = [
 ]
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+# Each scenario plays a game under both programs (12-32 s). The fast run keeps one of each kind
+# of time control and of each way of setting a position; the rest run with the slow tests.
+_SLOW = {"fairymax-depth-edit-black", "fairymax-init-string", "sjeng-phalanx-moves-per-period",
+         "hoichess-sjeng-depth-setboard-black",
+         "gnuchess-fairymax-moves-per-period"}
+
+
+@pytest.mark.parametrize("scenario", [
+    pytest.param(s, id=s.name, marks=[pytest.mark.slow] if s.name in _SLOW else [])
+    for s in SCENARIOS])
 def test_each_engine_reads_what_cutechess_cli_writes(scenario: Scenario, tmp_path: Path) -> None:
     """Both engines' input, from the start to the first search, is cutechess-cli's."""
     if cutechess_cli() is None:

@@ -130,6 +130,7 @@ def test_fastchess_comments_match_fastchess_on_the_same_games(tmp_path: Path) ->
     assert ours == theirs
 
 
+@pytest.mark.slow
 def test_cutechess_comments_match_cutechess_on_the_same_games(tmp_path: Path) -> None:
     require_binary("stockfish")
     argv = ["-engine", "cmd=stockfish", "proto=uci", "name=a", "-engine", "cmd=stockfish",

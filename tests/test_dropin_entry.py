@@ -85,7 +85,8 @@ def test_an_entry_point_plays_prints_writes_and_stores(tmp_path: Path, how: str,
 
 
 @needs_stockfish
-@pytest.mark.parametrize("peer", ["fastchess", "cutechess"])
+# The same stop and resume through either drop-in: the second with the slow tests.
+@pytest.mark.parametrize("peer", ["fastchess", pytest.param("cutechess", marks=pytest.mark.slow)])
 def test_sigint_then_the_same_command_line_plays_only_the_missing_games(tmp_path: Path,
                                                                         peer: str) -> None:
     db = tmp_path / "r.db"

@@ -648,7 +648,10 @@ def test_sprt_counts_games_without_pentanomial_reports() -> None:
 @needs_stockfish
 @needs_books
 @pytest.mark.parametrize(("extra", "elo1", "rounds"), [
-    (["-games", "1"], "25", "40"), (["-report", "penta=false"], "150", "200"), ([], "150", "200"),
+    (["-games", "1"], "25", "40"),
+    # Longer SPRT runs (about 20 s each): with the slow tests.
+    pytest.param(["-report", "penta=false"], "150", "200", marks=pytest.mark.slow),
+    pytest.param([], "150", "200", marks=pytest.mark.slow),
 ])
 def test_sprt_stops_where_fastchess_stops(extra: list[str], elo1: str, rounds: str,
                                           tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ def test_engines_without_proto_are_asked_and_played_in_their_protocol(tmp_path: 
     assert _stored_protocols(tmp_path / "r.db") == {"sf": "uci", "fm": "cecp"}
 
 
+@pytest.mark.slow
 def test_an_engine_that_never_moves_stops_the_run_without_a_score(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Stockfish told to speak CECP: every game it is in ends before its first move.

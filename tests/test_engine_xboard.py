@@ -67,6 +67,7 @@ def _check(games: list, debug: str, expected: int) -> None:
     assert complaints == [], complaints[:10]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_xboard_plays_a_two_game_match_between_our_levels(tmp_path):
     games, debug = _match(tmp_path, 2)

@@ -382,6 +382,7 @@ def test_a_game_stored_meanwhile_by_another_writer_is_a_notice_not_a_crash(
                                                (1, "1/2-1/2", "scripted")]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_a_runner_paused_inside_a_write_does_not_block_the_taker_on_postgresql(
         postgres_server: PostgresServer, tmp_path: Path, engine_of: list[Engine]) -> None:

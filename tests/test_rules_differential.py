@@ -106,11 +106,13 @@ def _play_random_game(seed: int, fen: str | None, chess960: bool, max_plies: int
     return plies
 
 
+@pytest.mark.slow
 def test_differential_random_standard_games() -> None:
     total = sum(_play_random_game(seed, None, False, probe_every=5) for seed in range(60))
     assert total > 5000
 
 
+@pytest.mark.slow
 def test_differential_random_chess960_games() -> None:
     total = 0
     for seed in range(40):

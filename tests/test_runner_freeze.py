@@ -57,6 +57,7 @@ def _wait(predicate, what: str, timeout: float = 120.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_a_runner_stopped_mid_game_scores_no_time_forfeit(tmp_path: Path) -> None:
     """SIGSTOP the runner (not its engines) for 8 s while a game is in flight, then SIGCONT:

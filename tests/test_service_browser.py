@@ -373,6 +373,7 @@ def test_protected_reads_need_the_token_in_the_page(protected_service: str) -> N
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_page_follows_a_restarted_service(tmp_path: Path) -> None:
     """The service stops mid-tournament and starts again on the same database: the page's
     stream reconnects by itself (EventSource, with its Last-Event-ID from the old process),
