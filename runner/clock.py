@@ -177,7 +177,9 @@ class TimeControl:
 class Clock:
     """The running clock of one side: remaining time, periods, increments, flag fall."""
 
-    def __init__(self, control: TimeControl) -> None:
+    def __init__(self, control: TimeControl, head_start: bool = False) -> None:
+        """`head_start`: the first period's increment is on the clock before the first move
+        too, so every move starts with one increment more (cutechess-cli's clock)."""
         self.control = control
         self.moves_made = 0
         self.period_index = 0
@@ -186,7 +188,8 @@ class Clock:
         self.last_elapsed = 0.0
         self.flag_fell = False
         if control.periods:
-            self.remaining: float | None = control.periods[0].base
+            first = control.periods[0]
+            self.remaining: float | None = first.base + (first.increment if head_start else 0.0)
         elif control.move_time is not None:
             self.remaining = control.move_time
         else:

@@ -34,10 +34,10 @@ SCENARIOS = [
              ("tc=inf", "depth=2")),
     Scenario("phalanx-sjeng-moves-per-period", (("phalanx",), ("sjeng",)), ("tc=40/20",)),
     Scenario("sjeng-phalanx-moves-per-period", (("sjeng",), ("phalanx",)), ("tc=40/30",)),
-    # cutechess-cli starts a clock with one increment added: its "time" is 5 cs higher.
+    # cutechess-cli starts a clock with one increment added: "time 305" for 3+0.05, ours too.
     Scenario("hoichess-increment-setboard",
              (("hoichess", "name=hoi-a"), ("hoichess", "name=hoi-b")), ("tc=3+0.05",),
-             ("-openings", "file={white}", "format=epd"), clock_values=False),
+             ("-openings", "file={white}", "format=epd")),
     # No name=: each engine is named as it names itself ("name Sjeng 11.2" to hoichess).
     Scenario("hoichess-sjeng-depth-setboard-black", (("hoichess",), ("sjeng",)),
              ("tc=inf", "depth=2"), ("-openings", "file={black}", "format=epd")),

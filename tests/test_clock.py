@@ -198,3 +198,20 @@ def test_minutes_seconds_as_cutechess_cli_reads_it(text, period, pgn):
 )
 def test_period_lists_are_not_taken_for_minutes_seconds(text, periods):
     assert TimeControl.parse(text).periods == periods
+
+
+def test_a_head_start_puts_one_increment_on_the_clock_before_the_first_move():
+    # cutechess-cli's clocks: base plus one increment at the start, then the same accounting
+    # (a flag falls when a move takes more than the time left plus the margin).
+    clock = Clock(TimeControl.parse("3+0.05"), head_start=True)
+    assert clock.remaining == pytest.approx(3.05)
+    assert clock.spend(1.0) is False
+    assert clock.remaining == pytest.approx(2.10)
+    assert clock.spend(2.0) is False
+    assert clock.remaining == pytest.approx(0.15)
+    assert clock.spend(0.16) is True  # past the time left (no margin): the flag falls
+    plain = Clock(TimeControl.parse("3+0.05"))
+    assert plain.remaining == pytest.approx(3.0)
+    # Moves per period: only the first period's start carries the increment (none here).
+    assert Clock(TimeControl.parse("40/20"), head_start=True).remaining == pytest.approx(20.0)
+    assert Clock(TimeControl.parse("inf"), head_start=True).remaining is None

@@ -38,7 +38,8 @@ class MoveWatch:
 
     def __init__(self, spec: GameSpec, report: Callable[[LiveMove], None]) -> None:
         """`report` is called once per move, in the game's task; it must not block."""
-        self._clocks = {True: Clock(spec.white_tc), False: Clock(spec.black_tc)}
+        self._clocks = {True: Clock(spec.white_tc, spec.clock_head_start),
+                        False: Clock(spec.black_tc, spec.clock_head_start)}
         self._report = report
 
     def __call__(self, played: MoveRecord, board: Board) -> None:

@@ -298,7 +298,8 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
                 sent: list[str], on_move: Callable[[MoveRecord, Board], None] | None,
                 frozen: _Frozen, tables: TablebaseJudge | None = None) -> _GameOver:
     """Ask for moves until the game ends; returns (or raises) how."""
-    clocks = {True: Clock(spec.white_tc), False: Clock(spec.black_tc)}
+    clocks = {True: Clock(spec.white_tc, spec.clock_head_start),
+              False: Clock(spec.black_tc, spec.clock_head_start)}
     rules = spec.adjudication
     draws = DrawTracker(rules)
     resigns = ResignTracker(rules)

@@ -60,6 +60,9 @@ class GameSpec:
     white_pov: tuple[bool, bool] = (False, False)
     """(White, Black): whether that side's engine reports scores from White's side
     (cutechess-cli's ``whitepov``): the Black one's scores are negated when read."""
+    clock_head_start: bool = False
+    """Each clock starts with its first period's increment added (the order style decides:
+    cutechess-cli's clocks do), so every move starts with one increment more."""
 
     def __post_init__(self) -> None:
         if self.untimed_move_timeout <= 0:

@@ -179,7 +179,8 @@ def _board(event: GameStarted) -> GameStartedEvent:
         for uci in spec.opening_moves:
             board.push_uci(uci)
         fen, ply = board.fen(), len(board.move_stack)
-        clocks = (Clock(spec.white_tc).remaining, Clock(spec.black_tc).remaining)
+        clocks = (Clock(spec.white_tc, spec.clock_head_start).remaining,
+                  Clock(spec.black_tc, spec.clock_head_start).remaining)
     return GameStartedEvent(
         index=job.index, round=job.round, white=job.white, black=job.black, fen=fen, ply=ply,
         white_clock=clocks[0], black_clock=clocks[1], last_move=None, last_uci=None,

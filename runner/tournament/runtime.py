@@ -112,6 +112,8 @@ def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | 
               "Round": f"{game.round}.{game.index % per_round + 1}"},
         white_pov=(config.engine(game.white).white_pov, config.engine(game.black).white_pov),
         move_ceiling=config.move_ceiling,
+        clock_head_start=(config.order is not None
+                          and implementation(config.order.style).clock_head_start),
     )
 
 

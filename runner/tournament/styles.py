@@ -61,6 +61,8 @@ class OrderImplementation:
     """The opening dealer; ValueError or OSError when the book cannot be opened."""
     adjudication: Callable[[AdjudicationRules], AdjudicationRules] = _same_rules
     """The game's adjudication rules with the style's way of counting."""
+    clock_head_start: bool = False
+    """Whether each clock starts with its first increment already added (runner.clock.Clock)."""
 
 
 _REGISTERED: dict[OrderStyle, OrderImplementation] = {}

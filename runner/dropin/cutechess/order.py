@@ -1,5 +1,6 @@
 """cutechess-cli 1.5's order: its schedule, its opening deal and its way of counting moves for
-adjudication, registered as `OrderStyle.STEPPED`.
+adjudication, and its clocks (each starts with one increment added), registered as
+`OrderStyle.STEPPED`.
 
 The schedule is runner.dropin.cutechess.schedule's, the book order
 runner.dropin.cutechess.suite's; without a book, a Chess960 tournament draws each new
@@ -94,5 +95,8 @@ def _adjudication(rules: AdjudicationRules) -> AdjudicationRules:
     return dataclasses.replace(rules, board_plies=True, resign_per_side=True)
 
 
+# cutechess-cli puts the first increment on each clock before the first move
+# (TimeControl::initialize), so its engines are told, and may use, one increment more.
 register(OrderStyle.STEPPED, OrderImplementation(schedule=_schedule, dealer=CutechessDealer,
-                                                 adjudication=_adjudication))
+                                                 adjudication=_adjudication,
+                                                 clock_head_start=True))
