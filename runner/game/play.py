@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from operator import attrgetter
 
@@ -196,7 +196,10 @@ async def play_game(
     except asyncio.CancelledError:
         await _tell_result(engines, "*", "interrupted")
         raise
-    await _tell_result(engines, over.result, over.reason)  # "*" too: stop a search in progress
+    # "*" too: stop a search in progress.
+    words = (over.reason if spec.result_words is None
+             else spec.result_words(over.result, over.termination, over.reason))
+    await _tell_result(engines, over.result, words, sent)
     return GameRecord(
         white=white.name, black=black.name, spec=spec, moves=tuple(moves), result=over.result,
         termination=over.termination, reason=over.reason, started_at=started,
@@ -216,12 +219,14 @@ def _game_lines(engine: Engine, began: float) -> tuple[TranscriptEntry, ...]:
     return entries[bisect_left(entries, began, key=_entry_time):]
 
 
-async def _tell_result(engines: dict[bool, Engine], result: str, reason: str) -> None:
-    """Send the result to both engines, ignoring engines that are already gone."""
+async def _tell_result(engines: dict[bool, Engine], result: str, reason: str,
+                       moves: Sequence[str] = ()) -> None:
+    """Send the result to both engines (after `moves`, the game's), ignoring engines that
+    are already gone."""
     for engine in engines.values():
         try:
             async with asyncio.timeout(5.0):  # a deadline, not a task per engine (wait_for)
-                await engine.end_game(result, reason)
+                await engine.end_game(result, reason, moves)
         except (EngineError, TimeoutError, OSError) as exc:
             log.debug("end_game for %s failed: %s", engine.name, exc)
 

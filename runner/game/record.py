@@ -8,7 +8,7 @@ keeps it as it is and the PGN text is made from it here. Its moves are the PGN w
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -63,6 +63,10 @@ class GameSpec:
     clock_head_start: bool = False
     """Each clock starts with its first period's increment added (the order style decides:
     cutechess-cli's clocks do), so every move starts with one increment more."""
+    result_words: Callable[[Result, GameTermination, str], str] | None = None
+    """How the engines are told why the game ended, from its result, termination and the
+    runner's reason (the order style decides; None: the runner's reason as it is). A
+    module-level function, so that a job still pickles for a worker."""
 
     def __post_init__(self) -> None:
         if self.untimed_move_timeout <= 0:

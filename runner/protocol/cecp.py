@@ -287,9 +287,11 @@ class CecpEngine(PipeEngine):
             return None
         return await self._ping(self.config.ping_timeout)
 
-    async def end_game(self, result: str, comment: str = "") -> None:
-        """Send ``result`` and ``force`` (the lean dialogue: ``force`` first, as cutechess-cli
-        does); a search still running is interrupted first."""
+    async def end_game(self, result: str, comment: str = "",
+                       moves: Sequence[str] = ()) -> None:
+        """Send ``result`` and ``force``; a search still running is interrupted first. The
+        lean dialogue does as cutechess-cli: ``force``, the moves of `moves` the engine has
+        not seen (the opponent's last), ``result``, then a ``ping`` waited for."""
         if self._proc is None or not self._proc.running:
             return
         if self._thinking and self._features.flag("sigint", True):
@@ -298,14 +300,35 @@ class CecpEngine(PipeEngine):
         # that would end it early.
         comment = _COMMENT_UNSAFE.sub(" ", comment).strip()
         text = f"result {result}" + (f" {{{comment}}}" if comment else "")
+        lean = self.config.cecp_dialogue is CecpDialogue.LEAN
         with contextlib.suppress(EngineError):
-            if self.config.cecp_dialogue is CecpDialogue.LEAN:
-                await self._send("force", text)
+            if lean:
+                unseen = self._unseen_moves(moves) if result != "*" else []
+                await self._send("force", *[self._move_command(m) for m in unseen], text)
             else:
                 await self._send(text, "force")
         self._forced = True
         self._thinking = False
         self._setup = None
+        if lean and self._features.flag("ping", False):
+            # cutechess-cli waits for the engine to have read the result before the next
+            # game or quit; an engine that does not answer in time is quit all the same.
+            with contextlib.suppress(EngineError, TimeoutError):
+                await self._ping(self.config.ping_timeout)
+
+    def _unseen_moves(self, moves: Sequence[str]) -> list[str]:
+        """The moves of `moves` after those the engine knows, written for it; none when
+        `moves` does not extend what it knows (its own moves compared in either notation)."""
+        known = len(self._moves_known)
+        if len(moves) <= known:
+            return []
+        own = set(self._own_moves)
+        for index in range(known):
+            if index not in own and moves[index] != self._moves_known[index]:
+                return []
+        unseen = self._wire_moves(moves, known)
+        self._moves_known.extend(moves[known:])
+        return unseen
 
     def _accepts_sigterm(self) -> bool:
         """``feature sigterm=0`` asks not to be sent SIGTERM."""

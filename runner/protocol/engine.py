@@ -357,8 +357,11 @@ class Engine(abc.ABC):
         """Round-trip a synchronisation request; the latency in seconds, None if unsupported."""
 
     @abc.abstractmethod
-    async def end_game(self, result: str, comment: str = "") -> None:
-        """Tell the engine the game is over (``1-0``, ``0-1``, ``1/2-1/2`` or ``*``)."""
+    async def end_game(self, result: str, comment: str = "",
+                       moves: Sequence[str] = ()) -> None:
+        """Tell the engine the game is over (``1-0``, ``0-1``, ``1/2-1/2`` or ``*``);
+        `moves`, the game's moves since the setup, lets a client first tell the engine the
+        last ones it has not seen (a CECP engine in the lean dialogue)."""
 
     @abc.abstractmethod
     async def quit(self) -> int | None:

@@ -158,7 +158,8 @@ class UciEngine(PipeEngine):
         self._check_alive()
         return await self._ready(self.config.ping_timeout)
 
-    async def end_game(self, result: str, comment: str = "") -> None:
+    async def end_game(self, result: str, comment: str = "",
+                       moves: Sequence[str] = ()) -> None:
         """UCI has no result command: a search still running is stopped with ``stop``."""
         if not self._running:
             return

@@ -103,6 +103,7 @@ def engine_configs(config: TournamentConfig) -> dict[str, EngineConfig]:
 def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
               per_round: int) -> GameSpec:
     """What to play in scheduled `game`: clocks, start, variant, adjudication and PGN tags."""
+    style = None if config.order is None else implementation(config.order.style)
     return GameSpec(
         white_tc=config.time_control(game.white), black_tc=config.time_control(game.black),
         start_fen=None if opening is None else opening.fen,
@@ -112,8 +113,8 @@ def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | 
               "Round": f"{game.round}.{game.index % per_round + 1}"},
         white_pov=(config.engine(game.white).white_pov, config.engine(game.black).white_pov),
         move_ceiling=config.move_ceiling,
-        clock_head_start=(config.order is not None
-                          and implementation(config.order.style).clock_head_start),
+        clock_head_start=style is not None and style.clock_head_start,
+        result_words=None if style is None else style.result_words,
     )
 
 

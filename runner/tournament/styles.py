@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from runner.books.openings import Opening
     from runner.config.model import TournamentConfig
     from runner.game.adjudication import AdjudicationRules
+    from runner.game.termination import GameTermination
+    from runner.rules import Result
     from runner.tournament.schedule import Schedule
 
 __all__ = ["OpeningDealer", "OrderImplementation", "implementation", "register"]
@@ -63,6 +65,9 @@ class OrderImplementation:
     """The game's adjudication rules with the style's way of counting."""
     clock_head_start: bool = False
     """Whether each clock starts with its first increment already added (runner.clock.Clock)."""
+    result_words: Callable[[Result, GameTermination, str], str] | None = None
+    """What the engines are told of a game's end (GameSpec.result_words; None: the runner's
+    own reason)."""
 
 
 _REGISTERED: dict[OrderStyle, OrderImplementation] = {}

@@ -23,11 +23,13 @@ from runner.config.model import (
     PlayOrder,
     TournamentConfig,
 )
+from runner.dropin.cutechess.results import cute_result
 from runner.dropin.cutechess.schedule import CutechessPairing, cutechess_pairing
 from runner.dropin.cutechess.suite import CUTECHESS_PLIES, CutechessSuite, Mersenne, frc_start_fen
 from runner.game.adjudication import AdjudicationRules
+from runner.game.termination import GameTermination
 from runner.protocol.engine import Variant
-from runner.rules import Board
+from runner.rules import Board, Result
 from runner.tournament.styles import OrderImplementation, register
 
 __all__ = ["CutechessDealer", "cutechess_order"]
@@ -95,8 +97,15 @@ def _adjudication(rules: AdjudicationRules) -> AdjudicationRules:
     return dataclasses.replace(rules, board_plies=True, resign_per_side=True)
 
 
+def _result_words(result: Result, termination: GameTermination, reason: str) -> str:
+    """The end as cutechess-cli tells its engines (``Draw by adjudication: maximal game
+    length``): the words of its ``Finished game`` line."""
+    return cute_result(result, termination, reason).description
+
+
 # cutechess-cli puts the first increment on each clock before the first move
 # (TimeControl::initialize), so its engines are told, and may use, one increment more.
 register(OrderStyle.STEPPED, OrderImplementation(schedule=_schedule, dealer=CutechessDealer,
                                                  adjudication=_adjudication,
-                                                 clock_head_start=True))
+                                                 clock_head_start=True,
+                                                 result_words=_result_words))
