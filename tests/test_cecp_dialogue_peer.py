@@ -32,6 +32,11 @@ SCENARIOS = [
     # Init strings: once, before "xboard".
     Scenario("fairymax-init-string", (("fairymax", "initstr=post"), ("fairymax",)),
              ("tc=inf", "depth=2")),
+    # cutechess-cli's option.memory / option.cores: "memory N" / "cores N" to an engine that
+    # declares memory=1 (fairymax) / smp=1 (hoichess), before "new".
+    Scenario("fairymax-hoichess-memory-cores", (("fairymax", "option.memory=64"),
+                                                ("hoichess", "option.cores=2")),
+             ("tc=inf", "depth=2")),
     Scenario("phalanx-sjeng-moves-per-period", (("phalanx",), ("sjeng",)), ("tc=40/20",)),
     Scenario("sjeng-phalanx-moves-per-period", (("sjeng",), ("phalanx",)), ("tc=40/30",)),
     # cutechess-cli starts a clock with one increment added: "time 305" for 3+0.05, ours too.

@@ -43,7 +43,11 @@ def engine_config(entry: EngineSpec) -> EngineConfig:
     """The protocol layer's configuration for a configured engine."""
     uci = entry.protocol.value == "uci"
     options: dict[str, str] = {}
+    resources: dict[str, int] = {}
     for name, value in entry.options:
+        if not uci and name in _CECP_RESOURCES and _whole_number(value):
+            resources[_CECP_RESOURCES[name]] = int(value)
+            continue
         if isinstance(value, bool):
             options[name] = ("true" if value else "false") if uci else ("1" if value else "0")
         else:
@@ -60,8 +64,23 @@ def engine_config(entry: EngineSpec) -> EngineConfig:
         init_strings=entry.init_strings, castling960=entry.castling960.value,
         cecp_dialogue=entry.cecp_dialogue, echo_lines=entry.echo_lines,
         ponder=entry.ponder, options_submitted=entry.options_submitted,
-        stderr_log=entry.stderr, **scaled,
+        stderr_log=entry.stderr, **resources, **scaled,
     )
+
+
+_CECP_RESOURCES = {"memory": "memory_mb", "cores": "cores"}
+"""Options a CECP engine is sent as commands of their own (``memory N``, ``cores N``, when
+it declares ``feature memory=1`` / ``smp=1``), not as ``option``: cutechess-cli's names for
+them (``option.memory=64``)."""
+
+
+def _whole_number(value: object) -> bool:
+    """An option value that is a whole number written in ASCII digits (or an int)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= 0
+    return isinstance(value, str) and value.isascii() and value.isdigit()
 
 
 def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
