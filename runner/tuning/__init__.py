@@ -1,0 +1,1 @@
+"""Tuning: the pure arithmetic of parameter tuning by self-play (SPSA), no engine and no store."""
