@@ -252,7 +252,7 @@ def test_closing_the_terminal_aborts_the_run_and_exits_129(tmp_path, marker):
         os.close(slave)
     os.set_blocking(master, False)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # generous: engines start slowly under load
         while len(processes_with(marker)) < 2 and time.monotonic() < deadline:
             with contextlib.suppress(OSError):
                 os.read(master, 65536)  # keep the terminal drained
@@ -262,6 +262,7 @@ def test_closing_the_terminal_aborts_the_run_and_exits_129(tmp_path, marker):
         time.sleep(0.5)
     finally:
         os.close(master)  # the terminal is gone: the kernel sends SIGHUP to the runner
-    assert proc.wait(30) == 128 + signal.SIGHUP
-    assert gone(engines, 1.0) == []
+    assert proc.wait(120) == 128 + signal.SIGHUP
+    # The runner has exited; its engines may still be going away on a loaded machine.
+    assert gone(engines, 30.0) == []
     assert "interrupted" in stored_status(tmp_path)
