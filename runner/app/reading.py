@@ -1,4 +1,4 @@
-"""Reading stored tournaments: the list, and PGN export with filters.
+"""Reading stored tournaments: the list, and export (PGN, or training samples) with filters.
 
 The checks users rely on are made here once, for the command line and the service alike:
 an export names a tournament that exists (the newest by default) and an ``--engine`` it has
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: listing tournaments loads neither the rul
     from runner.store import Store
 
 __all__ = ["ExportError", "export_target", "never_moved", "pgn_games", "quick_tournament_list",
-           "remember_list", "tournament_list"]
+           "remember_list", "sample_lines", "tournament_list"]
 
 
 class ExportError(LookupError):
@@ -80,3 +80,25 @@ def pgn_games(store: Store, tournament_id: int, *, engine: str | None = None,
     for game in store.games(where):
         if game.pgn:
             yield game.pgn.rstrip("\n") + "\n\n"
+
+
+def sample_lines(store: Store, tournament_id: int, *, every: int = 1, skip_check: bool = False,
+                 skip_captures: bool = False, engine: str | None = None,
+                 result: Result | None = None,
+                 termination: GameTermination | None = None) -> Iterator[str]:
+    """Training samples (runner.report.samples: ``FEN,score,result``, one line each) of the
+    stored games that match the filters, in schedule order; streamed game by game. The
+    sample filters are `SampleFilter`'s."""
+    from runner.report.samples import SampleFilter, lines_of
+
+    choose = SampleFilter(every, skip_check, skip_captures)
+    from runner.store.store import GameFilter
+
+    config = store.stored_config(tournament_id) or {}
+    chess960 = config.get("variant") == "fischerandom"
+    where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,
+                       termination=termination)
+    games = ((game.opening_fen, game.opening_moves, game.result, store.game_moves(game.id))
+             for game in store.games(where))
+    for line in lines_of(games, chess960, choose):
+        yield line + "\n"

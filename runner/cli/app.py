@@ -35,7 +35,8 @@ LAZY = (
     Lazy("roundrobin", "runner.cli.plays", "Every --engine against every other (the words "
          "it takes are below)."),
     Lazy("list", "runner.cli.listing", "Tournaments in the database with their progress."),
-    Lazy("export", "runner.cli.export", "Write stored games as PGN, streamed from the database."),
+    Lazy("export", "runner.cli.export",
+         "Write stored games as PGN (or as training samples), streamed from the database."),
     Lazy("fastchess", "runner.cli.dropin", "fastchess's command line, unchanged (as "
          "runner-fastchess): its output and games, plus the runner's database and resume."),
     Lazy("cutechess", "runner.cli.dropin", "cutechess-cli's command line, unchanged (as "

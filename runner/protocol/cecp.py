@@ -22,7 +22,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from runner.protocol.cecp_commands import option_command
-from runner.protocol.cecp_dialogue import game_commands, position_refusal, search_commands
+from runner.protocol.cecp_dialogue import (
+    ending_commands,
+    game_commands,
+    move_lines,
+    position_refusal,
+    search_commands,
+    unseen_from,
+)
 from runner.protocol.cecp_features import CecpFeatures
 from runner.protocol.cecp_parse import (
     Castling960,
@@ -63,9 +70,6 @@ from runner.protocol.process import EngineProcess
 from runner.protocol.transport import EngineTransport, Line
 
 __all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
-
-_COMMENT_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029{}]+")
-"""What is taken out of a result comment before it is sent (see `end_game`)."""
 
 # Ping probes for an engine quiet before done=1: the first after `_PROBE_AFTER` seconds without
 # a line, then at intervals growing from `_PROBE_INTERVAL` to 1 s.  gnuchess 6.2.7 (-x) stays
@@ -198,7 +202,7 @@ class CecpEngine(PipeEngine):
         self._reset_game_state(setup)
         await self._send(*game_commands(self.config, setup, self._features))
         if setup.moves:
-            await self._send(*(self._move_command(m) for m in self._wire_moves(setup.moves, 0)))
+            await self._send(*move_lines(self._features, self._wire_moves(setup.moves, 0)))
             self._moves_known = list(setup.moves)
         await self._synchronise()
         if self._refused_depth is not None:
@@ -289,46 +293,24 @@ class CecpEngine(PipeEngine):
 
     async def end_game(self, result: str, comment: str = "",
                        moves: Sequence[str] = ()) -> None:
-        """Send ``result`` and ``force``; a search still running is interrupted first. The
-        lean dialogue does as cutechess-cli: ``force``, the moves of `moves` the engine has
-        not seen (the opponent's last), ``result``, then a ``ping`` waited for."""
+        """Stop a running search, tell the result (`ending_commands`); lean: await a ping."""
         if self._proc is None or not self._proc.running:
             return
         if self._thinking and self._features.flag("sigint", True):
             self._proc.send_signal(signal.SIGINT)
-        # The comment may quote an engine's own text: no control character, and no brace
-        # that would end it early.
-        comment = _COMMENT_UNSAFE.sub(" ", comment).strip()
-        text = f"result {result}" + (f" {{{comment}}}" if comment else "")
         lean = self.config.cecp_dialogue is CecpDialogue.LEAN
+        first = unseen_from(self._moves_known, self._own_moves, moves) if lean else None
+        unseen = self._wire_moves(moves, first) if first is not None and result != "*" else []
+        lines = ending_commands(self.config, self._features, result, comment, unseen)
         with contextlib.suppress(EngineError):
-            if lean:
-                unseen = self._unseen_moves(moves) if result != "*" else []
-                await self._send("force", *[self._move_command(m) for m in unseen], text)
-            else:
-                await self._send(text, "force")
+            await self._send(*lines)
         self._forced = True
         self._thinking = False
         self._setup = None
         if lean and self._features.flag("ping", False):
-            # cutechess-cli waits for the engine to have read the result before the next
-            # game or quit; an engine that does not answer in time is quit all the same.
+            # Read before the next game or quit; no answer in time: quit all the same.
             with contextlib.suppress(EngineError, TimeoutError):
                 await self._ping(self.config.ping_timeout)
-
-    def _unseen_moves(self, moves: Sequence[str]) -> list[str]:
-        """The moves of `moves` after those the engine knows, written for it; none when
-        `moves` does not extend what it knows (its own moves compared in either notation)."""
-        known = len(self._moves_known)
-        if len(moves) <= known:
-            return []
-        own = set(self._own_moves)
-        for index in range(known):
-            if index not in own and moves[index] != self._moves_known[index]:
-                return []
-        unseen = self._wire_moves(moves, known)
-        self._moves_known.extend(moves[known:])
-        return unseen
 
     def _accepts_sigterm(self) -> bool:
         """``feature sigterm=0`` asks not to be sent SIGTERM."""
@@ -429,9 +411,6 @@ class CecpEngine(PipeEngine):
         sent = wire[len(wire) - (len(moves) - first):] if len(moves) > first else []
         self._rewritten.update(w for w, m in zip(sent, moves[first:], strict=True) if w != m)
         return sent
-
-    def _move_command(self, move: str) -> str:
-        return f"usermove {move}" if self._features.flag("usermove", False) else move
 
     def position_refusal(self, fen: str, variant: Variant) -> str | None:
         """Why `fen` cannot be stated to this engine (known once it has started and sent its

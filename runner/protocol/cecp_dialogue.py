@@ -7,6 +7,7 @@ announced; `CecpEngine` sends the lines they return. Where the protocol leaves a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from runner.clock import TimeControl
@@ -20,7 +21,8 @@ from runner.protocol.cecp_commands import (
 from runner.protocol.cecp_features import CecpFeatures
 from runner.protocol.engine import CecpDialogue, ClockState, EngineConfig, GameSetup, Variant
 
-__all__ = ["game_commands", "position_commands", "position_refusal", "search_commands"]
+__all__ = ["ending_commands", "game_commands", "move_lines", "position_commands", "position_refusal",
+           "search_commands", "unseen_from"]
 
 NEW_GAME_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 """The position CECP's ``new`` sets up (runner.rules is not imported here: start-up cost)."""
@@ -109,8 +111,7 @@ def search_commands(config: EngineConfig, setup: GameSetup, features: CecpFeatur
     offer, the clocks, the moves (from force mode: the moves, the colour, ``go``; else the
     one move); and the time-control period now sent (see `clock_commands`)."""
     lean = config.cecp_dialogue is CecpDialogue.LEAN
-    usermove = features.flag("usermove", False)
-    moves = [f"usermove {m}" if usermove else m for m in new_moves]
+    moves = move_lines(features, new_moves)
     lines: list[str] = []
     if draw_offered and features.flag("draw", True):
         lines.append("draw")
@@ -142,3 +143,39 @@ def search_commands(config: EngineConfig, setup: GameSetup, features: CecpFeatur
 def _untimed(tc: TimeControl) -> bool:
     """No clock and no move time: a depth limit, a node limit or nothing."""
     return not tc.periods and tc.move_time is None
+
+
+_COMMENT_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029{}]+")
+"""What is taken out of a result comment before it is sent (see `ending_commands`)."""
+
+
+def unseen_from(known: Sequence[str], own: Sequence[int], moves: Sequence[str]) -> int | None:
+    """Where the moves of a game (`moves`) the engine has not seen begin, or None when there
+    are none or `moves` does not extend those it knows (`known`; its own moves, at the
+    indices `own`, may be written in its notation there)."""
+    if len(moves) <= len(known):
+        return None
+    for index, move in enumerate(known):
+        if moves[index] != move and index not in own:
+            return None
+    return len(known)
+
+
+def ending_commands(config: EngineConfig, features: CecpFeatures, result: str, comment: str,
+                    unseen: Sequence[str]) -> list[str]:
+    """The lines that tell the engine a game is over: ``result`` then ``force``; the lean
+    dialogue, as cutechess-cli: ``force``, the moves it has not seen (`unseen`, as it reads
+    them), then ``result``."""
+    # The comment may quote an engine's own text: no control character, and no brace that
+    # would end it early.
+    comment = _COMMENT_UNSAFE.sub(" ", comment).strip()
+    text = f"result {result}" + (f" {{{comment}}}" if comment else "")
+    if config.cecp_dialogue is not CecpDialogue.LEAN:
+        return [text, "force"]
+    return ["force", *move_lines(features, unseen), text]
+
+
+def move_lines(features: CecpFeatures, moves: Sequence[str]) -> list[str]:
+    """`moves` as the engine reads them (``usermove e2e4`` when it asks for the word)."""
+    usermove = features.flag("usermove", False)
+    return [f"usermove {m}" if usermove else m for m in moves]
