@@ -135,6 +135,9 @@ def test_the_scheduler_killed_mid_run(tmp_path: Path, cluster: _Cluster) -> None
     assert line.startswith(f"error: lost the Dask scheduler ({cluster.address}) while game ")
     follows = err.splitlines()[err.splitlines().index(line) + 1]
     assert follows.startswith("Once the cause above is fixed"), err
+    # The games that were out died with the scheduler: none is said to finish.
+    assert "running games will finish" not in err, err
+    assert "the games that were out are lost with it and not counted" in err, err
     assert _gone(engines), "an engine of the worker is still running"
     before = sum(g[1] == "done" for g in _games(tmp_path / "r.db"))
     assert _legal_pgn(tmp_path / "games.pgn") == before

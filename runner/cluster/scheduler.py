@@ -148,6 +148,7 @@ class DaskScheduler(Scheduler):
         self._client: Client | None = None
         self._failure: str | None = None
         self._cannot_set_up = False
+        self._scheduler_lost = False  # the games out are lost with it: none will finish
         self._moves: _Moves | None = None
         self._waker: asyncio.Task[Any] | None = None
 
@@ -304,10 +305,12 @@ class DaskScheduler(Scheduler):
             for moved in self._moves.take() if self._moves is not None else ():
                 yield moved
             if self._failure is not None:
-                yield SchedulerFailure(self._failure, refused=self._cannot_set_up)
+                yield SchedulerFailure(self._failure, refused=self._cannot_set_up,
+                                       games_lost=self._scheduler_lost)
                 self._failure = None
         if self._failure is not None:
-            yield SchedulerFailure(self._failure, refused=self._cannot_set_up)
+            yield SchedulerFailure(self._failure, refused=self._cannot_set_up,
+                                       games_lost=self._scheduler_lost)
 
     def _waiting(self) -> set[asyncio.Task[Any]]:
         """What to wait for: the jobs in flight and, when watching, the next move."""
@@ -405,6 +408,7 @@ class DaskScheduler(Scheduler):
                 self._failure = (f"lost the Dask scheduler ({self.address or 'local cluster'}) "
                                  f"while game {job.index + 1} was out: {_first_line(error)}")
                 self._jobs.stop()
+                self._scheduler_lost = True
             return
         if isinstance(error, KilledWorker):
             yield Notice(f"game {job.index + 1}: the workers playing it died "

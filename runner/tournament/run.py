@@ -288,7 +288,7 @@ class Tournament:
                     await mark
             await self._finished(event, writer)
         elif isinstance(event, SchedulerFailure):
-            self._stop.scheduler_failed(event.text, event.refused)
+            self._stop.scheduler_failed(event.text, event.refused, event.games_lost)
         else:
             self._on_event(event)
 

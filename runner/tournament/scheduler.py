@@ -79,6 +79,9 @@ class SchedulerFailure:
     refused: bool = False
     """The engines refuse the configuration (an option, a variant, a limit): running the same
     configuration again fails alike."""
+    games_lost: bool = False
+    """The games that were out are lost with what failed (the Dask scheduler killed): none
+    of them will finish here; a resume plays them."""
 
 
 SchedulerEvent = JobStarted | JobMoved | JobFinished | Notice | SchedulerFailure

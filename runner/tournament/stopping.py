@@ -70,14 +70,17 @@ class RunStop:
         elif stop:
             self.stop(hard=True)
 
-    def scheduler_failed(self, text: str, refused: bool) -> None:
-        """The scheduler cannot go on (`text` says why): finish the running games only."""
+    def scheduler_failed(self, text: str, refused: bool, games_lost: bool = False) -> None:
+        """The scheduler cannot go on (`text` says why): finish the running games only, or,
+        with `games_lost`, say they are lost with it (a resume plays them)."""
         self.error = text
         self.refused = refused
         if not self.soft:  # not `stop`: its notice speaks of an interrupt
             self.soft = True
-            self.on_event(Notice("stopping after this failure: no new games; running "
-                                 "games will finish"))
+            self.on_event(Notice(
+                "stopping after this failure: no new games; the games that were out are "
+                "lost with it and not counted (a resume plays them)" if games_lost else
+                "stopping after this failure: no new games; running games will finish"))
             self.scheduler.stop()
 
     def silent(self, text: str) -> bool:
