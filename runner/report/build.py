@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ from runner.report.records import (
     Crosstable,
     EloSeries,
     EngineFaults,
+    EngineSearch,
     LengthBin,
     LlrPoint,
     PairingResult,
@@ -63,7 +64,7 @@ from runner.stats import (
 from runner.store import never_moved
 
 if TYPE_CHECKING:
-    from runner.store.store import PlayedGame, ReportRows, TournamentInfo
+    from runner.store.store import PlayedGame, ReportRows, SearchTotals, TournamentInfo
 
 __all__ = [
     "FAULT_TERMINATIONS",
@@ -160,6 +161,7 @@ def build_report(rows: ReportRows, tournament_id: int | None = None, *,
         sprt=_sprt_state(spec, maxgames, results, engines, info.sprt_decision),
         elo_series=series, elo_series_kind=kind, llr_series=llr_points, lengths=lengths,
         mean_plies=mean_plies, notes=tuple(notes), worker_faults=replay.on_workers.faults(engines),
+        search=_search(rows.search(tournament_id), engines),
     )
     if never_moved(info.reason) is None:
         return built
@@ -424,3 +426,20 @@ def _series(replay: _Replay, fmt: TournamentFormat, engines: Sequence[str], spec
     series = tuple(EloSeries(label, tuple(elo_points[label])) for label in order
                    if label in elo_points)
     return series, kind, tuple(llr_points)
+
+
+def _search(totals: Iterable[SearchTotals], engines: Sequence[str]) -> tuple[EngineSearch, ...]:
+    """Each engine's `EngineSearch` from the store's sums over its moves, in the engines'
+    order."""
+    by_name = {t.engine: t for t in totals}
+    out = []
+    for name in engines:
+        t = by_name.get(name)
+        if t is None or not t.moves:
+            continue
+        out.append(EngineSearch(
+            engine=name, moves=t.moves,
+            mean_depth=t.depth_sum / t.depth_moves if t.depth_moves else None,
+            mean_time_ms=t.time_ms / t.moves,
+            nps=t.nodes * 1000 / t.node_time_ms if t.node_time_ms else None))
+    return tuple(out)

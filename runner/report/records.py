@@ -16,6 +16,7 @@ __all__ = [
     "Crosstable",
     "EloSeries",
     "EngineFaults",
+    "EngineSearch",
     "LengthBin",
     "LlrPoint",
     "PairingResult",
@@ -123,6 +124,20 @@ class EngineFaults:
 
 
 @dataclass(frozen=True)
+class EngineSearch:
+    """How one engine searched and spent its time, over its own moves (book moves left out)."""
+
+    engine: str
+    moves: int
+    mean_depth: float | None
+    """None when no move reported a depth."""
+    mean_time_ms: float | None
+    """The mean time a move took, in milliseconds (None without moves)."""
+    nps: float | None
+    """Nodes per second over the moves that reported a node count (None without any)."""
+
+
+@dataclass(frozen=True)
 class SprtState:
     """An SPRT's settings and where it stands on the games played."""
 
@@ -201,6 +216,8 @@ class Report:
     notes: tuple[str, ...]
     worker_faults: tuple[WorkerFaults, ...] = ()
     """Each engine's games and faults per Dask worker (empty when every game ran in-process)."""
+    search: tuple[EngineSearch, ...] = ()
+    """Each engine's depth, time per move and speed (engines without a move left out)."""
     stopped: str | None = None
     """Why the run stopped when an engine never moved (the stored reason): its games are no
     result, so the report has no standings, Elo or SPRT, only what happened in the games."""

@@ -91,7 +91,8 @@ def _tables(report: Report) -> list[Table]:
     """The report's rich tables, in reading order."""
     cross = [] if report.crosstable is None else [_crosstable_table(report.crosstable)]
     scores = [] if report.stopped else [_standings_table(report), *_pairing_tables(report)]
-    tables = [*scores, *cross, _terminations_table(report), _faults_table(report)]
+    search = [_search_table(report)] if report.search else []
+    tables = [*scores, *cross, _terminations_table(report), _faults_table(report), *search]
     for table in tables:  # a name or figure too long for a narrow column folds, never is cut
         for column in table.columns:
             column.overflow = "fold"
@@ -176,6 +177,18 @@ def _faults_table(report: Report) -> Table:
     if report.worker_faults:
         faults.caption = Text(_worker_caption(report), justify="left")
     return faults
+
+
+def _search_table(report: Report) -> Table:
+    """Each engine's depth, time per move and speed over its own moves."""
+    search = Table(title="Search per engine (own moves, book left out)", title_justify="left")
+    for name in ("Engine", "Moves", "Mean depth", "Mean time/move", "Nodes/s"):
+        search.add_column(name, justify="left" if name == "Engine" else "right")
+    for s in report.search:
+        time = "-" if s.mean_time_ms is None else f"{s.mean_time_ms / 1000:.3f} s"
+        search.add_row(s.engine, str(s.moves), _fmt(s.mean_depth),
+                       time, _fmt(s.nps, ",.0f"))
+    return search
 
 
 def _worker_caption(report: Report) -> str:

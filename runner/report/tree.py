@@ -8,6 +8,7 @@ from datetime import datetime
 from runner.report.records import (
     CrossCell,
     EngineFaults,
+    EngineSearch,
     PairingResult,
     Report,
     SprtState,
@@ -21,6 +22,7 @@ __all__ = [
     "CrossCellJson",
     "CrosstableJson",
     "EloLineJson",
+    "EngineSearchJson",
     "FaultsJson",
     "LengthBinJson",
     "LengthsJson",
@@ -172,6 +174,22 @@ class WorkerFaultsJson(Wire):
                    time_losses=w.time_losses, flagged=w.flagged)
 
 
+class EngineSearchJson(Wire):
+    """One engine's search over its own moves (book moves left out)."""
+
+    engine: str
+    moves: int
+    mean_depth: Finite
+    mean_time_ms: Finite
+    nps: Finite
+
+    @classmethod
+    def of(cls, s: EngineSearch) -> EngineSearchJson:
+        """The wire form of an `EngineSearch`."""
+        return cls(engine=s.engine, moves=s.moves, mean_depth=s.mean_depth,
+                   mean_time_ms=s.mean_time_ms, nps=s.nps)
+
+
 class SprtReportJson(Wire):
     """The report's SPRT: where it stands (null before a game) and its settings."""
 
@@ -256,6 +274,7 @@ class ReportJson(Wire):
     faults: list[FaultsJson]
     unattributed_faults: int
     worker_faults: list[WorkerFaultsJson]
+    search: list[EngineSearchJson]
     sprt: SprtReportJson | None
     series: SeriesJson
     lengths: LengthsJson
@@ -282,6 +301,7 @@ class ReportJson(Wire):
             faults=[FaultsJson.of(f) for f in report.faults],
             unattributed_faults=report.unattributed_faults,
             worker_faults=[WorkerFaultsJson.of(w) for w in report.worker_faults],
+            search=[EngineSearchJson.of(s) for s in report.search],
             sprt=None if report.sprt is None else SprtReportJson.of(report.sprt),
             series=SeriesJson(
                 elo_kind=report.elo_series_kind,

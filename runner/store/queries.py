@@ -35,6 +35,7 @@ __all__ = [
     "GameFilter",
     "PlayedGame",
     "ReportRows",
+    "SearchTotals",
     "StoredGame",
     "StoredMove",
     "TournamentInfo",
@@ -42,6 +43,7 @@ __all__ = [
     "finished_job_keys",
     "find_tournament",
     "game_moves",
+    "search_totals",
     "list_statements",
     "stream_games",
     "stream_played",
@@ -330,6 +332,46 @@ def stream_played(session: Session, tournament_id: int, *,
 
 
 
+class SearchTotals(NamedTuple):
+    """Sums over one engine's own moves (book moves left out) in a tournament's played games."""
+
+    engine: str
+    moves: int
+    depth_sum: int
+    depth_moves: int
+    """Moves that reported a depth (`depth_sum` is theirs)."""
+    time_ms: int
+    nodes: int
+    node_time_ms: int
+    """The time of the moves that reported a node count (what `nodes` was searched in)."""
+
+
+def search_totals(session: Session, tournament_id: int) -> list[SearchTotals]:
+    """Each engine's `SearchTotals`, in one aggregate over the moves: ply 1 is the move of
+    the side to move in the game's start position (White without an opening FEN)."""
+    white_starts = or_(GameRow.opening_fen.is_(None), ~GameRow.opening_fen.like("% b %"))
+    odd = MoveRow.ply % 2 == 1
+    mover = case(((odd & white_starts) | (~odd & ~white_starts), GameRow.white_id),
+                 else_=GameRow.black_id)
+    counted = MoveRow.nodes.is_not(None)
+    query = (
+        select(mover, func.count(), func.coalesce(func.sum(MoveRow.depth), 0),
+               func.count(MoveRow.depth), func.coalesce(func.sum(MoveRow.time_ms), 0),
+               func.coalesce(func.sum(MoveRow.nodes), 0),
+               func.coalesce(func.sum(case((counted, MoveRow.time_ms), else_=0)), 0))
+        .join(GameRow, GameRow.id == MoveRow.game_id)
+        .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE,
+               MoveRow.time_ms.is_not(None))
+        .group_by(mover)
+    )
+    names = dict(session.execute(select(EngineRow.id, EngineRow.name)
+                                 .where(EngineRow.tournament_id == tournament_id)).all())
+    return [SearchTotals(names[engine], int(moves), int(depth), int(depths), int(time_ms),
+                         int(nodes), int(node_time))
+            for engine, moves, depth, depths, time_ms, nodes, node_time
+            in session.execute(query).all() if engine in names]
+
+
 class ReportRows:
     """What a report reads, in the one transaction `Store.report_rows` holds."""
 
@@ -349,3 +391,7 @@ class ReportRows:
         """Its played games in the order they ended, streamed (see `stream_played`)."""
         return stream_played(self._session, tournament_id,
                              fault_terminations=fault_terminations)
+
+    def search(self, tournament_id: int) -> list[SearchTotals]:
+        """Each engine's search and time sums over its own moves (see `search_totals`)."""
+        return search_totals(self._session, tournament_id)

@@ -62,6 +62,7 @@ from runner.store.queries import (
     GameFilter,
     PlayedGame,
     ReportRows,
+    SearchTotals,
     StoredGame,
     StoredMove,
     TournamentInfo,
@@ -94,7 +95,8 @@ if TYPE_CHECKING:
 __all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "SERVICE", "Database", "DuplicateGameError",
            "EngineRowValues", "GameFilter", "JobKey", "LeaseHeldError", "LeaseLostError",
            "NamedTournament", "Placement", "PlayedGame", "PlayedRow", "Preparation",
-           "ReportRows", "SchemaMismatch", "Store", "StoreError", "StoredGame", "StoredMove",
+           "ReportRows", "SchemaMismatch", "SearchTotals", "Store", "StoreError", "StoredGame",
+           "StoredMove",
            "StoredTournament", "TournamentInfo", "TournamentProgress", "TournamentStatus",
            "TournamentStore", "forget", "heartbeat_interval", "never_moved", "new_owner"]
 
