@@ -199,6 +199,41 @@ def test_a_worker_with_another_version_of_the_package_takes_no_game(
     assert {g[3] for g in _games(tmp_path / "r.db")} == {"same"}
 
 
+@pytest.mark.timeout(400)
+def test_a_worker_of_another_version_joining_during_the_run_takes_no_game(
+        tmp_path: Path, cluster: _Cluster) -> None:
+    """A worker of another version that joins while the run plays is asked its version when
+    the next game comes back and left out with the same notice; every game is stored once,
+    none played by it."""
+    from runner import __version__
+
+    cluster.worker("same", slots=1)
+    cluster.wait_workers()
+    # Engines restarted for every game, each slow to start: games last long enough for the
+    # late worker to join while the run still has games to hand out.
+    config = _config(tmp_path, rounds=4, slow_start=1.5)
+    config.write_text(config.read_text().replace('protocol = "cecp"\n',
+                                                 'protocol = "cecp"\nrestart = "on"\n'))
+    run = _start(tmp_path, config, cluster.address)
+    try:
+        deadline = time.monotonic() + 8 * EVENT_TIMEOUT
+        while _played(tmp_path) < 1:
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.2)
+        cluster.worker("old", slots=1, env=_other_version(tmp_path))
+        _, err = run.communicate(timeout=8 * EVENT_TIMEOUT)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 0, err
+    assert "Traceback" not in err
+    notice = (f"worker old runs cecp-runner 0.0.1-other+{__version__}, this runner is "
+              f"{__version__}: it takes no games in this run")
+    assert err.count(notice) == 1, err
+    _all_once(tmp_path, 8)
+    assert {g[3] for g in _games(tmp_path / "r.db")} == {"same"}
+
 
 @pytest.mark.timeout(300)
 def test_a_run_whose_only_worker_died_while_joining_says_it_waits(

@@ -1,9 +1,10 @@
 """What one cluster run knows about its Dask workers: which may take which game.
 
-A worker is left out of the run when it runs another version of the runner, or after
-`MAX_WORKER_FAILURES` failed jobs; one that could not start an engine takes no more games
-needing that engine. The scheduler (`runner.cluster.scheduler`) asks `allowed` before it
-sends each job, and tells the roster each failure a job came back with.
+A worker is left out of the run when it runs another version of the runner (asked when it
+is first seen, at the start or when it joins later), or after `MAX_WORKER_FAILURES` failed
+jobs; one that could not start an engine takes no more games needing that engine. The
+scheduler (`runner.cluster.scheduler`) asks `allowed` before it sends each job, and tells the
+roster each failure a job came back with.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ class WorkerRoster:
         """Engine name -> addresses of workers that could not start it."""
         self.live: set[str] = set()
         """The workers connected when last asked (`refresh`)."""
+        self.asks_versions = False
+        """Whether workers are asked their version (a cluster the run did not start)."""
+        self.checked: set[str] = set()
+        """Workers whose version was asked (`check_versions`)."""
+        self.other_versions: set[str] = set()
+        """Workers left out for their version: a game one of them played before it was
+        asked (it joined while games were queued) is not counted but played again."""
 
     @property
     def restricted(self) -> bool:
@@ -45,13 +53,20 @@ class WorkerRoster:
         """Ask the scheduler which workers are connected now."""
         self.live = set(await cast("Awaitable[dict[str, int]]", client.nthreads()))
 
-    async def leave_out_other_versions(self, client: Client) -> list[Notice]:
-        """Leave out the workers that run another version of the runner than this one (or
-        one too old to say), with a notice for each; none left stops the run at its first
-        game (`allowed`). Workers joining later are not asked."""
+    async def check_versions(self, client: Client) -> list[Notice]:
+        """Ask each worker not asked yet which version of the runner it runs, and leave out
+        those of another version (or too old to say) with a notice for each; none left stops
+        the run at its next game (`allowed`). Called at the start and whenever a game comes
+        back, so a worker that joins during the run is asked before it takes a game."""
         from runner import __version__
 
-        answers = await client.run(package_version, on_error="return")
+        self.asks_versions = True
+        await self.refresh(client)
+        new = sorted(self.live - self.checked)
+        if not new:
+            return []
+        answers = await client.run(package_version, workers=new, on_error="return")
+        self.checked.update(answers)
         identity = await client.scheduler.identity()
         workers = identity.get("workers", {}) if isinstance(identity, dict) else {}
         notices = []
@@ -59,6 +74,7 @@ class WorkerRoster:
             if answer == __version__:
                 continue
             self.excluded.add(address)
+            self.other_versions.add(address)
             name = str((workers.get(address) or {}).get("name") or address)
             theirs = (f"cecp-runner {answer}" if isinstance(answer, str)
                       else "a version of cecp-runner that cannot say which")

@@ -192,7 +192,7 @@ class DaskScheduler(Scheduler):
                 yield Notice(f"no Dask worker is connected to {self.address} yet: the games "
                              f"wait for one (dask worker {self.address} --nthreads N "
                              '--resources "slots=N")')
-            for notice in await self._workers.leave_out_other_versions(client):
+            for notice in await self._workers.check_versions(client):
                 yield notice
         if self.watch_moves:
             self._moves = _Moves()
@@ -279,7 +279,11 @@ class DaskScheduler(Scheduler):
         left."""
         finished = True  # a job came back: the cluster may have changed
         while True:
-            if finished and self._workers.restricted:
+            if finished and self._workers.asks_versions:
+                # A worker may have joined: asked its version before it takes more games.
+                for notice in await self._new_workers_checked(client):
+                    yield notice
+            elif finished and self._workers.restricted:
                 # Some workers are left out: restrictions name the others, as they are now.
                 await self._workers.refresh(client)
             while (len(self._flight) < AHEAD * self.concurrency
@@ -311,6 +315,16 @@ class DaskScheduler(Scheduler):
         if self._failure is not None:
             yield SchedulerFailure(self._failure, refused=self._cannot_set_up,
                                        games_lost=self._scheduler_lost)
+
+    async def _new_workers_checked(self, client: Client) -> list[Notice]:
+        """`WorkerRoster.check_versions`, with nothing said when the scheduler cannot answer:
+        the jobs out fail then, and their failure says what happened (a lost scheduler)."""
+        if client.status != "running":
+            return []
+        try:
+            return await self._workers.check_versions(client)
+        except Exception:  # distributed raises its own comm errors and timeouts here
+            return []
 
     def _waiting(self) -> set[asyncio.Task[Any]]:
         """What to wait for: the jobs in flight and, when watching, the next move."""
@@ -368,7 +382,9 @@ class DaskScheduler(Scheduler):
             return
         reply = JobReply.from_json(task.result())
         outcome = reply.outcome
-        if isinstance(outcome, EngineFailed):
+        if str(reply.address) in self._workers.other_versions:
+            self._jobs.retry(job)  # played by a version left out (its notice said so): again
+        elif isinstance(outcome, EngineFailed):
             # Where an engine does not start, it is not sent again: the other workers play
             # its games (no limit of failed starts in a row, as in this process: a worker
             # left out is the run's answer here, and none left stops it).
