@@ -56,10 +56,12 @@ SCENARIOS = [
 ]
 
 
-# Each scenario plays a game under both programs (12-32 s). The fast run keeps one of each kind
-# of time control and of each way of setting a position; the rest run with the slow tests.
+# Each scenario plays a game under both programs (12-32 s). The fast run keeps the issue's
+# first case (depth, edit), moves per period and the increment (setboard); the rest run with
+# the slow tests.
 _SLOW = {"fairymax-depth-edit-black", "fairymax-init-string", "sjeng-phalanx-moves-per-period",
-         "hoichess-sjeng-depth-setboard-black",
+         "hoichess-sjeng-depth-setboard-black", "sjeng-fairymax-move-time",
+         "fairymax-hoichess-memory-cores", "phalanx-sjeng-opening-moves",
          "gnuchess-fairymax-moves-per-period"}
 
 

@@ -640,6 +640,8 @@ def test_matrix_pv_warnings(tmp_path: Path) -> None:
     assert "Warning; Illegal PV move - move a1a1 from bad" in _lines(done["ours"][1])
 
 
+# A stop and resume through runner-fastchess is also tests/test_dropin_entry.py's fast case.
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_matrix_sigint_in_the_middle(tmp_path: Path) -> None:
     """SIGINT after game 3: both print the resume hint, Finished match and exit 1; the

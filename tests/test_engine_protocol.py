@@ -56,7 +56,8 @@ def test_unknown_command_and_illegal_move_use_the_spec_forms():
 
 
 def test_bare_moves_work_when_usermove_is_rejected():
-    with our_engine() as engine:
+    # A depth: untimed, the engine would think for its default time (about 15 s) for nothing.
+    with our_engine("--depth", "2") as engine:
         engine.send("xboard", "protover 2")
         engine.expect(lambda line: line == "feature done=1")
         engine.send("rejected usermove", "new", "force", "e2e4", "e7e5", "g1f3")

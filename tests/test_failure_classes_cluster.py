@@ -199,6 +199,7 @@ def test_a_worker_with_another_version_of_the_package_takes_no_game(
     assert {g[3] for g in _games(tmp_path / "r.db")} == {"same"}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_a_worker_of_another_version_joining_during_the_run_takes_no_game(
         tmp_path: Path, cluster: _Cluster) -> None:
