@@ -83,6 +83,21 @@ class WorkerRoster:
                 "games in this run (install the same version on every worker)"))
         return notices
 
+    async def game_came_back(self, client: Client) -> list[Notice]:
+        """After a job came back: ask a worker that joined since its version (when workers
+        are asked), or refresh who is connected (when restrictions name them). Nothing is
+        said when the scheduler cannot answer: the jobs out fail then, and their failure says
+        what happened (a lost scheduler)."""
+        if client.status != "running" or not (self.asks_versions or self.restricted):
+            return []
+        try:
+            if self.asks_versions:
+                return await self.check_versions(client)
+            await self.refresh(client)
+        except Exception:  # distributed raises its own comm errors and timeouts here
+            pass
+        return []
+
     def allowed(self, engines: Iterable[str]) -> list[str] | None:
         """The workers a game of these engines may run on (None: any; empty: none left),
         leaving out failing and unable ones."""

@@ -279,13 +279,9 @@ class DaskScheduler(Scheduler):
         left."""
         finished = True  # a job came back: the cluster may have changed
         while True:
-            if finished and self._workers.asks_versions:
-                # A worker may have joined: asked its version before it takes more games.
-                for notice in await self._new_workers_checked(client):
+            if finished:  # a job came back: the cluster may have changed since
+                for notice in await self._workers.game_came_back(client):
                     yield notice
-            elif finished and self._workers.restricted:
-                # Some workers are left out: restrictions name the others, as they are now.
-                await self._workers.refresh(client)
             while (len(self._flight) < AHEAD * self.concurrency
                    and (job := self._jobs.next()) is not None):
                 started = self._launch(client, job)
@@ -315,16 +311,6 @@ class DaskScheduler(Scheduler):
         if self._failure is not None:
             yield SchedulerFailure(self._failure, refused=self._cannot_set_up,
                                        games_lost=self._scheduler_lost)
-
-    async def _new_workers_checked(self, client: Client) -> list[Notice]:
-        """`WorkerRoster.check_versions`, with nothing said when the scheduler cannot answer:
-        the jobs out fail then, and their failure says what happened (a lost scheduler)."""
-        if client.status != "running":
-            return []
-        try:
-            return await self._workers.check_versions(client)
-        except Exception:  # distributed raises its own comm errors and timeouts here
-            return []
 
     def _waiting(self) -> set[asyncio.Task[Any]]:
         """What to wait for: the jobs in flight and, when watching, the next move."""
