@@ -90,10 +90,9 @@ def sample_lines(store: Store, tournament_id: int, *, every: int = 1, skip_check
     stored games that match the filters, in schedule order; streamed game by game. The
     sample filters are `SampleFilter`'s."""
     from runner.report.samples import SampleFilter, lines_of
-
-    choose = SampleFilter(every, skip_check, skip_captures)
     from runner.store.store import GameFilter
 
+    choose = SampleFilter(every, skip_check, skip_captures)
     config = store.stored_config(tournament_id) or {}
     chess960 = config.get("variant") == "fischerandom"
     where = GameFilter(tournament_id=tournament_id, engine=engine, result=result,

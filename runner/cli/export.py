@@ -27,7 +27,7 @@ class ExportFormat(enum.StrEnum):
 
 def export_command(
     tournament_id: int | None = typer.Argument(None, help="Tournament id (default: the newest)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="PGN file to write (default: stdout)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="File to write (default: stdout)."),
     engine: str | None = typer.Option(None, "--engine", help="Only games of this engine."),
     result: Result | None = typer.Option(None, "--result", help="Only games with this result."),
     termination: GameTermination | None = typer.Option(

@@ -23,6 +23,7 @@ from runner.game.job import GameJob
 from runner.game.record import GameSpec
 from runner.protocol.engine import EngineConfig
 from runner.protocol.freeze import FreezeMonitor
+from runner.protocol.options import spin_number
 from runner.stats import SprtSpec
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scheduler import LocalScheduler
@@ -45,8 +46,8 @@ def engine_config(entry: EngineSpec) -> EngineConfig:
     options: dict[str, str] = {}
     resources: dict[str, int] = {}
     for name, value in entry.options:
-        if not uci and name in _CECP_RESOURCES and _whole_number(value):
-            resources[_CECP_RESOURCES[name]] = int(value)
+        if not uci and name in _CECP_RESOURCES and (amount := _amount(value)) is not None:
+            resources[_CECP_RESOURCES[name]] = amount
             continue
         if isinstance(value, bool):
             options[name] = ("true" if value else "false") if uci else ("1" if value else "0")
@@ -74,13 +75,14 @@ it declares ``feature memory=1`` / ``smp=1``), not as ``option``: cutechess-cli'
 them (``option.memory=64``)."""
 
 
-def _whole_number(value: object) -> bool:
-    """An option value that is a whole number written in ASCII digits (or an int)."""
+def _amount(value: object) -> int | None:
+    """An option value read as a non-negative whole number (an int, or ASCII digits as a
+    submitted spin value is read: `spin_number`); None for anything else."""
     if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return value >= 0
-    return isinstance(value, str) and value.isascii() and value.isdigit()
+        return None
+    number = value if isinstance(value, int) else (
+        spin_number(value) if isinstance(value, str) else None)
+    return number if number is not None and number >= 0 else None
 
 
 def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
