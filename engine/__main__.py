@@ -1,4 +1,4 @@
-"""`python -m engine`: run the bundled engine on stdin/stdout (CECP, or UCI with `--uci`)."""
+"""`python -m engine`: the bundled engine on stdin/stdout (CECP, or UCI with `--uci`); `bench`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ from engine.protocol import serve
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and serve CECP (or UCI with `--uci`) until `quit`."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["bench"]:
+        from engine.bench import main as bench
+
+        return bench(args[1:])
     if "--uci" in args:
         from engine.uci import serve_uci, translate_fault_aliases
 

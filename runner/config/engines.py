@@ -138,7 +138,8 @@ def _engines_file(path: Path, problems: list[ConfigProblem],
     if data is None:
         return {}
     check = Checker(str(path), problems, ENUM_ALIASES)
-    check.keys(data, "", ("engines",))
+    # Recipes (runner.build) share the file: engines built from an allow-listed repository.
+    check.keys(data, "", ("engines", "recipes"))
     raw = data.get("engines", [])
     if not isinstance(raw, list):
         check.add("engines", raw, f"expected an array of tables, not {type_name(raw)}")
