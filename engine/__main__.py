@@ -12,10 +12,12 @@ from engine.protocol import serve
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and serve CECP (or UCI with `--uci`) until `quit`."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["bench"]:
+    if "bench" in args:
+        # `[options] bench [DEPTH]`: how a test queue appends its bench to an engine's command.
         from engine.bench import main as bench
 
-        return bench(args[1:])
+        at = args.index("bench")
+        return bench(args[at + 1:], parse_config(args[:at]))
     if "--uci" in args:
         from engine.uci import serve_uci, translate_fault_aliases
 

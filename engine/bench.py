@@ -1,4 +1,4 @@
-"""`python -m engine bench [DEPTH]`: a fixed search over a fixed set of positions.
+"""`python -m engine [OPTIONS] bench [DEPTH]`: a fixed search over a fixed set of positions.
 
 The node count depends only on the code (the search and the evaluation), not on the machine,
 so it is the build's signature a test queue checks; the speed line is the machine's. The
@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
+from engine.config import EngineConfig
 from engine.evaluate import evaluator_for
 from engine.search import Searcher, SearchLimits
 from runner.rules import Board
@@ -42,8 +43,9 @@ def run_bench(depth: int = BENCH_DEPTH, version: str = "v2") -> tuple[int, float
     return nodes, time.monotonic() - start
 
 
-def main(args: list[str]) -> int:
-    """Print the bench's node count and speed; a bad depth exits 2 with one line."""
+def main(args: list[str], config: EngineConfig | None = None) -> int:
+    """Print the bench's node count and speed for `config`'s evaluation; a bad depth exits 2
+    with one line."""
     depth = BENCH_DEPTH
     if args:
         if len(args) > 1 or not args[0].isdecimal() or not 1 <= int(args[0]) <= 20:
@@ -51,7 +53,7 @@ def main(args: list[str]) -> int:
                   file=sys.stderr)
             return 2
         depth = int(args[0])
-    nodes, seconds = run_bench(depth)
+    nodes, seconds = run_bench(depth, (config or EngineConfig()).version)
     print(f"Total time (ms) : {round(seconds * 1000)}")
     print(f"Nodes searched  : {nodes}")
     print(f"Nodes/second    : {round(nodes / seconds) if seconds > 0 else 0}")

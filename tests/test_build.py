@@ -54,12 +54,9 @@ def _bundled_repo(root: Path) -> tuple[Path, str, str]:
     base = _commit_all(repo, "base")
     config = repo / "engine" / "config.py"
     text = config.read_text()
-    assert 'version: str = "v2"' in text
-    config.write_text(text.replace('version: str = "v2"', 'version: str = "v1"'))
-    bench = repo / "engine" / "bench.py"
-    text = bench.read_text()
-    assert 'version: str = "v2"' in text
-    bench.write_text(text.replace('version: str = "v2"', 'version: str = "v1"'))
+    assert 'choices=("v1", "v2"), default="v2"' in text
+    config.write_text(text.replace('choices=("v1", "v2"), default="v2"',
+                                   'choices=("v1", "v2"), default="v1"'))
     dev = _commit_all(repo, "dev: the v1 evaluation")
     return repo, base, dev
 

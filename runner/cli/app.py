@@ -25,6 +25,8 @@ LAZY = (
          "web page (/): submit tournaments, watch them live, read their games and reports."),
     Lazy("build", "runner.cli.build", "Build an engine from a git ref of an allow-listed "
          "repository (a recipe of the engines file) and check its bench."),
+    Lazy("test", "runner.cli.branch", "Test a branch against main: engines built from git "
+         "refs."),
     Lazy("worker", "runner.cli.worker", "Inspect the Dask workers a tournament would run on."),
     Lazy("tb", "runner.cli.tablebase", "Probe Syzygy endgame tablebases."),
     Lazy("run", "runner.cli.plays", "Run (or resume) the tournament a TOML file describes."),

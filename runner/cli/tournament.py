@@ -177,10 +177,12 @@ def standings_table(board: Scoreboard) -> Table:
 def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    mode: StartMode, tournament_id: int | None = None,
                    concurrency: int | None = None, rating_interval: int = 0,
-                   workers: int | None = None, cluster: str | None = None) -> RunResult:
+                   workers: int | None = None, cluster: str | None = None,
+                   done_returns: bool = False) -> RunResult:
     """Open the database, play the tournament (`runner.app.run`) with a view, print the
     summary; returns how it ended. `workers` None with no `cluster` picks the default; 0
-    plays in this process."""
+    plays in this process. A finished tournament is said and exits 0, or with
+    `done_returns` is said and returned (a chain of stages goes on from it)."""
     url, source = tournament_db(db_url, config)
     store = open_db(url, source=source)  # a wrong --db is said before any engine starts
     try:
@@ -195,7 +197,7 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
             raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
                                 "[cluster])", "cluster") from None
         if isinstance(result, Done):
-            _say_finished(store, config, result)
+            _say_finished(store, config, result, exits=not done_returns)
         if isinstance(result, Refused):
             raise fail(result.message, result.exit_status)
         if isinstance(result, RunOutcome):
@@ -280,7 +282,8 @@ def _lease_timeout() -> float | None:
     return seconds
 
 
-def _say_finished(store: Store, config: TournamentConfig, done: Done) -> NoReturn:
+def _say_finished(store: Store, config: TournamentConfig, done: Done, *,
+                  exits: bool = True) -> None:
     """Say that the tournament is finished, and exit 0 (its PGN file made whole first):
     running the same file again used to start a new tournament silently (and append every
     game to the same --pgnout file)."""
@@ -295,7 +298,8 @@ def _say_finished(store: Store, config: TournamentConfig, done: Done) -> NoRetur
                   if done.finished.changed else ".") + "\n"
                f"See its results with 'runner report {found}', or start a new tournament from "
                "this file with --new.", highlight=False, markup=False, soft_wrap=True)
-    raise typer.Exit(0)
+    if exits:
+        raise typer.Exit(0)
 
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:

@@ -1,0 +1,108 @@
+"""Testing a branch against main: both sides built from refs of one recipe and benched, then
+a match per stage, the next stage (LTC after STC) only when the one before passed its SPRT.
+
+The sides are decided once per test (`build_sides`): refs resolved to commits, the commits
+between them listed, each side built (or found in the build cache) and benched, a declared
+node count checked. Each stage is an ordinary tournament (`stage_config`) that the run verb
+plays and stores, so a stage is resumed, reported and exported like any other; its name is
+the test's and the stage's, so the same test file run again continues where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.app.report import report
+from runner.build import (
+    Bench,
+    Build,
+    Commit,
+    Mirror,
+    build,
+    check_bench,
+    measure_bench,
+)
+from runner.build.testfile import BranchTest
+from runner.config.model import TournamentConfig
+from runner.config.parse import parse_config
+from runner.stats.sprt import SprtDecision
+from runner.store.store import Store
+from runner.tournament.events import RunOutcome
+
+__all__ = ["Side", "Sides", "build_sides", "decision", "stage_config", "stored_decision"]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a test: its ref, the commit it named, its build and its bench."""
+
+    role: str
+    """``base`` or ``dev``."""
+    ref: str
+    commit: Commit
+    build: Build
+    bench: Bench | None
+
+    @property
+    def engine_name(self) -> str:
+        """The side's name in the games: its role and short commit (``dev-1a2b3c4d``)."""
+        return f"{self.role}-{self.commit.sha[:8]}"
+
+
+@dataclass(frozen=True)
+class Sides:
+    """Both sides of a test and the commits dev has that base has not."""
+
+    base: Side
+    dev: Side
+    between: tuple[Commit, ...]
+
+
+def build_sides(test: BranchTest, cache: Path, say: Callable[[str], None]) -> Sides:
+    """Resolve, build and bench both sides (blocking); raises UnknownRef, GitError,
+    BuildFailed, BenchFailed or WrongBench, the last naming the side and both counts."""
+    mirror = Mirror(test.recipe.repository, cache)
+    mirror.update()
+    base_commit, dev_commit = mirror.resolve(test.base), mirror.resolve(test.dev)
+    between = tuple(mirror.between(base_commit.sha, dev_commit.sha))
+    sides = []
+    for role, ref, commit, declared in (("base", test.base, base_commit, test.base_bench),
+                                        ("dev", test.dev, dev_commit, test.dev_bench)):
+        built = build(test.recipe, commit.sha, cache, mirror=mirror)
+        how = "from the cache" if built.cached else f"built in {built.seconds:.1f} s"
+        say(f"{role}: {ref} = {commit.sha[:12]} ({commit.subject}), {how}")
+        bench = None
+        if test.recipe.bench:
+            bench = measure_bench(built)
+            check_bench(bench, declared, f"{role} ({ref}, {commit.sha[:12]})")
+            speed = f", {bench.nps} nodes/s" if bench.nps is not None else ""
+            say(f"{role}: bench {bench.nodes} nodes{speed}")
+        sides.append(Side(role, ref, commit, built, bench))
+    return Sides(sides[0], sides[1], between)
+
+
+def stage_config(test: BranchTest, sides: Sides, stage: int) -> TournamentConfig:
+    """The tournament of stage `stage` (0: the first): dev against base at the stage's time
+    control, every other key from the test file; raises ConfigError naming the file."""
+    label, tc = test.stages[stage]
+    data = {**test.tournament, "name": f"{test.name} {label}", "format": "match", "tc": tc,
+            "engines": [sides.dev.build.engine_table(sides.dev.engine_name),
+                        sides.base.build.engine_table(sides.base.engine_name)]}
+    return parse_config(data, source=str(test.source), base_dir=test.source.parent)
+
+
+def decision(outcome: RunOutcome) -> SprtDecision | None:
+    """A stage's SPRT decision as its run ended (None: no SPRT); the next stage starts on H1."""
+    return None if outcome.sprt is None else outcome.sprt.decision
+
+
+def stored_decision(store: Store, tournament_id: int) -> SprtDecision | None:
+    """The SPRT decision of a stage found finished in the store (None: no SPRT, no games)."""
+    state = report(store, tournament_id).sprt
+    if state is None:
+        return None
+    if state.stored_decision is not None:
+        return SprtDecision(state.stored_decision)
+    return None if state.result is None else state.result.decision
