@@ -141,12 +141,15 @@ def test_a_second_runner_is_refused_and_takes_over_once_the_first_is_killed(
         while _games_done(db) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _games_done(db) >= 2
+        # Paused (engines too) rather than left playing: on a loaded machine it could finish
+        # its twelve games before the listing below; its lease (60 s) outlives the pause.
+        os.killpg(first.pid, signal.SIGSTOP)
         second = subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True,
                                 timeout=60)
         assert second.returncode == 2
         message = " ".join(second.stderr.split())
         assert f"is being run by pid {first.pid} on host {socket.gethostname()}" in message
-        assert first.poll() is None  # the first runner goes on, its games untouched
+        assert first.poll() is None  # the first runner is untouched
         listing = subprocess.run([sys.executable, "-m", "runner", "list", "--db", url],
                                  cwd=tmp_path, env=env, capture_output=True, text=True,
                                  timeout=60)
