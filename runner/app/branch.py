@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from runner.app.report import report
 from runner.build import (
@@ -31,7 +32,8 @@ from runner.stats.sprt import SprtDecision
 from runner.store.store import Store
 from runner.tournament.events import RunOutcome
 
-__all__ = ["Side", "Sides", "build_sides", "decision", "stage_config", "stored_decision"]
+__all__ = ["Side", "Sides", "build_sides", "decision", "stage_config", "stage_table",
+           "stored_decision"]
 
 
 @dataclass(frozen=True)
@@ -83,14 +85,20 @@ def build_sides(test: BranchTest, cache: Path, say: Callable[[str], None]) -> Si
     return Sides(sides[0], sides[1], between)
 
 
-def stage_config(test: BranchTest, sides: Sides, stage: int) -> TournamentConfig:
-    """The tournament of stage `stage` (0: the first): dev against base at the stage's time
-    control, every other key from the test file; raises ConfigError naming the file."""
+def stage_table(test: BranchTest, sides: Sides, stage: int) -> dict[str, Any]:
+    """The tournament table of stage `stage` (0: the first): dev against base at the stage's
+    time control, every other key from the test."""
     label, tc = test.stages[stage]
-    data = {**test.tournament, "name": f"{test.name} {label}", "format": "match", "tc": tc,
+    return {**test.tournament, "name": f"{test.name} {label}", "format": "match", "tc": tc,
             "engines": [sides.dev.build.engine_table(sides.dev.engine_name),
                         sides.base.build.engine_table(sides.base.engine_name)]}
-    return parse_config(data, source=str(test.source), base_dir=test.source.parent)
+
+
+def stage_config(test: BranchTest, sides: Sides, stage: int) -> TournamentConfig:
+    """Stage `stage`'s tournament read as the test file's own (its paths relative to the
+    file); raises ConfigError naming the file."""
+    return parse_config(stage_table(test, sides, stage), source=str(test.source),
+                        base_dir=test.source.parent)
 
 
 def decision(outcome: RunOutcome) -> SprtDecision | None:

@@ -1,9 +1,17 @@
-"""``runner test run``: a branch against main, both built from refs of one recipe, played
-stage after stage (STC, then LTC when the STC's SPRT passed)."""
+"""``runner test``: a branch against main, both built from refs of one recipe, played stage
+after stage (STC, then LTC when the STC's SPRT passed), here (``run``) or on a runner
+service's queue (``submit``, ``status``)."""
 
 from __future__ import annotations
 
+import ipaddress
+import json
+import tomllib
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -11,9 +19,15 @@ from rich.console import Console
 from runner.app.branch import Sides, build_sides, decision, stage_config, stored_decision
 from runner.app.modes import StartMode, tournament_db
 from runner.app.run import Done
-from runner.build import BenchFailed, BuildFailed, GitError, UnknownRef, WrongBench
+from runner.build import (
+    BenchFailed,
+    BuildFailed,
+    GitError,
+    UnknownRef,
+    WrongBench,
+    default_cache,
+)
 from runner.build.testfile import BranchTest, load_branch_test
-from runner.cli.build import default_cache
 from runner.cli.errors import exit_on_error, fail, open_db, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.cli.tournament import run_tournament
@@ -26,6 +40,8 @@ from runner.tournament.events import RunOutcome
 test_app = typer.Typer(help="Test a branch against main: engines built from git refs.",
                        no_args_is_help=True, cls=RunnerGroup)
 _out = unwrapped(Console(highlight=False, stderr=True))
+_shown = unwrapped(Console(highlight=False))
+"""What `status` answers (standard output: a script reads it)."""
 
 
 @test_app.command("run")
@@ -108,3 +124,107 @@ def _decision(result: object, config: TournamentConfig, db: str | None) -> SprtD
 def register(app: typer.Typer) -> None:
     """Add ``test`` to the ``runner`` application."""
     app.add_typer(test_app, name="test")
+
+
+@test_app.command("submit")
+def test_submit(
+    test_file: Path = typer.Argument(..., metavar="TEST_FILE",
+                                     help="A branch test file (its engines_file is left out: "
+                                          "the service's names the recipes)."),
+    server: str = typer.Option(..., "--server", metavar="URL",
+                               help="The service (https://HOST, or http:// on this machine)."),
+    token_file: Path = typer.Option(..., "--token-file", metavar="FILE",
+                                    help="A file holding the service's token."),
+) -> None:
+    """Submit a branch test to a runner service's queue; prints its id and where to read it."""
+    try:
+        data = tomllib.loads(test_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise fail(f"{test_file}: {exc}") from None
+    data.pop("engines_file", None)
+    reply = _call(server, "/api/tests", _token(token_file), data)
+    _out.print(f"test {reply['id']} queued: {server.rstrip('/')}{reply['url']}", markup=False)
+
+
+@test_app.command("status")
+def test_status(
+    server: str = typer.Option(..., "--server", metavar="URL", help="The service."),
+    test_id: int | None = typer.Argument(None, metavar="[ID]", help="One test (default: all)."),
+    token_file: Path | None = typer.Option(None, "--token-file", metavar="FILE",
+                                           help="The token, when the service protects reads."),
+) -> None:
+    """The tests of a runner service's queue, or one test with its stages."""
+    token = None if token_file is None else _token(token_file)
+    if test_id is None:
+        for test in _call(server, "/api/tests", token)["tests"]:
+            _shown.print(_line(test), markup=False, soft_wrap=True)
+        return
+    test = _call(server, f"/api/tests/{test_id}", token)
+    _shown.print(_line(test), markup=False, soft_wrap=True)
+    for stage in test["stages"]:
+        where = stage["url"] or "not started"
+        label = shown(stage["label"]) if stage["label"] == stage["tc"] else \
+            f"{shown(stage['label'])} ({shown(stage['tc'])})"
+        _shown.print(f"  {label}: {where}", markup=False)
+    if test.get("message"):
+        _shown.print(shown(test["message"], multiline=True), markup=False)
+
+
+def _line(test: dict[str, object]) -> str:
+    """One test in a line: id, state, name, refs and commits."""
+    return (f"{test['id']:>4}  {shown(str(test['state'])):<9} {shown(str(test['name']))}  "
+            f"{shown(str(test['dev_ref']))} ({str(test['dev_sha'])[:8]}) vs "
+            f"{shown(str(test['base_ref']))} ({str(test['base_sha'])[:8]})  "
+            f"priority {test['priority']}")
+
+
+def _token(path: Path) -> str:
+    """The token in `path` (its first line), or exit 2 saying why."""
+    try:
+        token = path.read_text(encoding="utf-8").strip().splitlines()[0].strip()
+    except (OSError, UnicodeDecodeError, IndexError):
+        raise fail(f"{path}: cannot read a token from it") from None
+    return token
+
+
+def _call(server: str, path: str, token: str | None,
+          body: dict[str, object] | None = None) -> dict[str, Any]:
+    """A request to the service's API; its JSON answer, or exit saying what it refused."""
+    parts = urllib.parse.urlsplit(server)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise fail(f"--server {server!r}: expected http(s)://HOST[:PORT]")
+    if token is not None and parts.scheme == "http":
+        host = parts.hostname
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback:
+            raise fail(f"--server {server!r}: a token is sent over https only (plain http "
+                       "only to this machine)")
+    headers = {"Accept": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(server.rstrip("/") + path, data=data, headers=headers,
+                                     method="POST" if body is not None else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            found: dict[str, Any] = json.loads(answer.read())
+            return found
+    except urllib.error.HTTPError as exc:
+        try:
+            detail = json.loads(exc.read()).get("detail")
+        except ValueError:
+            detail = None
+        if isinstance(detail, list):
+            for problem in detail:
+                _out.print(shown(str(problem.get("text", problem))), markup=False)
+            raise fail(f"the service refused the test ({exc.code})") from None
+        raise fail(f"the service answered {exc.code}: {shown(str(detail or exc.reason))}",
+                   1) from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise fail(f"cannot reach {server}: {exc}", 1) from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
@@ -17,6 +16,7 @@ from runner.build import (
     WrongBench,
     build,
     check_bench,
+    default_cache,
     load_recipes,
     measure_bench,
 )
@@ -26,11 +26,6 @@ from runner.text import shown
 
 _out = unwrapped(Console(highlight=False))
 
-
-def default_cache() -> Path:
-    """Where builds are kept unless --cache says: the user's cache directory."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "cecp-runner"
 
 
 def build_command(

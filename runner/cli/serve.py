@@ -101,6 +101,9 @@ def serve_command(
     heavy_reads_per_client: int | None = typer.Option(
         None, "--heavy-reads-per-client", min=1,
         help="Reports and PGN exports one address may have in flight (429 beyond; default 2)."),
+    build_cache: Path | None = typer.Option(
+        None, "--build-cache", metavar="DIR",
+        help="Where branch tests' engines are built (default: ~/.cache/cecp-runner)."),
 ) -> None:
     """Serve the JSON API (/docs), the event streams and the web page (/): submit tournaments,
     watch them live, read their games and reports."""

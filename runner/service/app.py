@@ -9,7 +9,9 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from runner import __version__
-from runner.service import api
+from runner.build import default_cache
+from runner.service import api, branch_api
+from runner.service.branches import BranchQueue
 from runner.service.declared import DeclaredOptions
 from runner.service.manager import TournamentManager
 from runner.service.page import router as page_router
@@ -29,10 +31,14 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = store if store is not None else Store.open(settings.db_url)
         app.state.manager = manager or TournamentManager(settings, opened)
+        app.state.branch_queue = BranchQueue(settings, opened, app.state.manager,
+                                             settings.build_cache or default_cache())
         try:
             await app.state.manager.start()
+            await app.state.branch_queue.start()
             yield
         finally:
+            await app.state.branch_queue.close()
             await app.state.manager.close()
             if store is None:
                 opened.close()
@@ -49,6 +55,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
     app.state.token_throttle = TokenThrottle(settings.token_failures)
     app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
     app.include_router(api.router)
+    app.include_router(branch_api.router)
     app.include_router(page_router)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),

@@ -188,6 +188,12 @@ class TournamentManager:
         self.log(tournament_id).publish(StatusEvent(status="queued"))
         return "queued"
 
+    async def ended(self, tournament_id: int) -> None:
+        """Return once the tournament's run here has ended (at once when none is running)."""
+        run = self._runs.get(tournament_id)
+        if run is not None and run.task is not None:
+            await asyncio.wait({run.task})  # neither its result nor its cancellation is ours
+
     async def exists(self, tournament_id: int) -> bool:
         """Whether the tournament is in the database."""
         return await self._data.progress(tournament_id) is not None

@@ -19,6 +19,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from runner.build import load_recipes
 from runner.config.engines import load_engines_file
 from runner.protocol.loop import LoopChoiceError, loop_name
 from runner.service.app import create_app
@@ -57,6 +58,7 @@ def serve(chosen: Mapping[str, Any], *, db: str | None, token_file: Path | None,
             f"name) and there is no {engines} here: give one with --engines FILE or "
             "RUNNER_ENGINES=FILE")
     load_engines_file(engines)
+    load_recipes(engines)  # a branch test's recipe is checked before anything listens too
     for key, flag in (("books_dir", "--books"), ("tablebases_dir", "--tablebases")):
         if key in given and not Path(given[key]).is_dir():
             raise ServeRefused(f"{flag} {given[key]}: no such directory")

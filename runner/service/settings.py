@@ -66,6 +66,8 @@ class ServiceSettings:
     stream_queue: int = 2000
     """Events waiting for one slow client before its stream is closed (it reconnects and
     resumes from its Last-Event-ID)."""
+    build_cache: Path | None = None
+    """Where branch tests' engines are built and kept (None: the user's cache directory)."""
     cors_origins: tuple[str, ...] = ()
     """Origins allowed by CORS; empty: CORS off."""
     # -- heavy reads and what a submission may ask (issue 26)

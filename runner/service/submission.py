@@ -41,7 +41,7 @@ from runner.service.settings import ServiceSettings
 from runner.tournament.pairing import pairing_for
 from runner.tournament.runtime import engine_config
 
-__all__ = ["MAX_GAMES", "SOURCE", "check_submission", "parse_body"]
+__all__ = ["MAX_GAMES", "SOURCE", "check_stage", "check_submission", "parse_body"]
 
 SOURCE = "submitted configuration"
 """How problems name the submitted text (in place of a file name)."""
@@ -233,6 +233,31 @@ def check_submission(data: Mapping[str, Any], settings: ServiceSettings,
         raise ConfigError(problems)
     # A depth or node limit alone may never end (fairymax at depth=64): the service's ceiling
     # on a move's time stands in for the clock such a game lacks.
+    return dataclasses.replace(config, move_ceiling=settings.move_ceiling_seconds)
+
+
+def check_stage(data: Mapping[str, Any], engines: list[dict[str, Any]],
+                settings: ServiceSettings) -> TournamentConfig:
+    """A branch test's stage: the submitted tournament keys checked as a submission's are
+    (the same refusals and bounds), played by `engines`, the tables of an allow-listed
+    recipe's builds (trusted as the engines file's own); ConfigError with every problem."""
+    problems = refused(data, settings)
+    table = {key: value for key, value in data.items() if key not in _REFUSED_TOP}
+    if any(p.key == "openings.file" for p in problems):
+        table.pop("openings", None)
+    _place_tablebases(table, settings, refused_dirs=any(
+        p.key == "adjudication.tablebases" for p in problems))
+    table["engines"] = engines
+    try:
+        config: TournamentConfig | None = parse_config(table, source=SOURCE,
+                                                       base_dir=settings.books_root)
+    except ConfigError as exc:
+        problems.extend(exc.problems)
+        config = None
+    if config is not None:
+        problems.extend(_limits(config, settings, data, [None] * len(config.engines)))
+    if problems or config is None:
+        raise ConfigError(problems)
     return dataclasses.replace(config, move_ceiling=settings.move_ceiling_seconds)
 
 

@@ -218,3 +218,30 @@ class LeaseRow(Base):
     timeout_seconds: Mapped[float | None] = mapped_column(Float)
     """The silence after which the holder's lease may be taken over (None: rows written
     before runners declared it, the default 60 s)."""
+
+
+class BranchTestRow(Base):
+    """A branch test of the service's queue: what was asked, where it stands, its stages'
+    tournaments (runner.service.branches runs it)."""
+
+    __tablename__ = "branch_tests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    recipe: Mapped[str] = mapped_column(String(200))
+    base_ref: Mapped[str] = mapped_column(String(200))
+    base_sha: Mapped[str] = mapped_column(String(64))
+    dev_ref: Mapped[str] = mapped_column(String(200))
+    dev_sha: Mapped[str] = mapped_column(String(64))
+    spec: Mapped[dict[str, Any]]
+    """The submitted test (its tournament keys and ``branch`` table), checked."""
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    share: Mapped[float] = mapped_column(Float, default=1.0)
+    state: Mapped[str] = mapped_column(String(16), default="pending")
+    stage: Mapped[int] = mapped_column(Integer, default=0)
+    tournaments: Mapped[list[int]] = mapped_column(JSON, default=list)
+    """The ids of its stages' tournaments, in order (as JSON numbers)."""
+    message: Mapped[str | None] = mapped_column(Text)
+    """Why it failed or stopped (a build's last lines, a wrong bench), or its end."""
+    created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    updated_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))

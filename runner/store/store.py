@@ -29,6 +29,7 @@ from sqlalchemy import Enum, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from runner.store.branches import BranchTestRecord, BranchTests
 from runner.store.db import (
     SCHEMA_REVISION,
     Database,
@@ -92,7 +93,8 @@ if TYPE_CHECKING:
     from runner.store.preparing import Preparation
     from runner.store.writing import TournamentStore
 
-__all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "SERVICE", "Database", "DuplicateGameError",
+__all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "SERVICE", "BranchTestRecord", "BranchTests",
+           "Database", "DuplicateGameError",
            "EngineRowValues", "GameFilter", "JobKey", "LeaseHeldError", "LeaseLostError",
            "NamedTournament", "Placement", "PlayedGame", "PlayedRow", "Preparation",
            "ReportRows", "SchemaMismatch", "SearchTotals", "Store", "StoreError", "StoredGame",
@@ -389,6 +391,11 @@ class Store:
         """Mark a tournament stopped on request (a service start does not resume it)."""
         with self.db.session() as session:
             set_status(session, tournament_id, TournamentStatus.STOPPED)
+
+    @property
+    def branch_tests(self) -> BranchTests:
+        """The service's branch tests in this database."""
+        return BranchTests(self.db)
 
     def set_reason(self, tournament_id: int, reason: str | None) -> None:
         """Note why the tournament's run failed (None: it did not, or it runs again)."""

@@ -1,0 +1,186 @@
+"""The JSON API of branch tests: submit one, list them, read one, and an admin's pause,
+resume, stop and priority (runner.service.branches runs them)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request, status
+from fastapi.responses import JSONResponse
+
+from runner.build.testfile import TC_PRESETS
+from runner.config.check import ConfigError
+from runner.report.wire import Wire, wire_data
+from runner.service.api import (
+    _OPEN_READ,
+    _PROBLEMS,
+    _REFUSED,
+    _SUBMIT_BODY,
+    _UNAUTHORIZED,
+    Read,
+    Write,
+    _problem,
+)
+from runner.service.branches import BranchQueue
+from runner.service.manager import Conflict
+from runner.service.payloads import ProblemsBody, Submitted
+from runner.service.submission import parse_body
+from runner.store.store import BranchTestRecord
+
+__all__ = ["BranchTestJson", "BranchTestList", "router"]
+
+router = APIRouter(prefix="/api/tests", tags=["branch tests"])
+"""The routes of branch tests."""
+
+TestId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The test's id.")]
+
+
+class StageJson(Wire):
+    """One stage of a test: its label, time control and tournament (once submitted)."""
+
+    label: str
+    tc: str
+    tournament_id: int | None
+    url: str | None
+
+
+class BranchTestJson(Wire):
+    """A branch test: what was asked, where it stands and its stages."""
+
+    id: int
+    name: str
+    recipe: str
+    base_ref: str
+    base_sha: str
+    dev_ref: str
+    dev_sha: str
+    state: str
+    """pending, building, running, paused, finished, failed or stopped."""
+    priority: int
+    share: float
+    stage: int
+    """The stage playing or last played (0: the first)."""
+    stages: list[StageJson]
+    message: str | None
+    """Why it failed or stopped (a build's last lines, a wrong bench), or how it ended."""
+    created_at: str
+    updated_at: str
+    commits: list[list[str]] | None = None
+    """The commits dev has that base has not, (hash, subject); in one test's answer only."""
+
+
+class BranchTestList(Wire):
+    """``GET /api/tests``: every test, newest first."""
+
+    tests: list[BranchTestJson]
+
+
+def _queue(request: Request) -> BranchQueue:
+    queue: BranchQueue = request.app.state.branch_queue
+    return queue
+
+
+def _json(record: BranchTestRecord, commits: list[tuple[str, str]] | None = None,
+          ) -> BranchTestJson:
+    stages = record.spec.get("branch", {}).get("stages", ["stc"])
+    shown = []
+    for index, written in enumerate(stages if isinstance(stages, list) else ["stc"]):
+        text = str(written)
+        label, tc = ((text.upper(), TC_PRESETS[text.lower()]) if text.lower() in TC_PRESETS
+                     else (text, text))
+        tournament = record.tournaments[index] if index < len(record.tournaments) else None
+        shown.append(StageJson(label=label, tc=tc, tournament_id=tournament,
+                               url=None if tournament is None
+                               else f"/api/tournaments/{tournament}"))
+    return BranchTestJson(
+        id=record.id, name=record.name, recipe=record.recipe, base_ref=record.base_ref,
+        base_sha=record.base_sha, dev_ref=record.dev_ref, dev_sha=record.dev_sha,
+        state=record.state, priority=record.priority, share=record.share, stage=record.stage,
+        stages=shown, message=record.message, created_at=record.created_at.isoformat(),
+        updated_at=record.updated_at.isoformat(),
+        commits=None if commits is None else [list(pair) for pair in commits])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, dependencies=[Write],
+             openapi_extra=_SUBMIT_BODY, response_model=Submitted,
+             responses={400: _REFUSED, 401: _UNAUTHORIZED, 422: _PROBLEMS, 429: _REFUSED,
+                        413: _REFUSED})
+async def submit_test(request: Request) -> Submitted | JSONResponse:
+    """Submit a branch test: a tournament's keys and a ``[branch]`` table (a recipe of the
+    service's engines file, base and dev refs, stages), as TOML text or a JSON object."""
+    body = await request.body()
+    request.app.state.rate_limiter.check(request)
+    try:
+        data: dict[str, Any] = parse_body(body, request.headers.get("content-type", ""))
+        test_id = await _queue(request).submit(data)
+    except ConfigError as exc:
+        settings = request.app.state.settings
+        problems = ProblemsBody(detail=[_problem(settings, p.key, p.value, p.message, str(p))
+                                        for p in exc.problems])
+        return JSONResponse(status_code=422, content=wire_data(problems))
+    return Submitted(id=test_id, url=f"/api/tests/{test_id}")
+
+
+@router.get("", response_model=BranchTestList, dependencies=[Read], openapi_extra=_OPEN_READ,
+            responses={401: _UNAUTHORIZED})
+async def list_tests(request: Request) -> BranchTestList:
+    """Every branch test, newest first, with its state and stages."""
+    return BranchTestList(tests=[_json(t) for t in await _queue(request).tests()])
+
+
+@router.get("/{test_id}", response_model=BranchTestJson, dependencies=[Read],
+            openapi_extra=_OPEN_READ, responses={401: _UNAUTHORIZED, 404: _REFUSED})
+async def read_test(request: Request, test_id: TestId) -> BranchTestJson:
+    """One branch test, with the commits between its base and dev."""
+    queue = _queue(request)
+    found = await queue.test(test_id)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no test {test_id}")
+    try:
+        commits = await queue.commits(found)
+    except (ConfigError, OSError, RuntimeError):
+        commits = None  # the mirror is gone or the recipe left the engines file
+    return _json(found, commits)
+
+
+async def _change(request: Request, test_id: int, what: str, **extra: Any) -> BranchTestJson:
+    queue = _queue(request)
+    try:
+        record = await getattr(queue, what)(test_id, **extra)
+    except KeyError:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no test {test_id}") from None
+    except Conflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    return _json(record)
+
+
+_CHANGED: dict[int | str, dict[str, Any]] = {401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED}
+
+
+@router.post("/{test_id}/pause", response_model=BranchTestJson, dependencies=[Write],
+             responses=_CHANGED)
+async def pause_test(request: Request, test_id: TestId) -> BranchTestJson:
+    """Pause a test: its stage stops after the games being played."""
+    return await _change(request, test_id, "pause")
+
+
+@router.post("/{test_id}/resume", response_model=BranchTestJson, dependencies=[Write],
+             responses=_CHANGED)
+async def resume_test(request: Request, test_id: TestId) -> BranchTestJson:
+    """Put a paused test back in the queue."""
+    return await _change(request, test_id, "resume")
+
+
+@router.post("/{test_id}/stop", response_model=BranchTestJson, dependencies=[Write],
+             responses=_CHANGED)
+async def stop_test(request: Request, test_id: TestId) -> BranchTestJson:
+    """Stop a test for good (its running games are cut)."""
+    return await _change(request, test_id, "stop")
+
+
+@router.post("/{test_id}/priority", response_model=BranchTestJson, dependencies=[Write],
+             responses=_CHANGED)
+async def prioritise_test(request: Request, test_id: TestId,
+                          value: Annotated[int, Query(ge=-1000, le=1000)]) -> BranchTestJson:
+    """Give a test another priority (higher starts first)."""
+    return await _change(request, test_id, "prioritise", priority=value)

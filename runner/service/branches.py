@@ -1,0 +1,314 @@
+"""The service's queue of branch tests: submitted over the API, built and benched on this
+host, their stages played as the service's tournaments, STC then LTC.
+
+A test waits its turn (`pending`) behind those of a higher priority, and of the same priority
+behind older ones; at most `max_running` tests are built or played at once, as the service's
+tournaments are. A running stage plays `share` parts of the service's games at once out of
+the shares of all running tests (`stage_concurrency`). Its sides are built in the build cache
+(a cache hit costs a git fetch), benched and checked against the declared node counts; a
+failed build or a wrong bench fails the test with the reason kept. When a stage's SPRT
+accepts H1 the next stage is submitted at once; otherwise the test is finished there. A
+restart finds the tests where they were: a stage's tournament is resumed by the manager
+like any other, and the queue waits for it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from runner.app.branch import Sides, build_sides, stage_table, stored_decision
+from runner.build import BenchFailed, BuildFailed, GitError, Mirror, UnknownRef, WrongBench
+from runner.build.testfile import BranchTest, parse_branch_test
+from runner.config.check import Checker, ConfigError, ConfigProblem
+from runner.service.manager import Conflict, TournamentManager
+from runner.service.settings import ServiceSettings
+from runner.service.submission import SOURCE, check_stage
+from runner.stats.sprt import SprtDecision
+from runner.store.store import BranchTestRecord, Store
+
+__all__ = ["BranchQueue", "next_tests", "stage_concurrency"]
+
+log = logging.getLogger(__name__)
+
+_ACTIVE = ("building", "running")
+
+
+def next_tests(tests: list[BranchTestRecord], free: int) -> list[BranchTestRecord]:
+    """The pending tests to start now, best first: higher priority, then the older."""
+    pending = sorted((t for t in tests if t.state == "pending"),
+                     key=lambda t: (-t.priority, t.id))
+    return pending[:max(0, free)]
+
+
+def stage_concurrency(share: float, running_shares: list[float], games: int,
+                      asked: int) -> int:
+    """Games at once for a stage with `share`, beside running tests' shares, out of the
+    service's `games`: its part, at least one, at most what the test asked."""
+    total = share + sum(running_shares)
+    part = int(games * share / total) if total > 0 else games
+    return max(1, min(asked, part))
+
+
+class BranchQueue:
+    """Branch tests from submission to their last stage (see the module's docstring)."""
+
+    def __init__(self, settings: ServiceSettings, store: Store, manager: TournamentManager,
+                 cache: Path) -> None:
+        self._settings = settings
+        self._store = store
+        self._manager = manager
+        self._cache = cache
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._closing = False
+        self._advancing = asyncio.Lock()
+
+    async def start(self) -> None:
+        """Pick the stored tests up where they were (builds that a stop cut start again)."""
+        for test in await asyncio.to_thread(self._store.branch_tests.all):
+            if test.state == "building":
+                await self._set(test.id, state="pending")
+        for test in await asyncio.to_thread(self._store.branch_tests.all):
+            if test.state == "running":
+                self._launch(test.id)
+        await self._advance()
+
+    async def close(self) -> None:
+        """Stop following the tests (their tournaments are the manager's to stop)."""
+        self._closing = True
+        for task in list(self._tasks.values()):
+            task.cancel()
+        for task in list(self._tasks.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # ----------------------------------------------------------------- requests
+
+    async def submit(self, data: Mapping[str, Any]) -> int:
+        """Check a submitted test, resolve its refs and queue it; its id. ConfigError with
+        every problem (a ref that names no commit among them)."""
+        test = await asyncio.to_thread(self._checked, data)
+        mirror = Mirror(test.recipe.repository, self._cache)
+        try:
+            await asyncio.to_thread(mirror.update)
+            base = await asyncio.to_thread(mirror.resolve, test.base)
+            dev = await asyncio.to_thread(mirror.resolve, test.dev)
+        except UnknownRef as exc:
+            key = "branch.base" if test.base in str(exc) else "branch.dev"
+            raise ConfigError([ConfigProblem(SOURCE, key, test.base if key == "branch.base"
+                                             else test.dev, str(exc))]) from None
+        except GitError as exc:
+            raise ConfigError([ConfigProblem(SOURCE, "branch.recipe", test.recipe.name,
+                                             str(exc))]) from None
+        test_id = await asyncio.to_thread(
+            self._store.branch_tests.add, name=test.name, recipe=test.recipe.name,
+            base=(test.base, base.sha), dev=(test.dev, dev.sha), spec=dict(data),
+            priority=test.priority, share=test.share)
+        await self._advance()
+        return test_id
+
+    async def tests(self) -> list[BranchTestRecord]:
+        """Every test, newest first."""
+        return await asyncio.to_thread(self._store.branch_tests.all)
+
+    async def test(self, test_id: int) -> BranchTestRecord | None:
+        """One test, or None."""
+        return await asyncio.to_thread(self._store.branch_tests.get, test_id)
+
+    async def commits(self, test: BranchTestRecord) -> list[tuple[str, str]]:
+        """The commits dev has that base has not (hash, subject), from the mirror."""
+        recipe = self._checked(test.spec).recipe
+        mirror = Mirror(recipe.repository, self._cache)
+        found = await asyncio.to_thread(mirror.between, test.base_sha, test.dev_sha)
+        return [(c.sha, c.subject) for c in found]
+
+    async def prioritise(self, test_id: int, priority: int) -> BranchTestRecord:
+        """Give a test another priority (the queue's order changes at once)."""
+        record = await self._set(test_id, priority=priority)
+        await self._advance()
+        return record
+
+    async def pause(self, test_id: int) -> BranchTestRecord:
+        """Pause a pending or running test: its stage stops after the games being played."""
+        test = await self._known(test_id)
+        if test.state not in ("pending", "running", "building"):
+            raise Conflict(f"test {test_id} is {test.state}")
+        record = await self._set(test_id, state="paused")
+        await self._stop_stage(test)
+        return record
+
+    async def resume(self, test_id: int) -> BranchTestRecord:
+        """Put a paused test back in the queue (its stage continues when its turn comes)."""
+        test = await self._known(test_id)
+        if test.state != "paused":
+            raise Conflict(f"test {test_id} is {test.state}, not paused")
+        record = await self._set(test_id, state="pending")
+        await self._advance()
+        return record
+
+    async def stop(self, test_id: int) -> BranchTestRecord:
+        """Stop a test for good (its running stage is cut)."""
+        test = await self._known(test_id)
+        if test.state in ("finished", "failed", "stopped"):
+            raise Conflict(f"test {test_id} is {test.state}")
+        record = await self._set(test_id, state="stopped", message="stopped by an admin")
+        await self._stop_stage(test, hard=True)
+        return record
+
+    # ----------------------------------------------------------------- the queue
+
+    def _checked(self, data: Mapping[str, Any]) -> BranchTest:
+        """A submitted test checked against the service's engines file and bounds; every
+        problem at once."""
+        refusals: list[ConfigProblem] = []
+        if "engines_file" in data:
+            Checker(SOURCE, refusals).add(
+                "engines_file", data["engines_file"],
+                "not allowed here: the service's engines file names the recipes")
+        rest = {k: v for k, v in data.items() if k != "engines_file"}
+        problems: list[ConfigProblem] = []
+        try:
+            test = parse_branch_test(rest, Checker(SOURCE, problems), Path(SOURCE),
+                                     self._settings.engines_file)
+        except ConfigError as exc:
+            raise ConfigError([*refusals, *exc.problems]) from None
+        # The stages' other keys, checked now with a stand-in for the builds (which do not
+        # exist yet): the same refusals and bounds as any submission's.
+        stand_in = [{"name": "dev", "command": ["python"]},
+                    {"name": "base", "command": ["python"]}]
+        for index, (label, tc) in enumerate(test.stages):
+            table = {**test.tournament, "name": f"{test.name} {label}", "format": "match",
+                     "tc": tc}
+            try:
+                check_stage(table, stand_in, self._settings)
+            except ConfigError as exc:
+                for problem in exc.problems:
+                    key = f"branch.stages[{index}]" if problem.key == "tc" else problem.key
+                    problems.append(dataclasses.replace(problem, key=key))
+        problems = [*refusals, *dict.fromkeys(problems)]
+        if problems:
+            raise ConfigError(problems)
+        return test
+
+    async def _advance(self) -> None:
+        """Start the pending tests that now have a place."""
+        async with self._advancing:  # two at once would both count the same free places
+            if self._closing:
+                return
+            tests = await asyncio.to_thread(self._store.branch_tests.all)
+            active = sum(1 for t in tests if t.state in _ACTIVE)
+            for test in next_tests(tests, self._settings.max_running - active):
+                await self._set(test.id, state="building")
+                self._launch(test.id)
+
+    def _launch(self, test_id: int) -> None:
+        """Follow a test on a task of its own (once)."""
+        if test_id in self._tasks:
+            return
+        task = asyncio.create_task(self._follow(test_id), name=f"branch-test-{test_id}")
+        self._tasks[test_id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(test_id, None))
+
+    async def _follow(self, test_id: int) -> None:
+        """Build a test's sides, then play its stages while they pass; record how it ended."""
+        try:
+            await self._play(test_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # one test's failure must not stop the queue
+            log.exception("branch test %d failed", test_id)
+            await self._set(test_id, state="failed", message=f"{type(exc).__name__}: {exc}")
+        if not self._closing:
+            await self._advance()
+
+    async def _play(self, test_id: int) -> None:
+        record = await self._known(test_id)
+        test = self._checked(record.spec)
+        test = dataclasses.replace(test, base=record.base_sha, dev=record.dev_sha)
+        sides = await self._sides(test_id, test)
+        if sides is None:
+            return
+        while True:
+            record = await self._known(test_id)
+            if record.state not in _ACTIVE:
+                return  # paused or stopped meanwhile
+            if len(record.tournaments) <= record.stage:
+                tournament_id = await self._submit_stage(record, test, sides)
+                record = await self._set(test_id, state="running",
+                                         tournaments=(*record.tournaments, tournament_id))
+            else:
+                tournament_id = record.tournaments[record.stage]
+                await self._set(test_id, state="running")
+                if not await self._manager.is_finished(tournament_id):
+                    # Paused before (stopped), or cut by a restart: it plays on. A stage the
+                    # manager already resumed at its start is running: nothing to do.
+                    with contextlib.suppress(Conflict):
+                        await self._manager.resume(tournament_id)
+            await self._manager.ended(tournament_id)
+            record = await self._known(test_id)
+            if record.state != "running" or self._closing:
+                return
+            decision = await asyncio.to_thread(stored_decision, self._store, tournament_id)
+            label = test.stages[record.stage][0]
+            if record.stage + 1 >= len(test.stages) or decision is not SprtDecision.H1:
+                said = {SprtDecision.H1: "passed", SprtDecision.H0: "failed"}.get(
+                    decision, "ended without a decision") if decision else "played"
+                await self._set(test_id, state="finished", message=f"{label} {said}")
+                return
+            await self._set(test_id, stage=record.stage + 1,
+                            message=f"{label} passed: {test.stages[record.stage + 1][0]} "
+                                    "queued")
+
+    async def _sides(self, test_id: int, test: BranchTest) -> Sides | None:
+        """Both sides built and benched, or None with the test failed and why."""
+        try:
+            return await asyncio.to_thread(build_sides, test, self._cache, _note)
+        except BuildFailed as exc:
+            tail = "\n".join(exc.log.splitlines()[-30:])
+            message = f"build failed: {exc}\n{tail}"
+        except BenchFailed as exc:
+            message = f"{exc}\n{exc.output[-2000:]}"
+        except (WrongBench, UnknownRef, GitError) as exc:
+            message = str(exc)
+        await self._set(test_id, state="failed", message=message)
+        return None
+
+    async def _submit_stage(self, record: BranchTestRecord, test: BranchTest,
+                            sides: Sides) -> int:
+        """The stage's tournament, submitted to the manager at the test's share."""
+        table = stage_table(test, sides, record.stage)
+        engines = table.pop("engines")
+        config = await asyncio.to_thread(check_stage, table, engines, self._settings)
+        others = [t.share for t in await self.tests()
+                  if t.state == "running" and t.id != record.id]
+        games = stage_concurrency(record.share, others, self._settings.max_concurrency,
+                                  config.concurrency)
+        return await self._manager.submit(dataclasses.replace(config, concurrency=games))
+
+    async def _stop_stage(self, test: BranchTestRecord, *, hard: bool = False) -> None:
+        """Stop the test's running stage, if it has one."""
+        if test.state == "running" and len(test.tournaments) > test.stage:
+            with contextlib.suppress(KeyError, Conflict):
+                await self._manager.stop(test.tournaments[test.stage], hard=hard)
+
+    async def _known(self, test_id: int) -> BranchTestRecord:
+        found = await self.test(test_id)
+        if found is None:
+            raise KeyError(test_id)
+        return found
+
+    async def _set(self, test_id: int, **changes: Any) -> BranchTestRecord:
+        try:
+            return await asyncio.to_thread(self._store.branch_tests.update, test_id, **changes)
+        except LookupError:
+            raise KeyError(test_id) from None
+
+
+def _note(line: str) -> None:
+    """What the build of a test's sides found, in the service's log."""
+    log.info("%s", line)

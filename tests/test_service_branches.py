@@ -1,0 +1,315 @@
+"""Branch tests on the service (runner.service.branches, /api/tests): a repository of the
+bundled engine made here, built and benched by the service, STC then LTC chained; wrong
+benches, failing builds and unknown refs; the queue's order and shares."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
+
+from fastapi.testclient import TestClient
+
+from runner.service.app import create_app
+from runner.service.branches import next_tests, stage_concurrency
+from runner.service.settings import ServiceSettings
+from runner.store.store import BranchTestRecord
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+TOKEN = "branch-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+TOML = {"content-type": "application/toml", **AUTH}
+_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={**os.environ, **_GIT_ENV})
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled engine's tree with base (level 2 takes the largest capture) and dev
+    (level 2 searches two plies: much stronger), and a repository whose build fails."""
+    root = tmp_path_factory.mktemp("service-branches")
+    repo = root / "engine-repo"
+    shutil.copytree(REPO / "engine", repo / "engine",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    config = repo / "engine" / "config.py"
+    shipped = config.read_text()
+    config.write_text(shipped.replace('"2": StrengthLimits(depth=2)',
+                                      '"2": StrengthLimits(greedy=True)'))
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "level 2 takes the largest capture")
+    _git(repo, "checkout", "-q", "-b", "deeper")
+    config.write_text(shipped)
+    _git(repo, "commit", "-q", "-am", "level 2 searches two plies")
+    broken = root / "broken-repo"
+    broken.mkdir()
+    (broken / "make.py").write_text("import sys\nprint('cc -c search.c')\n"
+                                    "sys.exit('search.c:12: error: expected expression')\n")
+    _git(broken, "init", "-q", "-b", "main")
+    _git(broken, "add", "-A")
+    _git(broken, "commit", "-q", "-m", "broken")
+    (root / "engines.toml").write_text(f"""
+[[engines]]
+name = "bundled"
+command = ["python", "-m", "engine"]
+protocol = "cecp"
+
+[[recipes]]
+name = "bundled"
+repository = "engine-repo"
+command = ["python", "-m", "engine", "--level", "2"]
+bench = ["bench", "2"]
+protocol = "cecp"
+
+[[recipes]]
+name = "broken"
+repository = "broken-repo"
+build = ["{sys.executable}", "make.py"]
+command = ["./engine"]
+""")
+    return root
+
+
+@pytest.fixture
+def client(repos: Path, tmp_path: Path) -> Iterator[TestClient]:
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
+                               engines_file=repos / "engines.toml",
+                               build_cache=repos / "cache", max_concurrency=2)
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+def _test(name: str, branch: str, *, extra: str = "") -> str:
+    return f"""
+name = "{name}"
+rounds = 40
+concurrency = 2
+{extra}
+[branch]
+recipe = "bundled"
+{branch}
+
+[sprt]
+elo0 = 0
+elo1 = 150
+"""
+
+
+def _wait(client: TestClient, test_id: int, states: set[str], timeout: float = 240) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = client.get(f"/api/tests/{test_id}").json()
+        if found["state"] in states:
+            return found
+        assert time.monotonic() < deadline, found
+        time.sleep(0.3)
+
+
+def test_a_chain_passes_its_stc_then_plays_its_ltc(client: TestClient) -> None:
+    made = client.post("/api/tests", headers=TOML, content=_test("chain", """
+base = "main"
+dev = "deeper"
+stages = ["1+0.01", "1.5+0.015"]"""))
+    assert made.status_code == 201, made.text
+    test = _wait(client, made.json()["id"], {"finished", "failed"})
+    assert test["state"] == "finished", test
+    assert test["message"] == "1.5+0.015 passed"
+    assert [s["tc"] for s in test["stages"]] == ["1+0.01", "1.5+0.015"]
+    assert test["commits"] and test["commits"][0][1] == "level 2 searches two plies"
+    assert test["base_sha"] != test["dev_sha"] and len(test["dev_sha"]) == 40
+    for stage in test["stages"]:
+        detail = client.get(stage["url"]).json()
+        assert detail["status"] == "finished"
+        assert detail["sprt_decision"] == "H1"
+        assert {e["engine"] for e in detail["report"]["standings"]} == {
+            f"dev-{test['dev_sha'][:8]}", f"base-{test['base_sha'][:8]}"}
+    assert [t["id"] for t in client.get("/api/tests").json()["tests"]] == [test["id"]]
+
+
+def test_a_wrong_bench_or_a_failing_build_fails_the_test_with_why(client: TestClient) -> None:
+    wrong = client.post("/api/tests", headers=TOML, content=_test("wrong", """
+base = "main"
+dev = "deeper"
+dev_bench = 12345""")).json()["id"]
+    failed = _wait(client, wrong, {"finished", "failed"})
+    assert failed["state"] == "failed" and failed["stages"][0]["tournament_id"] is None
+    assert "wrong bench: dev" in failed["message"] and "declares 12345 nodes" in failed["message"]
+    broken = client.post("/api/tests", headers=TOML, content=_test("broken", """
+base = "main"
+dev = "main\"""").replace('recipe = "bundled"', 'recipe = "broken"')).json()["id"]
+    failed = _wait(client, broken, {"finished", "failed"})
+    assert failed["state"] == "failed"
+    assert "build failed: the build exited with status 1" in failed["message"]
+    assert "search.c:12: error: expected expression" in failed["message"]
+
+
+def test_submissions_are_checked_before_anything_is_stored(client: TestClient) -> None:
+    refused = client.post("/api/tests", headers=TOML, content=_test("missing", """
+base = "main"
+dev = "no-such-branch\""""))
+    assert refused.status_code == 422
+    (problem,) = refused.json()["detail"]
+    assert problem["key"] == "branch.dev" and "no-such-branch" in problem["message"]
+    bad = client.post("/api/tests", headers=TOML, content=_test("bad", """
+base = "main"
+dev = "deeper"
+stages = ["stc", "0.001+0"]""", extra='pgnout = "x.pgn"\nengines_file = "/etc/x"\n'))
+    assert bad.status_code == 422
+    keys = {p["key"] for p in bad.json()["detail"]}
+    assert {"pgnout", "engines_file", "branch.stages[1]"} <= keys
+    assert client.post("/api/tests", content=_test("t", 'base = "a"\ndev = "b"'),
+                       headers={"content-type": "application/toml"}).status_code == 401
+    assert client.get("/api/tests").json()["tests"] == []
+
+
+def _record(test_id: int, state: str, priority: int = 0, share: float = 1.0) -> BranchTestRecord:
+    now = datetime.now(UTC)
+    return BranchTestRecord(id=test_id, name=f"t{test_id}", recipe="r", base_ref="a",
+                            base_sha="0" * 40, dev_ref="b", dev_sha="1" * 40, spec={},
+                            priority=priority, share=share, state=state, stage=0,
+                            tournaments=(), message=None, created_at=now, updated_at=now)
+
+
+def test_the_queue_starts_higher_priorities_first_then_older_tests() -> None:
+    tests = [_record(1, "running"), _record(2, "pending"), _record(3, "pending", priority=5),
+             _record(4, "pending", priority=5), _record(5, "paused", priority=9)]
+    assert [t.id for t in next_tests(tests, 2)] == [3, 4]
+    assert [t.id for t in next_tests(tests, 5)] == [3, 4, 2]
+    assert next_tests(tests, 0) == []
+
+
+def test_running_tests_share_the_games_by_their_shares() -> None:
+    assert stage_concurrency(1.0, [], 8, 8) == 8
+    assert stage_concurrency(1.0, [3.0], 8, 8) == 2
+    assert stage_concurrency(3.0, [1.0], 8, 8) == 6
+    assert stage_concurrency(3.0, [1.0], 8, 4) == 4   # never more than the test asked
+    assert stage_concurrency(0.1, [10.0], 8, 8) == 1  # never less than one
+
+
+def test_pause_resume_stop_and_priority(client: TestClient) -> None:
+    slow = _test("slow", 'base = "main"\ndev = "deeper"', extra="").replace(
+        "[sprt]\nelo0 = 0\nelo1 = 150\n", "")
+    first = client.post("/api/tests", headers=TOML, content=slow).json()["id"]
+    second = client.post("/api/tests", headers=TOML, content=slow.replace(
+        'name = "slow"', 'name = "second"')).json()["id"]
+    assert client.get(f"/api/tests/{second}").json()["state"] == "pending"  # one place
+    raised = client.post(f"/api/tests/{second}/priority?value=3", headers=AUTH).json()
+    assert raised["priority"] == 3
+    paused = client.post(f"/api/tests/{second}/pause", headers=AUTH).json()
+    assert paused["state"] == "paused"
+    assert client.post(f"/api/tests/{second}/pause", headers=AUTH).status_code == 409
+    assert client.post(f"/api/tests/{second}/resume", headers=AUTH).json()["state"] in (
+        "pending", "building", "running")
+    _wait(client, first, {"running"})
+    stopped = client.post(f"/api/tests/{first}/stop", headers=AUTH).json()
+    assert stopped["state"] == "stopped"
+    # Its place goes to the next test at once.
+    _wait(client, second, {"building", "running", "finished"})
+    client.post(f"/api/tests/{second}/stop", headers=AUTH)
+    assert client.post("/api/tests/999/stop", headers=AUTH).status_code == 404
+
+
+def test_a_restart_finds_the_test_where_it_was(repos: Path, tmp_path: Path) -> None:
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
+                               engines_file=repos / "engines.toml",
+                               build_cache=repos / "cache", max_concurrency=2)
+    text = _test("restarted", 'base = "main"\ndev = "deeper"').replace(
+        "rounds = 40", "rounds = 4").replace("[sprt]\nelo0 = 0\nelo1 = 150\n", "")
+    with TestClient(create_app(settings)) as first:
+        test_id = first.post("/api/tests", headers=TOML, content=text).json()["id"]
+        running = _wait(first, test_id, {"running"})
+        stage = running["stages"][0]["url"]
+        deadline = time.monotonic() + 120
+        while first.get(stage).json()["done_games"] < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    with TestClient(create_app(settings)) as second:
+        done = _wait(second, test_id, {"finished", "failed"})
+        assert done["state"] == "finished" and done["message"] == "STC played"
+        detail = second.get(stage).json()
+        assert detail["status"] == "finished" and detail["done_games"] == 8
+
+
+def test_runner_test_submit_and_status_against_a_real_service(repos: Path,
+                                                              tmp_path: Path) -> None:
+    """`runner serve` and `runner test submit/status` as separate processes on loopback."""
+    import socket
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "runner", "serve", "--port", str(port), "--db",
+         str(tmp_path / "s.db"), "--engines", str(repos / "engines.toml"), "--token-file",
+         str(token), "--build-cache", str(repos / "cache"), "--max-concurrency", "2"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/api/tests", timeout=1)
+                break
+            except httpx.TransportError:
+                assert serve.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+        test_file = tmp_path / "t.toml"
+        test_file.write_text('engines_file = "ignored.toml"\n' + _test("cli", """
+base = "main"
+dev = "deeper"
+stages = ["1+0.01"]"""))
+
+        def runner(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "runner", "test", *args],
+                                  capture_output=True, text=True, timeout=120,
+                                  env={**os.environ, "COLUMNS": "200"})
+
+        made = runner("submit", str(test_file), "--server", base, "--token-file", str(token))
+        assert made.returncode == 0, made.stderr
+        assert f"test 1 queued: {base}/api/tests/1" in made.stderr
+        _wait_http(base, 1)
+        status = runner("status", "1", "--server", base)
+        assert status.returncode == 0, status.stderr
+        assert "finished  cli  deeper" in status.stdout
+        assert "  1+0.01: /api/tournaments/1\n1+0.01 passed" in status.stdout
+        listed = runner("status", "--server", base)
+        assert listed.stdout.count("\n") == 1 and listed.stdout.startswith("   1  finished")
+        refused = runner("submit", str(test_file), "--server", base, "--token-file",
+                         str(tmp_path / "missing"))
+        assert refused.returncode == 2 and "cannot read a token" in refused.stderr
+        remote = runner("submit", str(test_file), "--server", "http://192.0.2.1:8000",
+                        "--token-file", str(token))
+        assert remote.returncode == 2 and "over https only" in remote.stderr
+    finally:
+        serve.terminate()
+        serve.wait(30)
+
+
+def _wait_http(base: str, test_id: int) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 240
+    while httpx.get(f"{base}/api/tests/{test_id}").json()["state"] not in ("finished",
+                                                                           "failed"):
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
