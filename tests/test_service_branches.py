@@ -274,10 +274,10 @@ def test_runner_test_submit_and_status_against_a_real_service(repos: Path,
                 assert serve.poll() is None and time.monotonic() < deadline
                 time.sleep(0.05)
         test_file = tmp_path / "t.toml"
-        test_file.write_text('engines_file = "ignored.toml"\n' + _test("cli", """
+        test_file.write_text('engines_file = "ignored.toml"\n' + _test("cli <b>x</b>", """
 base = "main"
 dev = "deeper"
-stages = ["1+0.01"]"""))
+stages = ["1+0.01", "1.5+0.015"]"""))
 
         def runner(*args: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run([sys.executable, "-m", "runner", "test", *args],
@@ -290,8 +290,9 @@ stages = ["1+0.01"]"""))
         _wait_http(base, 1)
         status = runner("status", "1", "--server", base)
         assert status.returncode == 0, status.stderr
-        assert "finished  cli  deeper" in status.stdout
-        assert "  1+0.01: /api/tournaments/1\n1+0.01 passed" in status.stdout
+        assert "finished  cli <b>x</b>  deeper" in status.stdout
+        assert ("  1+0.01: /api/tournaments/1\n  1.5+0.015: /api/tournaments/2\n"
+                "1.5+0.015 passed") in status.stdout
         listed = runner("status", "--server", base)
         assert listed.stdout.count("\n") == 1 and listed.stdout.startswith("   1  finished")
         refused = runner("submit", str(test_file), "--server", base, "--token-file",
@@ -300,6 +301,7 @@ stages = ["1+0.01"]"""))
         remote = runner("submit", str(test_file), "--server", "http://192.0.2.1:8000",
                         "--token-file", str(token))
         assert remote.returncode == 2 and "over https only" in remote.stderr
+        _check_pages(base)
     finally:
         serve.terminate()
         serve.wait(30)
@@ -313,3 +315,45 @@ def _wait_http(base: str, test_id: int) -> None:
                                                                            "failed"):
         assert time.monotonic() < deadline
         time.sleep(0.3)
+
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _check_pages(base: str) -> None:
+    """The tests list and the chain's page as Debian's chromium shows them (skipped, with
+    the reason, without chromium or Playwright)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium): the pages unchecked")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright is not installed (pip install playwright)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            page.goto(f"{base}/tests")
+            rows = page.locator("#tests tbody tr")
+            assert rows.count() == 1
+            assert rows.nth(0).locator("a").inner_text() == "cli <b>x</b>"  # text, not markup
+            assert rows.nth(0).locator(".status").inner_text() == "finished"
+            assert rows.nth(0).locator("meter.llr").count() == 1
+            rows.nth(0).locator("a").click()
+            page.wait_for_url(f"{base}/tests/1")
+            assert page.locator("h1 bdi").inner_text() == "cli <b>x</b>"
+            stages = page.locator("#stages tbody tr")
+            assert stages.count() == 2
+            for index in range(2):
+                cells = stages.nth(index).locator("td")
+                assert cells.nth(5).inner_text() == "H1"
+                assert cells.nth(6).inner_text().startswith("+")
+                assert len(cells.nth(7).inner_text().split()) == 5
+            assert "level 2 searches two plies" in page.locator("#commits").inner_text()
+            stages.nth(1).locator("a").click()  # the stage's own tournament page
+            page.wait_for_url(f"{base}/tournaments/2")
+            page.goto(f"{base}/tests?state=failed")
+            assert page.locator("#tests tbody tr").count() == 0
+            assert "No branch test matches" in page.locator("#no-tests").inner_text()
+        finally:
+            browser.close()

@@ -10,7 +10,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from runner import __version__
 from runner.build import default_cache
-from runner.service import api, branch_api
+from runner.service import api, branch_api, testpages
 from runner.service.branches import BranchQueue
 from runner.service.declared import DeclaredOptions
 from runner.service.manager import TournamentManager
@@ -57,6 +57,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
     app.include_router(api.router)
     app.include_router(branch_api.router)
     app.include_router(page_router)
+    app.include_router(testpages.router)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST"],

@@ -27,7 +27,7 @@ from runner.service.payloads import ProblemsBody, Submitted
 from runner.service.submission import parse_body
 from runner.store.store import BranchTestRecord
 
-__all__ = ["BranchTestJson", "BranchTestList", "router"]
+__all__ = ["BranchTestJson", "BranchTestList", "router", "test_json"]
 
 router = APIRouter(prefix="/api/tests", tags=["branch tests"])
 """The routes of branch tests."""
@@ -80,8 +80,9 @@ def _queue(request: Request) -> BranchQueue:
     return queue
 
 
-def _json(record: BranchTestRecord, commits: list[tuple[str, str]] | None = None,
-          ) -> BranchTestJson:
+def test_json(record: BranchTestRecord, commits: list[tuple[str, str]] | None = None,
+              ) -> BranchTestJson:
+    """A stored test as the API answers it (with the commits between, when given)."""
     stages = record.spec.get("branch", {}).get("stages", ["stc"])
     shown = []
     for index, written in enumerate(stages if isinstance(stages, list) else ["stc"]):
@@ -125,7 +126,7 @@ async def submit_test(request: Request) -> Submitted | JSONResponse:
             responses={401: _UNAUTHORIZED})
 async def list_tests(request: Request) -> BranchTestList:
     """Every branch test, newest first, with its state and stages."""
-    return BranchTestList(tests=[_json(t) for t in await _queue(request).tests()])
+    return BranchTestList(tests=[test_json(t) for t in await _queue(request).tests()])
 
 
 @router.get("/{test_id}", response_model=BranchTestJson, dependencies=[Read],
@@ -140,7 +141,7 @@ async def read_test(request: Request, test_id: TestId) -> BranchTestJson:
         commits = await queue.commits(found)
     except (ConfigError, OSError, RuntimeError):
         commits = None  # the mirror is gone or the recipe left the engines file
-    return _json(found, commits)
+    return test_json(found, commits)
 
 
 async def _change(request: Request, test_id: int, what: str, **extra: Any) -> BranchTestJson:
@@ -151,7 +152,7 @@ async def _change(request: Request, test_id: int, what: str, **extra: Any) -> Br
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no test {test_id}") from None
     except Conflict as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
-    return _json(record)
+    return test_json(record)
 
 
 _CHANGED: dict[int | str, dict[str, Any]] = {401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED}

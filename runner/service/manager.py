@@ -190,8 +190,7 @@ class TournamentManager:
 
     async def ended(self, tournament_id: int) -> None:
         """Return once the tournament's run here has ended (at once when none is running)."""
-        run = self._runs.get(tournament_id)
-        if run is not None and run.task is not None:
+        if (run := self._runs.get(tournament_id)) is not None and run.task is not None:
             await asyncio.wait({run.task})  # neither its result nor its cancellation is ours
 
     async def exists(self, tournament_id: int) -> bool:

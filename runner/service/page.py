@@ -24,8 +24,8 @@ from runner.service.manager import SNAPSHOT_GAMES
 from runner.service.payloads import GameFinishedEvent, TournamentDetail
 from runner.text import undirected
 
-__all__ = ["CONTENT_SECURITY_POLICY", "FINISHED_ROWS", "STATIC_FILES", "example_config", "plain",
-           "router"]
+__all__ = ["CONTENT_SECURITY_POLICY", "FINISHED_ROWS", "STATIC_FILES", "example_config",
+           "not_found_page", "plain", "render_page", "router"]
 
 _HERE = Path(__file__).resolve().parent
 _STATIC = _HERE / "static"
@@ -134,7 +134,7 @@ def _when(value: object) -> str:
 templates.env.filters["when"] = _when
 
 
-def _page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
+def render_page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
     """A template rendered with the page's security headers."""
     response = templates.TemplateResponse(request, name, context, status_code=status_code)
     response.headers.update(_HEADERS)
@@ -149,7 +149,7 @@ async def index(request: Request) -> HTMLResponse:
     # With reads protected the list is not rendered here: the script fetches it with the token.
     summaries = [] if protected else await request.app.state.manager.summaries()
     names = _engine_names(_engines_file(settings))
-    return _page(request, "index.html", {
+    return render_page(request, "index.html", {
         "tournaments": summaries, "protected": protected, "engine_names": names,
         "example": example_config(names),
     })
@@ -160,7 +160,7 @@ async def tournament_page(request: Request, tournament_id: str) -> HTMLResponse:
     """One tournament, live: standings, plots, boards of the running games, finished games."""
     if (len(tournament_id) > 10 or not (tournament_id.isascii() and tournament_id.isdigit())
             or not 1 <= int(tournament_id) < 2**31):
-        return _not_found(request, "There is no such tournament.")  # a page, not a JSON 422
+        return not_found_page(request, "There is no such tournament.")  # a page, not a JSON 422
     return await _tournament_page(request, int(tournament_id))
 
 
@@ -173,9 +173,9 @@ async def _tournament_page(request: Request, tournament_id: int) -> HTMLResponse
         manager = request.app.state.manager
         detail = await manager.detail(tournament_id)
         if detail is None:
-            return _not_found(request, f"There is no tournament {tournament_id}.")
+            return not_found_page(request, f"There is no tournament {tournament_id}.")
         finished = await manager.finished_games(tournament_id, newest=FINISHED_ROWS)
-    return _page(request, "tournament.html", {
+    return render_page(request, "tournament.html", {
         "tid": tournament_id, "detail": detail, "protected": protected,
         "report": None if detail is None else detail.report,
         "finished": list(reversed(finished[-FINISHED_ROWS:])), "finished_rows": FINISHED_ROWS,
@@ -188,15 +188,15 @@ async def game_page(request: Request, tournament_id: str, index: str) -> HTMLRes
     if not all(len(part) <= 10 and part.isascii() and part.isdigit()
                for part in (tournament_id, index)) \
             or not 1 <= int(tournament_id) < 2**31 or not int(index) < 2**31:
-        return _not_found(request, "There is no such game.")
+        return not_found_page(request, "There is no such game.")
     protected = bool(getattr(_settings(request), "read_token_required", False))
-    return _page(request, "game.html", {"tid": int(tournament_id), "index": int(index),
+    return render_page(request, "game.html", {"tid": int(tournament_id), "index": int(index),
                                         "protected": protected})
 
 
-def _not_found(request: Request, message: str) -> HTMLResponse:
+def not_found_page(request: Request, message: str) -> HTMLResponse:
     """The 404 page."""
-    return _page(request, "404.html", {"message": message}, status_code=404)
+    return render_page(request, "404.html", {"message": message}, status_code=404)
 
 
 @router.get("/docs", response_class=HTMLResponse)
@@ -215,7 +215,7 @@ async def api_docs(request: Request) -> HTMLResponse:
             summary = (operation.get("description") or operation.get("summary") or "")
             routes.append({"method": method.upper(), "path": path,
                            "summary": summary.split("\n\n")[0]})
-    return _page(request, "docs.html", {"routes": routes,
+    return render_page(request, "docs.html", {"routes": routes,
                                         "openapi_url": request.app.openapi_url or ""})
 
 
@@ -224,6 +224,6 @@ async def static_file(request: Request, name: str) -> Response:
     """One of the page's static files, by its name in `STATIC_FILES` (404 for any other)."""
     media_type = STATIC_FILES.get(name)
     if media_type is None:
-        return _not_found(request, "There is no such file.")
+        return not_found_page(request, "There is no such file.")
     return FileResponse(_STATIC / name, media_type=media_type,
                         headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"})
