@@ -124,6 +124,7 @@ def test_a_name_too_long_is_refused_and_ordinary_names_are_not() -> None:
 def test_a_submission_with_a_control_in_a_name_is_a_422(tmp_path: Path, bad: str) -> None:
     pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
     from fastapi.testclient import TestClient
+    LOCAL_CLIENT = ("127.0.0.1", 50000)  # a client on this machine (tokens over plain HTTP)
 
     from runner.service.app import create_app
     from runner.service.settings import ServiceSettings
@@ -132,7 +133,7 @@ def test_a_submission_with_a_control_in_a_name_is_a_422(tmp_path: Path, bad: str
                                engines_file=REPO / "configs" / "engines.toml")
     body = {"name": bad, "engines": ["bundled", {"use": "bundled-random", "name": bad}],
             "tc": "5+0.05"}
-    with TestClient(create_app(settings)) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
         response = client.post("/api/tournaments", json=body,
                                headers={"Authorization": "Bearer t0ken"})
         assert response.status_code == 422, response.text

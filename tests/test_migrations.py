@@ -38,7 +38,7 @@ from runner.store.db import (
 )
 from runner.store.models import Base
 
-TABLES = {"tournaments", "engines", "games", "moves", "leases", "branch_tests"}
+TABLES = {"tournaments", "engines", "games", "moves", "leases", "branch_tests", "tokens"}
 
 
 def _new_database(request: pytest.FixtureRequest, backend: str, path: Path) -> str:

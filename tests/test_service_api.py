@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from runner.service.app import create_app
 from runner.service.settings import ServiceSettings
 
+LOCAL_CLIENT = ("127.0.0.1", 50000)  # a client on this machine (tokens over plain HTTP)
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = REPO / "configs" / "engines.toml"
 TOKEN = "s3cret-token"
@@ -50,7 +51,7 @@ def settings_for(tmp_path: Path, **changes: object) -> ServiceSettings:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(settings_for(tmp_path))) as test_client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path))) as test_client:
         yield test_client
 
 
@@ -157,14 +158,15 @@ def test_writes_need_the_right_token(client: TestClient) -> None:
 
 
 def test_without_a_token_the_service_is_read_only(tmp_path: Path) -> None:
-    with TestClient(create_app(settings_for(tmp_path, token=None))) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path, token=None))) as client:
         response = client.post("/api/tournaments", content=QUICK, headers=TOML)
         assert response.status_code == 401
         assert "writes are off" in response.json()["detail"]
 
 
 def test_protected_reads(tmp_path: Path) -> None:
-    with TestClient(create_app(settings_for(tmp_path, read_token_required=True))) as client:
+    with TestClient(client=LOCAL_CLIENT,
+                    app=create_app(settings_for(tmp_path, read_token_required=True))) as client:
         assert client.get("/api/tournaments").status_code == 401
         assert client.get("/api/tournaments", headers=AUTH).status_code == 200
 
@@ -236,7 +238,7 @@ movecount = "eight"
 
 
 def test_concurrency_beyond_the_service_limit_is_refused(tmp_path: Path) -> None:
-    with TestClient(create_app(settings_for(tmp_path, max_concurrency=1))) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path, max_concurrency=1))) as client:
         response = client.post("/api/tournaments", content=QUICK, headers=TOML)
         assert response.status_code == 422
         assert [p["key"] for p in response.json()["detail"]] == ["concurrency"]
@@ -280,11 +282,11 @@ def list_games(client: TestClient, tournament_id: int) -> list[str]:
 def test_a_restart_of_the_service_resumes_the_unfinished_tournament(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
     # Sixty games: however slow or fast the machine, the service stops long before the last.
-    with TestClient(create_app(settings)) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
         tournament_id = submit(client, LONG)
         wait_until_games(client, tournament_id, 1)
     # The service stopped with games in flight: the tournament is interrupted, not stopped.
-    with TestClient(create_app(settings)) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
         detail = client.get(f"/api/tournaments/{tournament_id}").json()
         assert detail["status"] in ("queued", "running"), detail
         before = detail["done_games"]
@@ -299,13 +301,13 @@ def test_a_restart_of_the_service_resumes_the_unfinished_tournament(tmp_path: Pa
 
 def test_a_stopped_tournament_stays_stopped_after_a_restart(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
         tournament_id = submit(client, LONG)
         wait_until_games(client, tournament_id, 1)
         client.post(f"/api/tournaments/{tournament_id}/stop", params={"hard": "true"},
                     headers=AUTH)
         wait_for(client, tournament_id, {"stopped"})
-    with TestClient(create_app(settings)) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
         assert client.get(f"/api/tournaments/{tournament_id}").json()["status"] == "stopped"
 
 
@@ -333,7 +335,7 @@ def test_unknown_tournaments_are_404(client: TestClient) -> None:
 
 
 def test_body_size_and_submit_rate_limits(tmp_path: Path) -> None:
-    with TestClient(create_app(settings_for(tmp_path, max_body_bytes=1000,
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path, max_body_bytes=1000,
                                             submit_rate=2))) as client:
         big = "# " + "x" * 2000 + "\n" + QUICK
         assert client.post("/api/tournaments", content=big, headers=TOML).status_code == 413
@@ -395,7 +397,7 @@ file = "bad.epd"
 format = "epd"
 order = "sequential"
 """
-    with TestClient(create_app(settings_for(tmp_path, books_dir=books))) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path, books_dir=books))) as client:
         response = client.post("/api/tournaments", content=text, headers=TOML)
         assert response.status_code == 422, response.text
         assert "bad.epd" in response.json()["detail"][0]["message"]
@@ -421,7 +423,7 @@ def test_a_tournament_of_the_command_line_is_read_but_not_stopped_or_resumed(
 
     with open_database(f"sqlite:///{db}") as database, database.session() as session:
         set_status(session, 1, TournamentStatus.INTERRUPTED)  # as a killed CLI run leaves it
-    with TestClient(create_app(settings_for(tmp_path))) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path))) as client:
         detail = client.get("/api/tournaments/1").json()
         assert detail["status"] == "interrupted" and detail["done_games"] == 2
         for action in ("resume", "stop"):
@@ -434,7 +436,7 @@ def test_a_tournament_of_the_command_line_is_read_but_not_stopped_or_resumed(
 @pytest.mark.timeout(120)
 def test_a_service_on_a_local_dask_cluster_streams_moves(tmp_path: Path) -> None:
     pytest.importorskip("distributed", reason="the cluster extra (distributed) is not installed")
-    with TestClient(create_app(settings_for(tmp_path, workers=2))) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path, workers=2))) as client:
         tournament_id = submit(client)
         events = read_events(client, tournament_id, stop_after="tournament_finished")
         kinds = [kind for kind, _, _ in events]
@@ -447,10 +449,10 @@ def test_a_service_on_a_local_dask_cluster_streams_moves(tmp_path: Path) -> None
 def test_a_finished_tournament_streams_a_snapshot_and_ends_after_a_restart(
         tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
         tournament_id = submit(client)
         wait_for(client, tournament_id, {"finished"})
-    with TestClient(create_app(settings)) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
         events = read_events(client, tournament_id)  # returns only when the stream ends
         assert [kind for kind, _, _ in events] == ["snapshot"]
         snapshot = events[0][1]

@@ -25,6 +25,7 @@ from runner.service.settings import ServiceSettings
 from runner.store.store import BranchTestRecord
 from tests.conftest import REPO
 
+LOCAL_CLIENT = ("127.0.0.1", 50000)  # a client on this machine (tokens over plain HTTP)
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 TOKEN = "branch-token"
@@ -91,7 +92,7 @@ def client(repos: Path, tmp_path: Path) -> Iterator[TestClient]:
     settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
                                engines_file=repos / "engines.toml",
                                build_cache=repos / "cache", max_concurrency=2)
-    with TestClient(create_app(settings)) as test_client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as test_client:
         yield test_client
 
 
@@ -231,7 +232,7 @@ def test_a_restart_finds_the_test_where_it_was(repos: Path, tmp_path: Path) -> N
                                build_cache=repos / "cache", max_concurrency=2)
     text = _test("restarted", 'base = "main"\ndev = "deeper"').replace(
         "rounds = 40", "rounds = 4").replace("[sprt]\nelo0 = 0\nelo1 = 150\n", "")
-    with TestClient(create_app(settings)) as first:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as first:
         test_id = first.post("/api/tests", headers=TOML, content=text).json()["id"]
         running = _wait(first, test_id, {"running"})
         stage = running["stages"][0]["url"]
@@ -239,7 +240,7 @@ def test_a_restart_finds_the_test_where_it_was(repos: Path, tmp_path: Path) -> N
         while first.get(stage).json()["done_games"] < 1:
             assert time.monotonic() < deadline
             time.sleep(0.2)
-    with TestClient(create_app(settings)) as second:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as second:
         done = _wait(second, test_id, {"finished", "failed"})
         assert done["state"] == "finished" and done["message"] == "STC played"
         detail = second.get(stage).json()

@@ -83,6 +83,18 @@ def _wait_finished(client: Any, tournament_id: int, timeout: float = 60.0) -> No
     raise AssertionError(f"tournament {tournament_id} did not finish in {timeout} s")
 
 
+def _on_loopback(app: Any) -> Any:
+    """`app` as a client on this machine reaches it: a token over plain HTTP is refused from
+    any other address, and schemathesis's client calls itself ``testclient``."""
+
+    async def local(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            scope = {**scope, "client": ("127.0.0.1", 50000)}
+        await app(scope, receive, send)
+
+    return local
+
+
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, list[int]]]:
     """The app with its lifespan running, and the ids of the tournaments seeded into it."""
@@ -92,7 +104,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, lis
     # of requests, wrong tokens among them (both limits have tests of their own).
     settings_ = ServiceSettings(db_url=url, engines_file=ENGINES, token=TOKEN, submit_rate=0,
                                 token_failures=0, max_concurrency=2)
-    app = create_app(settings_)
+    app = _on_loopback(create_app(settings_))
     try:
         with asgi.get_client(app) as client:  # starts the lifespan schemathesis then reuses
             finished = client.post("/api/tournaments", json=QUICK, headers=AUTH)
@@ -192,10 +204,12 @@ def test_events_of_an_unknown_tournament_is_a_404(tmp_path: Path) -> None:
     """The stream's checks run before the response starts (schemathesis found a 200 with an
     empty stream and the 404 raised inside the generator); 503 the same way."""
     from fastapi.testclient import TestClient
+    LOCAL_CLIENT = ("127.0.0.1", 50000)  # a client on this machine (tokens over plain HTTP)
 
     settings_ = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'runner.db'}",
                                 engines_file=ENGINES, token=TOKEN, max_streams=0)
-    with TestClient(create_app(settings_), raise_server_exceptions=True) as client:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_),
+                    raise_server_exceptions=True) as client:
         response = client.get("/api/tournaments/99/events")
         assert response.status_code == 404, response.text
         assert response.json() == {"detail": "no tournament 99"}
@@ -314,6 +328,7 @@ def test_each_stream_event_fits_its_documented_schema(tmp_path: Path) -> None:
     another epoch is replayed: each valid against the schema the document gives its kind,
     and strict JSON (no bare Infinity or NaN)."""
     from fastapi.testclient import TestClient
+    LOCAL_CLIENT = ("127.0.0.1", 50000)  # a client on this machine (tokens over plain HTTP)
 
     settings_ = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'runner.db'}",
                                 engines_file=ENGINES, token=TOKEN, render_workers=0)
@@ -321,7 +336,7 @@ def test_each_stream_event_fits_its_documented_schema(tmp_path: Path) -> None:
     document = app.openapi()
     validators = {kind: _validator(document, {"$ref": f"#/components/schemas/{model.__name__}"})
                   for kind, model in event_kinds().items()}
-    with TestClient(app, raise_server_exceptions=True) as client:
+    with TestClient(client=LOCAL_CLIENT, app=app, raise_server_exceptions=True) as client:
         created = client.post("/api/tournaments", json=QUICK, headers=AUTH)
         assert created.status_code == 201, created.text
         tournament_id = created.json()["id"]

@@ -27,6 +27,8 @@ LAZY = (
          "repository (a recipe of the engines file) and check its bench."),
     Lazy("test", "runner.cli.branch", "Test a branch against main: engines built from git "
          "refs."),
+    Lazy("token", "runner.cli.token", "Tokens of the service: add one with a role, list, "
+         "revoke."),
     Lazy("worker", "runner.cli.worker", "Inspect the Dask workers a tournament would run on."),
     Lazy("tb", "runner.cli.tablebase", "Probe Syzygy endgame tablebases."),
     Lazy("run", "runner.cli.plays", "Run (or resume) the tournament a TOML file describes."),

@@ -101,6 +101,12 @@ def serve_command(
     heavy_reads_per_client: int | None = typer.Option(
         None, "--heavy-reads-per-client", min=1,
         help="Reports and PGN exports one address may have in flight (429 beyond; default 2)."),
+    ssl_certfile: Path | None = typer.Option(
+        None, "--ssl-certfile", metavar="FILE",
+        help="Serve HTTPS with this certificate (PEM); tokens from other machines are "
+             "refused over plain HTTP."),
+    ssl_keyfile: Path | None = typer.Option(
+        None, "--ssl-keyfile", metavar="FILE", help="The certificate's private key (PEM)."),
     build_cache: Path | None = typer.Option(
         None, "--build-cache", metavar="DIR",
         help="Where branch tests' engines are built (default: ~/.cache/cecp-runner)."),

@@ -44,7 +44,13 @@ from runner.service.payloads import (
     TournamentFinishedEvent,
     TournamentList,
 )
-from runner.service.security import StreamSlots, bearer, check_token, request_key
+from runner.service.security import (
+    StreamSlots,
+    bearer,
+    check_token,
+    refuse_plain_http,
+    request_key,
+)
 from runner.service.settings import ServiceSettings
 from runner.service.submission import SOURCE, check_submission, parse_body
 from runner.tournament.events import DatabaseFailure, TournamentError
@@ -110,17 +116,31 @@ def _manager(request: Request) -> TournamentManager:
 
 
 def _reader(request: Request, credentials: Credentials) -> None:
+    refuse_plain_http(request, credentials)
     check_token(_settings(request), credentials, write=False,
-                throttle=request.app.state.token_throttle, key=request_key(request))
+                throttle=request.app.state.token_throttle, key=request_key(request),
+                book=getattr(request.app.state, "tokens", None))
 
 
 def _writer(request: Request, credentials: Credentials) -> None:
+    refuse_plain_http(request, credentials)
     check_token(_settings(request), credentials, write=True,
-                throttle=request.app.state.token_throttle, key=request_key(request))
+                throttle=request.app.state.token_throttle, key=request_key(request),
+                book=getattr(request.app.state, "tokens", None))
+
+
+def _admin(request: Request, credentials: Credentials) -> None:
+    refuse_plain_http(request, credentials)
+    check_token(_settings(request), credentials, write=True,
+                throttle=request.app.state.token_throttle, key=request_key(request),
+                book=getattr(request.app.state, "tokens", None), roles=("admin",))
 
 
 Read = Depends(_reader)
 Write = Depends(_writer)
+"""A submitter's or an admin's token."""
+Admin = Depends(_admin)
+"""An admin's token."""
 
 
 class HeavySlots:
@@ -252,7 +272,7 @@ async def tournament(request: Request, tournament_id: TournamentId) -> Tournamen
     return found
 
 
-@router.post("/tournaments/{tournament_id}/stop", dependencies=[Write],
+@router.post("/tournaments/{tournament_id}/stop", dependencies=[Admin],
              responses={401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED, 429: _REFUSED})
 async def stop(request: Request, tournament_id: TournamentId,
                hard: Annotated[bool, Query(description="Cut the running games too.")] = False,
@@ -267,7 +287,7 @@ async def stop(request: Request, tournament_id: TournamentId,
     return StateChange(id=tournament_id, status=state)
 
 
-@router.post("/tournaments/{tournament_id}/resume", dependencies=[Write],
+@router.post("/tournaments/{tournament_id}/resume", dependencies=[Admin],
              responses={401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED, 429: _REFUSED})
 async def resume(request: Request, tournament_id: TournamentId) -> StateChange:
     """Play a stopped or interrupted tournament's missing games."""

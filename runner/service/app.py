@@ -15,7 +15,13 @@ from runner.service.branches import BranchQueue
 from runner.service.declared import DeclaredOptions
 from runner.service.manager import TournamentManager
 from runner.service.page import router as page_router
-from runner.service.security import BodyLimit, RateLimiter, StreamSlots, TokenThrottle
+from runner.service.security import (
+    BodyLimit,
+    Principal,
+    RateLimiter,
+    StreamSlots,
+    TokenThrottle,
+)
 from runner.service.settings import ServiceSettings
 from runner.store.store import Store
 
@@ -31,6 +37,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = store if store is not None else Store.open(settings.db_url)
         app.state.manager = manager or TournamentManager(settings, opened)
+        app.state.tokens = StoreTokens(opened)
         app.state.branch_queue = BranchQueue(settings, opened, app.state.manager,
                                              settings.build_cache or default_cache())
         try:
@@ -64,3 +71,19 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     return app
+
+
+class StoreTokens:
+    """The tokens of the service's database (``runner token add``), as requests check them."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def find(self, token: str) -> Principal | None:
+        """The live token whose text is `token` (None: unknown or revoked)."""
+        found = self._store.tokens.find(token)
+        return None if found is None else Principal(found.name, found.role)
+
+    def any_live(self) -> bool:
+        """Whether any token of the database is live."""
+        return self._store.tokens.any_live()

@@ -17,6 +17,7 @@ from runner.service.api import (
     _REFUSED,
     _SUBMIT_BODY,
     _UNAUTHORIZED,
+    Admin,
     Read,
     Write,
     _problem,
@@ -155,31 +156,32 @@ async def _change(request: Request, test_id: int, what: str, **extra: Any) -> Br
     return test_json(record)
 
 
-_CHANGED: dict[int | str, dict[str, Any]] = {401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED}
+_CHANGED: dict[int | str, dict[str, Any]] = {401: _UNAUTHORIZED, 403: _REFUSED,
+                                             404: _REFUSED, 409: _REFUSED}
 
 
-@router.post("/{test_id}/pause", response_model=BranchTestJson, dependencies=[Write],
+@router.post("/{test_id}/pause", response_model=BranchTestJson, dependencies=[Admin],
              responses=_CHANGED)
 async def pause_test(request: Request, test_id: TestId) -> BranchTestJson:
     """Pause a test: its stage stops after the games being played."""
     return await _change(request, test_id, "pause")
 
 
-@router.post("/{test_id}/resume", response_model=BranchTestJson, dependencies=[Write],
+@router.post("/{test_id}/resume", response_model=BranchTestJson, dependencies=[Admin],
              responses=_CHANGED)
 async def resume_test(request: Request, test_id: TestId) -> BranchTestJson:
     """Put a paused test back in the queue."""
     return await _change(request, test_id, "resume")
 
 
-@router.post("/{test_id}/stop", response_model=BranchTestJson, dependencies=[Write],
+@router.post("/{test_id}/stop", response_model=BranchTestJson, dependencies=[Admin],
              responses=_CHANGED)
 async def stop_test(request: Request, test_id: TestId) -> BranchTestJson:
     """Stop a test for good (its running games are cut)."""
     return await _change(request, test_id, "stop")
 
 
-@router.post("/{test_id}/priority", response_model=BranchTestJson, dependencies=[Write],
+@router.post("/{test_id}/priority", response_model=BranchTestJson, dependencies=[Admin],
              responses=_CHANGED)
 async def prioritise_test(request: Request, test_id: TestId,
                           value: Annotated[int, Query(ge=-1000, le=1000)]) -> BranchTestJson:

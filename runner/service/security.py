@@ -1,7 +1,9 @@
 """What stands between the network and the tournaments: the token, body sizes, submit rate.
 
-Writes need ``Authorization: Bearer TOKEN`` (reads too, when the operator asks): the token is
-compared in constant time, and a service started without one refuses every write. Wrong
+Writes need ``Authorization: Bearer TOKEN`` (reads too, when the operator asks): the service's
+own token (an admin's) is compared in constant time, the others (``runner token add``, each
+with a role) are found by their SHA-256; a service with no token at all refuses every write,
+and a token sent over plain HTTP from another machine is refused. Wrong
 tokens are throttled per client (`TokenThrottle`). Request bodies are bounded (413) whether or
 not they announce their length, each client may submit only so many tournaments a minute
 (429 with ``Retry-After``) and hold only so many event streams (`StreamSlots`).
@@ -17,7 +19,8 @@ import math
 import secrets
 import time
 from collections import Counter, OrderedDict
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import anyio
 from fastapi import HTTPException, Request, status
@@ -26,8 +29,8 @@ from starlette.requests import ClientDisconnect
 
 from runner.service.settings import ServiceSettings
 
-__all__ = ["BodyLimit", "RateLimiter", "StreamSlots", "TokenThrottle", "bearer", "check_token",
-           "client_key", "request_key"]
+__all__ = ["BodyLimit", "Principal", "RateLimiter", "StreamSlots", "TokenBook", "TokenThrottle",
+           "bearer", "check_token", "client_key", "loopback", "refuse_plain_http", "request_key"]
 
 bearer = HTTPBearer(auto_error=False, description="The service's token (RUNNER_TOKEN).")
 """The Bearer scheme, as the OpenAPI document shows it."""
@@ -51,27 +54,84 @@ def request_key(request: Request) -> str:
     return client_key(request.client.host if request.client is not None else "?")
 
 
+@dataclass(frozen=True)
+class Principal:
+    """Who a request's token names: the token's name and its role."""
+
+    name: str
+    role: str
+
+
+class TokenBook(Protocol):
+    """The tokens made with ``runner token add``, as the service reads them."""
+
+    def find(self, token: str) -> Principal | None:
+        """The live token whose text is `token` (None: unknown or revoked)."""
+
+    def any_live(self) -> bool:
+        """Whether any such token is live."""
+
+
+def loopback(host: str | None) -> bool:
+    """Whether a client's address is this machine's (None: a Unix socket, also local)."""
+    if host is None:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def check_token(settings: ServiceSettings, credentials: HTTPAuthorizationCredentials | None,
-                *, write: bool, throttle: TokenThrottle | None = None, key: str = "") -> None:
-    """Refuse a request without the right token (401); reads pass unless protected. With a
+                *, write: bool, throttle: TokenThrottle | None = None, key: str = "",
+                book: TokenBook | None = None,
+                roles: tuple[str, ...] = ("admin", "submitter")) -> Principal | None:
+    """The principal a request's token names, or a refusal: 401 without the right token
+    (reads pass unless protected), 403 when its role is not one of `roles`. The service's
+    own token (RUNNER_TOKEN, --token-file) is an admin's; `book` holds the others. With a
     `throttle`, a client (`key`) that guessed wrong too often is refused (429) for a while,
     whatever token it sends now."""
     if not write and not settings.read_token_required:
-        return
-    expected = settings.token
-    if expected is None:
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "this service has no token set (RUNNER_TOKEN or --token-file): writes are off",
-            headers={"WWW-Authenticate": "Bearer"})
+        return None
     if throttle is not None:
         throttle.check(key)
     given = credentials.credentials if credentials is not None else ""
-    if not secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8")):
+    principal: Principal | None = None
+    expected = settings.token
+    if given and expected is not None and secrets.compare_digest(given.encode("utf-8"),
+                                                                  expected.encode("utf-8")):
+        principal = Principal("service token", "admin")
+    elif given and book is not None:
+        principal = book.find(given)
+    if principal is None:
+        if expected is None and (book is None or not book.any_live()):
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "this service has no token set (RUNNER_TOKEN, --token-file or runner token "
+                "add): writes are off", headers={"WWW-Authenticate": "Bearer"})
         if throttle is not None and given:
             throttle.failed(key)
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing or wrong token",
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing, wrong or revoked token",
                             headers={"WWW-Authenticate": "Bearer"})
+    if write and principal.role not in roles:
+        raise HTTPException(status.HTTP_403_FORBIDDEN,
+                            f"a {principal.role} token may not do this (it takes: "
+                            f"{', '.join(roles)})")
+    return principal
+
+
+def refuse_plain_http(request: Request, credentials: HTTPAuthorizationCredentials | None,
+                      ) -> None:
+    """Refuse (403) a token sent over plain HTTP from another machine: it crossed the
+    network readable. Behind an HTTPS proxy on this machine the request comes from loopback
+    (the proxy's own forwarding headers are not trusted)."""
+    if credentials is None or request.url.scheme == "https":
+        return
+    host = request.client.host if request.client is not None else None
+    if not loopback(host):
+        raise HTTPException(status.HTTP_403_FORBIDDEN,
+                            "a token is refused over plain HTTP from another machine: serve "
+                            "with --ssl-certfile/--ssl-keyfile, or behind an HTTPS proxy")
 
 
 class TokenThrottle:

@@ -62,6 +62,11 @@ def serve(chosen: Mapping[str, Any], *, db: str | None, token_file: Path | None,
     for key, flag in (("books_dir", "--books"), ("tablebases_dir", "--tablebases")):
         if key in given and not Path(given[key]).is_dir():
             raise ServeRefused(f"{flag} {given[key]}: no such directory")
+    if ("ssl_certfile" in given) != ("ssl_keyfile" in given):
+        raise ServeRefused("--ssl-certfile and --ssl-keyfile go together")
+    for key, flag in (("ssl_certfile", "--ssl-certfile"), ("ssl_keyfile", "--ssl-keyfile")):
+        if key in given and not Path(given[key]).is_file():
+            raise ServeRefused(f"{flag} {given[key]}: no such file")
     try:
         token = token_from(os.environ.get("RUNNER_TOKEN"), token_file)
     except OSError as exc:
@@ -85,7 +90,10 @@ def _warn(settings: ServiceSettings, say: Callable[[str], None]) -> None:
         say("no token (RUNNER_TOKEN or --token-file): the service is read-only")
     if not _loopback(settings.host):
         say(f"listening on {settings.host}: reachable from other machines"
-            f"{'' if settings.token else ' with no token'}")
+            f"{'' if settings.token else ' with no service token'}")
+        if settings.ssl_certfile is None:
+            say("no --ssl-certfile: tokens from other machines are refused over plain HTTP "
+                "(serve TLS, or put an HTTPS proxy on this machine in front)")
 
 
 def _server(settings: ServiceSettings, store: Store, loop: str,
@@ -108,7 +116,8 @@ def _server(settings: ServiceSettings, store: Store, loop: str,
                             loop=loop, proxy_headers=False, server_header=False,
                             timeout_graceful_shutdown=10, http=GuardedH11Protocol,
                             timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]
-                            backlog=BACKLOG)
+                            backlog=BACKLOG, ssl_certfile=settings.ssl_certfile,
+                            ssl_keyfile=settings.ssl_keyfile)
     config.guard = guard  # type: ignore[attr-defined]  # read by each GuardedH11Protocol
     return _Server(config, app, guard)
 

@@ -66,6 +66,9 @@ class ServiceSettings:
     stream_queue: int = 2000
     """Events waiting for one slow client before its stream is closed (it reconnects and
     resumes from its Last-Event-ID)."""
+    ssl_certfile: Path | None = None
+    """Serve HTTPS with this certificate (PEM; with `ssl_keyfile`)."""
+    ssl_keyfile: Path | None = None
     build_cache: Path | None = None
     """Where branch tests' engines are built and kept (None: the user's cache directory)."""
     cors_origins: tuple[str, ...] = ()

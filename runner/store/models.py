@@ -245,3 +245,17 @@ class BranchTestRow(Base):
     """Why it failed or stopped (a build's last lines, a wrong bench), or its end."""
     created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
     updated_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+
+
+class TokenRow(Base):
+    """A token of the service: its name, role and the SHA-256 of its text (never the text)."""
+
+    __tablename__ = "tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    last_used_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]

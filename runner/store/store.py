@@ -86,6 +86,7 @@ from runner.store.records import (
     StoredTournament,
 )
 from runner.store.resume import latest_named, stored_config
+from runner.store.tokens import ROLES, TokenRecord, Tokens
 
 if TYPE_CHECKING:
     # Loaded by the first run that asks for them: they import the game record (and the rules
@@ -93,7 +94,8 @@ if TYPE_CHECKING:
     from runner.store.preparing import Preparation
     from runner.store.writing import TournamentStore
 
-__all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "SERVICE", "BranchTestRecord", "BranchTests",
+__all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "ROLES", "SERVICE", "BranchTestRecord",
+           "BranchTests", "TokenRecord", "Tokens",
            "Database", "DuplicateGameError",
            "EngineRowValues", "GameFilter", "JobKey", "LeaseHeldError", "LeaseLostError",
            "NamedTournament", "Placement", "PlayedGame", "PlayedRow", "Preparation",
@@ -391,6 +393,11 @@ class Store:
         """Mark a tournament stopped on request (a service start does not resume it)."""
         with self.db.session() as session:
             set_status(session, tournament_id, TournamentStatus.STOPPED)
+
+    @property
+    def tokens(self) -> Tokens:
+        """The service's tokens in this database."""
+        return Tokens(self.db)
 
     @property
     def branch_tests(self) -> BranchTests:
