@@ -108,5 +108,6 @@ Engine keys:
   option.NAME=VALUE     Set the engine's option NAME.
 
 Refused here, with a line saying so: book= (a per-engine Polyglot book), trust (the runner
-always checks result claims), hourglass time controls, -tournament knockout and variants other than standard and fischerandom.
+always checks result claims), hourglass time controls, -tournament knockout and variants
+other than standard and fischerandom.
 """
