@@ -358,3 +358,30 @@ def _check_pages(base: str) -> None:
             assert "No branch test matches" in page.locator("#no-tests").inner_text()
         finally:
             browser.close()
+
+
+def test_with_approval_a_submitters_test_waits_for_an_admin(repos: Path, tmp_path: Path) -> None:
+    from runner.store.store import Store
+
+    url = f"sqlite:///{tmp_path / 'service.db'}"
+    with Store.open(url) as store:
+        submitter = store.tokens.add("carol", "submitter")
+    settings = ServiceSettings(db_url=url, token=TOKEN, engines_file=repos / "engines.toml",
+                               build_cache=repos / "cache", max_concurrency=2, approval=True)
+    text = _test("approved", 'base = "main"\ndev = "deeper"').replace(
+        "rounds = 40", "rounds = 1").replace("[sprt]\nelo0 = 0\nelo1 = 150\n", "")
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        mine = {"content-type": "application/toml", "Authorization": f"Bearer {submitter}"}
+        test_id = client.post("/api/tests", headers=mine, content=text).json()["id"]
+        waiting = client.get(f"/api/tests/{test_id}").json()
+        assert waiting["state"] == "approval" and waiting["stages"][0]["tournament_id"] is None
+        refused = client.post(f"/api/tests/{test_id}/approve",
+                              headers={"Authorization": f"Bearer {submitter}"})
+        assert refused.status_code == 403  # a submitter does not approve its own test
+        assert client.post(f"/api/tests/{test_id}/approve", headers=AUTH).json()["state"] in (
+            "pending", "building", "running")
+        assert _wait(client, test_id, {"finished", "failed"})["state"] == "finished"
+        # An admin's own test is queued at once.
+        admin_test = client.post("/api/tests", headers=TOML, content=text).json()["id"]
+        assert client.get(f"/api/tests/{admin_test}").json()["state"] != "approval"
+        assert client.post(f"/api/tests/{admin_test}/approve", headers=AUTH).status_code == 409

@@ -107,6 +107,9 @@ def serve_command(
              "refused over plain HTTP."),
     ssl_keyfile: Path | None = typer.Option(
         None, "--ssl-keyfile", metavar="FILE", help="The certificate's private key (PEM)."),
+    approval: bool = typer.Option(
+        False, "--approval", help="A submitter's branch test waits for an admin's approval "
+                                  "(POST /api/tests/ID/approve) before it is queued."),
     build_cache: Path | None = typer.Option(
         None, "--build-cache", metavar="DIR",
         help="Where branch tests' engines are built (default: ~/.cache/cecp-runner)."),

@@ -69,6 +69,8 @@ class ServiceSettings:
     ssl_certfile: Path | None = None
     """Serve HTTPS with this certificate (PEM; with `ssl_keyfile`)."""
     ssl_keyfile: Path | None = None
+    approval: bool = False
+    """A submitter's branch test waits for an admin's approval before it is queued."""
     build_cache: Path | None = None
     """Where branch tests' engines are built and kept (None: the user's cache directory)."""
     cors_origins: tuple[str, ...] = ()
