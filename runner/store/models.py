@@ -197,6 +197,11 @@ class MoveRow(Base):
     score_cp: Mapped[int | None] = mapped_column(Integer)
     mate: Mapped[int | None] = mapped_column(Integer)
     nodes: Mapped[int | None] = mapped_column(BigInteger)
+    seldepth: Mapped[int | None] = mapped_column(Integer)
+    clock_ms: Mapped[int | None] = mapped_column(Integer)
+    """Milliseconds on the mover's clock when it was asked for the move (None: book, no clock)."""
+    time_left_ms: Mapped[int | None] = mapped_column(Integer)
+    """Milliseconds on the mover's clock after the move, increment added (fastchess's tl)."""
 
     game: Mapped[GameRow] = relationship(back_populates="moves")
 
