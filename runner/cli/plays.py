@@ -17,6 +17,10 @@ from runner.cli.help import INTERRUPT_HELP, PASSTHROUGH, RERUN_HELP, vocabulary_
 
 __all__ = ["register"]
 
+EVENTS_HELP = ("Also write the run's events as JSON lines to FILE, appended ('-': standard "
+               "output, the other lines then go to standard error; see docs/events.md).")
+EVENTS_MOVES_HELP = "With --events, every move too."
+
 
 def run_command(
     config_file: Path = typer.Argument(..., help="Tournament file (TOML)."),
@@ -37,12 +41,14 @@ def run_command(
         "relays in time and the cluster extra is installed)."),
     cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
                                        help="Play on the Dask scheduler at ADDR (tcp://HOST:8786)."),
+    events: str | None = typer.Option(None, "--events", metavar="FILE", help=EVENTS_HELP),
+    events_moves: bool = typer.Option(False, "--events-moves", help=EVENTS_MOVES_HELP),
 ) -> None:
     """Run (or resume) the tournament a TOML file describes."""
-    from runner.cli.tournament import run_file
+    from runner.cli.tournament import events_target, run_file
 
     run_file(config_file, db=db, concurrency=concurrency, quiet=quiet, force=force, new=new,
-             workers=workers, cluster=cluster)
+             workers=workers, cluster=cluster, events=events_target(events, events_moves))
 
 
 def resume_command(
@@ -51,11 +57,14 @@ def resume_command(
     concurrency: int | None = typer.Option(None, "--concurrency", min=1,
                                            help="Games at once (overrides the stored setting)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No live view; summary lines only."),
+    events: str | None = typer.Option(None, "--events", metavar="FILE", help=EVENTS_HELP),
+    events_moves: bool = typer.Option(False, "--events-moves", help=EVENTS_MOVES_HELP),
 ) -> None:
     """Resume a stored tournament with the configuration it was started with."""
-    from runner.cli.tournament import resume_stored
+    from runner.cli.tournament import events_target, resume_stored
 
-    resume_stored(tournament_id, db=db, concurrency=concurrency, quiet=quiet)
+    resume_stored(tournament_id, db=db, concurrency=concurrency, quiet=quiet,
+                  events=events_target(events, events_moves))
 
 
 def match_command(ctx: typer.Context) -> None:

@@ -379,8 +379,18 @@ def run_file(config_file: Path, *, db: str | None, concurrency: int | None, quie
     raise typer.Exit(outcome.exit_status)
 
 
+def events_target(path: str | None, moves: bool) -> EventsTarget | None:
+    """Where ``--events`` sends the run's events (None: nowhere; exit 2 for
+    ``--events-moves`` alone)."""
+    if path is None:
+        if moves:
+            raise fail("--events-moves: give --events FILE (or -) as well", 2)
+        return None
+    return EventsTarget(path, moves)
+
+
 def resume_stored(tournament_id: int, *, db: str | None, concurrency: int | None,
-                  quiet: bool) -> NoReturn:
+                  quiet: bool, events: EventsTarget | None = None) -> NoReturn:
     """``runner resume``: a stored tournament with the configuration it was started with."""
     with open_db(db, create=False) as store:
         try:
@@ -395,7 +405,8 @@ def resume_stored(tournament_id: int, *, db: str | None, concurrency: int | None
                    "the engines' env and castling960 settings: they are resumed with their "
                    "defaults.[/]", highlight=False)
     outcome = run_tournament(found.config, db_url=url, quiet=quiet, mode=StartMode.CONTINUE,
-                             tournament_id=tournament_id, concurrency=concurrency)
+                             tournament_id=tournament_id, concurrency=concurrency,
+                             events=events)
     raise typer.Exit(outcome.exit_status)
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "BoardState",
     "GameFinishedEvent",
     "GameStartedEvent",
+    "LineEvent",
     "MoveEvent",
     "NoticeEvent",
     "RunFinishedEvent",
