@@ -38,7 +38,8 @@ from runner.store.db import (
 )
 from runner.store.models import Base
 
-TABLES = {"tournaments", "engines", "games", "moves", "leases", "branch_tests", "tokens"}
+TABLES = {"tournaments", "engines", "games", "moves", "leases", "branch_tests", "tokens",
+          "tunes", "tune_iterations"}
 
 
 def _new_database(request: pytest.FixtureRequest, backend: str, path: Path) -> str:

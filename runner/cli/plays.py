@@ -1,5 +1,5 @@
-"""The commands that play tournaments, declared: ``run``, ``resume``, ``match``, ``gauntlet``
-and ``roundrobin``, their options and help.
+"""The commands that play tournaments, declared: ``run``, ``resume``, ``match``, ``gauntlet``,
+``roundrobin`` and ``tune``, their options and help.
 
 Each body imports `runner.cli.tournament` (the run itself, the live view, the summary: the
 tournament, store and protocol code behind them) when it runs, so that a command's
@@ -67,6 +67,22 @@ def resume_command(
                   events=events_target(events, events_moves))
 
 
+def tune_command(
+    config_file: Path = typer.Argument(..., help="Tuning file (TOML): engine, [parameters.NAME] "
+                                       "tables, iterations, seed, tc, openings, concurrency."),
+    db: str | None = typer.Option(None, "--db", help="Database URL (default: RUNNER_DB or ./runner.db)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per batch; the values only."),
+    workers: int | None = typer.Option(None, "--workers", min=0,
+                                       help="Play on N local Dask worker processes."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="ADDR",
+                                       help="Play on the Dask scheduler at ADDR."),
+) -> None:
+    """Tune spin options with SPSA over game pairs (run again to continue after a stop)."""
+    from runner.cli.tune import tune_file
+
+    tune_file(config_file, db=db, quiet=quiet, workers=workers, cluster=cluster)
+
+
 def match_command(ctx: typer.Context) -> None:
     """Two engines, every opening as a game pair (the words it takes are below)."""
     from runner.cli.tournament import cli_run
@@ -92,6 +108,7 @@ def register(app: typer.Typer) -> None:
     """Add the tournament commands to the ``runner`` application."""
     app.command("run", epilog=INTERRUPT_HELP)(run_command)
     app.command("resume", epilog=INTERRUPT_HELP)(resume_command)
+    app.command("tune", epilog=INTERRUPT_HELP)(tune_command)
     for name, command in (("match", match_command), ("gauntlet", gauntlet_command),
                           ("roundrobin", roundrobin_command)):
         app.command(name, cls=vocabulary_help(name), context_settings=PASSTHROUGH,
