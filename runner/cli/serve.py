@@ -51,6 +51,10 @@ def serve_command(
                                       help="Submissions per client address per minute."),
     cors_origins: list[str] = typer.Option([], "--cors-origin", metavar="ORIGIN",
                                    help="Allow this origin by CORS (repeatable; default: none)."),
+    trusted_proxies: list[str] = typer.Option(
+        [], "--trusted-proxy", metavar="ADDR",
+        help="A reverse proxy (address or network) whose X-Forwarded-Proto and "
+             "X-Forwarded-For are believed (repeatable; default: none)."),
     header_timeout: float = typer.Option(
         10.0, "--header-timeout", min=0.0, metavar="SECONDS",
         help="Close a connection that has not sent a complete request head in this time "
@@ -122,7 +126,8 @@ def serve_command(
     except ImportError as exc:
         raise missing_extra(exc, "runner serve", "service") from None
     try:
-        serve({**chosen, "cors_origins": tuple(cors_origins)}, db=db, token_file=token_file,
+        serve({**chosen, "cors_origins": tuple(cors_origins),
+               "trusted_proxies": tuple(trusted_proxies)}, db=db, token_file=token_file,
               open_store=open_db, say=lambda line: err_console.print(
                   line, highlight=False, markup=False))
     except ServeRefused as exc:
