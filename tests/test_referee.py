@@ -152,6 +152,13 @@ def test_a_hand_made_mate_and_clocks() -> None:
              "side on move")
     _refused(job, _record(spec, fools[:3], Result.WHITE_WINS, GameTermination.DRAW_AGREEMENT),
              "draw agreement")
+    # A draw by repetition is one; a game that goes on after it is refused at the next ply.
+    shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"] * 2
+    assert verify_game(job, _record(spec, shuffle, Result.DRAW,
+                                    GameTermination.THREEFOLD_REPETITION)).ok
+    went_on = verify_game(job, _record(spec, [*shuffle, "e2e4"], Result.DRAW,
+                                       GameTermination.THREEFOLD_REPETITION))
+    assert not went_on.ok and "went on" in went_on.reason and went_on.ply == 9
     # Clocks: a flag that fell and a game that went on; a loss on time the clock shows.
     clocked = GameSpec(TIMED, TIMED)
     job = dataclasses.replace(job, spec=clocked)
