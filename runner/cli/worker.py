@@ -10,11 +10,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from runner.cli.errors import exit_on_error, fail, missing_extra, unwrapped
+from runner.cli.errors import err_console, exit_on_error, fail, missing_extra, unwrapped
 from runner.cli.group import RunnerGroup
 from runner.text import shown
 
-worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on.",
+worker_app = typer.Typer(help="Inspect the Dask workers a tournament would run on, or join a "
+                         "runner serve as a remote worker.",
                          no_args_is_help=True, cls=RunnerGroup)
 _out = unwrapped(Console(highlight=False))
 
@@ -57,6 +58,84 @@ def worker_check(
     for report in reports:
         missing += _show(report)
     raise typer.Exit(1 if missing else 0)
+
+
+@worker_app.command("join")
+def worker_join(
+    server: str = typer.Option(..., "--server", metavar="URL",
+                               help="The runner serve to work for (https://HOST:PORT)."),
+    token_file: Path = typer.Option(..., "--token-file", metavar="FILE",
+                                    help="A file holding this worker's token (runner token add "
+                                         "NAME --role worker)."),
+    concurrency: int = typer.Option(1, "--concurrency", min=1, max=1024,
+                                    help="Games played at once here."),
+    engines_file: Path | None = typer.Option(
+        None, "--engines", metavar="FILE",
+        help="This machine's allow-list of engines (default: $RUNNER_WORKER_ENGINES): the "
+             "only engines it plays, started with the commands written there."),
+    syzygy: list[Path] = typer.Option([], "--syzygy", metavar="DIR",
+                                      help="A Syzygy directory to announce (repeatable)."),
+) -> None:
+    """Join a runner serve's fleet over outbound HTTP(S): play the batches it hands out
+    with the engines this machine allows, upload each game as it ends. Ctrl-C finishes the
+    running games and hands the rest back; a second Ctrl-C hands everything back at once."""
+    import os
+    import signal
+
+    try:  # here: the fleet extra is optional, and this says how to add it
+        from runner.fleet.client import (
+            JoinRefused,
+            JoinSettings,
+            WorkerClient,
+            own_engines,
+            plain_http_refused,
+            stderr_progress,
+        )
+    except ImportError as exc:
+        raise missing_extra(exc, "runner worker join", "fleet") from None
+    from runner.cli.loop import run_async
+    from runner.cluster.worker import ENGINES_FILE_ENV
+    from runner.config.check import ConfigError
+
+    if (why := plain_http_refused(server)) is not None:
+        raise fail(why)
+    try:
+        token = token_file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise fail(f"--token-file {token_file}: {exc.strerror}") from None
+    if not token:
+        raise fail(f"--token-file {token_file}: the file is empty")
+    chosen = engines_file or (Path(os.environ[ENGINES_FILE_ENV])
+                              if os.environ.get(ENGINES_FILE_ENV) else None)
+    if chosen is None:
+        raise fail("runner worker join needs this machine's engines file (--engines FILE or "
+                   f"{ENGINES_FILE_ENV}): it plays only the engines listed there")
+    try:
+        engines = own_engines(chosen)
+    except ConfigError as exc:
+        raise exit_on_error(exc) from None
+    for directory in syzygy:
+        if not directory.is_dir():
+            raise fail(f"--syzygy {directory}: no such directory")
+    client = WorkerClient(
+        JoinSettings(server, token, concurrency, engines, syzygy=tuple(syzygy)),
+        say=lambda line: err_console.print(line, highlight=False, markup=False),
+        progress=stderr_progress())
+
+    async def main() -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, client.stop)
+        await client.run()
+
+    try:
+        run_async(main())
+    except JoinRefused as exc:
+        raise fail(str(exc)) from None
+    err_console.print(f"stopped: {client.uploaded} games uploaded", highlight=False,
+                      markup=False)
 
 
 def _on_cluster(address: str, engines: list[str],

@@ -45,7 +45,6 @@ from runner.service.payloads import (
     TournamentList,
 )
 from runner.service.security import (
-    Principal,
     StreamSlots,
     bearer,
     check_token,
@@ -53,7 +52,7 @@ from runner.service.security import (
     request_key,
 )
 from runner.service.settings import ServiceSettings
-from runner.service.submission import SOURCE, check_submission, parse_body
+from runner.service.submission import SOURCE, check_submission, parse_body, take_placement
 from runner.tournament.events import DatabaseFailure, TournamentError
 
 __all__ = ["router"]
@@ -123,11 +122,11 @@ def _reader(request: Request, credentials: Credentials) -> None:
                 book=getattr(request.app.state, "tokens", None))
 
 
-def _writer(request: Request, credentials: Credentials) -> Principal | None:
+def _writer(request: Request, credentials: Credentials) -> None:
     refuse_plain_http(request, credentials)
-    return check_token(_settings(request), credentials, write=True,
-                       throttle=request.app.state.token_throttle, key=request_key(request),
-                       book=getattr(request.app.state, "tokens", None))
+    check_token(_settings(request), credentials, write=True,
+                throttle=request.app.state.token_throttle, key=request_key(request),
+                book=getattr(request.app.state, "tokens", None))
 
 
 def _admin(request: Request, credentials: Credentials) -> None:
@@ -206,9 +205,10 @@ async def submit(request: Request) -> Submitted | JSONResponse:
     request.app.state.rate_limiter.check(request)
     try:
         data = parse_body(body, request.headers.get("content-type", ""))
+        placement = take_placement(data, settings)
         config = await asyncio.to_thread(_checked, data, settings,
                                          request.app.state.declared_options)
-        tournament_id = await _manager(request).submit(config)
+        tournament_id = await _manager(request).submit(config, placement)
     except ConfigError as exc:
         return _refused(ProblemsBody(detail=[
             _problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]))

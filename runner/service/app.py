@@ -10,7 +10,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from runner import __version__
 from runner.build import default_cache
-from runner.service import api, branch_api, testpages
+from runner.service import api, branch_api, fleet_api, testpages
 from runner.service.branches import BranchQueue
 from runner.service.declared import DeclaredOptions
 from runner.service.manager import TournamentManager
@@ -63,13 +63,16 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
     app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
     app.include_router(api.router)
     app.include_router(branch_api.router)
+    if settings.accept_workers:
+        app.include_router(fleet_api.router)
     app.include_router(page_router)
     app.include_router(testpages.router)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes,
+                       larger={fleet_api.router.prefix + "/": settings.max_upload_bytes})
     return app
 
 

@@ -25,10 +25,9 @@ from typing import Any
 
 from runner.app.lifecycle import NoSuchTournament, Refusal, resumable
 from runner.app.modes import StartMode
-from runner.app.run import Done, Placement, Refused, events_to, play, prepared
+from runner.app.run import Done, Refused, events_to, play, prepared
 from runner.app.stop import stop
 from runner.config.model import TournamentConfig
-from runner.protocol.freeze import FreezeMonitor
 from runner.service.hub import EventLog
 from runner.service.live import LiveFeed, ServiceRun, summary
 from runner.service.payloads import (
@@ -40,6 +39,7 @@ from runner.service.payloads import (
     TournamentFinishedEvent,
     TournamentSummary,
 )
+from runner.service.placing import Placements
 from runner.service.reading import SNAPSHOT_GAMES, TournamentReads, one_line
 from runner.service.settings import ServiceSettings
 from runner.store.store import SERVICE, Store, TournamentProgress, TournamentStatus
@@ -71,12 +71,7 @@ class TournamentManager:
         self.settings = settings
         self.store = store
         """The results database, as the application layer reads it."""
-        self._placement = Placement(
-            # The operator's choice (never the submission's: it has no [cluster]); nothing
-            # chosen plays in this process.
-            workers=settings.workers if settings.workers or settings.cluster else 0,
-            cluster=settings.cluster, from_file=False, freezes=FreezeMonitor(),
-            scheduler=scheduler_factory)
+        self.placements = Placements(settings, store, scheduler_factory=scheduler_factory)
         self._runs: dict[int, ServiceRun] = {}
         self._logs: dict[int, EventLog] = {}
         self._places = asyncio.Semaphore(max(1, settings.max_running))
@@ -131,16 +126,18 @@ class TournamentManager:
 
     # ----------------------------------------------------------------- requests
 
-    async def submit(self, config: TournamentConfig) -> int:
-        """Store a checked configuration as a new tournament and queue it; returns its id."""
+    async def submit(self, config: TournamentConfig, placement: str | None = None) -> int:
+        """Store and queue a checked configuration, played where `placement` says; its id."""
         # Stored as the service's in the transaction that creates it: a command-line run never
         # sees it as its own. The lease is the run's, once a place is free.
-        found = await prepared(config, self.store, StartMode.NEW, placement=self._placement,
+        found = await prepared(config, self.store, StartMode.NEW,
+                               placement=self.placements.of(placement),
                                concurrency=self._games(config), origin=SERVICE, lease=False)
         if isinstance(found, Refused):
             raise (DatabaseFailure if found.database else TournamentError)(found.message)
         assert isinstance(found, Tournament)  # a new tournament is never finished
         tournament_id = found.tournament_id
+        await self.placements.taken(found, placement)
         self._data.changed(tournament_id)
         self._queue(tournament_id, ServiceRun(config, found))
         return tournament_id
@@ -274,11 +271,14 @@ class TournamentManager:
         """`run`'s tournament, taken now if it was not (a resume), or why it does not play."""
         if run.tournament is not None:
             return run.tournament
-        found = await prepared(run.config, self.store, StartMode.CONTINUE,
-                               placement=self._placement, tournament_id=tournament_id,
+        if isinstance(placed := await self.placements.stored(tournament_id), Refused):
+            return placed
+        found = await prepared(run.config, self.store, StartMode.CONTINUE, placement=placed,
+                               tournament_id=tournament_id,
                                concurrency=self._games(run.config), origin=SERVICE)
         if not isinstance(found, Tournament):
             return found
+        await self.placements.taken(found)
         run.tournament = found
         if run.stop_requested:  # asked while it was being taken: it plays nothing
             found.stop(hard=True)

@@ -123,10 +123,8 @@ def check_token(settings: ServiceSettings, credentials: HTTPAuthorizationCredent
 def refuse_plain_http(request: Request, credentials: HTTPAuthorizationCredentials | None,
                       ) -> None:
     """Refuse (403) a token sent over plain HTTP from another machine: it crossed the
-    network readable. Behind an HTTPS proxy on this machine the request comes from loopback;
-    behind one named by --trusted-proxy, the scheme and client are the ones it forwarded
-    (uvicorn puts them in the ASGI scope), so a client that reached the proxy over plain
-    HTTP from elsewhere is refused too. Nobody else's forwarding headers are believed."""
+    network readable. Behind an HTTPS proxy on this machine the request comes from loopback
+    (the proxy's own forwarding headers are not trusted)."""
     if credentials is None or request.url.scheme == "https":
         return
     host = request.client.host if request.client is not None else None
@@ -253,16 +251,21 @@ class BodyLimit:
     """ASGI middleware: a request body over `limit` bytes gets 413, announced or not; a client
     gone before its body was in ends the request quietly."""
 
-    def __init__(self, app: Any, limit: int) -> None:
-        """Wrap `app`; `limit` is in bytes."""
+    def __init__(self, app: Any, limit: int, *, larger: dict[str, int] | None = None) -> None:
+        """Wrap `app`; `limit` is in bytes; `larger` gives paths under a prefix their own
+        limit (a worker's game upload carries its engines' transcripts)."""
         self.app = app
-        self.limit = limit
+        self.default_limit = limit
+        self.larger = dict(larger or {})
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Refuse an announced oversize body at once; cut a streamed one when it grows past."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        path = scope.get("path", "")
+        limit = next((size for prefix, size in self.larger.items() if path.startswith(prefix)),
+                     self.default_limit)
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
                 try:
@@ -270,8 +273,8 @@ class BodyLimit:
                 except ValueError:
                     await _refuse(send, 400, "bad Content-Length")
                     return
-                if announced > self.limit:
-                    await _refuse(send, 413, f"request body over {self.limit} bytes")
+                if announced > limit:
+                    await _refuse(send, 413, f"request body over {limit} bytes")
                     return
         received = 0
         started = False
@@ -281,7 +284,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.limit:
+                if received > limit:
                     raise _TooLarge
             return message
 
@@ -307,7 +310,7 @@ class BodyLimit:
             raise
         except _TooLarge:
             if not started:
-                await _refuse(send, 413, f"request body over {self.limit} bytes")
+                await _refuse(send, 413, f"request body over {limit} bytes")
 
 
 class _TooLarge(Exception):

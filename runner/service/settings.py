@@ -34,6 +34,13 @@ class ServiceSettings:
     """Play on a local Dask cluster of this many worker processes (None: in this process)."""
     cluster: str | None = None
     """Play on this Dask scheduler (tcp://host:port) instead."""
+    accept_workers: bool = False
+    """Remote workers (``runner worker join``) may register, and a submission may place its
+    games on them (``"placement": "workers"``)."""
+    worker_lease_seconds: float = 60.0
+    """Seconds a batch stays a worker's without a heartbeat; then its games go to another."""
+    max_upload_bytes: int = 4 * 1024 * 1024
+    """The largest body a worker may send (a game with its engines' transcripts; 413 beyond)."""
     max_concurrency: int = field(default_factory=lambda: os.cpu_count() or 1)
     """The most games one tournament may play at once (a submission asking more is capped)."""
     max_running: int = 1
@@ -69,12 +76,6 @@ class ServiceSettings:
     ssl_certfile: Path | None = None
     """Serve HTTPS with this certificate (PEM; with `ssl_keyfile`)."""
     ssl_keyfile: Path | None = None
-    trusted_proxies: tuple[str, ...] = ()
-    """Addresses or networks of reverse proxies whose X-Forwarded-Proto and X-Forwarded-For
-    are believed (uvicorn's proxy headers): behind them a request's scheme and client are
-    the ones the proxy saw. Empty: forwarding headers are ignored."""
-    approval: bool = False
-    """A submitter's branch test waits for an admin's approval before it is queued."""
     build_cache: Path | None = None
     """Where branch tests' engines are built and kept (None: the user's cache directory)."""
     cors_origins: tuple[str, ...] = ()

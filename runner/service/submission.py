@@ -38,10 +38,12 @@ from runner.service.caps import cap_problems
 from runner.service.declared import DeclaredOptions
 from runner.service.protocols import protocol_problems, requested_protocols
 from runner.service.settings import ServiceSettings
+from runner.store.store import PLACEMENTS
 from runner.tournament.pairing import pairing_for
 from runner.tournament.runtime import engine_config
 
-__all__ = ["MAX_GAMES", "SOURCE", "check_stage", "check_submission", "parse_body"]
+__all__ = ["MAX_GAMES", "SOURCE", "check_stage", "check_submission", "parse_body",
+           "take_placement"]
 
 SOURCE = "submitted configuration"
 """How problems name the submitted text (in place of a file name)."""
@@ -182,6 +184,24 @@ def _short(text: str, limit: int = 200) -> str:
     """One line of at most `limit` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def take_placement(data: dict[str, Any], settings: ServiceSettings) -> str | None:
+    """Remove and return the submission's ``placement`` (None: the operator's choice);
+    ConfigError when it names none of `PLACEMENTS` or one this service does not offer."""
+    if "placement" not in data:
+        return None
+    value = data.pop("placement")
+    why = None
+    if value not in PLACEMENTS:
+        why = f"must be one of {', '.join(PLACEMENTS)}"
+    elif value == "workers" and not settings.accept_workers:
+        why = "this service takes no remote workers (runner serve --accept-workers)"
+    elif value == "cluster" and settings.cluster is None and settings.workers is None:
+        why = "this service has no Dask cluster (runner serve --cluster or --workers)"
+    if why is not None:
+        raise ConfigError([ConfigProblem(SOURCE, "placement", _safe_value(value), why)])
+    return str(value)
 
 
 def check_submission(data: Mapping[str, Any], settings: ServiceSettings,

@@ -41,8 +41,6 @@ __all__ = [
     "MoveRow",
     "TournamentRow",
     "TournamentStatus",
-    "TuneIterationRow",
-    "TuneRow",
     "UtcDateTime",
 ]
 
@@ -199,11 +197,6 @@ class MoveRow(Base):
     score_cp: Mapped[int | None] = mapped_column(Integer)
     mate: Mapped[int | None] = mapped_column(Integer)
     nodes: Mapped[int | None] = mapped_column(BigInteger)
-    seldepth: Mapped[int | None] = mapped_column(Integer)
-    clock_ms: Mapped[int | None] = mapped_column(Integer)
-    """Milliseconds on the mover's clock when it was asked for the move (None: book, no clock)."""
-    time_left_ms: Mapped[int | None] = mapped_column(Integer)
-    """Milliseconds on the mover's clock after the move, increment added (fastchess's tl)."""
 
     game: Mapped[GameRow] = relationship(back_populates="moves")
 
@@ -268,34 +261,51 @@ class TokenRow(Base):
     revoked_at: Mapped[datetime | None]
 
 
-class TuneRow(Base):
-    """An SPSA tuning run (``runner tune``): its name, its checked plan and its seed."""
+class FleetWorkerRow(Base):
+    """A machine registered by ``runner worker join``: what it said of itself, when it was
+    last heard from, and whether it is flagged or blocked."""
 
-    __tablename__ = "tunes"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
-    plan: Mapped[dict[str, Any]]
-    """The tune file's settings as checked (engine, parameters, iterations, seed...)."""
-    created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
-
-
-class TuneIterationRow(Base):
-    """One played iteration of a tuning run: its flips, both sides' values, result and theta."""
-
-    __tablename__ = "tune_iterations"
-    __table_args__ = (UniqueConstraint("tune_id", "k"),)
+    __tablename__ = "fleet_workers"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    tune_id: Mapped[int] = mapped_column(ForeignKey("tunes.id", ondelete="CASCADE"))
-    k: Mapped[int] = mapped_column(Integer)
-    flips: Mapped[list[int]] = mapped_column(JSON)
-    plus: Mapped[list[int]] = mapped_column(JSON)
-    minus: Mapped[list[int]] = mapped_column(JSON)
-    result: Mapped[int] = mapped_column(Integer)
-    """The plus side's wins minus its losses over the pair."""
-    theta: Mapped[list[float]] = mapped_column(JSON)
-    """Every parameter's theta after this iteration's update."""
-    tournament_id: Mapped[int | None] = mapped_column(Integer)
-    """The pair's stored tournament (its games)."""
-    created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    name: Mapped[str] = mapped_column(String(200))
+    principal: Mapped[str | None] = mapped_column(String(200))
+    """The token's name it registered with (None: the service's own token)."""
+    info: Mapped[dict[str, Any]]
+    """What it registered: cores, memory, OS, runner version, tablebases, engines."""
+    registered_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    last_seen: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    """Games it uploaded that were counted."""
+    flag: Mapped[str | None] = mapped_column(Text)
+    """Why it is flagged (a refused upload), None when it is not."""
+    blocked: Mapped[bool] = mapped_column(default=False)
+
+
+class FleetBatchRow(Base):
+    """Some game pairs of a tournament leased to one worker until a deadline."""
+
+    __tablename__ = "fleet_batches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("fleet_workers.id", ondelete="CASCADE"),
+                                           index=True)
+    games: Mapped[list[int]] = mapped_column(JSON, default=list)
+    """The schedule indexes of its games."""
+    state: Mapped[str] = mapped_column(String(16), default="leased")
+    """leased, ended (the worker ended it), expired (its lease ran out: given to another),
+    or lost (the service stopped with it out)."""
+    leased_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    deadline: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+
+
+class PlacementRow(Base):
+    """Where a service's tournament plays when it is not this host (``workers``)."""
+
+    __tablename__ = "tournament_placements"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True)
+    placement: Mapped[str] = mapped_column(String(16))

@@ -40,6 +40,7 @@ from runner.store.db import (
     redact,
     safe_url,
 )
+from runner.store.fleet import PLACEMENTS, Fleet, FleetBatchRecord, FleetWorkerRecord
 from runner.store.lease import (
     LEASE_TIMEOUT,
     LeaseHeldError,
@@ -87,7 +88,6 @@ from runner.store.records import (
 )
 from runner.store.resume import latest_named, stored_config
 from runner.store.tokens import ROLES, TokenRecord, Tokens
-from runner.store.tunes import PlanChanged, TuneIteration, TuneRecord, Tunes
 
 if TYPE_CHECKING:
     # Loaded by the first run that asks for them: they import the game record (and the rules
@@ -95,9 +95,9 @@ if TYPE_CHECKING:
     from runner.store.preparing import Preparation
     from runner.store.writing import TournamentStore
 
-__all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "ROLES", "SERVICE", "BranchTestRecord",
-           "BranchTests", "PlanChanged", "TokenRecord", "Tokens", "TuneIteration",
-           "TuneRecord", "Tunes",
+__all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "PLACEMENTS", "ROLES", "SERVICE",
+           "BranchTestRecord", "BranchTests", "Fleet", "FleetBatchRecord", "FleetWorkerRecord",
+           "TokenRecord", "Tokens",
            "Database", "DuplicateGameError",
            "EngineRowValues", "GameFilter", "JobKey", "LeaseHeldError", "LeaseLostError",
            "NamedTournament", "Placement", "PlayedGame", "PlayedRow", "Preparation",
@@ -402,9 +402,9 @@ class Store:
         return Tokens(self.db)
 
     @property
-    def tunes(self) -> Tunes:
-        """The SPSA tuning runs in this database."""
-        return Tunes(self.db)
+    def fleet(self) -> Fleet:
+        """The remote workers, their batches and the tournaments' placements."""
+        return Fleet(self.db)
 
     @property
     def branch_tests(self) -> BranchTests:

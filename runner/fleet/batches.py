@@ -1,0 +1,69 @@
+"""Batches: some game jobs of one tournament leased to one worker until a deadline that its
+heartbeats push back. Pure bookkeeping, no clock of its own (times are passed in)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from runner.clock import TimeControl
+from runner.game.job import GameJob
+
+__all__ = ["BATCH_SECONDS", "Batch", "batch_size", "fits", "game_seconds"]
+
+BATCH_SECONDS = 180.0
+"""The play a batch is sized to (a few minutes): long enough that a worker asks rarely,
+short enough that a lost batch costs little."""
+_MOVES = 60
+"""Moves per side a game is assumed to last when its length is estimated."""
+
+
+def game_seconds(tc: TimeControl) -> float:
+    """A generous estimate of the seconds one side's clock may use in a game under `tc`."""
+    if tc.periods:
+        first = tc.periods[0]
+        last = tc.periods[-1]
+        seconds = first.base + _MOVES * first.increment
+        if first.moves and first.moves < _MOVES:
+            seconds += last.base * math.ceil((_MOVES - first.moves) / max(1, last.moves or _MOVES))
+        return max(seconds, 0.5)
+    if tc.move_time is not None:
+        return tc.move_time * _MOVES
+    return 0.1 * _MOVES  # a depth or node limit: fast at the depths tests and fleets use
+
+
+def batch_size(job: GameJob, slots: int, seconds: float = BATCH_SECONDS) -> int:
+    """How many games like `job` make a batch for a worker of `slots` games at once: about
+    `seconds` of play, an even number (both games of a pair), at least two."""
+    one = game_seconds(job.spec.white_tc) + game_seconds(job.spec.black_tc)
+    per_slot = max(1, int(seconds // max(one, 0.1)))
+    size = max(2, per_slot * max(1, slots))
+    return size + size % 2
+
+
+@dataclass
+class Batch:
+    """A batch out with its worker: its jobs by index, which came back, and its deadline."""
+
+    id: int
+    worker_id: int
+    jobs: dict[int, GameJob]
+    deadline: float
+    """When its lease ends (the event loop's clock), unless a heartbeat pushes it back."""
+    delivered: set[int] = field(default_factory=set)
+
+    def left(self) -> list[GameJob]:
+        """Its jobs whose game has not come back, in schedule order."""
+        return [job for index, job in sorted(self.jobs.items()) if index not in self.delivered]
+
+    @property
+    def complete(self) -> bool:
+        """Every game came back."""
+        return len(self.delivered) == len(self.jobs)
+
+
+def fits(job: GameJob, engines: Iterable[str]) -> bool:
+    """Whether a worker allowing `engines` may play `job` (both its engines allowed)."""
+    allowed = set(engines)
+    return job.white.name in allowed and job.black.name in allowed

@@ -1,0 +1,323 @@
+"""``runner worker join``: a machine that pulls games from a ``runner serve`` and plays them.
+
+Outbound requests only (behind NAT or a proxy it works as a browser does): register what this
+machine is and which engines its owner's allow-list permits, ask for a batch, play it on local
+game slots (the in-process scheduler every local run uses), upload each game as it ends, and
+heartbeat the batch while it plays. A job's engines are started from this machine's own
+allow-list by name, never from a command the service sent (the service sends none). The
+server away or with nothing to give: wait, doubling up to a minute, with jitter. A refused
+token (revoked) ends the worker with one line. A first stop request finishes the running
+games and hands the rest back; a second hands everything back at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import platform
+import random
+import socket
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from runner import __version__
+from runner.config.engines import load_engines_file
+from runner.game.job import GameJob
+from runner.protocol.engine import EngineConfig
+from runner.tournament.runtime import engine_config
+from runner.tournament.scheduler import JobFinished, LocalScheduler
+
+__all__ = ["JoinRefused", "JoinSettings", "WorkerClient", "own_engines", "plain_http_refused"]
+
+LONGEST_WAIT = 60.0
+"""The longest wait between two asks when the server is away or idle (seconds)."""
+FIRST_WAIT = 1.0
+"""The first wait after an empty or failed ask."""
+
+
+class JoinRefused(Exception):
+    """The worker cannot go on (its token refused, its engines file wrong): one line."""
+
+
+@dataclass(frozen=True)
+class JoinSettings:
+    """What ``runner worker join`` was told."""
+
+    server: str
+    token: str
+    concurrency: int
+    engines: Mapping[str, EngineConfig]
+    """This machine's allow-list, by engine name."""
+    name: str = dataclasses.field(default_factory=lambda: f"{socket.gethostname()}/{os.getpid()}")
+    syzygy: tuple[Path, ...] = ()
+    first_wait: float = FIRST_WAIT
+    longest_wait: float = LONGEST_WAIT
+
+
+def own_engines(path: Path) -> dict[str, EngineConfig]:
+    """The engines the owner's file allows, by name (ConfigError names the file and key)."""
+    return {spec.name: engine_config(spec) for spec in load_engines_file(path)}
+
+
+def plain_http_refused(server: str) -> str | None:
+    """Why a token may not go to `server` (plain HTTP to another machine), or None."""
+    parts = urlsplit(server)
+    if parts.scheme == "https":
+        return None
+    if parts.scheme != "http":
+        return f"--server {server}: give an http:// or https:// address"
+    host = parts.hostname or ""
+    if host in ("localhost", "127.0.0.1", "::1") or host.startswith("127."):
+        return None
+    return (f"--server {server}: a token is not sent over plain HTTP to another machine "
+            "(use https://)")
+
+
+def _syzygy(directories: tuple[Path, ...]) -> tuple[list[str], int]:
+    """The tablebase directories and the most pieces their tables reach."""
+    pieces = 0
+    for directory in directories:
+        for path in directory.glob("*.rtbw"):
+            pieces = max(pieces, sum(1 for c in path.stem if c.isalpha() and c != "v"))
+    return [str(d) for d in directories], pieces
+
+
+def _memory_mb() -> int:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1 << 20))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+class WorkerClient:
+    """One worker's life: register, then batches until stopped or refused."""
+
+    def __init__(self, settings: JoinSettings, *, say: Callable[[str], None],
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self.say = say
+        self.progress = progress
+        self.stops = 0
+        """Stop requests so far: 1 finishes the running games, 2 hands everything back."""
+        self.uploaded = 0
+        self._id: int | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._scheduler: LocalScheduler | None = None
+        self._wake = asyncio.Event()
+
+    def stop(self) -> None:
+        """A stop request (Ctrl-C): the first finishes the running games, the second cuts
+        them; the games not played are handed back either way."""
+        self.stops += 1
+        if self._scheduler is not None:
+            self._scheduler.stop(hard=self.stops > 1)
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Work until stopped; JoinRefused when the service refuses this worker."""
+        headers = {"Authorization": f"Bearer {self.settings.token}"}
+        async with httpx.AsyncClient(base_url=self.settings.server.rstrip("/"), headers=headers,
+                                     timeout=httpx.Timeout(60.0, connect=10.0)) as http:
+            self._http = http
+            wait = self.settings.first_wait
+            while not self.stops:
+                try:
+                    if self._id is None:
+                        await self._register()
+                    offer = await self._post(f"/api/workers/{self._id}/batch")
+                except httpx.TransportError as exc:
+                    self._show(f"the server is away ({type(exc).__name__}): asking again")
+                    await self._pause(wait)
+                    wait = min(wait * 2, self.settings.longest_wait)
+                    continue
+                if offer.status_code == 404:
+                    self._id = None  # the service forgot this worker (another database)
+                    continue
+                if offer.status_code in (204, 503) or offer.status_code >= 500:
+                    self._show("nothing to play now: asking again")
+                    await self._pause(wait)
+                    wait = min(wait * 2, self.settings.longest_wait)
+                    continue
+                self._check(offer)
+                wait = self.settings.first_wait
+                await self._play(offer.json())
+
+    # ----------------------------------------------------------------- requests
+
+    async def _register(self) -> None:
+        syzygy, pieces = _syzygy(self.settings.syzygy)
+        answer = await self._post("/api/workers", json={
+            "name": self.settings.name, "concurrency": self.settings.concurrency,
+            "cores": os.cpu_count() or 1, "memory_mb": _memory_mb(),
+            "os": platform.platform(), "version": __version__,
+            "engines": sorted(self.settings.engines), "syzygy": syzygy,
+            "syzygy_pieces": pieces})
+        if answer.status_code >= 500:
+            raise httpx.TransportError(f"status {answer.status_code}")
+        self._check(answer)
+        body = answer.json()
+        self._id = int(body["id"])
+        self.max_upload = int(body["max_upload_bytes"])
+        self.say(f"joined {self.settings.server} as worker {self._id} "
+                 f"({len(self.settings.engines)} engines, {self.settings.concurrency} slots)")
+
+    async def _post(self, path: str, **kwargs: Any) -> httpx.Response:
+        assert self._http is not None
+        return await self._http.post(path, **kwargs)
+
+    def _check(self, answer: httpx.Response) -> None:
+        """JoinRefused when the service refuses the token or the worker itself."""
+        if answer.status_code in (401, 403):
+            raise JoinRefused(f"the service refused this worker ({answer.status_code}): "
+                              f"{_detail(answer)}")
+        if answer.status_code >= 400:
+            raise JoinRefused(f"the service answered {answer.status_code}: {_detail(answer)}")
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait about `seconds` (jittered), or less when stopped meanwhile."""
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds * random.uniform(0.5, 1.5))
+
+    # ----------------------------------------------------------------- a batch
+
+    async def _play(self, offer: Mapping[str, Any]) -> None:
+        """Play one batch: each game uploaded as it ends, heartbeats meanwhile, then end it."""
+        batch = int(offer["id"])
+        base = f"/api/workers/{self._id}/batches/{batch}"
+        jobs = [self._own_job(GameJob.from_json(text)) for text in offer["jobs"]]
+        playable = [job for job in jobs if job is not None]
+        scheduler = LocalScheduler(self.settings.concurrency)
+        self._scheduler = scheduler
+        if self.stops:
+            scheduler.stop(hard=self.stops > 1)
+        scheduler.submit(playable)
+        lost = asyncio.Event()  # the batch is no longer ours: its games count elsewhere
+        beat = asyncio.create_task(self._heartbeat(base, float(offer["lease_seconds"]), lost,
+                                                   scheduler))
+        done = 0
+        try:
+            async with contextlib.aclosing(scheduler.events()) as events:
+                async for event in events:
+                    if not isinstance(event, JobFinished) or event.record.replay:
+                        continue
+                    if lost.is_set():
+                        continue
+                    if not await self._upload(base, event, lost):
+                        scheduler.stop(hard=True)
+                        continue
+                    done += 1
+                    self.uploaded += 1
+                    self._show(f"batch {batch}: {done}/{len(jobs)} games uploaded "
+                               f"({self.uploaded} in all)")
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await beat
+            self._scheduler = None
+        if not lost.is_set() and done < len(jobs):
+            # Games not played (stopped, failed here) go to another worker now, not at the
+            # lease's end.
+            with contextlib.suppress(httpx.TransportError):
+                await self._post(f"{base}/end")
+
+    def _own_job(self, job: GameJob) -> GameJob | None:
+        """The job with both engines as this machine's allow-list starts them (None: one
+        is not in it; the service should not have sent it)."""
+        sides = []
+        for config in (job.white, job.black):
+            mine = self.settings.engines.get(config.name)
+            if mine is None:
+                self.say(f"game {job.index + 1}: engine {config.name!r} is not in this "
+                         "worker's engines file: not played")
+                return None
+            sides.append(dataclasses.replace(config, argv=mine.argv,
+                                             working_dir=mine.working_dir, env=mine.env))
+        return dataclasses.replace(job, white=sides[0], black=sides[1])
+
+    async def _upload(self, base: str, event: JobFinished, lost: asyncio.Event) -> bool:
+        """Upload one game (again while the server is away); False when the batch is no
+        longer this worker's."""
+        record = json.loads(event.record.to_json())
+        body = {"index": event.job.index, "seconds": event.seconds, "record": record}
+        if len(json.dumps(body)) > getattr(self, "max_upload", 1 << 22):
+            body["record"] = json.loads(dataclasses.replace(
+                event.record, protocol_lines=((), ())).to_json())
+        wait = self.settings.first_wait
+        while True:
+            try:
+                answer = await self._post(f"{base}/games", json=body)
+            except httpx.TransportError:
+                await asyncio.sleep(wait * random.uniform(0.5, 1.5))
+                wait = min(wait * 2, self.settings.longest_wait)
+                continue
+            if answer.status_code in (409, 404):
+                self.say(f"game {event.job.index + 1} refused: {_detail(answer)}")
+                lost.set()
+                return False
+            if answer.status_code >= 500:
+                await asyncio.sleep(wait * random.uniform(0.5, 1.5))
+                wait = min(wait * 2, self.settings.longest_wait)
+                continue
+            if answer.status_code == 422:
+                self.say(f"game {event.job.index + 1} refused: {_detail(answer)}")
+                return True
+            self._check(answer)
+            return True
+
+    async def _heartbeat(self, base: str, lease: float, lost: asyncio.Event,
+                         scheduler: LocalScheduler) -> None:
+        """Keep the batch while it plays; a refused heartbeat stops its games."""
+        while True:
+            await asyncio.sleep(max(0.2, lease / 3))
+            try:
+                answer = await self._post(f"{base}/heartbeat")
+            except httpx.TransportError:
+                continue
+            if answer.status_code in (404, 409):
+                self.say(f"batch no longer this worker's: {_detail(answer)}")
+                lost.set()
+                scheduler.stop(hard=True)
+                return
+            if answer.status_code in (401, 403):
+                self.say(f"the service refused this worker ({answer.status_code}): "
+                         f"{_detail(answer)}")
+                lost.set()
+                self.stops = 2
+                scheduler.stop(hard=True)
+                return
+
+    def _show(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress(text)
+
+
+def _detail(answer: httpx.Response) -> str:
+    """The one line a refusal carries."""
+    try:
+        detail = answer.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    text = detail if isinstance(detail, str) else answer.text[:200]
+    return " ".join("".join(c if c.isprintable() else " " for c in str(text)).split())
+
+
+def stderr_progress() -> Callable[[str], None] | None:
+    """A progress line rewritten in place on a terminal (None when stderr is not one)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(text: str) -> None:
+        sys.stderr.write("\r\x1b[K" + text[:200])
+        sys.stderr.flush()
+
+    return show

@@ -1,0 +1,139 @@
+"""The service's side of the fleet: the workers that joined and the workers-placed runs
+playing now, between the HTTP routes and each run's `FleetScheduler`.
+
+A worker registers once (stored with what it says of itself: cores, memory, OS, runner
+version, tablebases, the engines its own allow-list permits), then asks for batches; the hub
+gives it one from the oldest run that has a waiting game of engines it allows. Heartbeats,
+uploads and a batch's end go to the run holding the batch. A blocked worker gets nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from runner.config.model import TournamentConfig
+from runner.fleet.batches import Batch
+from runner.fleet.scheduler import FleetScheduler, Refusal
+from runner.game.record import GameRecord
+from runner.store.store import Store
+from runner.tournament.run import Tournament
+
+__all__ = ["FleetHub", "Joined", "Leased"]
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A registered worker as the hub serves it."""
+
+    id: int
+    name: str
+    engines: frozenset[str]
+    slots: int
+
+
+@dataclass(frozen=True)
+class Leased:
+    """A batch handed to a worker, with the tournament it belongs to."""
+
+    tournament_id: int
+    batch: Batch
+    lease_seconds: float
+
+
+class FleetHub:
+    """The workers and the workers-placed runs of one service."""
+
+    def __init__(self, store: Store, lease_seconds: float) -> None:
+        self.store = store
+        self.lease_seconds = lease_seconds
+        """Seconds a batch is leased for; each heartbeat gives it as many again."""
+        self._runs: list[FleetScheduler] = []
+        self._joined: dict[int, Joined] = {}
+
+    # ----------------------------------------------------------------- runs
+
+    def scheduler(self, _config: TournamentConfig, _concurrency: int) -> FleetScheduler:
+        """A workers-placed run's scheduler (`Placement.scheduler`'s factory)."""
+        return FleetScheduler(self.store, self.lease_seconds, on_open=self._runs.append,
+                              on_close=self._closed)
+
+    @staticmethod
+    def attach(tournament: Tournament) -> None:
+        """Tell a workers-placed run's scheduler its tournament (once it is stored)."""
+        if isinstance(tournament.scheduler, FleetScheduler):
+            tournament.scheduler.tournament_id = tournament.tournament_id
+
+    def _closed(self, scheduler: FleetScheduler) -> None:
+        if scheduler in self._runs:
+            self._runs.remove(scheduler)
+
+    # ----------------------------------------------------------------- workers
+
+    async def register(self, name: str, principal: str | None,
+                       info: Mapping[str, Any]) -> Joined:
+        """Store a newly joined worker."""
+        engines = frozenset(str(e) for e in info.get("engines", ()))
+        slots = max(1, int(info.get("concurrency", 1)))
+        worker_id = await asyncio.to_thread(self.store.fleet.register, name, principal, info)
+        joined = Joined(worker_id, name, engines, slots)
+        self._joined[worker_id] = joined
+        return joined
+
+    async def joined(self, worker_id: int, principal: str) -> Joined:
+        """The worker `worker_id` registered by `principal`; a `Refusal` when there is none
+        or it is blocked (after a restart, a worker is read back from the store)."""
+        known = self._joined.get(worker_id)
+        record = await asyncio.to_thread(self.store.fleet.worker, worker_id)
+        if record is None or record.principal != principal:
+            raise Refusal(404, f"no worker {worker_id} registered with this token: register "
+                          "again")
+        if record.blocked:
+            raise Refusal(403, f"worker {worker_id} is blocked by an admin of this service")
+        if known is None:
+            known = Joined(record.id, record.name,
+                           frozenset(str(e) for e in record.info.get("engines", ())),
+                           max(1, int(record.info.get("concurrency", 1))))
+            self._joined[worker_id] = known
+        return known
+
+    async def request(self, worker: Joined) -> Leased | None:
+        """A batch for the worker, from the oldest run with a game it may play; None when
+        there is none."""
+        await asyncio.to_thread(self.store.fleet.seen, worker.id)
+        for run in list(self._runs):
+            if run.tournament_id is None or not run.wants(worker.engines):
+                continue
+            batch = await run.lease(worker.id, worker.engines, worker.slots)
+            if batch is not None:
+                return Leased(run.tournament_id, batch, self.lease_seconds)
+        return None
+
+    def _holder(self, batch_id: int) -> FleetScheduler:
+        for run in self._runs:
+            if run.holds(batch_id):
+                return run
+        raise Refusal(409, f"batch {batch_id} is no longer out (its lease ran out, it ended, "
+                      "or the service restarted): ask for another")
+
+    async def heartbeat(self, worker: Joined, batch_id: int) -> float:
+        """Extend the worker's batch; the seconds it now has."""
+        await asyncio.to_thread(self.store.fleet.seen, worker.id)
+        return await self._holder(batch_id).heartbeat(worker.id, batch_id)
+
+    async def upload(self, worker: Joined, batch_id: int, index: int, record: GameRecord,
+                     seconds: float) -> None:
+        """Count one game of the worker's batch (a `Refusal` flags it when it must)."""
+        try:
+            await self._holder(batch_id).upload(worker.id, batch_id, record, index, seconds)
+        except Refusal as refusal:
+            if refusal.flag:
+                await asyncio.to_thread(self.store.fleet.flag, worker.id, refusal.text)
+            raise
+        await asyncio.to_thread(self.store.fleet.seen, worker.id, counted=1)
+
+    async def end(self, worker: Joined, batch_id: int) -> int:
+        """The worker ends its batch; how many of its games go to others."""
+        return await self._holder(batch_id).end(worker.id, batch_id)

@@ -1,0 +1,255 @@
+"""A tournament's games on remote workers: the `Scheduler` a service's workers-placed run
+plays on (runner.app.run's `Placement.scheduler`, so the run sequence is the usual one).
+
+Nothing is pushed: a worker asks the `FleetHub` for work, which leases it a `Batch` of this
+scheduler's waiting jobs (only of engines its own allow-list has), reported as started. Each
+game the worker uploads is reported as finished and answered once the tournament handled it
+(stored through its writer, counted, the SPRT updated): the same path as every local game.
+A batch whose deadline passes without a heartbeat is taken back: its games not yet uploaded
+wait for another worker, and anything its first worker sends for it later is refused (a
+`Refusal`), so no game is counted twice or lost. The store notes every batch and its fate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from runner.fleet.batches import Batch, batch_size, fits
+from runner.game.job import GameJob
+from runner.game.record import GameRecord
+from runner.store.store import Store
+from runner.tournament.events import Notice
+from runner.tournament.jobs import JobQueue
+from runner.tournament.scheduler import JobFinished, JobStarted, Scheduler, SchedulerEvent
+
+__all__ = ["FleetScheduler", "Refusal"]
+
+_SCAN = 4096
+"""Waiting jobs looked through for ones a worker may play (its engines)."""
+
+_Queued = tuple[SchedulerEvent, "asyncio.Future[None] | None"]
+
+
+@dataclass(frozen=True)
+class Refusal(Exception):
+    """An upload, heartbeat or end the service refuses: the HTTP status and why; `flag`
+    when the worker sent what no honest worker sends (it is flagged)."""
+
+    status: int
+    text: str
+    flag: bool = False
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class FleetScheduler(Scheduler):
+    """Hands one tournament's jobs out to remote workers in leased batches."""
+
+    def __init__(self, store: Store, lease_seconds: float, *,
+                 on_open: Callable[[FleetScheduler], None] = lambda _s: None,
+                 on_close: Callable[[FleetScheduler], None] = lambda _s: None) -> None:
+        self.store = store
+        self.lease_seconds = lease_seconds
+        self.tournament_id: int | None = None
+        """Set by the hub once the tournament is in the store (before it plays)."""
+        self._on_open = on_open
+        self._on_close = on_close
+        self._jobs = JobQueue()
+        self._waiting: deque[GameJob] = deque()
+        self._batches: dict[int, Batch] = {}
+        self._queue: asyncio.Queue[_Queued] = asyncio.Queue()
+        self._wake = asyncio.Event()
+
+    # ----------------------------------------------------------------- the interface
+
+    def submit(self, jobs: Iterable[GameJob]) -> None:
+        """Queue jobs to hand out in their order (read lazily, as workers ask)."""
+        self._jobs.submit(jobs)
+
+    def stop(self, hard: bool = False) -> None:
+        """Lease no new batch; with `hard`, take back every batch out (its later uploads
+        are refused; a resume plays its games)."""
+        self._jobs.stop(hard)
+        if hard:
+            self._batches.clear()
+        self._wake.set()
+
+    async def events(self) -> AsyncGenerator[SchedulerEvent, None]:
+        """Report the games the workers start and upload until every job is played (or the
+        run stops and no batch is out)."""
+        assert self.tournament_id is not None, "the hub attaches the tournament first"
+        await asyncio.to_thread(self.store.fleet.lose_open, self.tournament_id)
+        self._on_open(self)
+        try:
+            while True:
+                for notice in await self._expire():
+                    yield notice
+                if self._done():
+                    return
+                self._wake.clear()
+                try:
+                    event, handled = self._queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), 1.0)
+                    continue
+                try:
+                    yield event
+                finally:
+                    if handled is not None and not handled.done():
+                        handled.set_result(None)
+        finally:
+            self._on_close(self)
+            out = list(self._batches)
+            self._batches.clear()
+            self._jobs.stop(hard=True)
+            while not self._queue.empty():
+                _event, handled = self._queue.get_nowait()
+                if handled is not None and not handled.done():
+                    handled.set_exception(Refusal(503, "the tournament's run ended"))
+            for batch_id in out:
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(self.store.fleet.set_batch, batch_id, state="lost")
+
+    # ----------------------------------------------------------------- the hub's calls
+
+    def wants(self, engines: Iterable[str]) -> bool:
+        """Whether a job a worker allowing `engines` may play is waiting."""
+        return self._take(set(engines), 1, peek=True) != []
+
+    async def lease(self, worker_id: int, engines: Iterable[str], slots: int) -> Batch | None:
+        """A batch of waiting jobs for the worker (None: nothing it may play)."""
+        assert self.tournament_id is not None
+        allowed = set(engines)
+        first = self._take(allowed, 1, peek=True)
+        if not first:
+            return None
+        jobs = self._take(allowed, batch_size(first[0], slots))
+        deadline = datetime.now(UTC) + timedelta(seconds=self.lease_seconds)
+        try:
+            batch_id = await asyncio.to_thread(self.store.fleet.lease, self.tournament_id,
+                                               worker_id, [job.index for job in jobs], deadline)
+        except BaseException:
+            self._waiting.extendleft(reversed(jobs))
+            raise
+        batch = Batch(batch_id, worker_id, {job.index: job for job in jobs},
+                      time.monotonic() + self.lease_seconds)
+        self._batches[batch_id] = batch
+        for job in jobs:
+            self._queue.put_nowait((JobStarted(job, worker_id), None))
+        self._wake.set()
+        return batch
+
+    def holds(self, batch_id: int) -> bool:
+        """Whether the batch is one of this tournament's out now."""
+        return batch_id in self._batches
+
+    async def heartbeat(self, worker_id: int, batch_id: int) -> float:
+        """Push the batch's deadline back by a lease; the seconds it now has."""
+        batch = self._own(worker_id, batch_id)
+        batch.deadline = time.monotonic() + self.lease_seconds
+        await asyncio.to_thread(self.store.fleet.set_batch, batch_id, deadline=datetime.now(UTC)
+                                + timedelta(seconds=self.lease_seconds))
+        return self.lease_seconds
+
+    async def upload(self, worker_id: int, batch_id: int, record: GameRecord,
+                     index: int, seconds: float) -> None:
+        """Count game `index` of the batch: returns once the tournament stored it; a
+        `Refusal` when it is not the worker's to send or not the game it was given."""
+        batch = self._own(worker_id, batch_id)
+        job = batch.jobs.get(index)
+        if job is None:
+            raise Refusal(422, f"game {index + 1} is not in batch {batch_id}", flag=True)
+        if index in batch.delivered:
+            raise Refusal(409, f"game {index + 1} of batch {batch_id} was already uploaded")
+        if (record.white, record.black) != job.engines:
+            raise Refusal(422, f"game {index + 1} is {job.white.name} vs {job.black.name}, "
+                          f"not {record.white} vs {record.black}", flag=True)
+        if record.replay:
+            raise Refusal(422, f"game {index + 1} has no result (played again): return it "
+                          "with the batch's end instead")
+        batch.delivered.add(index)
+        # The tournament's own spec (the worker's cannot change what is stored), and who
+        # played it (the worker's name as the service knows it).
+        counted = replace(record, spec=job.spec)
+        handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((JobFinished(job, counted, seconds), handled))
+        self._wake.set()
+        await handled
+        if batch.complete:
+            await self.end(worker_id, batch_id, state="ended")
+
+    async def end(self, worker_id: int, batch_id: int, state: str = "ended") -> int:
+        """The worker ends its batch: the games it did not upload wait for another worker
+        (at the head of the line); how many."""
+        batch = self._own(worker_id, batch_id)
+        del self._batches[batch_id]
+        left = batch.left()
+        self._waiting.extendleft(reversed(left))
+        await asyncio.to_thread(self.store.fleet.set_batch, batch_id, state=state)
+        self._wake.set()
+        return len(left)
+
+    # ----------------------------------------------------------------- inside
+
+    def _own(self, worker_id: int, batch_id: int) -> Batch:
+        batch = self._batches.get(batch_id)
+        if batch is None or batch.worker_id != worker_id:
+            raise Refusal(409, f"batch {batch_id} is no longer this worker's (its lease ran "
+                          "out or the run ended): its games are played elsewhere")
+        return batch
+
+    def _take(self, engines: set[str], count: int, *, peek: bool = False) -> list[GameJob]:
+        """Up to `count` waiting jobs of `engines`, in schedule order (left waiting with
+        `peek`)."""
+        if self._jobs.stopped:
+            return []
+        taken: list[GameJob] = []
+        looked = 0
+        kept: deque[GameJob] = deque()
+        while len(taken) < count and looked < _SCAN:
+            if not self._waiting:
+                job = self._jobs.next()
+                if job is None:
+                    break
+                self._waiting.append(job)
+            job = self._waiting.popleft()
+            looked += 1
+            (taken if fits(job, engines) else kept).append(job)
+        if peek:
+            kept.extend(taken)
+            kept = deque(sorted(kept, key=lambda j: j.index))
+        self._waiting.extendleft(reversed(kept))
+        return taken
+
+    async def _expire(self) -> list[Notice]:
+        """Take back the batches whose deadline passed; a notice for each."""
+        now = time.monotonic()
+        notices = []
+        for batch in [b for b in self._batches.values() if b.deadline < now]:
+            left = await self.end(batch.worker_id, batch.id, state="expired")
+            notices.append(Notice(f"batch {batch.id} of worker {batch.worker_id} was not "
+                                  f"heard from in {self.lease_seconds:g} s: its {left} games "
+                                  "not uploaded go to another worker"))
+        return notices
+
+    def _done(self) -> bool:
+        """Nothing left to report: no batch out, nothing queued, no job left (or stopped)."""
+        if self._batches or not self._queue.empty():
+            return False
+        if self._jobs.stopped:
+            return True
+        if self._waiting:
+            return False
+        job = self._jobs.next()
+        if job is None:
+            return True
+        self._waiting.append(job)
+        return False

@@ -1,0 +1,215 @@
+"""The remote workers' routes: register, ask for a batch, heartbeat, upload a game, end a
+batch (``runner worker join`` is their client). Present only when the service takes workers
+(``runner serve --accept-workers``); every route needs a worker's token (or an admin's).
+
+A job goes out without the service's command, directory or environment of its engines: a
+worker starts each engine from its own allow-list, by name, and never runs a command it was
+sent. A refusal is one line with its status (409: the batch is no longer the worker's; 422:
+not a game it was given, and the worker is flagged; 404: register again).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
+from fastapi.security import HTTPAuthorizationCredentials
+from pydantic import BaseModel, Field
+
+from runner.fleet.hub import FleetHub, Joined
+from runner.fleet.scheduler import Refusal
+from runner.game.job import GameJob
+from runner.game.record import GameRecord
+from runner.service.manager import TournamentManager
+from runner.service.payloads import ErrorBody
+from runner.service.security import bearer, check_token, refuse_plain_http, request_key
+from runner.service.settings import ServiceSettings
+
+__all__ = ["BatchOffer", "Registered", "Upload", "WorkerInfo", "router"]
+
+router = APIRouter(prefix="/api/workers", tags=["workers"])
+"""The workers' routes."""
+
+WorkerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The worker's id.")]
+BatchId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The batch's id.")]
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+_REFUSED: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 403, 404, 409, 413, 422, 429, 503)}
+
+
+class WorkerInfo(BaseModel):
+    """What a joining worker says of itself."""
+
+    name: str = Field(min_length=1, max_length=200)
+    concurrency: int = Field(ge=1, le=1024, description="Games it plays at once.")
+    cores: int = Field(ge=1, le=100_000)
+    memory_mb: int = Field(ge=0, le=1 << 40)
+    os: str = Field(max_length=200)
+    version: str = Field(max_length=100, description="Its runner's version.")
+    engines: list[Annotated[str, Field(max_length=200)]] = Field(
+        max_length=1000, description="The engines its own allow-list permits, by name.")
+    syzygy: list[Annotated[str, Field(max_length=500)]] = Field(default=[], max_length=100)
+    syzygy_pieces: int = Field(default=0, ge=0, le=7,
+                               description="Up to how many pieces its tables reach (0: none).")
+
+
+class Registered(BaseModel):
+    """The worker's id and the terms it works under."""
+
+    id: int
+    lease_seconds: float = Field(description="A batch is taken back after this long without "
+                                             "a heartbeat.")
+    max_upload_bytes: int
+
+
+class BatchOffer(BaseModel):
+    """A batch of games to play: each a `GameJob` as JSON text, its engines without any
+    command (the worker starts them from its own allow-list)."""
+
+    id: int
+    tournament_id: int
+    lease_seconds: float
+    jobs: list[str]
+
+
+class Upload(BaseModel):
+    """One finished game of a batch."""
+
+    index: int = Field(ge=0, le=2**31 - 1, description="The game's place in the schedule.")
+    seconds: float = Field(ge=0.0, le=1e7)
+    record: dict[str, Any] = Field(description="The game's `GameRecord`, as JSON.")
+
+
+class Heartbeat(BaseModel):
+    """A batch extended."""
+
+    lease_seconds: float
+
+
+class Ended(BaseModel):
+    """A batch ended: its games not uploaded go to other workers."""
+
+    returned: int
+
+
+def _hub(request: Request) -> FleetHub:
+    manager: TournamentManager = request.app.state.manager
+    if manager.placements.fleet is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND,
+                            "this service takes no remote workers (runner serve "
+                            "--accept-workers)")
+    return manager.placements.fleet
+
+
+def _principal(request: Request, credentials: Credentials) -> str:
+    """The name of the token sending the request: a worker's (``runner token add NAME
+    --role worker``), or an admin's (the service's own token included)."""
+    settings: ServiceSettings = request.app.state.settings
+    refuse_plain_http(request, credentials)
+    found = check_token(settings, credentials, write=True,
+                        throttle=request.app.state.token_throttle, key=request_key(request),
+                        book=request.app.state.tokens, roles=("worker", "admin"))
+    assert found is not None  # a write always names who sends it, or is refused
+    return found.name
+
+
+Principal = Annotated[str, Depends(_principal)]
+
+
+def _refused(refusal: Refusal) -> HTTPException:
+    return HTTPException(refusal.status, refusal.text)
+
+
+async def _joined(request: Request, worker_id: int, principal: str) -> Joined:
+    try:
+        return await _hub(request).joined(worker_id, principal)
+    except Refusal as refusal:
+        raise _refused(refusal) from None
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, responses=_REFUSED)
+async def register(request: Request, info: WorkerInfo, principal: Principal) -> Registered:
+    """Register a worker: what it is and which engines it may run."""
+    hub = _hub(request)
+    joined = await hub.register(info.name, principal, info.model_dump())
+    settings: ServiceSettings = request.app.state.settings
+    return Registered(id=joined.id, lease_seconds=hub.lease_seconds,
+                      max_upload_bytes=settings.max_upload_bytes)
+
+
+@router.post("/{worker_id}/batch", response_model=BatchOffer,
+             responses={200: {"model": BatchOffer},
+                                              204: {"description": "Nothing to play now."},
+                                              **_REFUSED})
+async def request_batch(request: Request, worker_id: WorkerId,
+                        principal: Principal) -> BatchOffer | Response:
+    """Ask for a batch of games (204: none for this worker now; ask again later)."""
+    joined = await _joined(request, worker_id, principal)
+    leased = await _hub(request).request(joined)
+    if leased is None:
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return BatchOffer(id=leased.batch.id, tournament_id=leased.tournament_id,
+                      lease_seconds=leased.lease_seconds,
+                      jobs=[_without_commands(job).to_json() for job in leased.batch.left()])
+
+
+def _without_commands(job: GameJob) -> GameJob:
+    """The job as a worker gets it: no engine command, directory or environment of ours
+    (each engine's command is only its name, which the worker looks up in its own file)."""
+    return dataclasses.replace(
+        job, white=dataclasses.replace(job.white, argv=(job.white.name,), working_dir=None,
+                                       env=None),
+        black=dataclasses.replace(job.black, argv=(job.black.name,), working_dir=None,
+                                  env=None))
+
+
+@router.post("/{worker_id}/batches/{batch_id}/heartbeat", responses=_REFUSED)
+async def heartbeat(request: Request, worker_id: WorkerId, batch_id: BatchId,
+                    principal: Principal) -> Heartbeat:
+    """Keep the batch: its deadline moves a lease ahead."""
+    joined = await _joined(request, worker_id, principal)
+    try:
+        return Heartbeat(lease_seconds=await _hub(request).heartbeat(joined, batch_id))
+    except Refusal as refusal:
+        raise _refused(refusal) from None
+
+
+@router.post("/{worker_id}/batches/{batch_id}/games", status_code=status.HTTP_201_CREATED,
+             responses=_REFUSED)
+async def upload(request: Request, worker_id: WorkerId, batch_id: BatchId, game: Upload,
+                 principal: Principal) -> Response:
+    """Upload one finished game of the batch: stored and counted before the answer."""
+    joined = await _joined(request, worker_id, principal)
+    try:
+        record = GameRecord.from_json(_json_text(game.record))
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
+                            f"record: not a game record ({_first_line(exc)})") from None
+    try:
+        await _hub(request).upload(joined, batch_id, game.index, record, game.seconds)
+    except Refusal as refusal:
+        raise _refused(refusal) from None
+    return Response(status_code=status.HTTP_201_CREATED)
+
+
+@router.post("/{worker_id}/batches/{batch_id}/end", responses=_REFUSED)
+async def end(request: Request, worker_id: WorkerId, batch_id: BatchId,
+              principal: Principal) -> Ended:
+    """End the batch: the games not uploaded go to other workers."""
+    joined = await _joined(request, worker_id, principal)
+    try:
+        return Ended(returned=await _hub(request).end(joined, batch_id))
+    except Refusal as refusal:
+        raise _refused(refusal) from None
+
+
+def _json_text(data: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(data)
+
+
+def _first_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300]
