@@ -15,6 +15,12 @@ from engine.evaluate import evaluator_for
 from engine.search import Searcher, SearchInfo, SearchLimits, SearchResult
 from engine.timeman import TimeBudget
 
+SKEW_OPTIMUM = 60
+"""The value of the ``Skew`` option at which the evaluation is undisturbed: a known optimum
+for tuning tests (runner tune must find it); each unit away adds noise to every evaluation."""
+SKEW_MIN, SKEW_MAX = 0, 200
+"""The ``Skew`` option's bounds, as both protocols declare them."""
+
 
 class Player:
     """Chooses moves for one engine configuration; keeps its table between moves of a game."""
@@ -26,6 +32,23 @@ class Player:
         self._searcher = Searcher(self._evaluate, tt_entries=config.hash_entries)
         self._rng = random.Random(config.seed)
         self.random_mode = False
+        self.skew = SKEW_OPTIMUM
+
+    def set_skew(self, value: int) -> None:
+        """Set the ``Skew`` option: away from `SKEW_OPTIMUM` the evaluation gets a fixed
+        pseudo-random error per position, as large as the distance (a weaker engine by
+        construction, with its best value known)."""
+        self.skew = value
+        distance = abs(value - SKEW_OPTIMUM)
+        base = self._evaluate
+        if distance == 0:
+            self._searcher.set_evaluator(base)
+            return
+
+        def skewed(position) -> int:
+            return base(position) + ((position.zobrist_hash() % 201) - 100) * distance // 20
+
+        self._searcher.set_evaluator(skewed)
 
     def new_game(self) -> None:
         """Start a new game: clear learned tables and random mode (as `new` asks)."""

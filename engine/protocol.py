@@ -30,7 +30,7 @@ from engine.notation import (
     rules_claim,
     score_for_output,
 )
-from engine.player import Player
+from engine.player import SKEW_MAX, SKEW_MIN, Player
 from engine.search import MATE, MATE_BOUND, SearchInfo, SearchResult
 from engine.timeman import Clock, allocate, parse_base
 from runner.rules import STARTING_FEN, Board, Move
@@ -203,6 +203,7 @@ class CecpSession:
         # Hash as an option too (as UCI has it): runners send only options an engine declares.
         hash_mb = max(1, self.config.hash_entries // _ENTRIES_PER_MB)
         out.line(f'feature option="Hash -spin {hash_mb} 1 {_MAX_HASH_MB}"')
+        out.line(f'feature option="Skew -spin {self._player.skew} {SKEW_MIN} {SKEW_MAX}"')
         if not self._faults.has(FaultKind.NO_DONE):
             out.line("feature done=1")
 
@@ -393,9 +394,15 @@ class CecpSession:
         self._player.resize_table(megabytes * _ENTRIES_PER_MB)
 
     def _cmd_option(self, arg: str) -> None:
-        """`option NAME=VALUE`: Hash (megabytes, as `memory`) is the one option declared;
-        others are ignored, as they were before it was."""
+        """`option NAME=VALUE`: Hash (megabytes, as `memory`) and Skew (see
+        `Player.set_skew`) are the options declared; others are ignored."""
         name, _, value = arg.partition("=")
+        if name.strip() == "Skew":
+            if value.strip().lstrip("-").isdigit() and SKEW_MIN <= int(value) <= SKEW_MAX:
+                self._player.set_skew(int(value))
+            else:
+                self._out.line(f"Error (bad option): option {arg[:80]}")
+            return
         if name.strip() != "Hash":
             return
         try:

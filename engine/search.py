@@ -101,6 +101,11 @@ class Searcher:
         self._tt.clear()
         self._history = [0] * 4096
 
+    def set_evaluator(self, evaluate: Evaluator) -> None:
+        """Search with another evaluation from now on (what was learned with the old is dropped)."""
+        self._evaluate = evaluate
+        self.new_game()
+
     def resize(self, entries: int) -> None:
         """Change the transposition table bound (takes effect at the next search)."""
         self._tt_limit = max(1_000, entries)

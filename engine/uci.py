@@ -28,7 +28,7 @@ from engine.channel import EndOfInput, LineReader, LineWriter, OverlongLine
 from engine.config import LEVEL_NAMES, EngineConfig
 from engine.faults import FaultKind
 from engine.notation import IllegalMoveTextError, NotAMoveError, parse_move
-from engine.player import Player
+from engine.player import SKEW_MAX, SKEW_MIN, Player
 from engine.search import MATE, MATE_BOUND, SearchInfo, SearchResult
 from engine.timeman import Clock, TimeBudget, allocate
 from runner.rules import Board, Move
@@ -191,6 +191,8 @@ class UciSession:
         out.line("id author the cecp-runner developers")
         out.line(f"option name Hash type spin default {self._hash_mb} min 1 max {_MAX_HASH_MB}")
         out.line("option name Threads type spin default 1 min 1 max 1")
+        out.line(f"option name Skew type spin default {self._player.skew} min {SKEW_MIN} "
+                 f"max {SKEW_MAX}")
         out.line("option name Clear Hash type button")
         out.line(f"option name Level type combo default {self.config.level} "
                  + " ".join(f"var {name}" for name in LEVEL_NAMES))
@@ -221,14 +223,20 @@ class UciSession:
         if name == "hash" and value.isdigit() and 1 <= int(value) <= _MAX_HASH_MB:
             self._hash_mb = int(value)
             self._player.resize_table(self._hash_mb * _ENTRIES_PER_MB)
+        elif (name == "skew" and value.lstrip("-").isdigit()
+              and SKEW_MIN <= int(value) <= SKEW_MAX):
+            self._player.set_skew(int(value))
         elif name == "threads" and value == "1":
             pass
         elif name == "clear hash":
             self._player.new_game()
         elif name == "level" and value in LEVEL_NAMES:
             self.config = dataclasses.replace(self.config, level=value)
+            skew = self._player.skew
             self._player = Player(self.config)
             self._player.resize_table(self._hash_mb * _ENTRIES_PER_MB)
+            if skew != self._player.skew:
+                self._player.set_skew(skew)
         elif name == "uci_chess960" and value.lower() in ("true", "false"):
             self._chess960 = value.lower() == "true"
         else:

@@ -14,47 +14,16 @@ import pytest
 
 from runner.build.testfile import load_branch_test
 from runner.config.check import ConfigError
-from tests.conftest import REPO
+from tests.branch_repos import BUNDLED_RECIPE, bundled_branch_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={**os.environ, **_GIT_ENV})
-
-
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A repository of the bundled engine with two commits: base, whose level 2 only takes
-    the largest capture it sees (no search), and dev, whose level 2 searches two plies (the
-    engine as shipped): a real and large gain of strength, so that the SPRT ends soon."""
+    """The bundled engine's base and dev commits (tests/branch_repos.py) and its recipe."""
     root = tmp_path_factory.mktemp("branch")
-    repo = root / "engine-repo"
-    shutil.copytree(REPO / "engine", repo / "engine",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    config = repo / "engine" / "config.py"
-    shipped = config.read_text()
-    assert '"2": StrengthLimits(depth=2)' in shipped
-    config.write_text(shipped.replace('"2": StrengthLimits(depth=2)',
-                                      '"2": StrengthLimits(greedy=True)'))
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "level 2 takes the largest capture")
-    _git(repo, "checkout", "-q", "-b", "deeper")
-    config.write_text(shipped)
-    _git(repo, "commit", "-q", "-am", "level 2 searches two plies")
-    (root / "engines.toml").write_text("""
-[[recipes]]
-name = "bundled"
-repository = "engine-repo"
-command = ["python", "-m", "engine", "--level", "2"]
-bench = ["bench", "2"]
-protocol = "cecp"
-""")
+    bundled_branch_repo(root)
+    (root / "engines.toml").write_text(BUNDLED_RECIPE)
     return root
 
 

@@ -218,7 +218,7 @@ DEFERRED = {
     # Issue 39: a command's --help loads none of the run's code (it took 5-7 s on a loaded
     # machine): the commands that play are declared in runner.cli.plays, the others import
     # their work in their bodies.
-    "plays": {"runner.cli.tournament"},
+    "plays": {"runner.cli.tournament", "runner.cli.tune"},
     "report": {"runner.app.report", "runner.config.check", "runner.report.render",
                "runner.store.store"},
     "games": {"runner.app.play", "runner.cli.loop", "runner.cli.vocabulary", "runner.clock",

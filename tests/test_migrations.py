@@ -39,7 +39,8 @@ from runner.store.db import (
 from runner.store.models import Base
 
 TABLES = {"tournaments", "engines", "games", "moves", "leases", "branch_tests", "tokens",
-          "fleet_workers", "fleet_batches", "tournament_placements"}
+          "tunes", "tune_iterations", "fleet_workers", "fleet_batches",
+          "tournament_placements"}
 
 
 def _new_database(request: pytest.FixtureRequest, backend: str, path: Path) -> str:

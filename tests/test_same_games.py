@@ -31,7 +31,8 @@ _BOOK = ("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n"
 # Tags and columns holding wall-clock times.
 _TIME_TAGS = re.compile(r'^\[(Date|GameStartTime|GameEndTime|GameDuration) "[^"]*"\]$', re.M)
 _MOVE_TIME = re.compile(r" \d+\.\d+s(?=[},])")
-_TIME_COLUMNS = {"created_at", "finished_at", "started_at", "ended_at", "time_ms",
+_TIME_COLUMNS = {"created_at", "finished_at", "started_at", "ended_at", "time_ms", "clock_ms",
+                 "time_left_ms",
                  # a byte offset in the PGN file: it moves with the digits of earlier games'
                  # move times ("0.01s" or "0.012s") and the line breaks they cause
                  "pgn_offset"}

@@ -23,7 +23,7 @@ from runner.service.app import create_app
 from runner.service.branches import next_tests, stage_concurrency
 from runner.service.settings import ServiceSettings
 from runner.store.store import BranchTestRecord
-from tests.conftest import REPO
+from tests.branch_repos import BUNDLED_RECIPE, bundled_branch_repo, git
 
 LOCAL_CLIENT = ("127.0.0.1", 50000)  # a client on this machine (tokens over plain HTTP)
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -31,53 +31,25 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 TOKEN = "branch-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TOML = {"content-type": "application/toml", **AUTH}
-_GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={**os.environ, **_GIT_ENV})
-
-
 @pytest.fixture(scope="module")
 def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled engine's tree with base (level 2 takes the largest capture) and dev
-    (level 2 searches two plies: much stronger), and a repository whose build fails."""
+    """The bundled engine's base and dev commits (tests/branch_repos.py), and a repository
+    whose build fails."""
     root = tmp_path_factory.mktemp("service-branches")
-    repo = root / "engine-repo"
-    shutil.copytree(REPO / "engine", repo / "engine",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    config = repo / "engine" / "config.py"
-    shipped = config.read_text()
-    config.write_text(shipped.replace('"2": StrengthLimits(depth=2)',
-                                      '"2": StrengthLimits(greedy=True)'))
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "level 2 takes the largest capture")
-    _git(repo, "checkout", "-q", "-b", "deeper")
-    config.write_text(shipped)
-    _git(repo, "commit", "-q", "-am", "level 2 searches two plies")
+    bundled_branch_repo(root)
     broken = root / "broken-repo"
     broken.mkdir()
     (broken / "make.py").write_text("import sys\nprint('cc -c search.c')\n"
                                     "sys.exit('search.c:12: error: expected expression')\n")
-    _git(broken, "init", "-q", "-b", "main")
-    _git(broken, "add", "-A")
-    _git(broken, "commit", "-q", "-m", "broken")
-    (root / "engines.toml").write_text(f"""
+    git(broken, "init", "-q", "-b", "main")
+    git(broken, "add", "-A")
+    git(broken, "commit", "-q", "-m", "broken")
+    (root / "engines.toml").write_text("""
 [[engines]]
 name = "bundled"
 command = ["python", "-m", "engine"]
 protocol = "cecp"
-
-[[recipes]]
-name = "bundled"
-repository = "engine-repo"
-command = ["python", "-m", "engine", "--level", "2"]
-bench = ["bench", "2"]
-protocol = "cecp"
-
+""" + BUNDLED_RECIPE + f"""
 [[recipes]]
 name = "broken"
 repository = "broken-repo"
@@ -358,3 +330,30 @@ def _check_pages(base: str) -> None:
             assert "No branch test matches" in page.locator("#no-tests").inner_text()
         finally:
             browser.close()
+
+
+def test_with_approval_a_submitters_test_waits_for_an_admin(repos: Path, tmp_path: Path) -> None:
+    from runner.store.store import Store
+
+    url = f"sqlite:///{tmp_path / 'service.db'}"
+    with Store.open(url) as store:
+        submitter = store.tokens.add("carol", "submitter")
+    settings = ServiceSettings(db_url=url, token=TOKEN, engines_file=repos / "engines.toml",
+                               build_cache=repos / "cache", max_concurrency=2, approval=True)
+    text = _test("approved", 'base = "main"\ndev = "deeper"').replace(
+        "rounds = 40", "rounds = 1").replace("[sprt]\nelo0 = 0\nelo1 = 150\n", "")
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        mine = {"content-type": "application/toml", "Authorization": f"Bearer {submitter}"}
+        test_id = client.post("/api/tests", headers=mine, content=text).json()["id"]
+        waiting = client.get(f"/api/tests/{test_id}").json()
+        assert waiting["state"] == "approval" and waiting["stages"][0]["tournament_id"] is None
+        refused = client.post(f"/api/tests/{test_id}/approve",
+                              headers={"Authorization": f"Bearer {submitter}"})
+        assert refused.status_code == 403  # a submitter does not approve its own test
+        assert client.post(f"/api/tests/{test_id}/approve", headers=AUTH).json()["state"] in (
+            "pending", "building", "running")
+        assert _wait(client, test_id, {"finished", "failed"})["state"] == "finished"
+        # An admin's own test is queued at once.
+        admin_test = client.post("/api/tests", headers=TOML, content=text).json()["id"]
+        assert client.get(f"/api/tests/{admin_test}").json()["state"] != "approval"
+        assert client.post(f"/api/tests/{admin_test}/approve", headers=AUTH).status_code == 409

@@ -147,3 +147,48 @@ def test_serve_refuses_half_a_tls_pair(tmp_path: Path) -> None:
     done = _runner("serve", "--db", str(tmp_path / "x.db"), "--engines", str(ENGINES),
                    "--ssl-certfile", str(tmp_path / "none.pem"), cwd=tmp_path)
     assert done.returncode == 2 and "go together" in done.stderr
+
+
+def test_forwarding_headers_only_from_a_trusted_proxy(tmp_path: Path) -> None:
+    # A runner serve that trusts 127.0.0.1 as its reverse proxy: what the proxy forwards
+    # decides. A client that reached the proxy over plain HTTP from another machine is refused
+    # as if it had come straight; over HTTPS it is let through (404: no such tournament).
+    db = tmp_path / "p.db"
+    token = "proxy-test-token"  # the service's own (an admin's): no token add to wait for
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "runner", "serve", "--port", str(port), "--db", str(db),
+         "--engines", str(ENGINES), "--trusted-proxy", "127.0.0.1"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "RUNNER_TOKEN": token})
+    base = f"http://127.0.0.1:{port}"
+    auth = {"Authorization": f"Bearer {token}"}
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/api/tournaments", timeout=1)
+                break
+            except httpx.TransportError:
+                assert serve.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+        stop = f"{base}/api/tournaments/9/stop"
+        remote = {"X-Forwarded-For": "203.0.113.5"}
+        plain = httpx.post(stop, headers={**auth, **remote, "X-Forwarded-Proto": "http"})
+        assert plain.status_code == 403 and "plain HTTP" in plain.json()["detail"]
+        secure = httpx.post(stop, headers={**auth, **remote, "X-Forwarded-Proto": "https"})
+        assert secure.status_code == 404, secure.text
+        assert httpx.post(stop, headers=auth).status_code == 404  # the proxy's own request
+    finally:
+        serve.terminate()
+        output, _ = serve.communicate(timeout=60)
+    assert "203.0.113.5" in output  # the access log names the client the proxy forwarded
+    assert token not in output
+
+
+def test_serve_refuses_a_trusted_proxy_that_is_not_an_address(tmp_path: Path) -> None:
+    done = _runner("serve", "--db", str(tmp_path / "x.db"), "--engines", str(ENGINES),
+                   "--trusted-proxy", "*", cwd=tmp_path)
+    assert done.returncode == 2 and "--trusted-proxy *: not an IP address" in done.stderr

@@ -2,7 +2,7 @@
 
 The expected numbers were computed apart from runner.tuning, from fishtest's end-state form of
 its gains (server/fishtest/spsa_handler.py and its run creation): with N iterations,
-A = 0.1 * N, c_k = c_end * (N / k)**0.101, a_k = r_end * c_end**2 * ((A + N) / (A + k))**0.602,
+A = int(0.1 * N), c_k = c_end * (N / k)**0.101, a_k = r_end * c_end**2 * ((A + N) / (A + k))**0.602,
 the plus side at clamp(theta + c_k * flip) and theta moved to clamp(theta + a_k / c_k * result * flip).
 By hand for the first row: c_1 = 4 * 10**0.101 = 5.04731; a_1 = 0.2 * 16 * (11 / 2)**0.602
 = 8.93108; theta = 100 + 8.93108 / 5.04731 * 2 = 103.53849.
@@ -12,7 +12,15 @@ from __future__ import annotations
 
 import pytest
 
-from runner.tuning.spsa import SpinParameter, flips, gains, probe, spin_value, step
+from runner.tuning.spsa import (
+    SpinParameter,
+    flips,
+    gains,
+    probe,
+    rounding_draws,
+    spin_value,
+    step,
+)
 
 SCRIPTED_FLIPS = (1, -1, -1, 1, 1, -1, 1, 1, -1, 1)
 SCRIPTED_RESULTS = (2, -1, 0, 1, -2, 2, 1, 0, -1, 2)
@@ -98,6 +106,23 @@ def test_refusals_name_the_parameter_and_value() -> None:
         SpinParameter("Q", start=1, minimum=3, maximum=2, c_end=1, r_end=0.1)
 
 
-def test_spin_value_rounds_halves_away_from_zero() -> None:
-    """Spin values go to the engine as the nearest integer, halves away from zero."""
-    assert [spin_value(v) for v in (2.5, 3.5, -2.5, 2.49, -0.2)] == [3, 4, -3, 2, 0]
+def test_spin_value_rounds_as_fishtests_worker() -> None:
+    """Spin values go to the engine as floor(value + U): fishtest's worker's stochastic rounding."""
+    assert [spin_value(v, d) for v, d in ((2.5, 0.5), (2.5, 0.49), (-2.5, 0.0), (7.0, 0.99),
+                                          (-0.2, 0.3))] == [3, 2, -3, 7, 0]
+    with pytest.raises(ValueError, match="draw 1"):
+        spin_value(1.0, 1)
+
+
+def test_rounding_is_unbiased_and_fixed_by_seed() -> None:
+    """Over many iterations a fractional value is sent at its mean; the draws repeat by seed."""
+    assert rounding_draws(3, 5, 2) == rounding_draws(3, 5, 2)
+    sent = [spin_value(10.25, rounding_draws(3, k, 1)[0][0]) for k in range(1, 2001)]
+    assert set(sent) == {10, 11}
+    assert sum(sent) / len(sent) == pytest.approx(10.25, abs=0.05)
+
+
+def test_a_is_truncated_as_fishtest_does() -> None:
+    """fishtest stores A as int(0.1 * iterations): 25 iterations give A = 2, not 2.5."""
+    parameter = SpinParameter("P", start=50, minimum=0, maximum=100, c_end=3, r_end=0.0025)
+    assert gains(parameter, 25).big_a == 2

@@ -107,7 +107,7 @@ def test_the_fast_writes_store_the_rows_sqlalchemy_stores(tmp_path: Path) -> Non
     games, running, moves, _engines, _pgn = found["fast"]
     assert [game[2] for game in games] == [0, 1, 2] and running[0][2:] == (3, 2, 1, "running", 1)
     assert ODD in games[0] and "2026-11-23 12:00:07.500003" in games[0]
-    assert len(moves) == 4 and moves[2][-1] == 2**40
+    assert len(moves) == 4 and moves[2][8] == 2**40  # nodes (columns added since follow it)
 
 
 def test_a_lost_lease_stores_nothing_on_the_fast_way(tmp_path: Path) -> None:

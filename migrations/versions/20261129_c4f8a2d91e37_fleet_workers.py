@@ -2,7 +2,7 @@
 service's tournament plays (``tournament_placements``).
 
 Revision ID: c4f8a2d91e37
-Revises: c84f1a2d9e57
+Revises: f3a8d2c61b70
 Create Date: 2026-11-28 23:50:00
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "c4f8a2d91e37"
-down_revision: str | None = "c84f1a2d9e57"
+down_revision: str | None = "f3a8d2c61b70"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

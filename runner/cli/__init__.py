@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 __all__ = ["hold_collector", "main", "release_collector", "version_text"]
 
-_HELD_FOR = frozenset({"run", "resume", "match", "gauntlet", "roundrobin", "play", "engine",
-                       "worker", "list", "stats", "--help", "--version"})
+_HELD_FOR = frozenset({"run", "resume", "match", "gauntlet", "roundrobin", "tune", "play",
+                       "engine", "worker", "list", "stats", "--help", "--version"})
 """The commands whose start-up runs without the cyclic collector: the ones that play (through
 `runner.cli.loop.run_async`, which starts it again before the first game) and the short ones
 that print and exit. The others (serve, export, report, pgn check...) may run long without

@@ -40,6 +40,8 @@ LAZY = (
          "(the words it takes are below)."),
     Lazy("roundrobin", "runner.cli.plays", "Every --engine against every other (the words "
          "it takes are below)."),
+    Lazy("tune", "runner.cli.plays", "Tune spin options with SPSA over game pairs (run "
+         "again to continue after a stop)."),
     Lazy("list", "runner.cli.listing", "Tournaments in the database with their progress."),
     Lazy("export", "runner.cli.export",
          "Write stored games as PGN (or as training samples), streamed from the database."),

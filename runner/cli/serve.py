@@ -58,6 +58,10 @@ def serve_command(
                                       help="Submissions per client address per minute."),
     cors_origins: list[str] = typer.Option([], "--cors-origin", metavar="ORIGIN",
                                    help="Allow this origin by CORS (repeatable; default: none)."),
+    trusted_proxies: list[str] = typer.Option(
+        [], "--trusted-proxy", metavar="ADDR",
+        help="A reverse proxy (address or network) whose X-Forwarded-Proto and "
+             "X-Forwarded-For are believed (repeatable; default: none)."),
     header_timeout: float = typer.Option(
         10.0, "--header-timeout", min=0.0, metavar="SECONDS",
         help="Close a connection that has not sent a complete request head in this time "
@@ -114,6 +118,9 @@ def serve_command(
              "refused over plain HTTP."),
     ssl_keyfile: Path | None = typer.Option(
         None, "--ssl-keyfile", metavar="FILE", help="The certificate's private key (PEM)."),
+    approval: bool = typer.Option(
+        False, "--approval", help="A submitter's branch test waits for an admin's approval "
+                                  "(POST /api/tests/ID/approve) before it is queued."),
     build_cache: Path | None = typer.Option(
         None, "--build-cache", metavar="DIR",
         help="Where branch tests' engines are built (default: ~/.cache/cecp-runner)."),
@@ -126,7 +133,8 @@ def serve_command(
     except ImportError as exc:
         raise missing_extra(exc, "runner serve", "service") from None
     try:
-        serve({**chosen, "cors_origins": tuple(cors_origins)}, db=db, token_file=token_file,
+        serve({**chosen, "cors_origins": tuple(cors_origins),
+               "trusted_proxies": tuple(trusted_proxies)}, db=db, token_file=token_file,
               open_store=open_db, say=lambda line: err_console.print(
                   line, highlight=False, markup=False))
     except ServeRefused as exc:

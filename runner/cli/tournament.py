@@ -28,6 +28,7 @@ from runner.app.modes import StartMode, tournament_db
 from runner.app.run import Done, MissingExtra, Placement, Refused, RunResult, WorkersChosen
 from runner.app.run import run_tournament as play_tournament
 from runner.app.signals import StopPolicy
+from runner.app.stream import EventFile, EventsError, EventsTarget, run_finished, with_events
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error, unwrapped
 from runner.cli.loop import run_async
@@ -61,13 +62,15 @@ _out = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 class _View:
     """What the user sees while games run: a live progress bar and standings, or plain lines."""
     def __init__(self, tournament: Tournament, *, quiet: bool, live: bool,
-                 rating_interval: int = 0) -> None:
+                 rating_interval: int = 0, out: Console = _out) -> None:
         self.tournament = tournament
+        self.out = out
+        """Where the score lines go: stdout, or stderr when the events take stdout."""
         self.quiet = quiet
         self.live_enabled = live and not quiet
         # cutechess-cli's lines on stdout after each game, unless the live view shows them
         # on the same terminal.
-        self.score_lines = not quiet and not (self.live_enabled and _out.is_terminal)
+        self.score_lines = not quiet and not (self.live_enabled and out.is_terminal)
         self.rating_interval = rating_interval
         self.progress: Progress | None = None
         """The bar the live view shows (None without one: plain lines show no bar)."""
@@ -158,7 +161,7 @@ class _View:
         else:
             lines = [*board.ranking_lines(), board.ranking_basis(), ""] if due else []
         for line in lines:
-            _out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
+            self.out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
 
 
 def standings_table(board: Scoreboard) -> Table:
@@ -178,24 +181,33 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
                    mode: StartMode, tournament_id: int | None = None,
                    concurrency: int | None = None, rating_interval: int = 0,
                    workers: int | None = None, cluster: str | None = None,
-                   done_returns: bool = False) -> RunResult:
+                   done_returns: bool = False, events: EventsTarget | None = None) -> RunResult:
     """Open the database, play the tournament (`runner.app.run`) with a view, print the
     summary; returns how it ended. `workers` None with no `cluster` picks the default; 0
     plays in this process. A finished tournament is said and exits 0, or with
-    `done_returns` is said and returned (a chain of stages goes on from it)."""
+    `done_returns` is said and returned (a chain of stages goes on from it). `events`: the
+    run's events as JSON lines too (``--events``; on stdout, the human lines go to stderr)."""
     url, source = tournament_db(db_url, config)
     store = open_db(url, source=source)  # a wrong --db is said before any engine starts
+    lines = _open_events(events)
     try:
-        watching = _Watching(quiet=quiet, rating_interval=rating_interval)
+        out = _err if events is not None and events.on_stdout else _out
+        watching = _Watching(quiet=quiet, rating_interval=rating_interval, out=out)
+        view = watching.view if lines is None else with_events(watching.view, lines, store)
         try:
             result = run_async(play_tournament(
                 config, store, mode, placement=Placement(workers=workers, cluster=cluster),
-                stop_policy=StopPolicy.GENTLE, view=watching.view, say=_say,
+                stop_policy=StopPolicy.GENTLE, view=view, say=_say,
                 tournament_id=tournament_id, concurrency=concurrency,
-                lease_timeout=_lease_timeout()))
+                lease_timeout=_lease_timeout(),
+                watch_moves=events is not None and events.moves))
         except MissingExtra as exc:
             raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
                                 "[cluster])", "cluster") from None
+        if lines is not None:
+            lines.write(run_finished(result))
+            if lines.failed is not None:
+                report_error(lines.failed)
         if isinstance(result, Done):
             _say_finished(store, config, result, exits=not done_returns)
         if isinstance(result, Refused):
@@ -205,6 +217,19 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
         return result
     finally:
         store.close()
+        if lines is not None:
+            lines.close()
+
+
+def _open_events(events: EventsTarget | None) -> EventFile | None:
+    """The ``--events`` file opened before any engine starts (exit 2 naming it when it
+    cannot be)."""
+    if events is None:
+        return None
+    try:
+        return EventFile(events)
+    except EventsError as exc:
+        raise fail(str(exc.strerror), 2) from None
 
 
 def _say(note: str | WorkersChosen) -> None:
@@ -221,8 +246,9 @@ class _Watching:
     a terminal that went away while it closed (SIGHUP) is remembered, not raised, so that the
     outcome of the run is still told by the exit status."""
 
-    def __init__(self, *, quiet: bool, rating_interval: int) -> None:
+    def __init__(self, *, quiet: bool, rating_interval: int, out: Console = _out) -> None:
         self.quiet = quiet
+        self.out = out
         self.rating_interval = rating_interval
         self.began = time.monotonic()
         self.broken: OSError | None = None
@@ -236,7 +262,7 @@ class _Watching:
                        f"{tournament.total_games} {plural(tournament.total_games, 'game')} "
                        "already played", highlight=False, markup=False)
         shown_view = _View(tournament, quiet=self.quiet, live=_err.is_terminal,
-                           rating_interval=self.rating_interval)
+                           rating_interval=self.rating_interval, out=self.out)
         self.began = time.monotonic()
         shown_view.__enter__()
         try:
@@ -255,7 +281,7 @@ def _summary(outcome: RunOutcome, watching: _Watching, url: str) -> None:
             raise watching.broken
         if outcome.taken_over and outcome.error:  # the standings are the other runner's
             raise fail(outcome.error, 1)
-        _print_summary(outcome, time.monotonic() - watching.began, url)
+        _print_summary(outcome, time.monotonic() - watching.began, url, watching.out)
     except OSError:
         # The terminal is gone (SIGHUP): the run is stored and its engines are stopped;
         # nothing can be shown any more, the exit status still tells what happened.
@@ -302,7 +328,7 @@ def _say_finished(store: Store, config: TournamentConfig, done: Done, *,
         raise typer.Exit(0)
 
 
-def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
+def _print_summary(outcome: RunOutcome, seconds: float, url: str, out: Console) -> None:
     board = outcome.scoreboard
     ranking = ([*board.ranking_lines(), board.ranking_basis(), ""]
                if len(board.tally.engine_names) > 2 else [])
@@ -310,10 +336,10 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str) -> None:
     # that never started) there is no score either: only the error below.
     scored = not outcome.void and any(c.games for c in board.tally.pairings())
     for line in ranking + board.summary_lines() if scored else []:
-        _out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
+        out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
     if outcome.sprt is not None and not outcome.void:
         s = outcome.sprt
-        _out.print(f"SPRT: llr {s.llr:.3f}, lbound {s.lower_bound:.3f}, ubound "
+        out.print(f"SPRT: llr {s.llr:.3f}, lbound {s.lower_bound:.3f}, ubound "
                    f"{s.upper_bound:.3f} - {s.decision.value}", highlight=False)
     state = outcome.status.value
     _err.print(f"Tournament {outcome.tournament_id} {state}: {outcome.done} of "
@@ -340,19 +366,31 @@ def _load(path: Path) -> TournamentConfig:
 
 
 def run_file(config_file: Path, *, db: str | None, concurrency: int | None, quiet: bool,
-             force: bool, new: bool, workers: int | None, cluster: str | None) -> NoReturn:
+             force: bool, new: bool, workers: int | None, cluster: str | None,
+             events: EventsTarget | None = None) -> NoReturn:
     """``runner run``: the tournament a TOML file describes (runner.cli.plays declares it)."""
     config = _load(config_file)
     if workers is not None and cluster is not None:
         raise fail("give --workers (a local cluster) or --cluster (a running scheduler), not both")
     mode = StartMode.NEW if new else StartMode.FORCE if force else StartMode.CONTINUE
     outcome = run_tournament(config, db_url=db, quiet=quiet, mode=mode,
-                             concurrency=concurrency, workers=workers, cluster=cluster)
+                             concurrency=concurrency, workers=workers, cluster=cluster,
+                             events=events)
     raise typer.Exit(outcome.exit_status)
 
 
+def events_target(path: str | None, moves: bool) -> EventsTarget | None:
+    """Where ``--events`` sends the run's events (None: nowhere; exit 2 for
+    ``--events-moves`` alone)."""
+    if path is None:
+        if moves:
+            raise fail("--events-moves: give --events FILE (or -) as well", 2)
+        return None
+    return EventsTarget(path, moves)
+
+
 def resume_stored(tournament_id: int, *, db: str | None, concurrency: int | None,
-                  quiet: bool) -> NoReturn:
+                  quiet: bool, events: EventsTarget | None = None) -> NoReturn:
     """``runner resume``: a stored tournament with the configuration it was started with."""
     with open_db(db, create=False) as store:
         try:
@@ -367,7 +405,8 @@ def resume_stored(tournament_id: int, *, db: str | None, concurrency: int | None
                    "the engines' env and castling960 settings: they are resumed with their "
                    "defaults.[/]", highlight=False)
     outcome = run_tournament(found.config, db_url=url, quiet=quiet, mode=StartMode.CONTINUE,
-                             tournament_id=tournament_id, concurrency=concurrency)
+                             tournament_id=tournament_id, concurrency=concurrency,
+                             events=events)
     raise typer.Exit(outcome.exit_status)
 
 
@@ -383,5 +422,5 @@ def cli_run(args: list[str], command: str) -> NoReturn:
         raise exit_on_error(exc) from None
     outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet,
                              mode=StartMode.SAME, rating_interval=arguments.rating_interval,
-                             workers=arguments.workers)
+                             workers=arguments.workers, events=arguments.events_target())
     raise typer.Exit(outcome.exit_status)

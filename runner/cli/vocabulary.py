@@ -13,12 +13,15 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.cli.help import PASSTHROUGH
 from runner.config.engines import parse_engine
 from runner.config.model import DrawAdjudication, EngineSpec, ResignAdjudication, TournamentConfig
 from runner.config.parse import parse_config
+
+if TYPE_CHECKING:
+    from runner.app.stream import EventsTarget
 
 __all__ = [
     "CHECK", "DRAW_KEYS", "ENGINE_KEYS", "OPENINGS_KEYS", "OPTIONS", "PASSTHROUGH", "PLAY",
@@ -182,6 +185,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("db", "URL", "the database: SQLAlchemy URL or SQLite file (default: $RUNNER_DB, "
            "else ./runner.db)", _RUNS),
     Option("quiet", "", "no live view; summary lines only", _RUNS, "flag", aliases=("q",)),
+    Option("events", "FILE", "also write the run's events as JSON lines to FILE (appended; "
+           "'-': standard output, the other lines then go to standard error; docs/events.md)",
+           _RUNS),
+    Option("events-moves", "", "with --events, every move too", _RUNS, "flag"),
 )
 _KINDS = {"play": PLAY, "engine check": CHECK}
 _FORMATS = {"play": "match", "match": "match", "gauntlet": "gauntlet", "roundrobin": "round-robin"}
@@ -202,6 +209,15 @@ class Arguments:
     """Games between two printings of the standings (0: only at the end)."""
     workers: int | None = None
     """Local Dask worker processes (0: this process; None: the default for the concurrency)."""
+    events: str | None = None
+    """``--events``: a file for the run's events as JSON lines, or ``-`` (None: none)."""
+    events_moves: bool = False
+
+    def events_target(self) -> EventsTarget | None:
+        """Where the run's events go (None: nowhere)."""
+        from runner.app.stream import EventsTarget  # the run's code, loaded for a run only
+
+        return None if self.events is None else EventsTarget(self.events, self.events_moves)
 
     def config(self) -> TournamentConfig:
         """The checked, resolved configuration; raises ConfigError listing every problem."""
@@ -415,7 +431,8 @@ def read_arguments(args: list[str], command: str) -> Arguments:
     return Arguments(table=table, fen=" ".join(groups["fen"]) if "fen" in groups else None,
                      moves=moves, db=groups["db"][0] if "db" in groups else None,
                      quiet="quiet" in groups, rating_interval=_rating_interval(groups),
-                     workers=_workers(groups))
+                     workers=_workers(groups), events=_events(groups),
+                     events_moves="events-moves" in groups)
 
 
 _TOURNAMENT_WORDS = {"round-robin": "round-robin", "gauntlet": "gauntlet"}
@@ -453,6 +470,15 @@ def _cutechess_words(groups: dict[str, list[str]], table: dict[str, Any]) -> Non
                 raise CommandLineError(f"--srand {seed} and --openings seed="
                                        f"{openings['seed']} disagree; give one")
             openings["seed"] = seed  # checked with the other openings keys
+
+
+def _events(groups: dict[str, list[str]]) -> str | None:
+    """``--events FILE`` (None when not given); ``--events-moves`` needs it."""
+    if "events" not in groups:
+        if "events-moves" in groups:
+            raise CommandLineError("--events-moves: give --events FILE (or -) as well")
+        return None
+    return groups["events"][0]
 
 
 def _rating_interval(groups: dict[str, list[str]]) -> int:

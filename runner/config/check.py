@@ -133,12 +133,12 @@ class Checker:
         return value
 
     def integer(self, table: Mapping[str, Any], key: str, path: str, default: int | None,
-                minimum: int, *, required: bool = False) -> int | None:
-        """An integer >= `minimum`."""
+                minimum: int | None, *, required: bool = False) -> int | None:
+        """An integer >= `minimum` (None: any integer)."""
         value = self.get(table, key, path, int, MISSING, required=required)
         if value is MISSING:
             return default
-        if value < minimum:
+        if minimum is not None and value < minimum:
             self.add(join_key(path, key), value, f"must be at least {minimum}")
             return default
         return int(value)

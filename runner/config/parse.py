@@ -15,7 +15,7 @@ working directory of the run.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,27 @@ from runner.config.model import (
     Variant,
 )
 
-__all__ = ["load_config", "parse_config"]
+__all__ = ["Bounds", "load_config", "parse_config"]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How far the check lets a table's numbers go: the runner's own by default. A drop-in
+    passes its peer's, wider ones, for numbers its peer's reader has already checked as the
+    peer does (runner.dropin.contract.checked_config), so that it accepts what the peer does."""
+
+    error_rate_below: float = 0.5
+    """SPRT alpha and beta are each above 0 and below this."""
+    adjudication_floor: bool = True
+    """Draw and resign move counts, the resign score, maxmoves and tbpieces at least the
+    runner's least meaningful values (False: any whole number the peer took)."""
+
+    def least(self, runner_least: int) -> int | None:
+        """The least value an adjudication number may take (None: any)."""
+        return runner_least if self.adjudication_floor else None
+
+
+RUNNER_BOUNDS = Bounds()
 
 _TOP_KEYS = ("name", "format", "engines_file", "engines", "rounds", "games", "tc", "openings",
              "adjudication", "concurrency", "variant", "sprt", "pgnout", "database", "recover",
@@ -75,10 +95,13 @@ def load_config(path: str | Path) -> TournamentConfig:
 
 
 def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
-                 base_dir: Path | None = None) -> TournamentConfig:
-    """Check a parsed tournament table (from TOML or built by the CLI) and resolve it.
+                 base_dir: Path | None = None, bounds: Bounds = RUNNER_BOUNDS,
+                 ) -> TournamentConfig:
+    """Check a parsed tournament table (from TOML, built by the CLI or by a drop-in) and
+    resolve it.
 
-    Relative input paths are taken from `base_dir` (default: the working directory).
+    Relative input paths are taken from `base_dir` (default: the working directory); the
+    numbers are held to `bounds` (default: the runner's own).
     """
     base = base_dir if base_dir is not None else Path.cwd()
     problems: list[ConfigProblem] = []
@@ -98,9 +121,9 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
     variant = check.choice(data, "variant", "", Variant, Variant.STANDARD)
     openings = _openings(check.table(data, "openings", ""), base, check)
     adjudication_table = check.table(data, "adjudication", "")
-    adjudication = _adjudication(adjudication_table, base, check)
+    adjudication = _adjudication(adjudication_table, base, check, bounds)
     adjudication = _top_maxmoves(data, adjudication_table, adjudication, check)
-    sprt = _sprt(check.table(data, "sprt", ""), check)
+    sprt = _sprt(check.table(data, "sprt", ""), check, bounds)
     pgnout = check.get(data, "pgnout", "", str)
     if pgnout is not None:
         problem = ("name is empty" if not pgnout.strip()
@@ -246,8 +269,15 @@ def _top_maxmoves(data: Mapping[str, Any], table: Mapping[str, Any] | None,
     return replace(adjudication, maxmoves=maxmoves)
 
 
+def _whole(check: Checker, table: Mapping[str, Any], key: str, path: str, default: int,
+           minimum: int | None) -> int:
+    """A whole number of an adjudication rule, `default` when absent or refused."""
+    value = check.integer(table, key, path, default, minimum)
+    return default if value is None else value
+
+
 def _adjudication(table: Mapping[str, Any] | None, base: Path,
-                  check: Checker) -> AdjudicationConfig:
+                  check: Checker, bounds: Bounds) -> AdjudicationConfig:
     """The adjudication section (every rule off when absent)."""
     if table is None:
         return AdjudicationConfig()
@@ -260,10 +290,11 @@ def _adjudication(table: Mapping[str, Any] | None, base: Path,
         check.keys(draw_table, where, _DRAW_KEYS)
         default = DrawAdjudication()
         draw = DrawAdjudication(
-            movenumber=check.integer(draw_table, "movenumber", where, default.movenumber, 0)
-            or 0,
-            movecount=check.integer(draw_table, "movecount", where, default.movecount, 1) or 1,
-            score=check.integer(draw_table, "score", where, default.score, 0) or 0,
+            movenumber=_whole(check, draw_table, "movenumber", where, default.movenumber,
+                              bounds.least(0)),
+            movecount=_whole(check, draw_table, "movecount", where, default.movecount,
+                             bounds.least(1)),
+            score=_whole(check, draw_table, "score", where, default.score, 0),
         )
     resign_table = check.table(table, "resign", path)
     if resign_table is not None:
@@ -271,19 +302,20 @@ def _adjudication(table: Mapping[str, Any] | None, base: Path,
         check.keys(resign_table, where, _RESIGN_KEYS)
         default_r = ResignAdjudication()
         resign = ResignAdjudication(
-            movecount=check.integer(resign_table, "movecount", where, default_r.movecount, 1)
-            or 1,
-            score=check.integer(resign_table, "score", where, default_r.score, 1) or 1,
+            movecount=_whole(check, resign_table, "movecount", where, default_r.movecount,
+                             bounds.least(1)),
+            score=_whole(check, resign_table, "score", where, default_r.score,
+                         bounds.least(1)),
             twosided=check.get(resign_table, "twosided", where, bool, default_r.twosided),
         )
-    maxmoves = check.integer(table, "maxmoves", path, None, 1)
+    maxmoves = check.integer(table, "maxmoves", path, None, bounds.least(1))
     tb = check.get(table, "tb", path, str, "none")
     if tb != "none":
         check.add("adjudication.tb", tb, "name the Syzygy directories in adjudication.tablebases "
                   "= [\"DIR\", ...]; tb may only say \"none\"")
         tb = "none"
     tablebases = _tablebases(table, base, check)
-    tbpieces = check.integer(table, "tbpieces", path, None, 3)
+    tbpieces = check.integer(table, "tbpieces", path, None, bounds.least(3))
     tbignore50 = check.get(table, "tbignore50", path, bool, False)
     tbadjudicate = check.choice(table, "tbadjudicate", path, TablebaseResults,
                                 TablebaseResults.BOTH)
@@ -334,7 +366,8 @@ def _cluster(table: Mapping[str, Any] | None, check: Checker) -> ClusterConfig |
     return ClusterConfig(workers=workers, address=address)
 
 
-def _sprt(table: Mapping[str, Any] | None, check: Checker) -> SprtConfig | None:
+def _sprt(table: Mapping[str, Any] | None, check: Checker, bounds: Bounds,
+          ) -> SprtConfig | None:
     """The SPRT section: bounds, error rates, model, optional game limit."""
     if table is None:
         return None
@@ -348,8 +381,8 @@ def _sprt(table: Mapping[str, Any] | None, check: Checker) -> SprtConfig | None:
     alpha = check.number(table, "alpha", path, 0.05)
     beta = check.number(table, "beta", path, 0.05)
     for key, rate in (("alpha", alpha), ("beta", beta)):
-        if rate is not None and not 0.0 < rate < 0.5:
-            check.add(f"sprt.{key}", rate, "must be between 0 and 0.5")
+        if rate is not None and not 0.0 < rate < bounds.error_rate_below:
+            check.add(f"sprt.{key}", rate, f"must be between 0 and {bounds.error_rate_below:g}")
     model = check.get(table, "model", path, str, "normalized")
     if model.lower() not in _SPRT_MODELS:
         check.add("sprt.model", model, f"expected one of: {', '.join(_SPRT_MODELS)}")

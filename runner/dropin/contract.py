@@ -8,15 +8,17 @@ writes its PGN as the driver reports the run's events.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:  # annotations only: a drop-in's --help or --version loads no run code
     from runner.config.model import TournamentConfig
+    from runner.config.parse import Bounds
     from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
 
-__all__ = ["NAME_LIMIT", "STOP_RUN", "DropinRun", "Immediate", "PeerOutput", "PeerUsageError", "run_name"]
+__all__ = ["NAME_LIMIT", "STOP_RUN", "DropinRun", "Immediate", "PeerOutput", "PeerUsageError",
+           "checked_config", "run_name"]
 
 STOP_RUN = "stop_run"
 """The optional attribute of a `PeerOutput` that, once true, ends the run (see there)."""
@@ -98,3 +100,24 @@ def run_name(peer: str, words: Sequence[str], label: str = "") -> str:
     tail = f" [{digest[:12]}]"
     head = f"{peer} {label}".strip() if label else peer
     return head[:NAME_LIMIT - len(tail)] + tail
+
+
+def checked_config(table: Mapping[str, Any], *, program: str, bounds: Bounds | None = None,
+                   stream: str = "stderr", **unchecked: Any) -> TournamentConfig:
+    """The one route from a drop-in's command line into a tournament: its configuration
+    table through the checks every tournament file passes (runner.config.parse, held to the
+    peer's `bounds`), then the fields a table has no key for (`unchecked`: the peer's
+    schedule and order, which the peer's own reader has checked). The first problem found is
+    refused as `program`'s line on `stream`, exit status 1."""
+    import dataclasses
+
+    from runner.config.check import ConfigError
+    from runner.config.parse import RUNNER_BOUNDS, parse_config
+
+    try:
+        config = parse_config(table, source="command line",
+                              bounds=RUNNER_BOUNDS if bounds is None else bounds)
+    except ConfigError as exc:
+        first = exc.problems[0] if exc.problems else exc
+        raise PeerUsageError(f"{program}: {first}", 1, stream=stream) from None
+    return dataclasses.replace(config, **unchecked) if unchecked else config

@@ -23,8 +23,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TextIO
 
 from runner.app.modes import StartMode
-from runner.app.run import Refused, run_tournament
+from runner.app.run import Refused, RunResult, run_tournament
 from runner.app.signals import StopPolicy
+from runner.app.stream import EventFile, EventsError, EventsTarget, run_finished, with_events
 from runner.config.model import TournamentConfig
 from runner.protocol.engine import Variant
 from runner.protocol.loop import run as run_on_loop
@@ -34,6 +35,7 @@ from runner.tournament.run import Tournament
 
 if TYPE_CHECKING:
     from runner.dropin.contract import DropinRun, PeerOutput
+    from runner.dropin.main import OwnOptions
     from runner.game.record import GameRecord
     from runner.store.store import StoredGame
 
@@ -42,13 +44,24 @@ __all__ = ["DEFAULT_DB", "play", "stored_games"]
 DEFAULT_DB = "runner.db"
 """The database a drop-in run writes when neither the run nor ``RUNNER_DB`` names one."""
 
-def play(run: DropinRun, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def play(run: DropinRun, own: OwnOptions | None = None, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
     """Play `run` (continuing its interrupted run), reported on `stdout` (default sys.stdout)
     by the peer's output; returns the process's exit status. A run that cannot start (the
     database, a changed setting under the same name, an engine refused) is one line on
-    `stderr` and exit status 1 or 2."""
+    `stderr` and exit status 1 or 2. `own`: the runner's own options (``-events``: the run's
+    events as JSON lines too; on standard output, the peer's lines go to `stderr`)."""
     out = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr
+    target = None if own is None or own.events is None else EventsTarget(own.events,
+                                                                         own.events_moves)
+    try:
+        lines = None if target is None else EventFile(target)
+    except EventsError as exc:
+        err.write(f"runner-{run.peer}: {exc.strerror}\n")
+        return 2
+    if target is not None and target.on_stdout:
+        out = err
     url = run.db_url or os.environ.get("RUNNER_DB") or DEFAULT_DB
     try:
         store = Store.open(url if "://" in url else f"sqlite:///{os.path.expanduser(url)}")
@@ -57,12 +70,15 @@ def play(run: DropinRun, stdout: TextIO | None = None, stderr: TextIO | None = N
         err.write(f"runner-{run.peer}: cannot open the database {Store.safe_url(url)}: {cause}\n")
         return 1
     try:
-        return run_on_loop(_play(run, store, out, err))
+        return run_on_loop(_play(run, store, out, err, lines))
     finally:
         store.close()
+        if lines is not None:
+            lines.close()
 
 
-async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
+async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO,
+                lines: EventFile | None = None) -> int:
     """The run on the event loop (`runner.app.run`): the protocols a peer's command line
     leaves open asked quietly (the peer prints nothing of the kind), the tournament found or
     created, played; any stop signal aborts it. A signal before the tournament is taken ends
@@ -78,8 +94,22 @@ async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO) -> int:
             output.resumed(await asyncio.to_thread(lambda: list(stored_games(store, tournament))))
         yield _dispatch(output, tournament)
 
-    result = await run_tournament(run.config, store, StartMode.SAME, stop_policy=StopPolicy.ABORT,
-                                  view=view, concurrency=max(1, run.config.concurrency))
+    result = await run_tournament(
+        run.config, store, StartMode.SAME, stop_policy=StopPolicy.ABORT,
+        view=view if lines is None else with_events(view, lines, store),
+        concurrency=max(1, run.config.concurrency),
+        watch_moves=lines is not None and lines.target.moves)
+    status = _ended(run, result, shown, out, err)
+    if lines is not None:
+        lines.write(run_finished(result).model_copy(update={"exit_status": status}))
+        if lines.failed is not None:
+            err.write(f"runner-{run.peer}: {lines.failed}\n")
+    return status
+
+
+def _ended(run: DropinRun, result: RunResult, shown: list[PeerOutput], out: TextIO,
+           err: TextIO) -> int:
+    """The peer's last lines of the run and the exit status it gives."""
     if isinstance(result, Refused):
         err.write(f"runner-{run.peer}: {result.message}\n")
         return result.exit_status

@@ -12,21 +12,63 @@ import gc
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from runner.dropin.contract import DropinRun
 
-__all__ = ["PEERS", "cutechess", "fastchess", "main"]
+__all__ = ["PEERS", "OwnOptions", "cutechess", "fastchess", "main", "own_options"]
 
 PEERS = ("fastchess", "cutechess")
 """The peers whose command lines the runner takes."""
 
 
+EVENTS_OPTIONS = ("-events", "--events")
+"""Our option, which the peers lack: the run's events as JSON lines to a file (or ``-``)."""
+EVENTS_MOVES = ("-events-moves", "--events-moves")
+"""With it, every move too."""
+
+
+@dataclass(frozen=True)
+class OwnOptions:
+    """The runner's own words on a peer's command line, taken out before the peer reads it
+    (so that the same run continues with or without them)."""
+
+    events: str | None = None
+    events_moves: bool = False
+
+
+def own_options(argv: Sequence[str]) -> tuple[list[str], OwnOptions] | str:
+    """`argv` without the runner's own options, and those options; or the line that refuses
+    them (``-events`` without a file, ``-events-moves`` without ``-events``)."""
+    rest: list[str] = []
+    events: str | None = None
+    moves = False
+    words = iter(argv)
+    for word in words:
+        if word in EVENTS_OPTIONS:
+            events = next(words, None)
+            if events is None or (events.startswith("-") and events != "-"):
+                return f"{word} needs a file (or - for standard output)"
+        elif word in EVENTS_MOVES:
+            moves = True
+        else:
+            rest.append(word)
+    if moves and events is None:
+        return "-events-moves needs -events FILE as well"
+    return rest, OwnOptions(events, moves)
+
+
 def main(peer: str, argv: Sequence[str]) -> int:
     """Answer or play the command line `argv` (the words after the program's name) as `peer`
     does; returns the exit status."""
-    prepared = _prepare(peer, argv)
+    taken = own_options(argv)
+    if isinstance(taken, str):
+        sys.stderr.write(f"runner-{peer}: {taken}\n")
+        return 2
+    words, own = taken
+    prepared = _prepare(peer, words, own.events == "-")
     if isinstance(prepared, int):
         return prepared
     run, play = prepared
@@ -35,10 +77,11 @@ def main(peer: str, argv: Sequence[str]) -> int:
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
         reconfigure(line_buffering=True)
-    return play(run)
+    return play(run, own)
 
 
-def _prepare(peer: str, argv: Sequence[str]) -> int | tuple[DropinRun, Callable[[DropinRun], int]]:
+def _prepare(peer: str, argv: Sequence[str], events_on_stdout: bool = False,
+             ) -> int | tuple[DropinRun, Callable[[DropinRun, OwnOptions], int]]:
     """The command line read: the exit status of an answer given (help, version, a refusal),
     or the run and `runner.dropin.driver.play` to play it.
 
@@ -48,7 +91,8 @@ def _prepare(peer: str, argv: Sequence[str]) -> int | tuple[DropinRun, Callable[
     process, and the collector's passes over them while they are created cost about a tenth
     of the run's start-up (issue 30). Once imported they are frozen (no full collection walks
     them again while games run, as `runner.cli.loop.run_async` does for ``runner match``) and
-    the collector is started again, before anything is played."""
+    the collector is started again, before anything is played. `events_on_stdout`: the
+    events take standard output, so a refusal the peer prints there goes to stderr."""
     from runner.dropin.contract import Immediate, PeerUsageError
 
     paused = gc.isenabled()
@@ -58,7 +102,9 @@ def _prepare(peer: str, argv: Sequence[str]) -> int | tuple[DropinRun, Callable[
         try:
             answer = parse(list(argv))
         except PeerUsageError as exc:
-            stream = sys.stdout if exc.stream == "stdout" else sys.stderr
+            # With ``-events -`` standard output holds JSON lines only: the peer's line moves.
+            to_stdout = exc.stream == "stdout" and not events_on_stdout
+            stream = sys.stdout if to_stdout else sys.stderr
             stream.write(exc.line if exc.line.endswith("\n") else exc.line + "\n")
             stream.flush()
             return exc.exit_code

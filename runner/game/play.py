@@ -347,7 +347,7 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
             mate = None if mate is None else -mate
         if info is None:
             played = MoveRecord(uci=move.uci(), san=board.san_and_push(move), time=elapsed,
-                                time_left=left)
+                                time_left=left, ponder_hit=reply.ponder_hit)
         else:
             played = MoveRecord(
                 uci=move.uci(), san=board.san_and_push(move), time=elapsed, depth=info.depth,
@@ -355,6 +355,7 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
                 seldepth=info.seldepth, nps=info.nps, hashfull=info.hashfull,
                 tbhits=info.tbhits, pv=info.pv, time_left=left,
                 latency=None if info.time is None else elapsed - info.time,
+                ponder_hit=reply.ponder_hit,
             )
         ignored_claims[mover] = 0
         moves.append(played)
@@ -380,6 +381,11 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         adjudicated = _adjudicate(draws, resigns, rules, mover, score, moves_played, counted)
         if adjudicated is not None:
             return adjudicated
+        if reply.ponder_move is not None:  # it thinks on the reply it expects while the other moves
+            other = clocks[not mover]
+            await engines[mover].ponder(sent, ClockState(
+                own=clock.time_left(), opponent=other.time_left(), moves_to_go=clock.moves_to_go,
+                period=clock.period_index, opponent_increment=other.increment))
 
 
 def _judge_by_tables(tables: TablebaseJudge, board: Board) -> None:

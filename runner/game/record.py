@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from runner.clock import TimeControl
+from runner.clock import Clock, TimeControl
 from runner.game.adjudication import AdjudicationRules
 from runner.game.termination import GameTermination
 from runner.pgn.writer import GameDescription, MoveRecord, format_game
@@ -131,6 +131,24 @@ class GameRecord:
     def opening_moves(self) -> tuple[str, ...]:
         """The book moves the game started with, in coordinate form."""
         return tuple(m.uci for m in self.moves if m.book)
+
+    def clocks_asked(self) -> tuple[float | None, ...]:
+        """For each ply, the seconds on the mover's clock when it was asked for the move:
+        what its previous move left it (increment added), or its clock's start for its first
+        move. None for a book move and where no clock runs (depth, nodes, infinite)."""
+        spec = self.spec
+        side = 0 if spec.start_fen is None or spec.start_fen.split()[1:2] != ["b"] else 1
+        left = [Clock(spec.white_tc, spec.clock_head_start).remaining,
+                Clock(spec.black_tc, spec.clock_head_start).remaining]
+        asked: list[float | None] = []
+        for move in self.moves:
+            if move.book or move.time_left is None:
+                asked.append(None)
+            else:
+                asked.append(left[side])
+                left[side] = move.time_left
+            side = 1 - side
+        return tuple(asked)
 
 
 @functools.cache

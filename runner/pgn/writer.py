@@ -92,6 +92,8 @@ class MoveRecord:
     """Seconds left on the mover's clock after the move (None: no clock runs)."""
     latency: float | None = None
     """Seconds the move took beyond the search time the engine reported (may be negative)."""
+    ponder_hit: bool | None = None
+    """Whether the mover had pondered on the opponent's move before it (None: no pondering)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -275,6 +275,12 @@ class EngineReply:
     words: str | None = None
     """The engine's own line when `move` only stands in for it (UCI's null answers such as
     ``bestmove (none)`` come back as ``0000``): what a report of the move quotes."""
+    ponder_move: str | None = None
+    """The reply the engine expects and will ponder on once its move is played (UCI's
+    ``bestmove X ponder Y`` when pondering is on); the game loop then calls `Engine.ponder`."""
+    ponder_hit: bool | None = None
+    """Whether the engine had pondered on the move its opponent then played (None: it had
+    not pondered before this move)."""
 
     @property
     def elapsed(self) -> float:
@@ -351,6 +357,13 @@ class Engine(abc.ABC):
 
         Raises EngineStalled when `timeout` seconds pass without a reply.
         """
+
+    async def ponder(self, moves: Sequence[str], clocks: ClockState) -> None:
+        """Think on the opponent's time after `moves` (the engine's own move last), on the
+        reply its last `EngineReply.ponder_move` expected; `clocks` as they stand now, the
+        engine's own first.  Only called after a reply that named a ponder move; a protocol
+        that ponders by itself (CECP's ``hard``) never names one."""
+        return None
 
     @abc.abstractmethod
     async def ping(self) -> float | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
+import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -29,26 +29,25 @@ from runner.protocol.engine import (
     EngineOption,
     EngineReply,
     GameSetup,
-    SearchInfo,
+    Side,
     Variant,
 )
-from runner.protocol.options import check_submitted, find_declared
 from runner.protocol.pipe import PipeEngine
 from runner.protocol.transport import EngineTransport, Line
 from runner.protocol.uci_parse import (
-    UciInfo,
+    find_option,
     format_go,
     format_position,
-    option_value,
+    merge_info,
     parse_bestmove,
     parse_info,
     parse_option,
 )
+from runner.protocol.uci_settings import setoption_line, settings_lines
 
 __all__ = ["UciEngine"]
 
 _MESSAGES_KEPT = 20
-_AMBIGUOUS_NAME = re.compile(r"(?:^|\s)(?:name|value)(?:\s|$)")
 
 
 class UciEngine(PipeEngine):
@@ -71,6 +70,11 @@ class UciEngine(PipeEngine):
         self._chess960: bool | None = None
         self._position_cache: tuple[list[str], str] = ([], "")
         self._position_fen: str | None = None
+        self._ponder_move: str | None = None  # the reply the last bestmove expects
+        self._may_ponder = False  # ponder=true and the engine declares Ponder (as cutechess)
+        self._pondered: list[str] | None = None
+        """The moves of the position a running ``go ponder`` searches (the expected reply last)."""
+        self._ponder_search: asyncio.Future[EngineReply] | None = None
 
     # ----------------------------------------------------------------- Engine API
 
@@ -100,7 +104,7 @@ class UciEngine(PipeEngine):
         await self._wait(self._uciok, self.config.start_timeout, "no uciok")
         proc.note(f"uciok after {time.monotonic() - began:.3f} s, "
                         f"{len(self._options)} options declared")
-        settings = self._settings()
+        settings, self.option_values = settings_lines(self.name, self.config, self._options)
         if settings:
             await self._send(*settings)
         self._started(began)
@@ -111,7 +115,7 @@ class UciEngine(PipeEngine):
         chess960 = setup.variant is Variant.FISCHERANDOM
         lines: list[str] = []
         if chess960 != bool(self._chess960):
-            declared = self._find_option("UCI_Chess960")
+            declared = find_option(self._options, "UCI_Chess960")
             if chess960 and declared is None:
                 raise ValueError(f"engine {self.name} does not play fischerandom "
                                  "(it declares no UCI_Chess960 option)")
@@ -119,12 +123,19 @@ class UciEngine(PipeEngine):
                 lines.append(f"setoption name {declared.name} value "
                              f"{'true' if chess960 else 'false'}")
         self._chess960 = chess960
-        if self.config.ponder:
-            self._proc_note("pondering is not supported over UCI; the engine plays without")
         lines.append("ucinewgame")
+        declared = find_option(self._options, "Ponder")
+        if declared is not None:  # as cutechess-cli: after ucinewgame, on or off, every game
+            lines.append(setoption_line(declared.name, "true" if self.config.ponder else "false"))
+        elif self.config.ponder:
+            self._proc_note("the engine declares no Ponder option; it plays without pondering")
+        self._may_ponder = self.config.ponder and declared is not None
         lines.extend(self.config.init_strings)
         self._setup = setup
         self._info = None
+        self._ponder_move = None
+        if self._pondered is not None:  # a game left without end_game: its ponder search ends
+            await self._end_ponder(False)
         await self._send(*lines)
         await self._synchronise()
 
@@ -146,12 +157,64 @@ class UciEngine(PipeEngine):
         if list(moves[:len(setup.moves)]) != list(setup.moves):
             raise ValueError("moves do not extend the moves the game started from")
         white_to_move = self._check_turn(setup, moves)
+        if self._pondered is not None:
+            search, hit = self._ponder_search, self._pondered == list(moves)
+            if await self._end_ponder(hit):  # the ponder search goes on as the real one
+                self._reply = search
+                reply = await self._await_reply(("ponderhit",), timeout, "no bestmove")
+                return dataclasses.replace(reply, ponder_hit=True)
+            reply = await self._search(setup, moves, clocks, white_to_move, timeout)
+            return dataclasses.replace(reply, ponder_hit=hit)
+        return await self._search(setup, moves, clocks, white_to_move, timeout)
+
+    async def _search(self, setup: GameSetup, moves: Sequence[str], clocks: ClockState,
+                      white_to_move: bool, timeout: float | None) -> EngineReply:
+        """``position`` and ``go``, and the ``bestmove``."""
         self._begin_search()
         self._score_is_bound = False
         lines = [self._position(setup.start_fen, moves),
                  format_go(setup.time_control, clocks, white_to_move)]
         self._searches += 1
         return await self._await_reply(lines, timeout, "no bestmove")
+
+    async def ponder(self, moves: Sequence[str], clocks: ClockState) -> None:
+        """``position`` with the expected reply and ``go ponder`` with the clocks as they
+        stand (the engine's own after its move): the bestmove is awaited only in `play`."""
+        setup = self._require_game()
+        expected, self._ponder_move = self._ponder_move, None
+        if expected is None or not self._may_ponder or self._pondered is not None:
+            return
+        self._check_alive()
+        pondered = [*moves, expected]
+        self._begin_search()
+        self._score_is_bound = False
+        self._ponder_search, self._reply = self._reply, None
+        self._pondered = pondered
+        self._searches += 1
+        await self._send(self._position(setup.start_fen, pondered),
+                         format_go(setup.time_control, clocks, setup.side is Side.WHITE,
+                                   ponder=True))
+
+    async def _end_ponder(self, hit: bool) -> bool:
+        """The ponder search is over: True when it goes on (a hit, still searching); else it
+        is stopped and its bestmove read and dropped (a miss, or the game's end).  A crash
+        while pondering is raised here; a bestmove that never comes is EngineStalled."""
+        search = self._ponder_search
+        assert search is not None
+        self._pondered = None
+        try:
+            if search.done():
+                search.result()  # the engine's fault, if it died while pondering
+                self._proc_note("bestmove while pondering, before ponderhit or stop: dropped")
+            elif hit:
+                return True
+            else:
+                await self._send("stop")
+                await self._wait(search, self._patient(self.config.ping_timeout),
+                                 "no bestmove after stop while pondering")
+            return False
+        finally:
+            self._ponder_search = None
 
     async def ping(self) -> float | None:
         """``isready`` until ``readyok``; the latency in seconds."""
@@ -160,10 +223,15 @@ class UciEngine(PipeEngine):
 
     async def end_game(self, result: str, comment: str = "",
                        moves: Sequence[str] = ()) -> None:
-        """UCI has no result command: a search still running is stopped with ``stop``."""
-        if not self._running:
+        """UCI has no result command: a search still running is stopped with ``stop`` (a
+        ponder search's bestmove is awaited too, so the next game starts clean)."""
+        self._ponder_move = None
+        if self._pondered is not None:  # stopped and drained (a dead engine's fault read)
+            with contextlib.suppress(EngineError):
+                await self._end_ponder(False)
+        elif not self._running:
             return
-        if self._searches > 0:
+        elif self._searches > 0:
             with contextlib.suppress(EngineError):
                 await self._send("stop")
         self._setup = None
@@ -186,55 +254,11 @@ class UciEngine(PipeEngine):
 
     # ----------------------------------------------------------------- options
 
-    def _find_option(self, name: str) -> EngineOption | None:
-        """A declared option by name (UCI names are not case-sensitive)."""
-        option = self._options.get(name)
-        if option is not None:
-            return option
-        lowered = name.lower()
-        for declared in self._options.values():
-            if declared.name.lower() == lowered:
-                return declared
-        return None
-
-    def _settings(self) -> list[str]:
-        """``setoption`` lines: memory and cores as Hash and Threads, then configured options."""
-        cfg = self.config
-        wanted: list[tuple[str, object]] = []
-        if cfg.memory_mb is not None and self._find_option("Hash") is not None:
-            wanted.append(("Hash", cfg.memory_mb))
-        if cfg.cores is not None and self._find_option("Threads") is not None:
-            wanted.append(("Threads", cfg.cores))
-        submitted = {name for name, _ in cfg.options.items()} if cfg.options_submitted else set()
-        wanted.extend(cfg.options.items())
-        lines = []
-        for name, value in wanted:
-            option = find_declared(self.name, name, self._options, self._find_option)
-            if name in submitted:
-                check_submitted(self.name, option, str(value))
-            if _AMBIGUOUS_NAME.search(option.name):
-                # "setoption name A value B": a name holding the word "name" or "value" would
-                # be read differently by the engine than it declared it.
-                raise ValueError(f"engine {self.name}: option {option.name!r} holds the word "
-                                 "'name' or 'value' and cannot be set unambiguously")
-            try:
-                wire = option_value(option, value)
-            except ValueError as exc:
-                raise ValueError(f"engine {self.name}: {exc}") from None
-            self.option_values[option.name] = wire
-            if wire is None:
-                lines.append(f"setoption name {option.name}")
-            elif wire == "":
-                lines.append(f"setoption name {option.name} value")
-            else:
-                lines.append(f"setoption name {option.name} value {wire}")
-        return lines
-
     # ----------------------------------------------------------------- reading
 
     def _waiters(self) -> Iterable[asyncio.Future[Any] | None]:
         """The bestmove, the uciok and the readyoks awaited."""
-        return (self._reply, self._uciok, *self._ready_waiters.values())
+        return (self._reply, self._ponder_search, self._uciok, *self._ready_waiters.values())
 
     def _self_name(self) -> str | None:
         """The name in ``id name ...``."""
@@ -273,7 +297,7 @@ class UciEngine(PipeEngine):
             self._proc_note(f"the engine reports {text!r}; playing on")
 
     def _handle_info(self, rest: str) -> None:
-        if self._reply is None:
+        if self._reply is None and self._ponder_search is None:
             return
         if rest.startswith("string "):  # Stockfish's NNUE note, every search: no fields to parse
             if len(self._messages) < _MESSAGES_KEPT:
@@ -286,44 +310,25 @@ class UciEngine(PipeEngine):
             return
         if info.multipv not in (None, 1):
             return
-        self._info = self._merged(info)
-
-    def _merged(self, info: UciInfo) -> SearchInfo:
-        """The latest report with this line's fields; an exact score is not replaced by a
-        bound (fail-high/low lines) from the same search."""
-        old = self._info or SearchInfo()
-        score_cp, mate = old.score_cp, old.mate
-        if info.has_score and (info.bound is None or self._score_is_bound
-                               or (old.score_cp is None and old.mate is None)):
-            score_cp, mate = info.score_cp, info.mate
-            self._score_is_bound = info.bound is not None
-        return SearchInfo(
-            depth=info.depth if info.depth is not None else old.depth,
-            score_cp=score_cp, mate=mate,
-            time=info.time if info.time is not None else old.time,
-            nodes=info.nodes if info.nodes is not None else old.nodes,
-            pv=info.pv or old.pv,
-            seldepth=info.seldepth if info.seldepth is not None else old.seldepth,
-            nps=info.nps if info.nps is not None else old.nps,
-            hashfull=info.hashfull if info.hashfull is not None else old.hashfull,
-            tbhits=info.tbhits if info.tbhits is not None else old.tbhits,
-        )
+        self._info, self._score_is_bound = merge_info(self._info, info, self._score_is_bound)
 
     def _handle_bestmove(self, line: Line, text: str) -> None:
         if self._searches <= 0:
             self._proc_note("bestmove without a search ignored")
             return
         self._searches -= 1
-        reply = self._reply
+        reply = self._reply or self._ponder_search
         if self._searches > 0 or reply is None or reply.done():
             self._proc_note("bestmove of an abandoned search ignored")
             return
         move, ponder = parse_bestmove(text)
         if ponder is not None:
             self._messages.append(f"ponder {ponder}")
+        self._ponder_move = ponder if self._may_ponder and reply is self._reply else None
         reply.set_result(EngineReply(
             move=move, info=self._info, sent_at=self._reply_sent_at, received_at=line.time,
             messages=tuple(self._messages), words=text.strip() if move == "0000" else None,
+            ponder_move=self._ponder_move,
         ))
 
     # ----------------------------------------------------------------- waiting

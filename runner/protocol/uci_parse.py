@@ -11,16 +11,18 @@ Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled cal
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.clock import TimeControl
-from runner.protocol.engine import ClockState, EngineOption
+from runner.protocol.engine import ClockState, EngineOption, SearchInfo
 
 __all__ = [
     "OPTION_TYPES",
     "UciInfo",
+    "find_option",
     "format_go",
+    "merge_info",
     "format_position",
     "option_value",
     "parse_bestmove",
@@ -242,13 +244,15 @@ def format_position(start_fen: str | None, moves: Sequence[str]) -> str:
     return f"{head} moves {' '.join(moves)}" if moves else head
 
 
-def format_go(tc: TimeControl, clocks: ClockState, white_to_move: bool) -> str:
+def format_go(tc: TimeControl, clocks: ClockState, white_to_move: bool,
+              ponder: bool = False) -> str:
     """The ``go`` command for a time control and the clocks when the engine must move.
 
     The opponent's increment comes from `clocks` (the engine's own when it is not given);
-    depth and node limits combine with any clock.
+    depth and node limits combine with any clock.  `ponder` makes it ``go ponder ...``: the
+    search on the opponent's time, with the limits the real search would get.
     """
-    parts = ["go"]
+    parts = ["go", "ponder"] if ponder else ["go"]
     if tc.move_time is not None:
         parts += ["movetime", str(_milliseconds(tc.move_time))]
     elif tc.periods and clocks.own is not None:
@@ -270,10 +274,45 @@ def format_go(tc: TimeControl, clocks: ClockState, white_to_move: bool) -> str:
         parts += ["depth", str(tc.depth)]
     if tc.nodes is not None:
         parts += ["nodes", str(tc.nodes)]
-    if len(parts) == 1:
+    if len(parts) == (2 if ponder else 1):
         parts += ["movetime", str(_NO_LIMIT_MS)]
     return " ".join(parts)
 
 
 def _milliseconds(seconds: float) -> int:
     return max(0, round(seconds * 1000))
+
+
+def find_option(options: Mapping[str, EngineOption], name: str) -> EngineOption | None:
+    """A declared option by name (UCI names are not case-sensitive)."""
+    option = options.get(name)
+    if option is not None:
+        return option
+    lowered = name.lower()
+    for declared in options.values():
+        if declared.name.lower() == lowered:
+            return declared
+    return None
+
+
+def merge_info(old_info: SearchInfo | None, info: UciInfo,
+               score_is_bound: bool) -> tuple[SearchInfo, bool]:
+    """The search's latest report with this line's fields, and whether its score is a bound:
+    an exact score is not replaced by a bound (fail-high/low lines) from the same search."""
+    old = old_info or SearchInfo()
+    score_cp, mate = old.score_cp, old.mate
+    if info.has_score and (info.bound is None or score_is_bound
+                           or (old.score_cp is None and old.mate is None)):
+        score_cp, mate = info.score_cp, info.mate
+        score_is_bound = info.bound is not None
+    return SearchInfo(
+        depth=info.depth if info.depth is not None else old.depth,
+        score_cp=score_cp, mate=mate,
+        time=info.time if info.time is not None else old.time,
+        nodes=info.nodes if info.nodes is not None else old.nodes,
+        pv=info.pv or old.pv,
+        seldepth=info.seldepth if info.seldepth is not None else old.seldepth,
+        nps=info.nps if info.nps is not None else old.nps,
+        hashfull=info.hashfull if info.hashfull is not None else old.hashfull,
+        tbhits=info.tbhits if info.tbhits is not None else old.tbhits,
+    ), score_is_bound

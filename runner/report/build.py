@@ -73,6 +73,7 @@ __all__ = [
     "StoredSettings",
     "build_report",
     "headline_counts",
+    "search_figures",
 ]
 
 FAULT_TERMINATIONS: Mapping[GameTermination, str] = {
@@ -145,6 +146,7 @@ def build_report(rows: ReportRows, tournament_id: int | None = None, *,
         notes.append(f"{unscored} played game(s) have no result that scores (*) and are not "
                      "counted in the figures")
     series, kind, llr_points = _series(replay, fmt, engines, spec)
+    search, search_by_worker = search_figures(rows.search(tournament_id), engines)
     scored = replay.tally.games
     lengths, mean_plies = _lengths(replay.lengths)
     built = Report(
@@ -161,7 +163,7 @@ def build_report(rows: ReportRows, tournament_id: int | None = None, *,
         sprt=_sprt_state(spec, maxgames, results, engines, info.sprt_decision),
         elo_series=series, elo_series_kind=kind, llr_series=llr_points, lengths=lengths,
         mean_plies=mean_plies, notes=tuple(notes), worker_faults=replay.on_workers.faults(engines),
-        search=_search(rows.search(tournament_id), engines),
+        search=search, search_by_worker=search_by_worker,
     )
     if never_moved(info.reason) is None:
         return built
@@ -428,18 +430,39 @@ def _series(replay: _Replay, fmt: TournamentFormat, engines: Sequence[str], spec
     return series, kind, tuple(llr_points)
 
 
-def _search(totals: Iterable[SearchTotals], engines: Sequence[str]) -> tuple[EngineSearch, ...]:
+def search_figures(totals: Iterable[SearchTotals], engines: Sequence[str]
+            ) -> tuple[tuple[EngineSearch, ...], tuple[EngineSearch, ...]]:
     """Each engine's `EngineSearch` from the store's sums over its moves, in the engines'
-    order."""
-    by_name = {t.engine: t for t in totals}
-    out = []
-    for name in engines:
-        t = by_name.get(name)
-        if t is None or not t.moves:
-            continue
-        out.append(EngineSearch(
-            engine=name, moves=t.moves,
-            mean_depth=t.depth_sum / t.depth_moves if t.depth_moves else None,
-            mean_time_ms=t.time_ms / t.moves,
-            nps=t.nodes * 1000 / t.node_time_ms if t.node_time_ms else None))
-    return tuple(out)
+    order; then the same per worker and engine when the games ran on more than one worker."""
+    rows = list(totals)
+    by_name: dict[str, list[SearchTotals]] = {}
+    for t in rows:
+        by_name.setdefault(t.engine, []).append(t)
+    overall = tuple(_engine_search(name, by_name[name]) for name in engines
+                    if sum(t.moves for t in by_name.get(name, ())) > 0)
+    if len({t.worker for t in rows}) < 2:
+        return overall, ()
+    rank = {name: i for i, name in enumerate(engines)}
+    per_worker = sorted((t for t in rows if t.moves and t.engine in rank),
+                        key=lambda t: (t.worker or "", rank[t.engine]))
+    return overall, tuple(_engine_search(t.engine, [t], worker=t.worker or "(runner)")
+                          for t in per_worker)
+
+
+def _engine_search(name: str, parts: Sequence[SearchTotals], *,
+                   worker: str | None = None) -> EngineSearch:
+    """One `EngineSearch` from the sums of one engine on one or more workers."""
+    moves = sum(t.moves for t in parts)
+    depths, sels = sum(t.depth_moves for t in parts), sum(t.seldepth_moves for t in parts)
+    clocks = sum(t.clock_moves for t in parts)
+    node_time = sum(t.node_time_ms for t in parts)
+    least = [t.least_left_ms for t in parts if t.least_left_ms is not None]
+    return EngineSearch(
+        engine=name, moves=moves,
+        mean_depth=sum(t.depth_sum for t in parts) / depths if depths else None,
+        mean_time_ms=sum(t.time_ms for t in parts) / moves,
+        nps=sum(t.nodes for t in parts) * 1000 / node_time if node_time else None,
+        mean_seldepth=sum(t.seldepth_sum for t in parts) / sels if sels else None,
+        mean_time_share=sum(t.share_sum for t in parts) / clocks if clocks else None,
+        least_left_ms=min(least) if least else None,
+        near_flag=sum(t.near_flag for t in parts), worker=worker)

@@ -135,6 +135,17 @@ class EngineSearch:
     """The mean time a move took, in milliseconds (None without moves)."""
     nps: float | None
     """Nodes per second over the moves that reported a node count (None without any)."""
+    mean_seldepth: float | None = None
+    """None when no move reported a selective depth."""
+    mean_time_share: float | None = None
+    """The mean of each move's time over the clock when it was asked (None: no clock ran)."""
+    least_left_ms: int | None = None
+    """The least the clock showed right after a move's search, before the increment (None:
+    no clock ran; negative: over its time within the time margin)."""
+    near_flag: int = 0
+    """Moves near the flag (under 5% of the clock when asked, or of the increment, left)."""
+    worker: str | None = None
+    """The worker these moves were played on (None: all workers, or the runner's processes)."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +229,8 @@ class Report:
     """Each engine's games and faults per Dask worker (empty when every game ran in-process)."""
     search: tuple[EngineSearch, ...] = ()
     """Each engine's depth, time per move and speed (engines without a move left out)."""
+    search_by_worker: tuple[EngineSearch, ...] = ()
+    """The same per engine and worker, when the games ran on more than one worker."""
     stopped: str | None = None
     """Why the run stopped when an engine never moved (the stored reason): its games are no
     result, so the report has no standings, Elo or SPRT, only what happened in the games."""

@@ -92,6 +92,8 @@ def _tables(report: Report) -> list[Table]:
     cross = [] if report.crosstable is None else [_crosstable_table(report.crosstable)]
     scores = [] if report.stopped else [_standings_table(report), *_pairing_tables(report)]
     search = [_search_table(report)] if report.search else []
+    if report.search_by_worker:
+        search.append(_search_table(report, by_worker=True))
     tables = [*scores, *cross, _terminations_table(report), _faults_table(report), *search]
     for table in tables:  # a name or figure too long for a narrow column folds, never is cut
         for column in table.columns:
@@ -179,15 +181,21 @@ def _faults_table(report: Report) -> Table:
     return faults
 
 
-def _search_table(report: Report) -> Table:
-    """Each engine's depth, time per move and speed over its own moves."""
-    search = Table(title="Search per engine (own moves, book left out)", title_justify="left")
-    for name in ("Engine", "Moves", "Mean depth", "Mean time/move", "Nodes/s"):
-        search.add_column(name, justify="left" if name == "Engine" else "right")
-    for s in report.search:
+def _search_table(report: Report, *, by_worker: bool = False) -> Table:
+    """Each engine's depth, time per move and speed over its own moves (per worker too)."""
+    title = "Search per engine (own moves, book left out)"
+    rows = report.search_by_worker if by_worker else report.search
+    search = Table(title=f"{title}, per worker" if by_worker else title, title_justify="left")
+    heads = ("Engine", "Moves", "Mean depth", "Mean seldepth", "Mean time/move", "Time/clock",
+             "Least left", "Near flag", "Nodes/s")
+    for name in ("Worker", *heads) if by_worker else heads:
+        search.add_column(name, justify="left" if name in ("Engine", "Worker") else "right")
+    for s in rows:
         time = "-" if s.mean_time_ms is None else f"{s.mean_time_ms / 1000:.3f} s"
-        search.add_row(s.engine, str(s.moves), _fmt(s.mean_depth),
-                       time, _fmt(s.nps, ",.0f"))
+        least = "-" if s.least_left_ms is None else f"{s.least_left_ms / 1000:.3f} s"
+        cells = (s.engine, str(s.moves), _fmt(s.mean_depth), _fmt(s.mean_seldepth), time,
+                 _pct(s.mean_time_share), least, str(s.near_flag), _fmt(s.nps, ",.0f"))
+        search.add_row(*((s.worker or "", *cells) if by_worker else cells))
     return search
 
 

@@ -182,12 +182,23 @@ class EngineSearchJson(Wire):
     mean_depth: Finite
     mean_time_ms: Finite
     nps: Finite
+    mean_seldepth: Finite
+    mean_time_share: Finite
+    """The mean of each move's time over the clock when it was asked (null: no clock)."""
+    least_left_ms: int | None
+    """The least the clock showed right after a move's search, before the increment."""
+    near_flag: int
+    """Moves with under 5% of the clock when asked, or of the increment, left after them."""
+    worker: str | None
+    """In ``search_by_worker``, the worker (``(runner)``: the runner's own processes)."""
 
     @classmethod
     def of(cls, s: EngineSearch) -> EngineSearchJson:
         """The wire form of an `EngineSearch`."""
         return cls(engine=s.engine, moves=s.moves, mean_depth=s.mean_depth,
-                   mean_time_ms=s.mean_time_ms, nps=s.nps)
+                   mean_time_ms=s.mean_time_ms, nps=s.nps, mean_seldepth=s.mean_seldepth,
+                   mean_time_share=s.mean_time_share, least_left_ms=s.least_left_ms,
+                   near_flag=s.near_flag, worker=s.worker)
 
 
 class SprtReportJson(Wire):
@@ -275,6 +286,7 @@ class ReportJson(Wire):
     unattributed_faults: int
     worker_faults: list[WorkerFaultsJson]
     search: list[EngineSearchJson]
+    search_by_worker: list[EngineSearchJson]
     sprt: SprtReportJson | None
     series: SeriesJson
     lengths: LengthsJson
@@ -302,6 +314,7 @@ class ReportJson(Wire):
             unattributed_faults=report.unattributed_faults,
             worker_faults=[WorkerFaultsJson.of(w) for w in report.worker_faults],
             search=[EngineSearchJson.of(s) for s in report.search],
+            search_by_worker=[EngineSearchJson.of(s) for s in report.search_by_worker],
             sprt=None if report.sprt is None else SprtReportJson.of(report.sprt),
             series=SeriesJson(
                 elo_kind=report.elo_series_kind,

@@ -45,6 +45,7 @@ from runner.service.payloads import (
     TournamentList,
 )
 from runner.service.security import (
+    Principal,
     StreamSlots,
     bearer,
     check_token,
@@ -122,11 +123,11 @@ def _reader(request: Request, credentials: Credentials) -> None:
                 book=getattr(request.app.state, "tokens", None))
 
 
-def _writer(request: Request, credentials: Credentials) -> None:
+def _writer(request: Request, credentials: Credentials) -> Principal | None:
     refuse_plain_http(request, credentials)
-    check_token(_settings(request), credentials, write=True,
-                throttle=request.app.state.token_throttle, key=request_key(request),
-                book=getattr(request.app.state, "tokens", None))
+    return check_token(_settings(request), credentials, write=True,
+                       throttle=request.app.state.token_throttle, key=request_key(request),
+                       book=getattr(request.app.state, "tokens", None))
 
 
 def _admin(request: Request, credentials: Credentials) -> None:

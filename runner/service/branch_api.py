@@ -25,6 +25,7 @@ from runner.service.api import (
 from runner.service.branches import BranchQueue
 from runner.service.manager import Conflict
 from runner.service.payloads import ProblemsBody, Submitted
+from runner.service.security import Principal
 from runner.service.submission import parse_body
 from runner.store.store import BranchTestRecord
 
@@ -103,18 +104,22 @@ def test_json(record: BranchTestRecord, commits: list[tuple[str, str]] | None = 
         commits=None if commits is None else [list(pair) for pair in commits])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, dependencies=[Write],
+@router.post("", status_code=status.HTTP_201_CREATED,
              openapi_extra=_SUBMIT_BODY, response_model=Submitted,
-             responses={400: _REFUSED, 401: _UNAUTHORIZED, 422: _PROBLEMS, 429: _REFUSED,
-                        413: _REFUSED})
-async def submit_test(request: Request) -> Submitted | JSONResponse:
+             responses={400: _REFUSED, 401: _UNAUTHORIZED, 403: _REFUSED, 422: _PROBLEMS,
+                        429: _REFUSED, 413: _REFUSED})
+async def submit_test(request: Request,
+                      principal: Annotated[Principal | None, Write]) -> Submitted | JSONResponse:
     """Submit a branch test: a tournament's keys and a ``[branch]`` table (a recipe of the
-    service's engines file, base and dev refs, stages), as TOML text or a JSON object."""
+    service's engines file, base and dev refs, stages), as TOML text or a JSON object; a
+    submitter's waits for an admin's approval on a service started with --approval."""
     body = await request.body()
     request.app.state.rate_limiter.check(request)
     try:
         data: dict[str, Any] = parse_body(body, request.headers.get("content-type", ""))
-        test_id = await _queue(request).submit(data)
+        approved = not (request.app.state.settings.approval and principal is not None
+                        and principal.role != "admin")
+        test_id = await _queue(request).submit(data, approved=approved)
     except ConfigError as exc:
         settings = request.app.state.settings
         problems = ProblemsBody(detail=[_problem(settings, p.key, p.value, p.message, str(p))
@@ -158,6 +163,13 @@ async def _change(request: Request, test_id: int, what: str, **extra: Any) -> Br
 
 _CHANGED: dict[int | str, dict[str, Any]] = {401: _UNAUTHORIZED, 403: _REFUSED,
                                              404: _REFUSED, 409: _REFUSED}
+
+
+@router.post("/{test_id}/approve", response_model=BranchTestJson, dependencies=[Admin],
+             responses=_CHANGED)
+async def approve_test(request: Request, test_id: TestId) -> BranchTestJson:
+    """Queue a test that waits for an admin's approval."""
+    return await _change(request, test_id, "approve")
 
 
 @router.post("/{test_id}/pause", response_model=BranchTestJson, dependencies=[Admin],

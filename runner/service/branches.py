@@ -89,9 +89,10 @@ class BranchQueue:
 
     # ----------------------------------------------------------------- requests
 
-    async def submit(self, data: Mapping[str, Any]) -> int:
-        """Check a submitted test, resolve its refs and queue it; its id. ConfigError with
-        every problem (a ref that names no commit among them)."""
+    async def submit(self, data: Mapping[str, Any], *, approved: bool = True) -> int:
+        """Check a submitted test, resolve its refs and queue it (or, not `approved`, keep
+        it for an admin's approval); its id. ConfigError with every problem (a ref that
+        names no commit among them)."""
         test = await asyncio.to_thread(self._checked, data)
         mirror = Mirror(test.recipe.repository, self._cache)
         try:
@@ -109,8 +110,20 @@ class BranchQueue:
             self._store.branch_tests.add, name=test.name, recipe=test.recipe.name,
             base=(test.base, base.sha), dev=(test.dev, dev.sha), spec=dict(data),
             priority=test.priority, share=test.share)
+        if not approved:
+            await self._set(test_id, state="approval",
+                            message="waiting for an admin's approval")
         await self._advance()
         return test_id
+
+    async def approve(self, test_id: int) -> BranchTestRecord:
+        """Queue a test that waits for approval."""
+        test = await self._known(test_id)
+        if test.state != "approval":
+            raise Conflict(f"test {test_id} is {test.state}, not waiting for approval")
+        record = await self._set(test_id, state="pending", message=None)
+        await self._advance()
+        return record
 
     async def tests(self) -> list[BranchTestRecord]:
         """Every test, newest first."""
@@ -136,7 +149,7 @@ class BranchQueue:
     async def pause(self, test_id: int) -> BranchTestRecord:
         """Pause a pending or running test: its stage stops after the games being played."""
         test = await self._known(test_id)
-        if test.state not in ("pending", "running", "building"):
+        if test.state not in ("approval", "pending", "running", "building"):
             raise Conflict(f"test {test_id} is {test.state}")
         record = await self._set(test_id, state="paused")
         await self._stop_stage(test)

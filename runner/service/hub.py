@@ -54,7 +54,7 @@ class HubEvent:
     @property
     def kind(self) -> str:
         """The SSE event name."""
-        return self.data.KIND
+        return self.data.type
 
     @functools.cached_property
     def text(self) -> str:

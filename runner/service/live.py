@@ -2,7 +2,8 @@
 
 A `ServiceRun` is a tournament this process plays or has queued, with the boards of its
 games in progress, which only this process knows. `LiveFeed` turns the run's events into
-the tournament's stream (`runner.service.hub.EventLog`): boards as games start, each move,
+the tournament's stream (`runner.service.hub.EventLog`), with the models and builders the
+command line's ``--events`` uses (`runner.app.stream`): boards as games start, each move,
 finished games, the SPRT's state and, at most every `STANDINGS_EVERY` seconds, the standings.
 """
 
@@ -15,21 +16,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.clock import Clock
+from runner.app.stream import finished_event, move_event, notice_event, sprt_event, started_event
 from runner.config.model import TournamentConfig
-from runner.protocol.engine import Variant
-from runner.rules import Board
 from runner.service.hub import EventLog
-from runner.service.payloads import (
-    BoardState,
-    GameFinishedEvent,
-    GameStartedEvent,
-    MoveEvent,
-    NoticeEvent,
-    SprtEvent,
-    StandingsEvent,
-    TournamentSummary,
-)
+from runner.service.payloads import BoardState, StandingsEvent, TournamentSummary
 from runner.service.reading import TournamentReads
 from runner.service.watchdog import ProgressWatch
 from runner.store.store import TournamentProgress
@@ -95,12 +85,8 @@ class LiveFeed:
                 and isinstance(event, MovePlayed | GameStarted | GameFinished):
             run.watch.progressed()
         if isinstance(event, MovePlayed):
-            move = event.move
             now = time.time()  # in the event too: a client counts its clocks down from it
-            played = MoveEvent(index=event.job.index, ply=move.ply, san=move.move.san,
-                               uci=move.move.uci, fen=move.fen, white_clock=move.white_clock,
-                               black_clock=move.black_clock, score_cp=move.move.score_cp,
-                               mate=move.move.mate, depth=move.move.depth, moved_at=now)
+            played = move_event(event, now)
             if run is not None and event.job.index in run.boards:
                 board = run.boards[event.job.index]
                 run.boards[event.job.index] = board.model_copy(update={
@@ -111,31 +97,23 @@ class LiveFeed:
             event_log.publish(played)
         elif isinstance(event, GameStarted):
             self._data.started()
-            board = _board(event)
+            started = started_event(event)
             if run is not None:
-                run.boards[event.job.index] = board
-            event_log.publish(board)
+                run.boards[event.job.index] = started
+            event_log.publish(started)
         elif isinstance(event, GameFinished):
             if run is not None:
                 run.boards.pop(event.job.index, None)
-            job = event.job
-            event_log.publish(GameFinishedEvent(
-                index=job.index, round=job.round, white=job.white, black=job.black,
-                result=event.result.value, termination=event.termination.value,
-                reason=event.reason, plies=event.plies, seconds=round(event.seconds, 3),
-                replay=event.replay))
+            event_log.publish(finished_event(event))
             if not event.replay:
                 self._data.changed(tournament_id)
             if run is not None and run.tournament is not None and not event.replay:
                 self.standings_soon(tournament_id, run)
                 sprt = run.tournament.sprt_result
                 if sprt is not None:
-                    event_log.publish(SprtEvent(
-                        llr=sprt.llr, lower_bound=sprt.lower_bound,
-                        upper_bound=sprt.upper_bound, decision=sprt.decision.value,
-                        done_games=run.tournament.done_games))
+                    event_log.publish(sprt_event(sprt, run.tournament.done_games))
         elif isinstance(event, Notice):
-            event_log.publish(NoticeEvent(text=event.text))
+            event_log.publish(notice_event(event))
 
     def standings_soon(self, tournament_id: int, run: ServiceRun) -> None:
         """Publish the standings after this game, at most every `STANDINGS_EVERY` seconds
@@ -165,26 +143,6 @@ class LiveFeed:
         else:
             self._log(tournament_id).publish(StandingsEvent(
                 report=report, done_games=progress.done, total_games=progress.total_games))
-
-
-def _board(event: GameStarted) -> GameStartedEvent:
-    """A running game's board as it starts: position after the opening, full clocks."""
-    job, spec = event.job, event.spec
-    fen: str | None = None
-    ply = 0
-    clocks: tuple[float | None, float | None] = (None, None)
-    if spec is not None:
-        chess960 = spec.variant is Variant.FISCHERANDOM
-        board = Board(spec.start_fen, chess960=chess960) if spec.start_fen else Board()
-        for uci in spec.opening_moves:
-            board.push_uci(uci)
-        fen, ply = board.fen(), len(board.move_stack)
-        clocks = (Clock(spec.white_tc, spec.clock_head_start).remaining,
-                  Clock(spec.black_tc, spec.clock_head_start).remaining)
-    return GameStartedEvent(
-        index=job.index, round=job.round, white=job.white, black=job.black, fen=fen, ply=ply,
-        white_clock=clocks[0], black_clock=clocks[1], last_move=None, last_uci=None,
-        score_cp=None, mate=None, depth=None, moved_at=time.time())
 
 
 def summary(progress: TournamentProgress, run: ServiceRun | None,

@@ -123,8 +123,10 @@ def check_token(settings: ServiceSettings, credentials: HTTPAuthorizationCredent
 def refuse_plain_http(request: Request, credentials: HTTPAuthorizationCredentials | None,
                       ) -> None:
     """Refuse (403) a token sent over plain HTTP from another machine: it crossed the
-    network readable. Behind an HTTPS proxy on this machine the request comes from loopback
-    (the proxy's own forwarding headers are not trusted)."""
+    network readable. Behind an HTTPS proxy on this machine the request comes from loopback;
+    behind one named by --trusted-proxy, the scheme and client are the ones it forwarded
+    (uvicorn puts them in the ASGI scope), so a client that reached the proxy over plain
+    HTTP from elsewhere is refused too. Nobody else's forwarding headers are believed."""
     if credentials is None or request.url.scheme == "https":
         return
     host = request.client.host if request.client is not None else None

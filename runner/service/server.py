@@ -64,6 +64,14 @@ def serve(chosen: Mapping[str, Any], *, db: str | None, token_file: Path | None,
             raise ServeRefused(f"{flag} {given[key]}: no such directory")
     if ("ssl_certfile" in given) != ("ssl_keyfile" in given):
         raise ServeRefused("--ssl-certfile and --ssl-keyfile go together")
+    for proxy in given.get("trusted_proxies", ()):
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            # Not '*' or a host name either: believing anyone's forwarding headers would let
+            # any client say it came over HTTPS, or from this machine.
+            raise ServeRefused(f"--trusted-proxy {proxy}: not an IP address or network") \
+                from None
     for key, flag in (("ssl_certfile", "--ssl-certfile"), ("ssl_keyfile", "--ssl-keyfile")):
         if key in given and not Path(given[key]).is_file():
             raise ServeRefused(f"{flag} {given[key]}: no such file")
@@ -113,7 +121,10 @@ def _server(settings: ServiceSettings, store: Store, loop: str,
     # The loop the CLI's runs use (RUNNER_LOOP; asyncio's own by default), not uvicorn's
     # pick: it would take uvloop whenever installed.
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info",
-                            loop=loop, proxy_headers=False, server_header=False,
+                            loop=loop, server_header=False,
+                            # Forwarding headers only from the proxies the operator named.
+                            proxy_headers=bool(settings.trusted_proxies),
+                            forwarded_allow_ips=list(settings.trusted_proxies) or None,
                             timeout_graceful_shutdown=10, http=GuardedH11Protocol,
                             timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]
                             backlog=BACKLOG, ssl_certfile=settings.ssl_certfile,

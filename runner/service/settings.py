@@ -76,6 +76,12 @@ class ServiceSettings:
     ssl_certfile: Path | None = None
     """Serve HTTPS with this certificate (PEM; with `ssl_keyfile`)."""
     ssl_keyfile: Path | None = None
+    trusted_proxies: tuple[str, ...] = ()
+    """Addresses or networks of reverse proxies whose X-Forwarded-Proto and X-Forwarded-For
+    are believed (uvicorn's proxy headers): behind them a request's scheme and client are
+    the ones the proxy saw. Empty: forwarding headers are ignored."""
+    approval: bool = False
+    """A submitter's branch test waits for an admin's approval before it is queued."""
     build_cache: Path | None = None
     """Where branch tests' engines are built and kept (None: the user's cache directory)."""
     cors_origins: tuple[str, ...] = ()

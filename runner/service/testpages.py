@@ -23,7 +23,7 @@ __all__ = ["StageView", "router"]
 router = APIRouter(include_in_schema=False)
 """The HTML routes ``/tests`` and ``/tests/{id}``."""
 
-_STATES = ("pending", "building", "running", "paused", "finished", "failed", "stopped")
+_STATES = ("approval", "pending", "building", "running", "paused", "finished", "failed", "stopped")
 
 
 @dataclass(frozen=True)

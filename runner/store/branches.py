@@ -15,9 +15,10 @@ from runner.store.models import BranchTestRow
 
 __all__ = ["BRANCH_TEST_STATES", "BranchTestRecord", "BranchTests"]
 
-BRANCH_TEST_STATES = ("pending", "building", "running", "paused", "finished", "failed",
-                      "stopped")
-"""Where a test stands: waiting its turn, its sides being built, a stage playing, paused by
+BRANCH_TEST_STATES = ("approval", "pending", "building", "running", "paused", "finished",
+                      "failed", "stopped")
+"""Where a test stands: waiting for an admin's approval (a submitter's, on a service started
+with --approval), waiting its turn, its sides being built, a stage playing, paused by
 an admin, every stage played (or the chain ended by a failed SPRT), a build or bench that
 stopped it, or stopped by an admin."""
 

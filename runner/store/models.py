@@ -41,6 +41,8 @@ __all__ = [
     "MoveRow",
     "TournamentRow",
     "TournamentStatus",
+    "TuneIterationRow",
+    "TuneRow",
     "UtcDateTime",
 ]
 
@@ -197,6 +199,11 @@ class MoveRow(Base):
     score_cp: Mapped[int | None] = mapped_column(Integer)
     mate: Mapped[int | None] = mapped_column(Integer)
     nodes: Mapped[int | None] = mapped_column(BigInteger)
+    seldepth: Mapped[int | None] = mapped_column(Integer)
+    clock_ms: Mapped[int | None] = mapped_column(Integer)
+    """Milliseconds on the mover's clock when it was asked for the move (None: book, no clock)."""
+    time_left_ms: Mapped[int | None] = mapped_column(Integer)
+    """Milliseconds on the mover's clock after the move, increment added (fastchess's tl)."""
 
     game: Mapped[GameRow] = relationship(back_populates="moves")
 
@@ -259,6 +266,39 @@ class TokenRow(Base):
     created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
     last_used_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
+
+
+class TuneRow(Base):
+    """An SPSA tuning run (``runner tune``): its name, its checked plan and its seed."""
+
+    __tablename__ = "tunes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    plan: Mapped[dict[str, Any]]
+    """The tune file's settings as checked (engine, parameters, iterations, seed...)."""
+    created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+
+
+class TuneIterationRow(Base):
+    """One played iteration of a tuning run: its flips, both sides' values, result and theta."""
+
+    __tablename__ = "tune_iterations"
+    __table_args__ = (UniqueConstraint("tune_id", "k"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tune_id: Mapped[int] = mapped_column(ForeignKey("tunes.id", ondelete="CASCADE"))
+    k: Mapped[int] = mapped_column(Integer)
+    flips: Mapped[list[int]] = mapped_column(JSON)
+    plus: Mapped[list[int]] = mapped_column(JSON)
+    minus: Mapped[list[int]] = mapped_column(JSON)
+    result: Mapped[int] = mapped_column(Integer)
+    """The plus side's wins minus its losses over the pair."""
+    theta: Mapped[list[float]] = mapped_column(JSON)
+    """Every parameter's theta after this iteration's update."""
+    tournament_id: Mapped[int | None] = mapped_column(Integer)
+    """The pair's stored tournament (its games)."""
+    created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
 
 
 class FleetWorkerRow(Base):

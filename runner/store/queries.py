@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import Integer, Select, case, func, literal, or_, select
+from sqlalchemy import Float, Integer, Select, case, cast, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from runner.store.lease import holders, holders_query
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # read on first use: listing tournaments needs neither the ru
     from runner.rules import Result
 
 __all__ = [
+    "NEAR_FLAG_SHARE",
     "GameFilter",
     "PlayedGame",
     "ReportRows",
@@ -333,7 +334,8 @@ def stream_played(session: Session, tournament_id: int, *,
 
 
 class SearchTotals(NamedTuple):
-    """Sums over one engine's own moves (book moves left out) in a tournament's played games."""
+    """Sums over one engine's own moves (book moves left out) in a tournament's played games
+    on one worker (None: in the runner's own processes)."""
 
     engine: str
     moves: int
@@ -344,31 +346,62 @@ class SearchTotals(NamedTuple):
     nodes: int
     node_time_ms: int
     """The time of the moves that reported a node count (what `nodes` was searched in)."""
+    worker: str | None = None
+    seldepth_sum: int = 0
+    seldepth_moves: int = 0
+    """Moves that reported a selective depth (`seldepth_sum` is theirs)."""
+    share_sum: float = 0.0
+    """The sum of each timed move's time over its clock when asked (see `clock_moves`)."""
+    clock_moves: int = 0
+    """Moves with a clock shown when asked (more than 0 ms): the ones `share_sum` adds."""
+    least_left_ms: int | None = None
+    """The least a clock showed right after a move's search, before any increment."""
+    near_flag: int = 0
+    """Moves after whose search less than `NEAR_FLAG_SHARE` of the clock when asked, or of
+    what the move then added to it (the increment), was left."""
+
+
+NEAR_FLAG_SHARE = 0.05
+"""A move is near the flag when what its search left on the clock is under this share of the
+clock when the move was asked, or of the time added after it (the increment)."""
 
 
 def search_totals(session: Session, tournament_id: int) -> list[SearchTotals]:
-    """Each engine's `SearchTotals`, in one aggregate over the moves: ply 1 is the move of
-    the side to move in the game's start position (White without an opening FEN)."""
+    """Each engine's `SearchTotals` per worker, in one aggregate over the moves: ply 1 is the
+    move of the side to move in the game's start position (White without an opening FEN)."""
     white_starts = or_(GameRow.opening_fen.is_(None), ~GameRow.opening_fen.like("% b %"))
     odd = MoveRow.ply % 2 == 1
     mover = case(((odd & white_starts) | (~odd & ~white_starts), GameRow.white_id),
                  else_=GameRow.black_id)
     counted = MoveRow.nodes.is_not(None)
+    clocked = MoveRow.clock_ms > 0
+    left = MoveRow.clock_ms - MoveRow.time_ms
+    added = MoveRow.time_left_ms - left
+    near = clocked & ((left < MoveRow.clock_ms * NEAR_FLAG_SHARE)
+                      | (left < added * NEAR_FLAG_SHARE))
     query = (
-        select(mover, func.count(), func.coalesce(func.sum(MoveRow.depth), 0),
+        select(mover, GameRow.worker, func.count(), func.coalesce(func.sum(MoveRow.depth), 0),
                func.count(MoveRow.depth), func.coalesce(func.sum(MoveRow.time_ms), 0),
                func.coalesce(func.sum(MoveRow.nodes), 0),
-               func.coalesce(func.sum(case((counted, MoveRow.time_ms), else_=0)), 0))
+               func.coalesce(func.sum(case((counted, MoveRow.time_ms), else_=0)), 0),
+               func.coalesce(func.sum(MoveRow.seldepth), 0), func.count(MoveRow.seldepth),
+               func.coalesce(func.sum(case(
+                   (clocked, cast(MoveRow.time_ms, Float) / MoveRow.clock_ms), else_=0.0)), 0.0),
+               func.count(case((clocked, 1))),
+               func.min(left),
+               func.count(case((near, 1))))
         .join(GameRow, GameRow.id == MoveRow.game_id)
         .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE,
                MoveRow.time_ms.is_not(None))
-        .group_by(mover)
+        .group_by(mover, GameRow.worker)
     )
     names = dict(session.execute(select(EngineRow.id, EngineRow.name)
                                  .where(EngineRow.tournament_id == tournament_id)).all())
     return [SearchTotals(names[engine], int(moves), int(depth), int(depths), int(time_ms),
-                         int(nodes), int(node_time))
-            for engine, moves, depth, depths, time_ms, nodes, node_time
+                         int(nodes), int(node_time), worker, int(sel), int(sels), float(share),
+                         int(clocks), None if least is None else int(least), int(near_count))
+            for (engine, worker, moves, depth, depths, time_ms, nodes, node_time, sel, sels,
+                 share, clocks, least, near_count)
             in session.execute(query).all() if engine in names]
 
 

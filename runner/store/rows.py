@@ -50,10 +50,17 @@ def move_values(game_id: int, record: GameRecord) -> list[dict[str, Any]]:
     """One row of ``moves`` per ply of the record, the book moves first."""
     return [
         {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
-         "time_ms": None if m.time is None else round(m.time * 1000), "depth": m.depth,
-         "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes}
-        for ply, m in enumerate(record.moves, start=1)
+         "time_ms": _ms(m.time), "depth": m.depth,
+         "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes, "seldepth": m.seldepth,
+         "clock_ms": _ms(asked), "time_left_ms": _ms(m.time_left)}
+        for ply, (m, asked) in enumerate(zip(record.moves, record.clocks_asked(), strict=True),
+                                         start=1)
     ]
+
+
+def _ms(seconds: float | None) -> int | None:
+    """Seconds as whole milliseconds (None stays None)."""
+    return None if seconds is None else round(seconds * 1000)
 
 
 def schedule_values(tournament_id: int, job: JobKey, ids: Mapping[str, int]) -> dict[str, Any]:
@@ -74,5 +81,6 @@ DONE_KEYS = ("status", "result", "termination", "reason", "plies", "started_at",
 SCHEDULE_KEYS = ("tournament_id", "job_index", "round", "pair_index", "game_in_pair",
                  "white_id", "black_id", "opening_index")
 """The columns `schedule_values` names."""
-MOVE_KEYS = ("game_id", "ply", "san", "uci", "time_ms", "depth", "score_cp", "mate", "nodes")
+MOVE_KEYS = ("game_id", "ply", "san", "uci", "time_ms", "depth", "score_cp", "mate", "nodes",
+             "seldepth", "clock_ms", "time_left_ms")
 """The columns `move_values` names."""

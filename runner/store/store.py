@@ -88,6 +88,7 @@ from runner.store.records import (
 )
 from runner.store.resume import latest_named, stored_config
 from runner.store.tokens import ROLES, TokenRecord, Tokens
+from runner.store.tunes import PlanChanged, TuneIteration, TuneRecord, Tunes
 
 if TYPE_CHECKING:
     # Loaded by the first run that asks for them: they import the game record (and the rules
@@ -97,7 +98,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "PLACEMENTS", "ROLES", "SERVICE",
            "BranchTestRecord", "BranchTests", "Fleet", "FleetBatchRecord", "FleetWorkerRecord",
-           "TokenRecord", "Tokens",
+           "PlanChanged", "TokenRecord", "Tokens", "TuneIteration", "TuneRecord", "Tunes",
            "Database", "DuplicateGameError",
            "EngineRowValues", "GameFilter", "JobKey", "LeaseHeldError", "LeaseLostError",
            "NamedTournament", "Placement", "PlayedGame", "PlayedRow", "Preparation",
@@ -400,6 +401,11 @@ class Store:
     def tokens(self) -> Tokens:
         """The service's tokens in this database."""
         return Tokens(self.db)
+
+    @property
+    def tunes(self) -> Tunes:
+        """The SPSA tuning runs in this database."""
+        return Tunes(self.db)
 
     @property
     def fleet(self) -> Fleet:

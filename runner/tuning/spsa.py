@@ -4,13 +4,20 @@ The rule is fishtest's (official-stockfish/fishtest, server/fishtest/spsa_handle
 per-iteration step, and its run creation for how ``c_end`` and ``r_end`` become the gain
 constants); the code is ours. For a plan of ``N`` iterations (game pairs):
 
-- ``A = 0.1 * N``, ``alpha = 0.602``, ``gamma = 0.101``;
+- ``A = int(0.1 * N)`` (fishtest truncates it), ``alpha = 0.602``, ``gamma = 0.101``;
 - per parameter ``c = c_end * N**gamma`` and ``a = r_end * c_end**2 * (A + N)**alpha``, so that
   at the last iteration the step is exactly ``c_end`` and ``a_k / c_k**2`` is exactly ``r_end``;
 - iteration ``k`` counts from 1: ``c_k = c / k**gamma``, ``R_k = a / (A + k)**alpha / c_k**2``;
 - the pair is played between ``clamp(theta + c_k * flip)`` (the plus side) and
   ``clamp(theta - c_k * flip)``; with ``result`` the plus side's wins minus its losses over the
   pair, ``theta`` becomes ``clamp(theta + R_k * c_k * result * flip)``.
+
+When several iterations are in flight, fishtest (``apply_spsa_result_updates``) applies each
+one's step, made of the ``c_k``, ``R_k`` and flips it was issued with, to the theta current
+when its result arrives; `step` takes that theta. The values an engine is given are integers:
+fishtest's worker rounds each side's value stochastically, ``floor(value + U(0, 1))``, so that
+a fractional theta is played at its mean; `spin_value` does the same with a draw fixed by the
+seed and the iteration (`rounding_draws`), so a resumed run sends what an uninterrupted one would.
 """
 
 from __future__ import annotations
@@ -73,7 +80,7 @@ def gains(parameter: SpinParameter, iterations: int) -> Gains:
     """The gain constants that make the last of ``iterations`` end at ``c_end`` and ``r_end``."""
     if iterations < 1:
         raise ValueError(f"iterations {iterations} must be at least 1")
-    big_a = A_RATIO * iterations
+    big_a = float(int(A_RATIO * iterations))
     c = parameter.c_end * iterations**GAMMA
     a = parameter.r_end * parameter.c_end**2 * (big_a + iterations) ** ALPHA
     return Gains(c=c, a=a, big_a=big_a)
@@ -111,6 +118,15 @@ def flips(seed: int, k: int, count: int) -> tuple[int, ...]:
     return tuple(draw.choice((-1, 1)) for _ in range(count))
 
 
-def spin_value(value: float) -> int:
-    """The integer sent to the engine for a spin value: the nearest, halves away from zero."""
-    return int(math.copysign(math.floor(abs(value) + 0.5), value))
+def rounding_draws(seed: int, k: int, count: int) -> tuple[tuple[float, float], ...]:
+    """Iteration ``k``'s uniform draws in [0, 1) for rounding, a (plus, minus) pair per parameter."""
+    draw = random.Random(f"{seed}:{k}:round")
+    return tuple((draw.random(), draw.random()) for _ in range(count))
+
+
+def spin_value(value: float, draw: float) -> int:
+    """The integer sent to the engine for a spin value, as fishtest's worker rounds it:
+    ``floor(value + draw)`` with ``draw`` uniform in [0, 1) (up with the fraction's chance)."""
+    if not 0 <= draw < 1:
+        raise ValueError(f"rounding draw {draw} must be in [0, 1)")
+    return math.floor(value + draw)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from runner import __version__
-from runner.dropin.contract import DropinRun, Immediate, PeerOutput, PeerUsageError
+from runner.dropin.contract import DropinRun, Immediate, PeerOutput
 
 if TYPE_CHECKING:
     from runner.config.model import TournamentConfig
@@ -76,21 +76,17 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
 def _config(read: Arguments) -> TournamentConfig:
     """The tournament of an accepted command line; PeerUsageError when the runner's own
     checks refuse it (a program not found...)."""
-    from runner.config.check import ConfigError
-    from runner.config.parse import parse_config
+    from runner.dropin.contract import checked_config
     from runner.dropin.cutechess import build as cc
     from runner.dropin.cutechess.order import cutechess_order
 
-    try:
-        config = parse_config(cc.tournament_table(read), source="command line")
-    except ConfigError as exc:
-        first = exc.problems[0] if exc.problems else exc
-        raise PeerUsageError(f"runner-cutechess: {first}", 1) from None
+    table = cc.tournament_table(read)
     order = cutechess_order(
         tournament=read.tournament, games=read.games, rounds=read.rounds, repeat=read.repeat,
         policy=read.openings["policy"] if read.openings else "default", swap=read.swap,
         reverse=read.reverse, seeds=read.seeds, srand=cc.seed_for(read))
-    config = dataclasses.replace(config, order=order, start_delay_ms=read.wait)
+    config = checked_config(table, program="runner-cutechess", order=order,
+                            start_delay_ms=read.wait)
     return _dialogue(cc.with_engine_extras(config, read), echo=read.debug)
 
 

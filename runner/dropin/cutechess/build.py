@@ -144,8 +144,6 @@ def check_supported(args: Arguments) -> None:
         if engine.infinite and not engine.time_per_move and not (engine.plies or engine.nodes):
             raise refusal(f"engine {label}: tc=inf needs depth= or nodes= here (a game "
                            "without any limit never ends)")
-        if engine.ponder and engine.protocol == "uci":
-            raise refusal(f"engine {label}: ponder is not supported for UCI engines")
 
 
 def _names(args: Arguments) -> list[str]:

@@ -99,7 +99,7 @@ Engine keys:
   timemargin=N          N milliseconds over the clock before a time loss.
   depth=N               Search N plies.
   nodes=N               Search N nodes.
-  ponder                Think on the opponent's time (CECP engines; refused for UCI here).
+  ponder                Think on the opponent's time (CECP hard; UCI go ponder/ponderhit).
   tscale=FACTOR         Scale the waits for the engine to start, answer and quit.
   bookdepth=N           Accepted; it only matters with book=, which is refused here.
   whitepov              The engine reports scores from White's side: they are negated
@@ -108,6 +108,6 @@ Engine keys:
   option.NAME=VALUE     Set the engine's option NAME.
 
 Refused here, with a line saying so: book= (a per-engine Polyglot book), trust (the runner
-always checks result claims), hourglass time controls, ponder for UCI engines,
--tournament knockout and variants other than standard and fischerandom.
+always checks result claims), hourglass time controls, -tournament knockout and variants
+other than standard and fischerandom.
 """

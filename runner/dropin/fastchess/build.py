@@ -1,9 +1,10 @@
 """fastchess's settings (`FastchessArgs`) turned into the runner's tournament and output settings.
 
-What fastchess would play becomes a `TournamentConfig` in fastchess's order
-(`OrderStyle.INDEX`, runner.dropin.fastchess.order: its game numbers, colours and opening
-dealing); what it would print and
-write becomes `FastchessSettings` for the output. A setting the runner cannot honour is
+What fastchess would play becomes a configuration table checked as every tournament is
+(`checked_config`, the route runner-cutechess takes too, held to fastchess's bounds), played
+in fastchess's order (`OrderStyle.INDEX`, runner.dropin.fastchess.order: its game numbers,
+colours and opening dealing); what it would print and write becomes `FastchessSettings` for
+the output. A setting the runner cannot honour is
 refused here with a line saying so (`PeerUsageError`), never dropped.
 """
 
@@ -14,28 +15,17 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from runner.config.model import (
-    AdjudicationConfig,
-    BookFormat,
-    DrawAdjudication,
-    EngineSpec,
-    OpeningOrder,
-    OpeningsConfig,
-    Protocol,
-    ResignAdjudication,
-    RestartPolicy,
-    SprtConfig,
-    TablebaseResults,
-    TournamentConfig,
-    TournamentFormat,
-)
+from runner.config.parse import Bounds
 from runner.config.programs import find_program
-from runner.dropin.contract import run_name
+from runner.dropin.contract import checked_config, run_name
 from runner.dropin.fastchess.args import EngineArgs, FastchessArgs, FastchessError, engine_argv
 from runner.dropin.fastchess.order import fastchess_order
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings, SprtSettings
-from runner.protocol.engine import Variant
+
+if TYPE_CHECKING:
+    from runner.config.model import EngineSpec, TournamentConfig
 
 __all__ = ["NOT_HONOURED", "build_config", "build_settings", "default_seed", "engine_tc",
            "fastchess_run_name"]
@@ -79,31 +69,49 @@ def engine_tc(limit_owner: EngineArgs) -> str:
     return " ".join(words)
 
 
-def _engine_spec(engine: EngineArgs) -> EngineSpec:
+def _program(engine: EngineArgs) -> tuple[str, ...]:
+    """The argv fastchess starts: `dir/cmd` when a directory is given, else `cmd` as the
+    system finds it (fastchess's reader has checked that the program exists)."""
     argv = engine_argv(engine)
     directory = Path(engine.dir).absolute() if engine.dir else None
-    # fastchess starts `dir/cmd` when a directory is given, else `cmd` as the system finds it.
     program = find_program(str(engine.engine_path()) if directory else engine.cmd, directory)
-    command = (program or argv[0], *argv[1:])
+    return (program or argv[0], *argv[1:])
+
+
+def _engine_table(engine: EngineArgs) -> dict[str, Any]:
+    """One fastchess engine as a configuration engine table."""
     if engine.limit.plies < 0 or engine.limit.nodes < 0:
         raise FastchessError(f"{PROGRAM}: engine {engine.name}: a negative depth or node "
                              "limit has no meaning")
-    return EngineSpec(
-        name=engine.name, command=command, written_command=tuple(argv), dir=directory,
-        protocol=Protocol.UCI, tc=engine_tc(engine), options=tuple(engine.options),
-        restart=RestartPolicy.ON if engine.restart else RestartPolicy.OFF,
-    )
+    table: dict[str, Any] = {
+        "name": engine.name, "command": list(_program(engine)), "protocol": "uci",
+        "tc": engine_tc(engine), "restart": "on" if engine.restart else "off",
+    }
+    if engine.dir:
+        table["dir"] = str(Path(engine.dir).absolute())
+    if engine.options:
+        table["options"] = dict(engine.options)
+    return table
 
 
-def _openings(a: FastchessArgs, seed: int) -> OpeningsConfig | None:
+def _written(spec: EngineSpec, engine: EngineArgs) -> EngineSpec:
+    """The checked engine with its command as fastchess's words wrote it (what the
+    tournament's fingerprint and name keep), the table having given the program found."""
+    return dataclasses.replace(spec, written_command=tuple(engine_argv(engine)))
+
+
+def _openings(a: FastchessArgs, seed: int) -> dict[str, Any] | None:
+    """The openings table (None: fastchess warns and plays from the start position)."""
     if not a.book_file or a.book_format not in ("epd", "pgn"):
-        return None  # fastchess warns and plays from the start position
-    return OpeningsConfig(
-        file=Path(a.book_file).absolute(),
-        format=BookFormat.EPD if a.book_format == "epd" else BookFormat.PGN,
-        order=OpeningOrder.RANDOM if a.book_order == "random" else OpeningOrder.SEQUENTIAL,
-        seed=seed, plies=None if a.book_plies < 0 else a.book_plies, start=a.book_start,
-    )
+        return None
+    table: dict[str, Any] = {
+        "file": str(Path(a.book_file).absolute()), "format": a.book_format,
+        "order": "random" if a.book_order == "random" else "sequential",
+        "seed": seed, "start": a.book_start,
+    }
+    if a.book_plies >= 0:
+        table["plies"] = a.book_plies
+    return table
 
 
 def _tablebase_dirs(a: FastchessArgs) -> tuple[Path, ...]:
@@ -165,41 +173,64 @@ def fastchess_run_name(config: TournamentConfig, a: FastchessArgs) -> str:
     return run_name("fastchess", [key], " vs ".join(e.name for e in config.engines))
 
 
+FASTCHESS_BOUNDS = Bounds(error_rate_below=1.0, adjudication_floor=False)
+"""fastchess's bounds on the numbers its reader has checked (runner.dropin.fastchess.args):
+alpha and beta below 1, any whole number for a move count, maxmoves or tbpieces."""
+
+
+def _adjudication(a: FastchessArgs) -> dict[str, Any]:
+    """The adjudication table of fastchess's -draw, -resign, -maxmoves and -tb options."""
+    table: dict[str, Any] = {"tbignore50": a.tb_ignore50,
+                             "tbadjudicate": a.tb_adjudicate.lower()}
+    if a.draw:
+        table["draw"] = {"movenumber": a.draw_movenumber, "movecount": a.draw_movecount,
+                         "score": a.draw_score}
+    if a.resign:
+        table["resign"] = {"movecount": a.resign_movecount, "score": a.resign_score,
+                           "twosided": a.resign_twosided}
+    if a.maxmoves is not None:
+        table["maxmoves"] = a.maxmoves
+    # fastchess loads the tables from whichever of its directories hold them.
+    dirs = [str(d) for d in _tablebase_dirs(a) if d.is_dir()]
+    if dirs:
+        table["tablebases"] = dirs
+    if a.tb_pieces:
+        table["tbpieces"] = a.tb_pieces
+    return table
+
+
 def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
-    """The tournament fastchess would play for `a` (`seed`: -srand, or `default_seed`)."""
+    """The tournament fastchess would play for `a` (`seed`: -srand, or `default_seed`),
+    through the checked route every drop-in takes (runner.dropin.contract.checked_config);
+    the schedule (rounds, games: fastchess plays odd totals) and order set apart."""
     _refusals(a)
     if a.rounds < 1 or a.games < 1:
         error = FastchessError("Invalid number of players, rounds, or games per round")
         if a.book_file and a.book_format in ("epd", "pgn") and a.book_order == "random":
             error.printed = ["Indexing opening suite..."]  # the book is dealt before the check
         raise error
-    engines = tuple(_engine_spec(e) for e in a.engines)
-    fmt = TournamentFormat.GAUNTLET if a.tournament == "gauntlet" else (
-        TournamentFormat.MATCH if len(engines) == 2 else TournamentFormat.ROUND_ROBIN)
-    adjudication = AdjudicationConfig(
-        draw=DrawAdjudication(a.draw_movenumber, a.draw_movecount, a.draw_score)
-        if a.draw else None,
-        resign=ResignAdjudication(a.resign_movecount, a.resign_score, a.resign_twosided)
-        if a.resign else None,
-        maxmoves=a.maxmoves,
-        tablebases=_tablebase_dirs(a),
-        tbpieces=a.tb_pieces or None,
-        tbignore50=a.tb_ignore50,
-        tbadjudicate=TablebaseResults(a.tb_adjudicate.lower()),
-    )
-    sprt = None
+    engines = [_engine_table(e) for e in a.engines]
+    fmt = "gauntlet" if a.tournament == "gauntlet" else (
+        "match" if len(engines) == 2 else "round-robin")
+    table: dict[str, Any] = {
+        "name": "fastchess", "format": fmt, "engines": engines,
+        "adjudication": _adjudication(a), "concurrency": a.concurrency,
+        "variant": "fischerandom" if a.variant == "fischerandom" else "standard",
+        "recover": a.recover, "affinity": a.affinity,
+    }
+    openings = _openings(a, seed)
+    if openings is not None:
+        table["openings"] = openings
     if a.sprt:
-        model = "bayeselo" if a.model == "bayesian" else a.model
-        sprt = SprtConfig(elo0=a.elo0, elo1=a.elo1, alpha=a.alpha, beta=a.beta, model=model)
-    config = TournamentConfig(
-        name="fastchess", format=fmt, engines=engines, rounds=a.rounds, games=a.games,
-        openings=_openings(a, seed), adjudication=adjudication, concurrency=a.concurrency,
-        variant=Variant.FISCHERANDOM if a.variant == "fischerandom" else Variant.STANDARD,
-        sprt=sprt, recover=a.recover, affinity=a.affinity, source="fastchess command line",
+        table["sprt"] = {"elo0": a.elo0, "elo1": a.elo1, "alpha": a.alpha, "beta": a.beta,
+                         "model": "bayeselo" if a.model == "bayesian" else a.model}
+    config = checked_config(
+        table, program=PROGRAM, bounds=FASTCHESS_BOUNDS, stream="stdout",
+        rounds=a.rounds, games=a.games, source="fastchess command line",
         order=fastchess_order(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
-        wait_ms=a.wait, crash_stops=not a.recover,
-        sprt_trinomial=a.sprt and not a.report_penta,
-    )
+        wait_ms=a.wait, crash_stops=not a.recover, sprt_trinomial=a.sprt and not a.report_penta)
+    config = dataclasses.replace(config, engines=tuple(
+        _written(spec, engine) for spec, engine in zip(config.engines, a.engines, strict=True)))
     return dataclasses.replace(config, name=fastchess_run_name(config, a))
 
 
@@ -210,7 +241,7 @@ def _summary(engine: EngineArgs) -> EngineSummary:
         name=engine.name, tc_moves=limit.moves, tc_time_ms=limit.time,
         tc_increment_ms=limit.increment, fixed_time_ms=limit.fixed_time, plies=limit.plies,
         nodes=limit.nodes, threads=options.get("Threads"), hash=options.get("Hash"),
-        command=_engine_spec(engine).command,
+        command=_program(engine),
         directory=str(Path(engine.dir).absolute()) if engine.dir else None,
     )
 
