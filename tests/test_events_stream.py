@@ -24,6 +24,7 @@ from runner.report.stream import (
     LineEvent,
     MoveEvent,
     RunFinishedEvent,
+    StandingsEvent,
     read_event_line,
 )
 from runner.service import payloads
@@ -92,6 +93,9 @@ def test_runner_run_writes_every_event_and_a_rerun_appends(tmp_path: Path) -> No
     assert sum(e.plies or 0 for e in finished) == len(moves)
     assert all(e.result in ("1-0", "0-1", "1/2-1/2") for e in finished)
     assert all(e.termination for e in finished)
+    standings = [e for e in first if isinstance(e, StandingsEvent)]
+    assert standings[-1].done_games == 2
+    assert standings[-1].report.model_dump()["tournament"]["games_played"] == 2
     end = first[-1]
     assert isinstance(end, RunFinishedEvent)
     assert (end.exit_status, end.status, end.done_games, end.played_now) == (0, "finished", 2, 2)

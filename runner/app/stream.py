@@ -40,12 +40,15 @@ from runner.store.store import Store
 from runner.tournament.events import Event, GameFinished, GameStarted, MovePlayed, Notice, RunOutcome
 from runner.tournament.run import Tournament
 
-__all__ = ["STDOUT", "EventFile", "EventsError", "EventsTarget", "finished_event",
+__all__ = ["STANDINGS_EVERY", "STDOUT", "EventFile", "EventsError", "EventsTarget", "finished_event",
            "move_event", "notice_event", "run_finished", "sprt_event", "started_event",
            "with_events"]
 
 STDOUT = "-"
 """The ``--events`` value that writes the lines on standard output."""
+
+STANDINGS_EVERY = 1.0
+"""Seconds between two standings events at least (each reads the report from the database)."""
 
 
 def started_event(event: GameStarted, now: float | None = None) -> GameStartedEvent:
@@ -186,26 +189,66 @@ class EventFile:
 def with_events(view: RunView, events: EventFile, store: Store) -> RunView:
     """`view`, with every event of the run also written to `events`: each game's start and
     end, the SPRT's state after each game, notices, the moves when the target asks for them,
-    and, as the run ends, the standings (its report, read from `store`)."""
+    the standings (its report, read from `store` off the event loop) after the games, at most
+    every `STANDINGS_EVERY` seconds, and once more as the run ends."""
 
     @contextlib.asynccontextmanager
     async def both(tournament: Tournament) -> AsyncIterator[Callable[[Event], None]]:
+        standings = _Standings(events, store, tournament)
         async with view(tournament) as shown:
             def on_event(event: Event) -> None:
                 shown(event)
                 for line in _lines(event, tournament, events.target.moves):
                     events.write(line)
+                if isinstance(event, GameFinished) and not event.replay:
+                    standings.soon()
 
             try:
                 yield on_event
             finally:
-                with contextlib.suppress(Exception):  # the run's end is told regardless
-                    read = await asyncio.to_thread(report, store, tournament.tournament_id)
-                    events.write(StandingsEvent(
-                        report=ReportJson.of(read), done_games=tournament.done_games,
-                        total_games=tournament.total_games))
+                await standings.last()
 
     return both
+
+
+class _Standings:
+    """The standings events of one run: read after a game, not more often than every
+    `STANDINGS_EVERY` seconds (longer when a read takes long: a big tournament)."""
+
+    def __init__(self, events: EventFile, store: Store, tournament: Tournament) -> None:
+        self.events = events
+        self.store = store
+        self.tournament = tournament
+        self.due = False
+        self.task: asyncio.Task[None] | None = None
+
+    def soon(self) -> None:
+        """A game was counted: standings after it, when the last ones are old enough."""
+        self.due = True
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while self.due:
+            self.due = False
+            began = time.monotonic()
+            await self._write()
+            await asyncio.sleep(max(STANDINGS_EVERY, 5 * (time.monotonic() - began)))
+
+    async def last(self) -> None:
+        """The run ended: the pending read dropped, the final standings written."""
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+        await self._write()
+
+    async def _write(self) -> None:
+        with contextlib.suppress(Exception):  # a failed read skips a line; the run goes on
+            read = await asyncio.to_thread(report, self.store, self.tournament.tournament_id)
+            self.events.write(StandingsEvent(
+                report=ReportJson.of(read), done_games=self.tournament.done_games,
+                total_games=self.tournament.total_games))
 
 
 def _lines(event: Event, tournament: Tournament, moves: bool) -> list[StreamEvent]:

@@ -117,8 +117,8 @@ class GameFinishedEvent(StreamEvent):
 
 
 class StandingsEvent(StreamEvent):
-    """The report after the latest games (the service: at most about once a second; the
-    command line: once, as the run ends)."""
+    """The report after the latest games (at most about once a second; a command-line run's
+    once more as it ends)."""
 
     type: Literal["standings"] = "standings"
     report: ReportJson

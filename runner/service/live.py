@@ -16,7 +16,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.app.stream import finished_event, move_event, notice_event, sprt_event, started_event
+from runner.app.stream import (
+    STANDINGS_EVERY,
+    finished_event,
+    move_event,
+    notice_event,
+    sprt_event,
+    started_event,
+)
 from runner.config.model import TournamentConfig
 from runner.service.hub import EventLog
 from runner.service.payloads import BoardState, StandingsEvent, TournamentSummary
@@ -30,8 +37,6 @@ __all__ = ["STANDINGS_EVERY", "LiveFeed", "ServiceRun", "summary"]
 
 log = logging.getLogger(__name__)
 
-STANDINGS_EVERY = 1.0
-"""Seconds between two standings updates at least (a report is read from the database)."""
 
 
 @dataclass
