@@ -10,13 +10,17 @@ lines exchanged and every clock from the previous one.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import chess
 import pytest
-from conftest import require_binary
+from conftest import REPO, require_binary
 from test_real_engines import check_complete
 
 from runner.clock import TimeControl
@@ -209,3 +213,43 @@ def test_pondering_games_charge_the_clocks_from_ponderhit(tmp_path: Path,
             assert move.time == pytest.approx(span, abs=0.02)
             left = left - move.time + 0.02
             assert move.time_left == pytest.approx(left, abs=1e-6)
+
+
+@pytest.mark.timeout(300)
+def test_ponder_hits_are_stored_per_move_and_reported_per_engine(tmp_path: Path) -> None:
+    stockfish, ethereal = require_binary("stockfish"), require_binary("ethereal-chess")
+    (tmp_path / "t.toml").write_text(
+        'name = "p"\nformat = "match"\nrounds = 1\ngames = 2\n'
+        'tc = "2+0.02 timemargin=500"\nconcurrency = 1\n'
+        f'[[engines]]\nname = "sf"\ncommand = ["{stockfish}"]\nprotocol = "uci"\nponder = true\n'
+        f'[[engines]]\nname = "eth"\ncommand = ["{ethereal}"]\nprotocol = "uci"\n'
+        '[adjudication]\nmaxmoves = 10\n')
+    db = tmp_path / "r.db"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    run = subprocess.run([sys.executable, "-m", "runner", "run", "t.toml", "--db", f"sqlite:///{db}",
+                          "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=240)
+    assert run.returncode == 0, run.stderr
+    counted: dict[str, list[int]] = {"sf": [0, 0], "eth": [0, 0]}
+    with sqlite3.connect(db) as conn:
+        names = dict(conn.execute("select id, name from engines"))
+        for game_id, white, black in conn.execute(
+                "select id, white_id, black_id from games where status = 'done'").fetchall():
+            for ply, hit in conn.execute("select ply, ponder_hit from moves where game_id = ?",
+                                         (game_id,)):
+                mover = names[white if ply % 2 == 1 else black]
+                if hit is not None:
+                    counted[mover][0] += 1
+                    counted[mover][1] += bool(hit)
+    assert counted["eth"] == [0, 0] and counted["sf"][0] > 0, counted
+    report = subprocess.run([sys.executable, "-m", "runner", "report", "--format", "json",
+                             "--db", f"sqlite:///{db}"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    search = {s["engine"]: s for s in json.loads(report.stdout)["search"]}
+    assert search["sf"]["pondered"] == counted["sf"][0]
+    assert search["sf"]["ponder_hit_rate"] == counted["sf"][1] / counted["sf"][0]
+    assert search["eth"]["pondered"] == 0 and search["eth"]["ponder_hit_rate"] is None
+    text = subprocess.run([sys.executable, "-m", "runner", "report", "--db", f"sqlite:///{db}"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert f"of {counted['sf'][0]}" in text.stdout and "Ponder hits" in text.stdout, text.stdout

@@ -457,6 +457,7 @@ def _engine_search(name: str, parts: Sequence[SearchTotals], *,
     clocks = sum(t.clock_moves for t in parts)
     node_time = sum(t.node_time_ms for t in parts)
     least = [t.least_left_ms for t in parts if t.least_left_ms is not None]
+    pondered = sum(t.pondered for t in parts)
     return EngineSearch(
         engine=name, moves=moves,
         mean_depth=sum(t.depth_sum for t in parts) / depths if depths else None,
@@ -465,4 +466,5 @@ def _engine_search(name: str, parts: Sequence[SearchTotals], *,
         mean_seldepth=sum(t.seldepth_sum for t in parts) / sels if sels else None,
         mean_time_share=sum(t.share_sum for t in parts) / clocks if clocks else None,
         least_left_ms=min(least) if least else None,
-        near_flag=sum(t.near_flag for t in parts), worker=worker)
+        near_flag=sum(t.near_flag for t in parts), worker=worker, pondered=pondered,
+        ponder_hit_rate=sum(t.ponder_hits for t in parts) / pondered if pondered else None)

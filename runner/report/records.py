@@ -146,6 +146,10 @@ class EngineSearch:
     """Moves near the flag (under 5% of the clock when asked, or of the increment, left)."""
     worker: str | None = None
     """The worker these moves were played on (None: all workers, or the runner's processes)."""
+    pondered: int = 0
+    """Moves after which the engine had pondered on the opponent's reply (UCI ``go ponder``)."""
+    ponder_hit_rate: float | None = None
+    """The share of those on which the opponent played the expected move (None: no pondering)."""
 
 
 @dataclass(frozen=True)

@@ -186,15 +186,20 @@ def _search_table(report: Report, *, by_worker: bool = False) -> Table:
     title = "Search per engine (own moves, book left out)"
     rows = report.search_by_worker if by_worker else report.search
     search = Table(title=f"{title}, per worker" if by_worker else title, title_justify="left")
+    pondering = any(s.pondered for s in rows)  # the column only when an engine pondered
     heads = ("Engine", "Moves", "Mean depth", "Mean seldepth", "Mean time/move", "Time/clock",
-             "Least left", "Near flag", "Nodes/s")
+             "Least left", "Near flag", "Nodes/s", *(("Ponder hits",) if pondering else ()))
     for name in ("Worker", *heads) if by_worker else heads:
         search.add_column(name, justify="left" if name in ("Engine", "Worker") else "right")
     for s in rows:
         time = "-" if s.mean_time_ms is None else f"{s.mean_time_ms / 1000:.3f} s"
         least = "-" if s.least_left_ms is None else f"{s.least_left_ms / 1000:.3f} s"
-        cells = (s.engine, str(s.moves), _fmt(s.mean_depth), _fmt(s.mean_seldepth), time,
+        cells: tuple[str, ...] = (s.engine, str(s.moves), _fmt(s.mean_depth),
+                                  _fmt(s.mean_seldepth), time,
                  _pct(s.mean_time_share), least, str(s.near_flag), _fmt(s.nps, ",.0f"))
+        if pondering:  # the share of its ponder searches the opponent's move confirmed
+            cells += ("-" if s.ponder_hit_rate is None
+                      else f"{s.ponder_hit_rate:.0%} of {s.pondered}",)
         search.add_row(*((s.worker or "", *cells) if by_worker else cells))
     return search
 

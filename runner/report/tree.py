@@ -191,6 +191,10 @@ class EngineSearchJson(Wire):
     """Moves with under 5% of the clock when asked, or of the increment, left after them."""
     worker: str | None
     """In ``search_by_worker``, the worker (``(runner)``: the runner's own processes)."""
+    pondered: int
+    """Moves after a ponder search (UCI ``go ponder``), hits and misses."""
+    ponder_hit_rate: Finite
+    """The share of `pondered` on which the opponent played the expected move (null: none)."""
 
     @classmethod
     def of(cls, s: EngineSearch) -> EngineSearchJson:
@@ -198,7 +202,8 @@ class EngineSearchJson(Wire):
         return cls(engine=s.engine, moves=s.moves, mean_depth=s.mean_depth,
                    mean_time_ms=s.mean_time_ms, nps=s.nps, mean_seldepth=s.mean_seldepth,
                    mean_time_share=s.mean_time_share, least_left_ms=s.least_left_ms,
-                   near_flag=s.near_flag, worker=s.worker)
+                   near_flag=s.near_flag, worker=s.worker, pondered=s.pondered,
+                   ponder_hit_rate=s.ponder_hit_rate)
 
 
 class SprtReportJson(Wire):

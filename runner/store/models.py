@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Enum,
     Float,
@@ -204,6 +205,8 @@ class MoveRow(Base):
     """Milliseconds on the mover's clock when it was asked for the move (None: book, no clock)."""
     time_left_ms: Mapped[int | None] = mapped_column(Integer)
     """Milliseconds on the mover's clock after the move, increment added (fastchess's tl)."""
+    ponder_hit: Mapped[bool | None] = mapped_column(Boolean)
+    """Whether the mover had pondered on the move before it (None: it had not pondered)."""
 
     game: Mapped[GameRow] = relationship(back_populates="moves")
 

@@ -359,6 +359,9 @@ class SearchTotals(NamedTuple):
     near_flag: int = 0
     """Moves after whose search less than `NEAR_FLAG_SHARE` of the clock when asked, or of
     what the move then added to it (the increment), was left."""
+    pondered: int = 0
+    """Moves after a ponder search (a hit or a miss)."""
+    ponder_hits: int = 0
 
 
 NEAR_FLAG_SHARE = 0.05
@@ -389,7 +392,9 @@ def search_totals(session: Session, tournament_id: int) -> list[SearchTotals]:
                    (clocked, cast(MoveRow.time_ms, Float) / MoveRow.clock_ms), else_=0.0)), 0.0),
                func.count(case((clocked, 1))),
                func.min(left),
-               func.count(case((near, 1))))
+               func.count(case((near, 1))),
+               func.count(MoveRow.ponder_hit),
+               func.count(case((MoveRow.ponder_hit.is_(True), 1))))
         .join(GameRow, GameRow.id == MoveRow.game_id)
         .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.DONE,
                MoveRow.time_ms.is_not(None))
@@ -399,9 +404,10 @@ def search_totals(session: Session, tournament_id: int) -> list[SearchTotals]:
                                  .where(EngineRow.tournament_id == tournament_id)).all())
     return [SearchTotals(names[engine], int(moves), int(depth), int(depths), int(time_ms),
                          int(nodes), int(node_time), worker, int(sel), int(sels), float(share),
-                         int(clocks), None if least is None else int(least), int(near_count))
+                         int(clocks), None if least is None else int(least), int(near_count),
+                         int(pondered), int(hits))
             for (engine, worker, moves, depth, depths, time_ms, nodes, node_time, sel, sels,
-                 share, clocks, least, near_count)
+                 share, clocks, least, near_count, pondered, hits)
             in session.execute(query).all() if engine in names]
 
 

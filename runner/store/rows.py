@@ -52,7 +52,8 @@ def move_values(game_id: int, record: GameRecord) -> list[dict[str, Any]]:
         {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
          "time_ms": _ms(m.time), "depth": m.depth,
          "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes, "seldepth": m.seldepth,
-         "clock_ms": _ms(asked), "time_left_ms": _ms(m.time_left)}
+         "clock_ms": _ms(asked), "time_left_ms": _ms(m.time_left),
+         "ponder_hit": m.ponder_hit}
         for ply, (m, asked) in enumerate(zip(record.moves, record.clocks_asked(), strict=True),
                                          start=1)
     ]
@@ -82,5 +83,5 @@ SCHEDULE_KEYS = ("tournament_id", "job_index", "round", "pair_index", "game_in_p
                  "white_id", "black_id", "opening_index")
 """The columns `schedule_values` names."""
 MOVE_KEYS = ("game_id", "ply", "san", "uci", "time_ms", "depth", "score_cp", "mate", "nodes",
-             "seldepth", "clock_ms", "time_left_ms")
+             "seldepth", "clock_ms", "time_left_ms", "ponder_hit")
 """The columns `move_values` names."""
