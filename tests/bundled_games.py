@@ -21,10 +21,11 @@ import chess
 
 from runner.clock import TimeControl
 from runner.game.play import play_game
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
-from runner.protocol.engine import Engine, EngineConfig, Variant
+from runner.game.record import GameRecord, GameSpec, GameTermination
+from runner.protocol.engine import Engine, EngineConfig
 from runner.protocol.factory import make_engine
 from runner.rules import Board
+from runner.types import MoveRecord, Variant
 from tests.conftest import REPO
 
 BUNDLED = (sys.executable, "-m", "engine")

@@ -19,7 +19,7 @@ from runner.game.play import play_game
 from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.protocol.cecp import CecpEngine
 from runner.protocol.cecp_parse import Castling960, Chess960Writer
-from runner.protocol.engine import Variant
+from runner.types import Variant
 from tests.bundled_games import bundled
 
 

@@ -24,13 +24,13 @@ from runner.config.parse import load_config
 from runner.game.job import GameJob
 from runner.game.live import LiveMove
 from runner.game.record import GameSpec
-from runner.pgn.writer import MoveRecord
 from runner.protocol.engine import EngineConfig
 from runner.rules import STARTING_FEN, Board
 from runner.store import open_database
 from runner.tournament.events import Event, GameFinished, MovePlayed, RunOutcome
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import LocalScheduler, Scheduler
+from runner.types import MoveRecord
 
 distributed = pytest.importorskip("distributed", reason="distributed is not installed "
                                   "(pip install '.[cluster]')")

@@ -19,7 +19,7 @@ from runner.config.check import ConfigError
 from runner.config.model import ClusterConfig
 from runner.config.parse import parse_config
 from runner.game.live import LiveMove
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.game.slot import CannotSetUp, EngineFailed, Played
 from runner.protocol.engine import EngineConfig, TranscriptEntry
 from runner.report.build import build_report
@@ -29,6 +29,7 @@ from runner.store import Database, create_tournament, open_database, record_game
 from runner.store.recording import EngineRowValues
 from runner.store.store import ReportRows
 from runner.tournament.pairing import match
+from runner.types import MoveRecord
 from tests.conftest import REPO
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

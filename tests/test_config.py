@@ -26,12 +26,12 @@ from runner.config.model import (
     TablebaseResults,
     TournamentConfig,
     TournamentFormat,
-    Variant,
 )
 from runner.config.parse import load_config, parse_config
 from runner.protocol.cecp import Castling960, CecpEngine
 from runner.tournament.pairing import pairing_for
 from runner.tournament.runtime import adjudication_rules, engine_config
+from runner.types import Variant
 
 CONFIGS = REPO / "configs"
 

@@ -39,11 +39,11 @@ from runner.config.model import (
     TablebaseResults,
     TournamentConfig,
     TournamentFormat,
-    Variant,
     is_legacy_json,
 )
 from runner.config.parse import load_config, parse_config
 from runner.protocol.engine import CecpDialogue
+from runner.types import Variant
 
 CONFIGS = REPO / "configs"
 

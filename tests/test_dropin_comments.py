@@ -27,9 +27,10 @@ from runner.dropin.cutechess.pgn import cutechess_pgn
 from runner.dropin.cutechess.results import cute_result
 from runner.dropin.fastchess.pgn import game_pgn
 from runner.dropin.fastchess.settings import FastchessSettings
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.protocol.engine import TranscriptEntry
 from runner.rules import Result
+from runner.types import MoveRecord
 
 PEERS = REPO.parent / "shared" / "peers"
 DEMO = REPO / "configs" / "openings" / "demo.epd"

@@ -35,13 +35,14 @@ from runner.dropin.cutechess.pgn import cutechess_pgn, move_comment, time_contro
 from runner.dropin.cutechess.results import cute_result
 from runner.dropin.cutechess.settings import CutechessSettings, PgnMode, SprtBounds
 from runner.dropin.cutechess.stats import CutechessElo, sprt_status
-from runner.game.record import GameRecord, GameSpec, MoveRecord
+from runner.game.record import GameRecord, GameSpec
 from runner.game.termination import GameTermination as T
 from runner.rules import Result
 from runner.store import TournamentStatus
 from runner.tournament.events import GameFinished, GameStarted, RunOutcome
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scoreboard import Scoreboard
+from runner.types import MoveRecord
 
 REPO = Path(__file__).resolve().parent.parent
 CUTECHESS = REPO.parent / "shared" / "peers" / "cutechess-cli"

@@ -33,12 +33,13 @@ from runner.dropin.fastchess.numbers import FcSprt, FcStats, elo_figures, fixed
 from runner.dropin.fastchess.output import FastchessOutput, time_label, total_games
 from runner.dropin.fastchess.pgn import EngineId, EngineSummary, epd_line, game_pgn
 from runner.dropin.fastchess.settings import FastchessSettings, SprtSettings
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.rules import STARTING_FEN, Board, Result
 from runner.store import TournamentStatus
 from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scoreboard import Scoreboard
+from runner.types import MoveRecord
 
 FASTCHESS = REPO.parent / "shared" / "peers" / "fastchess"
 BOOKS = REPO.parent / "shared" / "data" / "books"

@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from runner.clock import TimeControl
 from runner.dropin.fastchess.pgn import _classify, _openings
 from runner.dropin.fastchess.pvcheck import pv_warnings
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.protocol.engine import TranscriptEntry
 from runner.rules import Board, Result
+from runner.types import MoveRecord
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 KNIGHTS = ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"]

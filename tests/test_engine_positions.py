@@ -18,11 +18,12 @@ import pytest
 from conftest import REPO, require_binary
 
 from runner.books.openings import Opening
-from runner.protocol.engine import EngineConfig, Variant
+from runner.protocol.engine import EngineConfig
 from runner.rules import STARTING_FEN, Board
 from runner.tournament.events import TournamentError
 from runner.tournament.pairing import match
 from runner.tournament.positions import refuse_untellable_openings
+from runner.types import Variant
 
 UNTELLABLE = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w Kq - 0 1"
 """King and rooks at home, White's queenside and Black's kingside rights lost."""

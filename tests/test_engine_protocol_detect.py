@@ -103,9 +103,9 @@ def test_sides_that_moved_count_engine_moves_not_book_moves(
 
     from runner.clock import TimeControl
     from runner.game.record import GameRecord, GameSpec, GameTermination
-    from runner.pgn.writer import MoveRecord
     from runner.store.origin import never_moved
     from runner.tournament.silence import Silence, sides_that_moved
+    from runner.types import MoveRecord
 
     tc = TimeControl.parse("1+0")
     moves = tuple(MoveRecord("x", book=i < book) for i in range(book + own))

@@ -22,10 +22,11 @@ from conftest import REPO
 from runner.cli.vocabulary import read_arguments
 from runner.config.check import ConfigError
 from runner.config.parse import load_config, parse_config
-from runner.pgn.writer import GameDescription, MoveRecord, format_game
+from runner.pgn.writer import GameDescription, format_game
 from runner.store import open_database
 from runner.text import shown
 from runner.tournament.run import Tournament
+from runner.types import MoveRecord
 
 TITLE = "\x1b]0;pwned\x07"
 """OSC 0: sets the terminal's window title (the BEL ends it)."""

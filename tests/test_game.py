@@ -17,10 +17,11 @@ import pytest
 from runner.clock import TimeControl
 from runner.game.adjudication import AdjudicationRules, effective_score
 from runner.game.play import play_game
-from runner.game.record import GameRecord, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameTermination
 from runner.protocol.cecp import CecpEngine
-from runner.protocol.engine import ClockState, GameSetup, Side, Variant
+from runner.protocol.engine import ClockState, GameSetup, Side
 from runner.rules import Board
+from runner.types import MoveRecord, Variant
 from tests.bundled_games import (
     CECP,
     RULES_ENDINGS,

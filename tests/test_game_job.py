@@ -16,10 +16,11 @@ from runner.config.parse import parse_config
 from runner.game.adjudication import AdjudicationRules
 from runner.game.job import GameJob
 from runner.game.record import GameSpec
-from runner.protocol.engine import EngineConfig, Variant
+from runner.protocol.engine import EngineConfig
 from runner.tournament.openings import OpeningPolicy
 from runner.tournament.pairing import pairing_for
 from runner.tournament.runtime import engine_configs, game_job
+from runner.types import Variant
 
 _text = st.text(max_size=12)
 _word = st.text(min_size=1, max_size=12)

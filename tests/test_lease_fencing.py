@@ -26,11 +26,12 @@ from sqlalchemy.engine import make_url
 from test_store_safety import Scripted
 
 from runner.config.parse import load_config
-from runner.game.record import GameRecord, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameTermination
 from runner.store.db import create_db_engine, open_database, upgrade
 from runner.store.recording import record_game
 from runner.tournament.events import Event, Notice
 from runner.tournament.run import Tournament
+from runner.types import MoveRecord
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 RUN = [sys.executable, "-m", "runner"]

@@ -16,7 +16,6 @@ from runner.pgn.writer import (
     LINE_WIDTH,
     SEVEN_TAG_ROSTER,
     GameDescription,
-    MoveRecord,
     format_game,
     format_move_comment,
     format_score,
@@ -24,6 +23,7 @@ from runner.pgn.writer import (
     time_control_tag,
 )
 from runner.rules import Board
+from runner.types import MoveRecord
 from tests.conftest import SHARED_DATA, shared_file
 
 

@@ -13,9 +13,9 @@ import asyncio
 
 import pytest
 
-from runner.game.record import MoveRecord
 from runner.protocol.engine import EngineConfig
 from runner.rules import Board
+from runner.types import MoveRecord
 from tests.bundled_games import check_finished, game_spec, run_game
 from tests.conftest import require_binary
 

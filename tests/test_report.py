@@ -33,7 +33,7 @@ from typer.testing import CliRunner
 from runner.cli.app import app
 from runner.clock import TimeControl
 from runner.config.model import TournamentFormat
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.report.build import Report, ReportError, build_report, headline_counts
 from runner.report.render import render_html, render_json, render_text, report_json
 from runner.rules import Result
@@ -61,6 +61,7 @@ from runner.store.models import EngineRow, GameRow
 from runner.store.store import ReportRows
 from runner.tournament.pairing import Pairing, ScheduledGame, gauntlet, match, round_robin
 from runner.tournament.scoreboard import Scoreboard
+from runner.types import MoveRecord
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SPRT_CONFIG = {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05, "model": "normalized",

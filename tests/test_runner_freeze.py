@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from runner.game.play import play_game
-from runner.game.record import GameRecord, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import EngineStalled
 from runner.protocol.factory import make_engine
 from runner.protocol.freeze import FreezeMonitor
 from runner.protocol.waiting import Watchdog
 from runner.rules import Board
+from runner.types import MoveRecord
 from tests.bundled_games import bundled, game_spec
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -19,7 +19,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import IntegrityError
 
 from runner.clock import TimeControl
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.rules import Result
 from runner.stats import PairingCounts, Tally
 from runner.store import (
@@ -44,6 +44,7 @@ from runner.store import (
 from runner.store.models import EngineRow, GameRow, MoveRow
 from runner.store.queries import game_moves, stream_played
 from runner.tournament.pairing import Pairing, ScheduledGame, gauntlet, match
+from runner.types import MoveRecord
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 RESULTS = ("1-0", "0-1", "1/2-1/2")

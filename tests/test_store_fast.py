@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from runner.clock import TimeControl
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.rules import Result
 from runner.store import Database, create_tournament, open_database
 from runner.store.fast import ENV_VAR, cache_key, load
@@ -23,6 +23,7 @@ from runner.store.lease import acquire
 from runner.store.recording import EngineRowValues, JobKey
 from runner.store.records import DuplicateGameError, LeaseLostError
 from runner.tournament.writer import GameWriter
+from runner.types import MoveRecord
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 OWNER = "a" * 32

@@ -29,7 +29,7 @@ from runner.clock import TimeControl
 from runner.config.model import TournamentConfig
 from runner.config.parse import parse_config
 from runner.game.job import GameJob
-from runner.game.record import GameRecord, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameTermination
 from runner.store import Database, GameFilter, open_database, stream_games, tournaments
 from runner.store.lease import LEASE_TIMEOUT, acquire, holders, new_owner
 from runner.store.models import GameStatus, LeaseRow, TournamentRow, TournamentStatus
@@ -46,6 +46,7 @@ from runner.tournament.events import (
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import JobFinished, JobStarted, Scheduler, SchedulerEvent
 from runner.tournament.writer import GameWriter, pgn_file_text
+from runner.types import MoveRecord
 
 ENGINES = {"one": "1", "greedy": "greedy", "random": "random"}
 BOOK = [f"rnbqkbnr/pppppppp/8/8/{rank}/8/{pawns}/RNBQKBNR b KQkq - 0 1" for rank, pawns in (

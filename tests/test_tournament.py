@@ -26,11 +26,12 @@ from conftest import REPO, require_binary
 
 from runner.config.parse import parse_config
 from runner.game.job import GameJob
-from runner.game.record import GameRecord, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameTermination
 from runner.pgn.reader import read_games
 from runner.store import GameFilter, open_database, stream_games, tournaments
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import JobFinished, JobStarted, Scheduler, SchedulerEvent
+from runner.types import MoveRecord
 
 PY = sys.executable
 BUNDLED = ["python", "-m", "engine"]

@@ -27,7 +27,6 @@ from runner.protocol.engine import (
     GameSetup,
     SearchInfo,
     Side,
-    Variant,
 )
 from runner.protocol.uci import UciEngine
 from runner.protocol.uci_parse import (
@@ -39,6 +38,7 @@ from runner.protocol.uci_parse import (
     parse_info,
     parse_option,
 )
+from runner.types import Variant
 from tests.bundled_games import (
     bundled,
     bundled_uci,

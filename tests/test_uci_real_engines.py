@@ -23,8 +23,9 @@ from runner.clock import TimeControl
 from runner.game.adjudication import AdjudicationRules
 from runner.game.play import play_game
 from runner.game.record import GameRecord, GameTermination
-from runner.protocol.engine import ClockState, EngineConfig, GameSetup, Side, Variant
+from runner.protocol.engine import ClockState, EngineConfig, GameSetup, Side
 from runner.protocol.uci import UciEngine
+from runner.types import Variant
 from tests.bundled_games import (
     bundled,
     bundled_uci,

@@ -17,10 +17,10 @@ from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
 from runner.game.record import GameSpec
 from runner.game.slot import GameSlot, SlotOutcome
-from runner.protocol.engine import Variant
 from runner.protocol.freeze import FreezeMonitor
 from runner.rules import STARTING_FEN, Board
 from runner.tournament.runtime import adjudication_rules, engine_config
+from runner.types import Variant
 
 __all__ = ["Interrupted", "PlayOutcome", "PositionError", "one_game", "play_config", "play_one"]
 

@@ -21,7 +21,7 @@ from runner.app.report import report
 from runner.app.run import Done, Refused, RunResult, RunView
 from runner.app.signals import Interrupted
 from runner.clock import Clock
-from runner.protocol.engine import Variant
+from runner.types import Variant
 from runner.report.stream import (
     GameFinishedEvent,
     GameStartedEvent,

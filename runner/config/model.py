@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 from runner.clock import TimeControl
 from runner.config.check import ConfigError, ConfigProblem, show_value
 from runner.config.stored import is_legacy_json, order_defining, upgrade_stored
-from runner.protocol.engine import CecpDialogue, Variant
+from runner.protocol.engine import CecpDialogue
 from runner.stats import EloModel, SprtSpec
+from runner.types import Variant
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -51,7 +52,6 @@ __all__ = [
     "TablebaseResults",
     "TournamentConfig",
     "TournamentFormat",
-    "Variant",
     "is_legacy_json",
     "stored_setting",
 ]

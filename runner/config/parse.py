@@ -46,8 +46,8 @@ from runner.config.model import (
     TablebaseResults,
     TournamentConfig,
     TournamentFormat,
-    Variant,
 )
+from runner.types import Variant
 
 __all__ = ["Bounds", "load_config", "parse_config"]
 

@@ -27,11 +27,11 @@ from runner.app.run import Refused, RunResult, run_tournament
 from runner.app.signals import StopPolicy
 from runner.app.stream import EventFile, EventsError, EventsTarget, run_finished, with_events
 from runner.config.model import TournamentConfig
-from runner.protocol.engine import Variant
 from runner.protocol.loop import run as run_on_loop
 from runner.store.store import GameFilter, Store, StoredMove
 from runner.tournament.events import Event, GameFinished, GameStarted, Notice, RunOutcome
 from runner.tournament.run import Tournament
+from runner.types import Variant
 
 if TYPE_CHECKING:
     from runner.dropin.contract import DropinRun, PeerOutput
@@ -167,9 +167,10 @@ def stored_games(store: Store, tournament: Tournament) -> Iterator[GameFinished]
 
 def _record(config: TournamentConfig, game: StoredGame, moves: list[StoredMove]) -> GameRecord:
     """The record of stored `game` as far as the database keeps it."""
-    from runner.game.record import GameRecord, GameSpec, MoveRecord
+    from runner.game.record import GameRecord, GameSpec
     from runner.rules import STARTING_FEN, Board
     from runner.tournament.runtime import adjudication_rules
+    from runner.types import MoveRecord
 
     book = len((game.opening_moves or "").split())
     plies = tuple(MoveRecord(san=m.san, uci=m.uci, score_cp=m.score_cp, mate=m.mate,

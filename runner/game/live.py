@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from runner.clock import Clock
 from runner.game.record import GameSpec
-from runner.pgn.writer import MoveRecord
 from runner.rules import Board
+from runner.types import MoveRecord
 
 __all__ = ["LiveMove", "MoveWatch"]
 

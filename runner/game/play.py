@@ -34,7 +34,6 @@ from runner.game.record import (
     GameRecord,
     GameSpec,
     GameTermination,
-    MoveRecord,
 )
 from runner.protocol.engine import (
     ClockState,
@@ -47,7 +46,6 @@ from runner.protocol.engine import (
     GameSetup,
     Side,
     TranscriptEntry,
-    Variant,
 )
 from runner.protocol.freeze import FreezeMonitor
 from runner.rules import (
@@ -60,6 +58,7 @@ from runner.rules import (
     Termination,
 )
 from runner.text import shown
+from runner.types import MoveRecord, Variant
 
 __all__ = [
     "FROZEN_REPLAY",

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 from runner.clock import Clock, TimeControl
 from runner.game.adjudication import AdjudicationRules
 from runner.game.termination import GameTermination
-from runner.pgn.writer import GameDescription, MoveRecord, format_game
-from runner.protocol.engine import TranscriptEntry, Variant
+from runner.pgn.writer import GameDescription, format_game
+from runner.protocol.engine import TranscriptEntry
 from runner.rules import Result
+from runner.types import MoveRecord, Variant
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -29,7 +30,6 @@ __all__ = [
     "GameRecord",
     "GameSpec",
     "GameTermination",
-    "MoveRecord",
     "game_description",
     "game_pgn",
 ]

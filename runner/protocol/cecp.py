@@ -62,12 +62,12 @@ from runner.protocol.engine import (
     ResultClaim,
     SearchInfo,
     Side,
-    Variant,
 )
 from runner.protocol.options import check_submitted, find_declared
 from runner.protocol.pipe import PipeEngine
 from runner.protocol.process import EngineProcess
 from runner.protocol.transport import EngineTransport, Line
+from runner.types import Variant
 
 __all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
 

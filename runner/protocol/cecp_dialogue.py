@@ -19,7 +19,8 @@ from runner.protocol.cecp_commands import (
     time_control_commands,
 )
 from runner.protocol.cecp_features import CecpFeatures
-from runner.protocol.engine import CecpDialogue, ClockState, EngineConfig, GameSetup, Variant
+from runner.protocol.engine import CecpDialogue, ClockState, EngineConfig, GameSetup
+from runner.types import Variant
 
 __all__ = ["ending_commands", "game_commands", "move_lines", "position_commands", "position_refusal",
            "search_commands", "unseen_from"]

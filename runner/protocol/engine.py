@@ -21,6 +21,7 @@ from typing import NamedTuple, Optional, cast
 from mypy_extensions import mypyc_attr
 
 from runner.clock import TimeControl
+from runner.types import Variant
 
 __all__ = [
     "CecpDialogue",
@@ -39,7 +40,6 @@ __all__ = [
     "SearchInfo",
     "Side",
     "TranscriptEntry",
-    "Variant",
 ]
 
 
@@ -90,13 +90,6 @@ class Side(enum.Enum):
     def other(self) -> Side:
         """The opposite color."""
         return Side.BLACK if self is Side.WHITE else Side.WHITE
-
-
-class Variant(enum.Enum):
-    """Chess variants the runner plays."""
-
-    STANDARD = "standard"
-    FISCHERANDOM = "fischerandom"
 
 
 class CecpDialogue(enum.Enum):

@@ -30,7 +30,6 @@ from runner.protocol.engine import (
     EngineReply,
     GameSetup,
     Side,
-    Variant,
 )
 from runner.protocol.pipe import PipeEngine
 from runner.protocol.transport import EngineTransport, Line
@@ -44,6 +43,7 @@ from runner.protocol.uci_parse import (
     parse_option,
 )
 from runner.protocol.uci_settings import setoption_line, settings_lines
+from runner.types import Variant
 
 __all__ = ["UciEngine"]
 

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 from runner.books.openings import Opening
 from runner.config.model import TournamentConfig
-from runner.protocol.engine import Variant
 from runner.store import EngineRowValues, StoredTournament, TournamentStatus
 from runner.store.store import LeaseHeldError
 from runner.tournament.events import AlreadyFinished, TournamentError
 from runner.tournament.replan import changes, placements
 from runner.tournament.schedule import Schedule
 from runner.tournament.scoreboard import Scoreboard
+from runner.types import Variant
 
 if TYPE_CHECKING:
     from runner.store.store import Preparation

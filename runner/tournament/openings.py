@@ -15,10 +15,10 @@ from typing import Any
 from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
 from runner.config.model import BookFormat, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
-from runner.protocol.engine import Variant
 from runner.rules import Board
 from runner.tournament.events import TournamentError
 from runner.tournament.styles import OpeningDealer, implementation
+from runner.types import Variant
 
 __all__ = ["OpeningPolicy", "RunnerDealer", "edit_would_misstate", "opening_over"]
 

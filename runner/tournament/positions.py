@@ -19,12 +19,13 @@ import logging
 from collections.abc import Callable, Collection, Mapping
 
 from runner.books.openings import Opening
-from runner.protocol.engine import Engine, EngineConfig, EngineError, Variant
+from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine
 from runner.protocol.lifetime import finish_uncancelled
 from runner.tournament.events import TournamentError
 from runner.tournament.openings import edit_would_misstate
 from runner.tournament.schedule import Schedule
+from runner.types import Variant
 
 __all__ = ["refuse_untellable_openings"]
 

@@ -28,9 +28,9 @@ from runner.dropin.cutechess.schedule import CutechessPairing, cutechess_pairing
 from runner.dropin.cutechess.suite import CUTECHESS_PLIES, CutechessSuite, Mersenne, frc_start_fen
 from runner.game.adjudication import AdjudicationRules
 from runner.game.termination import GameTermination
-from runner.protocol.engine import Variant
 from runner.rules import Board, Result
 from runner.tournament.styles import OrderImplementation, register
+from runner.types import Variant
 
 __all__ = ["CutechessDealer", "cutechess_order"]
 

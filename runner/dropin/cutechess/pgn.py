@@ -22,9 +22,9 @@ from runner.clock import TimeControl
 from runner.dropin.cutechess.results import CuteResult
 from runner.dropin.cutechess.settings import PgnMode
 from runner.dropin.fastchess.pvcheck import search_lines
-from runner.game.record import GameRecord, MoveRecord
-from runner.protocol.engine import Variant
+from runner.game.record import GameRecord
 from runner.rules import STARTING_FEN
+from runner.types import MoveRecord, Variant
 
 __all__ = ["ROSTER", "cutechess_pgn", "move_comment", "pgn_tags", "time_control_text"]
 

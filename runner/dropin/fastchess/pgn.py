@@ -22,10 +22,10 @@ from importlib import resources
 
 from runner.dropin.fastchess.pvcheck import last_info_line, search_lines
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
-from runner.game.record import GameRecord, GameTermination, MoveRecord
-from runner.protocol.engine import Variant
+from runner.game.record import GameRecord, GameTermination
 from runner.protocol.uci_parse import parse_info
 from runner.rules import STARTING_FEN, Board, Move, Result
+from runner.types import MoveRecord, Variant
 
 __all__ = [
     "EngineId",
