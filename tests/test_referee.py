@@ -15,12 +15,13 @@ import pytest
 from runner.clock import TimeControl
 from runner.game.adjudication import AdjudicationRules
 from runner.game.job import GameJob
-from runner.game.record import GameRecord, GameSpec, MoveRecord
+from runner.game.record import GameRecord, GameSpec
 from runner.game.slot import GameSlot, Played
 from runner.game.termination import GameTermination
 from runner.protocol.engine import EngineConfig
 from runner.referee import verify_game
 from runner.rules import Board, Result
+from runner.types import MoveRecord
 from tests.conftest import require_binary
 
 OPENING = ("e2e4", "e7e5")

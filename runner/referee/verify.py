@@ -24,7 +24,6 @@ from runner.game.adjudication import (
 from runner.game.job import GameJob
 from runner.game.record import GameRecord, GameSpec
 from runner.game.termination import GameTermination
-from runner.protocol.engine import Variant
 from runner.rules import (
     STARTING_FEN,
     Board,
@@ -33,6 +32,7 @@ from runner.rules import (
     InvalidMoveError,
     Result,
 )
+from runner.types import Variant
 
 __all__ = ["Verdict", "verify_game"]
 
