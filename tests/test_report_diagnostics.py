@@ -17,13 +17,14 @@ import pytest
 from conftest import REPO, require_binary
 
 from runner.clock import TimeControl
-from runner.game.record import GameRecord, GameSpec, GameTermination, MoveRecord
+from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.report.build import search_figures
 from runner.rules import Result
 from runner.store import Database
 from runner.store.models import EngineRow, GameRow, MoveRow, TournamentRow
 from runner.store.queries import SearchTotals, search_totals
 from runner.store.records import GameStatus
+from runner.types import MoveRecord
 
 T0 = datetime(2026, 11, 28, tzinfo=UTC)
 

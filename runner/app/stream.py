@@ -21,7 +21,6 @@ from runner.app.report import report
 from runner.app.run import Done, Refused, RunResult, RunView
 from runner.app.signals import Interrupted
 from runner.clock import Clock
-from runner.types import Variant
 from runner.report.stream import (
     GameFinishedEvent,
     GameStartedEvent,
@@ -39,6 +38,7 @@ from runner.stats import SprtResult
 from runner.store.store import Store
 from runner.tournament.events import Event, GameFinished, GameStarted, MovePlayed, Notice, RunOutcome
 from runner.tournament.run import Tournament
+from runner.types import Variant
 
 __all__ = ["STANDINGS_EVERY", "STDOUT", "EventFile", "EventsError", "EventsTarget", "finished_event",
            "move_event", "notice_event", "run_finished", "sprt_event", "started_event",
