@@ -18,12 +18,14 @@ from pathlib import Path
 import pytest
 
 from engine.player import SKEW_OPTIMUM
+from runner.app.report import report
 from runner.app.run import Placement
 from runner.app.signals import Interrupted
 from runner.app.tune import Played, tune
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
 from runner.config.tune import PLUS, load_tune
+from runner.report.render import render_html
 from runner.store.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -125,7 +127,7 @@ def _runner(*args: str) -> list[str]:
 
 def test_real_tuning_run_stores_its_pairs(tmp_path: Path) -> None:
     """Two real iterations: a line each, the values as option words, each pair's two games
-    stored with the side values the iteration recorded."""
+    stored with the side values the iteration recorded; a pair's HTML report draws theta."""
     db = f"sqlite:///{tmp_path / 'tune.db'}"
     done = subprocess.run(_runner("tune", str(_file(tmp_path, iterations=2)), "--db", db),
                           capture_output=True, text=True, timeout=300, check=False)
@@ -147,6 +149,11 @@ def test_real_tuning_run_stores_its_pairs(tmp_path: Path) -> None:
             assert abs(iteration.result) <= 2
             assert abs(iteration.plus[0] - iteration.minus[0]) >= 8
         assert lines[-1] == f"option.Skew={round(stored[-1].theta[0])}"
+        page = render_html(report(store, stored[-1].tournament_id))
+        assert 'data-plot="tuning"' in page and "SPSA tune test: theta over iterations" in page
+        series = report(store, stored[-1].tournament_id)
+        assert series.tuning is not None
+        assert [k for k, _theta in series.tuning.points] == [1, 2]
     finally:
         store.close()
 

@@ -26,6 +26,7 @@ __all__ = [
     "SprtState",
     "Standing",
     "TerminationTally",
+    "TuningSeries",
 ]
 
 
@@ -201,6 +202,17 @@ class LengthBin:
 
 
 @dataclass(frozen=True)
+class TuningSeries:
+    """The SPSA run a tournament's pair belongs to: each parameter's theta over iterations."""
+
+    run: str
+    parameters: tuple[str, ...]
+    start: tuple[float, ...]
+    points: tuple[tuple[int, tuple[float, ...]], ...]
+    """(iteration, theta of every parameter after it), in order."""
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything a tournament report shows."""
 
@@ -238,3 +250,5 @@ class Report:
     stopped: str | None = None
     """Why the run stopped when an engine never moved (the stored reason): its games are no
     result, so the report has no standings, Elo or SPRT, only what happened in the games."""
+    tuning: TuningSeries | None = None
+    """The tuning run whose iteration this tournament's pair is (`runner tune`), if any."""

@@ -429,6 +429,28 @@ def _llr_plot(report: Report) -> str | None:
     return _svg("llr", body)
 
 
+def _tuning_plot(report: Report) -> str | None:
+    """Each tuned parameter's theta over the iterations of its SPSA run, from its start."""
+    tuning = report.tuning
+    if tuning is None or not tuning.points:
+        return None
+    points = [(0, tuning.start), *tuning.points]
+    values = [v for _k, theta in points for v in theta]
+    low, high = min(values), max(values)
+    margin = 0.05 * (high - low) or 1.0
+    frame = _Frame((0, points[-1][0]), (low - margin, high + margin))
+    body = frame.axes(f"SPSA {tuning.run}: theta over iterations", "iteration", "theta")
+    keys = []
+    for index, name in enumerate(tuning.parameters):
+        color = _PALETTE[index % len(_PALETTE)]
+        line = [(frame.x(k), frame.y(theta[index])) for k, theta in points]
+        body.append(f'<path class="line" d="{_path(line)}" stroke="{color}" fill="none" '
+                    'stroke-width="2"/>')
+        keys.append((name, color))
+    body.extend(_legend(keys))
+    return _svg("tuning", body)
+
+
 def _length_plot(report: Report) -> str | None:
     """A histogram of game lengths in plies."""
     if not report.lengths:
@@ -497,6 +519,7 @@ def render_html(report: Report) -> str:
     plots = [(title, svg) for title, svg in (
         ("Elo over games played", _elo_plot(report)),
         ("SPRT", _llr_plot(report)),
+        ("SPSA parameters", _tuning_plot(report)),
         ("Game lengths", _length_plot(report)),
     ) if svg is not None]
     tables = _tables(report)
