@@ -6,6 +6,7 @@ the bundled engine keep them quick; the longer cases are slow."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,10 @@ import pytest
 pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
 httpx = pytest.importorskip("httpx", reason="the fleet extra (httpx) is not installed")
 
+from runner.game.job import GameJob  # noqa: E402
+from runner.game.record import GameRecord  # noqa: E402
+from runner.game.termination import GameTermination  # noqa: E402
+from runner.rules import Result  # noqa: E402
 from runner.store.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -165,23 +171,106 @@ def _local_run(directory: Path, rounds: int) -> list[tuple[int, str, str, str]]:
     return _stored(directory / "local.db", 1)
 
 
+def _forge(fleet: Fleet) -> None:
+    """A worker that sends what it was not given: refused, flagged, nothing counted; the
+    batch it ends goes to the others."""
+    auth = {"Authorization": f"Bearer {fleet.worker_token}"}
+    joined = httpx.post(f"{fleet.base}/api/workers", headers=auth, timeout=30, json={
+        "name": "forger", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
+        "version": "0", "engines": ["bundled", "bundled-v1"]})
+    assert joined.status_code == 201, joined.text
+    base = f"{fleet.base}/api/workers/{joined.json()['id']}"
+    deadline = time.monotonic() + 60
+    while (offer := httpx.post(f"{base}/batch", headers=auth, timeout=30)).status_code == 204:
+        assert time.monotonic() < deadline, "no batch offered"
+        time.sleep(0.2)
+    assert offer.status_code == 200, offer.text
+    batch = offer.json()
+    job = GameJob.from_json(batch["jobs"][0])
+    assert job.white.argv == (job.white.name,)  # no command of the service's goes out
+    now = datetime.now(UTC)
+
+    def upload(index: int, white: str, black: str) -> httpx.Response:
+        record = GameRecord(white, black, job.spec, (), Result.WHITE_WINS,
+                            GameTermination.RESIGNATION, "forged", now, now,
+                            "4k3/8/8/8/8/8/8/4K3 w - - 0 1")
+        return httpx.post(f"{base}/batches/{batch['id']}/games", headers=auth, timeout=30,
+                          json={"index": index, "seconds": 1.0,
+                                "record": json.loads(record.to_json())})
+
+    outside = upload(10_000, job.white.name, job.black.name)
+    assert outside.status_code == 422 and "not in batch" in outside.text
+    swapped = upload(job.index, job.black.name, job.white.name)
+    assert swapped.status_code == 422
+    assert f"not {job.black.name} vs {job.white.name}" in swapped.text
+    huge = httpx.post(f"{base}/batches/{batch['id']}/games", headers=auth, timeout=30,
+                      content=b"x" * (5 << 20))
+    assert huge.status_code == 413
+    ended = httpx.post(f"{base}/batches/{batch['id']}/end", headers=auth, timeout=30)
+    assert ended.status_code == 200 and ended.json()["returned"] == len(batch["jobs"])
+    late = upload(job.index, job.white.name, job.black.name)
+    assert late.status_code == 409, late.text
+
+
 def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
         fleet: Fleet) -> None:
     """Two workers with both engines and one lacking bundled-v1: every game stored once,
-    with the results a local run of the same schedule gives; none handed to the third."""
-    tournament_id = fleet.submit(rounds=4)
+    with the results a local run of the same schedule gives; none handed to the third. A
+    forging worker took the first batch: refused, flagged, and its batch played by others."""
+    tournament_id = fleet.submit(rounds=3)
+    _forge(fleet)
     fleet.join("a", ("bundled", "bundled-v1"))
     fleet.join("b", ("bundled", "bundled-v1"))
     fleet.join("c", ("bundled",))
     fleet.wait_finished(tournament_id)
     games = _stored(fleet.db, tournament_id)
-    assert [game[0] for game in games] == list(range(8))  # every game once
-    assert games == _local_run(fleet.root / "local", rounds=4)  # as this machine plays them
+    assert [game[0] for game in games] == list(range(6))  # every game once
+    assert games == _local_run(fleet.root / "local", rounds=3)  # as this machine plays them
     with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
         workers = {w.name: w for w in store.fleet.workers()}
         batches = store.fleet.batches(tournament_id)
-    assert len(workers) == 3
+    assert len(workers) == 4  # the forger too
+    assert workers["forger"].flag is not None and workers["forger"].games == 0
     lacking = [w for w in workers.values() if "bundled-v1" not in w.info["engines"]]
     assert len(lacking) == 1 and lacking[0].games == 0
     assert all(batch.worker_id != lacking[0].id for batch in batches)
-    assert sum(w.games for w in workers.values()) == 8
+    assert sum(w.games for w in workers.values()) == 6
+
+
+def _counted(db: Path) -> int:
+    """Games counted for any worker so far."""
+    with Store.open(f"sqlite:///{db}", migrate=False) as store:
+        return sum(worker.games for worker in store.fleet.workers())
+
+
+def _wait_counted(fleet: Fleet, at_least: int) -> None:
+    deadline = time.monotonic() + WAIT
+    while _counted(fleet.db) < at_least:
+        assert time.monotonic() < deadline, f"fewer than {at_least} games uploaded in {WAIT:g} s"
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["kill", "stop"])
+def test_a_silent_worker_s_batch_goes_to_another_and_nothing_counts_twice(
+        fleet: Fleet, how: str) -> None:
+    """A worker killed (kill -9) or stopped (SIGSTOP) after its first upload: once its lease
+    ends its games go to a second worker; a stopped one resumed (SIGCONT) is refused its late
+    uploads; every game stored once."""
+    tournament_id = fleet.submit(rounds=4)
+    first = fleet.join("a", ("bundled", "bundled-v1"))
+    _wait_counted(fleet, 1)
+    os.killpg(first.pid, signal.SIGKILL if how == "kill" else signal.SIGSTOP)
+    fleet.join("b", ("bundled", "bundled-v1"))
+    fleet.wait_finished(tournament_id)
+    if how == "stop":
+        os.killpg(first.pid, signal.SIGCONT)
+        os.killpg(first.pid, signal.SIGTERM)
+        _, said = first.communicate(timeout=120)
+        assert "refused" in said or "no longer this worker's" in said, said
+    games = _stored(fleet.db, tournament_id)
+    assert [game[0] for game in games] == list(range(8))
+    assert _counted(fleet.db) == 8
+    with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
+        states = [batch.state for batch in store.fleet.batches(tournament_id)]
+    assert "expired" in states
