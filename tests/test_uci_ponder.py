@@ -254,3 +254,25 @@ def test_ponder_hits_are_stored_per_move_and_reported_per_engine(tmp_path: Path)
     text = subprocess.run([sys.executable, "-m", "runner", "report", "--db", f"sqlite:///{db}"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert f"of {counted['sf'][0]}" in text.stdout and "Ponder hits" in text.stdout, text.stdout
+
+
+@pytest.mark.timeout(60)
+def test_a_hit_at_once_after_go_ponder_still_ends_with_a_move(tmp_path: Path) -> None:
+    """Ethereal never ends a search whose ponderhit came before it began: the runner waits
+    (off the clock) for the ponder search's first report before sending it."""
+    async def body() -> None:
+        engine = UciEngine(_config("ethereal-chess", tmp_path))
+        await engine.start()
+        try:
+            for _ in range(3):
+                await engine.new_game(GameSetup(time_control=TC, side=Side.WHITE))
+                first = await engine.play([], CLOCKS, timeout=10)
+                assert first.ponder_move
+                await engine.ponder([first.move], CLOCKS)
+                hit = await engine.play([first.move, first.ponder_move], CLOCKS, timeout=5)
+                assert hit.ponder_hit is True and hit.move
+                await engine.end_game("*")
+        finally:
+            await engine.quit()
+
+    asyncio.run(body())

@@ -28,6 +28,7 @@ from runner.protocol.engine import (
     EngineError,
     EngineOption,
     EngineReply,
+    EngineStalled,
     GameSetup,
     Side,
 )
@@ -46,6 +47,11 @@ from runner.protocol.uci_settings import setoption_line, settings_lines
 from runner.types import Variant
 
 __all__ = ["UciEngine"]
+
+_PONDER_START = 0.5
+"""Seconds a ponder hit waits at most, off the clock, for the ponder search's first report:
+Debian's Ethereal never ends a search whose ``ponderhit`` came before it began (10 times in
+10 when sent at once after ``go ponder``)."""
 
 _MESSAGES_KEPT = 20
 
@@ -75,6 +81,7 @@ class UciEngine(PipeEngine):
         self._pondered: list[str] | None = None
         """The moves of the position a running ``go ponder`` searches (the expected reply last)."""
         self._ponder_search: asyncio.Future[EngineReply] | None = None
+        self._ponder_heard: asyncio.Future[None] | None = None  # its first info line came
 
     # ----------------------------------------------------------------- Engine API
 
@@ -189,6 +196,7 @@ class UciEngine(PipeEngine):
         self._begin_search()
         self._score_is_bound = False
         self._ponder_search, self._reply = self._reply, None
+        self._ponder_heard = asyncio.get_running_loop().create_future()
         self._pondered = pondered
         self._searches += 1
         await self._send(self._position(setup.start_fen, pondered),
@@ -199,10 +207,13 @@ class UciEngine(PipeEngine):
         """The ponder search is over: True when it goes on (a hit, still searching); else it
         is stopped and its bestmove read and dropped (a miss, or the game's end).  A crash
         while pondering is raised here; a bestmove that never comes is EngineStalled."""
-        search = self._ponder_search
-        assert search is not None
-        self._pondered = None
+        search, heard = self._ponder_search, self._ponder_heard
+        assert search is not None and heard is not None
+        self._pondered = self._ponder_heard = None
         try:
+            if hit and not search.done() and not heard.done():  # see _PONDER_START
+                with contextlib.suppress(EngineStalled):
+                    await self._wait(heard, _PONDER_START, "no report from the ponder search")
             if search.done():
                 search.result()  # the engine's fault, if it died while pondering
                 self._proc_note("bestmove while pondering, before ponderhit or stop: dropped")
@@ -297,8 +308,12 @@ class UciEngine(PipeEngine):
             self._proc_note(f"the engine reports {text!r}; playing on")
 
     def _handle_info(self, rest: str) -> None:
-        if self._reply is None and self._ponder_search is None:
-            return
+        if self._reply is None:
+            heard = self._ponder_heard
+            if heard is None:
+                return
+            if not heard.done():
+                heard.set_result(None)
         if rest.startswith("string "):  # Stockfish's NNUE note, every search: no fields to parse
             if len(self._messages) < _MESSAGES_KEPT:
                 self._messages.append(f"info string {rest[7:].strip()}")
