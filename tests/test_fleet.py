@@ -274,3 +274,40 @@ def test_a_silent_worker_s_batch_goes_to_another_and_nothing_counts_twice(
     with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
         states = [batch.state for batch in store.fleet.batches(tournament_id)]
     assert "expired" in states
+
+
+@pytest.mark.slow
+def test_the_server_restarted_mid_run_loses_nothing(fleet: Fleet) -> None:
+    """The service stopped after the first upload and started again: the worker backs off
+    while it is away, its old batch is refused, and it plays the resumed tournament's
+    missing games; every game stored once."""
+    tournament_id = fleet.submit(rounds=4)
+    fleet.join("a", ("bundled", "bundled-v1"))
+    _wait_counted(fleet, 1)
+    assert fleet.server is not None
+    os.killpg(fleet.server.pid, signal.SIGTERM)
+    fleet.server.communicate(timeout=120)
+    fleet.start_server()
+    fleet.wait_finished(tournament_id)
+    games = _stored(fleet.db, tournament_id)
+    assert [game[0] for game in games] == list(range(8))
+
+
+@pytest.mark.slow
+def test_a_revoked_token_stops_its_worker_with_one_line(fleet: Fleet) -> None:
+    """The worker's token revoked mid-batch: its next request is refused and it exits with
+    one line saying so; a worker with another token plays the rest."""
+    tournament_id = fleet.submit(rounds=4)
+    worker = fleet.join("a", ("bundled", "bundled-v1"))
+    _wait_counted(fleet, 1)
+    revoked = _runner("token", "revoke", "w", "--db", f"sqlite:///{fleet.db}",
+                      cwd=fleet.db.parent)
+    assert revoked.returncode == 0, revoked.stderr
+    _, said = worker.communicate(timeout=120)
+    assert worker.returncode == 2
+    assert "refused this worker" in said, said
+    made = _runner("token", "add", "w2", "--role", "worker", "--db", f"sqlite:///{fleet.db}",
+                   cwd=fleet.db.parent)
+    fleet.join("b", ("bundled", "bundled-v1"), token=made.stdout.split()[0])
+    fleet.wait_finished(tournament_id)
+    assert [game[0] for game in _stored(fleet.db, tournament_id)] == list(range(8))

@@ -113,6 +113,8 @@ class WorkerClient:
         self._http: httpx.AsyncClient | None = None
         self._scheduler: LocalScheduler | None = None
         self._wake = asyncio.Event()
+        self._refused: str | None = None
+        """Why the service refused this worker during a batch (a revoked token)."""
 
     def stop(self) -> None:
         """A stop request (Ctrl-C): the first finishes the running games, the second cuts
@@ -150,6 +152,8 @@ class WorkerClient:
                 self._check(offer)
                 wait = self.settings.first_wait
                 await self._play(offer.json())
+                if self._refused is not None:
+                    raise JoinRefused(self._refused)
 
     # ----------------------------------------------------------------- requests
 
@@ -289,10 +293,9 @@ class WorkerClient:
                 scheduler.stop(hard=True)
                 return
             if answer.status_code in (401, 403):
-                self.say(f"the service refused this worker ({answer.status_code}): "
-                         f"{_detail(answer)}")
+                self._refused = (f"the service refused this worker ({answer.status_code}): "
+                                 f"{_detail(answer)}")
                 lost.set()
-                self.stops = 2
                 scheduler.stop(hard=True)
                 return
 
