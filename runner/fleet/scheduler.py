@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from runner.fleet.batches import Batch, batch_size, fits
 from runner.game.job import GameJob
 from runner.game.record import GameRecord
+from runner.referee import verify_game
 from runner.store.store import Store
 from runner.tournament.events import Notice
 from runner.tournament.jobs import JobQueue
@@ -169,12 +170,13 @@ class FleetScheduler(Scheduler):
             raise Refusal(422, f"game {index + 1} is not in batch {batch_id}", flag=True)
         if index in batch.delivered:
             raise Refusal(409, f"game {index + 1} of batch {batch_id} was already uploaded")
-        if (record.white, record.black) != job.engines:
-            raise Refusal(422, f"game {index + 1} is {job.white.name} vs {job.black.name}, "
-                          f"not {record.white} vs {record.black}", flag=True)
-        if record.replay:
-            raise Refusal(422, f"game {index + 1} has no result (played again): return it "
-                          "with the batch's end instead")
+        verdict = verify_game(job, record)  # refereed again: moves, result, clocks, the job
+        if not verdict.ok:
+            # Not counted, and nothing more of this batch is taken from this worker: its
+            # games not yet counted go to another.
+            await self.end(worker_id, batch_id, state="refused")
+            where = "" if verdict.ply is None else f" (ply {verdict.ply})"
+            raise Refusal(422, f"game {index + 1} refused{where}: {verdict.reason}", flag=True)
         batch.delivered.add(index)
         # The tournament's own spec (the worker's cannot change what is stored), and who
         # played it (the worker's name as the service knows it).

@@ -17,9 +17,9 @@ __all__ = ["BATCH_STATES", "PLACEMENTS", "Fleet", "FleetBatchRecord", "FleetWork
 
 PLACEMENTS = ("host", "cluster", "workers")
 """Where a submission's games may be played: this host, the Dask cluster, remote workers."""
-BATCH_STATES = ("leased", "ended", "expired", "lost")
-"""A batch out with its worker, ended by it, taken back at its deadline, or out when the
-service stopped."""
+BATCH_STATES = ("leased", "ended", "expired", "refused", "lost")
+"""A batch out with its worker, ended by it, taken back at its deadline, taken back for a
+game the referee refused, or out when the service stopped."""
 
 
 @dataclass(frozen=True)

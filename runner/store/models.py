@@ -339,7 +339,7 @@ class FleetBatchRow(Base):
     """The schedule indexes of its games."""
     state: Mapped[str] = mapped_column(String(16), default="leased")
     """leased, ended (the worker ended it), expired (its lease ran out: given to another),
-    or lost (the service stopped with it out)."""
+    refused (a game of it failed the referee), or lost (the service stopped with it out)."""
     leased_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
     deadline: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
 
