@@ -276,3 +276,26 @@ def test_a_hit_at_once_after_go_ponder_still_ends_with_a_move(tmp_path: Path) ->
             await engine.quit()
 
     asyncio.run(body())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_runner_cutechess_ponders_uci_engines(tmp_path: Path) -> None:
+    """The drop-in's ``ponder`` on UCI engines (refused before issue 43) reaches them."""
+    stockfish, ethereal = require_binary("stockfish"), require_binary("ethereal-chess")
+    done = subprocess.run(
+        [sys.executable, "-c", "from runner.dropin.main import cutechess; cutechess()",
+         "-engine", f"cmd={stockfish}", "name=sf",
+         "-engine", f"cmd={ethereal}", "name=eth", "-each", "proto=uci", "ponder",
+         "tc=4+0.04", "timemargin=1000", "option.Threads=1", "-games", "2", "-maxmoves", "8",
+         "-pgnout", str(tmp_path / "out.pgn"), "-debug", "all"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+        text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = done.stdout + done.stderr
+    for name in ("sf", "eth"):
+        assert f">{name}(" in said
+        assert any(f">{name}(" in line and "setoption name Ponder value true" in line
+                   for line in said.splitlines())
+    assert "go ponder" in said and "ponderhit" in said
+    assert "loses on time" not in said and "Finished match" in said
