@@ -32,6 +32,7 @@ class FaultKind(Enum):
     RESIGN = "resign"
     TIME_ABUSE = "time-abuse"
     NO_PONG = "no-pong"
+    STDERR = "stderr"
 
 
 # Faults that take `@N` (the move number at which they strike); others take `=VALUE` or nothing.
@@ -43,6 +44,7 @@ _AT_MOVE = {
     FaultKind.FLOOD,
     FaultKind.FALSE_CLAIM,
     FaultKind.RESIGN,
+    FaultKind.STDERR,
 }
 
 # Exit status of a deliberate crash, so that a test can tell it from a real bug.
@@ -127,6 +129,12 @@ class FaultPlan:
             if fault.kind is kind:
                 return fault.value
         return None
+
+
+def complain(own_move: int) -> None:
+    """Write a diagnostic line to standard error, as an engine about to fail often does."""
+    os.write(2, f"engine: assertion failed in search before own move {own_move} "
+                f"(pid {os.getpid()})\n".encode())
 
 
 def crash_now() -> None:

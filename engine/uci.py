@@ -375,6 +375,8 @@ class UciSession:
         self._own_moves += 1
         n = self._own_moves
         plan = self._faults
+        if plan.strikes(FaultKind.STDERR, n):
+            fault_actions.complain(n)
         if plan.strikes(FaultKind.CRASH, n):
             fault_actions.crash_now()
         if plan.strikes(FaultKind.HANG, n):

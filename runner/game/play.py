@@ -29,6 +29,8 @@ from runner.game.adjudication import (
     tablebase_judge,
 )
 from runner.game.record import (
+    STDERR_KEPT,
+    STDERR_TERMINATIONS,
     TRANSCRIPT_LINE_LIMIT,
     UNTIMED_MOVE_TIMEOUT,
     GameRecord,
@@ -188,6 +190,7 @@ async def play_game(
         sent.append(move.uci())
         board.push(move)
     engines = {True: white, False: black}
+    stderr_marks = (white.stderr_mark(), black.stderr_mark())
     try:
         over = await _run(engines, spec, board, moves, sent, on_move, _Frozen(freezes, began))
     except _GameOver as end:
@@ -204,8 +207,24 @@ async def play_game(
         termination=over.termination, reason=over.reason, started_at=started,
         ended_at=datetime.now(UTC), final_fen=board.fen(),
         protocol_lines=(_game_lines(white, began), _game_lines(black, began)),
-        replay=over.replay,
+        replay=over.replay, stderr=await _kept_stderr(over.termination, white, black,
+                                                      stderr_marks),
     )
+
+
+async def _kept_stderr(termination: GameTermination, white: Engine, black: Engine,
+                       marks: tuple[int, int]) -> tuple[str, str]:
+    """Each engine's standard error of this game, kept when the game ended by a crash, a
+    stall or a time loss (read once, at the game's end: the per-move path never sees it)."""
+    if termination not in STDERR_TERMINATIONS:
+        return "", ""
+    return (_clip_stderr(await white.stderr_since(marks[0])),
+            _clip_stderr(await black.stderr_since(marks[1])))
+
+
+def _clip_stderr(text: str) -> str:
+    """The last `STDERR_KEPT` characters of `text`."""
+    return text if len(text) <= STDERR_KEPT else text[-STDERR_KEPT:]
 
 
 _entry_time = attrgetter("time")

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 __all__ = [
+    "STDERR_KEPT",
+    "STDERR_TERMINATIONS",
     "TRANSCRIPT_LINE_LIMIT",
     "UNTIMED_MOVE_TIMEOUT",
     "GameRecord",
@@ -37,6 +39,11 @@ __all__ = [
 UNTIMED_MOVE_TIMEOUT = 600.0
 """Seconds an engine may think on a move when no clock runs (depth or node limits, ``inf``)."""
 TRANSCRIPT_LINE_LIMIT = 2000
+STDERR_KEPT = 8192
+"""Characters of an engine's standard error kept with a game (its last ones)."""
+STDERR_TERMINATIONS = frozenset({GameTermination.DISCONNECT, GameTermination.STALL,
+                                 GameTermination.TIME_FORFEIT})
+"""The endings after which the engines' standard error of the game is kept."""
 """Characters of one protocol line kept in a game record's transcripts."""
 
 
@@ -97,6 +104,9 @@ class GameRecord:
     """A runner-side failure: the game has no valid result and should be played again."""
     worker: str | None = None
     """Where the game was played when not in the runner's process (a Dask worker's name)."""
+    stderr: tuple[str, str] = ("", "")
+    """Each engine's standard error during the game (white's, black's; its last
+    `STDERR_KEPT` characters), kept only for the `STDERR_TERMINATIONS`."""
 
     def to_json(self) -> str:
         """The record as JSON text (`from_json` reads it back into an equal record)."""

@@ -314,6 +314,14 @@ class Engine(abc.ABC):
     def pid(self) -> int | None:
         """The engine's process id while it runs (None before it starts)."""
 
+    def stderr_mark(self) -> int:
+        """A mark in the engine's standard error, for `stderr_since` (0: none is kept)."""
+        return 0
+
+    async def stderr_since(self, mark: int) -> str:
+        """What the engine wrote to its standard error since `mark` (bounded; "" if none)."""
+        return ""
+
     @property
     @abc.abstractmethod
     def features(self) -> Mapping[str, str]:

@@ -105,6 +105,14 @@ class PipeEngine(Engine):
         """The engine's process id while it runs."""
         return self._proc.pid if self._proc is not None else None
 
+    def stderr_mark(self) -> int:
+        """Bytes of standard error read so far (see `EngineProcess.stderr_since`)."""
+        return self._proc.stderr_read if self._proc is not None else 0
+
+    async def stderr_since(self, mark: int) -> str:
+        """The standard error the process wrote since `mark`, as its bounded tail holds it."""
+        return "" if self._proc is None else await self._proc.stderr_since(mark)
+
     async def quit(self) -> int | None:
         """``quit``, then SIGTERM (if the engine allows it) and SIGKILL to the group."""
         if self._proc is None:

@@ -89,6 +89,7 @@ class EngineProcess:
         self._stderr_task: asyncio.Task[None] | None = None
         self._stderr_tail = bytearray()
         self._stderr_logged = 0
+        self._stderr_read = 0
         self._end_noted = False
         self._reader = LineReader(
             self.transcript, line_limit=line_limit, entry_limit=entry_limit, note=self.note,
@@ -114,6 +115,23 @@ class EngineProcess:
     def stderr_tail(self) -> str:
         """The last bytes the engine wrote to its standard error, decoded leniently."""
         return self._stderr_tail.decode("utf-8", errors="replace")
+
+    @property
+    def stderr_read(self) -> int:
+        """Bytes read from the engine's standard error so far (a mark for `stderr_since`)."""
+        return self._stderr_read
+
+    async def stderr_since(self, mark: int, settle: float = 1.0) -> str:
+        """What the engine wrote to its standard error after `stderr_read` was `mark`, as far
+        as the bounded tail still holds it; once the process has exited, its last writes are
+        awaited up to `settle` seconds (the drain may not have read them yet)."""
+        task = self._stderr_task
+        if task is not None and not task.done() and self.returncode is not None:
+            await asyncio.wait([task], timeout=settle)
+        kept = min(self._stderr_read - mark, len(self._stderr_tail))
+        if kept <= 0:
+            return ""
+        return bytes(self._stderr_tail[-kept:]).decode("utf-8", errors="replace")
 
     async def start(self) -> None:
         """Spawn the process (argv list, no shell) in a new session with piped stdio."""
@@ -414,6 +432,7 @@ class EngineProcess:
                 if not chunk:
                     return
                 self._stderr_tail += chunk
+                self._stderr_read += len(chunk)
                 if len(self._stderr_tail) > self.stderr_limit:
                     del self._stderr_tail[: len(self._stderr_tail) - self.stderr_limit]
                 if log is not None and self._stderr_logged < self.stderr_limit:

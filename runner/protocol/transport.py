@@ -76,6 +76,13 @@ class EngineTransport(Protocol):
     def running(self) -> bool:
         """Whether the process was started and has not been reaped yet."""
 
+    @property
+    def stderr_read(self) -> int:
+        """Bytes read from the engine's standard error so far."""
+
+    async def stderr_since(self, mark: int, settle: float = 1.0) -> str:
+        """The standard error written since `stderr_read` was `mark` (bounded)."""
+
     async def start(self) -> None:
         """Spawn the process."""
 

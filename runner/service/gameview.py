@@ -49,6 +49,10 @@ class GameView(BaseModel):
     white_clock: float | None = Field(description="White's clock at the start, seconds.")
     black_clock: float | None
     moves: list[GameMove]
+    white_stderr: str | None = Field(
+        default=None, description="White's standard error in the game (its last 8192 "
+        "characters), kept when the game ended by a crash, a stall or a time loss.")
+    black_stderr: str | None = Field(default=None, description="Black's, as white_stderr.")
 
 
 _TAG = re.compile(r'^\[(\w+)\s+"((?:[^"\\]|\\.)*)"\]\s*$', re.MULTILINE)
@@ -123,4 +127,5 @@ def game_view(store: Store, tournament_id: int, index: int) -> GameView | None:
         termination=None if game.termination is None else game.termination.value,
         reason=game.reason, time_control=tags.get("TimeControl"), start_fen=start,
         white_clock=None if control is None else control.periods[0].base,
-        black_clock=None if control is None else control.periods[0].base, moves=moves)
+        black_clock=None if control is None else control.periods[0].base, moves=moves,
+        white_stderr=game.white_stderr, black_stderr=game.black_stderr)

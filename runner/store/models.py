@@ -177,6 +177,11 @@ class GameRow(Base):
     by a runner that did not keep offsets."""
     worker: Mapped[str | None] = mapped_column(String(200))
     """The Dask worker that played the game (None: played in the runner's own process)."""
+    white_stderr: Mapped[str | None] = mapped_column(Text)
+    """White's standard error during the game, bounded, kept when it ended by a crash, a
+    stall or a time loss (None: nothing written, or another ending)."""
+    black_stderr: Mapped[str | None] = mapped_column(Text)
+    """Black's, as `white_stderr`."""
 
     white: Mapped[EngineRow] = relationship(foreign_keys=[white_id])
     black: Mapped[EngineRow] = relationship(foreign_keys=[black_id])

@@ -100,6 +100,10 @@ class StoredGame:
     started_at: datetime | None
     ended_at: datetime | None
     pgn: str | None
+    white_stderr: str | None = None
+    """White's standard error in the game (bounded), kept after a crash, stall or time loss."""
+    black_stderr: str | None = None
+    """Black's, as `white_stderr`."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,8 @@ def _games_query(where: GameFilter) -> Select[*tuple[Any, ...]]:
             black.name.label("black"),
             GameRow.opening_index, GameRow.opening_fen, GameRow.opening_moves, GameRow.status,
             GameRow.result, GameRow.termination, GameRow.reason, GameRow.plies,
-            GameRow.started_at, GameRow.ended_at, GameRow.pgn,
+            GameRow.started_at, GameRow.ended_at, GameRow.pgn, GameRow.white_stderr,
+            GameRow.black_stderr,
         )
         .join(white, GameRow.white_id == white.id)
         .join(black, GameRow.black_id == black.id)

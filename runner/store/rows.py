@@ -43,6 +43,7 @@ def done_values(record: GameRecord, pgn: str | None,
         "opening_moves": " ".join(record.opening_moves) or None, "pgn": pgn,
         "pgn_offset": pgn_offset,
         "worker": record.worker,
+        "white_stderr": record.stderr[0] or None, "black_stderr": record.stderr[1] or None,
     }
 
 
@@ -77,7 +78,8 @@ def schedule_values(tournament_id: int, job: JobKey, ids: Mapping[str, int]) -> 
 RUNNING_KEYS = tuple(running_values())
 """The columns a game's start sets (the statements are compiled for them)."""
 DONE_KEYS = ("status", "result", "termination", "reason", "plies", "started_at", "ended_at",
-             "opening_fen", "opening_moves", "pgn", "pgn_offset", "worker")
+             "opening_fen", "opening_moves", "pgn", "pgn_offset", "worker", "white_stderr",
+             "black_stderr")
 """The columns a game's end sets, as `done_values` names them."""
 SCHEDULE_KEYS = ("tournament_id", "job_index", "round", "pair_index", "game_in_pair",
                  "white_id", "black_id", "opening_index")

@@ -455,6 +455,11 @@
       this.view = new draw.BoardView({ index: g.index, round: g.round, white: g.white, black: g.black, fen: g.start_fen, ply: 0,
         white_clock: g.white_clock, black_clock: g.black_clock });
       this.view.finished = true;  // a replay: no clock runs down
+      // What a crashed, stalled or flagged engine wrote to stderr: text nodes only, never markup.
+      const errs = [[g.white, g.white_stderr], [g.black, g.black_stderr]].filter(([, text]) => text);
+      $("g-stderr-list").replaceChildren.apply($("g-stderr-list"), errs.flatMap(([name, text]) =>
+        [el("h3", "", name), el("pre", "stderr", text)]));
+      $("g-stderr").hidden = errs.length === 0;
       $("g-board").replaceChildren(this.view.card);
       const tbody = $("g-moves").tBodies[0];
       tbody.replaceChildren.apply(tbody, g.moves.map((m, k) => {
