@@ -171,7 +171,7 @@ def _local_run(directory: Path, rounds: int) -> list[tuple[int, str, str, str]]:
     return _stored(directory / "local.db", 1)
 
 
-def _forge(fleet: Fleet) -> None:
+def _forge(fleet: Fleet) -> str:
     """A worker that sends what it was not given: refused, flagged, nothing counted; the
     batch it ends goes to the others."""
     auth = {"Authorization": f"Bearer {fleet.worker_token}"}
@@ -211,6 +211,7 @@ def _forge(fleet: Fleet) -> None:
     assert ended.status_code == 409
     late = upload(job.index, job.white.name, job.black.name)
     assert late.status_code == 409, late.text
+    return base
 
 
 def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
@@ -219,7 +220,7 @@ def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
     with the results a local run of the same schedule gives; none handed to the third. A
     forging worker took the first batch: refused, flagged, and its batch played by others."""
     tournament_id = fleet.submit(rounds=3)
-    _forge(fleet)
+    forger = _forge(fleet)
     fleet.join("a", ("bundled", "bundled-v1"))
     fleet.join("b", ("bundled", "bundled-v1"))
     fleet.join("c", ("bundled",))
@@ -236,6 +237,15 @@ def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
     assert len(lacking) == 1 and lacking[0].games == 0
     assert all(batch.worker_id != lacking[0].id for batch in batches)
     assert sum(w.games for w in workers.values()) == 6
+    # An admin blocks the flagged worker: its next request is refused.
+    listed = _runner("worker", "list", "--db", f"sqlite:///{fleet.db}", cwd=fleet.root)
+    assert listed.returncode == 0 and "forger" in listed.stdout, listed.stderr
+    blocked = _runner("worker", "block", str(workers["forger"].id), "--db",
+                      f"sqlite:///{fleet.db}", cwd=fleet.root)
+    assert blocked.returncode == 0, blocked.stderr
+    refused = httpx.post(f"{forger}/batch", timeout=30,
+                         headers={"Authorization": f"Bearer {fleet.worker_token}"})
+    assert refused.status_code == 403 and "blocked" in refused.text
 
 
 def _counted(db: Path) -> int:

@@ -138,6 +138,45 @@ def worker_join(
                       markup=False)
 
 
+_DB = typer.Option(None, "--db", help="Database URL (default: $RUNNER_DB, else ./runner.db).")
+
+
+@worker_app.command("list")
+def worker_list(db: str | None = _DB) -> None:
+    """The remote workers that joined the service of this database: their machine, games
+    counted, when last heard from, flag and whether blocked."""
+    from runner.cli.errors import open_db
+
+    with open_db(db, create=False) as store:
+        workers = store.fleet.workers()
+    table = Table(title="Remote workers", title_justify="left")
+    for column in ("ID", "Name", "Token", "Cores", "Engines", "Games", "Last seen", "Flag",
+                   "Blocked"):
+        table.add_column(column)
+    for worker in workers:
+        table.add_row(str(worker.id), Text(shown(worker.name)), Text(shown(worker.principal or "")),
+                      str(worker.info.get("cores", "")), str(len(worker.info.get("engines", ()))),
+                      str(worker.games), worker.last_seen.strftime("%Y-%m-%d %H:%M:%S"),
+                      Text(shown(worker.flag or "")), "yes" if worker.blocked else "")
+    _out.print(table)
+
+
+@worker_app.command("block")
+def worker_block(worker_id: int = typer.Argument(..., min=1, help="The worker's id."),
+                 unblock: bool = typer.Option(False, "--unblock", help="Unblock it instead."),
+                 db: str | None = _DB) -> None:
+    """Block a remote worker (its next request is refused and it gets no more games), or
+    unblock it with --unblock."""
+    from runner.cli.errors import open_db
+
+    with open_db(db, create=False) as store:
+        if store.fleet.worker(worker_id) is None:
+            raise fail(f"no worker {worker_id} in {store.shown_url}")
+        store.fleet.block(worker_id, not unblock)
+    err_console.print(f"worker {worker_id} {'unblocked' if unblock else 'blocked'}",
+                      highlight=False, markup=False)
+
+
 def _on_cluster(address: str, engines: list[str],
                 tablebases: tuple[str, ...]) -> list[dict[str, Any]]:
     """Run the check on every worker of the scheduler at `address`."""
