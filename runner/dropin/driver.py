@@ -70,7 +70,8 @@ def play(run: DropinRun, own: OwnOptions | None = None, stdout: TextIO | None = 
         err.write(f"runner-{run.peer}: cannot open the database {Store.safe_url(url)}: {cause}\n")
         return 1
     try:
-        return run_on_loop(_play(run, store, out, err, lines))
+        return run_on_loop(_play(run, store, out, err, lines,
+                                 diagnostics=own is not None and own.report))
     finally:
         store.close()
         if lines is not None:
@@ -78,7 +79,7 @@ def play(run: DropinRun, own: OwnOptions | None = None, stdout: TextIO | None = 
 
 
 async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO,
-                lines: EventFile | None = None) -> int:
+                lines: EventFile | None = None, *, diagnostics: bool = False) -> int:
     """The run on the event loop (`runner.app.run`): the protocols a peer's command line
     leaves open asked quietly (the peer prints nothing of the kind), the tournament found or
     created, played; any stop signal aborts it. A signal before the tournament is taken ends
@@ -100,6 +101,8 @@ async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO,
         concurrency=max(1, run.config.concurrency),
         watch_moves=lines is not None and lines.target.moves)
     status = _ended(run, result, shown, out, err)
+    if diagnostics and isinstance(result, RunOutcome):
+        await asyncio.to_thread(_print_diagnostics, store, result.tournament_id, out)
     if lines is not None:
         lines.write(run_finished(result).model_copy(update={"exit_status": status}))
         if lines.failed is not None:
@@ -119,6 +122,19 @@ def _ended(run: DropinRun, result: RunResult, shown: list[PeerOutput], out: Text
     output.run_ended(result, interrupted=result.signal is not None)
     _flush(out)
     return output.exit_code(result)
+
+
+def _print_diagnostics(store: Store, tournament_id: int, out: TextIO) -> None:
+    """``-report``: the run's per-engine diagnostics, after the peer's last line."""
+    from runner.app.report import ReportError, report
+    from runner.report.render import render_diagnostics
+
+    try:
+        text = render_diagnostics(report(store, tournament_id))
+    except ReportError:
+        return
+    out.write(text)
+    _flush(out)
 
 
 def _flush(stream: TextIO) -> None:

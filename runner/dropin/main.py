@@ -28,6 +28,8 @@ EVENTS_OPTIONS = ("-events", "--events")
 """Our option, which the peers lack: the run's events as JSON lines to a file (or ``-``)."""
 EVENTS_MOVES = ("-events-moves", "--events-moves")
 """With it, every move too."""
+REPORT_OPTIONS = ("-report", "--report")
+"""Our option: the per-engine diagnostics tables printed after the peer's last line."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,9 @@ class OwnOptions:
 
     events: str | None = None
     events_moves: bool = False
+    report: bool = False
+    """Print the per-engine diagnostics (`runner report`'s faults and search tables) after
+    the run's last line (on standard error when the events take standard output)."""
 
 
 def own_options(argv: Sequence[str]) -> tuple[list[str], OwnOptions] | str:
@@ -44,7 +49,7 @@ def own_options(argv: Sequence[str]) -> tuple[list[str], OwnOptions] | str:
     them (``-events`` without a file, ``-events-moves`` without ``-events``)."""
     rest: list[str] = []
     events: str | None = None
-    moves = False
+    moves = report = False
     words = iter(argv)
     for word in words:
         if word in EVENTS_OPTIONS:
@@ -53,11 +58,13 @@ def own_options(argv: Sequence[str]) -> tuple[list[str], OwnOptions] | str:
                 return f"{word} needs a file (or - for standard output)"
         elif word in EVENTS_MOVES:
             moves = True
+        elif word in REPORT_OPTIONS:
+            report = True
         else:
             rest.append(word)
     if moves and events is None:
         return "-events-moves needs -events FILE as well"
-    return rest, OwnOptions(events, moves)
+    return rest, OwnOptions(events, moves, report)
 
 
 def main(peer: str, argv: Sequence[str]) -> int:

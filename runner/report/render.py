@@ -24,7 +24,8 @@ from runner.report.wire import finite, wire_data, wire_text
 from runner.stats import format_elo, standings_basis
 from runner.text import shown, undirected
 
-__all__ = ["MIN_TEXT_WIDTH", "render", "render_html", "render_json", "render_text", "report_json"]
+__all__ = ["MIN_TEXT_WIDTH", "render", "render_diagnostics", "render_html", "render_json",
+           "render_text", "report_json"]
 
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
             "#e377c2", "#7f7f7f", "#bcbd22")
@@ -268,6 +269,24 @@ def render_text(report: Report, *, width: int | None = None) -> str:
         console.print(f"note: {note}", markup=False)
     # Names and reasons come from users, engines and databases written by older runners
     # that let control characters through: none reaches a terminal raw.
+    return shown(buffer.getvalue(), multiline=True)
+
+
+def render_diagnostics(report: Report) -> str:
+    """Only the per-engine diagnostics (faults, then search and clock, per worker too) as
+    plain text, as wide as the tables need: what the drop-ins print after a run on request."""
+    tables = [_faults_table(report)]
+    if report.search:
+        tables.append(_search_table(report))
+    if report.search_by_worker:
+        tables.append(_search_table(report, by_worker=True))
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=10_000, color_system=None, force_terminal=False,
+                      highlight=False, markup=False, emoji=False)
+    console.width = max(MIN_TEXT_WIDTH, *(console.measure(t).maximum for t in tables))
+    for table in tables:
+        console.print()
+        console.print(table)
     return shown(buffer.getvalue(), multiline=True)
 
 
