@@ -276,6 +276,7 @@ def test_a_silent_worker_s_batch_goes_to_another_and_nothing_counts_twice(
     fleet.wait_finished(tournament_id)
     if how == "stop":
         os.killpg(first.pid, signal.SIGCONT)
+        time.sleep(10)  # its next heartbeat or upload, refused, before it is asked to stop
         os.killpg(first.pid, signal.SIGTERM)
         _, said = first.communicate(timeout=120)
         assert "refused" in said or "no longer this worker's" in said, said

@@ -232,7 +232,9 @@ class WorkerClient:
             # Games not played (stopped, failed here) go to another worker now, not at the
             # lease's end.
             with contextlib.suppress(httpx.TransportError):
-                await self._post(f"{base}/end")
+                answer = await self._post(f"{base}/end")
+                if answer.status_code in (404, 409):
+                    self.say(f"batch {batch} refused at its end: {_detail(answer)}")
 
     def _own_job(self, job: GameJob) -> GameJob | None:
         """The job with both engines as this machine's allow-list starts them (None: one
