@@ -281,13 +281,20 @@ class SprtConfig:
     elo1: float
     alpha: float = 0.05
     beta: float = 0.05
-    model: str = "normalized"
+    model: EloModel = EloModel.NORMALIZED
+    """The units of the bounds (a str enum: stored and written as its word)."""
     maxgames: int | None = None
 
+    def __post_init__(self) -> None:
+        # A caller may still write the model as its word ("logistic"): made the enum here,
+        # so that a configuration holds one type whichever way it was built.
+        if not isinstance(self.model, EloModel):
+            object.__setattr__(self, "model", EloModel(str(self.model).lower()))
+
     def spec(self) -> SprtSpec:
-        """The statistics module's test for these settings; ValueError for an unknown model."""
+        """The statistics module's test for these settings."""
         return SprtSpec(elo0=float(self.elo0), elo1=float(self.elo1), alpha=float(self.alpha),
-                        beta=float(self.beta), model=EloModel(str(self.model).lower()))
+                        beta=float(self.beta), model=self.model)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from runner.config.model import (
     TournamentConfig,
     TournamentFormat,
 )
+from runner.stats import EloModel
 from runner.types import Variant
 
 __all__ = ["Bounds", "load_config", "parse_config"]
@@ -81,7 +82,6 @@ _ADJ_KEYS = ("draw", "resign", "maxmoves", "tb", "tablebases", "tbpieces", "tbig
 _DRAW_KEYS = ("movenumber", "movecount", "score")
 _RESIGN_KEYS = ("movecount", "score", "twosided")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model", "maxgames")
-_SPRT_MODELS = ("logistic", "normalized", "bayeselo", "cutechess")
 
 
 def load_config(path: str | Path) -> TournamentConfig:
@@ -383,13 +383,14 @@ def _sprt(table: Mapping[str, Any] | None, check: Checker, bounds: Bounds,
     for key, rate in (("alpha", alpha), ("beta", beta)):
         if rate is not None and not 0.0 < rate < bounds.error_rate_below:
             check.add(f"sprt.{key}", rate, f"must be between 0 and {bounds.error_rate_below:g}")
-    model = check.get(table, "model", path, str, "normalized")
-    if model.lower() not in _SPRT_MODELS:
-        check.add("sprt.model", model, f"expected one of: {', '.join(_SPRT_MODELS)}")
+    word = check.get(table, "model", path, str, "normalized")
+    model = next((m for m in EloModel if m.value == word.lower()), None)
+    if model is None:
+        check.add("sprt.model", word, f"expected one of: {', '.join(m.value for m in EloModel)}")
     maxgames = check.integer(table, "maxgames", path, None, 2)
     if elo0 is not None and elo1 is not None and not elo0 < elo1:
         check.add("sprt.elo1", elo1, f"must be greater than elo0 ({elo0:g})")
-    if elo0 is None or elo1 is None:
-        return None
+    if elo0 is None or elo1 is None or model is None:
+        return None  # the problems recorded above are raised by the caller's check
     return SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha or 0.05, beta=beta or 0.05,
-                      model=model.lower(), maxgames=maxgames)
+                      model=model, maxgames=maxgames)
