@@ -159,12 +159,14 @@ def test_real_tuning_run_stores_its_pairs(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_kill_9_then_the_same_command_ends_as_an_uninterrupted_run(tmp_path: Path) -> None:
-    """The bundled engine at depth 1 plays the same moves for the same values: killed with
-    SIGKILL after its second iteration, the same command ends at the uninterrupted theta."""
+    """The bundled engine at depth 2 plays the same moves for the same values: killed with
+    SIGKILL after its second iteration, the same command ends at the uninterrupted theta
+    (depth 1 draws every pair by repetition, which would leave theta where it started)."""
     whole_db = f"sqlite:///{tmp_path / 'whole.db'}"
     cut_db = f"sqlite:///{tmp_path / 'cut.db'}"
-    path = _file(tmp_path, iterations=4)
+    path = _file(tmp_path, iterations=4, depth=2)
     straight = subprocess.run(_runner("tune", str(path), "--db", whole_db), capture_output=True,
                               text=True, timeout=600, check=True)
     process = subprocess.Popen(_runner("tune", str(path), "--db", cut_db),
@@ -179,18 +181,20 @@ def test_kill_9_then_the_same_command_ends_as_an_uninterrupted_run(tmp_path: Pat
     time.sleep(0.5)
     again = subprocess.run(_runner("tune", str(path), "--db", cut_db), capture_output=True,
                            text=True, timeout=600, check=True)
+    assert "Skew=140.00" not in straight.stdout.splitlines()[3], straight.stdout
     assert again.stdout.splitlines()[0].startswith("iteration 3/4")
     assert again.stdout.splitlines()[-1] == straight.stdout.splitlines()[-1]
     assert again.stdout.splitlines()[-3] == straight.stdout.splitlines()[-3]
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_real_tuning_moves_toward_the_known_optimum(tmp_path: Path) -> None:
-    """From 140, far from the optimum 60, real game pairs at depth 1 move theta down by a
-    clear margin (generous: at least 15 of the 80 units) with a fixed seed."""
-    path = _file(tmp_path, iterations=40, r_end=0.2)
+    """From 140, far from the optimum 60, real game pairs at depth 2 move theta down by a
+    clear margin with a fixed seed (generous: at least 40 of the 80 units; 64 when measured)."""
+    path = _file(tmp_path, iterations=40, r_end=0.2, depth=2)
     done = subprocess.run(_runner("tune", str(path), "--db", f"sqlite:///{tmp_path / 't.db'}",
                                   "-q"), capture_output=True, text=True, timeout=1800,
                           check=True)
     value = int(done.stdout.splitlines()[-1].split("=")[1])
-    assert value <= 125, done.stdout
+    assert value <= 100, done.stdout
