@@ -213,8 +213,10 @@ DEFERRED = {
     "help": {"runner.cli.vocabulary",  # which imports this module at its top
              "typer"},  # its rich_utils: rich.markdown and pygments, for rendered help only
     "serve": {"runner.service.server"},  # the service extra, with a message when missing
-    # The live view (not for --quiet runs).
-    "tournament": {"rich.progress", "rich.live"},
+    # The live view (not for --quiet runs); the event lines' models (pydantic), for
+    # --events only.
+    "tournament": {"rich.progress", "rich.live", "runner.app.stream"},
+    "vocabulary": {"runner.app.stream"},
     # Issue 39: a command's --help loads none of the run's code (it took 5-7 s on a loaded
     # machine): the commands that play are declared in runner.cli.plays, the others import
     # their work in their bodies.
@@ -227,9 +229,11 @@ DEFERRED = {
               "runner.protocol.uci", "runner.rules", "runner.tournament.protocols",
               "runner.tournament.runtime"},
     # The cluster extra, with a message when it is missing; the run's code, as above.
+    # `worker join`: the fleet's client (httpx, the fleet extra) and its signal handling.
     "worker": {"distributed", "runner.cluster.scheduler", "runner.cli.loop",
                "runner.cluster.worker", "runner.config.check", "runner.config.parse",
-               "runner.tournament.runtime"},
+               "runner.tournament.runtime", "asyncio", "os", "runner.cli.errors",
+               "runner.fleet.client", "signal"},
 }
 """The imports left inside functions of the command modules the lazy group loads on use,
 each for a reason a test above checks (issue 27: the others moved to the modules' tops)."""

@@ -29,7 +29,8 @@ LAZY = (
          "refs."),
     Lazy("token", "runner.cli.token", "Tokens of the service: add one with a role, list, "
          "revoke."),
-    Lazy("worker", "runner.cli.worker", "Inspect the Dask workers a tournament would run on."),
+    Lazy("worker", "runner.cli.worker", "Inspect the Dask workers a tournament would run on, "
+         "or join a runner serve as a remote worker."),
     Lazy("tb", "runner.cli.tablebase", "Probe Syzygy endgame tablebases."),
     Lazy("run", "runner.cli.plays", "Run (or resume) the tournament a TOML file describes."),
     Lazy("resume", "runner.cli.plays", "Resume a stored tournament with the configuration "

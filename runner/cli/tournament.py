@@ -25,10 +25,17 @@ from rich.text import Text
 
 from runner.app.lifecycle import NoSuchTournament, resumable
 from runner.app.modes import StartMode, tournament_db
-from runner.app.run import Done, MissingExtra, Placement, Refused, RunResult, WorkersChosen
+from runner.app.run import (
+    Done,
+    MissingExtra,
+    Placement,
+    Refused,
+    RunResult,
+    RunView,
+    WorkersChosen,
+)
 from runner.app.run import run_tournament as play_tournament
 from runner.app.signals import StopPolicy
-from runner.app.stream import EventFile, EventsError, EventsTarget, run_finished, with_events
 from runner.cli.errors import err_console as _err
 from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error, unwrapped
 from runner.cli.loop import run_async
@@ -52,6 +59,9 @@ from runner.tournament.scoreboard import Scoreboard, summary_lines
 if TYPE_CHECKING:  # the live view's modules: imported when it is shown, not by --quiet runs
     from rich.live import Live
     from rich.progress import Progress, TaskID
+
+    # The event lines' models (pydantic): imported when --events is given, not by every run.
+    from runner.app.stream import EventFile, EventsTarget
 
 _out = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 
@@ -193,7 +203,11 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
     try:
         out = _err if events is not None and events.on_stdout else _out
         watching = _Watching(quiet=quiet, rating_interval=rating_interval, out=out)
-        view = watching.view if lines is None else with_events(watching.view, lines, store)
+        view: RunView = watching.view
+        if lines is not None:
+            from runner.app.stream import with_events
+
+            view = with_events(watching.view, lines, store)
         try:
             result = run_async(play_tournament(
                 config, store, mode, placement=Placement(workers=workers, cluster=cluster),
@@ -205,6 +219,8 @@ def run_tournament(config: TournamentConfig, *, db_url: str | None, quiet: bool,
             raise missing_extra(exc, "playing on Dask (--workers, --cluster or the file's "
                                 "[cluster])", "cluster") from None
         if lines is not None:
+            from runner.app.stream import run_finished
+
             lines.write(run_finished(result))
             if lines.failed is not None:
                 report_error(lines.failed)
@@ -226,6 +242,8 @@ def _open_events(events: EventsTarget | None) -> EventFile | None:
     cannot be)."""
     if events is None:
         return None
+    from runner.app.stream import EventFile, EventsError
+
     try:
         return EventFile(events)
     except EventsError as exc:
@@ -386,6 +404,8 @@ def events_target(path: str | None, moves: bool) -> EventsTarget | None:
         if moves:
             raise fail("--events-moves: give --events FILE (or -) as well", 2)
         return None
+    from runner.app.stream import EventsTarget
+
     return EventsTarget(path, moves)
 
 

@@ -215,9 +215,12 @@ class Arguments:
 
     def events_target(self) -> EventsTarget | None:
         """Where the run's events go (None: nowhere)."""
-        from runner.app.stream import EventsTarget  # the run's code, loaded for a run only
+        if self.events is None:
+            return None
+        # The event lines' code (pydantic models), loaded for a run with --events only.
+        from runner.app.stream import EventsTarget
 
-        return None if self.events is None else EventsTarget(self.events, self.events_moves)
+        return EventsTarget(self.events, self.events_moves)
 
     def config(self) -> TournamentConfig:
         """The checked, resolved configuration; raises ConfigError listing every problem."""

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,8 +84,14 @@ def _engine_table(engine: EngineArgs) -> dict[str, Any]:
     if engine.limit.plies < 0 or engine.limit.nodes < 0:
         raise FastchessError(f"{PROGRAM}: engine {engine.name}: a negative depth or node "
                              "limit has no meaning")
+    command = list(_program(engine))
+    if not _startable(command):
+        # fastchess does not look for the program before the game that starts it, where
+        # it fails as "Fatal; a engine startup failure"; the check stands in the runner's
+        # interpreter here and `_written` puts the argv back, so the game fails alike.
+        command = [sys.executable]
     table: dict[str, Any] = {
-        "name": engine.name, "command": list(_program(engine)), "protocol": "uci",
+        "name": engine.name, "command": command, "protocol": "uci",
         "tc": engine_tc(engine), "restart": "on" if engine.restart else "off",
     }
     if engine.dir:
@@ -94,9 +101,18 @@ def _engine_table(engine: EngineArgs) -> dict[str, Any]:
     return table
 
 
+def _startable(command: list[str]) -> bool:
+    """Whether `command`'s program is there to start (else the game that starts it fails)."""
+    return bool(command) and bool(command[0]) and find_program(command[0]) is not None
+
+
 def _written(spec: EngineSpec, engine: EngineArgs) -> EngineSpec:
     """The checked engine with its command as fastchess's words wrote it (what the
-    tournament's fingerprint and name keep), the table having given the program found."""
+    tournament's fingerprint and name keep), the table having given the program found;
+    a program that is not there stays as written, for the game to fail on."""
+    command = _program(engine)
+    if not _startable(list(command)):
+        spec = dataclasses.replace(spec, command=command)
     return dataclasses.replace(spec, written_command=tuple(engine_argv(engine)))
 
 
