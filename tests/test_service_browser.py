@@ -230,6 +230,14 @@ def _submit_watch_download(page: Any, service: str, tmp_path: Path) -> None:
     page.wait_for_function(
         f"() => document.querySelectorAll('#finished tbody tr').length === {GAMES}")
     assert page.inner_text("#t-games") == f"{GAMES} of {GAMES} games"
+    # Each engine's search and clock figures and its faults, drawn from the live report
+    # (issue 43): both engines, with their depth, speed and the least time left.
+    page.wait_for_function("() => document.querySelectorAll('#search tbody tr').length === 2")
+    for row in page.locator("#search tbody tr").all():
+        cells = [cell.inner_text() for cell in row.locator("td").all()]
+        assert cells[0] in ("bundled", "bundled-v1") and int(cells[1]) > 0
+        assert float(cells[2]) > 0 and cells[7].endswith(" s")
+    assert page.locator("#faults thead th").count() == 6
 
     # Stop needs the token: a wrong one is refused, and the page says so.
     page.fill("#token", "wrong")

@@ -166,6 +166,38 @@
     draw.drawLlr($("llr-plot"), report && report.series, sprt);
   }
 
+  function fillRows(id, entries, cellsOf) {
+    // A table of the report's per-engine figures, rebuilt from a standings event's report.
+    const tbody = $(id).tBodies[0];
+    tbody.replaceChildren.apply(tbody, entries.map(function (entry) {
+      const row = el("tr");
+      cellsOf(entry).forEach(function (value, index) {
+        const cell = el("td", index ? "num" : "");
+        cell.append(index ? plain(value === undefined || value === null ? "" : value) : bdi(value));
+        row.append(cell);
+      });
+      return row;
+    }));
+  }
+
+  function drawDiagnostics(report) {
+    const num = function (value, digits, unit) {
+      return typeof value === "number" ? fixed(value, digits) + (unit || "") : "";
+    };
+    fillRows("search", (report && report.search) || [], function (e) {
+      return [e.engine, e.moves, num(e.mean_depth, 1), num(e.mean_seldepth, 1),
+        typeof e.nps === "number" ? Math.round(e.nps).toLocaleString("en-US") : "",
+        num(e.mean_time_ms, 0, " ms"),
+        typeof e.mean_time_share === "number" ? fixed(100 * e.mean_time_share, 1) + "%" : "",
+        typeof e.least_left_ms === "number" ? fixed(e.least_left_ms / 1000, 3) + " s" : "",
+        e.near_flag,
+        typeof e.ponder_hit_rate === "number" ? fixed(100 * e.ponder_hit_rate, 0) + "% of " + e.pondered : ""];
+    });
+    fillRows("faults", (report && report.faults) || [], function (f) {
+      return [f.engine, f.time_forfeits, f.crashes, f.stalls, f.illegal_moves, f.false_claims];
+    });
+  }
+
   class TournamentView {
     constructor(id) {
       this.id = id;
@@ -226,6 +258,7 @@
       this.setStatus(detail.status, detail.reason || null);
       this.setProgress(detail.done_games, detail.total_games);
       drawStandings(detail.report);
+      drawDiagnostics(detail.report);
       for (const index of Array.from(this.boards.keys())) this.removeBoard(index);
       for (const game of detail.games || []) this.boardFor(game);
       $("no-games").hidden = this.boards.size > 0;
@@ -292,7 +325,7 @@
         case "game_started": this.boardFor(data); break;
         case "move": this.move(data); break;
         case "game_finished": this.gameFinished(data); break;
-        case "standings": drawStandings(data.report); this.setProgress(data.done_games, data.total_games); break;
+        case "standings": drawStandings(data.report); drawDiagnostics(data.report); this.setProgress(data.done_games, data.total_games); break;
         case "notice": this.notice(data.text); break;
         case "status": this.status(data.status, data.reason); break;
         case "tournament_finished":
