@@ -92,8 +92,8 @@ class WriteStatements:
     statements: dict[str, str]
     """SQL by name (see `runner.store.recording.compile_writes`)."""
     kinds: dict[str, dict[str, str]]
-    """By statement, the parameters that are converted before binding: "utc" (a time) or
-    "enum" (a status stored as its value)."""
+    """By statement, the parameters that are converted before binding: "utc" (a time),
+    "enum" (a status stored as its value) or "bool" (stored as 0 or 1)."""
     constants: dict[str, dict[str, Any]]
     """By statement, the parameters the statement itself carries (a status compared with,
     strftime's format), already converted."""
@@ -130,6 +130,8 @@ def _stored(value: Any, kind: str | None) -> Any:
         return _time(value)
     if kind == "enum" and isinstance(value, enum.Enum):
         return value.value
+    if kind == "bool":
+        return int(bool(value))
     return value
 
 

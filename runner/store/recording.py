@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Enum, Table, bindparam, insert, select, update
+from sqlalchemy import Boolean, Enum, Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from runner.game.record import GameRecord
@@ -134,6 +134,8 @@ def compile_writes(session: Session, key: str) -> WriteStatements | None:
                 kinds[name][param] = "utc"
             elif isinstance(bind.type, Enum):
                 kinds[name][param] = "enum"
+            elif isinstance(bind.type, Boolean):
+                kinds[name][param] = "bool"  # SQLite stores 0 or 1 (moves.ponder_hit)
             elif processor is not None:
                 return None  # a type this module does not convert: keep SQLAlchemy's way
     return WriteStatements(key=key, revision=SCHEMA_REVISION, statements=statements,
