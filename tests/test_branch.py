@@ -63,6 +63,7 @@ def _bench(root: Path) -> int:
     return int(found.group(1))
 
 
+@pytest.mark.slow  # CI time: tests/test_service_branches.py plays the same chain fast
 def test_stc_passes_and_the_ltc_runs_then_the_same_file_continues(workspace: Path) -> None:
     nodes = _bench(workspace)
     test = _test_file(workspace, "chain", f"""base = "main"

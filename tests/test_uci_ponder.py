@@ -185,7 +185,9 @@ def _times(record: GameRecord, white: bool) -> list[tuple[str, float]]:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("black_ponders", [True, False], ids=["both-ponder", "one-ponders"])
+# CI time: the fast run keeps both engines pondering; one pondering engine is slow.
+@pytest.mark.parametrize("black_ponders", [True, pytest.param(False, marks=pytest.mark.slow)],
+                         ids=["both-ponder", "one-ponders"])
 def test_pondering_games_charge_the_clocks_from_ponderhit(tmp_path: Path,
                                                           black_ponders: bool) -> None:
     white = _config("stockfish", tmp_path)
@@ -217,6 +219,7 @@ def test_pondering_games_charge_the_clocks_from_ponderhit(tmp_path: Path,
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow  # CI time: the games tests above check every move; this adds the report
 def test_ponder_hits_are_stored_per_move_and_reported_per_engine(tmp_path: Path) -> None:
     stockfish, ethereal = require_binary("stockfish"), require_binary("ethereal-chess")
     (tmp_path / "t.toml").write_text(
