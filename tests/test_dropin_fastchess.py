@@ -558,7 +558,9 @@ MATRIX = {
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("name", list(MATRIX))
+# CI time: the SPRT stop is checked fast against fastchess in test_dropin_fastchess_args.
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "sprt-stop"
+                                  else n for n in MATRIX])
 def test_matrix_against_fastchess(name: str, tmp_path: Path) -> None:
     """The same argv, fastchess and runner-fastchess: lines, games and PGN tags identical."""
     _require_peer()

@@ -218,6 +218,7 @@ def test_a_submitted_engine_without_protocol_is_asked_once(tmp_path: Path) -> No
     assert starts.read_text().count("start") == asked
 
 
+@pytest.mark.slow  # CI time: the service's detection is checked in-process above
 @pytest.mark.timeout(240)
 def test_a_real_service_plays_an_engine_without_protocol_in_its_own(tmp_path: Path) -> None:
     httpx = pytest.importorskip("httpx", reason="httpx is not installed")

@@ -366,6 +366,7 @@ def test_openapi_document_lists_the_api(client: TestClient) -> None:
     assert client.get("/docs").status_code == 200
 
 
+@pytest.mark.slow  # CI time: branch tests end their stages by SPRT through the service fast
 def test_an_sprt_decision_is_streamed_and_ends_the_tournament(client: TestClient) -> None:
     text = LONG.replace('"long"', '"sprt"') + """
 [sprt]

@@ -68,7 +68,10 @@ def _free_port() -> int:
 
 
 @pytest.mark.timeout(90)
-@pytest.mark.parametrize("signals", [(signal.SIGTERM,), (signal.SIGINT, signal.SIGINT)],
+# CI time: the fast run keeps SIGTERM; Ctrl-C twice is slow.
+@pytest.mark.parametrize("signals", [(signal.SIGTERM,),
+                                     pytest.param((signal.SIGINT, signal.SIGINT),
+                                                  marks=pytest.mark.slow)],
                          ids=["sigterm", "ctrl-c-twice"])
 def test_a_stop_with_an_event_stream_open_is_clean(tmp_path: Path, signals: tuple[int, ...],
                                                    ) -> None:
