@@ -173,11 +173,12 @@ def _resource_tracker(pid: str) -> bool:
         return False
 
 
-def leftover_processes(pgids: tuple[int, ...], wait: float = 3.0) -> list[str]:
+def leftover_processes(pgids: tuple[int, ...], wait: float = 15.0) -> list[str]:
     """Live processes in the given process groups, or unreaped children of ours.
 
     A zombie whose parent is not us is dead and about to be reaped by init; it does not
-    count.  Waits up to `wait` seconds for stragglers to disappear.
+    count.  Waits up to `wait` seconds for stragglers to disappear (generous: under load a
+    killed engine takes seconds to be reaped; an engine really left running stays).
     """
     ours = os.getpid()
     deadline = time.monotonic() + wait
