@@ -7,6 +7,8 @@ service resuming an unfinished tournament; Last-Event-ID catch-up; body and rate
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import io
 import json
 import time
@@ -325,6 +327,28 @@ def test_a_reconnecting_reader_misses_no_finished_game(client: TestClient) -> No
     kinds = [kind for kind, _, _ in again]
     assert kinds == ["game_finished"] * 6 + ["snapshot"]
     assert again[-1][1]["status"] == "finished"
+
+
+def test_a_reader_connecting_while_the_run_ends_closes_no_other_stream(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The run is stored as finished a moment before its last events are published: a reader
+    # connecting then must not end the stream of one already following.
+    manager = client.app.state.manager  # type: ignore[attr-defined]
+    publish = manager._feed.publish_standings
+
+    async def slowly(tournament_id: int) -> None:
+        await asyncio.sleep(1.0)  # widens the window between the stored end and the events
+        await publish(tournament_id)
+
+    monkeypatch.setattr(manager._feed, "publish_standings", slowly)
+    tournament_id = submit(client)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        following = pool.submit(read_events, client, tournament_id)
+        wait_for(client, tournament_id, {"finished"})
+        late = read_events(client, tournament_id)
+        early = following.result(timeout=120)
+    assert early[-1][0] == "tournament_finished"
+    assert late[-1][0] == "tournament_finished" or late[-1][1]["status"] == "finished"
 
 
 def test_unknown_tournaments_are_404(client: TestClient) -> None:

@@ -330,10 +330,20 @@ class TournamentManager:
             reason = f"the run failed: {type(exc).__name__}: {exc}"
             event_log.publish(NoticeEvent(text=reason))
         finally:
-            self._runs.pop(tournament_id, None)
             self._data.changed(tournament_id)
             if run.standings_task is not None:
                 run.standings_task.cancel()
+        try:
+            await self._end(tournament_id, run, result, status, reason)
+        finally:
+            # Only now: until the ending is published, a reader must not take the stored
+            # "finished" for a tournament nobody plays and close the log under it.
+            self._runs.pop(tournament_id, None)
+
+    async def _end(self, tournament_id: int, run: ServiceRun,
+                   result: RunOutcome | Done | Refused | None, status: str,
+                   reason: str | None) -> None:
+        event_log = self.log(tournament_id)
         if run.stop_requested and not isinstance(result, RunOutcome | Done):
             # Stopped before it played (queued, refused, failed): stopped as any tournament
             # nobody plays is (a run that played was marked by the run verb).
