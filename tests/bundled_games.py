@@ -152,8 +152,10 @@ def run_game(white: EngineConfig, black: EngineConfig, spec: GameSpec,
              on_move: Callable[[MoveRecord, Board], None] | None = None) -> Played:
     """Play one game to the end and check that no engine process or descriptor survives it."""
     fds_before = _open_fds()
+    children = our_children()
     played = asyncio.run(play_engines(white, black, spec, on_move))
-    assert leftover_processes(played.pgids) == []
+    left = leftover_processes(played.pgids, before=children)
+    assert left == [], left
     assert _open_fds() <= fds_before, "file descriptors leaked by the game"
     return played
 
@@ -173,12 +175,31 @@ def _resource_tracker(pid: str) -> bool:
         return False
 
 
-def leftover_processes(pgids: tuple[int, ...], wait: float = 15.0) -> list[str]:
+def our_children() -> frozenset[int]:
+    """The pids of this process's children now (taken before a game: see `leftover_processes`)."""
+    ours = str(os.getpid())
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            if stat[stat.rfind(")") + 2:].split()[1] == ours:
+                found.add(int(entry))
+    return frozenset(found)
+
+
+def leftover_processes(pgids: tuple[int, ...], wait: float = 15.0,
+                       before: frozenset[int] = frozenset()) -> list[str]:
     """Live processes in the given process groups, or unreaped children of ours.
 
     A zombie whose parent is not us is dead and about to be reaped by init; it does not
-    count.  Waits up to `wait` seconds for stragglers to disappear (generous: under load a
-    killed engine takes seconds to be reaped; an engine really left running stays).
+    count; nor does a child of ours in `before` (alive before the game began: a test worker
+    runs many tests, and what an earlier one started is not this game's).  Waits up to
+    `wait` seconds for stragglers to disappear (generous: under load a killed engine takes
+    seconds to be reaped; an engine really left running stays).
     """
     ours = os.getpid()
     deadline = time.monotonic() + wait
@@ -194,7 +215,7 @@ def leftover_processes(pgids: tuple[int, ...], wait: float = 15.0) -> list[str]:
                 continue
             fields = stat[stat.rfind(")") + 2:].split()
             state, ppid, pgid = fields[0], int(fields[1]), int(fields[2])
-            if pgid in pgids or ppid == ours:
+            if pgid in pgids or (ppid == ours and int(entry) not in before):
                 if state == "Z" and ppid != ours:
                     continue
                 if ppid == ours and pgid not in pgids and _resource_tracker(entry):

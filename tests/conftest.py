@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -89,6 +90,18 @@ def shared_cases(values: list, where: Path, ids: Callable[[Any], str] = str) -> 
         reason = f"{where} is absent or empty (expected ../shared/data beside the repo)"
         return [pytest.param(None, id="shared-data-absent", marks=pytest.mark.skip(reason=reason))]
     return [pytest.param(value, id=ids(value)) for value in values]
+
+
+def same_pgn_date(ours: str | None, theirs: str | None) -> bool:
+    """Whether two PGN Date tags agree, allowing the next day: two tools playing the same argv
+    side by side may start their games on either side of midnight."""
+    if ours == theirs:
+        return True
+    try:
+        days = [datetime.datetime.strptime(d or "", "%Y.%m.%d").date() for d in (ours, theirs)]
+    except ValueError:
+        return False
+    return abs((days[0] - days[1]).days) == 1
 
 
 def require_binary(name: str) -> str:

@@ -32,6 +32,7 @@ from tests.bundled_games import (
     game_spec,
     leftover_processes,
     loser_won_by,
+    our_children,
     own_times,
     replay,
     run_game,
@@ -390,10 +391,11 @@ def test_engines_are_reusable_for_a_second_game_after_a_fault():
             await faulty.quit()
         return first, second, pgids
 
+    children = our_children()
     first, second, pgids = asyncio.run(scenario())
     assert first.termination is second.termination is GameTermination.ILLEGAL_MOVE
     assert (first.result, second.result) == ("1-0", "0-1")
-    assert leftover_processes(pgids) == []
+    assert leftover_processes(pgids, before=children) == []
 
 
 def test_spec_rejects_a_non_positive_untimed_timeout():

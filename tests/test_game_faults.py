@@ -28,6 +28,7 @@ from tests.bundled_games import (
     game_spec,
     leftover_processes,
     loser_won_by,
+    our_children,
     run_game,
 )
 from tests.conftest import EVENT_TIMEOUT
@@ -84,8 +85,9 @@ def test_slow_start_is_waited_for_and_the_game_is_normal(proto):
                 await engine.quit()
         return record, startup, declared, tuple(e.pid or 0 for e in engines)
 
+    children = our_children()
     record, startup, declared, pgids = asyncio.run(scenario())
-    assert leftover_processes(pgids) == []
+    assert leftover_processes(pgids, before=children) == []
     assert startup >= 2.4
     assert declared
     check_rules_ending(record)
@@ -106,11 +108,12 @@ def test_an_unfinished_handshake_fails_start_up_within_the_configured_limit(prot
             await engine.quit()
 
     for fault in proto.start_faults:
+        children = our_children()
         pid, waited, declared = asyncio.run(scenario(fault))
         assert pid is not None
         assert waited > 1.4, fault  # the start limit was waited for
         assert declared, fault
-        assert leftover_processes((pid,)) == []
+        assert leftover_processes((pid,), before=children) == []
 
 
 # ------------------------------------------------------------------------------- during the game
@@ -222,8 +225,9 @@ async def _flood_game(proto: BundledProtocol) -> tuple[GameRecord, int, int, tup
 
 
 def test_flood_is_a_protocol_loss_without_memory_blowup(proto):
+    children = our_children()
     record, peak, _, pgids = asyncio.run(_flood_game(proto))
-    assert leftover_processes(pgids) == []
+    assert leftover_processes(pgids, before=children) == []
     assert record.termination is GameTermination.DISCONNECT
     loser_won_by(record, faulty_white=False)
     assert "longer than" in record.reason

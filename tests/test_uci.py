@@ -48,6 +48,7 @@ from tests.bundled_games import (
     game_spec,
     leftover_processes,
     loser_won_by,
+    our_children,
     replay,
     run_game,
     sent_lines,
@@ -344,8 +345,9 @@ def test_a_stopped_process_is_detected_by_isready_and_scored_as_a_stall():
                 await engine.quit()
         return record, tuple(e.pid or 0 for e in engines)
 
+    children = our_children()
     record, pgids = asyncio.run(scenario())
-    assert leftover_processes(pgids) == []
+    assert leftover_processes(pgids, before=children) == []
     assert record.termination is GameTermination.STALL
     assert record.plies == 0
     loser_won_by(record, faulty_white=True)
@@ -401,9 +403,10 @@ def test_an_unknown_option_or_a_bad_value_is_a_configuration_error(options, mess
         finally:
             await engine.quit()
 
+    children = our_children()
     pid, sent = asyncio.run(scenario())
     assert not any(line.startswith("setoption") for line in sent)
-    assert leftover_processes((pid,)) == []
+    assert leftover_processes((pid,), before=children) == []
 
 
 @pytest.mark.timeout(60)

@@ -31,6 +31,7 @@ from tests.bundled_games import (
     bundled_uci,
     game_spec,
     leftover_processes,
+    our_children,
     replay,
     run_game,
     sent_lines,
@@ -154,8 +155,9 @@ def test_a_bad_option_value_for_a_real_engine_is_a_configuration_error(tmp_path)
         finally:
             await engine.quit()
 
+    children = our_children()
     pid = asyncio.run(scenario())
-    assert leftover_processes((pid or 0,)) == []
+    assert leftover_processes((pid or 0,), before=children) == []
 
 
 _960_START = "bnrbkrqn/pppppppp/8/8/8/8/PPPPPPPP/BNRBKRQN w KQkq - 0 1"
@@ -194,8 +196,9 @@ def test_a_stopped_stockfish_is_found_out_by_isready_and_loses_by_stall(tmp_path
                 await engine.quit()
         return record, tuple(e.pid or 0 for e in engines)
 
+    children = our_children()
     record, pgids = asyncio.run(scenario())
-    assert leftover_processes(pgids) == []
+    assert leftover_processes(pgids, before=children) == []
     assert record.termination is GameTermination.STALL
     assert record.result == "0-1" and record.plies == 0
     assert "no readyok" in record.reason
