@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from runner.report.wire import wire_text
 from runner.service.payloads import GameFinishedEvent, SnapshotEvent, StreamEvent
 
-__all__ = ["EPOCH", "EventLog", "HubEvent", "SlowReader"]
+__all__ = ["EPOCH", "EventLog", "EventLogs", "HubEvent", "SlowReader"]
 
 EPOCH = secrets.token_hex(4)
 """This process's epoch: ids from an earlier run of the service are told apart by it."""
@@ -179,6 +179,32 @@ class EventLog:
         if found is not None:  # None: the tournament is gone (nothing to show)
             replayed.append(HubEvent(now, found))
         return replayed
+
+
+class EventLogs:
+    """The event logs of every tournament this service has spoken of, each made on first use."""
+
+    def __init__(self, reader_limit: int) -> None:
+        """`reader_limit` bounds each live reader's queue, in every log."""
+        self.reader_limit = reader_limit
+        self._logs: dict[int, EventLog] = {}
+
+    def of(self, tournament_id: int) -> EventLog:
+        """The tournament's event log (made on first use)."""
+        event_log = self._logs.get(tournament_id)
+        if event_log is None:
+            event_log = EventLog(tournament_id, reader_limit=self.reader_limit)
+            self._logs[tournament_id] = event_log
+        return event_log
+
+    def readers(self) -> int:
+        """Live readers now, all tournaments together."""
+        return sum(event_log.readers for event_log in self._logs.values())
+
+    def close(self) -> None:
+        """End every log: each live reader gets the end of its stream."""
+        for event_log in self._logs.values():
+            event_log.close()
 
 
 def _own_seq(last_id: str | None) -> int | None:

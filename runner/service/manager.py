@@ -28,7 +28,7 @@ from runner.app.modes import StartMode
 from runner.app.run import Done, Refused, events_to, play, prepared
 from runner.app.stop import stop
 from runner.config.model import TournamentConfig
-from runner.service.hub import EventLog
+from runner.service.hub import EventLog, EventLogs
 from runner.service.live import LiveFeed, ServiceRun, summary
 from runner.service.payloads import (
     GameFinishedEvent,
@@ -56,7 +56,6 @@ __all__ = ["SNAPSHOT_GAMES", "Conflict", "TournamentManager"]
 log = logging.getLogger(__name__)
 
 
-
 class Conflict(Exception):
     """A request that does not fit the tournament's state (resume a finished one, say)."""
 
@@ -73,7 +72,7 @@ class TournamentManager:
         """The results database, as the application layer reads it."""
         self.placements = Placements(settings, store, scheduler_factory=scheduler_factory)
         self._runs: dict[int, ServiceRun] = {}
-        self._logs: dict[int, EventLog] = {}
+        self._logs = EventLogs(settings.stream_queue)
         self._places = asyncio.Semaphore(max(1, settings.max_running))
         self._closing = False
         self._data = TournamentReads(store, settings.render_workers)
@@ -115,14 +114,12 @@ class TournamentManager:
                             tournament_id)
             except (Exception, asyncio.CancelledError):
                 pass  # its own end already reported it
-        for event_log in self._logs.values():
-            event_log.close()
+        self._logs.close()
         await self._data.close()
 
     def end_streams(self) -> None:
         """End every open event stream (the service is shutting down)."""
-        for event_log in self._logs.values():
-            event_log.close()
+        self._logs.close()
 
     # ----------------------------------------------------------------- requests
 
@@ -155,8 +152,7 @@ class TournamentManager:
             self._data.changed(tournament_id)
             # A status event always carries the reason (null clears the page's line): a stop
             # keeps the one known, as the tournament's summary does.
-            reason = self._data.reasons.get(tournament_id,
-                                       (await self._data.stored_reasons()).get(tournament_id))
+            reason = self._data.known_reason(tournament_id, await self._data.stored_reasons())
             self.log(tournament_id).publish(StatusEvent(status="stopped", reason=reason))
             return "stopped"
         run.stop_requested = True
@@ -201,10 +197,8 @@ class TournamentManager:
 
     def _summary(self, progress: TournamentProgress,
                  stored_reasons: dict[int, str] | None = None) -> TournamentSummary:
-        reasons = self._data.reasons
         return summary(progress, self._runs.get(progress.id),
-                       reasons[progress.id] if progress.id in reasons
-                       else (stored_reasons or {}).get(progress.id))
+                       self._data.known_reason(progress.id, stored_reasons or {}))
 
     async def detail(self, tournament_id: int) -> TournamentDetail | None:
         """A tournament's status, report (standings, Elo, pentanomial, SPRT, plots' data) and
@@ -246,15 +240,11 @@ class TournamentManager:
 
     def log(self, tournament_id: int) -> EventLog:
         """The tournament's event log (made on first use)."""
-        event_log = self._logs.get(tournament_id)
-        if event_log is None:
-            event_log = EventLog(tournament_id, reader_limit=self.settings.stream_queue)
-            self._logs[tournament_id] = event_log
-        return event_log
+        return self._logs.of(tournament_id)
 
     def streams(self) -> int:
         """Event streams open now, all tournaments together."""
-        return sum(event_log.readers for event_log in self._logs.values())
+        return self._logs.readers()
 
     # ----------------------------------------------------------------- running
 
@@ -295,9 +285,7 @@ class TournamentManager:
                 if run.stop_requested or self._closing:
                     raise asyncio.CancelledError
                 run.state = "running"
-                if self._data.reasons.get(tournament_id) is not None or tournament_id in \
-                        await self._data.stored_reasons():
-                    await self._data.note_reason(tournament_id, None)  # this run starts afresh
+                await self._data.forget_reason(tournament_id)  # this run starts afresh
                 event_log.publish(StatusEvent(status="running"))
                 taken = await self._taken(tournament_id, run)
                 if isinstance(taken, Tournament):

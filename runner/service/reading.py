@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from runner.report.tree import ReportJson
@@ -112,6 +113,18 @@ class TournamentReads:
             log.warning("tournament %d: the reason could not be stored: %s", tournament_id,
                         one_line(str(exc)))
         self.changed(tournament_id)
+
+    def known_reason(self, tournament_id: int, stored: Mapping[int, str]) -> str | None:
+        """Why the tournament's run failed: as this process knows it (None once forgotten),
+        else as `stored` (the database's reasons) says."""
+        return (self.reasons[tournament_id] if tournament_id in self.reasons
+                else stored.get(tournament_id))
+
+    async def forget_reason(self, tournament_id: int) -> None:
+        """Forget why an earlier run failed, if a reason is known here or stored."""
+        if self.reasons.get(tournament_id) is not None or tournament_id in \
+                await self.stored_reasons():
+            await self.note_reason(tournament_id, None)
 
     def unfinished(self) -> list[tuple[int, dict[str, Any]]]:
         """The service's own tournaments left unfinished, with their stored configurations
