@@ -6,12 +6,14 @@ the bundled engine keep them quick; the longer cases are slow."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -22,24 +24,32 @@ import pytest
 pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
 httpx = pytest.importorskip("httpx", reason="the fleet extra (httpx) is not installed")
 
+from runner.clock import TimeControl  # noqa: E402
+from runner.fleet.speed import SpeedTerms, scale_control  # noqa: E402
 from runner.game.job import GameJob  # noqa: E402
 from runner.game.record import GameRecord  # noqa: E402
 from runner.game.termination import GameTermination  # noqa: E402
 from runner.rules import Result  # noqa: E402
 from runner.store.store import Store  # noqa: E402
+from runner.types import MoveRecord  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = REPO / "configs" / "engines.toml"
 WAIT = 240.0
 """Seconds a tournament on the workers may take here (the machine is shared and loaded)."""
+TC = "30+0.3 depth=1"
+"""Clocks to scale (each worker's by its speed), and a depth limit that decides every move
+whatever the clock, so a local run of the same schedule gives the same games."""
+REFERENCE_NPS = 12_000
+"""The service's reference speed: about the bundled engine's bench on an idle core here."""
+COMMANDS = {"bundled": ("python", "-m", "engine"),
+            "bundled-v1": ("python", "-m", "engine", "--version", "v1")}
 
 
 def _engines_file(directory: Path, names: tuple[str, ...]) -> Path:
     """A worker's own allow-list, in its own directory."""
-    commands = {"bundled": '["python", "-m", "engine"]',
-                "bundled-v1": '["python", "-m", "engine", "--version", "v1"]'}
     path = directory / "engines.toml"
-    path.write_text("".join(f'[[engines]]\nname = "{name}"\ncommand = {commands[name]}\n'
+    path.write_text("".join(f'[[engines]]\nname = "{name}"\ncommand = {json.dumps(COMMANDS[name])}\n'
                             'protocol = "cecp"\n\n' for name in names), encoding="utf-8")
     return path
 
@@ -75,7 +85,9 @@ class Fleet:
         self.server = subprocess.Popen(
             [sys.executable, "-m", "runner", "serve", "--port", str(self.port), "--db",
              f"sqlite:///{self.db}", "--engines", str(ENGINES), "--accept-workers",
-             "--worker-lease", str(self.lease)],
+             "--worker-lease", str(self.lease), "--worker-reference-nps", str(REFERENCE_NPS),
+             # Wide: a loaded test machine benches slowly, and only the forger is too slow.
+             "--worker-max-factor", "1000"],
             cwd=self.db.parent, env={**os.environ, "RUNNER_TOKEN": self.admin},
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             start_new_session=True)
@@ -108,7 +120,7 @@ class Fleet:
         """Place a bundled vs bundled-v1 match of `rounds` pairs on the workers."""
         answer = httpx.post(f"{self.base}/api/tournaments", json={
             "name": "fleet", "format": "match", "engines": ["bundled", "bundled-v1"],
-            "tc": "depth=1", "rounds": rounds, "games": 2, "concurrency": 2,
+            "tc": TC, "rounds": rounds, "games": 2, "concurrency": 2,
             "placement": "workers"}, headers={"Authorization": f"Bearer {self.admin}"},
             timeout=60)
         assert answer.status_code == 201, answer.text
@@ -163,7 +175,7 @@ def _local_run(directory: Path, rounds: int) -> list[tuple[int, str, str, str]]:
     directory.mkdir()
     config = directory / "match.toml"
     config.write_text(f'name = "fleet"\nformat = "match"\nengines_file = "{ENGINES}"\n'
-                      f'engines = ["bundled", "bundled-v1"]\ntc = "depth=1"\n'
+                      f'engines = ["bundled", "bundled-v1"]\ntc = "{TC}"\n'
                       f"rounds = {rounds}\ngames = 2\nconcurrency = 2\n", encoding="utf-8")
     done = _runner("run", str(config), "--db", f"sqlite:///{directory / 'local.db'}",
                    cwd=directory)
@@ -171,45 +183,120 @@ def _local_run(directory: Path, rounds: int) -> list[tuple[int, str, str, str]]:
     return _stored(directory / "local.db", 1)
 
 
-def _forge(fleet: Fleet) -> str:
-    """A worker that sends what it was not given: refused, flagged, nothing counted; the
-    batch it ends goes to the others."""
-    auth = {"Authorization": f"Bearer {fleet.worker_token}"}
-    joined = httpx.post(f"{fleet.base}/api/workers", headers=auth, timeout=30, json={
-        "name": "forger", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
-        "version": "0", "engines": ["bundled", "bundled-v1"]})
-    assert joined.status_code == 201, joined.text
-    base = f"{fleet.base}/api/workers/{joined.json()['id']}"
-    deadline = time.monotonic() + 60
-    while (offer := httpx.post(f"{base}/batch", headers=auth, timeout=30)).status_code == 204:
-        assert time.monotonic() < deadline, "no batch offered"
-        time.sleep(0.2)
-    assert offer.status_code == 200, offer.text
-    batch = offer.json()
-    job = GameJob.from_json(batch["jobs"][0])
-    assert job.white.argv == (job.white.name,)  # no command of the service's goes out
-    now = datetime.now(UTC)
+def _played(job: GameJob) -> GameRecord:
+    """The job played here for real, as an honest worker plays it (its engines started from
+    this test's own commands)."""
+    import asyncio
 
-    def upload(index: int, white: str, black: str) -> httpx.Response:
-        record = GameRecord(white, black, job.spec, (), Result.WHITE_WINS,
-                            GameTermination.RESIGNATION, "forged", now, now,
-                            "4k3/8/8/8/8/8/8/4K3 w - - 0 1")
-        return httpx.post(f"{base}/batches/{batch['id']}/games", headers=auth, timeout=30,
+    from runner.tournament.scheduler import JobFinished, LocalScheduler
+
+    sides = [dataclasses.replace(config, argv=(sys.executable, *COMMANDS[config.name][1:]))
+             for config in (job.white, job.black)]
+    job = dataclasses.replace(job, white=sides[0], black=sides[1])
+
+    async def play() -> GameRecord:
+        scheduler = LocalScheduler(1)
+        scheduler.submit([job])
+        async for event in scheduler.events():
+            if isinstance(event, JobFinished):
+                return event.record
+        raise AssertionError("the game did not finish")
+
+    return asyncio.run(play())
+
+
+def _fools_mate(job: GameJob, result: Result, first: str = "f2f3") -> GameRecord:
+    """A made-up game of the job's engines: 1. f3 e5 2. g4 Qh4# (`first` the first move),
+    with `result` claimed by checkmate."""
+    now = datetime.now(UTC)
+    moves = tuple(MoveRecord(san, uci=uci, time=0.01) for san, uci in (
+        ("f3", first), ("e5", "e7e5"), ("g4", "g2g4"), ("Qh4#", "d8h4")))
+    return GameRecord(job.white.name, job.black.name, job.spec, moves, result,
+                      GameTermination.CHECKMATE, "forged", now, now,
+                      "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")
+
+
+def _forge(fleet: Fleet) -> str:
+    """A worker that sends what it was not given: a machine far too slow, an oversized body,
+    a game outside its batch, a game sent twice (the same: refused; another: flagged), a
+    result the final position does not allow, an illegal move, other engines than asked, an
+    upload after it ended its batch. Each refused with 4xx and nothing of it counted but the
+    one game it played honestly; the batches it loses go to the others."""
+    auth = {"Authorization": f"Bearer {fleet.worker_token}"}
+    info = {"name": "forger", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
+            "version": "0", "engines": ["bundled", "bundled-v1"]}
+    slow = httpx.post(f"{fleet.base}/api/workers", headers=auth, timeout=30,
+                      json={**info, "nps": 1})
+    assert slow.status_code == 403 and "too slow" in slow.text, slow.text
+    joined = httpx.post(f"{fleet.base}/api/workers", headers=auth, timeout=30,
+                        json={**info, "nps": REFERENCE_NPS})
+    assert joined.status_code == 201, joined.text
+    assert joined.json()["factor"] == 1.0
+    worker_id = joined.json()["id"]
+    base = f"{fleet.base}/api/workers/{worker_id}"
+
+    def batch() -> tuple[int, list[GameJob]]:
+        deadline = time.monotonic() + 60
+        while (offer := httpx.post(f"{base}/batch", headers=auth, timeout=30)).status_code == 204:
+            assert time.monotonic() < deadline, "no batch offered"
+            time.sleep(0.2)
+        assert offer.status_code == 200, offer.text
+        return offer.json()["id"], [GameJob.from_json(text) for text in offer.json()["jobs"]]
+
+    def upload(batch_id: int, index: int, record: GameRecord) -> httpx.Response:
+        return httpx.post(f"{base}/batches/{batch_id}/games", headers=auth, timeout=30,
                           json={"index": index, "seconds": 1.0,
                                 "record": json.loads(record.to_json())})
 
-    huge = httpx.post(f"{base}/batches/{batch['id']}/games", headers=auth, timeout=30,
+    def flag() -> str | None:
+        with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
+            found = store.fleet.worker(worker_id)
+        assert found is not None
+        return found.flag
+
+    first, jobs = batch()
+    job = jobs[0]
+    assert job.white.argv == (job.white.name,)  # no command of the service's goes out
+    huge = httpx.post(f"{base}/batches/{first}/games", headers=auth, timeout=30,
                       content=b"x" * (5 << 20))
     assert huge.status_code == 413
-    outside = upload(10_000, job.white.name, job.black.name)
+    beating = threading.Event()
+
+    def beat() -> None:  # the batch kept while its game plays here, as a worker keeps it
+        while not beating.wait(0.5):
+            httpx.post(f"{base}/batches/{first}/heartbeat", headers=auth, timeout=30)
+
+    beater = threading.Thread(target=beat)
+    beater.start()
+    try:
+        honest = _played(job)
+    finally:
+        beating.set()
+        beater.join()
+    assert upload(first, job.index, honest).status_code == 201
+    again = upload(first, job.index, honest)  # an answer lost on the way: sent again
+    assert again.status_code == 409 and "already uploaded" in again.text, again.text
+    assert flag() is None
+    other = upload(first, job.index, dataclasses.replace(honest, reason="changed"))
+    assert other.status_code == 409 and "another game" in other.text, other.text
+    outside = upload(first, 10_000, honest)
     assert outside.status_code == 422 and "not in batch" in outside.text
-    # Refereed again: another pairing than asked; the batch is taken back at once.
-    swapped = upload(job.index, job.black.name, job.white.name)
+    # Refereed again: each refusal takes the batch back at once (its games to the others).
+    second = jobs[1]
+    wrong = upload(first, second.index, _fools_mate(second, Result.WHITE_WINS))
+    assert wrong.status_code == 422 and "makes 0-1, not 1-0" in wrong.text, wrong.text
+    third, jobs = batch()
+    illegal = upload(third, jobs[0].index, _fools_mate(jobs[0], Result.BLACK_WINS, "f2f5"))
+    assert illegal.status_code == 422 and "'f2f5' is illegal" in illegal.text, illegal.text
+    fourth, jobs = batch()
+    job = jobs[0]
+    swapped = upload(fourth, job.index, dataclasses.replace(
+        _fools_mate(job, Result.BLACK_WINS), white=job.black.name, black=job.white.name))
     assert swapped.status_code == 422, swapped.text
     assert f"not {job.white.name} vs {job.black.name}" in swapped.text
-    ended = httpx.post(f"{base}/batches/{batch['id']}/end", headers=auth, timeout=30)
+    ended = httpx.post(f"{base}/batches/{fourth}/end", headers=auth, timeout=30)
     assert ended.status_code == 409
-    late = upload(job.index, job.white.name, job.black.name)
+    late = upload(fourth, job.index, _fools_mate(job, Result.BLACK_WINS))
     assert late.status_code == 409, late.text
     return base
 
@@ -231,8 +318,19 @@ def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
     with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
         workers = {w.name: w for w in store.fleet.workers()}
         batches = store.fleet.batches(tournament_id)
+        played = store.fleet.games(tournament_id)
+        pgns = {g.job_index: g.pgn for g in store.games() if g.tournament_id == tournament_id}
     assert len(workers) == 4  # the forger too
-    assert workers["forger"].flag is not None and workers["forger"].games == 0
+    by_id = {w.id: w for w in workers.values()}
+    # Each game's clocks were scaled to its worker's bench (the forger claimed the reference
+    # speed); the factor is kept with the game and the stored game says the clocks it had.
+    assert [game.job_index for game in played] == list(range(6))
+    for game in played:
+        nps = by_id[game.worker_id].info["nps"]
+        assert nps > 0 and game.factor == SpeedTerms(REFERENCE_NPS).factor(nps)
+        clocks = scale_control(TimeControl.parse(TC), game.factor).to_pgn()
+        assert f'[TimeControl "{clocks}"]' in (pgns[game.job_index] or ""), clocks
+    assert workers["forger"].flag is not None and workers["forger"].games == 1
     lacking = [w for w in workers.values() if "bundled-v1" not in w.info["engines"]]
     assert len(lacking) == 1 and lacking[0].games == 0
     assert all(batch.worker_id != lacking[0].id for batch in batches)

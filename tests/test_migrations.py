@@ -39,7 +39,7 @@ from runner.store.db import (
 from runner.store.models import Base
 
 TABLES = {"tournaments", "engines", "games", "moves", "leases", "branch_tests", "tokens",
-          "tunes", "tune_iterations", "fleet_workers", "fleet_batches",
+          "tunes", "tune_iterations", "fleet_workers", "fleet_batches", "fleet_games",
           "tournament_placements"}
 
 

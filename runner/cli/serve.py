@@ -49,6 +49,13 @@ def serve_command(
     worker_lease_seconds: float | None = typer.Option(
         None, "--worker-lease", min=1.0, metavar="SECONDS",
         help="Seconds a worker's batch stays its own without a heartbeat (default 60)."),
+    worker_reference_nps: int | None = typer.Option(
+        None, "--worker-reference-nps", min=1, metavar="NPS",
+        help="Scale each worker's clocks by this bench speed (python -m engine bench's "
+             "nodes/s) over its own (default: not scaled)."),
+    worker_max_factor: float = typer.Option(
+        4.0, "--worker-max-factor", min=1.0, metavar="F",
+        help="Refuse a worker whose clocks would be scaled by more than this."),
     max_running: int = typer.Option(1, "--max-running", min=1,
                                     help="Tournaments playing at once; others wait in order."),
     max_concurrency: int | None = typer.Option(

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from runner.clock import TimeControl
+from runner.fleet.speed import scale_job
 from runner.game.job import GameJob
 
 __all__ = ["BATCH_SECONDS", "Batch", "batch_size", "fits", "game_seconds"]
@@ -33,10 +34,12 @@ def game_seconds(tc: TimeControl) -> float:
     return 0.1 * _MOVES  # a depth or node limit: fast at the depths tests and fleets use
 
 
-def batch_size(job: GameJob, slots: int, seconds: float = BATCH_SECONDS) -> int:
-    """How many games like `job` make a batch for a worker of `slots` games at once: about
-    `seconds` of play, an even number (both games of a pair), at least two."""
-    one = game_seconds(job.spec.white_tc) + game_seconds(job.spec.black_tc)
+def batch_size(job: GameJob, slots: int, seconds: float = BATCH_SECONDS, *,
+               factor: float = 1.0) -> int:
+    """How many games like `job` make a batch for a worker of `slots` games at once whose
+    clocks are `factor` times the job's: about `seconds` of play, an even number (both
+    games of a pair), at least two."""
+    one = (game_seconds(job.spec.white_tc) + game_seconds(job.spec.black_tc)) * factor
     per_slot = max(1, int(seconds // max(one, 0.1)))
     size = max(2, per_slot * max(1, slots))
     return size + size % 2
@@ -51,11 +54,20 @@ class Batch:
     jobs: dict[int, GameJob]
     deadline: float
     """When its lease ends (the event loop's clock), unless a heartbeat pushes it back."""
-    delivered: set[int] = field(default_factory=set)
+    factor: float = 1.0
+    """Its clocks are the tournament's times this (the worker's machine speed factor)."""
+    delivered: dict[int, str] = field(default_factory=dict)
+    """The games that came back, by index: a digest of each record as counted."""
 
     def left(self) -> list[GameJob]:
-        """Its jobs whose game has not come back, in schedule order."""
+        """Its jobs whose game has not come back, in schedule order (the tournament's own
+        clocks: what goes back to the waiting line)."""
         return [job for index, job in sorted(self.jobs.items()) if index not in self.delivered]
+
+    def given(self, index: int) -> GameJob | None:
+        """Job `index` as the worker was given it (its clocks scaled), or None."""
+        job = self.jobs.get(index)
+        return None if job is None else scale_job(job, self.factor)
 
     @property
     def complete(self) -> bool:

@@ -31,6 +31,7 @@ import httpx
 
 from runner import __version__
 from runner.config.engines import load_engines_file
+from runner.fleet.speed import BENCH_ARGV, MachineSpeed, bench_speed
 from runner.game.job import GameJob
 from runner.protocol.engine import EngineConfig
 from runner.tournament.runtime import engine_config
@@ -61,6 +62,8 @@ class JoinSettings:
     syzygy: tuple[Path, ...] = ()
     first_wait: float = FIRST_WAIT
     longest_wait: float = LONGEST_WAIT
+    bench: tuple[str, ...] | None = BENCH_ARGV
+    """The fixed search run at start to measure this machine (None: none, speed unknown)."""
 
 
 def own_engines(path: Path) -> dict[str, EngineConfig]:
@@ -115,6 +118,8 @@ class WorkerClient:
         self._wake = asyncio.Event()
         self._refused: str | None = None
         """Why the service refused this worker during a batch (a revoked token)."""
+        self.speed: MachineSpeed | None = None
+        """What this machine's bench found (measured once, before it first registers)."""
 
     def stop(self) -> None:
         """A stop request (Ctrl-C): the first finishes the running games, the second cuts
@@ -157,9 +162,23 @@ class WorkerClient:
 
     # ----------------------------------------------------------------- requests
 
+    async def _bench(self) -> MachineSpeed | None:
+        """This machine's speed per game slot (once; JoinRefused when the bench fails)."""
+        if self.speed is None and self.settings.bench is not None:
+            try:
+                self.speed = await bench_speed(self.settings.concurrency, self.settings.bench)
+            except (RuntimeError, OSError) as exc:
+                raise JoinRefused(f"the speed bench failed: {exc}") from None
+            self.say(f"benched {self.speed.nps} nodes/s per game slot "
+                     f"({self.speed.runs} at once)")
+        return self.speed
+
     async def _register(self) -> None:
         syzygy, pieces = _syzygy(self.settings.syzygy)
+        speed = await self._bench()
         answer = await self._post("/api/workers", json={
+            "nps": 0 if speed is None else speed.nps,
+            "bench_nodes": 0 if speed is None else speed.nodes,
             "name": self.settings.name, "concurrency": self.settings.concurrency,
             "cores": os.cpu_count() or 1, "memory_mb": _memory_mb(),
             "os": platform.platform(), "version": __version__,
@@ -171,8 +190,11 @@ class WorkerClient:
         body = answer.json()
         self._id = int(body["id"])
         self.max_upload = int(body["max_upload_bytes"])
+        factor = float(body.get("factor", 1.0))
+        scaled = "" if factor == 1.0 else f", clocks scaled by {factor:g}"
         self.say(f"joined {self.settings.server} as worker {self._id} "
-                 f"({len(self.settings.engines)} engines, {self.settings.concurrency} slots)")
+                 f"({len(self.settings.engines)} engines, {self.settings.concurrency} slots"
+                 f"{scaled})")
 
     async def _post(self, path: str, **kwargs: Any) -> httpx.Response:
         assert self._http is not None

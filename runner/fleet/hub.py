@@ -17,6 +17,7 @@ from typing import Any
 from runner.config.model import TournamentConfig
 from runner.fleet.batches import Batch
 from runner.fleet.scheduler import FleetScheduler, Refusal
+from runner.fleet.speed import SpeedTerms
 from runner.game.record import GameRecord
 from runner.store.store import Store
 from runner.tournament.run import Tournament
@@ -32,6 +33,8 @@ class Joined:
     name: str
     engines: frozenset[str]
     slots: int
+    factor: float = 1.0
+    """Its batches' clocks are the tournament's times this (its machine's speed factor)."""
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,13 @@ class Leased:
 class FleetHub:
     """The workers and the workers-placed runs of one service."""
 
-    def __init__(self, store: Store, lease_seconds: float) -> None:
+    def __init__(self, store: Store, lease_seconds: float,
+                 speed: SpeedTerms | None = None) -> None:
         self.store = store
         self.lease_seconds = lease_seconds
         """Seconds a batch is leased for; each heartbeat gives it as many again."""
+        self.speed = speed or SpeedTerms()
+        """How each worker's clocks are scaled to its machine, and the slowest accepted."""
         self._runs: list[FleetScheduler] = []
         self._joined: dict[int, Joined] = {}
 
@@ -74,11 +80,16 @@ class FleetHub:
 
     async def register(self, name: str, principal: str | None,
                        info: Mapping[str, Any]) -> Joined:
-        """Store a newly joined worker."""
+        """Store a newly joined worker; a `Refusal` when its machine is too slow."""
         engines = frozenset(str(e) for e in info.get("engines", ()))
         slots = max(1, int(info.get("concurrency", 1)))
-        worker_id = await asyncio.to_thread(self.store.fleet.register, name, principal, info)
-        joined = Joined(worker_id, name, engines, slots)
+        nps = int(info.get("nps", 0))
+        if (why := self.speed.refusal(nps)) is not None:
+            raise Refusal(403, why)
+        factor = self.speed.factor(nps)
+        worker_id = await asyncio.to_thread(self.store.fleet.register, name, principal,
+                                            {**info, "factor": factor})
+        joined = Joined(worker_id, name, engines, slots, factor)
         self._joined[worker_id] = joined
         return joined
 
@@ -93,9 +104,11 @@ class FleetHub:
         if record.blocked:
             raise Refusal(403, f"worker {worker_id} is blocked by an admin of this service")
         if known is None:
+            # Scaled by this service's terms now (they may have changed since it joined).
             known = Joined(record.id, record.name,
                            frozenset(str(e) for e in record.info.get("engines", ())),
-                           max(1, int(record.info.get("concurrency", 1))))
+                           max(1, int(record.info.get("concurrency", 1))),
+                           self.speed.factor(int(record.info.get("nps", 0))))
             self._joined[worker_id] = known
         return known
 
@@ -106,7 +119,7 @@ class FleetHub:
         for run in list(self._runs):
             if run.tournament_id is None or not run.wants(worker.engines):
                 continue
-            batch = await run.lease(worker.id, worker.engines, worker.slots)
+            batch = await run.lease(worker.id, worker.engines, worker.slots, worker.factor)
             if batch is not None:
                 return Leased(run.tournament_id, batch, self.lease_seconds)
         return None
@@ -127,12 +140,12 @@ class FleetHub:
                      seconds: float) -> None:
         """Count one game of the worker's batch (a `Refusal` flags it when it must)."""
         try:
-            await self._holder(batch_id).upload(worker.id, batch_id, record, index, seconds)
+            await self._holder(batch_id).upload(worker.id, batch_id, record, index, seconds,
+                                                worker.name)
         except Refusal as refusal:
             if refusal.flag:
                 await asyncio.to_thread(self.store.fleet.flag, worker.id, refusal.text)
             raise
-        await asyncio.to_thread(self.store.fleet.seen, worker.id, counted=1)
 
     async def end(self, worker: Joined, batch_id: int) -> int:
         """The worker ends its batch; how many of its games go to others."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterable
@@ -24,7 +25,7 @@ from runner.fleet.batches import Batch, batch_size, fits
 from runner.game.job import GameJob
 from runner.game.record import GameRecord
 from runner.referee import verify_game
-from runner.store.store import Store
+from runner.store.store import FleetGameRecord, Store
 from runner.tournament.events import Notice
 from runner.tournament.jobs import JobQueue
 from runner.tournament.scheduler import JobFinished, JobStarted, Scheduler, SchedulerEvent
@@ -125,14 +126,16 @@ class FleetScheduler(Scheduler):
         """Whether a job a worker allowing `engines` may play is waiting."""
         return self._take(set(engines), 1, peek=True) != []
 
-    async def lease(self, worker_id: int, engines: Iterable[str], slots: int) -> Batch | None:
-        """A batch of waiting jobs for the worker (None: nothing it may play)."""
+    async def lease(self, worker_id: int, engines: Iterable[str], slots: int,
+                    factor: float = 1.0) -> Batch | None:
+        """A batch of waiting jobs for the worker (None: nothing it may play), its clocks
+        `factor` times the tournament's (the worker's machine speed)."""
         assert self.tournament_id is not None
         allowed = set(engines)
         first = self._take(allowed, 1, peek=True)
         if not first:
             return None
-        jobs = self._take(allowed, batch_size(first[0], slots))
+        jobs = self._take(allowed, batch_size(first[0], slots, factor=factor))
         deadline = datetime.now(UTC) + timedelta(seconds=self.lease_seconds)
         try:
             batch_id = await asyncio.to_thread(self.store.fleet.lease, self.tournament_id,
@@ -141,7 +144,7 @@ class FleetScheduler(Scheduler):
             self._waiting.extendleft(reversed(jobs))
             raise
         batch = Batch(batch_id, worker_id, {job.index: job for job in jobs},
-                      time.monotonic() + self.lease_seconds)
+                      time.monotonic() + self.lease_seconds, factor)
         self._batches[batch_id] = batch
         for job in jobs:
             self._queue.put_nowait((JobStarted(job, worker_id), None))
@@ -161,30 +164,42 @@ class FleetScheduler(Scheduler):
         return self.lease_seconds
 
     async def upload(self, worker_id: int, batch_id: int, record: GameRecord,
-                     index: int, seconds: float) -> None:
+                     index: int, seconds: float, worker_name: str | None = None) -> None:
         """Count game `index` of the batch: returns once the tournament stored it; a
-        `Refusal` when it is not the worker's to send or not the game it was given."""
+        `Refusal` when it is not the worker's to send or not the game it was given. The
+        same game sent again (an answer lost on the way) is refused without a flag; another
+        game for an index already counted flags the worker."""
         batch = self._own(worker_id, batch_id)
-        job = batch.jobs.get(index)
-        if job is None:
+        given = batch.given(index)
+        if given is None:
             raise Refusal(422, f"game {index + 1} is not in batch {batch_id}", flag=True)
+        digest = hashlib.sha256(record.to_json().encode()).hexdigest()
         if index in batch.delivered:
+            if batch.delivered[index] != digest:
+                raise Refusal(409, f"game {index + 1} of batch {batch_id} was already counted, "
+                              "and this is another game", flag=True)
             raise Refusal(409, f"game {index + 1} of batch {batch_id} was already uploaded")
-        verdict = verify_game(job, record)  # refereed again: moves, result, clocks, the job
+        # Refereed again against the job as this worker was given it (its scaled clocks):
+        # moves, result, clocks, engines, colours, opening.
+        verdict = verify_game(given, record)
         if not verdict.ok:
             # Not counted, and nothing more of this batch is taken from this worker: its
             # games not yet counted go to another.
             await self.end(worker_id, batch_id, state="refused")
             where = "" if verdict.ply is None else f" (ply {verdict.ply})"
             raise Refusal(422, f"game {index + 1} refused{where}: {verdict.reason}", flag=True)
-        batch.delivered.add(index)
-        # The tournament's own spec (the worker's cannot change what is stored), and who
-        # played it (the worker's name as the service knows it).
-        counted = replace(record, spec=job.spec)
+        batch.delivered[index] = digest
+        # The spec the worker was given (the worker's cannot change what is stored: its
+        # clocks are the ones it played under), and who played it (the worker's name as the
+        # service knows it).
+        counted = replace(record, spec=given.spec, worker=worker_name or record.worker)
         handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((JobFinished(job, counted, seconds), handled))
+        self._queue.put_nowait((JobFinished(batch.jobs[index], counted, seconds), handled))
         self._wake.set()
         await handled
+        assert self.tournament_id is not None
+        await asyncio.to_thread(self.store.fleet.counted, FleetGameRecord(
+            self.tournament_id, index, worker_id, batch_id, batch.factor))
         if batch.complete:
             await self.end(worker_id, batch_id, state="ended")
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from runner.fleet.hub import FleetHub, Joined
 from runner.fleet.scheduler import Refusal
+from runner.fleet.speed import scale_job
 from runner.game.job import GameJob
 from runner.game.record import GameRecord
 from runner.service.manager import TournamentManager
@@ -52,6 +53,12 @@ class WorkerInfo(BaseModel):
     syzygy: list[Annotated[str, Field(max_length=500)]] = Field(default=[], max_length=100)
     syzygy_pieces: int = Field(default=0, ge=0, le=7,
                                description="Up to how many pieces its tables reach (0: none).")
+    nps: int = Field(default=0, ge=0, le=10**12,
+                     description="Its bench speed per game slot: the bundled engine's fixed "
+                                 "search, in nodes per second (0: not benched).")
+    bench_nodes: int = Field(default=0, ge=0, le=10**15,
+                             description="The bench's node count (the same on every machine "
+                                         "for one runner version).")
 
 
 class Registered(BaseModel):
@@ -61,6 +68,8 @@ class Registered(BaseModel):
     lease_seconds: float = Field(description="A batch is taken back after this long without "
                                              "a heartbeat.")
     max_upload_bytes: int
+    factor: float = Field(description="Its batches' clocks are the tournaments' times this "
+                                      "(the service's reference speed over its own).")
 
 
 class BatchOffer(BaseModel):
@@ -70,6 +79,7 @@ class BatchOffer(BaseModel):
     id: int
     tournament_id: int
     lease_seconds: float
+    factor: float = Field(description="The jobs' clocks are the tournament's times this.")
     jobs: list[str]
 
 
@@ -132,10 +142,13 @@ async def _joined(request: Request, worker_id: int, principal: str) -> Joined:
 async def register(request: Request, info: WorkerInfo, principal: Principal) -> Registered:
     """Register a worker: what it is and which engines it may run."""
     hub = _hub(request)
-    joined = await hub.register(info.name, principal, info.model_dump())
+    try:
+        joined = await hub.register(info.name, principal, info.model_dump())
+    except Refusal as refusal:
+        raise _refused(refusal) from None
     settings: ServiceSettings = request.app.state.settings
     return Registered(id=joined.id, lease_seconds=hub.lease_seconds,
-                      max_upload_bytes=settings.max_upload_bytes)
+                      max_upload_bytes=settings.max_upload_bytes, factor=joined.factor)
 
 
 @router.post("/{worker_id}/batch", response_model=BatchOffer,
@@ -149,9 +162,11 @@ async def request_batch(request: Request, worker_id: WorkerId,
     leased = await _hub(request).request(joined)
     if leased is None:
         return Response(status_code=status.HTTP_204_NO_CONTENT)
-    return BatchOffer(id=leased.batch.id, tournament_id=leased.tournament_id,
-                      lease_seconds=leased.lease_seconds,
-                      jobs=[_without_commands(job).to_json() for job in leased.batch.left()])
+    batch = leased.batch
+    return BatchOffer(id=batch.id, tournament_id=leased.tournament_id,
+                      lease_seconds=leased.lease_seconds, factor=batch.factor,
+                      jobs=[_without_commands(scale_job(job, batch.factor)).to_json()
+                            for job in batch.left()])
 
 
 def _without_commands(job: GameJob) -> GameJob:

@@ -11,6 +11,7 @@ from typing import Any
 from runner.app.run import Placement, Refused
 from runner.config.model import TournamentConfig
 from runner.fleet.hub import FleetHub
+from runner.fleet.speed import SpeedTerms
 from runner.protocol.freeze import FreezeMonitor
 from runner.service.settings import ServiceSettings
 from runner.store.store import Store
@@ -35,7 +36,9 @@ class Placements:
             cluster=settings.cluster, from_file=False, freezes=FreezeMonitor(),
             scheduler=scheduler_factory)
         self.fleet: FleetHub | None = (
-            FleetHub(store, settings.worker_lease_seconds) if settings.accept_workers else None)
+            FleetHub(store, settings.worker_lease_seconds,
+                     SpeedTerms(settings.worker_reference_nps, settings.worker_max_factor))
+            if settings.accept_workers else None)
         """The remote workers and the runs placed on them (None: the service takes none)."""
         self._named: dict[str, Placement] = {
             "host": Placement(workers=0, from_file=False, freezes=self.default.freezes,

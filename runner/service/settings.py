@@ -39,6 +39,11 @@ class ServiceSettings:
     games on them (``"placement": "workers"``)."""
     worker_lease_seconds: float = 60.0
     """Seconds a batch stays a worker's without a heartbeat; then its games go to another."""
+    worker_reference_nps: int | None = None
+    """The bundled engine's bench speed (nodes/s) this service's time controls are meant
+    for: each worker's clocks are scaled by it over the worker's own (None: not scaled)."""
+    worker_max_factor: float = 4.0
+    """The largest clock factor accepted: a slower worker is refused when it joins."""
     max_upload_bytes: int = 4 * 1024 * 1024
     """The largest body a worker may send (a game with its engines' transcripts; 413 beyond)."""
     max_concurrency: int = field(default_factory=lambda: os.cpu_count() or 1)

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from runner.store.db import Database
-from runner.store.models import FleetBatchRow, FleetWorkerRow, PlacementRow
+from runner.store.models import FleetBatchRow, FleetGameRow, FleetWorkerRow, PlacementRow
 
-__all__ = ["BATCH_STATES", "PLACEMENTS", "Fleet", "FleetBatchRecord", "FleetWorkerRecord"]
+__all__ = ["BATCH_STATES", "PLACEMENTS", "Fleet", "FleetBatchRecord", "FleetGameRecord",
+           "FleetWorkerRecord"]
 
 PLACEMENTS = ("host", "cluster", "workers")
 """Where a submission's games may be played: this host, the Dask cluster, remote workers."""
@@ -48,6 +49,17 @@ class FleetBatchRecord:
     state: str
     leased_at: datetime
     deadline: datetime
+
+
+@dataclass(frozen=True)
+class FleetGameRecord:
+    """One counted game of a remote worker: which, in which batch, at which clock factor."""
+
+    tournament_id: int
+    job_index: int
+    worker_id: int
+    batch_id: int
+    factor: float
 
 
 def _worker(row: FleetWorkerRow) -> FleetWorkerRecord:
@@ -97,6 +109,35 @@ class Fleet:
         with self._db.session() as session:
             session.execute(update(FleetWorkerRow).where(FleetWorkerRow.id == worker_id).values(
                 last_seen=datetime.now(UTC), games=FleetWorkerRow.games + counted))
+
+    def counted(self, game: FleetGameRecord) -> None:
+        """The worker's game was stored and counted: noted with its batch and factor, the
+        worker's games one more, heard from now (one transaction)."""
+        with self._db.session() as session:
+            session.merge(FleetGameRow(tournament_id=game.tournament_id,
+                                       job_index=game.job_index, worker_id=game.worker_id,
+                                       batch_id=game.batch_id, factor=game.factor))
+            session.execute(update(FleetWorkerRow).where(FleetWorkerRow.id == game.worker_id)
+                            .values(last_seen=datetime.now(UTC),
+                                    games=FleetWorkerRow.games + 1))
+
+    def games(self, tournament_id: int | None = None) -> list[FleetGameRecord]:
+        """The counted games of remote workers (of one tournament), in schedule order."""
+        with self._db.session() as session:
+            query = select(FleetGameRow)
+            if tournament_id is not None:
+                query = query.where(FleetGameRow.tournament_id == tournament_id)
+            rows = session.scalars(query.order_by(FleetGameRow.tournament_id,
+                                                  FleetGameRow.job_index))
+            return [FleetGameRecord(r.tournament_id, r.job_index, r.worker_id, r.batch_id,
+                                    r.factor) for r in rows]
+
+    def batch_counts(self) -> dict[int, int]:
+        """Batches leased to each worker so far, by worker id."""
+        with self._db.session() as session:
+            rows = session.execute(select(FleetBatchRow.worker_id, func.count())
+                                   .group_by(FleetBatchRow.worker_id))
+            return {int(worker): int(count) for worker, count in rows}
 
     def flag(self, worker_id: int, reason: str | None) -> None:
         """Flag the worker with why (None: clear the flag)."""

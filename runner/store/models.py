@@ -349,6 +349,22 @@ class FleetBatchRow(Base):
     deadline: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
 
 
+class FleetGameRow(Base):
+    """A game a remote worker played and the service counted: who, in which batch, and the
+    factor its time control was scaled by for that machine."""
+
+    __tablename__ = "fleet_games"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True)
+    job_index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("fleet_workers.id", ondelete="CASCADE"),
+                                           index=True)
+    batch_id: Mapped[int] = mapped_column(Integer)
+    factor: Mapped[float] = mapped_column(Float)
+    """The tournament's clocks times this were the game's clocks (1.0: not scaled)."""
+
+
 class PlacementRow(Base):
     """Where a service's tournament plays when it is not this host (``workers``)."""
 

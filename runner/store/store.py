@@ -40,7 +40,13 @@ from runner.store.db import (
     redact,
     safe_url,
 )
-from runner.store.fleet import PLACEMENTS, Fleet, FleetBatchRecord, FleetWorkerRecord
+from runner.store.fleet import (
+    PLACEMENTS,
+    Fleet,
+    FleetBatchRecord,
+    FleetGameRecord,
+    FleetWorkerRecord,
+)
 from runner.store.lease import (
     LEASE_TIMEOUT,
     LeaseHeldError,
@@ -97,7 +103,8 @@ if TYPE_CHECKING:
     from runner.store.writing import TournamentStore
 
 __all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "PLACEMENTS", "ROLES", "SERVICE",
-           "BranchTestRecord", "BranchTests", "Fleet", "FleetBatchRecord", "FleetWorkerRecord",
+           "BranchTestRecord", "BranchTests", "Fleet", "FleetBatchRecord", "FleetGameRecord",
+           "FleetWorkerRecord",
            "PlanChanged", "TokenRecord", "Tokens", "TuneIteration", "TuneRecord", "Tunes",
            "Database", "DuplicateGameError",
            "EngineRowValues", "GameFilter", "JobKey", "LeaseHeldError", "LeaseLostError",
