@@ -15,11 +15,10 @@ from runner.app.protocols import ask_protocols
 from runner.app.signals import Interrupted, StopGuard, StopPolicy
 from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
-from runner.game.record import GameSpec
 from runner.game.slot import GameSlot, SlotOutcome
 from runner.protocol.freeze import FreezeMonitor
 from runner.rules import STARTING_FEN, Board
-from runner.tournament.runtime import adjudication_rules, engine_config
+from runner.tournament.runtime import engine_config, game_spec
 from runner.types import Variant
 
 __all__ = ["Interrupted", "PlayOutcome", "PositionError", "one_game", "play_config", "play_one"]
@@ -37,19 +36,15 @@ def one_game(config: TournamentConfig, *, fen: str | None = None,
              moves: tuple[str, ...] = ()) -> GameJob:
     """The job of the one game between `config`'s two engines (White first) from `fen` (the
     standard start by default) after `moves`; PositionError when that cannot be set up."""
-    variant = Variant(config.variant.value)
     try:
-        board = Board(fen or STARTING_FEN, chess960=variant is Variant.FISCHERANDOM)
+        board = Board(fen or STARTING_FEN, chess960=config.variant is Variant.FISCHERANDOM)
         for uci in moves:
             board.push_uci(uci)
     except ValueError as exc:
         raise PositionError(str(exc)) from None
     white, black = config.engines
-    spec = GameSpec(
-        white_tc=config.time_control(white), black_tc=config.time_control(black),
-        start_fen=fen, opening_moves=moves, variant=variant,
-        adjudication=adjudication_rules(config.adjudication), tags={"Event": "runner play"},
-    )
+    spec = game_spec(config, white.name, black.name, start_fen=fen, opening_moves=moves,
+                     tags={"Event": "runner play"})
     return GameJob(0, engine_config(white), engine_config(black), spec)
 
 

@@ -183,9 +183,9 @@ def stored_games(store: Store, tournament: Tournament) -> Iterator[GameFinished]
 
 def _record(config: TournamentConfig, game: StoredGame, moves: list[StoredMove]) -> GameRecord:
     """The record of stored `game` as far as the database keeps it."""
-    from runner.game.record import GameRecord, GameSpec
+    from runner.game.record import GameRecord
     from runner.rules import STARTING_FEN, Board
-    from runner.tournament.runtime import adjudication_rules
+    from runner.tournament.runtime import game_spec
     from runner.types import MoveRecord
 
     book = len((game.opening_moves or "").split())
@@ -197,10 +197,8 @@ def _record(config: TournamentConfig, game: StoredGame, moves: list[StoredMove])
     board = Board(game.opening_fen or STARTING_FEN, chess960=chess960)
     for move in plies:
         board.push_uci(move.uci)
-    spec = GameSpec(white_tc=config.time_control(game.white),
-                    black_tc=config.time_control(game.black), start_fen=game.opening_fen,
-                    opening_moves=tuple(m.uci for m in plies[:book]), variant=config.variant,
-                    adjudication=adjudication_rules(config.adjudication))
+    spec = game_spec(config, game.white, game.black, start_fen=game.opening_fen,
+                     opening_moves=tuple(m.uci for m in plies[:book]))
     now = datetime.now(UTC)
     assert game.result is not None and game.termination is not None
     return GameRecord(white=game.white, black=game.black, spec=spec, moves=plies,

@@ -36,6 +36,7 @@ __all__ = [
     "game_job",
     "game_spec",
     "local_scheduler",
+    "scheduled_spec",
     "sprt_spec",
 ]
 
@@ -121,29 +122,41 @@ def engine_configs(config: TournamentConfig) -> dict[str, EngineConfig]:
     return {entry.name: engine_config(entry) for entry in config.engines}
 
 
-def game_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
-              per_round: int) -> GameSpec:
-    """What to play in scheduled `game`: clocks, start, variant, adjudication and PGN tags."""
+def game_spec(config: TournamentConfig, white: str, black: str, *,
+              start_fen: str | None = None, opening_moves: tuple[str, ...] = (),
+              tags: Mapping[str, str] | None = None) -> GameSpec:
+    """The one builder of a game's description: `white` against `black` (engine names) under
+    `config` (clocks, variant, adjudication, the order style's habits), from `start_fen`
+    after `opening_moves`, with the PGN `tags` given."""
     style = None if config.order is None else implementation(config.order.style)
     return GameSpec(
-        white_tc=config.time_control(game.white), black_tc=config.time_control(game.black),
-        start_fen=None if opening is None else opening.fen,
-        opening_moves=() if opening is None else opening.moves,
-        variant=config.variant, adjudication=_rules(config),
-        tags={"Event": config.name, "Site": "cecp-runner",
-              "Round": f"{game.round}.{game.index % per_round + 1}"},
-        white_pov=(config.engine(game.white).white_pov, config.engine(game.black).white_pov),
+        white_tc=config.time_control(white), black_tc=config.time_control(black),
+        start_fen=start_fen, opening_moves=opening_moves,
+        variant=config.variant, adjudication=_rules(config), tags=dict(tags or {}),
+        white_pov=(config.engine(white).white_pov, config.engine(black).white_pov),
         move_ceiling=config.move_ceiling,
         clock_head_start=style is not None and style.clock_head_start,
         result_words=None if style is None else style.result_words,
     )
 
 
+def scheduled_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
+                   per_round: int) -> GameSpec:
+    """What to play in scheduled `game`: `game_spec` from `opening`, with the tournament's
+    PGN tags (event, site, round)."""
+    return game_spec(
+        config, game.white, game.black,
+        start_fen=None if opening is None else opening.fen,
+        opening_moves=() if opening is None else opening.moves,
+        tags={"Event": config.name, "Site": "cecp-runner",
+              "Round": f"{game.round}.{game.index % per_round + 1}"})
+
+
 def game_job(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
              per_round: int, engines: Mapping[str, EngineConfig]) -> GameJob:
     """The worker's job for scheduled `game`, starting from `opening`."""
     return GameJob(index=game.index, white=engines[game.white], black=engines[game.black],
-                   spec=game_spec(config, game, opening, per_round))
+                   spec=scheduled_spec(config, game, opening, per_round))
 
 
 def local_scheduler(config: TournamentConfig, concurrency: int,

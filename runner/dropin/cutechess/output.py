@@ -170,9 +170,8 @@ class CutechessOutput:
         for number in sorted(self._running):
             running = self._running.pop(number)
             job = running.event.job
-            spec = running.event.spec or GameSpec(white_tc=TimeControl(), black_tc=TimeControl())
-            record = GameRecord(white=job.white, black=job.black, spec=spec, moves=(),
-                                result=Result.UNFINISHED, termination=GameTermination.ERROR,
+            record = GameRecord(white=job.white, black=job.black, spec=_spec_of(running),
+                                moves=(), result=Result.UNFINISHED, termination=GameTermination.ERROR,
                                 reason="", started_at=running.started_at,
                                 ended_at=datetime.now(UTC), final_fen="")
             self._stopping = True
@@ -230,10 +229,8 @@ class CutechessOutput:
     def _bare_record(self, event: GameFinished, running: _Running | None) -> GameRecord:
         """A record for an event that carries none (moves unknown)."""
         job = event.job
-        spec = (running.event.spec if running is not None else None) or GameSpec(
-            white_tc=TimeControl(), black_tc=TimeControl())
         now = datetime.now(UTC)
-        return GameRecord(white=job.white, black=job.black, spec=spec, moves=(),
+        return GameRecord(white=job.white, black=job.black, spec=_spec_of(running), moves=(),
                           result=event.result, termination=event.termination,
                           reason=event.reason, started_at=running.started_at if running else now,
                           ended_at=now, final_fen="")
@@ -353,3 +350,14 @@ class CutechessOutput:
         with contextlib.suppress(OSError, ValueError):
             stream.write(f"Warning: {text}\n")
             stream.flush()
+
+
+_UNKNOWN_SPEC = GameSpec(white_tc=TimeControl(), black_tc=TimeControl())
+"""What a game is taken to have been when its start event carried no description (no clock
+known): its PGN says no time control."""
+
+
+def _spec_of(running: _Running | None) -> GameSpec:
+    """The description a running game's start event carried, else `_UNKNOWN_SPEC`."""
+    spec = None if running is None else running.event.spec
+    return _UNKNOWN_SPEC if spec is None else spec
