@@ -24,27 +24,32 @@ from runner.app.signals import Interrupted
 from runner.app.tune import Played, tune
 from runner.config.check import ConfigError
 from runner.config.model import TournamentConfig
-from runner.config.tune import PLUS, load_tune
+from runner.config.tune import PLUS, TuneConfig, load_tune
+from runner.protocol.engine import Engine, EngineConfig
+from runner.protocol.factory import make_engine
 from runner.report.render import render_html
 from runner.store.store import Store
+from runner.tuning.spsa import flips, gains, probe
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def _file(tmp_path: Path, *, iterations: int, start: int = 140, depth: int = 1,
-          r_end: float = 0.02, extra: str = "", name: str = "tune test") -> Path:
+          r_end: float = 0.02, extra: str = "", name: str = "tune test",
+          protocol: str = "cecp", concurrency: int = 2, maxmoves: int = 80) -> Path:
     """A tuning file of the bundled engine's Skew at `depth`."""
     path = tmp_path / f"{name.replace(' ', '-')}.toml"
     path.write_text(f"""
 name = "{name}"
 engines_file = "{REPO / 'configs' / 'engines.toml'}"
-engine = {{ use = "bundled", command = ["{sys.executable}", "-m", "engine", "--depth", "{depth}"] }}
+engine = {{ use = "bundled", command = ["{sys.executable}", "-m", "engine", "--depth", "{depth}"\
+{', "--uci"' if protocol == "uci" else ""}], protocol = "{protocol}" }}
 iterations = {iterations}
 seed = 5
 batch = 1
 tc = "30+0.1"
-concurrency = 2
-maxmoves = 80
+concurrency = {concurrency}
+maxmoves = {maxmoves}
 {extra}
 [openings]
 file = "{REPO / 'configs' / 'openings' / 'demo.epd'}"
@@ -119,6 +124,93 @@ def test_resume_continues_with_the_same_draws(any_db, tmp_path: Path) -> None:
     other = load_tune(_file(tmp_path, iterations=30, name="cut"))
     refused = asyncio.run(tune(other, store, player=_scripted([])))
     assert refused.exit_status == 2 and "iterations is 30" in (refused.message or "")
+
+
+def test_pairs_in_flight_share_a_theta_and_resume_exactly(any_db, tmp_path: Path) -> None:
+    """At concurrency 6 three pairs play at once, all around the theta of their round's
+    start with its first iteration's gains, each stepping theta in the order of k; stopped in
+    the middle of a round (iteration 8 of 7..9), the same file ends as an uninterrupted run."""
+    store = Store.of(any_db)
+    whole = load_tune(_file(tmp_path, iterations=14, r_end=0.05, name="w", concurrency=6))
+    cut = load_tune(_file(tmp_path, iterations=14, r_end=0.05, name="c", concurrency=6))
+    assert whole.pairs_at_once == 3 and whole.base.concurrency == 2
+    assert whole.plan()["pairs_at_once"] == 3
+    flight = {"now": 0, "most": 0}
+    centres: dict[int, tuple[int, int]] = {}
+    base = _scripted([])
+
+    async def player(config: TournamentConfig, store_: Store, placement: Placement):
+        flight["now"] += 1
+        flight["most"] = max(flight["most"], flight["now"])
+        await asyncio.sleep(0.01 * (3 - int(config.name.rsplit("#", 1)[1]) % 3))
+        flight["now"] -= 1
+        plus, minus = (dict(e.options)["Skew"] for e in config.engines)
+        centres[int(config.name.rsplit("#", 1)[1])] = (int(plus), int(minus))
+        return await base(config, store_, placement)
+
+    straight = asyncio.run(tune(whole, store, player=player))
+    assert flight["most"] == 3 and straight.done == 14
+    stored = store.tunes.iterations(store.tunes.find("w").id)
+    _check_rounds(whole, stored)
+    played: list[int] = []
+    first = asyncio.run(tune(cut, store, player=_scripted(played, stop_at=8)))
+    assert first.exit_status == 130 and first.done == 7
+    second = asyncio.run(tune(cut, store, player=_scripted(played)))
+    assert second.theta == straight.theta and second.done == 14
+    again = store.tunes.iterations(store.tunes.find("c").id)
+    assert [(i.flips, i.plus, i.minus, i.theta) for i in again] == \
+        [(i.flips, i.plus, i.minus, i.theta) for i in stored]
+
+
+def _check_rounds(config: TuneConfig, stored: list) -> None:
+    """Every pair of a round probes around the round's starting theta with the gains of its
+    first iteration; theta steps in the order of k."""
+    (parameter,) = config.parameters
+    plan = gains(parameter, config.iterations)
+    theta = parameter.start
+    for first in range(1, config.iterations + 1, 3):
+        base = theta
+        for k in range(first, min(first + 3, config.iterations + 1)):
+            done = stored[k - 1]
+            (sign,) = flips(config.seed, k, 1)
+            expected = probe(parameter, plan, base, first, sign)
+            assert done.flips == (sign,)
+            assert abs(done.plus[0] - expected.plus) < 1 and abs(done.minus[0] - expected.minus) < 1
+            theta = parameter.clamp(theta + expected.r_k * expected.c_k * done.result * sign)
+            assert done.theta[0] == pytest.approx(theta)
+
+
+@pytest.mark.parametrize("protocol", ["cecp", "uci"])
+def test_engines_stay_up_between_pairs(tmp_path: Path, protocol: str) -> None:
+    """Real pairs of the bundled engine: each side's process is started once for the run
+    (the same pids at every iteration) and is sent each pair's value (CECP ``option``, UCI
+    ``setoption``) rather than started again."""
+    made: list[Engine] = []
+
+    def started(config: EngineConfig) -> Engine:
+        made.append(make_engine(config))
+        return made[-1]
+
+    pids: list[list[int | None]] = []
+    config = load_tune(_file(tmp_path, iterations=2, protocol=protocol, maxmoves=12))
+    store = Store.open(f"sqlite:///{tmp_path / 'reuse.db'}")
+    try:
+        outcome = asyncio.run(tune(config, store, engine_factory=started,
+                                   on_iteration=lambda _i: pids.append([e.pid for e in made])))
+        assert outcome.exit_status == 0 and outcome.done == 2
+        stored = store.tunes.iterations(outcome.tune_id)
+    finally:
+        store.close()
+    assert len(made) == 4 and len(pids) == 2 and None not in pids[0]
+    assert pids[0] == pids[1] and len(set(pids[0])) == 4
+    said = "option Skew=" if protocol == "cecp" else "setoption name Skew value "
+    for engine in made:
+        side = 0 if engine.name == PLUS else 1
+        wanted = [(i.plus, i.minus)[side][0] for i in stored]
+        sent = [int(e.text.removeprefix(said)) for e in engine.transcript
+                if e.direction == ">" and e.text.startswith(said)]
+        assert sent == [v for n, v in enumerate(wanted) if n == 0 or wanted[n - 1] != v], \
+            (engine.name, sent, wanted)
 
 
 def _runner(*args: str) -> list[str]:

@@ -1,32 +1,52 @@
-"""The tune verb: SPSA over game pairs, each pair a match played through the run verb.
+"""The tune verb: SPSA over game pairs, each pair a match played through the run verb's steps.
 
 Iteration ``k`` (from 1) draws its flips and rounding from the run's seed and ``k``
 (`runner.tuning.spsa`), plays one game pair (the book's ``k``-th opening, colours swapped)
-between the engine at ``theta + c_k*flip`` and at ``theta - c_k*flip`` as the tournament
-``NAME #k`` (`run_tournament`: placement, leases, signals and resume are the run verb's),
-then applies fishtest's step and stores the iteration in one transaction. A run stopped
-anywhere (Ctrl-C, kill -9) continues from its last stored iteration with the same draws; a
-pair it had begun is resumed as any tournament is, one it had finished is read back.
+between the engine at ``theta + c*flip`` and at ``theta - c*flip`` as the tournament
+``NAME #k`` (`prepared` and `play`: placement, leases and resume are the run verb's), then
+applies fishtest's step and stores the iteration in one transaction. A run stopped anywhere
+(Ctrl-C, kill -9) continues from its last stored iteration with the same draws; a pair it
+had begun is resumed as any tournament is, one it had finished is read back.
 
-Iterations are played one after another: each is a pair played with its two games at once
-(concurrency up to 2), so every step is applied to the theta its iteration was issued with.
+Pairs in flight. A file's ``concurrency`` C plays ``P = C // 2`` pairs at once (at least
+one), as fishtest's workers each play pairs against the theta they were given: the
+iterations are issued in rounds of P (1..P, P+1..2P, ...), every pair of a round around the
+theta of the round's start and with the gains of its first iteration (fishtest computes them
+from the iterations counted when a worker asks, the same for every worker that asks before a
+result comes in). Each pair's step (its own flips and result) is applied in the order of
+``k`` to the theta current then (fishtest applies each report to the theta current when it
+arrives): the order of ``k``, not of arrival, so that a resumed run steps exactly as an
+uninterrupted one. With ``P = 1`` this is one pair after another, each around the last theta.
+
+Engines reused. Played here (no Dask placement given), the pairs' games run on slots kept
+from one pair to the next (`SlotPool`): the sides' engines stay up and are sent the next
+pair's values (`Engine.change_options`: CECP ``option``, UCI ``setoption``) instead of being
+started again; an engine whose protocol cannot take new values live is started afresh.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from runner.app.modes import StartMode
-from runner.app.run import Done, Placement, Refused, run_tournament
-from runner.app.signals import Interrupted
+from runner.app.run import Done, Placement, Refused, play, prepared
+from runner.app.signals import Interrupted, StopGuard, StopPolicy
 from runner.config.model import TournamentConfig
 from runner.config.tune import PLUS, TuneConfig
+from runner.game.slot import SlotPool
+from runner.protocol.engine import Engine, EngineConfig
+from runner.protocol.factory import make_engine
+from runner.protocol.freeze import FreezeMonitor
 from runner.store.store import GameFilter, PlanChanged, Store, TuneIteration
-from runner.tuning.spsa import flips, gains, probe, rounding_draws, spin_value, step
+from runner.tournament.events import TournamentStatus
+from runner.tournament.run import Tournament
+from runner.tournament.runtime import local_scheduler
+from runner.tournament.scheduler import Scheduler
+from runner.tuning.spsa import Gains, Probe, flips, gains, probe, rounding_draws, spin_value, step
 
-__all__ = ["PairPlayer", "Played", "TuneOutcome", "play_pair", "tune"]
+__all__ = ["PairPlayer", "Played", "TuneOutcome", "tune"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +58,7 @@ class Played:
 
 
 PairPlayer = Callable[[TournamentConfig, Store, Placement], Awaitable[Played | Refused | Interrupted]]
-"""Plays one iteration's pair (the run verb's `play_pair`; a test's scripted source)."""
+"""Plays one iteration's pair (`_Pairs.play`; a test's scripted source)."""
 
 
 @dataclass(frozen=True)
@@ -55,20 +75,75 @@ class TuneOutcome:
     exit_status: int = 0
 
 
-async def play_pair(config: TournamentConfig, store: Store, placement: Placement,
-                    ) -> Played | Refused | Interrupted:
-    """Play `config`'s game pair through the run verb (continuing it when it was begun) and
-    read its result back from the store."""
-    outcome = await run_tournament(config, store, StartMode.CONTINUE, placement=placement)
-    if isinstance(outcome, (Refused, Interrupted)):
-        return outcome
-    tournament_id = (outcome.finished.tournament_id if isinstance(outcome, Done)
-                     else outcome.tournament_id)
-    if not isinstance(outcome, Done) and outcome.signal is not None:
-        return Interrupted(outcome.exit_status)
-    if outcome.exit_status != 0:
-        return Refused(getattr(outcome, "error", None) or
-                       f"the pair {config.name!r} ended unfinished", outcome.exit_status)
+@dataclass(eq=False)
+class _Pairs:
+    """The pairs a tuning run plays: one stop guard for all of them (a signal stops every
+    pair in flight and issues no more), and the slots kept from pair to pair."""
+
+    guard: StopGuard
+    pool: SlotPool = field(default_factory=SlotPool)
+    freezes: FreezeMonitor = field(default_factory=FreezeMonitor)
+    engine_factory: Callable[[EngineConfig], Engine] = make_engine
+    live: set[Tournament] = field(default_factory=set)
+    stopping: bool = False
+    hard: bool = False
+
+    def stop(self, hard: bool = False) -> None:
+        """A stop signal: no new pair; the pairs in flight stopped as the policy says."""
+        self.stopping = True
+        self.hard = self.hard or hard
+        for tournament in list(self.live):
+            tournament.stop(hard=self.hard)
+
+    def placed(self, placement: Placement, config: TuneConfig) -> Placement:
+        """`placement`, or slots from the pool when neither it nor the file (``[cluster]``)
+        sends the games elsewhere."""
+        if (placement.workers or placement.cluster or placement.scheduler is not None
+                or (placement.from_file and config.base.cluster is not None
+                    and placement.workers != 0)):
+            return placement
+        return Placement(workers=0, from_file=False, freezes=self.freezes,
+                         scheduler=self._scheduler)
+
+    def _scheduler(self, config: TournamentConfig, concurrency: int) -> Scheduler:
+        """A pair's in-process scheduler on the pool's slots."""
+        return local_scheduler(config, concurrency, self.freezes, pool=self.pool,
+                               engines=self.engine_factory)
+
+    def interrupted(self) -> Interrupted:
+        """The stop as the tuning run's outcome."""
+        return Interrupted(self.guard.exit_status or 130)
+
+    async def play(self, config: TournamentConfig, store: Store, placement: Placement,
+                   ) -> Played | Refused | Interrupted:
+        """Play `config`'s game pair (continuing it when it was begun) and read its result
+        back from the store."""
+        if self.stopping:
+            return self.interrupted()
+        found = await prepared(config, store, StartMode.CONTINUE, placement=placement)
+        if isinstance(found, Refused):
+            return found
+        if isinstance(found, Done):
+            return await _result(store, found.finished.tournament_id)
+        self.live.add(found)
+        try:
+            if self.stopping:  # the signal came while it was prepared: nothing of it starts
+                found.stop(hard=True)
+            outcome = await play(found, store)
+        finally:
+            self.live.discard(found)
+        if isinstance(outcome, Refused):
+            return outcome
+        if outcome.status is not TournamentStatus.FINISHED:
+            if self.stopping:
+                return self.interrupted()
+            return Refused(outcome.error or f"the pair {config.name!r} ended unfinished",
+                           outcome.exit_status or 1)
+        return await _result(store, outcome.tournament_id)
+
+
+async def _result(store: Store, tournament_id: int) -> Played:
+    """The stored pair's result: the plus side's wins minus its losses."""
     games = await asyncio.to_thread(
         lambda: list(store.games(GameFilter(tournament_id=tournament_id))))
     result = 0
@@ -81,39 +156,76 @@ async def play_pair(config: TournamentConfig, store: Store, placement: Placement
 
 
 _HERE = Placement()
-"""Where games go unless told: as `runner run` decides."""
+"""Where games go unless told: on slots kept from pair to pair, in this process."""
 
 
 async def tune(config: TuneConfig, store: Store, *, placement: Placement = _HERE,
                on_iteration: Callable[[TuneIteration], None] = lambda _i: None,
-               player: PairPlayer = play_pair) -> TuneOutcome:
-    """Run (or continue) `config`'s tuning in `store`; `on_iteration` hears each stored one."""
+               player: PairPlayer | None = None, stop_policy: StopPolicy = StopPolicy.GENTLE,
+               engine_factory: Callable[[EngineConfig], Engine] = make_engine,
+               ) -> TuneOutcome:
+    """Run (or continue) `config`'s tuning in `store`; `on_iteration` hears each stored one.
+    `player` replaces the real pairs (a test's scripted results); `engine_factory` starts
+    the engines of the real ones."""
     try:
         run = await asyncio.to_thread(store.tunes.open, config.name, config.plan())
     except PlanChanged as exc:
         return _outcome(config, [p.start for p in config.parameters], 0, -1, str(exc), 2)
     stored = await asyncio.to_thread(store.tunes.iterations, run.id)
-    theta = list(stored[-1].theta) if stored else [p.start for p in config.parameters]
+    with StopGuard(stop_policy) as guard:
+        pairs = _Pairs(guard, engine_factory=engine_factory)
+        guard.hand_to(pairs)
+        try:
+            return await _rounds(config, store, run.id, stored, pairs.placed(placement, config),
+                                 player or pairs.play, on_iteration)
+        finally:
+            await pairs.pool.close()
+
+
+async def _rounds(config: TuneConfig, store: Store, tune_id: int, stored: list[TuneIteration],
+                  placement: Placement, player: PairPlayer,
+                  on_iteration: Callable[[TuneIteration], None]) -> TuneOutcome:
+    """Play the rounds of pairs from the first iteration not stored (see the module)."""
+    start = [p.start for p in config.parameters]
+    theta = list(stored[-1].theta) if stored else start
     plans = [gains(p, config.iterations) for p in config.parameters]
+    size = config.pairs_at_once
+    first = len(stored) // size * size + 1
+    while first <= config.iterations:
+        base = list(stored[first - 2].theta) if first > 1 else start
+        ks = range(first, min(first + size, config.iterations + 1))
+        issued = {k: _issue(config, plans, base, first, k) for k in ks}
+        missing = [k for k in ks if k > len(stored)]
+        played = await asyncio.gather(*(player(config.pair(k, *issued[k][1:]), store, placement)
+                                        for k in missing))
+        for k, pair in zip(missing, played, strict=True):
+            if isinstance(pair, (Refused, Interrupted)):
+                message = pair.message if isinstance(pair, Refused) else "interrupted"
+                return _outcome(config, theta, k - 1, tune_id, message, pair.exit_status)
+            probes, plus, minus = issued[k]
+            theta = [step(p, t, q, pair.result) for p, t, q in
+                     zip(config.parameters, theta, probes, strict=True)]
+            record = TuneIteration(k, tuple(q.flip for q in probes), plus, minus, pair.result,
+                                   tuple(theta), pair.tournament_id)
+            await asyncio.to_thread(store.tunes.record, tune_id, record)
+            stored.append(record)
+            on_iteration(record)
+        first += size
+    return _outcome(config, theta, config.iterations, tune_id)
+
+
+def _issue(config: TuneConfig, plans: list[Gains], base: list[float], gain_k: int, k: int,
+           ) -> tuple[list[Probe], tuple[int, ...], tuple[int, ...]]:
+    """Iteration `k`'s probes around `base` with the gains of iteration `gain_k`, and the
+    integers each side is given."""
     count = len(config.parameters)
-    for k in range(len(stored) + 1, config.iterations + 1):
-        signs = flips(config.seed, k, count)
-        draws = rounding_draws(config.seed, k, count)
-        probes = [probe(p, plan, t, k, s) for p, plan, t, s in
-                  zip(config.parameters, plans, theta, signs, strict=True)]
-        plus = tuple(spin_value(q.plus, d[0]) for q, d in zip(probes, draws, strict=True))
-        minus = tuple(spin_value(q.minus, d[1]) for q, d in zip(probes, draws, strict=True))
-        played = await player(config.pair(k, plus, minus), store, placement)
-        if isinstance(played, (Refused, Interrupted)):
-            message = played.message if isinstance(played, Refused) else "interrupted"
-            return _outcome(config, theta, k - 1, run.id, message, played.exit_status)
-        theta = [step(p, t, q, played.result) for p, t, q in
-                 zip(config.parameters, theta, probes, strict=True)]
-        record = TuneIteration(k, signs, plus, minus, played.result, tuple(theta),
-                               played.tournament_id)
-        await asyncio.to_thread(store.tunes.record, run.id, record)
-        on_iteration(record)
-    return _outcome(config, theta, config.iterations, run.id)
+    signs = flips(config.seed, k, count)
+    draws = rounding_draws(config.seed, k, count)
+    probes = [probe(p, plan, t, gain_k, s) for p, plan, t, s in
+              zip(config.parameters, plans, base, signs, strict=True)]
+    plus = tuple(spin_value(q.plus, d[0]) for q, d in zip(probes, draws, strict=True))
+    minus = tuple(spin_value(q.minus, d[1]) for q, d in zip(probes, draws, strict=True))
+    return probes, plus, minus
 
 
 def _outcome(config: TuneConfig, theta: list[float], done: int, tune_id: int,

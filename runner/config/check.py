@@ -3,7 +3,8 @@
 `Checker` reads typed values out of parsed TOML tables and, instead of stopping at the first
 mistake, records a `ConfigProblem` (file, key path, value, message) for each one, so that
 `ConfigError` can report everything wrong with a file at once. `read_toml` and
-`time_control` read a file and a time-control value the same way.
+`time_control` read a file and a time-control value the same way; `load_file` reads a file
+and hands its table to the parser of its kind (a tournament, a tuning run).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from runner.clock import TimeControl
 from runner.text import name_problem, shown
 
 __all__ = ["ENGINE_NAME_LIMIT", "MISSING", "TOURNAMENT_NAME_LIMIT", "Checker", "ConfigError",
-           "ConfigProblem", "join_key", "read_toml", "show_value", "time_control", "type_name",
-           "unfinishable", "unwritable"]
+           "ConfigProblem", "TableParser", "join_key", "load_file", "read_toml", "show_value",
+           "time_control", "type_name", "unfinishable", "unwritable"]
 
 ENGINE_NAME_LIMIT = 100
 """The longest engine name, in characters (it fills PGN tags, standings and protocol lines)."""
@@ -186,6 +187,30 @@ def read_toml(path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | Non
     except tomllib.TOMLDecodeError as exc:
         problems.append(ConfigProblem(str(path), "", "", f"invalid TOML: {exc}"))
     return None
+
+
+_Parsed_co = TypeVar("_Parsed_co", covariant=True)
+_Parsed = TypeVar("_Parsed")
+
+
+class TableParser(Protocol[_Parsed_co]):
+    """A parser of a file's table: `parse_config`'s and `parse_tune`'s shape."""
+
+    def __call__(self, data: Mapping[str, Any], *, source: str,
+                 base_dir: Path | None) -> _Parsed_co:
+        """The checked value of `data`, read from `source`, its paths taken from `base_dir`."""
+        ...
+
+
+def load_file(path: str | Path, parse: TableParser[_Parsed]) -> _Parsed:
+    """Read a TOML file and check it with `parse` (its name as the source, its folder as the
+    base of relative paths); ConfigError listing every problem, the unreadable file first."""
+    source = Path(path)
+    problems: list[ConfigProblem] = []
+    data = read_toml(source, problems)
+    if data is None:
+        raise ConfigError(problems)
+    return parse(data, source=str(source), base_dir=source.resolve().parent)
 
 
 def time_control(value: object, where: str, check: Checker) -> str | None:

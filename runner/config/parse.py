@@ -25,7 +25,7 @@ from runner.config.check import (
     Checker,
     ConfigError,
     ConfigProblem,
-    read_toml,
+    load_file,
     time_control,
     unfinishable,
     unwritable,
@@ -86,12 +86,7 @@ _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model", "maxgames")
 
 def load_config(path: str | Path) -> TournamentConfig:
     """Read, check and resolve a tournament file; raises ConfigError listing every problem."""
-    source = Path(path)
-    problems: list[ConfigProblem] = []
-    data = read_toml(source, problems)
-    if data is None:
-        raise ConfigError(problems)
-    return parse_config(data, source=str(source), base_dir=source.resolve().parent)
+    return load_file(path, parse_config)
 
 
 def parse_config(data: Mapping[str, Any], *, source: str = "<config>",

@@ -6,6 +6,8 @@ Keys of its own: ``engine`` (one engine: a key of ``engines_file`` or an inline 
 ``[parameters.NAME]`` table per spin option with ``start``, ``min``, ``max``, ``c_end`` and
 ``r_end`` as fishtest names them. Every iteration is played as a match of one game pair
 between two copies of the engine named ``plus`` and ``minus``; `TuneConfig.pair` builds it.
+The file's ``concurrency`` C plays ``C // 2`` pairs at once (`TuneConfig.pairs_at_once`, at
+least one), each pair's two games at once.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from runner.config.check import MISSING, Checker, ConfigError, ConfigProblem, read_toml
+from runner.config.check import MISSING, Checker, ConfigError, ConfigProblem, load_file
 from runner.config.model import EngineSpec, TournamentConfig
 from runner.config.parse import parse_config
 from runner.tuning.spsa import SpinParameter
@@ -42,6 +44,8 @@ class TuneConfig:
     parameters: tuple[SpinParameter, ...]
     base: TournamentConfig
     """The pair's tournament with the engine's own options (iteration 1's opening)."""
+    pairs_at_once: int = 1
+    """Iterations in flight, all issued around one theta (`runner.app.tune`)."""
 
     def plan(self) -> dict[str, Any]:
         """What a stored run must share with this file to be continued by it."""
@@ -53,7 +57,7 @@ class TuneConfig:
             "engine": list(engine.command), "options": [[k, v] for k, v in engine.options],
             "tc": self.base.tc,
             "openings": None if self.base.openings is None else str(self.base.openings.file),
-        }
+        } | ({"pairs_at_once": self.pairs_at_once} if self.pairs_at_once > 1 else {})
 
     def pair(self, k: int, plus: tuple[int, ...], minus: tuple[int, ...]) -> TournamentConfig:
         """Iteration `k`'s match: the engine at the `plus` values against it at `minus`,
@@ -75,12 +79,7 @@ class TuneConfig:
 
 def load_tune(path: str | Path) -> TuneConfig:
     """Read and check a tuning file; ConfigError listing every problem."""
-    source = Path(path)
-    problems: list[ConfigProblem] = []
-    data = read_toml(source, problems)
-    if data is None:
-        raise ConfigError(problems)
-    return parse_tune(data, source=str(source), base_dir=source.resolve().parent)
+    return load_file(path, parse_tune)
 
 
 def parse_tune(data: Mapping[str, Any], *, source: str = "<tune>",
@@ -103,13 +102,15 @@ def parse_tune(data: Mapping[str, Any], *, source: str = "<tune>",
             check.add(key, data[key], "not a tuning key: each iteration is one game pair "
                       "of the tuned engine against itself")
     base = None
+    pairs_at_once = 1
     if not problems:
         table = {k: v for k, v in data.items() if k not in _OWN_KEYS}
         sides = [_side(engine, PLUS), _side(engine, MINUS)]
-        concurrency = min(int(table.get("concurrency", 1)) if isinstance(
-            table.get("concurrency", 1), int) else 1, _PAIR_CONCURRENCY)
+        asked = table.get("concurrency", 1)
+        concurrency = asked if isinstance(asked, int) and not isinstance(asked, bool) else 1
+        pairs_at_once = max(1, concurrency // _PAIR_CONCURRENCY)
         table.update(engines=sides, format="match", rounds=1, games=2,
-                     concurrency=max(1, concurrency))
+                     concurrency=max(1, min(concurrency, _PAIR_CONCURRENCY)))
         try:
             base = parse_config(table, source=source, base_dir=base_dir)
         except ConfigError as exc:
@@ -117,7 +118,8 @@ def parse_tune(data: Mapping[str, Any], *, source: str = "<tune>",
     if problems or base is None:
         raise ConfigError(problems)
     return TuneConfig(name=base.name, iterations=iterations or 1, seed=seed or 0,
-                      batch=batch or 10, parameters=parameters, base=base)
+                      batch=batch or 10, parameters=parameters, base=base,
+                      pairs_at_once=pairs_at_once)
 
 
 def _side(engine: str | dict[str, Any], name: str) -> dict[str, Any]:

@@ -10,12 +10,15 @@ happened as one of three values, never an exception for an engine's or a game's 
   these engines; every such job would fail alike.
 
 The rules, here only: an engine is reused by its full configuration (not its name: the same
-name with another command, option or timeout is another engine); after a game it stalled,
+name with another command or timeout is another engine), or by all of it but its options'
+values when the protocol can send new values to the running process (`Engine.change_options`:
+a tuning run's sides between pairs); after a game it stalled,
 disconnected or erred in, after a replay, and for every game when its name is in
 `fresh_engines`, the slot's engines are started afresh; a cancelled `play` (a hard stop)
 kills the engines it holds and the one it is starting, whatever step it is at, so no engine
 process outlives it. Both the in-process scheduler and a Dask worker run their games on these
 slots; where a job goes and what an outcome means for the run is theirs to decide.
+`SlotPool` keeps slots, with their engines up, from one run to the next (a tuning run's pairs).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ __all__ = [
     "GameSlot",
     "Played",
     "SlotOutcome",
+    "SlotPool",
 ]
 
 RESTART_AFTER = frozenset({GameTermination.STALL, GameTermination.DISCONNECT,
@@ -175,14 +179,15 @@ class GameSlot:
         """The engine for `config`: the kept one while it answers a ping, else a new one."""
         kept = self._kept.pop(config.name, None)
         if kept is not None:
-            if kept.config == config:
-                self._kept[config.name] = kept  # a cancelled ping leaves it to close()
-                try:
+            self._kept[config.name] = kept  # a cancelled ping leaves it to close()
+            try:
+                if kept.config == config or await kept.engine.change_options(config):
+                    kept.config = config
                     await kept.engine.ping()
                     return kept.engine
-                except EngineError:
-                    self.notify(f"{config.name} died between games; restarting it")
-                    del self._kept[config.name]
+            except EngineError:
+                self.notify(f"{config.name} died between games; restarting it")
+            del self._kept[config.name]
             await finish_uncancelled(stop_engines([kept.engine]))
         engine = self.engine_factory(config)
         try:
@@ -208,3 +213,26 @@ class GameSlot:
         except OSError as exc:
             self.notify(f"cannot pin {engine.name} to CPU {cpu}: {exc}")
 
+
+
+@dataclass(eq=False)
+class SlotPool:
+    """Game slots kept between runs, their engines up: a run's scheduler takes idle ones
+    (`take`) and gives back those that ended without a fault (`give`); the pool's owner
+    stops them all with `close` (a cancelled run's slots stop their own engines)."""
+
+    idle: list[GameSlot] = field(default_factory=list)
+
+    def take(self) -> GameSlot | None:
+        """An idle slot (the longest idle first), or None when there is none."""
+        return self.idle.pop(0) if self.idle else None
+
+    def give(self, slot: GameSlot) -> None:
+        """Keep `slot` (and its engines) for the next run."""
+        self.idle.append(slot)
+
+    async def close(self) -> None:
+        """Stop every engine of every idle slot (never raising)."""
+        slots, self.idle = self.idle, []
+        for slot in slots:
+            await slot.close()

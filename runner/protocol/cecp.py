@@ -170,11 +170,11 @@ class CecpEngine(PipeEngine):
             await self._send(*settings)
         self._started(began)
 
-    def _option_commands(self) -> list[str]:
+    def _option_commands(self, cfg: EngineConfig | None = None) -> list[str]:
         """``option NAME=VALUE`` for each configured option, every one declared by the engine
         (and, for a submitter's options, of a kind a submitter may set); ValueError, naming
         the engine and the option, before anything is sent otherwise."""
-        cfg = self.config
+        cfg = cfg or self.config
         declared = self._features.options
         lines = []
         for name, value in cfg.options.items():

@@ -341,6 +341,12 @@ class Engine(abc.ABC):
         when it can (a protocol that cannot state every position overrides this)."""
         return None
 
+    async def change_options(self, config: EngineConfig) -> bool:
+        """Between games, take `config` (this engine's own but for its options' values) by
+        sending the changed values to the running process; False when the new values need a
+        fresh start instead (this default: a protocol that cannot change them live)."""
+        return False
+
     @abc.abstractmethod
     async def new_game(self, setup: GameSetup) -> None:
         """Prepare a new game and wait until the engine is synchronised."""

@@ -65,6 +65,11 @@ class PipeEngine(Engine):
 
     # ----------------------------------------------------------------- what subclasses say
 
+    def _option_commands(self, cfg: EngineConfig | None = None) -> list[str]:
+        """The lines that set `cfg`'s options (default: the engine's own configuration);
+        ValueError, naming the engine and the option, for one it cannot be given."""
+        raise NotImplementedError
+
     @abc.abstractmethod
     def _self_name(self) -> str | None:
         """The name the engine gave itself, if it did."""
@@ -247,6 +252,23 @@ class PipeEngine(Engine):
         if self._setup is None:
             raise RuntimeError("play() called outside a game: call new_game() first")
         return self._setup
+
+    async def change_options(self, config: EngineConfig) -> bool:
+        """`Engine.change_options` over the protocol's own option lines (CECP's ``option``,
+        UCI's ``setoption``), sent only for the values that changed; the next game's
+        synchronisation waits for the engine to have read them. False (nothing sent) when
+        the process is not running or `config` differs in more than its options' values."""
+        old = self.config
+        if (not self._running or set(config.options) != set(old.options)
+                or dataclasses.replace(config, options=old.options) != old):
+            return False
+        changed = {k: v for k, v in config.options.items() if old.options[k] != v}
+        if changed:
+            lines = self._option_commands(dataclasses.replace(
+                config, options=changed, memory_mb=None, cores=None))
+            await self._send(*lines)
+        self.config = config
+        return True
 
     async def _send(self, *lines: str) -> float:
         assert self._proc is not None

@@ -111,10 +111,15 @@ class UciEngine(PipeEngine):
         await self._wait(self._uciok, self.config.start_timeout, "no uciok")
         proc.note(f"uciok after {time.monotonic() - began:.3f} s, "
                         f"{len(self._options)} options declared")
-        settings, self.option_values = settings_lines(self.name, self.config, self._options)
-        if settings:
+        if settings := self._option_commands():
             await self._send(*settings)
         self._started(began)
+
+    def _option_commands(self, cfg: EngineConfig | None = None) -> list[str]:
+        """``setoption`` lines for `cfg`'s options (default: the configuration's), recorded."""
+        lines, values = settings_lines(self.name, cfg or self.config, self._options)
+        self.option_values.update(values)
+        return lines
 
     async def new_game(self, setup: GameSetup) -> None:
         """``ucinewgame`` (and ``UCI_Chess960`` when the variant changes), then ``isready``."""

@@ -7,7 +7,7 @@ schedule entry with its opening into the plain `GameJob` a scheduler plays.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from runner.books.openings import Opening
@@ -21,7 +21,9 @@ from runner.config.model import (
 from runner.game.adjudication import AdjudicationRules
 from runner.game.job import GameJob
 from runner.game.record import GameSpec
-from runner.protocol.engine import EngineConfig
+from runner.game.slot import SlotPool
+from runner.protocol.engine import Engine, EngineConfig
+from runner.protocol.factory import make_engine
 from runner.protocol.freeze import FreezeMonitor
 from runner.protocol.options import spin_number
 from runner.stats import SprtSpec
@@ -160,10 +162,14 @@ def game_job(config: TournamentConfig, game: ScheduledGame, opening: Opening | N
 
 
 def local_scheduler(config: TournamentConfig, concurrency: int,
-                    freezes: FreezeMonitor | None = None) -> LocalScheduler:
+                    freezes: FreezeMonitor | None = None, *, pool: SlotPool | None = None,
+                    engines: Callable[[EngineConfig], Engine] = make_engine,
+                    ) -> LocalScheduler:
     """The in-process scheduler a configuration asks for (slots, CPU pinning, restarts);
-    `freezes`, the loop's monitor when its owner shares one (else the scheduler's own)."""
+    `freezes`, the loop's monitor when its owner shares one (else the scheduler's own);
+    `pool`, slots kept between runs; `engines`, how engines are started."""
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
     return LocalScheduler(concurrency, affinity=config.affinity, fresh_engines=fresh,
                           freezes=freezes, wait=config.wait_ms / 1000.0,
-                          start_delay=config.start_delay_ms / 1000)
+                          start_delay=config.start_delay_ms / 1000, pool=pool,
+                          engine_factory=engines)

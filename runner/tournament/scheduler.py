@@ -23,7 +23,14 @@ from dataclasses import dataclass
 from runner.game.job import GameJob
 from runner.game.live import LiveMove
 from runner.game.record import GameRecord
-from runner.game.slot import MAX_START_FAILURES, CannotSetUp, EngineFailed, GameSlot, Played
+from runner.game.slot import (
+    MAX_START_FAILURES,
+    CannotSetUp,
+    EngineFailed,
+    GameSlot,
+    Played,
+    SlotPool,
+)
 from runner.protocol.engine import Engine, EngineConfig
 from runner.protocol.factory import make_engine
 from runner.protocol.freeze import FreezeMonitor
@@ -122,14 +129,15 @@ class LocalScheduler(Scheduler):
     `MAX_START_FAILURES` in a row), a job that failed on the runner's side is played again
     up to `MAX_REPLAYS` times. `freezes` watches the event loop while the jobs play (a game
     whose flag fell while the runner stood still is played again); one of its own unless the
-    owner of the loop shares one between schedulers.
+    owner of the loop shares one between schedulers. With a `pool`, the slots are taken
+    from it and given back to it, their engines up, when their run ends without a fault.
     """
 
     def __init__(self, concurrency: int, *, affinity: bool = False,
                  fresh_engines: frozenset[str] = frozenset(),
                  engine_factory: Callable[[EngineConfig], Engine] = make_engine,
                  freezes: FreezeMonitor | None = None, wait: float = 0.0,
-                 start_delay: float = 0.0) -> None:
+                 start_delay: float = 0.0, pool: SlotPool | None = None) -> None:
         self.concurrency = max(1, concurrency)
         self.wait = wait
         """Seconds a slot pauses after each game (fastchess's -wait), 0: none."""
@@ -144,6 +152,9 @@ class LocalScheduler(Scheduler):
         self._jobs = JobQueue()
         self._tasks: list[asyncio.Task[None]] = []
         self._slots: list[GameSlot] = []
+        self._pool = pool
+        self._given: list[GameSlot] = []
+        """Slots given back to the pool: theirs, not closed with this run's."""
         self._queue: asyncio.Queue[_Queued] | None = None
 
     # ----------------------------------------------------------------- the interface
@@ -178,7 +189,8 @@ class LocalScheduler(Scheduler):
             if not supervisor.done():
                 self.stop(hard=True)
             failure = await finish_uncancelled(supervisor)
-            await finish_uncancelled(asyncio.gather(*(slot.close() for slot in self._slots)))
+            await finish_uncancelled(asyncio.gather(
+                *(slot.close() for slot in self._slots if slot not in self._given)))
         if failure is not None:
             raise failure
 
@@ -221,14 +233,16 @@ class LocalScheduler(Scheduler):
         never more slots than games to play, whatever the concurrency asked for."""
         if len(self._slots) >= self.concurrency or self._jobs.stopped:
             return
-        slot = GameSlot(len(self._slots), fresh_engines=self.fresh_engines,
-                        affinity=self.affinity, freezes=self.freezes,
-                        engine_factory=self._make_engine,
-                        notify=lambda text: self._put(Notice(text)))
+        slot = None if self._pool is None else self._pool.take()
+        if slot is None:
+            slot = GameSlot(len(self._slots), engine_factory=self._make_engine)
+        slot.fresh_engines, slot.affinity = self.fresh_engines, self.affinity
+        slot.freezes, slot.notify = self.freezes, lambda text: self._put(Notice(text))
         self._slots.append(slot)
         self._tasks.append(asyncio.create_task(self._run_slot(slot), name=f"slot-{slot.number}"))
 
     async def _run_slot(self, slot: GameSlot) -> None:
+        keep = False
         try:
             opened = False
             while (job := self._jobs.next()) is not None:
@@ -240,13 +254,18 @@ class LocalScheduler(Scheduler):
                 await self._play(slot, job)
                 if self.wait > 0:
                     await asyncio.sleep(self.wait)
+            keep = self._pool is not None
         except Exception as exc:
             # A slot never dies silently (the run going on with fewer slots): whatever it
             # raises stops the run with the reason; its game in flight is played on resume.
             log.debug("slot %d failed", slot.number, exc_info=True)
             self._fail(f"game slot {slot.number + 1} failed: {type(exc).__name__}: {exc}")
         finally:
-            await finish_uncancelled(slot.close())
+            if keep and self._pool is not None:
+                self._given.append(slot)
+                self._pool.give(slot)
+            else:
+                await finish_uncancelled(slot.close())
 
     async def _play(self, slot: GameSlot, job: GameJob) -> None:
         """Play one job in `slot` and act on its outcome."""
