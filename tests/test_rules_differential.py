@@ -316,3 +316,59 @@ def test_fivefold_is_seen_at_the_first_ply_it_can_happen() -> None:
     assert ref.is_fivefold_repetition() and ours.halfmove_clock == 16
     outcome = ours.outcome()
     assert outcome is not None and outcome.termination.name == "FIVEFOLD_REPETITION"
+
+
+def _oracle_arbiter_end(ref: chess.Board) -> str | None:
+    """The game loop's end by the rules as python-chess words it: the outcome without claims,
+    then threefold repetition, then fifty moves."""
+    outcome = ref.outcome()
+    if outcome is not None:
+        return outcome.termination.name
+    if ref.is_repetition(3):
+        return "THREEFOLD_REPETITION"
+    if ref.is_fifty_moves():
+        return "FIFTY_MOVES"
+    return None
+
+
+@pytest.mark.parametrize(("fen", "seeds"), [
+    (None, range(3)),
+    # Fifty moves and dead material come within a few plies of these.
+    ("8/8/4k3/8/8/3K4/8/R7 w - - 95 80", range(4)),
+    ("8/8/4k3/8/2n5/3K4/8/1B6 b - - 90 80", range(4)),
+    ("7k/8/6Q1/8/8/8/8/K7 w - - 10 60", range(4)),
+])
+def test_push_refereed_agrees_with_the_oracle(fen: str | None, seeds: range) -> None:
+    """The game loop's one-step referee gives python-chess's SAN and the same game end at
+    every ply (mate, stalemate, dead material, repetitions, fifty and seventy-five moves)."""
+    ends = set()
+    for seed in seeds:
+        rng = random.Random(seed)
+        ours = Board(fen or chess.STARTING_FEN)
+        ref = chess.Board(fen or chess.STARTING_FEN)
+        for _ in range(300):
+            moves = sorted(ref.legal_moves, key=lambda m: m.uci())
+            quiet = [m for m in moves if not ref.is_zeroing(m)]
+            move = rng.choice(quiet if quiet and rng.random() < 0.8 else moves)
+            san = ref.san(move)
+            ref.push(move)
+            text, ending = ours.push_refereed(ours.parse_uci(move.uci()))
+            expected = _oracle_arbiter_end(ref)
+            assert (text, ending.name if ending else None) == (san, expected), ref.fen()
+            if expected is not None:
+                ends.add(expected)
+                break
+    assert ends or fen is None, "no game reached an end"
+
+
+@pytest.mark.parametrize("moves", [["0000"] * 4, ["g1f3", "g8f6", "f3g1", "f6g8"] * 2])
+def test_push_refereed_sees_threefold_at_the_first_ply_it_can_happen(moves: list[str]) -> None:
+    """The occurrence count is skipped before four reversible plies: four null moves make the
+    earliest possible third occurrence (knights take eight), and it is reported there."""
+    ours, ref = Board(), chess.Board()
+    ending = None
+    for ply, uci in enumerate(moves):
+        ref.push_uci(uci)
+        _, ending = ours.push_refereed(Move.null() if uci == "0000" else ours.parse_uci(uci))
+        assert (ending.name if ending else None) == _oracle_arbiter_end(ref), ply
+    assert ending is not None and ending.name == "THREEFOLD_REPETITION"

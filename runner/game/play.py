@@ -148,6 +148,13 @@ def _outcome_by_rules(board: Board) -> _GameOver | None:
                      _RULES_REASON[outcome.termination])
 
 
+def _rules_end(ending: Termination, mover: bool) -> _GameOver:
+    """The game end `Board.push_refereed` found after `mover`'s move."""
+    if ending is Termination.CHECKMATE:
+        return _GameOver(_win_for(mover), GameTermination.CHECKMATE, f"{_color_name(mover)} mates")
+    return _GameOver(Result.DRAW, _RULES_TERMINATION[ending], _RULES_REASON[ending])
+
+
 def _verify_claim(board: Board, claimed: str) -> _GameOver | None:
     """The rules' end matching an engine's result claim, or None when the claim is false."""
     over = _outcome_by_rules(board)
@@ -363,12 +370,14 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
         if not mover and spec.white_pov[1]:  # a White-side score read as Black's own
             score_cp = None if score_cp is None else -score_cp
             mate = None if mate is None else -mate
+        uci = move.uci()
+        san, ending = board.push_refereed(move)
         if info is None:
-            played = MoveRecord(uci=move.uci(), san=board.san_and_push(move), time=elapsed,
-                                time_left=left, ponder_hit=reply.ponder_hit)
+            played = MoveRecord(uci=uci, san=san, time=elapsed, time_left=left,
+                                ponder_hit=reply.ponder_hit)
         else:
             played = MoveRecord(
-                uci=move.uci(), san=board.san_and_push(move), time=elapsed, depth=info.depth,
+                uci=uci, san=san, time=elapsed, depth=info.depth,
                 score_cp=score_cp, mate=mate, nodes=info.nodes,
                 seldepth=info.seldepth, nps=info.nps, hashfull=info.hashfull,
                 tbhits=info.tbhits, pv=info.pv, time_left=left,
@@ -384,9 +393,8 @@ async def _loop(engines: dict[bool, Engine], spec: GameSpec, board: Board, moves
             judged = _judge_claim(board, mover, reply, rules, after_move=True)
             if judged is not None:
                 return judged
-        ended = _outcome_by_rules(board)
-        if ended is not None:
-            return ended
+        if ending is not None:
+            return _rules_end(ending, mover)
         if tables is not None:
             _judge_by_tables(tables, board)  # before the score rules, as in fastchess
         score = effective_score(played.score_cp, played.mate)

@@ -13,8 +13,9 @@ from __future__ import annotations
 from runner.rules.endings import GameEndRules
 from runner.rules.fen import castling_field, placement_field
 from runner.rules.move import _MOVES, IllegalMoveError, Move
+from runner.rules.outcome import Termination
 from runner.rules.position import LegalMoveGenerator
-from runner.rules.san import move_to_san, parse_san, san_and_push
+from runner.rules.san import move_to_san, parse_san, san_and_push, san_body
 from runner.rules.squares import BB_SQUARES, BLACK, PIECE_SYMBOLS, SQUARE_NAMES, WHITE, scan_forward
 
 __all__ = ["Board", "LegalMoveGenerator"]
@@ -108,6 +109,22 @@ class Board(GameEndRules):
     def san_and_push(self, move: Move) -> str:
         """SAN of a legal move, then play it (one push instead of a trial push and pop)."""
         return san_and_push(self, move)
+
+    def push_refereed(self, move: Move) -> tuple[str, Termination | None]:
+        """Play a legal move as the game loop's arbiter does, in one step: its SAN, and the
+        end the rules declare after it (`arbiter_ending`: mate, stalemate, dead material,
+        75 moves, fivefold and threefold repetition, fifty moves), or None to play on.
+
+        The check and the legal-move test after the move serve both the SAN suffix and the
+        game end, which ``san_and_push`` then ``outcome`` would each make again.
+        """
+        text = san_body(self, move)
+        self.push(move)
+        check = self.is_check()
+        has_moves = self._any_legal()
+        if check:
+            text += "+" if has_moves else "#"
+        return text, self.arbiter_ending(check, has_moves)
 
     def lan(self, move: Move) -> str:
         """Long Algebraic Notation of a legal move (``Ng1-f3``, ``e4xd5``)."""

@@ -127,6 +127,32 @@ class GameEndRules(MoveMaker):
                 return Outcome(Termination.THREEFOLD_REPETITION, None)
         return None
 
+    def arbiter_ending(self, check: bool, has_moves: bool) -> Termination | None:
+        """The end the game loop declares here, given whether the side to move is in check
+        and has a legal move: `outcome` without claims, then threefold repetition and the
+        fifty-move rule, which the runner applies without a claim (as cutechess-cli does)."""
+        if not has_moves:
+            if check:
+                return Termination.CHECKMATE
+            return (Termination.INSUFFICIENT_MATERIAL if self.is_insufficient_material()
+                    else Termination.STALEMATE)
+        if self.is_insufficient_material():
+            return Termination.INSUFFICIENT_MATERIAL
+        halfmove = self.halfmove_clock
+        if halfmove >= 150:
+            return Termination.SEVENTYFIVE_MOVES
+        # A third occurrence takes at least four plies without a pawn move or capture (two
+        # round trips of two plies): before that the occurrence map need not be asked.
+        if halfmove >= 4:
+            occurrences = self._synced_counts().get(self._key, 0)
+            if occurrences >= 5 and halfmove >= 8:
+                return Termination.FIVEFOLD_REPETITION
+            if occurrences >= 3:
+                return Termination.THREEFOLD_REPETITION
+        if halfmove >= 100:
+            return Termination.FIFTY_MOVES
+        return None
+
     def is_game_over(self, *, claim_draw: bool = False) -> bool:
         """Whether the game is over by the rules."""
         return self.outcome(claim_draw=claim_draw) is not None

@@ -47,7 +47,7 @@ _NULL_SAN = ("--", "Z0", "0000", "@@@@")
 
 def move_to_san(board: Board, move: Move, *, long: bool = False) -> str:
     """SAN (or LAN with ``long=True``) of a legal move, with ``+``/``#`` suffixes."""
-    text = _san_body(board, move, long)
+    text = san_body(board, move, long)
     board.push(move)
     try:
         if board.is_check():
@@ -59,15 +59,15 @@ def move_to_san(board: Board, move: Move, *, long: bool = False) -> str:
 
 def san_and_push(board: Board, move: Move) -> str:
     """SAN of a legal move, which is then left played on `board`."""
-    text = _san_body(board, move, False)
+    text = san_body(board, move, False)
     board.push(move)
     if board.is_check():
         text += "#" if board.is_checkmate() else "+"
     return text
 
 
-def _san_body(board: Board, move: Move, long: bool) -> str:
-    """SAN without the check suffix."""
+def san_body(board: Board, move: Move, long: bool = False) -> str:
+    """SAN (or LAN with `long`) of a legal move without its check suffix."""
     if not move:
         return "--"
     if board.is_castling(move):
