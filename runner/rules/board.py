@@ -13,6 +13,7 @@ from __future__ import annotations
 from runner.rules.endings import GameEndRules
 from runner.rules.fen import castling_field, placement_field
 from runner.rules.move import _MOVES, IllegalMoveError, Move
+from runner.rules.movegen import check_and_any_legal
 from runner.rules.outcome import Termination
 from runner.rules.position import LegalMoveGenerator
 from runner.rules.san import move_to_san, parse_san, san_and_push, san_body
@@ -115,13 +116,16 @@ class Board(GameEndRules):
         end the rules declare after it (`arbiter_ending`: mate, stalemate, dead material,
         75 moves, fivefold and threefold repetition, fifty moves), or None to play on.
 
-        The check and the legal-move test after the move serve both the SAN suffix and the
-        game end, which ``san_and_push`` then ``outcome`` would each make again.
+        One look at the lines through the king after the move answers both the check and
+        the legal-move test, which serve the SAN suffix and the game end alike
+        (``san_and_push`` then ``outcome`` would make each again).
         """
         text = san_body(self, move)
         self.push(move)
-        check = self.is_check()
-        has_moves = self._any_legal()
+        if self._cache_key == self._key:
+            check, has_moves = self.is_check(), bool(self._cache_moves)
+        else:
+            check, has_moves = check_and_any_legal(self)
         if check:
             text += "+" if has_moves else "#"
         return text, self.arbiter_ending(check, has_moves)

@@ -376,45 +376,54 @@ def has_legal_move(board: Position) -> bool:
     Out of check, a knight or a pawn step that uncovers no line to its king is a legal move
     found in a few lookups; otherwise the generator decides, stopping at its first move.
     """
+    return check_and_any_legal(board)[1]
+
+
+def check_and_any_legal(board: Position) -> tuple[bool, bool]:
+    """Whether the side to move is in check, and whether it has a legal move: both from one
+    look at the lines through its king (`has_legal_move` answers the second alone)."""
     turn = board.turn
     occ_co = board.occupied_co
     us = occ_co[turn]
     them = occ_co[not turn]
     our_kings = board.kings & us
-    if our_kings and not our_kings & (our_kings - 1):
-        king = our_kings.bit_length() - 1
-        occ = us | them
-        queens = board.queens
-        them_diag = (board.bishops | queens) & them
-        them_orth = (board.rooks | queens) & them
-        diag = BB_DIAG_ATTACKS[king]
-        dmask = BB_DIAG_MASKS[king]
-        rank, rmask = BB_RANK_ATTACKS[king], BB_RANK_MASKS[king]
-        file, fmask = BB_FILE_ATTACKS[king], BB_FILE_MASKS[king]
-        if not (them & (
-            (BB_KNIGHT_ATTACKS[king] & board.knights)
-            | (BB_PAWN_ATTACKS[turn][king] & board.pawns)
-            | (diag[dmask & occ] & them_diag)
-            | ((rank[rmask & occ] | file[fmask & occ]) & them_orth)
-        )):
-            # Not in check: an unpinned piece may make any of its moves.
-            movers = board.knights & us
-            while movers:
-                low = movers & -movers
-                movers ^= low
-                if BB_KNIGHT_ATTACKS[low.bit_length() - 1] & ~us:
-                    occ2 = occ ^ low
-                    if not ((diag[dmask & occ2] & them_diag)
-                            or ((rank[rmask & occ2] | file[fmask & occ2]) & them_orth)):
-                        return True
-            pawns = board.pawns & us
-            empty = ~occ & _ALL
-            movers = pawns & ((empty >> 8) if turn else (empty << 8))
-            while movers:
-                low = movers & -movers
-                movers ^= low
-                occ2 = occ ^ low
-                if not ((diag[dmask & occ2] & them_diag)
-                        or ((rank[rmask & occ2] | file[fmask & occ2]) & them_orth)):
-                    return True
-    return bool(generate_legal(board, first=True))
+    if not our_kings or our_kings & (our_kings - 1):  # no king or several: set-up boards
+        return board.is_check(), bool(generate_legal(board, first=True))
+    king = our_kings.bit_length() - 1
+    occ = us | them
+    queens = board.queens
+    them_diag = (board.bishops | queens) & them
+    them_orth = (board.rooks | queens) & them
+    diag = BB_DIAG_ATTACKS[king]
+    dmask = BB_DIAG_MASKS[king]
+    rank, rmask = BB_RANK_ATTACKS[king], BB_RANK_MASKS[king]
+    file, fmask = BB_FILE_ATTACKS[king], BB_FILE_MASKS[king]
+    if them & (
+        (BB_KNIGHT_ATTACKS[king] & board.knights)
+        | (BB_KING_ATTACKS[king] & board.kings)
+        | (BB_PAWN_ATTACKS[turn][king] & board.pawns)
+        | (diag[dmask & occ] & them_diag)
+        | ((rank[rmask & occ] | file[fmask & occ]) & them_orth)
+    ):
+        return True, bool(generate_legal(board, first=True))
+    # Not in check: an unpinned piece may make any of its moves.
+    movers = board.knights & us
+    while movers:
+        low = movers & -movers
+        movers ^= low
+        if BB_KNIGHT_ATTACKS[low.bit_length() - 1] & ~us:
+            occ2 = occ ^ low
+            if not ((diag[dmask & occ2] & them_diag)
+                    or ((rank[rmask & occ2] | file[fmask & occ2]) & them_orth)):
+                return False, True
+    pawns = board.pawns & us
+    empty = ~occ & _ALL
+    movers = pawns & ((empty >> 8) if turn else (empty << 8))
+    while movers:
+        low = movers & -movers
+        movers ^= low
+        occ2 = occ ^ low
+        if not ((diag[dmask & occ2] & them_diag)
+                or ((rank[rmask & occ2] | file[fmask & occ2]) & them_orth)):
+            return False, True
+    return False, bool(generate_legal(board, first=True))
