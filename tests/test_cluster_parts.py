@@ -23,7 +23,7 @@ from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.game.slot import CannotSetUp, EngineFailed, Played
 from runner.protocol.engine import EngineConfig, TranscriptEntry
 from runner.report.build import build_report
-from runner.report.render import report_json
+from runner.report.render import render_html, render_text, report_json
 from runner.rules import Result
 from runner.store import Database, create_tournament, open_database, record_game
 from runner.store.recording import EngineRowValues
@@ -129,7 +129,8 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 
 def test_faults_per_worker_flag_a_bad_worker(db: Database) -> None:
-    """B crashes 4 times on w2 (> 3: flagged); w1 has one time loss in 6 games of A (> 10%)."""
+    """B crashes 4 times on w2 (> 3: flagged); w1's one time loss in 6 games of A is over a
+    tenth but of fewer than 20 games (not flagged: fishtest's rule, the report's only one)."""
     schedule = match("A", "B", games=20)
     plan: list[tuple[str | None, GameTermination, str]] = (
         [("w1", GameTermination.CHECKMATE, "")] * 5
@@ -153,11 +154,47 @@ def test_faults_per_worker_flag_a_bad_worker(db: Database) -> None:
         report = build_report(ReportRows(session), tid)
     rows = {(w.worker, w.engine): (w.games, w.crashes, w.time_losses, w.flagged)
             for w in report.worker_faults}
-    assert rows == {("w1", "A"): (6, 0, 1, True), ("w1", "B"): (6, 0, 0, False),
+    assert rows == {("w1", "A"): (6, 0, 1, False), ("w1", "B"): (6, 0, 0, False),
                     ("w2", "A"): (10, 0, 0, False), ("w2", "B"): (10, 4, 0, True)}
     assert report_json(report)["worker_faults"][3] == {
         "worker": "w2", "engine": "B", "games": 10, "crashes": 4, "time_losses": 0,
         "flagged": True}
+
+
+def test_the_residual_test_flags_the_worker_whose_pairs_differ(db: Database) -> None:
+    """Three workers of 40 pairs each: on w1 and w2 the pairs are won, lost and even alike;
+    on w3 A wins every pair. The report's worker table flags w3 by fishtest's residual test
+    (red, the worst residual), and no one by crashes; its JSON carries the same."""
+    schedule = match("A", "B", games=240)
+    with db.session() as session:
+        tid = create_tournament(session, name="t", config={"name": "t", "format": "match"},
+                                fingerprint="fp", engines=[EngineRowValues(e, [e]) for e in "AB"],
+                                total_games=schedule.total()).id
+    jobs = list(schedule.jobs())
+    for number, job in enumerate(jobs):
+        worker = ("w1", "w2", "w3")[number // 80]
+        kind = (number // 2) % 3 if worker != "w3" else 0  # a pair A wins, loses or splits
+        a_wins = kind == 0 or (kind == 2 and number % 2 == 0)
+        if kind == 1:
+            a_wins = False
+        result = Result.WHITE_WINS if (job.white == "A") == a_wins else Result.BLACK_WINS
+        with db.session() as session:
+            record_game(session, tid, job, _record(job.white, job.black, result,
+                                                   GameTermination.CHECKMATE, worker=worker))
+    with db.session() as session:
+        report = build_report(ReportRows(session), tid)
+    standings = {w.worker: w for w in report.workers}
+    assert [standings[w].games for w in ("w1", "w2", "w3")] == [80, 80, 80]
+    assert standings["w3"].pentanomial == (0, 0, 0, 0, 40)
+    assert standings["w3"].flagged and standings["w3"].colour == "red"
+    assert "residual" in standings["w3"].why
+    assert not standings["w1"].flagged and not standings["w2"].flagged
+    assert (standings["w3"].residual or 0) > (standings["w1"].residual or 0)
+    assert report_json(report)["workers"][2]["flagged"] is True
+    text = render_text(report, width=200)
+    assert "Workers (fishtest's residual test)" in text and "0-0-0-0-40" in text
+    assert text.count("BAD WORKER") == 1
+    assert "BAD WORKER: the residual test" in render_html(report)
 
 
 def test_the_default_run_does_not_import_dask(tmp_path: Path) -> None:

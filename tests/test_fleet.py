@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -255,11 +256,6 @@ def _forge(fleet: Fleet) -> str:
         return found.flag
 
     first, jobs = batch()
-    job = jobs[0]
-    assert job.white.argv == (job.white.name,)  # no command of the service's goes out
-    huge = httpx.post(f"{base}/batches/{first}/games", headers=auth, timeout=30,
-                      content=b"x" * (5 << 20))
-    assert huge.status_code == 413
     beating = threading.Event()
 
     def beat() -> None:  # the batch kept while its game plays here, as a worker keeps it
@@ -269,10 +265,23 @@ def _forge(fleet: Fleet) -> str:
     beater = threading.Thread(target=beat)
     beater.start()
     try:
-        honest = _played(job)
+        return _forge_first(fleet, first, jobs, upload, flag, batch, base, beating)
     finally:
         beating.set()
         beater.join()
+
+
+def _forge_first(fleet: Fleet, first: int, jobs: list[GameJob], upload: Any, flag: Any,
+                 batch: Any, base: str, beating: threading.Event) -> str:
+    """The forger's uploads, its first batch kept by heartbeats until the referee takes it
+    back."""
+    job = jobs[0]
+    auth = {"Authorization": f"Bearer {fleet.worker_token}"}
+    assert job.white.argv == (job.white.name,)  # no command of the service's goes out
+    huge = httpx.post(f"{base}/batches/{first}/games", headers=auth, timeout=30,
+                      content=b"x" * (5 << 20))
+    assert huge.status_code == 413
+    honest = _played(job)
     assert upload(first, job.index, honest).status_code == 201
     again = upload(first, job.index, honest)  # an answer lost on the way: sent again
     assert again.status_code == 409 and "already uploaded" in again.text, again.text
@@ -284,6 +293,7 @@ def _forge(fleet: Fleet) -> str:
     # Refereed again: each refusal takes the batch back at once (its games to the others).
     second = jobs[1]
     wrong = upload(first, second.index, _fools_mate(second, Result.WHITE_WINS))
+    beating.set()
     assert wrong.status_code == 422 and "makes 0-1, not 1-0" in wrong.text, wrong.text
     third, jobs = batch()
     illegal = upload(third, jobs[0].index, _fools_mate(jobs[0], Result.BLACK_WINS, "f2f5"))
@@ -335,15 +345,36 @@ def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
     assert len(lacking) == 1 and lacking[0].games == 0
     assert all(batch.worker_id != lacking[0].id for batch in batches)
     assert sum(w.games for w in workers.values()) == 6
-    # An admin blocks the flagged worker: its next request is refused.
+    # The workers table (API and page): speed, factor, batches, games, flags.
+    shown = httpx.get(f"{fleet.base}/api/workers", timeout=30).json()
+    rows = {row["name"]: row for row in shown["workers"]}
+    assert shown["tournament_id"] == tournament_id and set(rows) == set(workers)
+    for name, worker in workers.items():
+        row = rows[name]
+        assert (row["games"], row["nps"]) == (worker.games, worker.info.get("nps", 0))
+        assert row["batches"] == sum(b.worker_id == worker.id for b in batches)
+    assert rows["forger"]["flag"] and rows["forger"]["factor"] == 1.0
+    page = httpx.get(f"{fleet.base}/workers", timeout=30)
+    assert page.status_code == 200 and "forger" in page.text and "refused upload" in page.text
     listed = _runner("worker", "list", "--db", f"sqlite:///{fleet.db}", cwd=fleet.root)
     assert listed.returncode == 0 and "forger" in listed.stdout, listed.stderr
-    blocked = _runner("worker", "block", str(workers["forger"].id), "--db",
-                      f"sqlite:///{fleet.db}", cwd=fleet.root)
-    assert blocked.returncode == 0, blocked.stderr
-    refused = httpx.post(f"{forger}/batch", timeout=30,
+    # An admin blocks the flagged worker (API; runner worker block does the same): its
+    # next request is refused; unblocked, it may ask again.
+    admin = {"Authorization": f"Bearer {fleet.admin}"}
+    forger_id = workers["forger"].id
+    refused = httpx.post(f"{fleet.base}/api/workers/{forger_id}/block", timeout=30,
                          headers={"Authorization": f"Bearer {fleet.worker_token}"})
+    assert refused.status_code == 403  # a worker's token is no admin's
+    blocked = httpx.post(f"{fleet.base}/api/workers/{forger_id}/block", headers=admin,
+                         timeout=30)
+    assert blocked.status_code == 200 and blocked.json()["blocked"] is True, blocked.text
+    auth = {"Authorization": f"Bearer {fleet.worker_token}"}
+    refused = httpx.post(f"{forger}/batch", timeout=30, headers=auth)
     assert refused.status_code == 403 and "blocked" in refused.text
+    unblocked = _runner("worker", "block", str(forger_id), "--unblock", "--db",
+                        f"sqlite:///{fleet.db}", cwd=fleet.root)
+    assert unblocked.returncode == 0, unblocked.stderr
+    assert httpx.post(f"{forger}/batch", timeout=30, headers=auth).status_code == 204
 
 
 def _counted(db: Path) -> int:

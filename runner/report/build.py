@@ -163,6 +163,7 @@ def build_report(rows: ReportRows, tournament_id: int | None = None, *,
         sprt=_sprt_state(spec, maxgames, results, engines, info.sprt_decision),
         elo_series=series, elo_series_kind=kind, llr_series=llr_points, lengths=lengths,
         mean_plies=mean_plies, notes=tuple(notes), worker_faults=replay.on_workers.faults(engines),
+        workers=replay.on_workers.standings(),
         search=search, search_by_worker=search_by_worker,
     )
     if never_moved(info.reason) is None:
@@ -367,7 +368,7 @@ class _Replay:
             self.lengths[game.plies] = self.lengths.get(game.plies, 0) + 1
         if game.worker is not None:
             self.on_workers.add(game.worker, game.white, game.black, game.at_fault,
-                                game.termination)
+                                game.termination, game.result, game.pair_index, self.rank)
         if game.termination is not None and game.termination in FAULT_TERMINATIONS:
             if game.at_fault is None:
                 self.unattributed += 1

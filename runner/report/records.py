@@ -8,7 +8,7 @@ from datetime import datetime
 
 from runner.config.model import TournamentFormat
 from runner.game.record import GameTermination
-from runner.report.workers import WorkerFaults
+from runner.report.workers import WorkerFaults, WorkerStanding
 from runner.stats import MatchStats, Pentanomial, SprtResult, SprtSpec, Trinomial
 
 __all__ = [
@@ -242,7 +242,10 @@ class Report:
     mean_plies: float | None
     notes: tuple[str, ...]
     worker_faults: tuple[WorkerFaults, ...] = ()
-    """Each engine's games and faults per Dask worker (empty when every game ran in-process)."""
+    """Each engine's games and faults per worker (empty when every game ran in-process)."""
+    workers: tuple[WorkerStanding, ...] = ()
+    """Each worker's games, whole pairs, residual and flag by fishtest's rules (empty when
+    every game ran in-process)."""
     search: tuple[EngineSearch, ...] = ()
     """Each engine's depth, time per move and speed (engines without a move left out)."""
     search_by_worker: tuple[EngineSearch, ...] = ()

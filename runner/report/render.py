@@ -95,7 +95,9 @@ def _tables(report: Report) -> list[Table]:
     search = [_search_table(report)] if report.search else []
     if report.search_by_worker:
         search.append(_search_table(report, by_worker=True))
-    tables = [*scores, *cross, _terminations_table(report), _faults_table(report), *search]
+    workers = [_workers_table(report)] if len(report.workers) > 1 else []
+    tables = [*scores, *cross, _terminations_table(report), _faults_table(report), *workers,
+              *search]
     for table in tables:  # a name or figure too long for a narrow column folds, never is cut
         for column in table.columns:
             column.overflow = "fold"
@@ -205,9 +207,24 @@ def _search_table(report: Report, *, by_worker: bool = False) -> Table:
     return search
 
 
+def _workers_table(report: Report) -> Table:
+    """Each machine's games, whole pairs, clock factor and residual, and the one flagged."""
+    table = Table(title="Workers (fishtest's residual test)", title_justify="left")
+    for name in ("Worker", "Games", "Pairs LL-LD-DD-WD-WW", "Crashes", "Time losses",
+                 "Factor", "Residual", "Flag"):
+        table.add_column(name, justify="left" if name in ("Worker", "Flag") else "right")
+    for w in report.workers:
+        table.add_row(w.worker, str(w.games), "-".join(map(str, w.pentanomial)), str(w.crashes),
+                      str(w.time_losses), "-" if w.factor is None else f"{w.factor:g}",
+                      "-" if w.residual is None else f"{w.residual:.2f} {w.colour}",
+                      f"BAD WORKER: {w.why}" if w.flagged else "")
+    return table
+
+
 def _worker_caption(report: Report) -> str:
     """Per-worker lines under the faults table; a worker that breaks fishtest's rule is flagged."""
-    lines = ["per worker (games, crashes, time losses; flagged: > 3 crashes or > 10% on time):"]
+    lines = ["per worker (games, crashes, time losses; flagged: > 3 crashes, or > 10% of "
+             "over 20 games on time):"]
     for w in report.worker_faults:
         flag = "  BAD WORKER" if w.flagged else ""
         lines.append(f"{w.worker} {w.engine}: {w.games}, {w.crashes}, {w.time_losses}{flag}")
@@ -542,7 +559,8 @@ def render_html(report: Report) -> str:
         ("Game lengths", _length_plot(report)),
     ) if svg is not None]
     tables = _tables(report)
-    outcomes = [t for t in tables if str(t.title).startswith(("Terminations", "Faults"))]
+    outcomes = [t for t in tables
+                if str(t.title).startswith(("Terminations", "Faults", "Workers"))]
     for table in [t for t in tables if t not in outcomes]:
         classes = None
         if table.title == "Standings":

@@ -16,7 +16,7 @@ from runner.report.records import (
     TerminationTally,
 )
 from runner.report.wire import Finite, StatsJson, Wire
-from runner.report.workers import WorkerFaults
+from runner.report.workers import WorkerFaults, WorkerStanding
 
 __all__ = [
     "CrossCellJson",
@@ -174,6 +174,32 @@ class WorkerFaultsJson(Wire):
                    time_losses=w.time_losses, flagged=w.flagged)
 
 
+class WorkerJson(Wire):
+    """One worker's standing by fishtest's bad-worker rules."""
+
+    worker: str
+    games: int
+    crashes: int
+    time_losses: int
+    pentanomial: list[int]
+    """Its whole pairs: LL, LD, WL+DD, WD, WW from each pairing's first engine's side."""
+    residual: Finite
+    """Its residual in the test (null: too few pairs, or no test)."""
+    colour: str
+    flagged: bool
+    why: str
+    factor: Finite
+    """The factor its clocks were scaled by (null: not a remote worker)."""
+
+    @classmethod
+    def of(cls, w: WorkerStanding) -> WorkerJson:
+        """The wire form of a `WorkerStanding`."""
+        return cls(worker=w.worker, games=w.games, crashes=w.crashes,
+                   time_losses=w.time_losses, pentanomial=list(w.pentanomial),
+                   residual=w.residual, colour=w.colour, flagged=w.flagged, why=w.why,
+                   factor=w.factor)
+
+
 class EngineSearchJson(Wire):
     """One engine's search over its own moves (book moves left out)."""
 
@@ -290,6 +316,7 @@ class ReportJson(Wire):
     faults: list[FaultsJson]
     unattributed_faults: int
     worker_faults: list[WorkerFaultsJson]
+    workers: list[WorkerJson]
     search: list[EngineSearchJson]
     search_by_worker: list[EngineSearchJson]
     sprt: SprtReportJson | None
@@ -318,6 +345,7 @@ class ReportJson(Wire):
             faults=[FaultsJson.of(f) for f in report.faults],
             unattributed_faults=report.unattributed_faults,
             worker_faults=[WorkerFaultsJson.of(w) for w in report.worker_faults],
+            workers=[WorkerJson.of(w) for w in report.workers],
             search=[EngineSearchJson.of(s) for s in report.search],
             search_by_worker=[EngineSearchJson.of(s) for s in report.search_by_worker],
             sprt=None if report.sprt is None else SprtReportJson.of(report.sprt),

@@ -10,7 +10,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from runner import __version__
 from runner.build import default_cache
-from runner.service import api, branch_api, fleet_api, testpages
+from runner.service import api, branch_api, fleet_api, fleet_views, testpages
 from runner.service.branches import BranchQueue
 from runner.service.declared import DeclaredOptions
 from runner.service.manager import TournamentManager
@@ -65,6 +65,8 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
     app.include_router(branch_api.router)
     if settings.accept_workers:
         app.include_router(fleet_api.router)
+        app.include_router(fleet_views.router)
+        app.include_router(fleet_views.page_router)
     app.include_router(page_router)
     app.include_router(testpages.router)
     if settings.cors_origins:

@@ -132,6 +132,12 @@ class Fleet:
             return [FleetGameRecord(r.tournament_id, r.job_index, r.worker_id, r.batch_id,
                                     r.factor) for r in rows]
 
+    def newest(self) -> int | None:
+        """The newest tournament any remote worker played a counted game of (None: none)."""
+        with self._db.session() as session:
+            found = session.scalar(select(func.max(FleetGameRow.tournament_id)))
+            return None if found is None else int(found)
+
     def batch_counts(self) -> dict[int, int]:
         """Batches leased to each worker so far, by worker id."""
         with self._db.session() as session:
