@@ -13,7 +13,6 @@ from __future__ import annotations
 from runner.rules.endings import GameEndRules
 from runner.rules.fen import castling_field, placement_field
 from runner.rules.move import _MOVES, IllegalMoveError, Move
-from runner.rules.movegen import check_and_any_legal
 from runner.rules.outcome import Termination
 from runner.rules.position import LegalMoveGenerator
 from runner.rules.san import move_to_san, parse_san, san_and_push, san_body
@@ -122,10 +121,7 @@ class Board(GameEndRules):
         """
         text = san_body(self, move)
         self.push(move)
-        if self._cache_key == self._key:
-            check, has_moves = self.is_check(), bool(self._cache_moves)
-        else:
-            check, has_moves = check_and_any_legal(self)
+        check, has_moves = self.check_and_any_legal()
         if check:
             text += "+" if has_moves else "#"
         return text, self.arbiter_ending(check, has_moves)

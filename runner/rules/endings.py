@@ -7,6 +7,7 @@ Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled cal
 from __future__ import annotations
 
 from runner.rules.makemove import MoveMaker
+from runner.rules.movegen import check_and_any_legal as _check_and_any_legal
 from runner.rules.outcome import Outcome, Result, Termination
 from runner.rules.squares import BB_DARK_SQUARES, BB_LIGHT_SQUARES, BLACK, WHITE, Color
 
@@ -21,6 +22,13 @@ class GameEndRules(MoveMaker):
     def is_checkmate(self) -> bool:
         """Whether the side to move is checkmated."""
         return self.is_check() and not self._any_legal()
+
+    def check_and_any_legal(self) -> tuple[bool, bool]:
+        """Whether the side to move is in check, and whether it has a legal move (both false
+        or the first alone: stalemate or mate), from one look at the king's lines."""
+        if self._cache_key == self._key:
+            return self.is_check(), bool(self._cache_moves)
+        return _check_and_any_legal(self)
 
     def is_stalemate(self) -> bool:
         """Whether the side to move has no legal move and is not in check."""

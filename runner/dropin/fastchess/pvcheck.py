@@ -75,12 +75,12 @@ def _game_over(board: Board) -> str | None:
         return "checkmate" if board.is_checkmate() else "fifty"
     if board.is_repetition(3):
         return "threefold"
-    # Mate and stalemate stop at the first legal move found: most PV positions have one.
-    if board.is_checkmate():
-        return "checkmate"
-    if board.is_stalemate():
-        return "stalemate"
-    return None
+    # Mate and stalemate in one look at the king's lines, stopping at the first legal move
+    # found: most PV positions have one.
+    check, has_moves = board.check_and_any_legal()
+    if has_moves:
+        return None
+    return "checkmate" if check else "stalemate"
 
 
 _OVER = {"threefold": "PV continues after threefold repetition - move {} from {}",
