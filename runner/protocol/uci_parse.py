@@ -256,18 +256,30 @@ def format_go(tc: TimeControl, clocks: ClockState, white_to_move: bool,
     if tc.move_time is not None:
         parts += ["movetime", str(_milliseconds(tc.move_time))]
     elif tc.periods and clocks.own is not None:
+        # White's fields first whoever moves, as cutechess-cli and fastchess write them.
         increment = tc.period(clocks.period).increment
-        own, other = ("w", "b") if white_to_move else ("b", "w")
-        parts += [f"{own}time", str(_milliseconds(clocks.own))]
-        if clocks.opponent is not None:
-            parts += [f"{other}time", str(_milliseconds(clocks.opponent))]
-        if increment:
-            parts += [f"{own}inc", str(_milliseconds(increment))]
+        own_time = str(_milliseconds(clocks.own))
+        other_time = None if clocks.opponent is None else str(_milliseconds(clocks.opponent))
+        other_increment = 0.0
         if clocks.opponent is not None:
             other_increment = (increment if clocks.opponent_increment is None
                                else clocks.opponent_increment)
+        if white_to_move:
+            parts += ["wtime", own_time]
+            if other_time is not None:
+                parts += ["btime", other_time]
+            if increment:
+                parts += ["winc", str(_milliseconds(increment))]
             if other_increment:
-                parts += [f"{other}inc", str(_milliseconds(other_increment))]
+                parts += ["binc", str(_milliseconds(other_increment))]
+        else:
+            if other_time is not None:
+                parts += ["wtime", other_time]
+            parts += ["btime", own_time]
+            if other_increment:
+                parts += ["winc", str(_milliseconds(other_increment))]
+            if increment:
+                parts += ["binc", str(_milliseconds(increment))]
         if clocks.moves_to_go is not None:
             parts += ["movestogo", str(max(1, clocks.moves_to_go))]
     if tc.depth is not None:
