@@ -24,8 +24,9 @@ import pytest
 
 from runner.protocol.engine import EngineError, EngineTerminated
 from runner.protocol.loop import LOOP_ENV, arrival_selector, run
-from runner.protocol.process import EngineProcess, _read_directly, _StdoutProtocol
+from runner.protocol.process import EngineProcess
 from runner.protocol.reading import LineReader
+from runner.protocol.streamio import _read_directly, _StdoutProtocol
 from runner.protocol.transport import Line
 from tests.conftest import EVENT_TIMEOUT
 

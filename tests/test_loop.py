@@ -214,10 +214,10 @@ def test_asyncio_pipes_are_read_in_64_kib_chunks(tmp_path: Path, fake) -> None:
     asyncio.set_event_loop_policy(None)
 
     async def sizes() -> list[int]:
-        process = EngineProcess(fake("good"))
+        process = EngineProcess(fake("good"), raw=False)  # the fallback: asyncio's pipes
         await process.start()
         try:
-            transport = process._transport
+            transport = process._pipes.transport
             assert transport is not None
             return [transport.get_pipe_transport(fd).max_size for fd in (1, 2)]
         finally:

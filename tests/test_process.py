@@ -339,10 +339,10 @@ async def test_engine_pipes_are_read_in_64_kib_chunks(fake):
     if not isinstance(asyncio.get_running_loop(), asyncio.BaseEventLoop):
         pytest.skip("not asyncio's own loop: uvloop reads into one buffer it keeps per loop "
                     "(tests/test_loop.py runs this check on asyncio's loop)")
-    process = EngineProcess(fake("good"))
+    process = EngineProcess(fake("good"), raw=False)  # the fallback: asyncio's pipes
     await process.start()
     try:
-        transport = process._transport
+        transport = process._pipes.transport
         sizes = [transport.get_pipe_transport(fd).max_size for fd in (1, 2)]
         assert sizes == [65536, 65536]
     finally:

@@ -20,8 +20,6 @@ _HOT_PATH = ("compiled with mypyc and on the per-move hot path: a collaborator w
 ALLOWED_CLASSES: dict[str, str] = {
     "runner/rules/position.py:Position":
         "the board; " + _HOT_PATH + " (move generation and make/unmake share its arrays)",
-    "runner/protocol/process.py:EngineProcess":
-        "the engine's pipe; " + _HOT_PATH + " (every line read and written passes through it)",
     "runner/tablebase/probe.py:Tablebase":
         "the Syzygy prober: its probe recursion reads the open tables and the board together "
         "on every probe of every adjudicated position",
