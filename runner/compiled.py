@@ -38,6 +38,8 @@ COMPILED = (
     "runner.protocol.cecp_commands",
     "runner.protocol.cecp_features",
     "runner.protocol.cecp_parse",
+    "runner.protocol.cecp_reading",
+    "runner.protocol.cecp_startup",
     "runner.protocol.engine",
     "runner.protocol.freeze",
     "runner.protocol.lifetime",
