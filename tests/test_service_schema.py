@@ -166,9 +166,11 @@ def _excluded(case: Any) -> list[Any]:
     # /api/tournaments, whose GET is another route (one route per method is how FastAPI
     # declares them). Clients get a 405 all the same.
     excluded = [checks.allow_header_conformance]
-    if case.method.upper() == "POST" and case.path in ("/api/tournaments", "/api/tests"):
+    if case.method.upper() == "POST" and case.path in ("/api/tournaments", "/api/tests",
+                                                         "/api/tunes"):
         # The body's schema says "a TOML string or a JSON object": whether it is a tournament
-        # (engines from the allow-list, a known format, a branch test's recipe and refs...)
+        # (engines from the allow-list, a known format, a branch test's recipe and refs, a
+        # tuning run's parameters...)
         # is the CLI's checking, which a
         # JSON schema cannot express; a schema-valid `{}` is rightly a 422 with its problems.
         excluded.append(checks.positive_data_acceptance)

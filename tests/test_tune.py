@@ -180,11 +180,11 @@ def _check_rounds(config: TuneConfig, stored: list) -> None:
             assert done.theta[0] == pytest.approx(theta)
 
 
-@pytest.mark.parametrize("protocol", ["cecp", "uci"])
+@pytest.mark.parametrize("protocol", ["cecp", pytest.param("uci", marks=pytest.mark.slow)])
 def test_engines_stay_up_between_pairs(tmp_path: Path, protocol: str) -> None:
     """Real pairs of the bundled engine: each side's process is started once for the run
     (the same pids at every iteration) and is sent each pair's value (CECP ``option``, UCI
-    ``setoption``) rather than started again."""
+    ``setoption``) rather than started again (UCI in the slow run: CI time)."""
     made: list[Engine] = []
 
     def started(config: EngineConfig) -> Engine:

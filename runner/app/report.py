@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from runner.report.build import Report, ReportError, build_report
 from runner.report.records import TuningSeries
-from runner.store.store import Store
+from runner.store.store import Store, TuneRecord
 
-__all__ = ["ReportError", "factors_of", "report", "tuning_of"]
+__all__ = ["ReportError", "factors_of", "report", "tuning_of", "tuning_series"]
 
 
 def report(store: Store, tournament_id: int | None = None) -> Report:
@@ -35,8 +35,11 @@ def factors_of(store: Store, tournament_id: int) -> dict[str, float]:
 def tuning_of(store: Store, tournament_id: int) -> TuningSeries | None:
     """The theta series of the tuning run that played `tournament_id` as a pair, if any."""
     run = store.tunes.of_tournament(tournament_id)
-    if run is None:
-        return None
+    return None if run is None else tuning_series(store, run)
+
+
+def tuning_series(store: Store, run: TuneRecord) -> TuningSeries:
+    """A stored tuning run's theta series: each parameter from its start, per iteration."""
     parameters = [row for row in run.plan.get("parameters", ())]
     return TuningSeries(
         run.name, tuple(str(p[0]) for p in parameters), tuple(float(p[1]) for p in parameters),

@@ -46,7 +46,7 @@ from runner.tournament.runtime import local_scheduler
 from runner.tournament.scheduler import Scheduler
 from runner.tuning.spsa import Gains, Probe, flips, gains, probe, rounding_draws, spin_value, step
 
-__all__ = ["PairPlayer", "Played", "TuneOutcome", "tune"]
+__all__ = ["PairPlayer", "Played", "TuneControl", "TuneOutcome", "tune"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,33 @@ class TuneOutcome:
     tune_id: int
     message: str | None = None
     exit_status: int = 0
+
+
+class TuneControl:
+    """A tuning run's stop from outside (a service's admin): `stop` does what a stop signal
+    does, whenever it comes (before the run's pairs exist too)."""
+
+    def __init__(self) -> None:
+        self._asked: bool | None = None
+        """None: no stop asked; else whether the last asked was hard."""
+        self._pairs: _Pairs | None = None
+
+    @property
+    def asked(self) -> bool:
+        """Whether a stop was asked."""
+        return self._asked is not None
+
+    def stop(self, hard: bool = False) -> None:
+        """No new pair; the pairs in flight stopped, their running games cut with `hard`."""
+        self._asked = bool(self._asked) or hard
+        if self._pairs is not None:
+            self._pairs.stop(hard)
+
+    def attach(self, pairs: _Pairs) -> None:
+        """The run's pairs, stopped at once when a stop came first."""
+        self._pairs = pairs
+        if self._asked is not None:
+            pairs.stop(self._asked)
 
 
 @dataclass(eq=False)
@@ -163,10 +190,10 @@ async def tune(config: TuneConfig, store: Store, *, placement: Placement = _HERE
                on_iteration: Callable[[TuneIteration], None] = lambda _i: None,
                player: PairPlayer | None = None, stop_policy: StopPolicy = StopPolicy.GENTLE,
                engine_factory: Callable[[EngineConfig], Engine] = make_engine,
-               ) -> TuneOutcome:
+               control: TuneControl | None = None) -> TuneOutcome:
     """Run (or continue) `config`'s tuning in `store`; `on_iteration` hears each stored one.
     `player` replaces the real pairs (a test's scripted results); `engine_factory` starts
-    the engines of the real ones."""
+    the engines of the real ones; `control` stops the run from outside."""
     try:
         run = await asyncio.to_thread(store.tunes.open, config.name, config.plan())
     except PlanChanged as exc:
@@ -175,6 +202,8 @@ async def tune(config: TuneConfig, store: Store, *, placement: Placement = _HERE
     with StopGuard(stop_policy) as guard:
         pairs = _Pairs(guard, engine_factory=engine_factory)
         guard.hand_to(pairs)
+        if control is not None:
+            control.attach(pairs)
         try:
             return await _rounds(config, store, run.id, stored, pairs.placed(placement, config),
                                  player or pairs.play, on_iteration)

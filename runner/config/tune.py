@@ -12,7 +12,7 @@ least one), each pair's two games at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,10 +22,14 @@ from runner.config.model import EngineSpec, TournamentConfig
 from runner.config.parse import parse_config
 from runner.tuning.spsa import SpinParameter
 
-__all__ = ["MINUS", "PLUS", "TuneConfig", "load_tune", "parse_tune"]
+__all__ = ["MINUS", "PLUS", "PairCheck", "TuneConfig", "load_tune", "parse_tune"]
 
 PLUS, MINUS = "plus", "minus"
 """The names of the two sides of an iteration's pair (theta + c*flip and theta - c*flip)."""
+
+PairCheck = Callable[[dict[str, Any]], TournamentConfig]
+"""What turns the pair's tournament table into its configuration (ConfigError otherwise):
+the file's own reading by default, a service's submission check for a submitted tune."""
 
 _OWN_KEYS = ("engine", "iterations", "seed", "batch", "parameters")
 _PARAMETER_KEYS = ("start", "min", "max", "c_end", "r_end")
@@ -83,8 +87,10 @@ def load_tune(path: str | Path) -> TuneConfig:
 
 
 def parse_tune(data: Mapping[str, Any], *, source: str = "<tune>",
-               base_dir: Path | None = None) -> TuneConfig:
-    """Check a tuning table and resolve it (paths from `base_dir`)."""
+               base_dir: Path | None = None, check_pair: PairCheck | None = None,
+               ) -> TuneConfig:
+    """Check a tuning table and resolve it (paths from `base_dir`; the pair's tournament
+    table checked by `check_pair` when given)."""
     problems: list[ConfigProblem] = []
     check = Checker(source, problems, {})
     iterations = check.integer(data, "iterations", "", None, 1, required=True)
@@ -112,7 +118,8 @@ def parse_tune(data: Mapping[str, Any], *, source: str = "<tune>",
         table.update(engines=sides, format="match", rounds=1, games=2,
                      concurrency=max(1, min(concurrency, _PAIR_CONCURRENCY)))
         try:
-            base = parse_config(table, source=source, base_dir=base_dir)
+            base = (check_pair(table) if check_pair is not None
+                    else parse_config(table, source=source, base_dir=base_dir))
         except ConfigError as exc:
             problems.extend(exc.problems)
     if problems or base is None:

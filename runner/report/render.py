@@ -18,14 +18,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from runner.report.records import Crosstable, Report
+from runner.report.records import Crosstable, Report, TuningSeries
 from runner.report.tree import ReportJson, iso_seconds
 from runner.report.wire import finite, wire_data, wire_text
 from runner.stats import format_elo, standings_basis
 from runner.text import shown, undirected
 
 __all__ = ["MIN_TEXT_WIDTH", "render", "render_diagnostics", "render_html", "render_json",
-           "render_text", "report_json"]
+           "render_text", "report_json", "tuning_plot"]
 
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
             "#e377c2", "#7f7f7f", "#bcbd22")
@@ -465,9 +465,9 @@ def _llr_plot(report: Report) -> str | None:
     return _svg("llr", body)
 
 
-def _tuning_plot(report: Report) -> str | None:
-    """Each tuned parameter's theta over the iterations of its SPSA run, from its start."""
-    tuning = report.tuning
+def tuning_plot(tuning: TuningSeries | None) -> str | None:
+    """Each tuned parameter's theta over the iterations of its SPSA run, from its start, as
+    an SVG element (None before the first iteration); the report's and the service's graph."""
     if tuning is None or not tuning.points:
         return None
     points = [(0, tuning.start), *tuning.points]
@@ -555,7 +555,7 @@ def render_html(report: Report) -> str:
     plots = [(title, svg) for title, svg in (
         ("Elo over games played", _elo_plot(report)),
         ("SPRT", _llr_plot(report)),
-        ("SPSA parameters", _tuning_plot(report)),
+        ("SPSA parameters", tuning_plot(report.tuning)),
         ("Game lengths", _length_plot(report)),
     ) if svg is not None]
     tables = _tables(report)

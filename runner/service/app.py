@@ -9,8 +9,9 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from runner import __version__
+from runner.app.run import Placement
 from runner.build import default_cache
-from runner.service import api, branch_api, fleet_api, fleet_views, testpages
+from runner.service import api, branch_api, fleet_api, fleet_views, testpages, tune_api
 from runner.service.branches import BranchQueue
 from runner.service.declared import DeclaredOptions
 from runner.service.manager import TournamentManager
@@ -23,6 +24,7 @@ from runner.service.security import (
     TokenThrottle,
 )
 from runner.service.settings import ServiceSettings
+from runner.service.tunes import TuneRuns
 from runner.store.store import Store
 
 __all__ = ["create_app"]
@@ -40,11 +42,13 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
         app.state.tokens = StoreTokens(opened)
         app.state.branch_queue = BranchQueue(settings, opened, app.state.manager,
                                              settings.build_cache or default_cache())
+        app.state.tunes = TuneRuns(opened, _tune_placements(app.state.manager, settings))
         try:
             await app.state.manager.start()
             await app.state.branch_queue.start()
             yield
         finally:
+            await app.state.tunes.close()
             await app.state.branch_queue.close()
             await app.state.manager.close()
             if store is None:
@@ -63,6 +67,8 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
     app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
     app.include_router(api.router)
     app.include_router(branch_api.router)
+    app.include_router(tune_api.router)
+    app.include_router(tune_api.page_router)
     if settings.accept_workers:
         app.include_router(fleet_api.router)
         app.include_router(fleet_views.router)
@@ -76,6 +82,17 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes,
                        larger={fleet_api.router.prefix + "/": settings.max_upload_bytes})
     return app
+
+
+def _tune_placements(manager: TournamentManager, settings: ServiceSettings,
+                     ) -> dict[str | None, Placement]:
+    """Where a tuning run may play: the operator's choice, this host, the Dask cluster when
+    the service has one (not remote workers: their batches are a tournament's games)."""
+    offered: dict[str | None, Placement] = {None: manager.placements.of(None),
+                                            "host": manager.placements.of("host")}
+    if settings.workers or settings.cluster:
+        offered["cluster"] = manager.placements.of("cluster")
+    return offered
 
 
 class StoreTokens:

@@ -78,6 +78,18 @@ class Tunes:
             row = session.scalar(select(TuneRow).where(TuneRow.name == name))
             return None if row is None else TuneRecord(row.id, row.name, dict(row.plan))
 
+    def all(self) -> list[TuneRecord]:
+        """Every stored run, oldest first."""
+        with self._db.session() as session:
+            rows = session.scalars(select(TuneRow).order_by(TuneRow.id))
+            return [TuneRecord(r.id, r.name, dict(r.plan)) for r in rows]
+
+    def get(self, tune_id: int) -> TuneRecord | None:
+        """The run whose id is `tune_id`, if stored."""
+        with self._db.session() as session:
+            row = session.get(TuneRow, tune_id)
+            return None if row is None else TuneRecord(row.id, row.name, dict(row.plan))
+
     def of_tournament(self, tournament_id: int) -> TuneRecord | None:
         """The run one of whose iterations played the tournament `tournament_id`, if any."""
         with self._db.session() as session:

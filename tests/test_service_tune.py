@@ -1,0 +1,112 @@
+"""Tuning runs through the real service (issue 42): a tuning file submitted to the API from
+loopback, checked as a submission is (an undeclared parameter and an engine command of the
+client's own refused with their keys), played with real bundled engines, stopped and resumed
+by an admin, read back with its iterations, and its page drawing the report's theta graph.
+A token over plain HTTP from another machine is refused."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
+
+from fastapi.testclient import TestClient
+
+from runner.service.app import create_app
+from tests.test_service_api import AUTH, LOCAL_CLIENT, TOML, settings_for
+
+TUNE = """
+name = "service <tune>"
+engine = "bundled"
+iterations = 3
+seed = 7
+tc = "depth=1"
+concurrency = 2
+maxmoves = 8
+
+[parameters.Skew]
+start = 140
+min = 0
+max = 200
+c_end = 8
+r_end = 0.05
+"""
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path))) as test_client:
+        yield test_client
+
+
+def _wait(client: TestClient, tune_id: int, done: int | None = None,
+          states: frozenset[str] = frozenset(), timeout: float = 120.0) -> dict:
+    """Poll the run until it has `done` iterations or is in one of `states`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = client.get(f"/api/tunes/{tune_id}").json()
+        if (done is not None and found["done"] >= done) or found["state"] in states:
+            return found
+        assert time.monotonic() < deadline, found
+        time.sleep(0.1)
+
+
+def test_a_tuning_run_through_the_service(client: TestClient) -> None:
+    """Refusals name their keys; a run plays, stops, resumes with the same draws to its end;
+    the API gives every iteration and the option words, the page draws theta."""
+    bad = TUNE.replace("[parameters.Skew]", "[parameters.Nope]").replace(
+        'engine = "bundled"', 'engine = { use = "bundled", command = ["sh"] }')
+    refused = client.post("/api/tunes", content=bad, headers=TOML)
+    assert refused.status_code == 422, refused.text
+    keys = {p["key"] for p in refused.json()["detail"]}
+    assert any(k.endswith("command") for k in keys), keys
+    undeclared = client.post("/api/tunes", content=TUNE.replace("Skew", "Nope"), headers=TOML)
+    assert undeclared.status_code == 422
+    assert [p["key"] for p in undeclared.json()["detail"]] == ["parameters.Nope"]
+    assert client.get("/api/tunes").json() == {"tunes": []}
+
+    response = client.post("/api/tunes", content=TUNE, headers=TOML)
+    assert response.status_code == 201, response.text
+    tune_id = response.json()["id"]
+    assert response.json()["url"] == f"/api/tunes/{tune_id}"
+    assert client.post("/api/tunes", content=TUNE, headers=TOML).status_code == 409
+    _wait(client, tune_id, done=1)
+    stop = client.post(f"/api/tunes/{tune_id}/stop", headers=AUTH)
+    assert stop.status_code == 200 and stop.json()["status"] == "stopping"
+    stopped = _wait(client, tune_id, states=frozenset({"stopped", "finished", "failed"}))
+    assert stopped["state"] == "stopped" and stopped["done"] < 3, stopped
+    resumed = client.post(f"/api/tunes/{tune_id}/resume", headers=AUTH)
+    assert resumed.status_code == 200 and resumed.json()["status"] == "running"
+    final = _wait(client, tune_id, states=frozenset({"finished", "failed"}))
+    assert final["state"] == "finished" and final["done"] == 3, final
+    assert [i["k"] for i in final["iterations"]] == [1, 2, 3]
+    assert final["theta"] == final["iterations"][-1]["theta"]
+    assert final["values"] == f"option.Skew={round(final['theta'][0])}"
+    for iteration in final["iterations"]:
+        assert abs(iteration["plus"][0] - iteration["minus"][0]) >= 8
+        assert iteration["tournament_id"] is not None
+    assert client.post(f"/api/tunes/{tune_id}/resume", headers=AUTH).status_code == 409
+    listed = client.get("/api/tunes").json()["tunes"]
+    assert [(t["id"], t["state"], t["iterations"]) for t in listed] == [(tune_id, "finished", None)]
+
+    page = client.get(f"/tunes/{tune_id}")
+    assert page.status_code == 200
+    assert "service &lt;tune&gt;" in page.text and "<tune>" not in page.text
+    assert f'src="/tunes/{tune_id}/theta.svg"' in page.text
+    plot = client.get(f"/tunes/{tune_id}/theta.svg")
+    assert plot.headers["content-type"].startswith("image/svg+xml")
+    assert 'data-plot="tuning"' in plot.text and "SPSA service &lt;tune&gt;" in plot.text
+    assert client.get("/api/tunes/999").status_code == 404
+    assert client.get("/tunes/999").status_code == 404
+
+
+def test_a_token_over_plain_http_from_elsewhere_is_refused(tmp_path: Path) -> None:
+    """The submit route refuses a token that crossed the network unencrypted."""
+    with TestClient(client=("192.0.2.7", 50000), app=create_app(settings_for(tmp_path))) as far:
+        response = far.post("/api/tunes", content=TUNE, headers=TOML)
+        assert response.status_code == 403
+        assert far.get("/api/tunes").json() == {"tunes": []}
