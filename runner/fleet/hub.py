@@ -10,6 +10,7 @@ uploads and a batch's end go to the run holding the batch. A blocked worker gets
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,11 @@ from runner.game.record import GameRecord
 from runner.store.store import Store
 from runner.tournament.run import Tournament
 
-__all__ = ["FleetHub", "Joined", "Leased"]
+__all__ = ["RECHECK", "FleetHub", "Joined", "Leased"]
+
+RECHECK = 2.0
+"""Seconds a worker's stored record (blocked, its token) is trusted before it is read again,
+and the least time between two writes of when it was last heard from."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,8 @@ class Joined:
     slots: int
     factor: float = 1.0
     """Its batches' clocks are the tournament's times this (its machine's speed factor)."""
+    principal: str | None = None
+    """The token's name it registered with."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,10 @@ class FleetHub:
         """How each worker's clocks are scaled to its machine, and the slowest accepted."""
         self._runs: list[FleetScheduler] = []
         self._joined: dict[int, Joined] = {}
+        self._checked: dict[int, float] = {}
+        """When each worker's stored record (its token, blocked) was last read."""
+        self._seen: dict[int, float] = {}
+        """When each worker's `last_seen` was last written."""
 
     # ----------------------------------------------------------------- runs
 
@@ -89,33 +100,41 @@ class FleetHub:
         factor = self.speed.factor(nps)
         worker_id = await asyncio.to_thread(self.store.fleet.register, name, principal,
                                             {**info, "factor": factor})
-        joined = Joined(worker_id, name, engines, slots, factor)
+        joined = Joined(worker_id, name, engines, slots, factor, principal)
         self._joined[worker_id] = joined
         return joined
 
     async def joined(self, worker_id: int, principal: str) -> Joined:
         """The worker `worker_id` registered by `principal`; a `Refusal` when there is none
-        or it is blocked (after a restart, a worker is read back from the store)."""
+        or it is blocked (after a restart, a worker is read back from the store). The stored
+        record is read again at most every `RECHECK` seconds: a block by ``runner worker
+        block`` from another process takes that long to be seen."""
         known = self._joined.get(worker_id)
+        now = time.monotonic()
+        if known is not None and known.principal == principal \
+                and now - self._checked.get(worker_id, -RECHECK) < RECHECK:
+            return known
         record = await asyncio.to_thread(self.store.fleet.worker, worker_id)
         if record is None or record.principal != principal:
             raise Refusal(404, f"no worker {worker_id} registered with this token: register "
                           "again")
         if record.blocked:
+            self._checked.pop(worker_id, None)
             raise Refusal(403, f"worker {worker_id} is blocked by an admin of this service")
+        self._checked[worker_id] = now
         if known is None:
             # Scaled by this service's terms now (they may have changed since it joined).
             known = Joined(record.id, record.name,
                            frozenset(str(e) for e in record.info.get("engines", ())),
                            max(1, int(record.info.get("concurrency", 1))),
-                           self.speed.factor(int(record.info.get("nps", 0))))
+                           self.speed.factor(int(record.info.get("nps", 0))), principal)
             self._joined[worker_id] = known
         return known
 
     async def request(self, worker: Joined) -> Leased | None:
         """A batch for the worker, from the oldest run with a game it may play; None when
         there is none."""
-        await asyncio.to_thread(self.store.fleet.seen, worker.id)
+        await self._heard(worker.id)
         for run in list(self._runs):
             if run.tournament_id is None or not run.wants(worker.engines):
                 continue
@@ -133,7 +152,7 @@ class FleetHub:
 
     async def heartbeat(self, worker: Joined, batch_id: int) -> float:
         """Extend the worker's batch; the seconds it now has."""
-        await asyncio.to_thread(self.store.fleet.seen, worker.id)
+        await self._heard(worker.id)
         return await self._holder(batch_id).heartbeat(worker.id, batch_id)
 
     async def upload(self, worker: Joined, batch_id: int, index: int, record: GameRecord,
@@ -146,6 +165,18 @@ class FleetHub:
             if refusal.flag:
                 await asyncio.to_thread(self.store.fleet.flag, worker.id, refusal.text)
             raise
+
+    def recheck(self, worker_id: int) -> None:
+        """Read the worker's stored record at its next request (an admin blocked it here)."""
+        self._checked.pop(worker_id, None)
+
+    async def _heard(self, worker_id: int) -> None:
+        """Note that the worker was heard from (written at most every `RECHECK` seconds:
+        the time is for people reading the table, not for the leases)."""
+        now = time.monotonic()
+        if now - self._seen.get(worker_id, -RECHECK) >= RECHECK:
+            self._seen[worker_id] = now
+            await asyncio.to_thread(self.store.fleet.seen, worker_id)
 
     async def end(self, worker: Joined, batch_id: int) -> int:
         """The worker ends its batch; how many of its games go to others."""

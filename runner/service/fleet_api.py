@@ -11,11 +11,12 @@ not a game it was given, and the worker is flagged; 404: register again).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from runner.fleet.hub import FleetHub, Joined
 from runner.fleet.scheduler import Refusal
@@ -190,19 +191,37 @@ async def heartbeat(request: Request, worker_id: WorkerId, batch_id: BatchId,
         raise _refused(refusal) from None
 
 
+@dataclasses.dataclass(frozen=True)
+class _UploadBody:
+    """An `Upload` as the route reads it: the record typed at once (one parse of the body,
+    in pydantic's core, rather than a dictionary validated, dumped and parsed again)."""
+
+    index: Annotated[int, Field(ge=0, le=2**31 - 1)]
+    seconds: Annotated[float, Field(ge=0.0, le=1e7)]
+    record: GameRecord
+
+
+@functools.cache
+def _upload_adapter() -> TypeAdapter[_UploadBody]:
+    return TypeAdapter(_UploadBody)
+
+
 @router.post("/{worker_id}/batches/{batch_id}/games", status_code=status.HTTP_201_CREATED,
-             responses=_REFUSED)
-async def upload(request: Request, worker_id: WorkerId, batch_id: BatchId, game: Upload,
+             responses=_REFUSED, openapi_extra={"requestBody": {
+                 "required": True,
+                 "content": {"application/json": {"schema": Upload.model_json_schema()}}}})
+async def upload(request: Request, worker_id: WorkerId, batch_id: BatchId,
                  principal: Principal) -> Response:
-    """Upload one finished game of the batch: stored and counted before the answer."""
+    """Upload one finished game of the batch (an `Upload`): stored and counted before the
+    answer."""
     joined = await _joined(request, worker_id, principal)
     try:
-        record = GameRecord.from_json(_json_text(game.record))
-    except ValueError as exc:
+        game = _upload_adapter().validate_json(await request.body())
+    except ValidationError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
-                            f"record: not a game record ({_first_line(exc)})") from None
+                            f"not an upload of a game record ({_first_line(exc)})") from None
     try:
-        await _hub(request).upload(joined, batch_id, game.index, record, game.seconds)
+        await _hub(request).upload(joined, batch_id, game.index, game.record, game.seconds)
     except Refusal as refusal:
         raise _refused(refusal) from None
     return Response(status_code=status.HTTP_201_CREATED)
@@ -217,12 +236,6 @@ async def end(request: Request, worker_id: WorkerId, batch_id: BatchId,
         return Ended(returned=await _hub(request).end(joined, batch_id))
     except Refusal as refusal:
         raise _refused(refusal) from None
-
-
-def _json_text(data: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps(data)
 
 
 def _first_line(exc: Exception) -> str:

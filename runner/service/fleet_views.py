@@ -119,6 +119,8 @@ async def _block(request: Request, worker_id: int, blocked: bool) -> WorkerRow:
     if await asyncio.to_thread(store.fleet.worker, worker_id) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no worker {worker_id}")
     await asyncio.to_thread(store.fleet.block, worker_id, blocked)
+    if (hub := request.app.state.manager.placements.fleet) is not None:
+        hub.recheck(worker_id)  # refused from its very next request
     found = [w for w in (await workers_json(request)).workers if w.id == worker_id]
     return found[0]
 

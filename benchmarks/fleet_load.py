@@ -1,0 +1,320 @@
+"""The fleet under load: simulated remote workers uploading games to one real `runner serve`.
+
+Starts `runner serve --accept-workers` (a subprocess on a free loopback port) on a fresh SQLite
+file or on a throw-away PostgreSQL server (Debian's binaries, tests/postgres_server.py), makes a
+worker token, and submits a long match of the bundled engine against its v1 placed on the
+workers. Two real games are played first, in this process, from the first batch's jobs (one
+per colour order, through the scheduler every local run uses); then WORKERS simulated workers
+register and loop: ask for a batch, upload each of its games (the real game of that colour
+order, as the job asked for it: every upload is refereed again move by move, stored and
+counted by the tournament, its events sent to the page's streams), heartbeat after every few
+uploads, until SECONDS have passed. Each upload's body is encoded once before the clock starts,
+so the client's cost is the HTTP request only.
+
+Figures per backend: uploads counted, sustained uploads per second (counted over the window
+from the first upload to the last), upload latency (p50, p99, max), heartbeat and batch
+request latency (p50, p99), every status code seen, the service's CPU seconds, and the load
+average before and after. The target (issue 40): 42 uploads/s, fishtest's published 2,464
+games a minute, with p99 under 250 ms on PostgreSQL on a 2-core machine.
+
+Run: python benchmarks/fleet_load.py [--backend sqlite|postgres|both] [--workers 16]
+         [--seconds 30] [--beat-every 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+ENGINES = REPO / "configs" / "engines.toml"
+ADMIN = "fleet-load-admin-token"
+HOST = "127.0.0.1"
+TC = "10+0.1 depth=1"
+"""Clocks the referee checks every move against, and a depth that makes the games quick."""
+COMMANDS = {"bundled": ("-m", "engine"), "bundled-v1": ("-m", "engine", "--version", "v1")}
+
+
+@dataclass
+class Figures:
+    """What one backend's run measured."""
+
+    backend: str
+    uploads: list[float] = field(default_factory=list)
+    """Each counted upload's latency (seconds)."""
+    beats: list[float] = field(default_factory=list)
+    asks: list[float] = field(default_factory=list)
+    statuses: Counter[int] = field(default_factory=Counter)
+    first: float = 0.0
+    last: float = 0.0
+    cpu: float = 0.0
+    load: tuple[float, float] = (0.0, 0.0)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _runner(*args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "runner", *args], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"runner {' '.join(args[:2])}: {done.stderr.strip()}")
+    return done.stdout
+
+
+class Service:
+    """`runner serve --accept-workers` on `url`, stopped to the end."""
+
+    def __init__(self, url: str, workdir: Path) -> None:
+        self.url = url
+        self.port = _free_port()
+        self.base = f"http://{HOST}:{self.port}"
+        self.log = workdir / "service.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start it and wait until it answers."""
+        env = {**os.environ, "RUNNER_TOKEN": ADMIN}
+        env.pop("RUNNER_DB", None)
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "runner", "serve", "--host", HOST, "--port",
+                 str(self.port), "--db", self.url, "--engines", str(ENGINES),
+                 "--accept-workers", "--worker-lease", "60",
+                 "--max-connections-per-client", "0"],
+                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("runner serve exited:\n"
+                                   + self.log.read_text(errors="replace")[-3000:])
+            with contextlib.suppress(httpx.TransportError):
+                httpx.get(f"{self.base}/api/tournaments", timeout=2)
+                return
+            time.sleep(0.2)
+        raise RuntimeError("runner serve did not answer in 90 s")
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL to its process group if it hangs."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+
+def _played(job: Any) -> Any:
+    """The job played here for real (its engines started from this checkout)."""
+    from runner.tournament.scheduler import JobFinished, LocalScheduler
+
+    sides = [dataclasses.replace(c, argv=(sys.executable, *COMMANDS[c.name]))
+             for c in (job.white, job.black)]
+    job = dataclasses.replace(job, white=sides[0], black=sides[1])
+
+    async def play() -> Any:
+        scheduler = LocalScheduler(1)
+        scheduler.submit([job])
+        async for event in scheduler.events():
+            if isinstance(event, JobFinished):
+                return event.record
+        raise RuntimeError("the game did not finish")
+
+    return asyncio.run(play())
+
+
+class Games:
+    """The two real games, and each job's upload body made from the one of its colours."""
+
+    def __init__(self) -> None:
+        self.by_colours: dict[tuple[str, str], Any] = {}
+
+    def learn(self, jobs: list[Any]) -> None:
+        """Play one job of each colour order not played yet."""
+        for job in jobs:
+            if job.engines not in self.by_colours:
+                self.by_colours[job.engines] = _played(job)
+
+    def body(self, job: Any) -> bytes:
+        """The upload of `job`: the real game of its colours, under the job's own spec."""
+        record = dataclasses.replace(self.by_colours[job.engines], spec=job.spec)
+        return json.dumps({"index": job.index, "seconds": 1.0,
+                           "record": json.loads(record.to_json())}).encode()
+
+
+async def _worker(number: int, base: str, token: str, games: Games, until: float,
+                  beat_every: int, figures: Figures) -> None:
+    """One simulated worker: register, then batches until `until`."""
+    from runner.game.job import GameJob
+
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
+        joined = await http.post("/api/workers", content=json.dumps({
+            "name": f"sim-{number}", "concurrency": 4, "cores": 4, "memory_mb": 1024,
+            "os": "simulated", "version": "bench", "engines": list(COMMANDS)}))
+        joined.raise_for_status()
+        me = f"/api/workers/{joined.json()['id']}"
+        while time.monotonic() < until:
+            began = time.perf_counter()
+            offer = await http.post(f"{me}/batch")
+            figures.asks.append(time.perf_counter() - began)
+            figures.statuses[offer.status_code] += 1
+            if offer.status_code != 200:
+                await asyncio.sleep(0.5)
+                continue
+            batch = offer.json()
+            path = f"{me}/batches/{batch['id']}"
+            bodies = [games.body(GameJob.from_json(text)) for text in batch["jobs"]]
+            for count, body in enumerate(bodies, 1):
+                if time.monotonic() >= until:
+                    break
+                began = time.perf_counter()
+                answer = await http.post(f"{path}/games", content=body)
+                ended = time.perf_counter()
+                figures.statuses[answer.status_code] += 1
+                if answer.status_code == 201:
+                    figures.uploads.append(ended - began)
+                    figures.first = figures.first or began
+                    figures.last = ended
+                if count % beat_every == 0 and count < len(bodies):  # a whole batch ends
+                    began = time.perf_counter()
+                    beat = await http.post(f"{path}/heartbeat")
+                    figures.beats.append(time.perf_counter() - began)
+                    figures.statuses[beat.status_code] += 1
+            with contextlib.suppress(httpx.HTTPError):
+                await http.post(f"{path}/end")
+
+
+async def _prime(base: str, token: str, games: Games) -> None:
+    """Take one batch, play a real game of each colour order from it, hand it back."""
+    from runner.game.job import GameJob
+
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
+        joined = await http.post("/api/workers", json={
+            "name": "primer", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
+            "version": "bench", "engines": list(COMMANDS)})
+        joined.raise_for_status()
+        me = f"/api/workers/{joined.json()['id']}"
+        for _ in range(600):
+            offer = await http.post(f"{me}/batch")
+            if offer.status_code == 200:
+                break
+            await asyncio.sleep(0.1)
+        offer.raise_for_status()
+        jobs = [GameJob.from_json(text) for text in offer.json()["jobs"]]
+        await asyncio.to_thread(games.learn, jobs)
+        await http.post(f"{me}/batches/{offer.json()['id']}/end")
+
+
+def run_backend(backend: str, workers: int, seconds: float, beat_every: int) -> Figures:
+    """One service on `backend`, loaded for `seconds`."""
+    figures = Figures(backend)
+    top = Path(tempfile.mkdtemp(prefix="fleet-load-"))
+    server = None
+    if backend == "postgres":
+        from tests.postgres_server import start_server
+
+        server = start_server()
+        url = server.new_database()
+    else:
+        url = f"sqlite:///{top / 'service.db'}"
+    service = Service(url, top)
+    try:
+        token = _runner("token", "add", "sim", "--role", "worker", "--db", url).split()[0]
+        service.start()
+        answer = httpx.post(f"{service.base}/api/tournaments", headers={
+            "Authorization": f"Bearer {ADMIN}"}, timeout=60, json={
+            "name": "fleet-load", "format": "match", "engines": list(COMMANDS), "tc": TC,
+            "rounds": 20_000, "games": 2, "concurrency": 1, "placement": "workers"})
+        answer.raise_for_status()
+        games = Games()
+        asyncio.run(_prime(service.base, token, games))
+        figures.load = (os.getloadavg()[0], 0.0)
+        assert service.process is not None
+        cpu = _cpu_seconds(service.process.pid)
+
+        async def load() -> None:
+            until = time.monotonic() + seconds
+            await asyncio.gather(*(_worker(n, service.base, token, games, until, beat_every,
+                                           figures) for n in range(workers)))
+
+        asyncio.run(load())
+        figures.cpu = _cpu_seconds(service.process.pid) - cpu
+        figures.load = (figures.load[0], os.getloadavg()[0])
+    finally:
+        service.stop()
+        if server is not None:
+            server.stop()
+    return figures
+
+
+def _q(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def report(figures: Figures) -> str:
+    """One backend's figures, in a few lines."""
+    window = max(figures.last - figures.first, 1e-9)
+    rate = len(figures.uploads) / window
+    return "\n".join([
+        f"{figures.backend}: {len(figures.uploads)} uploads counted in {window:.1f} s = "
+        f"{rate:.1f} uploads/s",
+        f"  upload latency ms: p50 {_q(figures.uploads, 0.5):.0f}, "
+        f"p99 {_q(figures.uploads, 0.99):.0f}, max {max(figures.uploads, default=0) * 1000:.0f}",
+        f"  heartbeat ms: p50 {_q(figures.beats, 0.5):.0f}, p99 {_q(figures.beats, 0.99):.0f}; "
+        f"batch request ms: p50 {_q(figures.asks, 0.5):.0f}, p99 {_q(figures.asks, 0.99):.0f}",
+        f"  statuses: {dict(sorted(figures.statuses.items()))}; service CPU "
+        f"{figures.cpu:.1f} s ({figures.cpu / window:.2f} cores); load average "
+        f"{figures.load[0]:.1f} before, {figures.load[1]:.1f} after",
+        f"  target 42 uploads/s with p99 < 250 ms: "
+        f"{'met' if rate >= 42 and _q(figures.uploads, 0.99) < 250 else 'NOT met'}"])
+
+
+def main() -> None:
+    """Parse the options and run each backend."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--workers", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--beat-every", type=int, default=4)
+    options = parser.parse_args()
+    for backend in (("sqlite", "postgres") if options.backend == "both"
+                    else (options.backend,)):
+        figures = run_backend(backend, options.workers, options.seconds, options.beat_every)
+        print(report(figures), flush=True)
+
+
+if __name__ == "__main__":
+    main()
