@@ -28,6 +28,7 @@ from runner.config.model import (
     TournamentFormat,
 )
 from runner.config.parse import load_config, parse_config
+from runner.config.programs import ProgramLookup
 from runner.protocol.cecp import Castling960, CecpEngine
 from runner.tournament.pairing import pairing_for
 from runner.tournament.runtime import adjudication_rules, engine_config
@@ -247,6 +248,27 @@ def test_a_missing_engine_binary_is_reported(tmp_path) -> None:
     problems = _problems(tmp_path, BASE.replace('command = "python -m engine --level 2"',
                                                 'command = "x"\ndir = "nowhere"'))
     assert any('engines[1].dir = "nowhere": no such directory' in p for p in problems), problems
+
+
+def test_a_program_looked_for_at_the_start_is_kept_as_written(tmp_path) -> None:
+    """``ProgramLookup.AT_START`` (runner-fastchess: fastchess looks for a program only when
+    the game starts it): a missing or empty program stays in the configuration as written,
+    a found one is resolved as ever, and every other check still applies."""
+    table = {"format": "round-robin", "tc": "1+0", "engines": [
+        {"name": "gone", "command": ["no-such-engine-xyz", "-x"]},
+        {"name": "blank", "command": [""]},
+        {"name": "here", "command": ["python", "-m", "engine"]}]}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(table, base_dir=tmp_path)
+    assert "engine program 'no-such-engine-xyz' not found" in str(caught.value)
+    assert 'engines[1].command = [""]: empty command' in str(caught.value)
+    config = parse_config(table, base_dir=tmp_path, programs=ProgramLookup.AT_START)
+    assert [e.command for e in config.engines] == [
+        ("no-such-engine-xyz", "-x"), ("",), (sys.executable, "-m", "engine")]
+    with pytest.raises(ConfigError, match='engines\\[0\\].dir = "nowhere": no such directory'):
+        parse_config({**table, "engines": [{**table["engines"][0], "dir": "nowhere"},
+                                           *table["engines"][1:]]},
+                     base_dir=tmp_path, programs=ProgramLookup.AT_START)
 
 
 def test_unreadable_openings_files_are_reported(tmp_path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from runner.config.model import (
     Protocol,
     RestartPolicy,
 )
-from runner.config.programs import find_program, searched_places
+from runner.config.programs import ProgramLookup, find_program, searched_places
 
 __all__ = ["ENGINE_KEYS", "load_engines_file", "parse_engine", "read_engines"]
 
@@ -65,8 +65,10 @@ def parse_engine(data: Mapping[str, Any], *, source: str = "<config>",
     return entry
 
 
-def read_engines(data: Mapping[str, Any], base: Path, check: Checker) -> list[EngineSpec]:
-    """The tournament's engines: inline tables, names from the engines file, or both."""
+def read_engines(data: Mapping[str, Any], base: Path, check: Checker,
+                 programs: ProgramLookup = ProgramLookup.AT_LOAD) -> list[EngineSpec]:
+    """The tournament's engines: inline tables, names from the engines file, or both;
+    `programs` says whether a missing program is a problem now or at the game's start."""
     library: dict[str, tuple[Mapping[str, Any], _Where]] = {}
     engines_file = check.get(data, "engines_file", "", str)
     if engines_file is not None:
@@ -79,7 +81,7 @@ def read_engines(data: Mapping[str, Any], base: Path, check: Checker) -> list[En
     if not isinstance(raw, list):
         check.add("engines", raw, f"expected an array, not {type_name(raw)}")
         return []
-    here = _Where(check, base, "")
+    here = _Where(check, base, "", programs)
     result: list[EngineSpec] = []
     for index, item in enumerate(raw):
         path = f"engines[{index}]"
@@ -107,7 +109,9 @@ def read_engines(data: Mapping[str, Any], base: Path, check: Checker) -> list[En
         if overrides:
             # The merged entry is reported at its place in the tournament file; paths in it
             # stay relative to the engines file that defined the engine.
-            where = _Where(check, where.base, path)
+            where = _Where(check, where.base, path, programs)
+        else:
+            where = replace(where, programs=programs)
         result.append(_build_engine({**base_table, **overrides}, where, check.problems))
     return result
 
@@ -119,10 +123,12 @@ class _Where:
     check: Checker
     base: Path
     path: str
+    programs: ProgramLookup = ProgramLookup.AT_LOAD
+    """When a missing program is reported (at-start: never here, by the game)."""
 
     def at(self, path: str) -> _Where:
         """The same file, another key path."""
-        return _Where(self.check, self.base, path)
+        return _Where(self.check, self.base, path, self.programs)
 
 
 def _engines_file(path: Path, problems: list[ConfigProblem],
@@ -173,7 +179,8 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
             check.add(join_key(path, "name"), name, "must not be empty")
         else:
             check.name(join_key(path, "name"), name, ENGINE_NAME_LIMIT)
-    written = _command(raw.get("command", MISSING), join_key(path, "command"), check)
+    written = _command(raw.get("command", MISSING), join_key(path, "command"), check,
+                       where.programs)
     dir_text = check.get(raw, "dir", path, str)
     directory: Path | None = None
     if dir_text is not None:
@@ -202,8 +209,10 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     )
 
 
-def _command(value: object, where: str, check: Checker) -> tuple[str, ...]:
-    """An argv: a list of strings, or a string split like a POSIX shell would (never run by one)."""
+def _command(value: object, where: str, check: Checker,
+             programs: ProgramLookup = ProgramLookup.AT_LOAD) -> tuple[str, ...]:
+    """An argv: a list of strings, or a string split like a POSIX shell would (never run by
+    one); an empty program word is, with `ProgramLookup.AT_START`, one that is not there."""
     if value is MISSING:
         check.add(where, MISSING, "missing required key: the engine's command line")
         return ()
@@ -218,7 +227,7 @@ def _command(value: object, where: str, check: Checker) -> tuple[str, ...]:
     else:
         check.add(where, value, "expected an array of strings (argv) or a string")
         return ()
-    if not argv or not argv[0]:
+    if not argv or (not argv[0] and programs is ProgramLookup.AT_LOAD):
         check.add(where, value, "empty command")
         return ()
     return tuple(argv)
@@ -226,9 +235,12 @@ def _command(value: object, where: str, check: Checker) -> tuple[str, ...]:
 
 def _resolve_command(argv: tuple[str, ...], directory: Path | None,
                      where: _Where) -> tuple[str, ...]:
-    """The argv with its program made absolute; a missing program is reported."""
+    """The argv with its program made absolute; a missing program is reported, or with
+    `ProgramLookup.AT_START` kept as written for the game that starts it to fail on."""
     program = argv[0]
     found = find_program(program, directory, where.base)
+    if found is None and where.programs is ProgramLookup.AT_START:
+        return argv
     if found is None:
         place = searched_places(program, directory, where.base)
         where.check.add(join_key(where.path, "command"), list(argv),

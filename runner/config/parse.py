@@ -47,6 +47,7 @@ from runner.config.model import (
     TournamentConfig,
     TournamentFormat,
 )
+from runner.config.programs import ProgramLookup
 from runner.stats import EloModel
 from runner.types import Variant
 
@@ -91,12 +92,13 @@ def load_config(path: str | Path) -> TournamentConfig:
 
 def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
                  base_dir: Path | None = None, bounds: Bounds = RUNNER_BOUNDS,
-                 ) -> TournamentConfig:
+                 programs: ProgramLookup = ProgramLookup.AT_LOAD) -> TournamentConfig:
     """Check a parsed tournament table (from TOML, built by the CLI or by a drop-in) and
     resolve it.
 
     Relative input paths are taken from `base_dir` (default: the working directory); the
-    numbers are held to `bounds` (default: the runner's own).
+    numbers are held to `bounds` (default: the runner's own); `programs` says whether an
+    engine's missing program is refused here or left for the game that starts it.
     """
     base = base_dir if base_dir is not None else Path.cwd()
     problems: list[ConfigProblem] = []
@@ -105,7 +107,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>",
 
     name = check.get(data, "name", "", str, "tournament")
     fmt = check.choice(data, "format", "", TournamentFormat, TournamentFormat.GAUNTLET)
-    engines = read_engines(data, base, check)
+    engines = read_engines(data, base, check, programs)
     rounds = check.integer(data, "rounds", "", 1, 1)
     games = check.integer(data, "games", "", 2, 2)
     if games is not None and games % 2:

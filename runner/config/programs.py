@@ -12,14 +12,24 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from enum import Enum
 from pathlib import Path
 
-__all__ = ["GAMES_DIRS", "find_program", "searched_places"]
+__all__ = ["GAMES_DIRS", "ProgramLookup", "find_program", "searched_places"]
 
 GAMES_DIRS = ("/usr/games", "/usr/local/games")
 """Where Debian installs engines; searched after PATH."""
 
 _PYTHON = ("python", "python3")
+
+
+class ProgramLookup(Enum):
+    """When an engine's program must be there: when the configuration is read (a missing
+    one is a configuration problem), or only when a game starts it (the configuration keeps
+    the command as written and the game that starts the engine fails, as fastchess does)."""
+
+    AT_LOAD = "at-load"
+    AT_START = "at-start"
 
 
 def _is_path(program: str) -> bool:

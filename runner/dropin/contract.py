@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 if TYPE_CHECKING:  # annotations only: a drop-in's --help or --version loads no run code
     from runner.config.model import TournamentConfig
     from runner.config.parse import Bounds
+    from runner.config.programs import ProgramLookup
     from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
 
 __all__ = ["NAME_LIMIT", "STOP_RUN", "DropinRun", "Immediate", "PeerOutput", "PeerUsageError",
@@ -103,20 +104,24 @@ def run_name(peer: str, words: Sequence[str], label: str = "") -> str:
 
 
 def checked_config(table: Mapping[str, Any], *, program: str, bounds: Bounds | None = None,
-                   stream: str = "stderr", **unchecked: Any) -> TournamentConfig:
+                   stream: str = "stderr", programs: ProgramLookup | None = None,
+                   **unchecked: Any) -> TournamentConfig:
     """The one route from a drop-in's command line into a tournament: its configuration
     table through the checks every tournament file passes (runner.config.parse, held to the
     peer's `bounds`), then the fields a table has no key for (`unchecked`: the peer's
     schedule and order, which the peer's own reader has checked). The first problem found is
-    refused as `program`'s line on `stream`, exit status 1."""
+    refused as `program`'s line on `stream`, exit status 1. `programs` is when an engine's
+    program must be there (default: now, as for a tournament file)."""
     import dataclasses
 
     from runner.config.check import ConfigError
     from runner.config.parse import RUNNER_BOUNDS, parse_config
+    from runner.config.programs import ProgramLookup as Lookup
 
     try:
         config = parse_config(table, source="command line",
-                              bounds=RUNNER_BOUNDS if bounds is None else bounds)
+                              bounds=RUNNER_BOUNDS if bounds is None else bounds,
+                              programs=Lookup.AT_LOAD if programs is None else programs)
     except ConfigError as exc:
         first = exc.problems[0] if exc.problems else exc
         raise PeerUsageError(f"{program}: {first}", 1, stream=stream) from None

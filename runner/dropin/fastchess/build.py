@@ -14,12 +14,11 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.config.parse import Bounds
-from runner.config.programs import find_program
+from runner.config.programs import ProgramLookup, find_program
 from runner.dropin.contract import checked_config, run_name
 from runner.dropin.fastchess.args import EngineArgs, FastchessArgs, FastchessError, engine_argv
 from runner.dropin.fastchess.order import fastchess_order
@@ -84,12 +83,10 @@ def _engine_table(engine: EngineArgs) -> dict[str, Any]:
     if engine.limit.plies < 0 or engine.limit.nodes < 0:
         raise FastchessError(f"{PROGRAM}: engine {engine.name}: a negative depth or node "
                              "limit has no meaning")
+    # A program that is not there stays as written: fastchess does not look for it before
+    # the game that starts it, which fails as "Fatal; a engine startup failure"
+    # (ProgramLookup.AT_START in build_config).
     command = list(_program(engine))
-    if not _startable(command):
-        # fastchess does not look for the program before the game that starts it, where
-        # it fails as "Fatal; a engine startup failure"; the check stands in the runner's
-        # interpreter here and `_written` puts the argv back, so the game fails alike.
-        command = [sys.executable]
     table: dict[str, Any] = {
         "name": engine.name, "command": command, "protocol": "uci",
         "tc": engine_tc(engine), "restart": "on" if engine.restart else "off",
@@ -101,18 +98,9 @@ def _engine_table(engine: EngineArgs) -> dict[str, Any]:
     return table
 
 
-def _startable(command: list[str]) -> bool:
-    """Whether `command`'s program is there to start (else the game that starts it fails)."""
-    return bool(command) and bool(command[0]) and find_program(command[0]) is not None
-
-
 def _written(spec: EngineSpec, engine: EngineArgs) -> EngineSpec:
     """The checked engine with its command as fastchess's words wrote it (what the
-    tournament's fingerprint and name keep), the table having given the program found;
-    a program that is not there stays as written, for the game to fail on."""
-    command = _program(engine)
-    if not _startable(list(command)):
-        spec = dataclasses.replace(spec, command=command)
+    tournament's fingerprint and name keep), the table having given the program found."""
     return dataclasses.replace(spec, written_command=tuple(engine_argv(engine)))
 
 
@@ -242,6 +230,7 @@ def build_config(a: FastchessArgs, seed: int) -> TournamentConfig:
                          "model": "bayeselo" if a.model == "bayesian" else a.model}
     config = checked_config(
         table, program=PROGRAM, bounds=FASTCHESS_BOUNDS, stream="stdout",
+        programs=ProgramLookup.AT_START,
         rounds=a.rounds, games=a.games, source="fastchess command line",
         order=fastchess_order(noswap=a.noswap, reverse=a.reverse, seeds=a.seeds),
         wait_ms=a.wait, crash_stops=not a.recover, sprt_trinomial=a.sprt and not a.report_penta)
