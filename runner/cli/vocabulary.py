@@ -10,15 +10,33 @@ here.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.cli.help import PASSTHROUGH
 from runner.config.engines import parse_engine
 from runner.config.model import DrawAdjudication, EngineSpec, ResignAdjudication, TournamentConfig
 from runner.config.parse import parse_config
+from runner.config.vocabulary import (
+    DRAW_KEYS,
+    ENGINE_KEYS,
+    LIMIT_KEYS,
+    OPENINGS_KEYS,
+    RESIGN_KEYS,
+    SPRT_KEYS,
+    AdjudicationWords,
+    EngineWords,
+    Key,
+    adjudication_table,
+    default_name,
+    engine_table,
+    numbered,
+    runner_keys,
+    split_word,
+    typed,
+)
 
 if TYPE_CHECKING:
     from runner.app.stream import EventsTarget
@@ -27,7 +45,7 @@ __all__ = [
     "CHECK", "DRAW_KEYS", "ENGINE_KEYS", "OPENINGS_KEYS", "OPTIONS", "PASSTHROUGH", "PLAY",
     "RESIGN_KEYS",
     "SPRT_KEYS", "TOURNAMENT", "Arguments", "CommandLineError", "Key", "Option",
-    "engine_table", "group_options", "help_sections", "read_arguments",
+    "engine_words", "group_options", "help_sections", "read_arguments",
     "read_engine",
 ]
 
@@ -44,80 +62,65 @@ class CommandLineError(ValueError):
     """A bad cutechess-style argument: printed plainly, exit code 2."""
 
 
-@dataclass(frozen=True)
-class Key:
-    """One ``key=value`` word: its name, a placeholder for its value, what it does, its type."""
-
-    name: str
-    value: str
-    help: str
-    kind: type = str
-    """The type written into the table: str, int, float or bool."""
-
-
 _DRAW = DrawAdjudication()
 _RESIGN = ResignAdjudication()
 
-ENGINE_KEYS: tuple[Key, ...] = (
-    Key("cmd", "COMMAND", "the program and its arguments, split like a shell (required); a bare "
-        "name is looked for in dir=, on PATH, then in /usr/games and /usr/local/games; python "
-        "is the Python running the runner"),
-    Key("arg", "ARG", "one more argument for the program (repeatable)"),
-    Key("name", "NAME", "the name in PGN tags and standings (default: the program's name, or "
-        "the module of 'python -m MODULE')"),
-    Key("dir", "DIR", "the engine's working directory"),
-    Key("proto", "cecp|uci", "the protocol (xboard and winboard mean cecp; without it a run asks "
-        "the engine before game 1)"),
-    Key("tc", "TC", "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), "
-        "0:10+0.1 or 40/1:00 (minutes:seconds, as cutechess-cli), inf; "
-        "every game, 'runner play' too, needs one of tc=, st=, depth=, nodes= (inf only with "
-        "depth= or nodes=)"),
-    Key("st", "SECONDS", "a fixed time per move"),
-    Key("depth", "N", "search depth limit"),
-    Key("nodes", "N", "node limit"),
-    Key("timemargin", "MS", "milliseconds a move may overrun the clock without a forfeit"),
-    Key("restart", "auto|on|off", "start a fresh process for each game (default auto)"),
-    Key("initstr", "TEXT", "a line sent to a CECP engine after it starts (repeatable)"),
-    Key("ponder", "true|false", "let the engine think on its opponent's time (default false)",
-        bool),
-    Key("castling960", "oo|kxr", "how Chess960 castling is written to a CECP engine: O-O/O-O-O "
-        "or king takes rook (default oo)"),
-    Key("option.NAME", "VALUE", "set the engine option NAME (UCI setoption, CECP option)"),
-)
-_TC_KEYS = ("tc", "st", "depth", "nodes", "timemargin")
-
-DRAW_KEYS: tuple[Key, ...] = (
-    Key("movenumber", "N", f"from this full move on (default {_DRAW.movenumber})", int),
-    Key("movecount", "N", "for this many consecutive moves of each side "
-        f"(default {_DRAW.movecount})", int),
-    Key("score", "CP", f"both scores within this many centipawns of 0 (default {_DRAW.score})",
-        int),
-)
-RESIGN_KEYS: tuple[Key, ...] = (
-    Key("movecount", "N", f"for this many consecutive moves (default {_RESIGN.movecount})", int),
-    Key("score", "CP", "a side's score at or below minus this many centipawns "
-        f"(default {_RESIGN.score})", int),
-    Key("twosided", "true|false", "count both sides' scores, as fastchess does "
-        f"(default {str(_RESIGN.twosided).lower()})", bool),
-)
-OPENINGS_KEYS: tuple[Key, ...] = (
-    Key("file", "FILE", "the book: EPD, PGN or Polyglot .bin (required)"),
-    Key("format", "epd|pgn|polyglot", "the book's format (default: from the file extension)"),
-    Key("order", "sequential|random", "the order openings are taken in (default sequential)"),
-    Key("seed", "N", "the seed of order=random and of Polyglot choices (default 0)", int),
-    Key("plies", "N", "play at most this many plies of each opening (default for a PGN book: "
-        "1000)", int),
-    Key("start", "N", "the first opening used, counted from 1 (default 1)", int),
-)
-SPRT_KEYS: tuple[Key, ...] = (
-    Key("elo0", "ELO", "the H0 bound (required)", float),
-    Key("elo1", "ELO", "the H1 bound (required)", float),
-    Key("alpha", "P", "the false-positive rate (default 0.05)", float),
-    Key("beta", "P", "the false-negative rate (default 0.05)", float),
-    Key("model", "normalized|logistic|bayeselo", "the units of elo0 and elo1 "
-        "(default normalized)"),
-    Key("maxgames", "N", "stop after this many games", int),
-)
+KEY_HELP: dict[tuple[Key, ...], dict[str, str]] = {
+    ENGINE_KEYS: {
+        "cmd": "the program and its arguments, split like a shell (required); a bare name is "
+               "looked for in dir=, on PATH, then in /usr/games and /usr/local/games; python "
+               "is the Python running the runner",
+        "arg": "one more argument for the program (repeatable)",
+        "name": "the name in PGN tags and standings (default: the program's name, or the "
+                "module of 'python -m MODULE')",
+        "dir": "the engine's working directory",
+        "proto": "the protocol (xboard and winboard mean cecp; without it a run asks the "
+                 "engine before game 1)",
+        "tc": "time control: 40/60 (moves/seconds), 10+0.1 (base+increment), 0:10+0.1 or "
+              "40/1:00 (minutes:seconds, as cutechess-cli), inf; every game, 'runner play' "
+              "too, needs one of tc=, st=, depth=, nodes= (inf only with depth= or nodes=)",
+        "st": "a fixed time per move",
+        "depth": "search depth limit",
+        "nodes": "node limit",
+        "timemargin": "milliseconds a move may overrun the clock without a forfeit",
+        "restart": "start a fresh process for each game (default auto)",
+        "initstr": "a line sent to a CECP engine after it starts (repeatable)",
+        "ponder": "let the engine think on its opponent's time (default false)",
+        "castling960": "how Chess960 castling is written to a CECP engine: O-O/O-O-O or king "
+                       "takes rook (default oo)",
+        "option.NAME": "set the engine option NAME (UCI setoption, CECP option)",
+    },
+    DRAW_KEYS: {
+        "movenumber": f"from this full move on (default {_DRAW.movenumber})",
+        "movecount": f"for this many consecutive moves of each side (default {_DRAW.movecount})",
+        "score": f"both scores within this many centipawns of 0 (default {_DRAW.score})",
+    },
+    RESIGN_KEYS: {
+        "movecount": f"for this many consecutive moves (default {_RESIGN.movecount})",
+        "score": "a side's score at or below minus this many centipawns "
+                 f"(default {_RESIGN.score})",
+        "twosided": "count both sides' scores, as fastchess does "
+                    f"(default {str(_RESIGN.twosided).lower()})",
+    },
+    OPENINGS_KEYS: {
+        "file": "the book: EPD, PGN or Polyglot .bin (required)",
+        "format": "the book's format (default: from the file extension)",
+        "order": "the order openings are taken in (default sequential)",
+        "seed": "the seed of order=random and of Polyglot choices (default 0)",
+        "plies": "play at most this many plies of each opening (default for a PGN book: 1000)",
+        "start": "the first opening used, counted from 1 (default 1)",
+    },
+    SPRT_KEYS: {
+        "elo0": "the H0 bound (required)",
+        "elo1": "the H1 bound (required)",
+        "alpha": "the false-positive rate (default 0.05)",
+        "beta": "the false-negative rate (default 0.05)",
+        "model": "the units of elo0 and elo1 (default normalized)",
+        "maxgames": "stop after this many games",
+    },
+}
+"""What each key the runner reads does, for the commands' ``--help`` (runner.config.vocabulary
+holds the keys)."""
 
 _ALL = frozenset({PLAY, TOURNAMENT, CHECK})
 _GAMES = frozenset({PLAY, TOURNAMENT})
@@ -135,8 +138,18 @@ class Option:
     commands: frozenset[str]
     arity: str = "one"
     """flag (no word), one, optional (none or one), many."""
-    keys: tuple[Key, ...] = ()
+    every_key: tuple[Key, ...] = ()
+    """The option's keys as the vocabulary lists them (cutechess-cli's own ones too)."""
     aliases: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[Key, ...]:
+        """The keys the runner reads."""
+        return runner_keys(self.every_key)
+
+    def key_help(self, key: Key) -> str:
+        """What `key` does, for ``--help``."""
+        return KEY_HELP[self.every_key][key.name]
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -248,33 +261,15 @@ def group_options(args: list[str]) -> list[tuple[str, list[str]]]:
     return groups
 
 
-def _typed(key: Key, text: str) -> Any:
-    """A word's value as the table's type; left a string when it does not parse, so that the
-    configuration check reports it with its key."""
-    if key.kind is bool:
-        lowered = text.lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off"):
-            return False
-        return text
-    if key.kind in (int, float):
-        try:
-            return key.kind(text)
-        except ValueError:
-            return text
-    return text
-
-
 def _split_word(token: str, what: str) -> tuple[str, str]:
-    key, sep, value = token.partition("=")
-    if not sep or not key:
+    word = split_word(token)
+    if word is None:
         raise CommandLineError(f"{what}: {token!r} is not of the form key=value")
-    return key, value
+    return word
 
 
-def engine_table(tokens: list[str], each: list[str] | None = None) -> dict[str, Any]:
-    """One ``--engine`` group (after the ``--each`` words) as a configuration engine table."""
+def engine_words(tokens: list[str], each: list[str] | None = None) -> EngineWords:
+    """One ``--engine`` group (after the ``--each`` words) as the engine it gives."""
     known = {key.name: key for key in ENGINE_KEYS}
     values: dict[str, Any] = {}
     args: list[str] = []
@@ -294,10 +289,10 @@ def engine_table(tokens: list[str], each: list[str] | None = None) -> dict[str, 
             args.append(value)
         elif key == "initstr":
             init.append(value)
-        elif key in _TC_KEYS:
+        elif key in LIMIT_KEYS:
             tc[key] = value
         else:
-            values[key] = _typed(known[key], value)
+            values[key] = typed(known[key], value)
     if "cmd" not in values:
         raise CommandLineError(f"--engine {' '.join(tokens)!r} has no cmd=")
     try:
@@ -306,26 +301,12 @@ def engine_table(tokens: list[str], each: list[str] | None = None) -> dict[str, 
         raise CommandLineError(f"cannot split cmd=: {exc}") from None
     if not command:
         raise CommandLineError("empty cmd=")
-    table: dict[str, Any] = {"name": values.pop("name", None) or _default_name(command),
-                             "command": command}
-    for key, target in (("proto", "protocol"), ("dir", "dir"), ("restart", "restart"),
-                        ("ponder", "ponder"), ("castling960", "castling960")):
-        if key in values:
-            table[target] = values[key]
-    if init:
-        table["init_strings"] = init
-    if options:
-        table["options"] = options
-    if tc:
-        table["tc"] = " ".join(f"{k}={v}" for k, v in tc.items())
-    return table
-
-
-def _default_name(command: list[str]) -> str:
-    """An engine's name when none is given: the module of ``python -m M``, else the program's."""
-    if len(command) > 2 and command[1] == "-m":
-        return command[2]
-    return Path(command[0]).name
+    return EngineWords(
+        name=values.pop("name", None) or default_name(command), command=tuple(command),
+        protocol=values.get("proto"), directory=values.get("dir"),
+        restart=values.get("restart"), ponder=values.get("ponder"),
+        castling960=values.get("castling960"), init_strings=tuple(init),
+        options=tuple(options.items()), limits=" ".join(f"{k}={v}" for k, v in tc.items()))
 
 
 def _settings(tokens: list[str], option: Option) -> dict[str, Any]:
@@ -337,7 +318,7 @@ def _settings(tokens: list[str], option: Option) -> dict[str, Any]:
         if not sep or key not in known:
             raise CommandLineError(f"--{option.name}: {token!r} is not one of "
                                    f"{', '.join(k.name + '=...' for k in option.keys)}")
-        result[key] = _typed(known[key], value)
+        result[key] = typed(known[key], value)
     return result
 
 
@@ -394,8 +375,9 @@ def read_arguments(args: list[str], command: str) -> Arguments:
     engines, groups = _grouped(args, command)
     fmt = _format(command, groups)
     each = groups.get("each", [])
-    tables = _unique_names([engine_table(tokens, each) for tokens in engines],
-                           [[*each, *tokens] for tokens in engines])
+    tables = [engine_table(engine) for engine in _unique_names(
+        [engine_words(tokens, each) for tokens in engines],
+        [[*each, *tokens] for tokens in engines])]
     table: dict[str, Any] = {"format": fmt, "engines": tables}
     # The default name is the same for the same command line (not the time it ran): the
     # same words run again continue the tournament they interrupted.
@@ -414,20 +396,15 @@ def read_arguments(args: list[str], command: str) -> Arguments:
         if key in groups:
             table[key] = _settings(groups[key], _BY_NAME[key])
     _cutechess_words(groups, table)
-    adjudication: dict[str, Any] = {}
-    for key in ("draw", "resign"):
-        if key in groups:
-            adjudication[key] = _settings(groups[key], _BY_NAME[key])
-    if "maxmoves" in groups:
-        adjudication["maxmoves"] = _integer(groups["maxmoves"][0])
-    if "tb" in groups:
-        adjudication["tablebases"] = groups["tb"][0]  # split at ':' by the check, as a file's
-    if "tbpieces" in groups:
-        adjudication["tbpieces"] = _integer(groups["tbpieces"][0])
-    if "tbignore50" in groups:
-        adjudication["tbignore50"] = True
-    if "tbadjudicate" in groups:
-        adjudication["tbadjudicate"] = groups["tbadjudicate"][0]
+    adjudication = adjudication_table(AdjudicationWords(
+        draw=_settings(groups["draw"], _BY_NAME["draw"]) if "draw" in groups else None,
+        resign=_settings(groups["resign"], _BY_NAME["resign"]) if "resign" in groups else None,
+        maxmoves=_integer(groups["maxmoves"][0]) if "maxmoves" in groups else None,
+        # -tb's text is split at ':' by the check, as a file's is.
+        tablebases=groups["tb"][0] if "tb" in groups else None,
+        tbpieces=_integer(groups["tbpieces"][0]) if "tbpieces" in groups else None,
+        tbignore50=True if "tbignore50" in groups else None,
+        tbadjudicate=groups["tbadjudicate"][0] if "tbadjudicate" in groups else None))
     if adjudication:
         table["adjudication"] = adjudication
     moves = tuple(m for part in groups.get("moves", []) for m in part.split(",") if m)
@@ -496,20 +473,13 @@ def _rating_interval(groups: dict[str, list[str]]) -> int:
     return value
 
 
-def _unique_names(tables: list[dict[str, Any]], words: list[list[str]]) -> list[dict[str, Any]]:
+def _unique_names(engines: list[EngineWords], words: list[list[str]]) -> list[EngineWords]:
     """Engines whose name was not given and repeats another's get a number (``fairymax-2``),
     so two copies of one program can play; names given with name= are left to the checks."""
-    taken = {t["name"] for t, w in zip(tables, words, strict=True)
-             if any(word.startswith("name=") for word in w)}
-    for table, given in zip(tables, words, strict=True):
-        if any(word.startswith("name=") for word in given):
-            continue
-        name, number = table["name"], 1
-        while table["name"] in taken:
-            number += 1
-            table["name"] = f"{name}-{number}"
-        taken.add(table["name"])
-    return tables
+    named = [any(word.startswith("name=") for word in given) for given in words]
+    taken = {engine.name for engine, given in zip(engines, named, strict=True) if given}
+    return [engine if given else dataclasses.replace(engine, name=numbered(engine.name, taken))
+            for engine, given in zip(engines, named, strict=True)]
 
 
 def read_engine(args: list[str], each: list[str] | None = None) -> EngineSpec:
@@ -518,7 +488,7 @@ def read_engine(args: list[str], each: list[str] | None = None) -> EngineSpec:
     engines, _ = _grouped(args, CHECK)
     if len(engines) != 1:
         raise CommandLineError(f"give one --engine, got {len(engines)}")
-    return parse_engine(engine_table(engines[0], each), source=SOURCE)
+    return parse_engine(engine_table(engine_words(engines[0], each)), source=SOURCE)
 
 
 # -- help ---------------------------------------------------------------------------------------
@@ -543,5 +513,6 @@ def help_sections(command: str) -> list[tuple[str, list[tuple[str, str]]]]:
             shown.add(option.keys)
             users = " and ".join(f"--{o.name}" for o in options if o.keys == option.keys)
             sections.append((f"Keys of {users}",
-                             [(f"{key.name}={key.value}", key.help) for key in option.keys]))
+                             [(f"{key.name}={key.value}", option.key_help(key))
+                              for key in option.keys]))
     return sections

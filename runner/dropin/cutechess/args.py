@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from runner.config.vocabulary import DRAW_KEYS, OPENINGS_KEYS, RESIGN_KEYS, SPRT_KEYS, peer_spec
 from runner.dropin.contract import Immediate, PeerUsageError
 from runner.dropin.cutechess.engines import (
     EngineData,
@@ -33,9 +33,6 @@ from runner.dropin.cutechess.engines import (
     to_uint,
 )
 from runner.dropin.cutechess.settings import PgnMode, SprtBounds
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "CUTECHESS_VERSION",
@@ -255,7 +252,8 @@ class Arguments:
 
 def _to_map(given: _Given, valid: str) -> tuple[dict[str, str], list[str]]:
     """MatchParser::Option::toMap: (values with defaults filled in, warnings); an empty map
-    after a warning when the words do not fit ``a|b=default|...``."""
+    after a warning when the words do not fit ``a|b=default|...`` (the option's keys as
+    cutechess-cli declares them: runner.config.vocabulary.peer_spec)."""
     defaults: dict[str, str | None] = {}
     for spec in valid.split("|"):
         key, _, value = spec.partition("=")
@@ -364,13 +362,13 @@ def _act(name: str, item: _Given, args: Arguments, each: list[str]) -> Immediate
             raise _invalid(item)
         args.concurrency = int(value)
     elif name == "-draw":
-        found, warnings = _to_map(item, "movenumber|movecount|score")
+        found, warnings = _to_map(item, peer_spec(DRAW_KEYS))
         numbers = [to_int(found.get(k, "")) for k in ("movenumber", "movecount", "score")]
         if any(n is None for n in numbers):
             raise _invalid(item, *warnings)
         args.draw = (numbers[0] or 0, numbers[1] or 0, numbers[2] or 0)
     elif name == "-resign":
-        found, warnings = _to_map(item, "movecount|score|twosided=false")
+        found, warnings = _to_map(item, peer_spec(RESIGN_KEYS))
         count, score = to_int(found.get("movecount", "")), to_int(found.get("score", ""))
         if count is None or score is None:
             raise _invalid(item, *warnings)
@@ -403,7 +401,7 @@ def _act(name: str, item: _Given, args: Arguments, each: list[str]) -> Immediate
             raise _invalid(item)
         args.rounds = int(value)
     elif name == "-sprt":
-        found, warnings = _to_map(item, "elo0|elo1|alpha|beta")
+        found, warnings = _to_map(item, peer_spec(SPRT_KEYS))
         bounds = [to_double(found.get(k, "")) for k in ("elo0", "elo1", "alpha", "beta")]
         if any(b is None for b in bounds):
             raise _invalid(item, *warnings)
@@ -466,8 +464,7 @@ def _act(name: str, item: _Given, args: Arguments, each: list[str]) -> Immediate
 
 def _openings(item: _Given, args: Arguments) -> None:
     """``-openings``: cutechess-cli's checks, in its order, and its suite opened."""
-    found, warnings = _to_map(
-        item, "file|format=pgn|order=sequential|plies=1024|start=1|policy=default")
+    found, warnings = _to_map(item, peer_spec(OPENINGS_KEYS))
     ok = bool(found)
     if ok and found["format"] not in ("epd", "pgn"):
         raise _invalid(item, f'Invalid opening suite format: "{found["format"]}"')

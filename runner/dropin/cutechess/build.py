@@ -10,6 +10,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.config.vocabulary import (
+    AdjudicationWords,
+    EngineWords,
+    adjudication_table,
+    numbered,
+)
+from runner.config.vocabulary import engine_table as vocabulary_engine_table
 from runner.dropin.contract import run_name
 from runner.dropin.cutechess.args import (
     BY_NAME,
@@ -18,7 +25,6 @@ from runner.dropin.cutechess.args import (
     refusal,
 )
 from runner.dropin.cutechess.engines import EngineData, to_int_or_zero
-from runner.dropin.cutechess.names import numbered
 from runner.dropin.cutechess.settings import CutechessSettings
 
 if TYPE_CHECKING:
@@ -169,21 +175,16 @@ def engine_table(engine: EngineData, name: str) -> dict[str, Any]:
     command = engine.command.strip()
     if not engine.directory and Path(command).is_file():
         command = str(Path(command).resolve())  # cutechess-cli makes a local program absolute
-    table: dict[str, Any] = {
-        "name": name, "command": [command, *engine.arguments],
-        "protocol": "cecp" if engine.protocol == "xboard" else "uci",
-        "restart": engine.restart, "tc": tc_words(engine), "ponder": engine.ponder,
-        # Without dir= cutechess-cli runs an engine in the temporary directory.
-        "dir": engine.directory or tempfile.gettempdir(),
-    }
     init = [line for text in engine.init_strings for line in text.split("\n")]
     if engine.debug and engine.protocol == "uci":
         init.insert(0, "debug on")
-    if init:
-        table["init_strings"] = init
-    if engine.options:
-        table["options"] = dict(engine.options)
-    return table
+    return vocabulary_engine_table(EngineWords(
+        name=name, command=(command, *engine.arguments),
+        protocol="cecp" if engine.protocol == "xboard" else "uci",
+        restart=engine.restart, limits=tc_words(engine), ponder=engine.ponder,
+        # Without dir= cutechess-cli runs an engine in the temporary directory.
+        directory=engine.directory or tempfile.gettempdir(),
+        init_strings=tuple(init), options=tuple(engine.options.items())))
 
 
 def tournament_table(args: Arguments) -> dict[str, Any]:
@@ -202,22 +203,19 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
             "seed": seed_for(args), "plies": to_int_or_zero(found["plies"]),
             "start": to_int_or_zero(found["start"]),
         }
-    adjudication: dict[str, Any] = {}
     # cutechess-cli switches the draw rule off with movenumber 0 (or less), the resign rule
     # with movecount 0 (or less).
-    if args.draw is not None and args.draw[0] > 0:
-        number, count, score = args.draw
-        adjudication["draw"] = {"movenumber": number, "movecount": count, "score": score}
-    if args.resign is not None and args.resign[0] > 0:
-        count, score, two = args.resign
-        adjudication["resign"] = {"movecount": count, "score": score, "twosided": two}
-    if args.maxmoves:
-        adjudication["maxmoves"] = args.maxmoves
-    if args.tb is not None:
-        adjudication["tablebases"] = [p for p in args.tb.split(":") if p]
-        if args.tbpieces is not None:
-            adjudication["tbpieces"] = args.tbpieces
-        adjudication["tbignore50"] = args.tbignore50
+    draw = args.draw if args.draw is not None and args.draw[0] > 0 else None
+    resign = args.resign if args.resign is not None and args.resign[0] > 0 else None
+    adjudication = adjudication_table(AdjudicationWords(
+        draw=None if draw is None else dict(zip(("movenumber", "movecount", "score"), draw,
+                                                strict=True)),
+        resign=None if resign is None else dict(zip(("movecount", "score", "twosided"), resign,
+                                                    strict=True)),
+        maxmoves=args.maxmoves or None,
+        tablebases=None if args.tb is None else tuple(p for p in args.tb.split(":") if p),
+        tbpieces=args.tbpieces if args.tb is not None else None,
+        tbignore50=args.tbignore50 if args.tb is not None else None))
     if adjudication:
         table["adjudication"] = adjudication
     if args.sprt is not None:

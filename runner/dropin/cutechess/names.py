@@ -15,6 +15,8 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from runner.config.vocabulary import numbered
+
 if TYPE_CHECKING:
     from runner.config.model import EngineSpec
 
@@ -37,16 +39,6 @@ def reported_names(specs: Sequence[EngineSpec], unnamed: Sequence[bool]) -> list
             continue
         names.append(numbered(next(replies) or spec.name, taken))
     return names
-
-
-def numbered(base: str, taken: set[str]) -> str:
-    """`base`, or `base-2`, `base-3`... the first not in `taken`; adds it to `taken`."""
-    name, number = base, 1
-    while name in taken:
-        number += 1
-        name = f"{base}-{number}"
-    taken.add(name)
-    return name
 
 
 async def _ask(specs: Sequence[EngineSpec]) -> list[str | None]:
