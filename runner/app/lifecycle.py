@@ -25,6 +25,7 @@ from runner.config.model import TournamentConfig, is_legacy_json
 from runner.store import Store, TournamentStatus
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import Scheduler
+from runner.tournament.styles import OrderImplementation
 
 __all__ = ["Finished", "NoSuchTournament", "Refusal", "Resumable", "check_owner", "finished",
            "resumable", "start"]
@@ -73,17 +74,19 @@ def finished(store: Store, config: TournamentConfig, mode: StartMode) -> Finishe
 def start(config: TournamentConfig, store: Store, mode: StartMode, *,
           tournament_id: int | None = None, concurrency: int | None = None,
           scheduler: Scheduler | None = None, lease_timeout: float | None = None,
-          origin: str | None = None, pgnout: Path | None = None) -> Tournament:
+          origin: str | None = None, pgnout: Path | None = None,
+          style: OrderImplementation | None = None) -> Tournament:
     """The tournament a start in `mode` plays (by id with `tournament_id`: a resume), on
     `scheduler` (None: in this process; `runner.app.run.Placement` decides where a run
-    plays); call its ``prepare`` (AlreadyFinished, TournamentError) and ``run``."""
+    plays), its order style played by `style` (None: the installed implementation); call its
+    ``prepare`` (AlreadyFinished, TournamentError) and ``run``."""
     by_id = tournament_id is not None
     return Tournament(config, store, force=mode is StartMode.FORCE,
                       new=mode is StartMode.NEW and not by_id, tournament_id=tournament_id,
                       concurrency=concurrency, scheduler=scheduler, pgnout=pgnout,
                       origin=origin, lease_timeout=lease_timeout,
                       continue_only=mode is StartMode.CONTINUE and not by_id,
-                      same_only=mode is StartMode.SAME and not by_id)
+                      same_only=mode is StartMode.SAME and not by_id, style=style)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from runner.tournament.events import (
 )
 from runner.tournament.run import Tournament
 from runner.tournament.scheduler import Scheduler
+from runner.tournament.styles import OrderImplementation
 from runner.tournament.writer import GameWriter, PgnFileError
 
 __all__ = ["Done", "MissingExtra", "Placement", "Refused", "RunResult", "RunView",
@@ -161,6 +162,7 @@ async def prepared(config: TournamentConfig, store: Store, mode: StartMode, *,
                    concurrency: int | None = None, origin: str | None = None,
                    lease_timeout: float | None = None, lease: bool = True,
                    say: Callable[[str | WorkersChosen], None] = _quiet,
+                   style: OrderImplementation | None = None,
                    ) -> Tournament | Done | Refused:
     """The tournament a start in `mode` plays, found or created in `store` (its lease taken
     with `lease`; without, its run takes it), on the scheduler `placement` settles on; `Done`
@@ -169,14 +171,15 @@ async def prepared(config: TournamentConfig, store: Store, mode: StartMode, *,
     when the games go to Dask and the cluster extra is missing."""
     found = await _found(config, store, mode, placement=placement, tournament_id=tournament_id,
                          concurrency=concurrency, origin=origin, lease_timeout=lease_timeout,
-                         say=say)
+                         say=say, style=style)
     return found if not isinstance(found, Tournament) else await _taken(found, store, lease)
 
 
 async def _found(config: TournamentConfig, store: Store, mode: StartMode, *,
                  placement: Placement, tournament_id: int | None, concurrency: int | None,
                  origin: str | None, lease_timeout: float | None,
-                 say: Callable[[str | WorkersChosen], None]) -> Tournament | Done | Refused:
+                 say: Callable[[str | WorkersChosen], None],
+                 style: OrderImplementation | None = None) -> Tournament | Done | Refused:
     """`prepared` up to the tournament's row: nothing is stored or held yet, so that a stop
     signal may cut it anywhere."""
     games = max(1, concurrency or config.concurrency)
@@ -192,7 +195,7 @@ async def _found(config: TournamentConfig, store: Store, mode: StartMode, *,
         return await _done(store, config, done)
     return start(config, store, mode, tournament_id=tournament_id, concurrency=concurrency,
                  scheduler=settled.build(config, games), origin=origin,
-                 lease_timeout=lease_timeout)
+                 lease_timeout=lease_timeout, style=style)
 
 
 async def _taken(tournament: Tournament, store: Store, lease: bool) -> Tournament | Done | Refused:
@@ -239,16 +242,20 @@ async def run_tournament(config: TournamentConfig, store: Store, mode: StartMode
                          say: Callable[[str | WorkersChosen], None] = _quiet,
                          tournament_id: int | None = None, concurrency: int | None = None,
                          origin: str | None = None, lease_timeout: float | None = None,
-                         watch_moves: bool = False) -> RunResult:
+                         watch_moves: bool = False,
+                         style: OrderImplementation | None = None) -> RunResult:
     """Play `config`'s tournament in `store` as a start in `mode` finds it (by id with
     `tournament_id`: a resume), on `placement`, signals handled as `stop_policy` says; see
     `prepared` and `play`. A signal before the tournament is found ends the run there
     (`Interrupted`, no engine left); from then on it stops the tournament, which ends as
-    interrupted with its outcome (nothing played when it came before the first game)."""
+    interrupted with its outcome (nothing played when it came before the first game).
+    `style`: the implementation of the configuration's order style its builder hands the run
+    (a drop-in's own; None: the one installed for the style, runner.tournament.styles)."""
     with StopGuard(stop_policy) as guard:
         found = await guard.guarded(_found(
             config, store, mode, placement=placement, tournament_id=tournament_id,
-            concurrency=concurrency, origin=origin, lease_timeout=lease_timeout, say=say))
+            concurrency=concurrency, origin=origin, lease_timeout=lease_timeout, say=say,
+            style=style))
         if not isinstance(found, Tournament):
             return found
         guard.hand_to(found)

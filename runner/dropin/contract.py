@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # annotations only: a drop-in's --help or --version loads no 
     from runner.config.parse import Bounds
     from runner.config.programs import ProgramLookup
     from runner.tournament.events import GameFinished, GameStarted, Notice, RunOutcome
+    from runner.tournament.styles import OrderImplementation
 
 __all__ = ["NAME_LIMIT", "STOP_RUN", "DropinRun", "Immediate", "PeerOutput", "PeerUsageError",
            "checked_config", "run_name"]
@@ -89,6 +90,9 @@ class DropinRun:
     """Builds the run's output on the stream given (the driver passes sys.stdout)."""
     db_url: str | None = None
     """The results database (None: ``RUNNER_DB``, else ./runner.db)."""
+    style: OrderImplementation | None = None
+    """How the configuration's order style plays: the peer's own implementation, handed to
+    the run (runner.tournament.styles)."""
 
 
 def run_name(peer: str, words: Sequence[str], label: str = "") -> str:

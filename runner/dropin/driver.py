@@ -26,7 +26,6 @@ from runner.app.modes import StartMode
 from runner.app.run import Refused, RunResult, run_tournament
 from runner.app.signals import StopPolicy
 from runner.app.stream import EventFile, EventsError, EventsTarget, run_finished, with_events
-from runner.config.model import TournamentConfig
 from runner.protocol.loop import run as run_on_loop
 from runner.store.store import GameFilter, Store, StoredMove
 from runner.tournament.events import Event, GameFinished, GameStarted, Notice, RunOutcome
@@ -99,7 +98,7 @@ async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO,
         run.config, store, StartMode.SAME, stop_policy=StopPolicy.ABORT,
         view=view if lines is None else with_events(view, lines, store),
         concurrency=max(1, run.config.concurrency),
-        watch_moves=lines is not None and lines.target.moves)
+        watch_moves=lines is not None and lines.target.moves, style=run.style)
     status = _ended(run, result, shown, out, err)
     if diagnostics and isinstance(result, RunOutcome):
         await asyncio.to_thread(_print_diagnostics, store, result.tournament_id, out)
@@ -175,14 +174,14 @@ def stored_games(store: Store, tournament: Tournament) -> Iterator[GameFinished]
         if game.result is None or game.termination is None or game.job_index >= total:
             continue
         scheduled = tournament.pairing.job(game.job_index)
-        record = _record(tournament.config, game, store.game_moves(game.id))
+        record = _record(tournament, game, store.game_moves(game.id))
         seconds = record.duration
         yield GameFinished(scheduled, game.result, game.termination, game.reason or "",
                            record.plies, seconds, record=record)
 
 
-def _record(config: TournamentConfig, game: StoredGame, moves: list[StoredMove]) -> GameRecord:
-    """The record of stored `game` as far as the database keeps it."""
+def _record(tournament: Tournament, game: StoredGame, moves: list[StoredMove]) -> GameRecord:
+    """The record of stored `game` of `tournament` as far as the database keeps it."""
     from runner.game.record import GameRecord
     from runner.rules import STARTING_FEN, Board
     from runner.tournament.runtime import game_spec
@@ -193,12 +192,13 @@ def _record(config: TournamentConfig, game: StoredGame, moves: list[StoredMove])
                              depth=m.depth, nodes=m.nodes, book=index < book,
                              time=None if m.time_ms is None else m.time_ms / 1000)
                   for index, m in enumerate(moves))
+    config = tournament.config
     chess960 = config.variant is Variant.FISCHERANDOM
     board = Board(game.opening_fen or STARTING_FEN, chess960=chess960)
     for move in plies:
         board.push_uci(move.uci)
     spec = game_spec(config, game.white, game.black, start_fen=game.opening_fen,
-                     opening_moves=tuple(m.uci for m in plies[:book]))
+                     opening_moves=tuple(m.uci for m in plies[:book]), style=tournament.style)
     now = datetime.now(UTC)
     assert game.result is not None and game.termination is not None
     return GameRecord(white=game.white, black=game.black, spec=spec, moves=plies,

@@ -17,7 +17,7 @@ from runner.config.model import BookFormat, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
 from runner.rules import Board
 from runner.tournament.events import TournamentError
-from runner.tournament.styles import OpeningDealer, implementation
+from runner.tournament.styles import OpeningDealer, OrderImplementation, given
 from runner.types import Variant
 
 __all__ = ["OpeningPolicy", "RunnerDealer", "edit_would_misstate", "opening_over"]
@@ -71,7 +71,8 @@ class OpeningPolicy:
     """The opening of each game pair, from the dealer of the tournament's order style,
     checked (a position no game can be played from is refused) and cached."""
 
-    def __init__(self, config: TournamentConfig, dealer: OpeningDealer | None = None) -> None:
+    def __init__(self, config: TournamentConfig, dealer: OpeningDealer | None = None,
+                 style: OrderImplementation | None = None) -> None:
         self.config = config
         self._cache: dict[int, Opening | None] = {}
         self.edit_misstates: dict[int, Opening] = {}
@@ -80,8 +81,8 @@ class OpeningPolicy:
         usually none, so checking the engines against them before the first game is cheap."""
         if dealer is None:
             try:
-                dealer = (RunnerDealer(config) if config.order is None
-                          else implementation(config.order.style).dealer(config))
+                ordered = given(config, style)
+                dealer = RunnerDealer(config) if ordered is None else ordered.dealer(config)
             except (ValueError, OSError) as exc:
                 cfg = config.openings
                 where = "openings" if cfg is None else f"openings.file = {str(cfg.file)!r}"

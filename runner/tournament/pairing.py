@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from runner.config.model import TournamentConfig, TournamentFormat
 from runner.tournament.schedule import Schedule, ScheduledGame
-from runner.tournament.styles import implementation
+from runner.tournament.styles import OrderImplementation, given
 
 __all__ = ["Pairing", "Schedule", "ScheduledGame", "gauntlet", "match", "pairing_for",
            "round_robin"]
@@ -136,13 +136,13 @@ def _circle(engines: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(result)
 
 
-def pairing_for(config: TournamentConfig) -> Schedule:
-    """The schedule a tournament configuration asks for: its order style's, or the runner's
-    own game pairs."""
+def pairing_for(config: TournamentConfig, style: OrderImplementation | None = None) -> Schedule:
+    """The schedule a tournament configuration asks for: its order style's (`style`, the
+    implementation the run was handed), or the runner's own game pairs."""
     names = [engine.name for engine in config.engines]
     max_games = config.sprt.maxgames if config.sprt is not None else None
-    if config.order is not None:
-        return implementation(config.order.style).schedule(config, names, max_games)
+    if (ordered := given(config, style)) is not None:
+        return ordered.schedule(config, names, max_games)
     rounds, games = config.rounds, config.games
     if config.format is TournamentFormat.MATCH:
         if len(names) != 2:

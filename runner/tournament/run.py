@@ -58,6 +58,7 @@ from runner.tournament.scheduler import (
 from runner.tournament.scoreboard import Scoreboard
 from runner.tournament.silence import Silence
 from runner.tournament.stopping import RunStop
+from runner.tournament.styles import OrderImplementation, given
 from runner.tournament.writer import GameWriter, PgnFileError
 
 __all__ = ["Tournament"]
@@ -85,8 +86,12 @@ class Tournament:
         lease_timeout: float | None = None,
         continue_only: bool = False,
         same_only: bool = False,
+        style: OrderImplementation | None = None,
     ) -> None:
         self.config = config
+        self.style = given(config, style)
+        """How the configuration's order style plays (None: the runner's own game pairs): the
+        implementation the run's builder handed it, else the installed one."""
         self.store = Store.of(store)
         """The results database (a `Database` opened directly is taken as the store over it)."""
         self.pgnout = pgnout if pgnout is not None else config.pgnout
@@ -96,7 +101,7 @@ class Tournament:
         self.scheduler = scheduler or local_scheduler(config, self.concurrency)
         self._stop = RunStop(self.scheduler, self._describe, self._tell)
         """Whether and why the run stops."""
-        self.pairing: Schedule = pairing_for(config)
+        self.pairing: Schedule = pairing_for(config, self.style)
         self.scoreboard = Scoreboard(e.name for e in config.engines)
         for first, second in self.pairing.encounters:  # tallies oriented as scheduled
             self.scoreboard.pairing(first, second)
@@ -248,7 +253,7 @@ class Tournament:
         """The run's one opening policy: the book is opened (and, in random order, counted
         through) once, and the openings `prepare` checked are dealt again from its cache."""
         if self._openings is None:
-            self._openings = OpeningPolicy(self.config)
+            self._openings = OpeningPolicy(self.config, style=self.style)
         return self._openings
 
     def _game_jobs(self, openings: OpeningPolicy) -> Iterator[GameJob]:
@@ -259,7 +264,7 @@ class Tournament:
             opening = self._half_pairs.get(game.pair)
             if opening is None:
                 opening = openings.for_pair(game.pair)
-            yield game_job(self.config, game, opening, per_round, engines)
+            yield game_job(self.config, game, opening, per_round, engines, self.style)
 
     async def _follow(self, writer: GameWriter) -> None:
         """Read the scheduler's events until it is done: mark, store, count, report."""

@@ -29,7 +29,7 @@ from runner.protocol.options import spin_number
 from runner.stats import SprtSpec
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scheduler import LocalScheduler
-from runner.tournament.styles import implementation
+from runner.tournament.styles import OrderImplementation, given
 
 __all__ = [
     "adjudication_rules",
@@ -106,12 +106,10 @@ def adjudication_rules(config: AdjudicationConfig) -> AdjudicationRules:
     return AdjudicationRules(**values)
 
 
-def _rules(config: TournamentConfig) -> AdjudicationRules:
+def _rules(config: TournamentConfig, style: OrderImplementation | None) -> AdjudicationRules:
     """The game's adjudication rules, counted as the tournament's order style counts."""
     rules = adjudication_rules(config.adjudication)
-    if config.order is None:
-        return rules
-    return implementation(config.order.style).adjudication(rules)
+    return rules if style is None else style.adjudication(rules)
 
 
 def sprt_spec(config: TournamentConfig) -> SprtSpec | None:
@@ -126,15 +124,17 @@ def engine_configs(config: TournamentConfig) -> dict[str, EngineConfig]:
 
 def game_spec(config: TournamentConfig, white: str, black: str, *,
               start_fen: str | None = None, opening_moves: tuple[str, ...] = (),
-              tags: Mapping[str, str] | None = None) -> GameSpec:
+              tags: Mapping[str, str] | None = None,
+              style: OrderImplementation | None = None) -> GameSpec:
     """The one builder of a game's description: `white` against `black` (engine names) under
     `config` (clocks, variant, adjudication, the order style's habits), from `start_fen`
-    after `opening_moves`, with the PGN `tags` given."""
-    style = None if config.order is None else implementation(config.order.style)
+    after `opening_moves`, with the PGN `tags` given; `style`, the implementation of its order
+    style the run was handed."""
+    style = given(config, style)
     return GameSpec(
         white_tc=config.time_control(white), black_tc=config.time_control(black),
         start_fen=start_fen, opening_moves=opening_moves,
-        variant=config.variant, adjudication=_rules(config), tags=dict(tags or {}),
+        variant=config.variant, adjudication=_rules(config, style), tags=dict(tags or {}),
         white_pov=(config.engine(white).white_pov, config.engine(black).white_pov),
         move_ceiling=config.move_ceiling,
         clock_head_start=style is not None and style.clock_head_start,
@@ -143,7 +143,7 @@ def game_spec(config: TournamentConfig, white: str, black: str, *,
 
 
 def scheduled_spec(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
-                   per_round: int) -> GameSpec:
+                   per_round: int, style: OrderImplementation | None = None) -> GameSpec:
     """What to play in scheduled `game`: `game_spec` from `opening`, with the tournament's
     PGN tags (event, site, round)."""
     return game_spec(
@@ -151,14 +151,15 @@ def scheduled_spec(config: TournamentConfig, game: ScheduledGame, opening: Openi
         start_fen=None if opening is None else opening.fen,
         opening_moves=() if opening is None else opening.moves,
         tags={"Event": config.name, "Site": "cecp-runner",
-              "Round": f"{game.round}.{game.index % per_round + 1}"})
+              "Round": f"{game.round}.{game.index % per_round + 1}"}, style=style)
 
 
 def game_job(config: TournamentConfig, game: ScheduledGame, opening: Opening | None,
-             per_round: int, engines: Mapping[str, EngineConfig]) -> GameJob:
+             per_round: int, engines: Mapping[str, EngineConfig],
+             style: OrderImplementation | None = None) -> GameJob:
     """The worker's job for scheduled `game`, starting from `opening`."""
     return GameJob(index=game.index, white=engines[game.white], black=engines[game.black],
-                   spec=scheduled_spec(config, game, opening, per_round))
+                   spec=scheduled_spec(config, game, opening, per_round, style))
 
 
 def local_scheduler(config: TournamentConfig, concurrency: int,

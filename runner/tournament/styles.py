@@ -5,14 +5,16 @@ A tournament plays the runner's own game pairs unless its configuration names an
 `OrderImplementation`: the schedule (who plays whom, in which order and colours), the
 opening dealer (which opening game pair ``k`` starts from) and the adjudication style (how
 the rules count a game's moves). The implementations live with the drop-ins that need them
-(``runner.dropin.<peer>.order``), which register them here when imported; the store keeps
-only the style's value, so that a run resumed from any front door finds its implementation
-again through `implementation`.
+(``runner.dropin.<peer>.order``). Whoever builds a run hands it the implementation (a
+drop-in, its own: `style` of the run, the schedule, the dealer and the game's description).
+The store keeps only the style's neutral value (``index``, ``stepped``); a run rebuilt from
+the store with none handed (``runner resume``, a report's schedule) gets the one the
+installed package declares for that value, under the entry-point group `ENTRY_POINTS`
+(pyproject.toml): nothing here names a drop-in's module.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,7 +29,10 @@ if TYPE_CHECKING:
     from runner.rules import Result
     from runner.tournament.schedule import Schedule
 
-__all__ = ["OpeningDealer", "OrderImplementation", "implementation", "register"]
+__all__ = ["ENTRY_POINTS", "OpeningDealer", "OrderImplementation", "given", "installed"]
+
+ENTRY_POINTS = "runner.order_styles"
+"""The entry-point group that names each style's implementation by the style's value."""
 
 
 class OpeningDealer(Protocol):
@@ -70,25 +75,35 @@ class OrderImplementation:
     own reason)."""
 
 
-_REGISTERED: dict[OrderStyle, OrderImplementation] = {}
-
-_PROVIDERS = {
-    OrderStyle.INDEX: "runner.dropin.fastchess.order",
-    OrderStyle.STEPPED: "runner.dropin.cutechess.order",
-}
-"""The module that registers each style, imported by name when a run needs a style nobody
-registered yet (``runner resume`` of a drop-in's tournament): the only place below the
-drop-ins that knows where they live. import-linter does not follow it, by design: the
-drop-ins sit above the tournament, which must not import them."""
+_INSTALLED: dict[OrderStyle, OrderImplementation] = {}
+"""The implementations `installed` has loaded, by style."""
 
 
-def register(style: OrderStyle, implementation: OrderImplementation) -> None:
-    """Make `implementation` the one runs of `style` use."""
-    _REGISTERED[style] = implementation
+def installed(style: OrderStyle) -> OrderImplementation:
+    """The implementation the installed package declares for `style` (entry-point group
+    `ENTRY_POINTS`); LookupError when none is declared."""
+    if style not in _INSTALLED:
+        from importlib.metadata import entry_points
+
+        found = entry_points(group=ENTRY_POINTS, name=style.value)
+        if not found:
+            raise LookupError(
+                f"no implementation of order style {style.value!r} is installed (entry point "
+                f"{style.value} in group {ENTRY_POINTS}: an editable install made before it "
+                "was declared needs 'pip install -e .' again)")
+        implementation = next(iter(found)).load()
+        if not isinstance(implementation, OrderImplementation):
+            raise LookupError(f"entry point {style.value} of {ENTRY_POINTS} is not an "
+                              "OrderImplementation")
+        _INSTALLED[style] = implementation
+    return _INSTALLED[style]
 
 
-def implementation(style: OrderStyle) -> OrderImplementation:
-    """The registered implementation of `style`, its provider imported when none is yet."""
-    if style not in _REGISTERED:
-        importlib.import_module(_PROVIDERS[style])
-    return _REGISTERED[style]
+def given(config: TournamentConfig, style: OrderImplementation | None,
+          ) -> OrderImplementation | None:
+    """The implementation a run of `config` plays its order style by: `style` when its
+    builder handed one, else the installed one (`installed`); None for the runner's own
+    game pairs."""
+    if config.order is None:
+        return None
+    return style if style is not None else installed(config.order.style)

@@ -54,6 +54,7 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
         return answer
     from runner.dropin.cutechess import args as cc
     from runner.dropin.cutechess import build
+    from runner.dropin.cutechess.order import STEPPED_STYLE
 
     read = cc.read_arguments(argv)
     if isinstance(read, Immediate):
@@ -70,7 +71,7 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
         config = _config(read)
     settings = build.settings_for(read, [e.name for e in config.engines], _total(config))
     return DropinRun(peer="cutechess", config=config,
-                     make_output=_output_factory(settings, read))
+                     make_output=_output_factory(settings, read), style=STEPPED_STYLE)
 
 
 def _config(read: Arguments) -> TournamentConfig:
@@ -102,9 +103,10 @@ def _dialogue(config: TournamentConfig, *, echo: bool) -> TournamentConfig:
 
 
 def _total(config: TournamentConfig) -> int:
+    from runner.dropin.cutechess.order import STEPPED_STYLE
     from runner.tournament.pairing import pairing_for
 
-    return pairing_for(config).total()
+    return pairing_for(config, STEPPED_STYLE).total()
 
 
 def _output_factory(settings: CutechessSettings, read: Arguments,

@@ -1,13 +1,13 @@
 """cutechess-cli 1.5's order: its schedule, its opening deal and its way of counting moves for
-adjudication, and its clocks (each starts with one increment added), registered as
-`OrderStyle.STEPPED`.
+adjudication, and its clocks (each starts with one increment added): `OrderStyle.STEPPED`.
 
 The schedule is runner.dropin.cutechess.schedule's, the book order
 runner.dropin.cutechess.suite's; without a book, a Chess960 tournament draws each new
 opening's start position from cutechess-cli's generator. Adjudication counts every ply on the
 board from the start position and checks the draw before resignation, and a two-sided
-resignation counts each side's moves on its own. Importing this module registers the style
-(runner.tournament.styles): a stored tournament of this style finds it again on resume.
+resignation counts each side's moves on its own. runner-cutechess hands `STEPPED_STYLE` to its
+runs; a stored tournament of this style finds it again on resume through pyproject's entry
+point (runner.tournament.styles).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from runner.dropin.cutechess.suite import CUTECHESS_PLIES, CutechessSuite, Merse
 from runner.game.adjudication import AdjudicationRules
 from runner.game.termination import GameTermination
 from runner.rules import Board, Result
-from runner.tournament.styles import OrderImplementation, register
+from runner.tournament.styles import OrderImplementation
 from runner.types import Variant
 
-__all__ = ["CutechessDealer", "cutechess_order"]
+__all__ = ["STEPPED_STYLE", "CutechessDealer", "cutechess_order"]
 
 
 def cutechess_order(*, tournament: str = "round-robin", games: int = 1, rounds: int = 1,
@@ -105,7 +105,9 @@ def _result_words(result: Result, termination: GameTermination, reason: str) -> 
 
 # cutechess-cli puts the first increment on each clock before the first move
 # (TimeControl::initialize), so its engines are told, and may use, one increment more.
-register(OrderStyle.STEPPED, OrderImplementation(schedule=_schedule, dealer=CutechessDealer,
-                                                 adjudication=_adjudication,
-                                                 clock_head_start=True,
-                                                 result_words=_result_words))
+STEPPED_STYLE = OrderImplementation(schedule=_schedule, dealer=CutechessDealer,
+                                    adjudication=_adjudication, clock_head_start=True,
+                                    result_words=_result_words)
+"""`OrderStyle.STEPPED`: handed by runner-cutechess to its runs, and declared under that
+style's value in pyproject's runner.order_styles entry points for a run rebuilt from the
+store."""

@@ -86,7 +86,9 @@ def parse(argv: list[str]) -> DropinRun | Immediate:
         raise PeerUsageError(f"runner-fastchess: {exc}", 1, stream="stdout") from None
     random_book = config.openings is not None and config.openings.order.value == "random"
     settings = build_settings(options, random_book=random_book)
+    from runner.dropin.fastchess.order import INDEX_STYLE
     from runner.dropin.fastchess.resume import config_document
 
     return DropinRun(peer="fastchess", config=config,
-                     make_output=_output_factory(settings, config_document(options)))
+                     make_output=_output_factory(settings, config_document(options)),
+                     style=INDEX_STYLE)

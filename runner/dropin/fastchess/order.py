@@ -1,11 +1,11 @@
-"""fastchess 1.8's order: its schedule and its opening deal, registered as `OrderStyle.INDEX`.
+"""fastchess 1.8's order: its schedule and its opening deal: `OrderStyle.INDEX`.
 
 fastchess numbers games encounter by encounter in the engines' index order (engine 0 against
 1, 2, ..., then 1 against 2, ...), gives White to the first engine of an encounter in
 odd-numbered games, and deals one opening per encounter from a book shuffled with
 mt19937_64 (runner.dropin.fastchess.mt64), rotated by ``start`` and cut to ``rounds``
-entries. Importing this module registers the style (runner.tournament.styles): a stored
-tournament of this style finds it again on resume.
+entries. runner-fastchess hands `INDEX_STYLE` to its runs; a stored tournament of this style
+finds it again on resume through pyproject's entry point (runner.tournament.styles).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from runner.dropin.fastchess.mt64 import FastchessShuffle
 from runner.tournament.openings import RunnerDealer
 from runner.tournament.pairing import Pairing
 from runner.tournament.schedule import ScheduledGame
-from runner.tournament.styles import OrderImplementation, register
+from runner.tournament.styles import OrderImplementation
 
-__all__ = ["FastchessDealer", "FastchessPairing", "fastchess_order", "fastchess_pairing"]
+__all__ = ["INDEX_STYLE", "FastchessDealer", "FastchessPairing", "fastchess_order",
+           "fastchess_pairing"]
 
 
 def fastchess_order(*, noswap: bool = False, reverse: bool = False, seeds: int = 1,
@@ -142,5 +143,8 @@ def _schedule(config: TournamentConfig, names: list[str], max_games: int | None,
 # fastchess starts each clock with its increment added, as cutechess-cli does: its first
 # ``go`` for tc=1+0.5 says ``wtime 1500``, and a first move of 1.26 s is not lost on time
 # (one of 1.6 s is, "103ms overrun"; measured with the binary in ../shared/peers).
-register(OrderStyle.INDEX, OrderImplementation(schedule=_schedule, dealer=FastchessDealer,
-                                               clock_head_start=True))
+INDEX_STYLE = OrderImplementation(schedule=_schedule, dealer=FastchessDealer,
+                                  clock_head_start=True)
+"""`OrderStyle.INDEX`: handed by runner-fastchess to its runs, and declared under that
+style's value in pyproject's runner.order_styles entry points for a run rebuilt from the
+store."""
