@@ -63,7 +63,7 @@ def _runner(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 class Fleet:
     """A service taking workers, and the workers started against it."""
 
-    def __init__(self, root: Path, lease: float) -> None:
+    def __init__(self, root: Path, lease: float, reference: int = REFERENCE_NPS) -> None:
         self.root = root
         self.db = root / "server" / "runner.db"
         self.db.parent.mkdir(parents=True)
@@ -77,6 +77,7 @@ class Fleet:
             self.port = probe.getsockname()[1]
         self.base = f"http://127.0.0.1:{self.port}"
         self.lease = lease
+        self.reference = reference
         self.server: subprocess.Popen[str] | None = None
         self.workers: dict[str, subprocess.Popen[str]] = {}
         self.start_server()
@@ -86,7 +87,7 @@ class Fleet:
         self.server = subprocess.Popen(
             [sys.executable, "-m", "runner", "serve", "--port", str(self.port), "--db",
              f"sqlite:///{self.db}", "--engines", str(ENGINES), "--accept-workers",
-             "--worker-lease", str(self.lease), "--worker-reference-nps", str(REFERENCE_NPS),
+             "--worker-lease", str(self.lease), "--worker-reference-nps", str(self.reference),
              # Wide: a loaded test machine benches slowly, and only the forger is too slow.
              "--worker-max-factor", "1000"],
             cwd=self.db.parent, env={**os.environ, "RUNNER_TOKEN": self.admin},
@@ -452,3 +453,18 @@ def test_a_revoked_token_stops_its_worker_with_one_line(fleet: Fleet) -> None:
     fleet.join("b", ("bundled", "bundled-v1"), token=made.stdout.split()[0])
     fleet.wait_finished(tournament_id)
     assert [game[0] for game in _stored(fleet.db, tournament_id)] == list(range(8))
+
+
+@pytest.mark.slow
+def test_a_machine_far_too_slow_is_refused_with_one_line(tmp_path: Path) -> None:
+    """A service whose reference no machine here reaches (the factor would pass the gate):
+    the worker benches, is refused when it registers, and exits with one line saying so."""
+    fleet = Fleet(tmp_path, lease=3.0, reference=10**9)
+    try:
+        worker = fleet.join("a", ("bundled",))
+        _, said = worker.communicate(timeout=120)
+    finally:
+        fleet.stop_all()
+    assert worker.returncode == 2, said
+    assert "benched" in said and "too slow to play its time controls" in said, said
+    assert said.count("too slow") == 1
