@@ -7,6 +7,7 @@ A token over plain HTTP from another machine is refused."""
 from __future__ import annotations
 
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,3 +111,32 @@ def test_a_token_over_plain_http_from_elsewhere_is_refused(tmp_path: Path) -> No
         response = far.post("/api/tunes", content=TUNE, headers=TOML)
         assert response.status_code == 403
         assert far.get("/api/tunes").json() == {"tunes": []}
+
+
+def test_remote_workers_are_refused_for_a_tuning_run(tmp_path: Path) -> None:
+    """A service that takes remote workers still plays tuning pairs itself or on Dask."""
+    settings = settings_for(tmp_path, accept_workers=True)
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        response = client.post("/api/tunes", json={**tomllib.loads(TUNE),
+                                                   "placement": "workers"}, headers=AUTH)
+        assert response.status_code == 422, response.text
+        assert [p["key"] for p in response.json()["detail"]] == ["placement"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_tuning_run_on_the_services_dask_cluster(tmp_path: Path) -> None:
+    """Placed on the service's local Dask cluster, the pairs are played there to the end."""
+    pytest.importorskip("distributed", reason="the cluster extra (distributed) is not installed")
+    settings = settings_for(tmp_path, workers=1)
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        response = client.post("/api/tunes", content=TUNE.replace("iterations = 3",
+                                                                  "iterations = 2"),
+                               headers=TOML)
+        assert response.status_code == 201, response.text
+        final = _wait(client, response.json()["id"],
+                      states=frozenset({"finished", "failed"}), timeout=240)
+        assert final["state"] == "finished" and final["done"] == 2, final
+        for iteration in final["iterations"]:
+            pair = client.get(f"/api/tournaments/{iteration['tournament_id']}").json()
+            assert pair["status"] == "finished" and pair["done_games"] == 2

@@ -60,6 +60,7 @@ async def submit(request: Request) -> Submitted | JSONResponse:
     try:
         data = parse_body(body, request.headers.get("content-type", ""))
         placement = take_placement(data, settings)
+        _runs(request).check_placement(placement)  # before the engine may be started
         config = await asyncio.to_thread(check_tune, data, settings,
                                          request.app.state.declared_options)
         tune_id = await _runs(request).submit(config, placement)

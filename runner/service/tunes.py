@@ -129,9 +129,7 @@ class TuneRuns:
     async def submit(self, config: TuneConfig, placement: str | None = None) -> int:
         """Store (or find, for the same file again) and start a run; its id. Conflict when a
         stored run of that name has another plan or this one is playing already."""
-        if placement not in self._placements:
-            raise ConfigError([ConfigProblem(SOURCE, "placement", str(placement),
-                                             "a tuning run plays on this host or the cluster")])
+        self.check_placement(placement)
         try:
             record = await asyncio.to_thread(self.store.tunes.open, config.name, config.plan())
         except PlanChanged as exc:
@@ -141,6 +139,12 @@ class TuneRuns:
             raise Conflict(f"tuning run {record.id} is playing already")
         self._start(record.id, _Run(config, self._placements[placement]))
         return record.id
+
+    def check_placement(self, placement: str | None) -> None:
+        """ConfigError (key ``placement``) unless a tuning run may play there."""
+        if placement not in self._placements:
+            raise ConfigError([ConfigProblem(SOURCE, "placement", str(placement),
+                                             "a tuning run plays on this host or the cluster")])
 
     async def stop(self, tune_id: int, *, hard: bool = False) -> str:
         """Stop a run: no new pair; with `hard` its running games are cut. Its state."""
