@@ -20,6 +20,7 @@ from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runner.clock import TimeControl
 from runner.config.check import ConfigError
 from runner.config.model import (
     AdjudicationConfig,
@@ -42,6 +43,7 @@ from runner.config.model import (
     is_legacy_json,
 )
 from runner.config.parse import load_config, parse_config
+from runner.config.timecontrol import WrittenTimeControl
 from runner.protocol.engine import CecpDialogue
 from runner.types import Variant
 
@@ -53,12 +55,18 @@ _numbers = st.floats(allow_nan=False, allow_infinity=False)
 _option_values = st.one_of(st.text(max_size=8), st.integers(), _numbers, st.booleans())
 _pairs = st.lists(st.tuples(_text, _text), max_size=3).map(tuple)
 _argv = st.lists(_text, min_size=1, max_size=4).map(tuple)
+# A time control is parsed when the configuration is built, so it is drawn from the spellings
+# users write (each must come back as written, not as the parsed value's canonical text).
+_time_controls = st.sampled_from([
+    "40/60", "3+0.05", "0:10+0.1", "10+0.10", "60", "inf depth=1", "tc=inf nodes=500", "st=1",
+    "st=0.2 depth=3 nodes=5000 timemargin=50", "tc=40/60+0.5 timemargin=50", "40/120:20/60",
+    "40/1:00", "depth=8"])
 
 # One strategy per field of each dataclass; `test_the_strategies_cover_every_field` keeps
 # them complete when a field is added.
 ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "name": _text, "command": _argv, "written_command": _argv, "dir": st.none() | _paths,
-    "protocol": st.sampled_from(Protocol), "tc": st.none() | _text,
+    "protocol": st.sampled_from(Protocol), "tc": st.none() | _time_controls,
     "init_strings": st.lists(_text, max_size=3).map(tuple),
     "options": st.lists(st.tuples(_text, _option_values), max_size=5).map(tuple),
     "env": _pairs, "restart": st.sampled_from(RestartPolicy),
@@ -102,7 +110,7 @@ SPRT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
 TOURNAMENT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "name": _text, "format": st.sampled_from(TournamentFormat),
     "engines": st.lists(st.builds(EngineSpec, **ENGINE_FIELDS), max_size=4).map(tuple),
-    "tc": st.none() | _text, "rounds": st.integers(min_value=1),
+    "tc": st.none() | _time_controls, "rounds": st.integers(min_value=1),
     "games": st.integers(min_value=1).map(lambda n: 2 * n),
     "openings": st.none() | st.builds(OpeningsConfig, **OPENINGS_FIELDS),
     "adjudication": st.builds(AdjudicationConfig, **ADJUDICATION_FIELDS),
@@ -187,6 +195,28 @@ def test_to_json_follows_the_declared_types_as_pydantic_does() -> None:
     assert data["sprt"]["elo0"] == 0.0 and isinstance(data["sprt"]["elo0"], float)
     assert data["engines"][0]["options"] == [["b", True], ["i", 1], ["f", 2.5]]
     assert data["engines"][0]["dir"] == "d" and data["format"] == "match"
+
+
+def test_a_time_control_is_parsed_once_and_kept_as_written() -> None:
+    # The configuration holds the parsed value (the games read it and never parse again) and
+    # stores and fingerprints the words it was written in: 0:10+0.1 stays 0:10+0.1.
+    engine = EngineSpec(name="e", command=("e",), written_command=("e",), tc="st=1")
+    config = TournamentConfig(name="t", format=TournamentFormat.MATCH, tc="0:10+0.1",
+                              engines=(engine, dataclasses.replace(engine, name="f", tc=None)))
+    assert isinstance(config.tc, WrittenTimeControl) and isinstance(engine.tc, WrittenTimeControl)
+    assert config.tc.control == TimeControl.parse("10+0.1")
+    assert config.time_control("f") is config.tc.control
+    assert config.time_control("e") is engine.tc.control
+    data = config.to_json()
+    assert (data["tc"], data["engines"][0]["tc"]) == ("0:10+0.1", "st=1")
+    assert type(data["tc"]) is str
+    back = TournamentConfig.from_json(json.loads(json.dumps(data)))
+    assert isinstance(back.tc, WrittenTimeControl) and back.tc.control == config.tc.control
+    assert back.fingerprint() == config.fingerprint()
+    with pytest.raises(ValueError, match="bad time period '40/x'"):
+        dataclasses.replace(config, tc="40/x")
+    with pytest.raises(ConfigError, match='tc = "40/x"'):
+        TournamentConfig.from_json({**data, "tc": "40/x"})
 
 
 def test_option_values_keep_their_type() -> None:

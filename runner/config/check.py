@@ -19,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from runner.clock import TimeControl
+from runner.config.timecontrol import WrittenTimeControl
 from runner.text import name_problem, shown
 
 __all__ = ["ENGINE_NAME_LIMIT", "MISSING", "TOURNAMENT_NAME_LIMIT", "Checker", "ConfigError",
@@ -213,8 +213,9 @@ def load_file(path: str | Path, parse: TableParser[_Parsed]) -> _Parsed:
     return parse(data, source=str(source), base_dir=source.resolve().parent)
 
 
-def time_control(value: object, where: str, check: Checker) -> str | None:
-    """A time-control string that `TimeControl.parse` accepts (numbers taken as seconds)."""
+def time_control(value: object, where: str, check: Checker) -> WrittenTimeControl | None:
+    """A time control as written, parsed (once: the games read its `control`); numbers are
+    taken as seconds."""
     if value is MISSING:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -223,11 +224,10 @@ def time_control(value: object, where: str, check: Checker) -> str | None:
         check.add(where, value, f"expected a time control string, not {type_name(value)}")
         return None
     try:
-        TimeControl.parse(value)
+        return WrittenTimeControl(value)
     except ValueError as exc:
         check.add(where, value, str(exc))
         return None
-    return value
 
 
 def unfinishable(text: str) -> str | None:
@@ -235,10 +235,11 @@ def unfinishable(text: str) -> str | None:
 
     ``inf`` (no clock) is fine with a depth or node limit, as cutechess-cli's ``tc=inf
     depth=1``; alone it lets an engine think forever. A clock period with no time and no
-    increment (``0``, ``40/0``) forfeits every game at its first move.
+    increment (``0``, ``40/0``) forfeits every game at its first move. A
+    `WrittenTimeControl` is not parsed again.
     """
     try:
-        control = TimeControl.parse(text)
+        control = WrittenTimeControl(text).control
     except ValueError as exc:
         return str(exc)
     if control.is_infinite:

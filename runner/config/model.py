@@ -9,12 +9,9 @@ configuration is converted: the command line starts without it.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -22,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.clock import TimeControl
-from runner.config.check import ConfigError, ConfigProblem, show_value
+from runner.config.jsonform import field_hints, known_keys, plain, validated
 from runner.config.stored import is_legacy_json, order_defining, upgrade_stored
+from runner.config.timecontrol import WrittenTimeControl
 from runner.protocol.engine import CecpDialogue
 from runner.stats import EloModel, SprtSpec
 from runner.types import Variant
@@ -148,8 +146,8 @@ class EngineSpec:
     """The argv as the configuration wrote it (fingerprinted; shown to users)."""
     dir: Path | None = None
     protocol: Protocol = Protocol.CECP
-    tc: str | None = None
-    """This engine's own time control, overriding the tournament's."""
+    tc: WrittenTimeControl | None = None
+    """This engine's own time control, overriding the tournament's (text is parsed here)."""
     init_strings: tuple[str, ...] = ()
     options: tuple[tuple[str, OptionValue], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
@@ -183,6 +181,9 @@ class EngineSpec:
     """CECP: what a game says where the protocol leaves a choice (see CecpDialogue)."""
     echo_lines: bool = False
     """Every line exchanged with the engine echoed on standard output (a debugging aid)."""
+
+    def __post_init__(self) -> None:
+        _parse_tc(self)
 
     @property
     def options_dict(self) -> dict[str, OptionValue]:
@@ -364,7 +365,9 @@ class TournamentConfig:
     name: str
     format: TournamentFormat
     engines: tuple[EngineSpec, ...]
-    tc: str | None = None
+    tc: WrittenTimeControl | None = None
+    """The engines' time control, parsed when the configuration is read (text given is
+    parsed here); an engine's own overrides it."""
     rounds: int = 1
     games: int = 2
     """Games per encounter per round: an even number, each opening played as a game pair."""
@@ -399,6 +402,9 @@ class TournamentConfig:
     on time: ``runner serve`` sets it on submissions (None: the engine is waited for as long
     as any untimed move, then counts as stalled)."""
 
+    def __post_init__(self) -> None:
+        _parse_tc(self)
+
     def engine(self, name: str) -> EngineSpec:
         """The engine called `name`."""
         for entry in self.engines:
@@ -407,12 +413,13 @@ class TournamentConfig:
         raise KeyError(name)
 
     def time_control(self, engine: EngineSpec | str) -> TimeControl:
-        """The parsed time control an engine plays with (its own, else the tournament's)."""
+        """The time control an engine plays with (its own, else the tournament's), parsed
+        when the configuration was read."""
         entry = self.engine(engine) if isinstance(engine, str) else engine
-        text = entry.tc or self.tc
-        if text is None:
+        written = entry.tc if entry.tc is not None else self.tc
+        if written is None:
             raise ValueError(f"engine {entry.name!r} has no time control")
-        return TimeControl.parse(text)
+        return written.control
 
     def game_defining(self) -> dict[str, Any]:
         """The settings that decide which games are played and how (JSON-ready)."""
@@ -463,7 +470,7 @@ class TournamentConfig:
         stores its configuration, and importing pydantic and building its schema for that one
         call cost each run about 60 ms of CPU. `from_json` reads it back with pydantic.
         """
-        return _plain(self, TournamentConfig)
+        return plain(self, TournamentConfig)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], *, where: str = "stored configuration",
@@ -472,7 +479,7 @@ class TournamentConfig:
 
         `where` names the data's origin in the problems reported.
         """
-        return _validated(_json_adapter(), upgrade_stored(data), where)
+        return validated(_json_adapter(), upgrade_stored(data), where)
 
     @classmethod
     def from_stored(cls, data: Mapping[str, Any], *, where: str = "stored configuration",
@@ -480,7 +487,15 @@ class TournamentConfig:
         """`from_json` for a row any runner stored, tolerating keys this version does not
         know (a setting since removed): they are dropped, not refused. Raises ConfigError
         when a setting this version needs is missing or unreadable."""
-        return _validated(_json_adapter(), _known_keys(upgrade_stored(data), cls), where)
+        return validated(_json_adapter(), known_keys(upgrade_stored(data), cls, ENUM_ALIASES), where)
+
+
+def _parse_tc(owner: EngineSpec | TournamentConfig) -> None:
+    """`owner`'s time control given as text (by a caller, not read from a file) parsed:
+    each configuration holds one type whichever way it was built. ValueError when it is no
+    time control."""
+    if owner.tc is not None and not isinstance(owner.tc, WrittenTimeControl):
+        object.__setattr__(owner, "tc", WrittenTimeControl(owner.tc))
 
 
 def stored_setting(data: Mapping[str, Any], key: str, *,
@@ -489,41 +504,8 @@ def stored_setting(data: Mapping[str, Any], key: str, *,
     through its type in `TournamentConfig`, keys it does not know dropped: for a row too old
     or too partial to read as a whole. An absent setting reads as None; raises ConfigError
     when the value does not fit the type."""
-    hint = _field_hints(TournamentConfig)[key]
-    return _validated(_setting_adapter(key), _known_keys(data.get(key), hint), where, key)
-
-
-def _validated(adapter: TypeAdapter[Any], data: Any, where: str, prefix: str = "") -> Any:
-    """`data` validated by `adapter`; its problems as a ConfigError naming `where`."""
-    from pydantic import ValidationError
-
-    try:
-        return adapter.validate_python(data)
-    except ValidationError as exc:
-        raise ConfigError([
-            ConfigProblem(where, _key_path(((prefix,) if prefix else ()) + tuple(error["loc"])),
-                          show_value(error.get("input")), error["msg"])
-            for error in exc.errors(include_url=False)
-        ]) from None
-
-
-def _known_keys(data: Any, hint: Any) -> Any:
-    """`data` (meant as `hint`) without the mapping keys the model's dataclasses lack, at
-    any depth, and with the other words a configuration may use for an enum value
-    (`ENUM_ALIASES`, any case) made the value; anything else as it is."""
-    declared = _without_none(hint)
-    if isinstance(data, str) and isinstance(declared, type) and issubclass(declared, Enum):
-        word = data.lower()
-        word = ENUM_ALIASES.get(declared, {}).get(word, word)
-        return word if word in {member.value for member in declared} else data
-    if isinstance(data, Mapping) and dataclasses.is_dataclass(declared):
-        hints = _field_hints(declared)  # type: ignore[arg-type]
-        names = {f.name for f in dataclasses.fields(declared)}
-        return {k: _known_keys(v, hints[k]) for k, v in data.items() if k in names}
-    args = typing.get_args(declared)
-    if isinstance(data, list | tuple) and len(args) == 2 and args[1] is Ellipsis:
-        return [_known_keys(item, args[0]) for item in data]
-    return data
+    hint = field_hints(TournamentConfig)[key]
+    return validated(_setting_adapter(key), known_keys(data.get(key), hint, ENUM_ALIASES), where, key)
 
 
 @functools.cache
@@ -531,52 +513,7 @@ def _setting_adapter(key: str) -> TypeAdapter[Any]:
     """pydantic's converter for one top-level setting's type (built once per key)."""
     from pydantic import TypeAdapter
 
-    return TypeAdapter(_field_hints(TournamentConfig)[key])
-
-
-# -- JSON ---------------------------------------------------------------------------------------
-
-
-def _plain(value: Any, hint: Any) -> Any:
-    """`value` (declared as `hint`) as JSON-ready data, the way pydantic writes it: dataclasses
-    as dicts of every field in order, enums as their values, paths as text, tuples as lists,
-    and an integer in a ``float`` field as a float (a bool in a union stays a bool)."""
-    if value is None:
-        return None
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        hints = _field_hints(type(value))
-        return {f.name: _plain(getattr(value, f.name), hints[f.name])
-                for f in dataclasses.fields(value)}
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, Path):
-        return str(value)
-    declared = _without_none(hint)
-    if isinstance(value, tuple | list):
-        args = typing.get_args(declared)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return [_plain(item, args[0]) for item in value]
-        if args:
-            return [_plain(item, arg) for item, arg in zip(value, args, strict=True)]
-        return [_plain(item, Any) for item in value]
-    if declared is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
-
-
-@functools.cache
-def _field_hints(cls: type) -> dict[str, Any]:
-    """The resolved field types of the dataclass `cls` (its annotations are text)."""
-    return typing.get_type_hints(cls)
-
-
-def _without_none(hint: Any) -> Any:
-    """``X`` for ``X | None``; any other type as it is."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        args = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        if len(args) == 1:
-            return args[0]
-    return hint
+    return TypeAdapter(field_hints(TournamentConfig)[key])
 
 
 @functools.cache
@@ -585,11 +522,3 @@ def _json_adapter() -> TypeAdapter[TournamentConfig]:
     from pydantic import TypeAdapter
 
     return TypeAdapter(TournamentConfig)
-
-
-def _key_path(loc: tuple[int | str, ...]) -> str:
-    """A pydantic error location as a key path: ``engines[1].castling960``."""
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
-    return path

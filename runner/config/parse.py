@@ -48,6 +48,7 @@ from runner.config.model import (
     TournamentFormat,
 )
 from runner.config.programs import ProgramLookup
+from runner.config.timecontrol import WrittenTimeControl
 from runner.stats import EloModel
 from runner.types import Variant
 
@@ -156,7 +157,7 @@ _POLYGLOT_ENTRY = 16
 that reading a configuration stays cheap)."""
 
 
-def _check_time_controls(data: Mapping[str, Any], tc: str | None, engines: list[EngineSpec],
+def _check_time_controls(data: Mapping[str, Any], tc: WrittenTimeControl | None, engines: list[EngineSpec],
                          check: Checker) -> None:
     """Every engine needs a time control with which a game ends: a clock that gives some
     time, a time per move, a depth or a node limit (``inf`` alone would never end)."""
