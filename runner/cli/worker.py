@@ -143,19 +143,20 @@ _DB = typer.Option(None, "--db", help="Database URL (default: $RUNNER_DB, else .
 
 @worker_app.command("list")
 def worker_list(db: str | None = _DB) -> None:
-    """The remote workers that joined the service of this database: their machine, games
-    counted, when last heard from, flag and whether blocked."""
+    """The remote workers that joined the service of this database: their machine, bench
+    speed and clock factor, games counted, when last heard from, flag and whether blocked."""
     from runner.cli.errors import open_db
 
     with open_db(db, create=False) as store:
         workers = store.fleet.workers()
     table = Table(title="Remote workers", title_justify="left")
-    for column in ("ID", "Name", "Token", "Cores", "Engines", "Games", "Last seen", "Flag",
-                   "Blocked"):
+    for column in ("ID", "Name", "Token", "Cores", "Engines", "Speed", "Factor", "Games",
+                   "Last seen", "Flag", "Blocked"):
         table.add_column(column)
     for worker in workers:
         table.add_row(str(worker.id), Text(shown(worker.name)), Text(shown(worker.principal or "")),
                       str(worker.info.get("cores", "")), str(len(worker.info.get("engines", ()))),
+                      str(worker.info.get("nps") or "-"), f"{worker.info.get('factor', 1.0):g}",
                       str(worker.games), worker.last_seen.strftime("%Y-%m-%d %H:%M:%S"),
                       Text(shown(worker.flag or "")), "yes" if worker.blocked else "")
     _out.print(table)
