@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, TextIO
 from runner.app.modes import StartMode
 from runner.app.run import Refused, RunResult, run_tournament
 from runner.app.signals import StopPolicy
-from runner.app.stream import EventFile, EventsError, EventsTarget, run_finished, with_events
 from runner.protocol.loop import run as run_on_loop
 from runner.store.store import GameFilter, Store, StoredMove
 from runner.tournament.events import Event, GameFinished, GameStarted, Notice, RunOutcome
@@ -33,6 +32,7 @@ from runner.tournament.run import Tournament
 from runner.types import Variant
 
 if TYPE_CHECKING:
+    from runner.app.stream import EventFile
     from runner.dropin.contract import DropinRun, PeerOutput
     from runner.dropin.main import OwnOptions
     from runner.game.record import GameRecord
@@ -52,15 +52,20 @@ def play(run: DropinRun, own: OwnOptions | None = None, stdout: TextIO | None = 
     events as JSON lines too; on standard output, the peer's lines go to `stderr`)."""
     out = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr
-    target = None if own is None or own.events is None else EventsTarget(own.events,
-                                                                         own.events_moves)
-    try:
-        lines = None if target is None else EventFile(target)
-    except EventsError as exc:
-        err.write(f"runner-{run.peer}: {exc.strerror}\n")
-        return 2
-    if target is not None and target.on_stdout:
-        out = err
+    lines = None
+    if own is not None and own.events is not None:
+        # Only with -events: the event models (pydantic, the report tree) cost a drop-in run
+        # without them about a fifth of its start-up.
+        from runner.app.stream import EventFile, EventsError, EventsTarget
+
+        target = EventsTarget(own.events, own.events_moves)
+        try:
+            lines = EventFile(target)
+        except EventsError as exc:
+            err.write(f"runner-{run.peer}: {exc.strerror}\n")
+            return 2
+        if target.on_stdout:
+            out = err
     url = run.db_url or os.environ.get("RUNNER_DB") or DEFAULT_DB
     try:
         store = Store.open(url if "://" in url else f"sqlite:///{os.path.expanduser(url)}")
@@ -94,6 +99,8 @@ async def _play(run: DropinRun, store: Store, out: TextIO, err: TextIO,
             output.resumed(await asyncio.to_thread(lambda: list(stored_games(store, tournament))))
         yield _dispatch(output, tournament)
 
+    if lines is not None:
+        from runner.app.stream import run_finished, with_events
     result = await run_tournament(
         run.config, store, StartMode.SAME, stop_policy=StopPolicy.ABORT,
         view=view if lines is None else with_events(view, lines, store),
