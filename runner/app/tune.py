@@ -225,9 +225,14 @@ async def _rounds(config: TuneConfig, store: Store, tune_id: int, stored: list[T
         ks = range(first, min(first + size, config.iterations + 1))
         issued = {k: _issue(config, plans, base, first, k) for k in ks}
         missing = [k for k in ks if k > len(stored)]
+        # Every pair ends before anything is raised: none is left playing on the pool's slots.
         played = await asyncio.gather(*(player(config.pair(k, *issued[k][1:]), store, placement)
-                                        for k in missing))
+                                        for k in missing), return_exceptions=True)
+        if (failed := next((p for p in played if isinstance(p, BaseException)), None)) is not None:
+            raise failed
         for k, pair in zip(missing, played, strict=True):
+            if isinstance(pair, BaseException):  # raised above; the type checker's narrowing
+                raise pair
             if isinstance(pair, (Refused, Interrupted)):
                 message = pair.message if isinstance(pair, Refused) else "interrupted"
                 return _outcome(config, theta, k - 1, tune_id, message, pair.exit_status)
