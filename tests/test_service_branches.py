@@ -113,6 +113,16 @@ stages = ["1+0.01", "1.5+0.015"]"""))
         assert {e["engine"] for e in detail["report"]["standings"]} == {
             f"dev-{test['dev_sha'][:8]}", f"base-{test['base_sha'][:8]}"}
     assert [t["id"] for t in client.get("/api/tests").json()["tests"]] == [test["id"]]
+    # The ended stages' figures are kept with the test (the list reads no report for them),
+    # with who submitted it and each side's build and bench on the service's host.
+    assert test["result"] == "passed" and test["author"] == "service token"
+    assert [s["decision"] for s in test["stages"]] == ["H1", "H1"]
+    assert all(s["games"] > 0 and s["llr"] > s["upper"] - 1e-9 for s in test["stages"])
+    # Pairs counted: a last game whose pair was not finished is in no pentanomial count.
+    assert all(sum(s["pentanomial"]) == s["games"] // 2 for s in test["stages"])
+    builds = {b["side"]: b for b in test["builds"]}
+    assert builds["dev"]["commit"] == test["dev_sha"] and builds["base"]["nodes"] > 0
+    assert all(b["machine"].startswith("service host") for b in builds.values())
 
 
 def test_a_wrong_bench_or_a_failing_build_fails_the_test_with_why(client: TestClient) -> None:
@@ -196,6 +206,8 @@ def test_pause_resume_stop_and_priority(client: TestClient) -> None:
     _wait(client, second, {"building", "running", "finished"})
     client.post(f"/api/tests/{second}/stop", headers=AUTH)
     assert client.post("/api/tests/999/stop", headers=AUTH).status_code == 404
+    assert client.post(f"/api/tests/{second}/reboot", headers=AUTH).status_code == 422
+    assert client.post(f"/api/tests/{second}/resume").status_code == 401
 
 
 def test_a_restart_finds_the_test_where_it_was(repos: Path, tmp_path: Path) -> None:
@@ -311,7 +323,10 @@ def _check_pages(base: str) -> None:
             assert rows.count() == 1
             assert rows.nth(0).locator("a").inner_text() == "cli <b>x</b>"  # text, not markup
             assert rows.nth(0).locator(".status").inner_text() == "finished"
-            assert rows.nth(0).locator("meter.llr").count() == 1
+            # The chain as one line of work: both stages' LLR and decision side by side.
+            assert rows.nth(0).locator("meter.llr").count() == 2
+            assert rows.nth(0).locator(".decision").all_inner_texts() == ["H1", "H1"]
+            assert rows.nth(0).locator(".result").inner_text() == "passed"
             rows.nth(0).locator("a").click()
             page.wait_for_url(f"{base}/tests/1")
             assert page.locator("h1 bdi").inner_text() == "cli <b>x</b>"
@@ -323,11 +338,22 @@ def _check_pages(base: str) -> None:
                 assert cells.nth(6).inner_text().startswith("+")
                 assert len(cells.nth(7).inner_text().split()) == 5
             assert "level 2 searches two plies" in page.locator("#commits").inner_text()
+            builds = page.locator("#builds tbody tr")
+            assert builds.count() == 2
+            assert builds.nth(0).locator("td").nth(3).inner_text().isdigit()  # the bench
             stages.nth(1).locator("a").click()  # the stage's own tournament page
             page.wait_for_url(f"{base}/tournaments/2")
             page.goto(f"{base}/tests?state=failed")
             assert page.locator("#tests tbody tr").count() == 0
             assert "No branch test matches" in page.locator("#no-tests").inner_text()
+            page.goto(f"{base}/tests")
+            page.select_option("select[name=result]", "passed")
+            page.select_option("select[name=author]", "service token")
+            page.click(".filters button")
+            page.wait_for_url("**result=passed**")
+            assert page.locator("#tests tbody tr").count() == 1
+            page.goto(f"{base}/tests?result=rejected")
+            assert page.locator("#tests tbody tr").count() == 0
         finally:
             browser.close()
 

@@ -26,7 +26,8 @@ from runner.config.check import (
     type_name,
 )
 
-__all__ = ["BRANCH_KEYS", "TC_PRESETS", "BranchTest", "load_branch_test", "parse_branch_test"]
+__all__ = ["BRANCH_KEYS", "TC_PRESETS", "BranchTest", "branch_stages", "load_branch_test",
+           "parse_branch_test"]
 
 TC_PRESETS = {"stc": "10+0.1", "ltc": "60+0.6"}
 """The time controls engine teams test at (fishtest's short and long ones)."""
@@ -113,6 +114,14 @@ def parse_branch_test(data: Mapping[str, Any], check: Checker, source: Path,
     return BranchTest(name=name, recipe=recipe, base=base, dev=dev, base_bench=benches[0],
                       dev_bench=benches[1], stages=stages, tournament=rest, source=source,
                       priority=priority, share=share)
+
+
+def branch_stages(spec: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The stages (label, time control) of a test's checked table, as `parse_branch_test`
+    reads them (a stored submission's, without reading its recipe again)."""
+    table = spec.get("branch")
+    written = table.get("stages", MISSING) if isinstance(table, Mapping) else MISSING
+    return _stages(written, Checker("", []))
 
 
 def _recipe(table: Mapping[str, Any], recipes_from: Path | None,

@@ -5,13 +5,10 @@ service's queue (``submit``, ``status``)."""
 from __future__ import annotations
 
 import ipaddress
-import json
 import tomllib
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -190,7 +187,7 @@ def _token(path: Path) -> str:
 def _call(server: str, path: str, token: str | None,
           body: dict[str, object] | None = None) -> dict[str, Any]:
     """A request to the service's API; its JSON answer, or exit saying what it refused."""
-    parts = urllib.parse.urlsplit(server)
+    parts = urlsplit(server)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise fail(f"--server {server!r}: expected http(s)://HOST[:PORT]")
     if token is not None and parts.scheme == "http":
@@ -202,29 +199,30 @@ def _call(server: str, path: str, token: str | None,
         if not loopback:
             raise fail(f"--server {server!r}: a token is sent over https only (plain http "
                        "only to this machine)")
+    try:
+        import httpx
+    except ImportError:
+        raise fail("runner test submit and status need httpx: pip install "
+                   "'cecp-runner[fleet]'") from None
     headers = {"Accept": "application/json"}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode("utf-8")
-        headers["Content-Type"] = "application/json"
-    request = urllib.request.Request(server.rstrip("/") + path, data=data, headers=headers,
-                                     method="POST" if body is not None else "GET")
     try:
-        with urllib.request.urlopen(request, timeout=120) as answer:
-            found: dict[str, Any] = json.loads(answer.read())
-            return found
-    except urllib.error.HTTPError as exc:
-        try:
-            detail = json.loads(exc.read()).get("detail")
-        except ValueError:
-            detail = None
-        if isinstance(detail, list):
-            for problem in detail:
-                _out.print(shown(str(problem.get("text", problem))), markup=False)
-            raise fail(f"the service refused the test ({exc.code})") from None
-        raise fail(f"the service answered {exc.code}: {shown(str(detail or exc.reason))}",
-                   1) from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+        answer = httpx.request("POST" if body is not None else "GET",
+                               server.rstrip("/") + path, json=body, headers=headers,
+                               timeout=120)
+    except httpx.HTTPError as exc:
         raise fail(f"cannot reach {server}: {exc}", 1) from None
+    try:
+        found = answer.json()
+    except ValueError:
+        found = None
+    if answer.is_success and isinstance(found, dict):
+        return found
+    detail = found.get("detail") if isinstance(found, dict) else None
+    if isinstance(detail, list):
+        for problem in detail:
+            _out.print(shown(str(problem.get("text", problem))), markup=False)
+        raise fail(f"the service refused the test ({answer.status_code})")
+    raise fail(f"the service answered {answer.status_code}: "
+               f"{shown(str(detail or answer.reason_phrase))}", 1)

@@ -1,14 +1,15 @@
-"""The JSON API of branch tests: submit one, list them, read one, and an admin's pause,
-resume, stop and priority (runner.service.branches runs them)."""
+"""The JSON API of branch tests: submit one, list them, read one, and an admin's approve,
+pause, resume, stop (one route) and priority (runner.service.branches runs them)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, status
 from fastapi.responses import JSONResponse
 
-from runner.build.testfile import TC_PRESETS
 from runner.config.check import ConfigError
 from runner.report.wire import Wire, wire_data
 from runner.service.api import (
@@ -26,10 +27,11 @@ from runner.service.branches import BranchQueue
 from runner.service.manager import Conflict
 from runner.service.payloads import ProblemsBody, Submitted
 from runner.service.security import Principal
+from runner.service.stages import StageJson, test_result, test_stages
 from runner.service.submission import parse_body
 from runner.store.store import BranchTestRecord
 
-__all__ = ["BranchTestJson", "BranchTestList", "router", "test_json"]
+__all__ = ["BranchTestJson", "BranchTestList", "BuildJson", "TestAction", "router", "test_json"]
 
 router = APIRouter(prefix="/api/tests", tags=["branch tests"])
 """The routes of branch tests."""
@@ -37,13 +39,17 @@ router = APIRouter(prefix="/api/tests", tags=["branch tests"])
 TestId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The test's id.")]
 
 
-class StageJson(Wire):
-    """One stage of a test: its label, time control and tournament (once submitted)."""
+class BuildJson(Wire):
+    """One side built on one machine: the commit, the machine, its bench, its log's end."""
 
-    label: str
-    tc: str
-    tournament_id: int | None
-    url: str | None
+    side: str
+    commit: str
+    machine: str
+    nodes: int | None
+    nps: int | None
+    cached: bool
+    seconds: float
+    log: str
 
 
 class BranchTestJson(Wire):
@@ -52,19 +58,26 @@ class BranchTestJson(Wire):
     id: int
     name: str
     recipe: str
+    author: str | None
+    """The name of the token that submitted it (null: the service's own token)."""
     base_ref: str
     base_sha: str
     dev_ref: str
     dev_sha: str
     state: str
-    """pending, building, running, paused, finished, failed or stopped."""
+    """approval, pending, building, running, paused, finished, failed or stopped."""
+    result: str
+    """Once over: passed, rejected, inconclusive, failed or stopped; else empty."""
     priority: int
     share: float
     stage: int
     """The stage playing or last played (0: the first)."""
     stages: list[StageJson]
+    """Each stage; an ended one with its figures (a running one's are its tournament's)."""
     message: str | None
     """Why it failed or stopped (a build's last lines, a wrong bench), or how it ended."""
+    builds: list[BuildJson]
+    """Each side built on each machine, with its bench (compared between machines)."""
     created_at: str
     updated_at: str
     commits: list[list[str]] | None = None
@@ -77,30 +90,36 @@ class BranchTestList(Wire):
     tests: list[BranchTestJson]
 
 
+class TestAction(StrEnum):
+    """What an admin does to a test (``POST /api/tests/ID/ACTION``)."""
+
+    APPROVE = "approve"
+    """Queue a test that waits for an admin's approval."""
+    PAUSE = "pause"
+    """Pause it: its stage stops after the games being played."""
+    RESUME = "resume"
+    """Put a paused test back in the queue."""
+    STOP = "stop"
+    """Stop it for good (its running games are cut)."""
+
+
 def _queue(request: Request) -> BranchQueue:
     queue: BranchQueue = request.app.state.branch_queue
     return queue
 
 
 def test_json(record: BranchTestRecord, commits: list[tuple[str, str]] | None = None,
-              ) -> BranchTestJson:
-    """A stored test as the API answers it (with the commits between, when given)."""
-    stages = record.spec.get("branch", {}).get("stages", ["stc"])
-    shown = []
-    for index, written in enumerate(stages if isinstance(stages, list) else ["stc"]):
-        text = str(written)
-        label, tc = ((text.upper(), TC_PRESETS[text.lower()]) if text.lower() in TC_PRESETS
-                     else (text, text))
-        tournament = record.tournaments[index] if index < len(record.tournaments) else None
-        shown.append(StageJson(label=label, tc=tc, tournament_id=tournament,
-                               url=None if tournament is None
-                               else f"/api/tournaments/{tournament}"))
+              stages: list[StageJson] | None = None) -> BranchTestJson:
+    """A stored test as the API answers it (with the commits between, and the stages with
+    the running one's figures, when given)."""
     return BranchTestJson(
-        id=record.id, name=record.name, recipe=record.recipe, base_ref=record.base_ref,
-        base_sha=record.base_sha, dev_ref=record.dev_ref, dev_sha=record.dev_sha,
-        state=record.state, priority=record.priority, share=record.share, stage=record.stage,
-        stages=shown, message=record.message, created_at=record.created_at.isoformat(),
-        updated_at=record.updated_at.isoformat(),
+        id=record.id, name=record.name, recipe=record.recipe, author=record.author,
+        base_ref=record.base_ref, base_sha=record.base_sha, dev_ref=record.dev_ref,
+        dev_sha=record.dev_sha, state=record.state, result=test_result(record),
+        priority=record.priority, share=record.share, stage=record.stage,
+        stages=test_stages(record) if stages is None else stages, message=record.message,
+        builds=[BuildJson.model_validate(b) for b in record.builds],
+        created_at=record.created_at.isoformat(), updated_at=record.updated_at.isoformat(),
         commits=None if commits is None else [list(pair) for pair in commits])
 
 
@@ -119,7 +138,8 @@ async def submit_test(request: Request,
         data: dict[str, Any] = parse_body(body, request.headers.get("content-type", ""))
         approved = not (request.app.state.settings.approval and principal is not None
                         and principal.role != "admin")
-        test_id = await _queue(request).submit(data, approved=approved)
+        test_id = await _queue(request).submit(
+            data, approved=approved, author=None if principal is None else principal.name)
     except ConfigError as exc:
         settings = request.app.state.settings
         problems = ProblemsBody(detail=[_problem(settings, p.key, p.value, p.message, str(p))
@@ -132,7 +152,9 @@ async def submit_test(request: Request,
             responses={401: _UNAUTHORIZED})
 async def list_tests(request: Request) -> BranchTestList:
     """Every branch test, newest first, with its state and stages."""
-    return BranchTestList(tests=[test_json(t) for t in await _queue(request).tests()])
+    queue = _queue(request)
+    return BranchTestList(tests=[test_json(t, stages=await queue.stages(t))
+                                 for t in await queue.tests()])
 
 
 @router.get("/{test_id}", response_model=BranchTestJson, dependencies=[Read],
@@ -147,50 +169,11 @@ async def read_test(request: Request, test_id: TestId) -> BranchTestJson:
         commits = await queue.commits(found)
     except (ConfigError, OSError, RuntimeError):
         commits = None  # the mirror is gone or the recipe left the engines file
-    return test_json(found, commits)
-
-
-async def _change(request: Request, test_id: int, what: str, **extra: Any) -> BranchTestJson:
-    queue = _queue(request)
-    try:
-        record = await getattr(queue, what)(test_id, **extra)
-    except KeyError:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no test {test_id}") from None
-    except Conflict as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
-    return test_json(record)
+    return test_json(found, commits, await queue.stages(found))
 
 
 _CHANGED: dict[int | str, dict[str, Any]] = {401: _UNAUTHORIZED, 403: _REFUSED,
                                              404: _REFUSED, 409: _REFUSED}
-
-
-@router.post("/{test_id}/approve", response_model=BranchTestJson, dependencies=[Admin],
-             responses=_CHANGED)
-async def approve_test(request: Request, test_id: TestId) -> BranchTestJson:
-    """Queue a test that waits for an admin's approval."""
-    return await _change(request, test_id, "approve")
-
-
-@router.post("/{test_id}/pause", response_model=BranchTestJson, dependencies=[Admin],
-             responses=_CHANGED)
-async def pause_test(request: Request, test_id: TestId) -> BranchTestJson:
-    """Pause a test: its stage stops after the games being played."""
-    return await _change(request, test_id, "pause")
-
-
-@router.post("/{test_id}/resume", response_model=BranchTestJson, dependencies=[Admin],
-             responses=_CHANGED)
-async def resume_test(request: Request, test_id: TestId) -> BranchTestJson:
-    """Put a paused test back in the queue."""
-    return await _change(request, test_id, "resume")
-
-
-@router.post("/{test_id}/stop", response_model=BranchTestJson, dependencies=[Admin],
-             responses=_CHANGED)
-async def stop_test(request: Request, test_id: TestId) -> BranchTestJson:
-    """Stop a test for good (its running games are cut)."""
-    return await _change(request, test_id, "stop")
 
 
 @router.post("/{test_id}/priority", response_model=BranchTestJson, dependencies=[Admin],
@@ -198,4 +181,25 @@ async def stop_test(request: Request, test_id: TestId) -> BranchTestJson:
 async def prioritise_test(request: Request, test_id: TestId,
                           value: Annotated[int, Query(ge=-1000, le=1000)]) -> BranchTestJson:
     """Give a test another priority (higher starts first)."""
-    return await _change(request, test_id, "prioritise", priority=value)
+    return await _change(request, test_id, lambda queue: queue.prioritise(test_id, value))
+
+
+@router.post("/{test_id}/{action}", response_model=BranchTestJson, dependencies=[Admin],
+             responses=_CHANGED)
+async def change_test(request: Request, test_id: TestId, action: TestAction) -> BranchTestJson:
+    """An admin's action on a test: approve (queue a test waiting for approval), pause (its
+    stage stops after the games being played), resume (back in the queue) or stop (for
+    good, its running games cut)."""
+    return await _change(request, test_id, lambda queue: queue.change(test_id, action.value))
+
+
+async def _change(request: Request, test_id: int,
+                  act: Callable[[BranchQueue], Awaitable[BranchTestRecord]]) -> BranchTestJson:
+    """Run an admin's change; 404 for an unknown test, 409 when its state refuses it."""
+    try:
+        record = await act(_queue(request))
+    except KeyError:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no test {test_id}") from None
+    except Conflict as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    return test_json(record)

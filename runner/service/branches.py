@@ -18,16 +18,19 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from runner.app.branch import Sides, build_sides, stage_table, stored_decision
 from runner.build import BenchFailed, BuildFailed, GitError, Mirror, UnknownRef, WrongBench
+from runner.build.benches import MachineBuild
 from runner.build.testfile import BranchTest, parse_branch_test
 from runner.config.check import Checker, ConfigError, ConfigProblem
 from runner.service.manager import Conflict, TournamentManager
 from runner.service.settings import ServiceSettings
+from runner.service.stages import StageJson, stage_figures, test_stages
 from runner.service.submission import SOURCE, check_stage
 from runner.stats.sprt import SprtDecision
 from runner.store.store import BranchTestRecord, Store
@@ -37,6 +40,12 @@ __all__ = ["BranchQueue", "next_tests", "stage_concurrency"]
 log = logging.getLogger(__name__)
 
 _ACTIVE = ("building", "running")
+_ACTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "approve": (("approval",), "pending"),
+    "pause": (("approval", "pending", "building", "running"), "paused"),
+    "resume": (("paused",), "pending"),
+    "stop": (("approval", "pending", "building", "running", "paused"), "stopped")}
+"""What each admin action takes a test from, and to."""
 
 
 def next_tests(tests: list[BranchTestRecord], free: int) -> list[BranchTestRecord]:
@@ -89,7 +98,8 @@ class BranchQueue:
 
     # ----------------------------------------------------------------- requests
 
-    async def submit(self, data: Mapping[str, Any], *, approved: bool = True) -> int:
+    async def submit(self, data: Mapping[str, Any], *, approved: bool = True,
+                     author: str | None = None) -> int:
         """Check a submitted test, resolve its refs and queue it (or, not `approved`, keep
         it for an admin's approval); its id. ConfigError with every problem (a ref that
         names no commit among them)."""
@@ -109,20 +119,26 @@ class BranchQueue:
         test_id = await asyncio.to_thread(
             self._store.branch_tests.add, name=test.name, recipe=test.recipe.name,
             base=(test.base, base.sha), dev=(test.dev, dev.sha), spec=dict(data),
-            priority=test.priority, share=test.share)
+            priority=test.priority, share=test.share, author=author)
         if not approved:
             await self._set(test_id, state="approval",
                             message="waiting for an admin's approval")
         await self._advance()
         return test_id
 
-    async def approve(self, test_id: int) -> BranchTestRecord:
-        """Queue a test that waits for approval."""
+    async def change(self, test_id: int, action: str) -> BranchTestRecord:
+        """An admin's action on a test: ``approve``, ``pause``, ``resume`` or ``stop``
+        (Conflict when its state refuses it, KeyError when there is no such test)."""
         test = await self._known(test_id)
-        if test.state != "approval":
-            raise Conflict(f"test {test_id} is {test.state}, not waiting for approval")
-        record = await self._set(test_id, state="pending", message=None)
-        await self._advance()
+        allowed, state = _ACTIONS[action]
+        if test.state not in allowed:
+            raise Conflict(f"test {test_id} is {test.state}: it cannot {action}")
+        message = {"stop": "stopped by an admin", "approve": None}.get(action, test.message)
+        record = await self._set(test_id, state=state, message=message)
+        if action in ("pause", "stop"):
+            await self._stop_stage(test, hard=action == "stop")
+        else:
+            await self._advance()
         return record
 
     async def tests(self) -> list[BranchTestRecord]:
@@ -132,6 +148,19 @@ class BranchQueue:
     async def test(self, test_id: int) -> BranchTestRecord | None:
         """One test, or None."""
         return await asyncio.to_thread(self._store.branch_tests.get, test_id)
+
+    async def stages(self, test: BranchTestRecord, *, report: bool = False) -> list[StageJson]:
+        """The test's stages with their figures: those kept of the ended stages, the
+        running one's progress from its tournament, and with `report` its LLR, Elo and
+        pentanomial counts (its report, shared by every reader until a game ends)."""
+        stages = test_stages(test)
+        if test.stage < len(stages) and test.stage >= len(test.results):
+            current = stages[test.stage]
+            if current.tournament_id is not None:
+                found = await (self._manager.detail if report
+                               else self._manager.summary)(current.tournament_id)
+                stages[test.stage] = stage_figures(current, found)
+        return stages
 
     async def commits(self, test: BranchTestRecord) -> list[tuple[str, str]]:
         """The commits dev has that base has not (hash, subject), from the mirror."""
@@ -144,33 +173,6 @@ class BranchQueue:
         """Give a test another priority (the queue's order changes at once)."""
         record = await self._set(test_id, priority=priority)
         await self._advance()
-        return record
-
-    async def pause(self, test_id: int) -> BranchTestRecord:
-        """Pause a pending or running test: its stage stops after the games being played."""
-        test = await self._known(test_id)
-        if test.state not in ("approval", "pending", "running", "building"):
-            raise Conflict(f"test {test_id} is {test.state}")
-        record = await self._set(test_id, state="paused")
-        await self._stop_stage(test)
-        return record
-
-    async def resume(self, test_id: int) -> BranchTestRecord:
-        """Put a paused test back in the queue (its stage continues when its turn comes)."""
-        test = await self._known(test_id)
-        if test.state != "paused":
-            raise Conflict(f"test {test_id} is {test.state}, not paused")
-        record = await self._set(test_id, state="pending")
-        await self._advance()
-        return record
-
-    async def stop(self, test_id: int) -> BranchTestRecord:
-        """Stop a test for good (its running stage is cut)."""
-        test = await self._known(test_id)
-        if test.state in ("finished", "failed", "stopped"):
-            raise Conflict(f"test {test_id} is {test.state}")
-        record = await self._set(test_id, state="stopped", message="stopped by an admin")
-        await self._stop_stage(test, hard=True)
         return record
 
     # ----------------------------------------------------------------- the queue
@@ -267,6 +269,7 @@ class BranchQueue:
             if record.state != "running" or self._closing:
                 return
             decision = await asyncio.to_thread(stored_decision, self._store, tournament_id)
+            record = await self._keep_figures(record, tournament_id)
             label = test.stages[record.stage][0]
             if record.stage + 1 >= len(test.stages) or decision is not SprtDecision.H1:
                 said = {SprtDecision.H1: "passed", SprtDecision.H0: "failed"}.get(
@@ -277,10 +280,24 @@ class BranchQueue:
                             message=f"{label} passed: {test.stages[record.stage + 1][0]} "
                                     "queued")
 
+    async def _keep_figures(self, record: BranchTestRecord,
+                            tournament_id: int) -> BranchTestRecord:
+        """Keep the ended stage's figures with the test (the list reads them)."""
+        stage = test_stages(record)[record.stage]
+        figures = stage_figures(stage, await self._manager.detail(tournament_id))
+        kept = figures.model_dump(mode="json", exclude={"label", "tc", "tournament_id", "url"})
+        results = [*record.results[:record.stage], kept]
+        return await self._set(record.id, results=results)
+
     async def _sides(self, test_id: int, test: BranchTest) -> Sides | None:
         """Both sides built and benched, or None with the test failed and why."""
         try:
-            return await asyncio.to_thread(build_sides, test, self._cache, _note)
+            sides = await asyncio.to_thread(build_sides, test, self._cache, _note)
+            machine = f"service host ({socket.gethostname()})"
+            await self._set(test_id, builds=[
+                MachineBuild.of(side.role, side.build, side.bench, machine).to_json()
+                for side in (sides.base, sides.dev)])
+            return sides
         except BuildFailed as exc:
             tail = "\n".join(exc.log.splitlines()[-30:])
             message = f"build failed: {exc}\n{tail}"

@@ -22,7 +22,8 @@ with --approval), waiting its turn, its sides being built, a stage playing, paus
 an admin, every stage played (or the chain ended by a failed SPRT), a build or bench that
 stopped it, or stopped by an admin."""
 
-_CHANGEABLE = ("priority", "share", "state", "stage", "tournaments", "message")
+_CHANGEABLE = ("priority", "share", "state", "stage", "tournaments", "message", "results",
+               "builds")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,12 @@ class BranchTestRecord:
     message: str | None
     created_at: datetime
     updated_at: datetime
+    author: str | None = None
+    """The name of the token that submitted it (None: the service's own token)."""
+    results: tuple[Mapping[str, Any], ...] = ()
+    """Each ended stage's figures, in order (runner.service.stages.StageResult as JSON)."""
+    builds: tuple[Mapping[str, Any], ...] = ()
+    """Each build of a side on a machine (runner.build.benches.MachineBuild as JSON)."""
 
 
 def _record(row: BranchTestRow) -> BranchTestRecord:
@@ -54,7 +61,9 @@ def _record(row: BranchTestRow) -> BranchTestRecord:
         base_sha=row.base_sha, dev_ref=row.dev_ref, dev_sha=row.dev_sha, spec=dict(row.spec),
         priority=row.priority, share=row.share, state=row.state, stage=row.stage,
         tournaments=tuple(int(t) for t in row.tournaments or ()), message=row.message,
-        created_at=row.created_at, updated_at=row.updated_at)
+        created_at=row.created_at, updated_at=row.updated_at, author=row.author,
+        results=tuple(dict(r) for r in row.results or ()),
+        builds=tuple(dict(b) for b in row.builds or ()))
 
 
 class BranchTests:
@@ -64,13 +73,14 @@ class BranchTests:
         self._db = db
 
     def add(self, *, name: str, recipe: str, base: tuple[str, str], dev: tuple[str, str],
-            spec: Mapping[str, Any], priority: int, share: float) -> int:
+            spec: Mapping[str, Any], priority: int, share: float,
+            author: str | None = None) -> int:
         """Store a new pending test; its id."""
         with self._db.session() as session:
             row = BranchTestRow(name=name, recipe=recipe, base_ref=base[0], base_sha=base[1],
                                 dev_ref=dev[0], dev_sha=dev[1], spec=dict(spec),
                                 priority=priority, share=share, state="pending", stage=0,
-                                tournaments=[])
+                                tournaments=[], author=author, results=[], builds=[])
             session.add(row)
             session.flush()
             return row.id
@@ -99,7 +109,9 @@ class BranchTests:
             if row is None:
                 raise LookupError(f"no branch test {test_id}")
             for key, value in changes.items():
-                setattr(row, key, list(value) if key == "tournaments" else value)
+                if key in ("tournaments", "results", "builds"):
+                    value = [dict(v) if isinstance(v, Mapping) else v for v in value]
+                setattr(row, key, value)
             row.updated_at = datetime.now(UTC)
             session.flush()
             return _record(row)

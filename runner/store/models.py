@@ -260,6 +260,14 @@ class BranchTestRow(Base):
     """Why it failed or stopped (a build's last lines, a wrong bench), or its end."""
     created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
     updated_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    author: Mapped[str | None] = mapped_column(String(200))
+    """The name of the token that submitted it (None: the service's own token, or older)."""
+    results: Mapped[list[Any] | None] = mapped_column(JSON)
+    """Each ended stage's figures (games, LLR, decision, Elo, pentanomial), in order: the
+    tests' list reads these instead of a report per test."""
+    builds: Mapped[list[Any] | None] = mapped_column(JSON)
+    """Each build of a side on a machine: the commit, the machine, its bench and its log's
+    end (the benches of one commit are compared between machines)."""
 
 
 class TokenRow(Base):
