@@ -157,8 +157,11 @@ class BranchQueue:
         if test.stage < len(stages) and test.stage >= len(test.results):
             current = stages[test.stage]
             if current.tournament_id is not None:
-                found = await (self._manager.detail if report
-                               else self._manager.summary)(current.tournament_id)
+                tournament_id = current.tournament_id
+                # Without the report: the progress of every tournament is one read anyway.
+                found = (await self._manager.detail(tournament_id) if report else next(
+                    (s for s in await self._manager.summaries() if s.id == tournament_id),
+                    None))
                 stages[test.stage] = stage_figures(current, found)
         return stages
 

@@ -195,13 +195,6 @@ class TournamentManager:
         found, reasons = await self._data.all_progress()
         return [self._summary(progress, reasons) for progress in found]
 
-    async def summary(self, tournament_id: int) -> TournamentSummary | None:
-        """One tournament's progress and live status, without its report (None: no such
-        tournament)."""
-        progress = await self._data.progress(tournament_id)
-        return None if progress is None else self._summary(progress,
-                                                           await self._data.stored_reasons())
-
     def _summary(self, progress: TournamentProgress,
                  stored_reasons: dict[int, str] | None = None) -> TournamentSummary:
         return summary(progress, self._runs.get(progress.id),
