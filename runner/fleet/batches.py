@@ -56,8 +56,8 @@ class Batch:
     """When its lease ends (the event loop's clock), unless a heartbeat pushes it back."""
     factor: float = 1.0
     """Its clocks are the tournament's times this (the worker's machine speed factor)."""
-    delivered: dict[int, str] = field(default_factory=dict)
-    """The games that came back, by index: a digest of each record as counted."""
+    delivered: dict[int, int] = field(default_factory=dict)
+    """The games that came back, by index: a fingerprint of each record as counted."""
 
     def left(self) -> list[GameJob]:
         """Its jobs whose game has not come back, in schedule order (the tournament's own
