@@ -222,8 +222,10 @@ def _forge(fleet: Fleet) -> str:
     """A worker that sends what it was not given: a machine far too slow, an oversized body,
     a game outside its batch, a game sent twice (the same: refused; another: flagged), a
     result the final position does not allow, an illegal move, other engines than asked, an
-    upload after it ended its batch. Each refused with 4xx and nothing of it counted but the
-    one game it played honestly; the batches it loses go to the others."""
+    upload after it ended its batch, an upload after it fell silent past its lease (the fast
+    form of the SIGSTOP case: the batch expires at its deadline). Each refused with 4xx and
+    nothing of it counted but the one game it played honestly; the batches it loses go to
+    the others."""
     auth = {"Authorization": f"Bearer {fleet.worker_token}"}
     info = {"name": "forger", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
             "version": "0", "engines": ["bundled", "bundled-v1"]}
@@ -309,7 +311,23 @@ def _forge_first(fleet: Fleet, first: int, jobs: list[GameJob], upload: Any, fla
     assert ended.status_code == 409
     late = upload(fourth, job.index, _fools_mate(job, Result.BLACK_WINS))
     assert late.status_code == 409, late.text
+    # Silent past its lease (as a worker SIGSTOPped): the batch is taken back at its deadline
+    # and what it sends afterwards is refused, without a flag of its own.
+    fifth, jobs = batch()
+    deadline = time.monotonic() + 60
+    while (state := _batch_state(fleet.db, fifth)) == "leased":
+        assert time.monotonic() < deadline, "the silent batch was not taken back in 60 s"
+        time.sleep(0.2)
+    assert state == "expired"
+    after = upload(fifth, jobs[0].index, _fools_mate(jobs[0], Result.BLACK_WINS))
+    assert after.status_code == 409 and "no longer" in after.text, after.text
     return base
+
+
+def _batch_state(db: Path, batch_id: int) -> str | None:
+    with Store.open(f"sqlite:///{db}", migrate=False) as store:
+        found = store.fleet.batch(batch_id)
+    return None if found is None else found.state
 
 
 def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
@@ -332,6 +350,7 @@ def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
         played = store.fleet.games(tournament_id)
         pgns = {g.job_index: g.pgn for g in store.games() if g.tournament_id == tournament_id}
     assert len(workers) == 4  # the forger too
+    assert "expired" in {b.state for b in batches} and "refused" in {b.state for b in batches}
     by_id = {w.id: w for w in workers.values()}
     # Each game's clocks were scaled to its worker's bench (the forger claimed the reference
     # speed); the factor is kept with the game and the stored game says the clocks it had.
