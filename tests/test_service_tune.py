@@ -94,6 +94,9 @@ def test_a_tuning_run_through_the_service(client: TestClient) -> None:
     listed = client.get("/api/tunes").json()["tunes"]
     assert [(t["id"], t["state"], t["iterations"]) for t in listed] == [(tune_id, "finished", None)]
 
+    listing = client.get("/tunes")
+    assert listing.status_code == 200 and f'href="/tunes/{tune_id}"' in listing.text
+    assert 'option value="tunes"' in client.get("/").text  # the front page's form submits it
     page = client.get(f"/tunes/{tune_id}")
     assert page.status_code == 200
     assert "service &lt;tune&gt;" in page.text and "<tune>" not in page.text

@@ -37,7 +37,7 @@ __all__ = ["page_router", "router"]
 router = APIRouter(prefix="/api/tunes", tags=["tuning runs"])
 """The JSON routes of tuning runs."""
 page_router = APIRouter(include_in_schema=False)
-"""The HTML route ``/tunes/{id}`` and its graph ``/tunes/{id}/theta.svg``."""
+"""The HTML routes ``/tunes``, ``/tunes/{id}`` and its graph ``/tunes/{id}/theta.svg``."""
 
 TuneId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The tuning run's id.")]
 
@@ -126,6 +126,15 @@ def _page_id(tune_id: str) -> int | None:
 
 def _protected(request: Request) -> bool:
     return bool(getattr(request.app.state.settings, "read_token_required", False))
+
+
+@page_router.get("/tunes", response_class=HTMLResponse)
+async def tunes_page(request: Request) -> HTMLResponse:
+    """Every tuning run with its state, progress and values."""
+    if _protected(request):
+        return render_page(request, "tunes.html", {"protected": True, "tunes": []})
+    return render_page(request, "tunes.html", {"protected": False,
+                                                "tunes": await _runs(request).summaries()})
 
 
 @page_router.get("/tunes/{tune_id}", response_class=HTMLResponse)

@@ -89,6 +89,12 @@
     if ($("list-note")) $("list-note").hidden = true;
   }
 
+  // What the form submits: a tournament, or a tuning run (runner tune's file) to /api/tunes.
+  function submittedKind() {
+    const kind = $("kind");
+    return kind && kind.value === "tunes" ? "tunes" : "tournaments";
+  }
+
   async function submitTournament(event) {
     event.preventDefault();
     const status = $("submit-status");
@@ -98,7 +104,7 @@
     showStatus(status, "Submitting...", false);
     let response;
     try {
-      response = await fetch("/api/tournaments", {
+      response = await fetch("/api/" + submittedKind(), {
         method: "POST",
         headers: Object.assign({ "Content-Type": "application/toml" }, authHeaders()),
         body: $("config").value,
@@ -109,8 +115,10 @@
     }
     if (response.status === 201) {
       const created = await response.json();
-      showStatus(status, "Tournament " + created.id + " accepted.", false);
-      window.location.assign("/tournaments/" + encodeURIComponent(created.id));
+      const kind = submittedKind();
+      showStatus(status, (kind === "tunes" ? "Tuning run " : "Tournament ") + created.id +
+        " accepted.", false);
+      window.location.assign("/" + kind + "/" + encodeURIComponent(created.id));
       return;
     }
     const lines = await problemLines(response);
