@@ -425,3 +425,47 @@ def test_page_follows_a_restarted_service(tmp_path: Path) -> None:
                 print("the service:", _get(f"{base}/api/tournaments")[2])
                 raise
     assert errors == [], errors
+
+
+TUNE_FORM = """name = "browser tune"
+engine = "bundled"
+iterations = 2
+tc = "depth=1"
+concurrency = 2
+maxmoves = 8
+
+[parameters.Skew]
+start = 140
+min = 0
+max = 200
+c_end = 8
+r_end = 0.05
+"""
+
+
+@pytest.mark.slow
+def test_a_tuning_run_submitted_from_the_page(service: str) -> None:
+    """The front page's form, set to a tuning run, posts to /api/tunes and opens the run's
+    page, which shows it finished with the report's theta graph loaded from this origin."""
+    errors: list[str] = []
+    with _browser() as browser:
+        page = browser.new_context().new_page()
+        page.set_default_timeout(60_000)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(service + "/")
+        page.select_option("#kind", "tunes")
+        page.fill("#config", TUNE_FORM)
+        page.fill("#token", TOKEN)
+        page.click("#submit")
+        page.wait_for_url("**/tunes/*")
+        tune_id = page.url.rsplit("/", 1)[1]
+        deadline = time.monotonic() + 120
+        while "finished" not in page.inner_text("h1"):
+            assert time.monotonic() < deadline, page.inner_text("main")
+            time.sleep(1)
+            page.reload()
+        assert page.inner_text("#values").startswith("option.Skew=")
+        image = page.locator("#tuning img")
+        assert image.get_attribute("src") == f"/tunes/{tune_id}/theta.svg"
+        assert page.evaluate("document.querySelector('#tuning img').naturalWidth") > 0
+    assert errors == [], errors
