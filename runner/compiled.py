@@ -54,6 +54,7 @@ COMPILED = (
     "runner.protocol.transport",
     "runner.protocol.uci",
     "runner.protocol.uci_parse",
+    "runner.protocol.uci_reading",
     "runner.protocol.waiting",
     "runner.rules._polyglot",
     "runner.rules.board",

@@ -23,9 +23,6 @@ ALLOWED_CLASSES: dict[str, str] = {
     "runner/tablebase/probe.py:Tablebase":
         "the Syzygy prober: its probe recursion reads the open tables and the board together "
         "on every probe of every adjudicated position",
-    "runner/protocol/uci.py:UciEngine":
-        "the UCI dialogue is being reworked into line-driven state under issue 38; split it "
-        "once that lands (the option lines sent to a running engine, issue 42, took it over)",
 }
 """Classes over `CLASS_LIMIT` lines, by `path:Name`, each with why it stays whole."""
 

@@ -1,12 +1,12 @@
 """`UciEngine`: the Universal Chess Interface, behind the same `Engine` interface as CECP.
 
-One background task reads every line the engine prints and updates state (``id``,
-``option`` declarations, ``uciok``, ``readyok`` counts, the search info, the awaited
-``bestmove``); the public coroutines write commands and wait on that state with explicit
-timeouts.  UCI is stateless about the game: every move request sends the whole position
-(``position ... moves ...``) and the clocks (``go wtime ... btime ...``).  Moves cross in
-coordinate form; in Chess960 (``UCI_Chess960``) castling is king-takes-rook, which is the
-form the caller's rules core writes for Chess960 boards, so moves pass through unchanged.
+The engine's lines update the client's state from the pipe's read callback (`UciReading`,
+uci_reading.py); here are the commands, and the public coroutines that write them and wait
+on that state with explicit timeouts.  UCI is stateless about the game: every move request
+sends the whole position (``position ... moves ...``) and the clocks (``go wtime ...
+btime ...``).  Moves cross in coordinate form; in Chess960 (``UCI_Chess960``) castling is
+king-takes-rook, which is the form the caller's rules core writes for Chess960 boards, so
+moves pass through unchanged.
 The wire parsers and formatters are pure functions in `uci_parse`.
 
 Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled callers and
@@ -19,30 +19,23 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from runner.protocol.engine import (
     ClockState,
     EngineConfig,
     EngineError,
-    EngineOption,
     EngineReply,
     EngineStalled,
     GameSetup,
     Side,
 )
-from runner.protocol.pipe import PipeEngine
-from runner.protocol.transport import EngineTransport, Line
 from runner.protocol.uci_parse import (
     find_option,
     format_go,
     format_position,
-    merge_info,
-    parse_bestmove,
-    parse_info,
-    parse_option,
 )
+from runner.protocol.uci_reading import UciReading
 from runner.protocol.uci_settings import setoption_line, settings_lines
 from runner.types import Variant
 
@@ -53,47 +46,9 @@ _PONDER_START = 0.5
 Debian's Ethereal never ends a search whose ``ponderhit`` came before it began (10 times in
 10 when sent at once after ``go ponder``)."""
 
-_MESSAGES_KEPT = 20
 
-
-class UciEngine(PipeEngine):
+class UciEngine(UciReading):
     """An engine spoken to in UCI over pipes."""
-
-    def __init__(self, config: EngineConfig, *, transport: EngineTransport | None = None) -> None:
-        """`transport` replaces the subprocess (a scripted double in tests, say)."""
-        super().__init__(config, transport)
-        self.id_name: str | None = None
-        self.id_author: str | None = None
-        self._options: dict[str, EngineOption] = {}
-        self.option_values: dict[str, str | None] = {}
-        """What was sent with ``setoption`` (declared spelling -> wire value)."""
-        self._uciok: asyncio.Future[float] | None = None
-        self._ready_sent = 0
-        self._ready_seen = 0
-        self._ready_waiters: dict[int, asyncio.Future[float]] = {}
-        self._searches = 0  # ``go`` sent minus ``bestmove`` read: one bestmove per go
-        self._score_is_bound = False
-        self._chess960: bool | None = None
-        self._position_cache: tuple[list[str], str] = ([], "")
-        self._position_fen: str | None = None
-        self._ponder_move: str | None = None  # the reply the last bestmove expects
-        self._may_ponder = False  # ponder=true and the engine declares Ponder (as cutechess)
-        self._pondered: list[str] | None = None
-        """The moves of the position a running ``go ponder`` searches (the expected reply last)."""
-        self._ponder_search: asyncio.Future[EngineReply] | None = None
-        self._ponder_heard: asyncio.Future[None] | None = None  # its first info line came
-
-    # ----------------------------------------------------------------- Engine API
-
-    @property
-    def features(self) -> Mapping[str, str]:
-        """UCI has no features: always empty."""
-        return {}
-
-    @property
-    def options(self) -> dict[str, EngineOption]:
-        """The options the engine declared before ``uciok``."""
-        return self._options
 
     async def start(self) -> None:
         """Spawn the engine, ``uci`` until ``uciok``, and set the configured options.
@@ -268,89 +223,6 @@ class UciEngine(PipeEngine):
         self._position_fen = start_fen
         return text
 
-    # ----------------------------------------------------------------- options
-
-    # ----------------------------------------------------------------- reading
-
-    def _waiters(self) -> Iterable[asyncio.Future[Any] | None]:
-        """The bestmove, the uciok and the readyoks awaited."""
-        return (self._reply, self._ponder_search, self._uciok, *self._ready_waiters.values())
-
-    def _self_name(self) -> str | None:
-        """The name in ``id name ...``."""
-        return self.id_name
-
-    def _handle(self, line: Line) -> None:
-        text = line.text.strip()
-        head, _, rest = text.partition(" ")
-        if head == "info":
-            self._handle_info(rest)
-        elif head == "bestmove":
-            self._handle_bestmove(line, text)
-        elif head == "readyok":
-            self._ready_seen += 1
-            waiter = self._ready_waiters.get(self._ready_seen)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(line.time)
-        elif head == "option":
-            if self._uciok is not None and not self._uciok.done():
-                try:
-                    option = parse_option(text)
-                except ValueError as exc:
-                    self._proc_note(f"option declaration ignored: {exc}")
-                else:
-                    self._options[option.name] = option
-        elif head == "id":
-            key, _, value = rest.strip().partition(" ")
-            if key == "name":
-                self.id_name = value.strip()
-            elif key == "author":
-                self.id_author = value.strip()
-        elif head == "uciok":
-            if self._uciok is not None and not self._uciok.done():
-                self._uciok.set_result(line.time)
-        elif head in ("copyprotection", "registration") and "error" in rest:
-            self._proc_note(f"the engine reports {text!r}; playing on")
-
-    def _handle_info(self, rest: str) -> None:
-        if self._reply is None:
-            heard = self._ponder_heard
-            if heard is None:
-                return
-            if not heard.done():
-                heard.set_result(None)
-        if rest.startswith("string "):  # Stockfish's NNUE note, every search: no fields to parse
-            if len(self._messages) < _MESSAGES_KEPT:
-                self._messages.append(f"info string {rest[7:].strip()}")
-            return
-        info = parse_info(rest)
-        if info.string is not None:
-            if len(self._messages) < _MESSAGES_KEPT:
-                self._messages.append(f"info string {info.string}")
-            return
-        if info.multipv not in (None, 1):
-            return
-        self._info, self._score_is_bound = merge_info(self._info, info, self._score_is_bound)
-
-    def _handle_bestmove(self, line: Line, text: str) -> None:
-        if self._searches <= 0:
-            self._proc_note("bestmove without a search ignored")
-            return
-        self._searches -= 1
-        reply = self._reply or self._ponder_search
-        if self._searches > 0 or reply is None or reply.done():
-            self._proc_note("bestmove of an abandoned search ignored")
-            return
-        move, ponder = parse_bestmove(text)
-        if ponder is not None:
-            self._messages.append(f"ponder {ponder}")
-        self._ponder_move = ponder if self._may_ponder and reply is self._reply else None
-        reply.set_result(EngineReply(
-            move=move, info=self._info, sent_at=self._reply_sent_at, received_at=line.time,
-            messages=tuple(self._messages), words=text.strip() if move == "0000" else None,
-            ponder_move=self._ponder_move,
-        ))
-
     # ----------------------------------------------------------------- waiting
 
     async def _synchronise(self) -> None:
@@ -361,3 +233,4 @@ class UciEngine(PipeEngine):
         self._ready_sent += 1
         return await self._round_trip(self._ready_waiters, self._ready_sent, "isready",
                                       timeout, "no readyok")
+
