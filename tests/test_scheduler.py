@@ -284,3 +284,45 @@ def test_a_huge_concurrency_opens_no_more_slots_than_games(monkeypatch):
     assert len(scheduler._slots) <= 3  # two with a game, perhaps one that found none
     assert peak < 5_000_000, peak
     assert log["a"].count("start") == 2  # one engine pair per slot
+
+
+def test_a_resize_closes_the_slots_over_it_and_opens_slots_under_it(monkeypatch):
+    """A service re-divides its games between running branch tests: 4 games at once, then
+    1 (the slots over it leave after their game), then 3 (new slots open at once)."""
+    phase = ["4"]
+    in_flight = 0
+    starts: list[tuple[str, int]] = []
+
+    async def fake_play_game(white: FakeEngine, black: FakeEngine, spec: GameSpec,
+                             **_: object) -> GameRecord:
+        nonlocal in_flight
+        in_flight += 1
+        starts.append((phase[0], in_flight))
+        await asyncio.sleep(0.005)
+        in_flight -= 1
+        return _record(white.name, black.name)
+
+    monkeypatch.setattr(slot_module, "play_game", fake_play_game)
+    log: dict[str, list[str]] = {}
+    scheduler = LocalScheduler(4, engine_factory=lambda config: FakeEngine(config, log, False))
+    finished = 0
+
+    def on_event(event: SchedulerEvent) -> None:
+        nonlocal finished
+        if isinstance(event, JobFinished):
+            finished += 1
+            if finished == 12:
+                phase[0] = "1"
+                scheduler.resize(1)
+            elif finished == 30:
+                phase[0] = "3"
+                scheduler.resize(3)
+
+    events = _collect(scheduler, [_job(i) for i in range(60)], on_event)
+    assert len(_finished(events)) == 60
+    by_phase = {p: [n for q, n in starts if q == p] for p in "413"}
+    assert max(by_phase["4"]) == 4
+    # The games begun before the resize end; from the first game alone, one at a time.
+    alone = by_phase["1"][by_phase["1"].index(1):]
+    assert len(alone) > 5 and set(alone) == {1}
+    assert max(by_phase["3"]) == 3

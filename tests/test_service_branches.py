@@ -185,6 +185,45 @@ def test_running_tests_share_the_games_by_their_shares() -> None:
     assert stage_concurrency(0.1, [10.0], 8, 8) == 1  # never less than one
 
 
+def test_running_tests_are_re_divided_the_games_when_one_starts_or_pauses(
+        repos: Path, tmp_path: Path) -> None:
+    """Two tests at once on a service of 4 games: the first alone plays 4; when the second
+    (share 3) starts, 1 and 3; when the second is paused, the first plays 4 again."""
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
+                               engines_file=repos / "engines.toml", max_running=2,
+                               build_cache=repos / "cache", max_concurrency=4)
+    text = _test("share", 'base = "main"\ndev = "deeper"').replace(
+        "concurrency = 2", "concurrency = 4").replace("[sprt]\nelo0 = 0\nelo1 = 150\n", "").replace(
+        "rounds = 40", "rounds = 400")  # never over before it is stopped
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        manager = client.app.state.manager
+
+        def playing(test_id: int, games: int) -> None:
+            """Wait until the test's stage is played `games` at once (its scheduler's)."""
+            deadline = time.monotonic() + 120
+            while True:
+                test = client.get(f"/api/tests/{test_id}").json()
+                tournament = test["stages"][0]["tournament_id"]
+                run = manager._runs.get(tournament) if tournament else None  # white box
+                found = None if run is None or run.tournament is None else \
+                    run.tournament.scheduler.concurrency
+                if found == games:
+                    return
+                assert time.monotonic() < deadline, (test["state"], found, games)
+                time.sleep(0.1)
+
+        first = client.post("/api/tests", headers=TOML, content=text).json()["id"]
+        playing(first, 4)
+        second = client.post("/api/tests", headers=TOML, content=text.replace(
+            "[branch]", "[branch]\nshare = 3")).json()["id"]
+        playing(second, 3)
+        playing(first, 1)
+        assert client.post(f"/api/tests/{second}/pause", headers=AUTH).status_code == 200
+        playing(first, 4)
+        for test_id in (first, second):
+            client.post(f"/api/tests/{test_id}/stop", headers=AUTH)
+
+
 def test_pause_resume_stop_and_priority(client: TestClient) -> None:
     slow = _test("slow", 'base = "main"\ndev = "deeper"', extra="").replace(
         "[sprt]\nelo0 = 0\nelo1 = 150\n", "")

@@ -4,7 +4,8 @@ host, their stages played as the service's tournaments, STC then LTC.
 A test waits its turn (`pending`) behind those of a higher priority, and of the same priority
 behind older ones; at most `max_running` tests are built or played at once, as the service's
 tournaments are. A running stage plays `share` parts of the service's games at once out of
-the shares of all running tests (`stage_concurrency`). Its sides are built in the build cache
+the shares of all running tests (`stage_concurrency`), re-divided whenever a test starts,
+ends, is paused, stopped or reprioritised. Its sides are built in the build cache
 (a cache hit costs a git fetch), benched and checked against the declared node counts; a
 failed build or a wrong bench fails the test with the reason kept. When a stage's SPRT
 accepts H1 the next stage is submitted at once; otherwise the test is finished there. A
@@ -137,6 +138,7 @@ class BranchQueue:
         record = await self._set(test_id, state=state, message=message)
         if action in ("pause", "stop"):
             await self._stop_stage(test, hard=action == "stop")
+            await self._rebalance()
         else:
             await self._advance()
         return record
@@ -176,6 +178,7 @@ class BranchQueue:
         """Give a test another priority (the queue's order changes at once)."""
         record = await self._set(test_id, priority=priority)
         await self._advance()
+        await self._rebalance()
         return record
 
     # ----------------------------------------------------------------- the queue
@@ -242,6 +245,7 @@ class BranchQueue:
             log.exception("branch test %d failed", test_id)
             await self._set(test_id, state="failed", message=f"{type(exc).__name__}: {exc}")
         if not self._closing:
+            await self._rebalance()
             await self._advance()
 
     async def _play(self, test_id: int) -> None:
@@ -259,6 +263,7 @@ class BranchQueue:
                 tournament_id = await self._submit_stage(record, test, sides)
                 record = await self._set(test_id, state="running",
                                          tournaments=(*record.tournaments, tournament_id))
+                await self._rebalance()
             else:
                 tournament_id = record.tournaments[record.stage]
                 await self._set(test_id, state="running")
@@ -267,6 +272,7 @@ class BranchQueue:
                     # manager already resumed at its start is running: nothing to do.
                     with contextlib.suppress(Conflict):
                         await self._manager.resume(tournament_id)
+                await self._rebalance()
             await self._manager.ended(tournament_id)
             record = await self._known(test_id)
             if record.state != "running" or self._closing:
@@ -322,6 +328,19 @@ class BranchQueue:
         games = stage_concurrency(record.share, others, self._settings.max_concurrency,
                                   config.concurrency)
         return await self._manager.submit(dataclasses.replace(config, concurrency=games))
+
+    async def _rebalance(self) -> None:
+        """Re-divide the service's games at once between the running stages by their tests'
+        shares (a test started, ended, paused or was reprioritised)."""
+        running = [t for t in await self.tests()
+                   if t.state == "running" and len(t.tournaments) > t.stage]
+        for test in running:
+            others = [t.share for t in running if t.id != test.id]
+            asked = test.spec.get("concurrency", 1)
+            asked = min(asked if isinstance(asked, int) and asked > 0 else 1,
+                        self._settings.max_concurrency)
+            self._manager.resize(test.tournaments[test.stage], stage_concurrency(
+                test.share, others, self._settings.max_concurrency, asked))
 
     async def _stop_stage(self, test: BranchTestRecord, *, hard: bool = False) -> None:
         """Stop the test's running stage, if it has one."""

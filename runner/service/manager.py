@@ -75,10 +75,8 @@ class TournamentManager:
         self._logs = EventLogs(settings.stream_queue)
         self._places = asyncio.Semaphore(max(1, settings.max_running))
         self._closing = False
-        self._data = TournamentReads(store, settings.render_workers)
-        """The shared reads of the database, and why runs failed."""
-        self._feed = LiveFeed(self.log, self._data)
-        """What the runs do, published on their event logs."""
+        self._data = TournamentReads(store, settings.render_workers)  # reads; why runs failed
+        self._feed = LiveFeed(self.log, self._data)  # what the runs do, on their event logs
 
     # ----------------------------------------------------------------- life
 
@@ -102,9 +100,7 @@ class TournamentManager:
         for run in self._runs.values():
             if run.tournament is not None:
                 run.tournament.stop(hard=True)
-        tasks = [(tournament_id, run.task) for tournament_id, run in self._runs.items()
-                 if run.task is not None]
-        for tournament_id, task in tasks:
+        for tournament_id, task in [(i, r.task) for i, r in self._runs.items() if r.task]:
             try:
                 await asyncio.wait_for(asyncio.shield(task), 30)
             except TimeoutError:
@@ -185,6 +181,11 @@ class TournamentManager:
         """Return once the tournament's run here has ended (at once when none is running)."""
         if (run := self._runs.get(tournament_id)) is not None and run.task is not None:
             await asyncio.wait({run.task})  # neither its result nor its cancellation is ours
+
+    def resize(self, tournament_id: int, games: int) -> None:
+        """Play `games` of a running tournament at once from now on (a branch test's share)."""
+        if (run := self._runs.get(tournament_id)) is not None and run.tournament is not None:
+            run.tournament.scheduler.resize(games)
 
     async def exists(self, tournament_id: int) -> bool:
         """Whether the tournament is in the database."""

@@ -115,6 +115,10 @@ class Scheduler(abc.ABC):
     def stop(self, hard: bool = False) -> None:
         """Start no new job; with `hard`, also abort the running ones (they report nothing)."""
 
+    def resize(self, concurrency: int) -> None:  # noqa: B027 - not every scheduler has slots
+        """Play `concurrency` games at once from now on (a service re-dividing its slots
+        between runs); a scheduler without slots of its own (remote workers) ignores it."""
+
 
 _Queued = tuple[SchedulerEvent, "asyncio.Future[None] | None"] | None
 
@@ -155,6 +159,9 @@ class LocalScheduler(Scheduler):
         self._pool = pool
         self._given: list[GameSlot] = []
         """Slots given back to the pool: theirs, not closed with this run's."""
+        self._open: set[int] = set()
+        """The slots taking jobs (by id): one above the concurrency leaves after its game."""
+        self._ending = False
         self._queue: asyncio.Queue[_Queued] | None = None
 
     # ----------------------------------------------------------------- the interface
@@ -168,6 +175,14 @@ class LocalScheduler(Scheduler):
         if self._jobs.stop(hard):
             for task in self._tasks:
                 task.cancel()
+
+    def resize(self, concurrency: int) -> None:
+        """Play `concurrency` games at once from now on: a slot over it leaves when its game
+        ends; under it another opens (which opens the next as it takes a job, as at the
+        start)."""
+        self.concurrency = max(1, concurrency)
+        if self._queue is not None:
+            self._open_slot()
 
     async def events(self) -> AsyncGenerator[SchedulerEvent, None]:
         """Run the slots; yields their events until all are done, then raises what one raised."""
@@ -204,6 +219,7 @@ class LocalScheduler(Scheduler):
             tasks = self._tasks[waited:]
             waited = len(self._tasks)
             outcomes += await asyncio.gather(*tasks, return_exceptions=True)
+        self._ending = True  # no slot opens now: nothing would wait for it
         queue.put_nowait(None)
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(
@@ -231,7 +247,7 @@ class LocalScheduler(Scheduler):
     def _open_slot(self) -> None:
         """Start one more slot. Slots open one at a time, each once the one before has a job:
         never more slots than games to play, whatever the concurrency asked for."""
-        if len(self._slots) >= self.concurrency or self._jobs.stopped:
+        if len(self._open) >= self.concurrency or self._jobs.stopped or self._ending:
             return
         slot = None if self._pool is None else self._pool.take()
         if slot is None:
@@ -239,13 +255,15 @@ class LocalScheduler(Scheduler):
         slot.fresh_engines, slot.affinity = self.fresh_engines, self.affinity
         slot.freezes, slot.notify = self.freezes, lambda text: self._put(Notice(text))
         self._slots.append(slot)
+        self._open.add(id(slot))
         self._tasks.append(asyncio.create_task(self._run_slot(slot), name=f"slot-{slot.number}"))
 
     async def _run_slot(self, slot: GameSlot) -> None:
         keep = False
         try:
             opened = False
-            while (job := self._jobs.next()) is not None:
+            while (len(self._open) <= self.concurrency
+                   and (job := self._jobs.next()) is not None):
                 if not opened:
                     opened = True
                     self._open_slot()
@@ -261,6 +279,7 @@ class LocalScheduler(Scheduler):
             log.debug("slot %d failed", slot.number, exc_info=True)
             self._fail(f"game slot {slot.number + 1} failed: {type(exc).__name__}: {exc}")
         finally:
+            self._open.discard(id(slot))
             if keep and self._pool is not None:
                 self._given.append(slot)
                 self._pool.give(slot)
