@@ -1,6 +1,6 @@
 """Branch tests keep who submitted them, each ended stage's figures and each build of a side
 on a machine with its bench and log's end (issue 41): the tests' list reads its rows alone,
-and the benches of one commit are compared between machines.
+and a test's page shows them.
 
 Revision ID: a41c7e2b5d90
 Revises: a7e2c9f04b15

@@ -31,9 +31,9 @@ class BenchFailed(RuntimeError):
 class WrongBench(RuntimeError):
     """A bench's node count is not the one declared (or not the one another machine got)."""
 
-    def __init__(self, expected: int, found: int, where: str, *, text: str | None = None) -> None:
-        super().__init__(text or f"wrong bench: {where} declares {expected} nodes, the build "
-                         f"gives {found}")
+    def __init__(self, expected: int, found: int, where: str) -> None:
+        super().__init__(f"wrong bench: {where} declares {expected} nodes, the build gives "
+                         f"{found}")
         self.expected = expected
         self.found = found
 

@@ -1,18 +1,18 @@
-"""The builds of a test's sides on each machine, and their benches compared: a commit's
-bench node count depends only on its code, so two machines that count differently for the
-same commit built differently (another compiler, a broken toolchain) and their games would
-not measure the same engine: the test stops with both figures ("wrong bench")."""
+"""The record of a test's side built on a machine: the commit, the machine, its bench and
+the end of its log, kept with the test and shown on its page. A commit's bench node count
+depends only on its code, so the records of one commit on several machines (once builds run
+where the games run: Dask and remote workers, still to come) are what a "wrong bench"
+between machines will be read from."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runner.build.bench import Bench, WrongBench
+from runner.build.bench import Bench
 from runner.build.builder import Build
 
-__all__ = ["LOG_SHOWN", "MachineBuild", "check_machines"]
+__all__ = ["LOG_SHOWN", "MachineBuild"]
 
 LOG_SHOWN = 4000
 """The characters of a build's log kept with the test (its end: where an error is)."""
@@ -45,28 +45,3 @@ class MachineBuild:
     def to_json(self) -> dict[str, Any]:
         """As stored with the test (JSON types only)."""
         return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MachineBuild:
-        """A stored record read back (unknown keys ignored; ValueError when one is missing)."""
-        try:
-            return cls(side=str(data["side"]), commit=str(data["commit"]),
-                       machine=str(data["machine"]),
-                       nodes=None if data.get("nodes") is None else int(data["nodes"]),
-                       nps=None if data.get("nps") is None else int(data["nps"]),
-                       cached=bool(data.get("cached", False)),
-                       seconds=float(data.get("seconds", 0.0)), log=str(data.get("log", "")))
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"not a machine build: {exc}") from None
-
-
-def check_machines(known: Iterable[MachineBuild], new: MachineBuild) -> None:
-    """Raise WrongBench when `new`'s bench differs from another machine's for the same
-    commit (the message names both machines and both node counts)."""
-    if new.nodes is None:
-        return
-    for other in known:
-        if other.commit == new.commit and other.nodes is not None and other.nodes != new.nodes:
-            raise WrongBench(other.nodes, new.nodes, new.side, text=(
-                f"wrong bench: {new.side} ({new.commit[:12]}) gives {other.nodes} nodes on "
-                f"{other.machine} and {new.nodes} nodes on {new.machine}"))

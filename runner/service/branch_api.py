@@ -77,7 +77,7 @@ class BranchTestJson(Wire):
     message: str | None
     """Why it failed or stopped (a build's last lines, a wrong bench), or how it ended."""
     builds: list[BuildJson]
-    """Each side built on each machine, with its bench (compared between machines)."""
+    """Each side built on each machine (the service's host for now), with its bench."""
     created_at: str
     updated_at: str
     commits: list[list[str]] | None = None

@@ -267,7 +267,7 @@ class BranchTestRow(Base):
     tests' list reads these instead of a report per test."""
     builds: Mapped[list[Any] | None] = mapped_column(JSON)
     """Each build of a side on a machine: the commit, the machine, its bench and its log's
-    end (the benches of one commit are compared between machines)."""
+    end."""
 
 
 class TokenRow(Base):
