@@ -226,6 +226,8 @@ def count_plies(pgn: str) -> tuple[int, int, int]:
     return games, plies, forfeits
 
 
+_STALE_LINE = "compiled modules are older than their sources"
+"""What `runner.compiled` prints on stderr when it runs the source of a stale build."""
 _PYCACHE = tempfile.mkdtemp(prefix="peers-pycache-")
 # The modules a run of our CLI imports, compiled once before anything is timed.
 _WARM_IMPORTS = ("import runner.cli.app, runner.cli.tournament, runner.tournament.run, "
@@ -288,6 +290,13 @@ def run_once(runner: str, program: str | None, w: Workload, engine: str,
             argv = ours_argv(engine, w, pgn)
         load = os.getloadavg()[0]
         own, children, wall = run_split(argv, cwd, env)
+        if build_of(runner) == "compiled" and _STALE_LINE in (cwd / "stdout.txt").read_text(
+                errors="replace"):
+            # The tree changed under the run (a merge into the checkout, say): the compiled
+            # column ran the Python source. Once undetected, it made two runs differ.
+            raise RuntimeError(f"{runner}: the compiled modules went stale during the run"
+                               " (sources edited since the build): rebuild, or run from a"
+                               " snapshot that does not change")
         if keep is not None:
             shutil.copyfile(pgn, keep)  # before the check below: a short run is worth reading
         games, plies, forfeits = count_plies(pgn.read_text(errors="replace"))

@@ -9,7 +9,7 @@ Prints, for each workload, the median of several repeats for both libraries and 
    it: parse the coordinate move (is_legal), SAN, push, outcome() without claims, then
    is_repetition(3) and can_claim_fifty_moves(); once with ``san`` then ``push`` (the issue's
    words), once with ``san_and_push`` (one push, as the game loop writes SAN; python-chess has
-   the same method).
+   the same method); then ours alone in one step, ``push_refereed``, as the loop does now.
 
 Times are process CPU time (``time.process_time``), not wall time: on a shared machine the
 scheduler's delays would otherwise land in the figures. The first line says whether the
@@ -128,6 +128,19 @@ def arbiter(new_board: Callable[[], Any], games: list[list[str]], one_push: bool
     return plies
 
 
+def arbiter_one_step(games: list[list[str]]) -> int:
+    """The game loop's per-ply checks as it makes them since issue 38: parse the coordinate
+    move, then `Board.push_refereed` (SAN, push and the rules' end in one step; python-chess
+    has no counterpart, so this one is ours alone); returns plies handled."""
+    plies = 0
+    for moves in games:
+        board = Board()
+        for uci in moves:
+            board.push_refereed(board.parse_uci(uci))
+            plies += 1
+    return plies
+
+
 def main() -> None:
     """Run both workloads and print medians and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -167,6 +180,9 @@ def main() -> None:
               "can_claim_fifty_moves)")
         print(f"ours {ours_t / plies * 1e6:.1f} us/ply, python-chess {peer_t / plies * 1e6:.1f} "
               f"us/ply, time ratio {ours_t / peer_t:.2f}x (issue 30 target <= 0.2x)")
+    ours_t, plies = timed(lambda: arbiter_one_step(games), args.repeats)
+    print(f"\nthe same checks in one step (parse_uci, push_refereed): ours {ours_t / plies * 1e6:.1f}"
+          " us/ply")
 
 
 if __name__ == "__main__":
