@@ -377,6 +377,10 @@ def _check_pages(base: str) -> None:
                 assert cells.nth(6).inner_text().startswith("+")
                 assert len(cells.nth(7).inner_text().split()) == 5
             assert "level 2 searches two plies" in page.locator("#commits").inner_text()
+            # Each stage's Elo and LLR over games, drawn from its tournament's report.
+            page.wait_for_function(
+                "document.querySelectorAll('.stage-plots .llr-plot svg path.line').length == 2")
+            assert page.locator(".stage-plots .elo-plot svg").count() == 2
             builds = page.locator("#builds tbody tr")
             assert builds.count() == 2
             assert builds.nth(0).locator("td").nth(3).inner_text().isdigit()  # the bench

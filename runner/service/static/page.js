@@ -563,9 +563,29 @@
     return "";
   }
 
+  // A branch test's page: each started stage's Elo and LLR over games, drawn from its
+  // tournament's report as the tournament's own page draws them.
+  async function startTest() {
+    for (const stage of document.querySelectorAll("[data-stage-tournament]")) {
+      const elo = stage.querySelector(".elo-plot"), llr = stage.querySelector(".llr-plot");
+      try {
+        const response = await fetch("/api/tournaments/" + encodeURIComponent(stage.dataset.stageTournament),
+                                     { headers: authHeaders() });
+        if (!response.ok) throw new Error("status " + response.status);
+        const report = (await response.json()).report;
+        draw.drawElo(elo, report && report.series);
+        draw.drawLlr(llr, report && report.series, report && report.sprt);
+      } catch (error) {
+        draw.emptyPlot(elo, "the stage's report cannot be read: " + error.message);
+        draw.emptyPlot(llr, "");
+      }
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     const page = document.body.dataset.page;
     if (page === "index") startIndex();
+    else if (page === "test") startTest();
     else if (page === "tournament") new TournamentView(document.body.dataset.tournament).start();
     else if (page === "game") new GameReplay(document.body.dataset.tournament, document.body.dataset.game).start();
   });
