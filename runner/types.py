@@ -1,4 +1,5 @@
-"""The small shared vocabulary of a game: the variant played and the record of one move.
+"""The small shared vocabulary of a game: the variant played, the record of one move, and the
+words an engine is configured with (its protocol, its Chess960 castling).
 
 Like fastchess's ``types/``, these sit below every room that speaks of a game (the protocol
 clients, the PGN writer, the game loop, the configuration, the store), so none of them has to
@@ -11,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["MoveRecord", "Variant"]
+__all__ = ["Castling960Style", "MoveRecord", "Protocol", "Variant"]
 
 
 class Variant(enum.Enum):
@@ -19,6 +20,22 @@ class Variant(enum.Enum):
 
     STANDARD = "standard"
     FISCHERANDOM = "fischerandom"
+
+
+class Protocol(enum.StrEnum):
+    """The protocol an engine speaks (a str enum: stored, sent and compared as its word)."""
+
+    CECP = "cecp"
+    UCI = "uci"
+
+
+class Castling960Style(enum.StrEnum):
+    """How Chess960 castling is written to a CECP engine (a str enum, as `Protocol`)."""
+
+    OO = "oo"
+    """O-O / O-O-O, the specification's form for variant fischerandom."""
+    KXR = "kxr"
+    """The king onto its own rook (e1h1), as Fairy-Stockfish wants it."""
 
 
 @dataclass(frozen=True, slots=True)

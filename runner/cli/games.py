@@ -118,6 +118,7 @@ async def _check(config: EngineConfig, movetime: float) -> int:
     from runner.protocol.factory import make_engine, stop_engines
     from runner.protocol.uci import UciEngine
     from runner.rules import Board
+    from runner.types import Protocol
 
     # Names, features, options and errors all come from the engine: nothing here is markup,
     # and each is `shown` (its control characters as escapes, none sent to the terminal).
@@ -164,7 +165,7 @@ async def _check(config: EngineConfig, movetime: float) -> int:
         console.print(f"engine failed: {shown(str(exc), multiline=True)}", style="bold red")
         for entry in list(engine.transcript)[-20:]:
             console.print(shown(str(entry)), highlight=False, markup=False)
-        if config.protocol == "cecp":
+        if config.protocol is Protocol.CECP:
             console.print("hint: if this is a UCI engine, check it with --proto uci")
         return 1
     finally:

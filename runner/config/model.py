@@ -24,7 +24,7 @@ from runner.config.stored import is_legacy_json, order_defining, upgrade_stored
 from runner.config.timecontrol import WrittenTimeControl
 from runner.protocol.engine import CecpDialogue
 from runner.stats import EloModel, SprtSpec
-from runner.types import Variant
+from runner.types import Castling960Style, Protocol, Variant
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -70,28 +70,12 @@ class TournamentFormat(Enum):
     ROUND_ROBIN = "round-robin"
 
 
-class Protocol(Enum):
-    """The protocol an engine speaks."""
-
-    CECP = "cecp"
-    UCI = "uci"
-
-
 class RestartPolicy(Enum):
     """Whether an engine process is started afresh for each game."""
 
     AUTO = "auto"
     ON = "on"
     OFF = "off"
-
-
-class Castling960Style(Enum):
-    """How Chess960 castling is written to a CECP engine."""
-
-    OO = "oo"
-    """O-O / O-O-O, the specification's form for variant fischerandom."""
-    KXR = "kxr"
-    """The king onto its own rook (e1h1), as Fairy-Stockfish wants it."""
 
 
 class BookFormat(Enum):

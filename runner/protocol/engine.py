@@ -21,7 +21,7 @@ from typing import NamedTuple, Optional, cast
 from mypy_extensions import mypyc_attr
 
 from runner.clock import TimeControl
-from runner.types import Variant
+from runner.types import Castling960Style, Protocol, Variant
 
 __all__ = [
     "CecpDialogue",
@@ -118,14 +118,14 @@ class EngineConfig:
     argv: "tuple[str, ...]"
     working_dir: "Optional[Path]" = None
     env: "Optional[Mapping[str, str]]" = None
-    protocol: str = "cecp"
+    protocol: Protocol = Protocol.CECP
     options: "Mapping[str, str]" = field(default_factory=dict)
     init_strings: "tuple[str, ...]" = ()
     memory_mb: "Optional[int]" = None
     cores: "Optional[int]" = None
     nps: "Optional[int]" = None
     ponder: bool = False
-    castling960: str = "oo"
+    castling960: Castling960Style = Castling960Style.OO
     """CECP only: Chess960 castling written as ``oo`` (O-O/O-O-O) or ``kxr`` (king takes rook)."""
     cecp_dialogue: CecpDialogue = CecpDialogue.FULL
     """CECP only: where the protocol leaves a choice, what a game's dialogue says (see there)."""
@@ -160,9 +160,10 @@ class EngineConfig:
         object.__setattr__(self, "argv", tuple(str(word) for word in cast("Iterable[object]", argv)))
         if self.line_limit < 1024:
             raise ValueError(f"engine {self.name!r}: line limit {self.line_limit} is too small")
-        if self.castling960 not in ("oo", "kxr"):
-            raise ValueError(f"engine {self.name!r}: castling960 must be 'oo' or 'kxr', "
-                             f"not {self.castling960!r}")
+        # A caller may write the words ("uci", "kxr"): made the enums here, so that a config
+        # holds one type whichever way it was built (ValueError for any other word).
+        _enum_field(self, "protocol", Protocol, "'cecp' or 'uci'")
+        _enum_field(self, "castling960", Castling960Style, "'oo' or 'kxr'")
         if self.silent_start_retries < 0:
             raise ValueError(f"engine {self.name!r}: silent_start_retries must be >= 0")
         for name in ("start_timeout", "feature_timeout", "silent_restart_after",
@@ -170,6 +171,19 @@ class EngineConfig:
                      "quit_timeout", "terminate_timeout"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"engine {self.name!r}: {name} must be positive")
+
+
+def _enum_field(config: EngineConfig, name: str, kind: type[enum.Enum], words: str) -> None:
+    """`config`'s field `name` made the member of `kind` its value names; ValueError naming
+    the engine when it names none."""
+    value: object = vars(config)[name]
+    if isinstance(value, kind):
+        return
+    try:
+        member = kind(value)
+    except ValueError:
+        raise ValueError(f"engine {config.name!r}: {name} must be {words}, not {value!r}") from None
+    object.__setattr__(config, name, member)
 
 
 @dataclass(frozen=True)

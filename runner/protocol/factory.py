@@ -10,13 +10,14 @@ from runner.protocol.cecp import CecpEngine
 from runner.protocol.engine import Engine, EngineConfig
 from runner.protocol.lifetime import finish_uncancelled
 from runner.protocol.uci import UciEngine
+from runner.types import Protocol
 
 
 def make_engine(config: EngineConfig) -> Engine:
     """An engine handle speaking the configured protocol (not started yet)."""
-    if config.protocol == "cecp":
+    if config.protocol is Protocol.CECP:
         return CecpEngine(config)
-    if config.protocol == "uci":
+    if config.protocol is Protocol.UCI:
         return UciEngine(config)
     raise ValueError(f"engine {config.name!r}: unknown protocol {config.protocol!r}")
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from runner.protocol.engine import EngineOption
+from runner.types import Protocol
 
 __all__ = ["SUBMITTABLE_TYPES", "check_submitted", "declared_option", "find_declared",
            "spin_number"]
@@ -30,11 +31,11 @@ File``, polyglot's ``LogFile``), and a button, save or reset option makes the en
 
 
 def declared_option(declared: Mapping[str, EngineOption], name: str,
-                    protocol: str) -> EngineOption | None:
+                    protocol: Protocol) -> EngineOption | None:
     """The declaration of option `name`, if any: by its exact name, and over UCI (whose
     option names are not case-sensitive) by the name in any case."""
     option = declared.get(name)
-    if option is None and protocol == "uci":
+    if option is None and protocol is Protocol.UCI:
         lowered = name.lower()
         option = next((o for o in declared.values() if o.name.lower() == lowered), None)
     return option

@@ -300,7 +300,7 @@ def _spelt(config: TournamentConfig,
         if options is not None:
             spelt = []
             for name, value in spec.options:
-                option = declared_option(options, name, spec.protocol.value)
+                option = declared_option(options, name, spec.protocol)
                 number = spin_number(value) if isinstance(value, str) else None
                 if option is not None and option.type in ("spin", "slider") \
                         and number is not None:

@@ -95,7 +95,7 @@ def check_tune(data: dict[str, Any], settings: ServiceSettings,
     spec = config.base.engines[0]
     known = None if declared is None else declared.of(engine_config(spec))
     for parameter in config.parameters if known is not None else ():
-        option = declared_option(known or {}, parameter.name, spec.protocol.value)
+        option = declared_option(known or {}, parameter.name, spec.protocol)
         if option is None or option.type not in ("spin", "slider"):
             problems.append(ConfigProblem(
                 SOURCE, f"parameters.{parameter.name}", parameter.name,

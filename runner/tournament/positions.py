@@ -25,7 +25,7 @@ from runner.protocol.lifetime import finish_uncancelled
 from runner.tournament.events import TournamentError
 from runner.tournament.openings import edit_would_misstate
 from runner.tournament.schedule import Schedule
-from runner.types import Variant
+from runner.types import Protocol, Variant
 
 __all__ = ["refuse_untellable_openings"]
 
@@ -68,7 +68,7 @@ async def refuse_untellable_openings(
     for name, openings in _games_by_engine(candidates, pairing, done).items():
         config = engines.get(name)
         # A UCI engine is given every position as a FEN: only CECP ones can refuse.
-        if config is None or config.protocol != "cecp":
+        if config is None or config.protocol is not Protocol.CECP:
             continue
         engine = factory(config)
         try:

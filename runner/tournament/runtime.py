@@ -14,6 +14,7 @@ from runner.books.openings import Opening
 from runner.config.model import (
     AdjudicationConfig,
     EngineSpec,
+    Protocol,
     RestartPolicy,
     TablebaseResults,
     TournamentConfig,
@@ -45,7 +46,7 @@ __all__ = [
 
 def engine_config(entry: EngineSpec) -> EngineConfig:
     """The protocol layer's configuration for a configured engine."""
-    uci = entry.protocol.value == "uci"
+    uci = entry.protocol is Protocol.UCI
     options: dict[str, str] = {}
     resources: dict[str, int] = {}
     for name, value in entry.options:
@@ -64,8 +65,8 @@ def engine_config(entry: EngineSpec) -> EngineConfig:
                               "quit_timeout")}
     return EngineConfig(
         name=entry.name, argv=entry.command, working_dir=entry.dir,
-        env=dict(entry.env) or None, protocol=entry.protocol.value, options=options,
-        init_strings=entry.init_strings, castling960=entry.castling960.value,
+        env=dict(entry.env) or None, protocol=entry.protocol, options=options,
+        init_strings=entry.init_strings, castling960=entry.castling960,
         cecp_dialogue=entry.cecp_dialogue, echo_lines=entry.echo_lines,
         ponder=entry.ponder, options_submitted=entry.options_submitted,
         stderr_log=entry.stderr, **resources, **scaled,
