@@ -236,6 +236,7 @@ def test_worker_killed_mid_run(tmp_path: Path, cluster: _Cluster) -> None:
     assert not _alive(engines), "an engine of the killed worker is still running"
 
 
+@pytest.mark.slow  # CI time: a killed worker and a stopped run are resumed in the fast run
 def test_coordinator_killed_then_resumed(tmp_path: Path, cluster: _Cluster) -> None:
     """kill -9 of the runner mid-run; the same command again plays exactly the missing games."""
     cluster.worker("w1")

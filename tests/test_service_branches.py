@@ -270,6 +270,7 @@ def test_a_restart_finds_the_test_where_it_was(repos: Path, tmp_path: Path) -> N
         assert detail["status"] == "finished" and detail["done_games"] == 8
 
 
+@pytest.mark.slow  # CI time: the same tests through TestClient stay fast; this adds the CLI
 def test_runner_test_submit_and_status_against_a_real_service(repos: Path,
                                                               tmp_path: Path) -> None:
     """`runner serve` and `runner test submit/status` as separate processes on loopback."""

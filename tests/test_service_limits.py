@@ -26,7 +26,7 @@ httpx = pytest.importorskip("httpx", reason="httpx is not installed")
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "limits-token"
-WAIT = 30.0
+WAIT = 60.0  # a loaded machine takes long to import and start the service
 """Generous: how long a test waits for the server to do what it should do in about a second."""
 
 

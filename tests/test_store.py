@@ -371,6 +371,7 @@ def _rss_bytes() -> int:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs Linux /proc")
+@pytest.mark.slow  # CI time: 100k games; the report's memory test reads a store the same way
 def test_streaming_100k_games_keeps_memory_flat(tmp_path) -> None:
     """100,000 synthetic games (~400 bytes of PGN each, ~40 MB in all) streamed in batches."""
     db = open_database(f"sqlite:///{tmp_path / 'big.db'}")
