@@ -390,6 +390,16 @@ def _check_pages(base: str) -> None:
             page.goto(f"{base}/tests?state=failed")
             assert page.locator("#tests tbody tr").count() == 0
             assert "No branch test matches" in page.locator("#no-tests").inner_text()
+            # A test submitted from the front page's form opens its own page.
+            page.goto(f"{base}/")
+            page.fill("#token", TOKEN)
+            page.select_option("#kind", "tests")
+            page.fill("#config", _test("from the page", 'base = "main"\ndev = "deeper"')
+                      .replace("rounds = 40", "rounds = 1").replace("[sprt]\nelo0 = 0\n"
+                                                                     "elo1 = 150\n", ""))
+            page.click("#submit-form button[type=submit]")
+            page.wait_for_url(f"{base}/tests/2")
+            assert page.locator("h1 bdi").inner_text() == "from the page"
             page.goto(f"{base}/tests")
             page.select_option("select[name=result]", "passed")
             page.select_option("select[name=author]", "service token")

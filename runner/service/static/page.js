@@ -89,10 +89,12 @@
     if ($("list-note")) $("list-note").hidden = true;
   }
 
-  // What the form submits: a tournament, or a tuning run (runner tune's file) to /api/tunes.
+  // What the form submits: a tournament, a tuning run (runner tune's file) to /api/tunes, or
+  // a branch test (a test file's keys) to /api/tests.
+  const KINDS = { tournaments: "Tournament ", tunes: "Tuning run ", tests: "Branch test " };
   function submittedKind() {
     const kind = $("kind");
-    return kind && kind.value === "tunes" ? "tunes" : "tournaments";
+    return kind && Object.hasOwn(KINDS, kind.value) ? kind.value : "tournaments";
   }
 
   async function submitTournament(event) {
@@ -116,8 +118,7 @@
     if (response.status === 201) {
       const created = await response.json();
       const kind = submittedKind();
-      showStatus(status, (kind === "tunes" ? "Tuning run " : "Tournament ") + created.id +
-        " accepted.", false);
+      showStatus(status, KINDS[kind] + created.id + " accepted.", false);
       window.location.assign("/" + kind + "/" + encodeURIComponent(created.id));
       return;
     }
