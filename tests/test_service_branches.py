@@ -120,6 +120,7 @@ stages = ["1+0.01", "1.5+0.015"]"""))
     assert all(s["games"] > 0 and s["llr"] > s["upper"] - 1e-9 for s in test["stages"])
     # Pairs counted: a last game whose pair was not finished is in no pentanomial count.
     assert all(sum(s["pentanomial"]) == s["games"] // 2 for s in test["stages"])
+    assert all(s["machines"] == [] for s in test["stages"])  # every game on the host
     builds = {b["side"]: b for b in test["builds"]}
     assert builds["dev"]["commit"] == test["dev_sha"] and builds["base"]["nodes"] > 0
     assert all(b["machine"].startswith("service host") for b in builds.values())
@@ -222,6 +223,26 @@ def test_running_tests_are_re_divided_the_games_when_one_starts_or_pauses(
         playing(first, 4)
         for test_id in (first, second):
             client.post(f"/api/tests/{test_id}/stop", headers=AUTH)
+
+
+@pytest.mark.slow  # a local Dask cluster's start; the host's case is in the chain test
+def test_a_stage_on_dask_workers_shows_each_machines_games(repos: Path, tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the cluster extra (distributed) is not installed")
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
+                               engines_file=repos / "engines.toml", workers=2,
+                               build_cache=repos / "cache", max_concurrency=2)
+    text = _test("dask", 'base = "main"\ndev = "deeper"').replace(
+        "rounds = 40", "rounds = 3").replace("[sprt]\nelo0 = 0\nelo1 = 150\n", "")
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        test_id = client.post("/api/tests", headers=TOML, content=text).json()["id"]
+        test = _wait(client, test_id, {"finished", "failed"}, timeout=400)
+        assert test["state"] == "finished", test["message"]
+        (stage,) = test["stages"]
+        machines = stage["machines"]
+        assert sum(m["games"] for m in machines) == stage["games"] == 6
+        assert all(m["worker"] and not m["flagged"] for m in machines)
+        page = client.get(f"/tests/{test_id}").text
+        assert 'id="machines"' in page and machines[0]["worker"] in page
 
 
 def test_pause_resume_stop_and_priority(client: TestClient) -> None:
@@ -382,6 +403,7 @@ def _check_pages(base: str) -> None:
             page.wait_for_function(
                 "document.querySelectorAll('.stage-plots .llr-plot svg path.line').length == 2")
             assert page.locator(".stage-plots .elo-plot svg").count() == 2
+            assert "service's host" in page.locator("#one-machine").inner_text()
             builds = page.locator("#builds tbody tr")
             assert builds.count() == 2
             assert builds.nth(0).locator("td").nth(3).inner_text().isdigit()  # the bench

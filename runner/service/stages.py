@@ -1,8 +1,8 @@
 """What a branch test shows of each stage, in one shape for the API, the pages and the
 store: its label and time control, its tournament, and its figures (games, LLR with its
-bounds, decision, Elo, pentanomial counts). A stage that ended keeps its figures with the
-test (`BranchTestRecord.results`), so the tests' list reads no report but the running
-stages'; and a test's result (passed, rejected...) is read from them."""
+bounds, decision, Elo, pentanomial counts, each machine's games). A stage that ended keeps
+its figures with the test (`BranchTestRecord.results`), so the tests' list reads no report
+but the running stages'; and a test's result (passed, rejected...) is read from them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runner.build.testfile import branch_stages
+from runner.report.tree import WorkerJson
 from runner.report.wire import Finite, Wire
 from runner.service.payloads import TournamentDetail, TournamentSummary
 from runner.store.store import BranchTestRecord
@@ -38,6 +39,9 @@ class StageJson(Wire):
     elo: Finite = None
     elo_error95: Finite = None
     pentanomial: list[int] = []
+    machines: list[WorkerJson] = []
+    """Each machine's games of the stage (its pairs, crashes, time losses, residual), when
+    they were played on several (Dask or remote workers); none on the service's host."""
 
 
 def stage_figures(stage: StageJson, found: TournamentSummary | None) -> StageJson:
@@ -59,7 +63,8 @@ def stage_figures(stage: StageJson, found: TournamentSummary | None) -> StageJso
             "decision": found.sprt_decision or (None if sprt is None else sprt.decision),
             "elo": None if stats is None else stats.elo,
             "elo_error95": None if stats is None else stats.elo_error95,
-            "pentanomial": [] if pairing is None else list(pairing.pentanomial)})
+            "pentanomial": [] if pairing is None else list(pairing.pentanomial),
+            "machines": list(report.workers)})
     return stage.model_copy(update=update)
 
 
