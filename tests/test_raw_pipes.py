@@ -111,8 +111,15 @@ def test_a_loop_without_add_reader_plays_on_asyncio_transports() -> None:
                 await engine.quit()
         return record, kinds, pgids
 
-    with asyncio.Runner(loop_factory=_NoReaderLoop) as runner:
-        record, kinds, pgids = runner.run(scenario())
+    # asyncio's own policy: its child watcher reaps the transports' processes (uvloop's
+    # policy, under RUNNER_LOOP=uvloop, has none for a selector loop).
+    previous = asyncio.get_event_loop_policy()
+    asyncio.set_event_loop_policy(None)
+    try:
+        with asyncio.Runner(loop_factory=_NoReaderLoop) as runner:
+            record, kinds, pgids = runner.run(scenario())
+    finally:
+        asyncio.set_event_loop_policy(previous)
     assert kinds == [False, False]
     assert record.moves and record.result.value != "*", record.reason
     assert leftover_processes(tuple(pgids)) == []
