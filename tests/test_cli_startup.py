@@ -227,7 +227,9 @@ DEFERRED = {
               "runner.config.check", "runner.config.model", "runner.game.record",
               "runner.game.slot", "runner.protocol.engine", "runner.protocol.factory",
               "runner.protocol.uci", "runner.rules", "runner.tournament.protocols",
-              "runner.tournament.runtime"},
+              "runner.tournament.runtime", "runner.types"},
+    # `test submit/status`: httpx (the fleet extra), with a message when it is missing.
+    "branch": {"httpx"},
     # The cluster extra, with a message when it is missing; the run's code, as above.
     # `worker join`: the fleet's client (httpx, the fleet extra) and its signal handling.
     "worker": {"distributed", "runner.cluster.scheduler", "runner.cli.loop",

@@ -260,7 +260,7 @@ class PipeEngine(Engine):
         the process is not running or `config` differs in more than its options' values."""
         old = self.config
         if (not self._running or set(config.options) != set(old.options)
-                or dataclasses.replace(config, options=old.options) != old):
+                or _all_but_options(config) != _all_but_options(old)):
             return False
         changed = {k: v for k, v in config.options.items() if old.options[k] != v}
         if changed:
@@ -277,3 +277,11 @@ class PipeEngine(Engine):
     def _proc_note(self, text: str) -> None:
         if self._proc is not None:
             self._proc.note(text)
+
+
+def _all_but_options(config: EngineConfig) -> tuple[object, ...]:
+    """`config`'s fields but its options, to compare as a tuple: compiled by mypyc, ``!=``
+    between two EngineConfig objects compares their identity (the dataclass's generated
+    ``__eq__`` is not seen), so a config rebuilt with the same values would differ."""
+    return tuple(getattr(config, field.name) for field in dataclasses.fields(config)
+                 if field.name != "options")
