@@ -301,6 +301,7 @@ def test_a_restart_of_the_service_resumes_the_unfinished_tournament(tmp_path: Pa
         assert final["done_games"] == len(list_games(client, tournament_id)) >= before + 2
 
 
+@pytest.mark.slow  # CI time: the restart that resumes a tournament stays in the fast run
 def test_a_stopped_tournament_stays_stopped_after_a_restart(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
     with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:

@@ -270,6 +270,7 @@ def test_pause_resume_stop_and_priority(client: TestClient) -> None:
     assert client.post(f"/api/tests/{second}/resume").status_code == 401
 
 
+@pytest.mark.slow  # CI time: the queue's stored state is read back by the fast chain test
 def test_a_restart_finds_the_test_where_it_was(repos: Path, tmp_path: Path) -> None:
     settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
                                engines_file=repos / "engines.toml",
