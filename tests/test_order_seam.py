@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -91,19 +90,13 @@ def test_the_runner_s_own_order_needs_no_style() -> None:
 
 
 @pytest.mark.parametrize("style", list(OrderStyle))
-def test_an_install_without_the_entry_points_reads_the_checkout_s_or_names_the_style(
-        style: OrderStyle, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """An editable install older than the entry points (its metadata lacks the group) finds
-    them in the checkout's pyproject.toml; with neither, the refusal names the style."""
+def test_an_uninstalled_style_is_named(style: OrderStyle, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editable install older than the entry points: the refusal says what to do."""
     import importlib.metadata
 
     from runner.tournament import styles
 
+    monkeypatch.setattr(styles, "_INSTALLED", {})
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda **_: ())
-    monkeypatch.setattr(styles, "_INSTALLED", {})
-    assert installed(style) is {OrderStyle.INDEX: INDEX_STYLE,
-                                OrderStyle.STEPPED: STEPPED_STYLE}[style]
-    monkeypatch.setattr(styles, "_INSTALLED", {})
-    monkeypatch.setattr(styles, "CHECKOUT_PYPROJECT", tmp_path / "pyproject.toml")
     with pytest.raises(LookupError, match=f"order style '{style.value}'.*pip install -e"):
         installed(style)

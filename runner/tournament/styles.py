@@ -10,22 +10,18 @@ drop-in, its own: `style` of the run, the schedule, the dealer and the game's de
 The store keeps only the style's neutral value (``index``, ``stepped``); a run rebuilt from
 the store with none handed (``runner resume``, a report's schedule) gets the one the
 installed package declares for that value, under the entry-point group `ENTRY_POINTS`
-(pyproject.toml; an editable install older than the declaration reads the checkout's own):
-nothing here names a drop-in's module.
+(pyproject.toml): nothing here names a drop-in's module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from runner.config.model import OrderStyle
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from runner.books.openings import Opening
     from runner.config.model import TournamentConfig
     from runner.game.adjudication import AdjudicationRules
@@ -83,47 +79,24 @@ _INSTALLED: dict[OrderStyle, OrderImplementation] = {}
 """The implementations `installed` has loaded, by style."""
 
 
-CHECKOUT_PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
-"""The source checkout's own declaration, read when the installed metadata lacks the group:
-an editable install made before the entry points were declared (its metadata is written at
-install time) still finds them, without the install being made again."""
-
-
 def installed(style: OrderStyle) -> OrderImplementation:
     """The implementation the installed package declares for `style` (entry-point group
-    `ENTRY_POINTS`, else the checkout's `CHECKOUT_PYPROJECT`); LookupError when none does."""
+    `ENTRY_POINTS`); LookupError when none is declared."""
     if style not in _INSTALLED:
         from importlib.metadata import entry_points
 
-        found = list(entry_points(group=ENTRY_POINTS, name=style.value)) or _declared(style)
+        found = entry_points(group=ENTRY_POINTS, name=style.value)
         if not found:
             raise LookupError(
                 f"no implementation of order style {style.value!r} is installed (entry point "
-                f"{style.value} in group {ENTRY_POINTS} of pyproject.toml; 'pip install -e .' "
-                "writes it into the install's metadata)")
-        implementation = found[0].load()
+                f"{style.value} in group {ENTRY_POINTS}: an editable install made before it "
+                "was declared needs 'pip install -e .' again)")
+        implementation = next(iter(found)).load()
         if not isinstance(implementation, OrderImplementation):
             raise LookupError(f"entry point {style.value} of {ENTRY_POINTS} is not an "
                               "OrderImplementation")
         _INSTALLED[style] = implementation
     return _INSTALLED[style]
-
-
-def _declared(style: OrderStyle) -> list[EntryPoint]:
-    """The entry point `CHECKOUT_PYPROJECT` declares for `style` (none: no such file, or no
-    such entry)."""
-    import tomllib
-    from importlib.metadata import EntryPoint
-
-    try:
-        with CHECKOUT_PYPROJECT.open("rb") as handle:
-            project = tomllib.load(handle).get("project", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return []
-    value = project.get("entry-points", {}).get(ENTRY_POINTS, {}).get(style.value)
-    if not isinstance(value, str):
-        return []
-    return [EntryPoint(name=style.value, value=value, group=ENTRY_POINTS)]
 
 
 def given(config: TournamentConfig, style: OrderImplementation | None,
