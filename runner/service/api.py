@@ -15,24 +15,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, status
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, StreamingResponse
-from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from runner.config.check import ConfigError, ConfigProblem
 from runner.game.record import GameTermination
-from runner.report.wire import wire_data
 from runner.rules import Result
 from runner.service.declared import DeclaredOptions
 from runner.service.gameview import GameView, game_pgn, game_view
 from runner.service.hub import SlowReader
 from runner.service.manager import Conflict, TournamentManager
 from runner.service.payloads import (
-    ErrorBody,
     GameFinishedEvent,
     GameStartedEvent,
     MoveEvent,
     NoticeEvent,
-    Problem,
     ProblemsBody,
     SnapshotEvent,
     SprtEvent,
@@ -44,12 +40,24 @@ from runner.service.payloads import (
     TournamentFinishedEvent,
     TournamentList,
 )
+from runner.service.routing import (
+    OPEN_READ,
+    PROBLEMS,
+    REFUSED,
+    REFUSED_AS_JSON,
+    SUBMIT_BODY,
+    UNAUTHORIZED,
+    UNAUTHORIZED_AS_JSON,
+    Admin,
+    Read,
+    Write,
+    manager_of,
+    problem,
+    refused,
+    settings_of,
+)
 from runner.service.security import (
-    Principal,
     StreamSlots,
-    bearer,
-    check_token,
-    refuse_plain_http,
     request_key,
 )
 from runner.service.settings import ServiceSettings
@@ -64,34 +72,6 @@ router = APIRouter(prefix="/api", tags=["tournaments"])
 """The JSON API's routes."""
 
 TournamentId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The tournament's id.")]
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
-
-_SUBMIT_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/toml": {"schema": {"type": "string"}},
-            "text/plain": {"schema": {"type": "string"}},
-            "application/json": {"schema": {"type": "object"}},
-        },
-    },
-}
-_PROBLEMS: dict[str, Any] = {
-    "model": ProblemsBody,
-    "description": "The configuration's problems: key path, value and message of each."}
-_UNAUTHORIZED: dict[str, Any] = {
-    "model": ErrorBody,
-    "description": "Missing or wrong token (writes always; reads when the service protects "
-                   "them: --protect-reads)."}
-_REFUSED: dict[str, Any] = {"model": ErrorBody}
-"""Any other refusal (no such tournament, a conflict, too many requests, ...): one line."""
-# A route whose body is not JSON (the stream, PGN, HTML) refuses in JSON all the same; FastAPI
-# would put a "model" under the route's own media type, so these name the schema themselves
-# (ErrorBody is in the document's components through the JSON routes' refusals).
-_REFUSED_AS_JSON: dict[str, Any] = {"content": {"application/json": {
-    "schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
-_UNAUTHORIZED_AS_JSON: dict[str, Any] = {**_REFUSED_AS_JSON,
-                                         "description": _UNAUTHORIZED["description"]}
 
 if TYPE_CHECKING:
     StreamData = ServerSentEvent
@@ -101,47 +81,6 @@ else:
     StreamData = (SnapshotEvent | GameStartedEvent | MoveEvent | GameFinishedEvent
                   | StandingsEvent | NoticeEvent | StatusEvent | TournamentFinishedEvent
                   | SprtEvent)
-# Reads need no token unless the service protects them: the document offers both ways (an
-# empty requirement is "none"), so that clients and generated tests do not insist on one.
-_OPEN_READ: dict[str, Any] = {"security": [{}]}
-
-
-def _settings(request: Request) -> ServiceSettings:
-    settings: ServiceSettings = request.app.state.settings
-    return settings
-
-
-def _manager(request: Request) -> TournamentManager:
-    manager: TournamentManager = request.app.state.manager
-    return manager
-
-
-def _reader(request: Request, credentials: Credentials) -> None:
-    refuse_plain_http(request, credentials)
-    check_token(_settings(request), credentials, write=False,
-                throttle=request.app.state.token_throttle, key=request_key(request),
-                book=getattr(request.app.state, "tokens", None))
-
-
-def _writer(request: Request, credentials: Credentials) -> Principal | None:
-    refuse_plain_http(request, credentials)
-    return check_token(_settings(request), credentials, write=True,
-                       throttle=request.app.state.token_throttle, key=request_key(request),
-                       book=getattr(request.app.state, "tokens", None))
-
-
-def _admin(request: Request, credentials: Credentials) -> None:
-    refuse_plain_http(request, credentials)
-    check_token(_settings(request), credentials, write=True,
-                throttle=request.app.state.token_throttle, key=request_key(request),
-                book=getattr(request.app.state, "tokens", None), roles=("admin",))
-
-
-Read = Depends(_reader)
-Write = Depends(_writer)
-"""A submitter's or an admin's token."""
-Admin = Depends(_admin)
-"""An admin's token."""
 
 
 class HeavySlots:
@@ -180,7 +119,7 @@ class HeavySlots:
 def _heavy_slots(request: Request) -> HeavySlots:
     slots: HeavySlots | None = getattr(request.app.state, "heavy_slots", None)
     if slots is None:
-        slots = HeavySlots(_settings(request).heavy_reads_per_client)
+        slots = HeavySlots(settings_of(request).heavy_reads_per_client)
         request.app.state.heavy_slots = slots
     return slots
 
@@ -195,13 +134,13 @@ async def _known(manager: TournamentManager, tournament_id: int) -> None:
 
 
 @router.post("/tournaments", status_code=status.HTTP_201_CREATED, dependencies=[Write],
-             openapi_extra=_SUBMIT_BODY,
+             openapi_extra=SUBMIT_BODY,
              response_model=Submitted,
-             responses={400: _REFUSED, 401: _UNAUTHORIZED, 422: _PROBLEMS, 429: _REFUSED,
-                        413: _REFUSED, 503: _REFUSED})
+             responses={400: REFUSED, 401: UNAUTHORIZED, 422: PROBLEMS, 429: REFUSED,
+                        413: REFUSED, 503: REFUSED})
 async def submit(request: Request) -> Submitted | JSONResponse:
     """Submit a tournament: its configuration as TOML text or as a JSON object."""
-    settings = _settings(request)
+    settings = settings_of(request)
     body = await request.body()  # first: a body over the limit is refused, not counted
     request.app.state.rate_limiter.check(request)
     try:
@@ -209,20 +148,15 @@ async def submit(request: Request) -> Submitted | JSONResponse:
         placement = take_placement(data, settings)
         config = await asyncio.to_thread(_checked, data, settings,
                                          request.app.state.declared_options)
-        tournament_id = await _manager(request).submit(config, placement)
+        tournament_id = await manager_of(request).submit(config, placement)
     except ConfigError as exc:
-        return _refused(ProblemsBody(detail=[
-            _problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]))
+        return refused(ProblemsBody(detail=[
+            problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]))
     except DatabaseFailure as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
     except TournamentError as exc:  # found when the tournament is set up (a short book, say)
-        return _refused(ProblemsBody(detail=[_problem(settings, "", "", str(exc), str(exc))]))
+        return refused(ProblemsBody(detail=[problem(settings, "", "", str(exc), str(exc))]))
     return Submitted(id=tournament_id, url=f"/api/tournaments/{tournament_id}")
-
-
-def _refused(problems: ProblemsBody) -> JSONResponse:
-    """A 422 with the submission's problems."""
-    return JSONResponse(status_code=422, content=wire_data(problems))
 
 
 def _checked(data: dict[str, Any], settings: ServiceSettings,
@@ -241,46 +175,30 @@ def _checked(data: dict[str, Any], settings: ServiceSettings,
             from None
 
 
-def _problem(settings: ServiceSettings, key: str, value: str, message: str,
-             text: str) -> Problem:
-    """One problem of a refused submission as the API shows it: the service's own
-    directories are not named (paths are shown relative to the books directory) and every
-    field is one line of bounded length."""
-    root = str(settings.books_root)
-
-    def shown(field: str, limit: int) -> str:
-        field = field.replace(root + "/", "").replace(root, ".")
-        field = " ".join("".join(c if c.isprintable() else " " for c in field).split())
-        return field if len(field) <= limit else field[: limit - 3] + "..."
-
-    return Problem(key=shown(key, 200), value=shown(value, 200), message=shown(message, 500),
-                   text=shown(text, 900))
-
-
-@router.get("/tournaments", dependencies=[Read], openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 429: _REFUSED})
+@router.get("/tournaments", dependencies=[Read], openapi_extra=OPEN_READ,
+            responses={401: UNAUTHORIZED, 429: REFUSED})
 async def list_tournaments(request: Request) -> TournamentList:
     """Every tournament, oldest first, with its progress."""
-    return TournamentList(tournaments=await _manager(request).summaries())
+    return TournamentList(tournaments=await manager_of(request).summaries())
 
 
-@router.get("/tournaments/{tournament_id}", dependencies=[Read], openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED})
+@router.get("/tournaments/{tournament_id}", dependencies=[Read], openapi_extra=OPEN_READ,
+            responses={401: UNAUTHORIZED, 404: REFUSED, 429: REFUSED})
 async def tournament(request: Request, tournament_id: TournamentId) -> TournamentDetail:
     """A tournament's status, standings, Elo, pentanomial counts, SPRT and running games."""
-    found = await _manager(request).detail(tournament_id)
+    found = await manager_of(request).detail(tournament_id)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no tournament {tournament_id}")
     return found
 
 
 @router.post("/tournaments/{tournament_id}/stop", dependencies=[Admin],
-             responses={401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED, 429: _REFUSED})
+             responses={401: UNAUTHORIZED, 404: REFUSED, 409: REFUSED, 429: REFUSED})
 async def stop(request: Request, tournament_id: TournamentId,
                hard: Annotated[bool, Query(description="Cut the running games too.")] = False,
                ) -> StateChange:
     """Stop a tournament: no new games; with ``hard=true`` the running games are cut."""
-    manager = _manager(request)
+    manager = manager_of(request)
     await _known(manager, tournament_id)
     try:
         state = await manager.stop(tournament_id, hard=hard)
@@ -290,10 +208,10 @@ async def stop(request: Request, tournament_id: TournamentId,
 
 
 @router.post("/tournaments/{tournament_id}/resume", dependencies=[Admin],
-             responses={401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED, 429: _REFUSED})
+             responses={401: UNAUTHORIZED, 404: REFUSED, 409: REFUSED, 429: REFUSED})
 async def resume(request: Request, tournament_id: TournamentId) -> StateChange:
     """Play a stopped or interrupted tournament's missing games."""
-    manager = _manager(request)
+    manager = manager_of(request)
     await _known(manager, tournament_id)
     try:
         state = await manager.resume(tournament_id)
@@ -309,7 +227,7 @@ async def _stream_allowed(request: Request, tournament_id: TournamentId,
     """A stream slot, taken before the stream starts (a generator's errors would come after
     its headers) and given back when the response ends (FastAPI runs the rest of a
     dependency with yield after the response)."""
-    await _known(_manager(request), tournament_id)
+    await _known(manager_of(request), tournament_id)
     slots: StreamSlots = request.app.state.stream_slots
     key = request_key(request)
     slots.acquire(key)  # after the last await: no other request slips in between
@@ -321,16 +239,16 @@ async def _stream_allowed(request: Request, tournament_id: TournamentId,
 
 @router.get("/tournaments/{tournament_id}/events",
             dependencies=[Read, Depends(_stream_allowed)],
-            response_class=EventSourceResponse, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON, 429: _REFUSED_AS_JSON,
-                       503: _REFUSED_AS_JSON})
+            response_class=EventSourceResponse, openapi_extra=OPEN_READ,
+            responses={401: UNAUTHORIZED_AS_JSON, 404: REFUSED_AS_JSON, 429: REFUSED_AS_JSON,
+                       503: REFUSED_AS_JSON})
 async def events(request: Request, tournament_id: TournamentId,
                  last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
                  ) -> AsyncIterator[StreamData]:
     """Server-Sent Events: snapshot, game_started, move, game_finished, standings, notice,
     status, tournament_finished. A reconnecting client sends Last-Event-ID and misses no
     finished game."""
-    manager = _manager(request)
+    manager = manager_of(request)
     event_log = manager.log(tournament_id)
     if not event_log.closed and await manager.is_finished(tournament_id):
         event_log.close()  # finished before this process started: nothing more will come
@@ -350,15 +268,15 @@ async def events(request: Request, tournament_id: TournamentId,
 
 
 @router.get("/tournaments/{tournament_id}/pgn", dependencies=[Read],
-            response_class=StreamingResponse, openapi_extra=_OPEN_READ, responses={
+            response_class=StreamingResponse, openapi_extra=OPEN_READ, responses={
                 200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
-                401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON, 429: _REFUSED_AS_JSON})
+                401: UNAUTHORIZED_AS_JSON, 404: REFUSED_AS_JSON, 429: REFUSED_AS_JSON})
 async def pgn(request: Request, tournament_id: TournamentId,
               engine: Annotated[str | None, Query(max_length=200)] = None,
               result: Result | None = None,
               termination: GameTermination | None = None) -> StreamingResponse:
     """The tournament's games as PGN, streamed; filters as ``runner export``."""
-    manager = _manager(request)
+    manager = manager_of(request)
     await _known(manager, tournament_id)
     from runner.app.reading import pgn_games
 
@@ -401,12 +319,12 @@ GameIndex = Annotated[int, Path(ge=0, le=2**31 - 1,
 
 
 @router.get("/tournaments/{tournament_id}/games/{index}", dependencies=[Read],
-            response_model=GameView, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED})
+            response_model=GameView, openapi_extra=OPEN_READ,
+            responses={401: UNAUTHORIZED, 404: REFUSED, 429: REFUSED})
 async def game(request: Request, tournament_id: TournamentId, index: GameIndex) -> GameView:
     """One finished game: its moves, with the position, both clocks and the engine's score
     after each (the page's game view replays it)."""
-    manager = _manager(request)
+    manager = manager_of(request)
     await _known(manager, tournament_id)
     found = await asyncio.to_thread(game_view, manager.store, tournament_id, index)
     if found is None:
@@ -416,13 +334,13 @@ async def game(request: Request, tournament_id: TournamentId, index: GameIndex) 
 
 
 @router.get("/tournaments/{tournament_id}/games/{index}/pgn", dependencies=[Read],
-            response_class=PlainTextResponse, openapi_extra=_OPEN_READ, responses={
+            response_class=PlainTextResponse, openapi_extra=OPEN_READ, responses={
                 200: {"content": {"application/x-chess-pgn": {"schema": {"type": "string"}}}},
-                401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON, 429: _REFUSED_AS_JSON})
+                401: UNAUTHORIZED_AS_JSON, 404: REFUSED_AS_JSON, 429: REFUSED_AS_JSON})
 async def game_pgn_file(request: Request, tournament_id: TournamentId,
                         index: GameIndex) -> PlainTextResponse:
     """One finished game as a PGN file."""
-    manager = _manager(request)
+    manager = manager_of(request)
     await _known(manager, tournament_id)
     text = await asyncio.to_thread(game_pgn, manager.store, tournament_id, index)
     if text is None:
@@ -440,13 +358,13 @@ def _engines_of(manager: TournamentManager, tournament_id: int) -> tuple[str, ..
 
 
 @router.get("/tournaments/{tournament_id}/report.html", dependencies=[Read],
-            response_class=HTMLResponse, openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED_AS_JSON, 404: _REFUSED_AS_JSON,
-                       429: _REFUSED_AS_JSON})
+            response_class=HTMLResponse, openapi_extra=OPEN_READ,
+            responses={401: UNAUTHORIZED_AS_JSON, 404: REFUSED_AS_JSON,
+                       429: REFUSED_AS_JSON})
 async def report_html(request: Request, tournament_id: TournamentId) -> HTMLResponse:
     """The same page as ``runner report --format html`` (built off the event loop, once per
     number of games stored)."""
-    manager = _manager(request)
+    manager = manager_of(request)
     await _known(manager, tournament_id)
     give_back = _heavy_slots(request).take(_client(request))
     try:

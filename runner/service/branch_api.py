@@ -12,20 +12,20 @@ from fastapi.responses import JSONResponse
 
 from runner.config.check import ConfigError
 from runner.report.wire import Wire, wire_data
-from runner.service.api import (
-    _OPEN_READ,
-    _PROBLEMS,
-    _REFUSED,
-    _SUBMIT_BODY,
-    _UNAUTHORIZED,
-    Admin,
-    Read,
-    Write,
-    _problem,
-)
 from runner.service.branches import BranchQueue
 from runner.service.manager import Conflict
 from runner.service.payloads import ProblemsBody, Submitted
+from runner.service.routing import (
+    OPEN_READ,
+    PROBLEMS,
+    REFUSED,
+    SUBMIT_BODY,
+    UNAUTHORIZED,
+    Admin,
+    Read,
+    Write,
+    problem,
+)
 from runner.service.security import Principal
 from runner.service.stages import StageJson, test_result, test_stages
 from runner.service.submission import parse_body
@@ -124,9 +124,9 @@ def test_json(record: BranchTestRecord, commits: list[tuple[str, str]] | None = 
 
 
 @router.post("", status_code=status.HTTP_201_CREATED,
-             openapi_extra=_SUBMIT_BODY, response_model=Submitted,
-             responses={400: _REFUSED, 401: _UNAUTHORIZED, 403: _REFUSED, 422: _PROBLEMS,
-                        429: _REFUSED, 413: _REFUSED})
+             openapi_extra=SUBMIT_BODY, response_model=Submitted,
+             responses={400: REFUSED, 401: UNAUTHORIZED, 403: REFUSED, 422: PROBLEMS,
+                        429: REFUSED, 413: REFUSED})
 async def submit_test(request: Request,
                       principal: Annotated[Principal | None, Write]) -> Submitted | JSONResponse:
     """Submit a branch test: a tournament's keys and a ``[branch]`` table (a recipe of the
@@ -142,14 +142,14 @@ async def submit_test(request: Request,
             data, approved=approved, author=None if principal is None else principal.name)
     except ConfigError as exc:
         settings = request.app.state.settings
-        problems = ProblemsBody(detail=[_problem(settings, p.key, p.value, p.message, str(p))
+        problems = ProblemsBody(detail=[problem(settings, p.key, p.value, p.message, str(p))
                                         for p in exc.problems])
         return JSONResponse(status_code=422, content=wire_data(problems))
     return Submitted(id=test_id, url=f"/api/tests/{test_id}")
 
 
-@router.get("", response_model=BranchTestList, dependencies=[Read], openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED})
+@router.get("", response_model=BranchTestList, dependencies=[Read], openapi_extra=OPEN_READ,
+            responses={401: UNAUTHORIZED})
 async def list_tests(request: Request) -> BranchTestList:
     """Every branch test, newest first, with its state and stages."""
     queue = _queue(request)
@@ -158,7 +158,7 @@ async def list_tests(request: Request) -> BranchTestList:
 
 
 @router.get("/{test_id}", response_model=BranchTestJson, dependencies=[Read],
-            openapi_extra=_OPEN_READ, responses={401: _UNAUTHORIZED, 404: _REFUSED})
+            openapi_extra=OPEN_READ, responses={401: UNAUTHORIZED, 404: REFUSED})
 async def read_test(request: Request, test_id: TestId) -> BranchTestJson:
     """One branch test, with the commits between its base and dev."""
     queue = _queue(request)
@@ -172,8 +172,8 @@ async def read_test(request: Request, test_id: TestId) -> BranchTestJson:
     return test_json(found, commits, await queue.stages(found))
 
 
-_CHANGED: dict[int | str, dict[str, Any]] = {401: _UNAUTHORIZED, 403: _REFUSED,
-                                             404: _REFUSED, 409: _REFUSED}
+_CHANGED: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 403: REFUSED,
+                                             404: REFUSED, 409: REFUSED}
 
 
 @router.post("/{test_id}/priority", response_model=BranchTestJson, dependencies=[Admin],

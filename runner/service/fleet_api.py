@@ -15,7 +15,6 @@ import functools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
-from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from runner.fleet.hub import FleetHub, Joined
@@ -25,7 +24,8 @@ from runner.game.job import GameJob
 from runner.game.record import GameRecord
 from runner.service.manager import TournamentManager
 from runner.service.payloads import ErrorBody
-from runner.service.security import bearer, check_token, refuse_plain_http, request_key
+from runner.service.routing import Credentials, settings_of
+from runner.service.security import check_token, refuse_plain_http, request_key
 from runner.service.settings import ServiceSettings
 
 __all__ = ["BatchOffer", "Registered", "Upload", "WorkerInfo", "router"]
@@ -35,7 +35,6 @@ router = APIRouter(prefix="/api/workers", tags=["workers"])
 
 WorkerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The worker's id.")]
 BatchId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The batch's id.")]
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 _REFUSED: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (401, 403, 404, 409, 413, 422, 429, 503)}
 
@@ -116,9 +115,8 @@ def _hub(request: Request) -> FleetHub:
 def _principal(request: Request, credentials: Credentials) -> str:
     """The name of the token sending the request: a worker's (``runner token add NAME
     --role worker``), or an admin's (the service's own token included)."""
-    settings: ServiceSettings = request.app.state.settings
     refuse_plain_http(request, credentials)
-    found = check_token(settings, credentials, write=True,
+    found = check_token(settings_of(request), credentials, write=True,
                         throttle=request.app.state.token_throttle, key=request_key(request),
                         book=request.app.state.tokens, roles=("worker", "admin"))
     assert found is not None  # a write always names who sends it, or is refused

@@ -13,16 +13,14 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request, status
+from fastapi import APIRouter, HTTPException, Path, Request, status
 from fastapi.responses import HTMLResponse
-from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field
 
 from runner.service.manager import TournamentManager
 from runner.service.page import render_page
 from runner.service.payloads import ErrorBody
-from runner.service.security import bearer, check_token, refuse_plain_http, request_key
-from runner.service.settings import ServiceSettings
+from runner.service.routing import Admin, Read, settings_of
 from runner.store.store import Store
 
 __all__ = ["WorkerRow", "WorkersJson", "page_router", "router"]
@@ -33,7 +31,6 @@ page_router = APIRouter(include_in_schema=False)
 """The ``/workers`` page."""
 
 WorkerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The worker's id.")]
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
 class WorkerRow(BaseModel):
@@ -63,25 +60,6 @@ class WorkersJson(BaseModel):
     workers: list[WorkerRow]
 
 
-def _settings(request: Request) -> ServiceSettings:
-    settings: ServiceSettings = request.app.state.settings
-    return settings
-
-
-def _reader(request: Request, credentials: Credentials) -> None:
-    refuse_plain_http(request, credentials)
-    check_token(_settings(request), credentials, write=False,
-                throttle=request.app.state.token_throttle, key=request_key(request),
-                book=request.app.state.tokens)
-
-
-def _admin(request: Request, credentials: Credentials) -> None:
-    refuse_plain_http(request, credentials)
-    check_token(_settings(request), credentials, write=True,
-                throttle=request.app.state.token_throttle, key=request_key(request),
-                book=request.app.state.tokens, roles=("admin",))
-
-
 async def workers_json(request: Request) -> WorkersJson:
     """Every registered worker with its figures, and its standing in the newest tournament
     played on the workers."""
@@ -107,7 +85,7 @@ async def workers_json(request: Request) -> WorkersJson:
     return WorkersJson(tournament_id=newest, workers=rows)
 
 
-@router.get("", dependencies=[Depends(_reader)],
+@router.get("", dependencies=[Read],
             responses={code: {"model": ErrorBody} for code in (401, 429)})
 async def list_workers(request: Request) -> WorkersJson:
     """The remote workers: speed, clock factor, batches, games, residual, flags, blocked."""
@@ -125,14 +103,14 @@ async def _block(request: Request, worker_id: int, blocked: bool) -> WorkerRow:
     return found[0]
 
 
-@router.post("/{worker_id}/block", dependencies=[Depends(_admin)],
+@router.post("/{worker_id}/block", dependencies=[Admin],
              responses={code: {"model": ErrorBody} for code in (401, 403, 404, 429)})
 async def block(request: Request, worker_id: WorkerId) -> WorkerRow:
     """Block a worker (an admin): its next request is refused and it gets no more games."""
     return await _block(request, worker_id, True)
 
 
-@router.post("/{worker_id}/unblock", dependencies=[Depends(_admin)],
+@router.post("/{worker_id}/unblock", dependencies=[Admin],
              responses={code: {"model": ErrorBody} for code in (401, 403, 404, 429)})
 async def unblock(request: Request, worker_id: WorkerId) -> WorkerRow:
     """Let a blocked worker work again (an admin)."""
@@ -142,7 +120,7 @@ async def unblock(request: Request, worker_id: WorkerId) -> WorkerRow:
 @page_router.get("/workers", response_class=HTMLResponse)
 async def workers_page(request: Request) -> HTMLResponse:
     """The workers table."""
-    if _settings(request).read_token_required:
+    if settings_of(request).read_token_required:
         return render_page(request, "workers.html", {"protected": True, "view": None})
     return render_page(request, "workers.html", {"protected": False,
                                                  "view": await workers_json(request)})

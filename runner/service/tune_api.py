@@ -13,21 +13,21 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from runner.config.check import ConfigError
 from runner.report.render import tuning_plot
-from runner.service.api import (
-    _OPEN_READ,
-    _PROBLEMS,
-    _REFUSED,
-    _SUBMIT_BODY,
-    _UNAUTHORIZED,
-    Admin,
-    Read,
-    Write,
-    _problem,
-    _refused,
-)
 from runner.service.manager import Conflict
 from runner.service.page import not_found_page, render_page
 from runner.service.payloads import ProblemsBody, StateChange, Submitted
+from runner.service.routing import (
+    OPEN_READ,
+    PROBLEMS,
+    REFUSED,
+    SUBMIT_BODY,
+    UNAUTHORIZED,
+    Admin,
+    Read,
+    Write,
+    problem,
+    refused,
+)
 from runner.service.settings import ServiceSettings
 from runner.service.submission import parse_body, take_placement
 from runner.service.tunes import TuneList, TuneRuns, TuneStatus, check_tune
@@ -48,9 +48,9 @@ def _runs(request: Request) -> TuneRuns:
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, dependencies=[Write],
-             openapi_extra=_SUBMIT_BODY, response_model=Submitted,
-             responses={400: _REFUSED, 401: _UNAUTHORIZED, 409: _REFUSED, 422: _PROBLEMS,
-                        429: _REFUSED, 413: _REFUSED})
+             openapi_extra=SUBMIT_BODY, response_model=Submitted,
+             responses={400: REFUSED, 401: UNAUTHORIZED, 409: REFUSED, 422: PROBLEMS,
+                        429: REFUSED, 413: REFUSED})
 async def submit(request: Request) -> Submitted | JSONResponse:
     """Submit a tuning run: a tuning file (``runner tune``'s keys) as TOML text or JSON; the
     same file again continues its stored run."""
@@ -65,22 +65,22 @@ async def submit(request: Request) -> Submitted | JSONResponse:
                                          request.app.state.declared_options)
         tune_id = await _runs(request).submit(config, placement)
     except ConfigError as exc:
-        return _refused(ProblemsBody(detail=[
-            _problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]))
+        return refused(ProblemsBody(detail=[
+            problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]))
     except Conflict as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     return Submitted(id=tune_id, url=f"/api/tunes/{tune_id}")
 
 
-@router.get("", dependencies=[Read], openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 429: _REFUSED})
+@router.get("", dependencies=[Read], openapi_extra=OPEN_READ,
+            responses={401: UNAUTHORIZED, 429: REFUSED})
 async def list_tunes(request: Request) -> TuneList:
     """Every tuning run, oldest first, with its state and theta."""
     return TuneList(tunes=await _runs(request).summaries())
 
 
-@router.get("/{tune_id}", dependencies=[Read], openapi_extra=_OPEN_READ,
-            responses={401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED})
+@router.get("/{tune_id}", dependencies=[Read], openapi_extra=OPEN_READ,
+            responses={401: UNAUTHORIZED, 404: REFUSED, 429: REFUSED})
 async def tune_status(request: Request, tune_id: TuneId) -> TuneStatus:
     """A tuning run's state, theta, values as option words and every iteration."""
     found = await _runs(request).status(tune_id)
@@ -90,7 +90,7 @@ async def tune_status(request: Request, tune_id: TuneId) -> TuneStatus:
 
 
 @router.post("/{tune_id}/stop", dependencies=[Admin],
-             responses={401: _UNAUTHORIZED, 404: _REFUSED, 429: _REFUSED})
+             responses={401: UNAUTHORIZED, 404: REFUSED, 429: REFUSED})
 async def stop(request: Request, tune_id: TuneId,
                hard: Annotated[bool, Query(description="Cut the running games too.")] = False,
                ) -> StateChange:
@@ -103,7 +103,7 @@ async def stop(request: Request, tune_id: TuneId,
 
 
 @router.post("/{tune_id}/resume", dependencies=[Admin],
-             responses={401: _UNAUTHORIZED, 404: _REFUSED, 409: _REFUSED, 429: _REFUSED})
+             responses={401: UNAUTHORIZED, 404: REFUSED, 409: REFUSED, 429: REFUSED})
 async def resume(request: Request, tune_id: TuneId) -> StateChange:
     """Play a stopped tuning run's missing iterations (with the same draws)."""
     runs = _runs(request)
