@@ -18,8 +18,8 @@ from runner.game.adjudication import AdjudicationRules
 from runner.game.play import play_game
 from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.protocol.cecp import CecpEngine
-from runner.protocol.cecp_parse import Castling960, Chess960Writer
-from runner.types import Variant
+from runner.protocol.cecp_parse import Chess960Writer
+from runner.types import Castling960Style, Variant
 from tests.bundled_games import bundled
 
 
@@ -39,7 +39,7 @@ def _random_chess960_game(rng: random.Random) -> tuple[str, list[tuple[chess.Boa
     return start, plies
 
 
-@pytest.mark.parametrize("style", list(Castling960))
+@pytest.mark.parametrize("style", list(Castling960Style))
 def test_chess960_writer_follows_random_games_and_writes_castling_as_configured(style):
     rng = random.Random(960)
     castled = 0
@@ -52,7 +52,7 @@ def test_chess960_writer_follows_random_games_and_writes_castling_as_configured(
             if board.is_castling(move):
                 castled += 1
                 side = "O-O" if board.is_kingside_castling(move) else "O-O-O"
-                assert written == (side if style is Castling960.OO else uci), (board.fen(), uci)
+                assert written == (side if style is Castling960Style.OO else uci), (board.fen(), uci)
             else:
                 assert written == uci, (board.fen(), uci)
     assert castled > 20
@@ -72,14 +72,14 @@ def test_chess960_writer_follows_random_games_and_writes_castling_as_configured(
     ],
 )
 def test_chess960_writer_table(fen, moves, written):
-    writer = Chess960Writer(fen, Castling960.OO)
+    writer = Chess960Writer(fen, Castling960Style.OO)
     assert [writer.write(m) for m in moves] == written
 
 
 _960_START = "1rk3r1/pppppppp/8/8/8/8/PPPPPPPP/1RK3R1 w KQkq - 0 1"  # X-FEN: b- and g-rooks
 
 
-async def _bundled_960_game(style: Castling960, output: str, opening: tuple[str, ...],
+async def _bundled_960_game(style: Castling960Style, output: str, opening: tuple[str, ...],
                             seeds: tuple[int, int]) -> GameRecord:
     """A Chess960 game between bundled engines printing castling as `output` (oo or kxr),
     our castling sent to them in `style`."""
@@ -122,19 +122,19 @@ def _sent_moves(transcript: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("output", ["oo", "kxr"])
-@pytest.mark.parametrize("style", list(Castling960))
+@pytest.mark.parametrize("style", list(Castling960Style))
 def test_chess960_castling_in_the_opening_reaches_the_bundled_engine_as_configured(style, output):
     record = asyncio.run(_bundled_960_game(style, output, ("c1g1", "c8b8"), (11, 12)))
     _check_960_record(record)
     assert [m.san for m in record.moves[:2]] == ["O-O", "O-O-O"]
-    expected = ["O-O", "O-O-O"] if style is Castling960.OO else ["c1g1", "c8b8"]
+    expected = ["O-O", "O-O-O"] if style is Castling960Style.OO else ["c1g1", "c8b8"]
     for transcript in record.transcripts:
         assert _sent_moves(transcript)[:2] == expected
 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("output", ["oo", "kxr"])
-@pytest.mark.parametrize("style", list(Castling960))
+@pytest.mark.parametrize("style", list(Castling960Style))
 def test_chess960_castling_played_in_the_game_is_relayed_as_configured(style, output):
     # Seeds with which White's engine castles by itself at ply 10 (depth 1 is reproducible).
     record = asyncio.run(_bundled_960_game(style, output, (), (1, 101)))
@@ -146,6 +146,6 @@ def test_chess960_castling_played_in_the_game_is_relayed_as_configured(style, ou
     for played in record.moves[:index]:
         board.push_uci(played.uci)
     kingside = board.is_kingside_castling(chess.Move.from_uci(record.moves[index].uci))
-    want = ("O-O" if kingside else "O-O-O") if style is Castling960.OO else record.moves[index].uci
+    want = ("O-O" if kingside else "O-O-O") if style is Castling960Style.OO else record.moves[index].uci
     receiver = record.transcripts[1 if index % 2 == 0 else 0]
     assert want in _sent_moves(receiver)

@@ -29,7 +29,7 @@ from runner.config.model import (
 )
 from runner.config.parse import load_config, parse_config
 from runner.config.programs import ProgramLookup
-from runner.protocol.cecp import Castling960, CecpEngine
+from runner.protocol.cecp import CecpEngine
 from runner.tournament.pairing import pairing_for
 from runner.tournament.runtime import adjudication_rules, engine_config
 from runner.types import Variant
@@ -185,8 +185,8 @@ engines = ["mine", { use = "mine", name = "mine-quick", tc = "10+0.1" },
     assert mine.protocol is Protocol.CECP and mine.restart is RestartPolicy.OFF
     assert mine.castling960 is Castling960Style.KXR and bundled.castling960 is Castling960Style.OO
     assert engine_config(mine).castling960 == "kxr"
-    assert CecpEngine(engine_config(mine)).castling960 is Castling960.KING_TAKES_ROOK
-    assert CecpEngine(engine_config(bundled)).castling960 is Castling960.OO
+    assert CecpEngine(engine_config(mine)).castling960 is Castling960Style.KXR
+    assert CecpEngine(engine_config(bundled)).castling960 is Castling960Style.OO
     assert mine.init_strings == ("memory 64",) and mine.env == (("LANG", "C"),)
     assert mine.options_dict == {"Style": "solid", "Depth": 3}
     assert (quick.name, quick.tc, quick.command) == ("mine-quick", "10+0.1", mine.command)

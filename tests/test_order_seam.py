@@ -17,8 +17,8 @@ from runner.config.parse import parse_config
 from runner.dropin import cutechess, fastchess
 from runner.dropin.contract import DropinRun, Immediate
 from runner.dropin.cutechess.order import STEPPED_STYLE
-from runner.dropin.fastchess.order import INDEX_STYLE
-from runner.tournament.pairing import pairing_for
+from runner.dropin.fastchess.order import INDEX_STYLE, fastchess_order, fastchess_pairing
+from runner.tournament.pairing import Pairing, pairing_for
 from runner.tournament.runtime import game_spec
 from runner.tournament.styles import OrderImplementation, given, installed
 
@@ -100,3 +100,17 @@ def test_an_uninstalled_style_is_named(style: OrderStyle, monkeypatch: pytest.Mo
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda **_: ())
     with pytest.raises(LookupError, match=f"order style '{style.value}'.*pip install -e"):
         installed(style)
+
+
+@pytest.mark.parametrize("games", [1, 2])
+def test_fastchess_s_encounter_holds_its_own_games_only(games: int) -> None:
+    # Every encounter is one opening's pair in fastchess's order: with one game each, pair k is
+    # game k alone (not games 2k and 2k+1 as in the runner's own pairs).
+    schedule = fastchess_pairing(["a", "b", "c"], fastchess_order(), gauntlet=False, rounds=2,
+                                 games=games, max_games=5)
+    assert not isinstance(schedule, Pairing)
+    pairs = [schedule.pair_games(pair) for pair in range(schedule.total())]
+    assert sorted(i for games_of in pairs for i in games_of) == list(range(schedule.total()))
+    for pair, indices in enumerate(pairs):
+        assert all(schedule.job(i).pair == pair for i in indices)
+    assert [job.index for job in schedule] == list(range(len(schedule)))

@@ -26,7 +26,6 @@ from runner.protocol.cecp_dialogue import (
 )
 from runner.protocol.cecp_features import CecpFeatures
 from runner.protocol.cecp_parse import (
-    Castling960,
     Chess960Writer,
 )
 from runner.protocol.cecp_startup import CecpStartup
@@ -39,7 +38,7 @@ from runner.protocol.engine import (
 )
 from runner.types import Variant
 
-__all__ = ["Castling960", "CecpEngine", "CecpFeatures"]
+__all__ = ["CecpEngine", "CecpFeatures"]
 
 
 class CecpEngine(CecpStartup):

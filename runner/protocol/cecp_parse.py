@@ -11,14 +11,13 @@ Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled cal
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 
 from runner.protocol.engine import EngineOption, SearchInfo
+from runner.types import Castling960Style
 
 __all__ = [
-    "Castling960",
     "Chess960Writer",
     "DrawOffer",
     "EngineLine",
@@ -358,13 +357,6 @@ def parse_engine_line(text: str) -> EngineLine:
     return Other(text)
 
 
-class Castling960(enum.Enum):
-    """How Chess960 castling is written to a CECP engine."""
-
-    OO = "oo"  # O-O / O-O-O: the specification's form for variant fischerandom
-    KING_TAKES_ROOK = "kxr"  # e1h1: the king onto its own rook (Fairy-Stockfish accepts only this)
-
-
 _STANDARD_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
 _CASTLING_TEXT = {"O-O": True, "0-0": True, "O-O-O": False, "0-0-0": False}
 
@@ -377,7 +369,7 @@ class Chess960Writer:
     The protocol layer may not use the rules core, and needs no more than where pieces stand.
     """
 
-    def __init__(self, fen: str | None, style: Castling960) -> None:
+    def __init__(self, fen: str | None, style: Castling960Style) -> None:
         self.style = style
         fields = (fen or f"{_STANDARD_PLACEMENT} w").split()
         self._white_to_move = len(fields) < 2 or fields[1] != "b"
@@ -405,7 +397,7 @@ class Chess960Writer:
             self._board.pop(square, None)
         self._board[rank + (6 if kingside else 2)] = "K" if white else "k"
         self._board[rank + (5 if kingside else 3)] = "R" if white else "r"
-        if self.style is Castling960.OO:
+        if self.style is Castling960Style.OO:
             return "O-O" if kingside else "O-O-O"
         return _square_name(king) + _square_name(rook)
 

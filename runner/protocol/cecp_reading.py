@@ -20,7 +20,6 @@ from typing import Any
 
 from runner.protocol.cecp_features import CecpFeatures
 from runner.protocol.cecp_parse import (
-    Castling960,
     Chess960Writer,
     DrawOffer,
     ErrorReport,
@@ -49,6 +48,7 @@ from runner.protocol.engine import (
 )
 from runner.protocol.pipe import PipeEngine
 from runner.protocol.transport import EngineTransport, Line
+from runner.types import Castling960Style
 
 __all__ = ["CecpReading"]
 
@@ -57,12 +57,12 @@ class CecpReading(PipeEngine):
     """A CECP client's state and its engine's lines (see the module)."""
 
     def __init__(self, config: EngineConfig, *, transport: EngineTransport | None = None,
-                 castling960: Castling960 | None = None) -> None:
+                 castling960: Castling960Style | None = None) -> None:
         """`transport` replaces the subprocess (a scripted double in tests, say);
         `castling960` is how Chess960 castling is sent, by default the configuration's
         ``castling960`` (the spec's O-O/O-O-O unless it says ``kxr``)."""
         super().__init__(config, transport)
-        self.castling960 = castling960 or Castling960(config.castling960)
+        self.castling960 = castling960 or config.castling960
         self._features = CecpFeatures()
         self.games_started = 0
         self._changed = asyncio.Event()

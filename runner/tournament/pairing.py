@@ -18,11 +18,11 @@ A configuration with another order style gets that style's schedule instead
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.config.model import TournamentConfig, TournamentFormat
-from runner.tournament.schedule import Schedule, ScheduledGame
+from runner.tournament.schedule import IndexedSchedule, Schedule, ScheduledGame
 from runner.tournament.styles import OrderImplementation, given
 
 __all__ = ["Pairing", "Schedule", "ScheduledGame", "gauntlet", "match", "pairing_for",
@@ -30,7 +30,7 @@ __all__ = ["Pairing", "Schedule", "ScheduledGame", "gauntlet", "match", "pairing
 
 
 @dataclass(frozen=True)
-class Pairing:
+class Pairing(IndexedSchedule):
     """A schedule: the encounters of one round, repeated `rounds` times, `games` games each."""
 
     encounters: tuple[tuple[str, str], ...]
@@ -83,19 +83,6 @@ class Pairing:
     def pair_games(self, pair: int) -> tuple[int, ...]:
         """The indices of the two games of game pair `pair` (those in the schedule)."""
         return tuple(i for i in (2 * pair, 2 * pair + 1) if i < self.total())
-
-    def jobs(self, start: int = 0, skip: frozenset[int] | set[int] = frozenset(),
-             ) -> Iterator[ScheduledGame]:
-        """Games in schedule order from `start`, leaving out the indices in `skip`."""
-        for index in range(start, self.total()):
-            if index not in skip:
-                yield self.job(index)
-
-    def __iter__(self) -> Iterator[ScheduledGame]:
-        return self.jobs()
-
-    def __len__(self) -> int:
-        return self.total()
 
 
 def match(first: str, second: str, *, rounds: int = 1, games: int = 2,

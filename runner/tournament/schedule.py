@@ -9,13 +9,14 @@ each other.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 from runner.store import JobKey
 
-__all__ = ["Schedule", "ScheduledGame"]
+__all__ = ["IndexedSchedule", "Schedule", "ScheduledGame"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +91,32 @@ class Schedule(Protocol):
     def __len__(self) -> int:
         """How many games the schedule holds."""
         ...
+
+
+class IndexedSchedule(abc.ABC):
+    """The walk over a schedule that computes each game from its index: `jobs`, iteration and
+    length from `total` and `job` (the runner's pairs and fastchess's encounters share it; a
+    schedule built as a list walks its list)."""
+
+    @abc.abstractmethod
+    def total(self) -> int:
+        """How many games the schedule holds."""
+
+    @abc.abstractmethod
+    def job(self, index: int) -> ScheduledGame:
+        """The game at `index`; IndexError outside the schedule."""
+
+    def jobs(self, start: int = 0, skip: frozenset[int] | set[int] = frozenset(),
+             ) -> Iterator[ScheduledGame]:
+        """Games in schedule order from `start`, leaving out the indices in `skip`."""
+        for index in range(start, self.total()):
+            if index not in skip:
+                yield self.job(index)
+
+    def __iter__(self) -> Iterator[ScheduledGame]:
+        """Every game, in schedule order."""
+        return self.jobs()
+
+    def __len__(self) -> int:
+        """How many games the schedule holds."""
+        return self.total()

@@ -18,8 +18,7 @@ from runner.books.openings import Opening
 from runner.config.model import OrderStyle, PlayOrder, TournamentConfig, TournamentFormat
 from runner.dropin.fastchess.mt64 import FastchessShuffle
 from runner.tournament.openings import RunnerDealer
-from runner.tournament.pairing import Pairing
-from runner.tournament.schedule import ScheduledGame
+from runner.tournament.schedule import IndexedSchedule, ScheduledGame
 from runner.tournament.styles import OrderImplementation
 
 __all__ = ["INDEX_STYLE", "FastchessDealer", "FastchessPairing", "fastchess_order",
@@ -33,7 +32,7 @@ def fastchess_order(*, noswap: bool = False, reverse: bool = False, seeds: int =
 
 
 @dataclass(frozen=True)
-class FastchessPairing(Pairing):
+class FastchessPairing(IndexedSchedule):
     """fastchess 1.8's schedule: its game numbers, colours and one opening per encounter.
 
     Inside a round, encounters in engine index order (0-1, 0-2, ..., 1-2, ...; a gauntlet
@@ -43,6 +42,12 @@ class FastchessPairing(Pairing):
     "pair" of its own: ``pair`` counts them through the whole run and picks the opening.
     """
 
+    encounters: tuple[tuple[str, str], ...]
+    rounds: int = 1
+    games: int = 2
+    """Games per encounter: 1 or 2."""
+    max_games: int | None = None
+    """Stop after this many games (cut to whole encounters), e.g. an SPRT's limit."""
     order: PlayOrder = field(default_factory=fastchess_order)
 
     def __post_init__(self) -> None:
@@ -52,6 +57,11 @@ class FastchessPairing(Pairing):
             raise ValueError(f"games per encounter must be at least 1, not {self.games}")
         if not self.encounters:
             raise ValueError("a pairing needs at least one encounter")
+
+    @property
+    def per_round(self) -> int:
+        """Games in one round."""
+        return len(self.encounters) * self.games
 
     def total(self) -> int:
         """How many games the schedule holds (an SPRT's limit cut to whole encounters)."""
@@ -74,6 +84,12 @@ class FastchessPairing(Pairing):
             index=index, round=round_index + 1, pair=index // self.games,
             game_in_pair=game_in_pair, white=first, black=second, encounter=encounter,
         )
+
+    def pair_games(self, pair: int) -> tuple[int, ...]:
+        """The indices of encounter `pair`'s games (one or two: those in the schedule); they
+        start from the same opening."""
+        return tuple(i for i in range(pair * self.games, (pair + 1) * self.games)
+                     if i < self.total())
 
 
 def fastchess_pairing(engines: Sequence[str], order: PlayOrder, *, gauntlet: bool,
