@@ -63,8 +63,11 @@ def _runner(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 class Fleet:
     """A service taking workers, and the workers started against it."""
 
-    def __init__(self, root: Path, lease: float, reference: int = REFERENCE_NPS) -> None:
+    def __init__(self, root: Path, lease: float, reference: int = REFERENCE_NPS,
+                 serve_args: tuple[str, ...] = ()) -> None:
         self.root = root
+        self.serve_args = serve_args
+        """More options of runner serve (a tuning test's --max-concurrency)."""
         self.db = root / "server" / "runner.db"
         self.db.parent.mkdir(parents=True)
         self.admin = "admin-" + os.urandom(8).hex()
@@ -89,7 +92,7 @@ class Fleet:
              f"sqlite:///{self.db}", "--engines", str(ENGINES), "--accept-workers",
              "--worker-lease", str(self.lease), "--worker-reference-nps", str(self.reference),
              # Wide: a loaded test machine benches slowly, and only the forger is too slow.
-             "--worker-max-factor", "1000"],
+             "--worker-max-factor", "1000", *self.serve_args],
             cwd=self.db.parent, env={**os.environ, "RUNNER_TOKEN": self.admin},
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             start_new_session=True)

@@ -116,10 +116,10 @@ def test_a_token_over_plain_http_from_elsewhere_is_refused(tmp_path: Path) -> No
         assert far.get("/api/tunes").json() == {"tunes": []}
 
 
-def test_remote_workers_are_refused_for_a_tuning_run(tmp_path: Path) -> None:
-    """A service that takes remote workers still plays tuning pairs itself or on Dask."""
-    settings = settings_for(tmp_path, accept_workers=True)
-    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+def test_remote_workers_only_where_the_service_takes_them(tmp_path: Path) -> None:
+    """A service that takes no remote workers refuses a tuning run placed on them, naming
+    the placement (tests/test_tune_workers.py plays one on a service that takes them)."""
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings_for(tmp_path))) as client:
         response = client.post("/api/tunes", json={**tomllib.loads(TUNE),
                                                    "placement": "workers"}, headers=AUTH)
         assert response.status_code == 422, response.text

@@ -111,6 +111,9 @@ class _Pairs:
     pool: SlotPool = field(default_factory=SlotPool)
     freezes: FreezeMonitor = field(default_factory=FreezeMonitor)
     engine_factory: Callable[[EngineConfig], Engine] = make_engine
+    taken: Callable[[Tournament], None] = lambda _t: None
+    """Told of each pair's tournament once it is stored, before it plays (a fleet's
+    scheduler learns its id)."""
     live: set[Tournament] = field(default_factory=set)
     stopping: bool = False
     hard: bool = False
@@ -152,6 +155,7 @@ class _Pairs:
             return found
         if isinstance(found, Done):
             return await _result(store, found.finished.tournament_id)
+        self.taken(found)
         self.live.add(found)
         try:
             if self.stopping:  # the signal came while it was prepared: nothing of it starts
@@ -190,17 +194,19 @@ async def tune(config: TuneConfig, store: Store, *, placement: Placement = _HERE
                on_iteration: Callable[[TuneIteration], None] = lambda _i: None,
                player: PairPlayer | None = None, stop_policy: StopPolicy = StopPolicy.GENTLE,
                engine_factory: Callable[[EngineConfig], Engine] = make_engine,
-               control: TuneControl | None = None) -> TuneOutcome:
+               control: TuneControl | None = None,
+               taken: Callable[[Tournament], None] = lambda _t: None) -> TuneOutcome:
     """Run (or continue) `config`'s tuning in `store`; `on_iteration` hears each stored one.
     `player` replaces the real pairs (a test's scripted results); `engine_factory` starts
-    the engines of the real ones; `control` stops the run from outside."""
+    the engines of the real ones; `control` stops the run from outside; `taken` hears of
+    each pair's tournament before it plays."""
     try:
         run = await asyncio.to_thread(store.tunes.open, config.name, config.plan())
     except PlanChanged as exc:
         return _outcome(config, [p.start for p in config.parameters], 0, -1, str(exc), 2)
     stored = await asyncio.to_thread(store.tunes.iterations, run.id)
     with StopGuard(stop_policy) as guard:
-        pairs = _Pairs(guard, engine_factory=engine_factory)
+        pairs = _Pairs(guard, engine_factory=engine_factory, taken=taken)
         guard.hand_to(pairs)
         if control is not None:
             control.attach(pairs)

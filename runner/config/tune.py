@@ -50,6 +50,9 @@ class TuneConfig:
     """The pair's tournament with the engine's own options (iteration 1's opening)."""
     pairs_at_once: int = 1
     """Iterations in flight, all issued around one theta (`runner.app.tune`)."""
+    engine_key: str | None = None
+    """The engine's key in the engines file (``engine = "KEY"`` or an inline table's ``use``):
+    the name a remote worker's own allow-list knows it by; None for a table without ``use``."""
 
     def plan(self) -> dict[str, Any]:
         """What a stored run must share with this file to be continued by it."""
@@ -126,7 +129,13 @@ def parse_tune(data: Mapping[str, Any], *, source: str = "<tune>",
         raise ConfigError(problems)
     return TuneConfig(name=base.name, iterations=iterations or 1, seed=seed or 0,
                       batch=batch or 10, parameters=parameters, base=base,
-                      pairs_at_once=pairs_at_once)
+                      pairs_at_once=pairs_at_once, engine_key=_key(engine))
+
+
+def _key(engine: object) -> str | None:
+    """The engines file's key the tuned engine starts from, if it names one."""
+    key = engine.get("use") if isinstance(engine, dict) else engine
+    return key if isinstance(key, str) else None
 
 
 def _side(engine: str | dict[str, Any], name: str) -> dict[str, Any]:

@@ -4,7 +4,7 @@ heartbeats push back. Pure bookkeeping, no clock of its own (times are passed in
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from runner.clock import TimeControl
@@ -75,7 +75,9 @@ class Batch:
         return len(self.delivered) == len(self.jobs)
 
 
-def fits(job: GameJob, engines: Iterable[str]) -> bool:
-    """Whether a worker allowing `engines` may play `job` (both its engines allowed)."""
+def fits(job: GameJob, engines: Iterable[str], names: Mapping[str, str] | None = None) -> bool:
+    """Whether a worker allowing `engines` may play `job` (both its engines allowed); `names`
+    gives the allow-list name of an engine the job names otherwise (a tuning pair's sides)."""
     allowed = set(engines)
-    return job.white.name in allowed and job.black.name in allowed
+    known = names or {}
+    return all(known.get(name, name) in allowed for name in (job.white.name, job.black.name))

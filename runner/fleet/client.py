@@ -220,7 +220,8 @@ class WorkerClient:
         """Play one batch: each game uploaded as it ends, heartbeats meanwhile, then end it."""
         batch = int(offer["id"])
         base = f"/api/workers/{self._id}/batches/{batch}"
-        jobs = [self._own_job(GameJob.from_json(text)) for text in offer["jobs"]]
+        names = {str(k): str(v) for k, v in dict(offer.get("names") or {}).items()}
+        jobs = [self._own_job(GameJob.from_json(text), names) for text in offer["jobs"]]
         playable = [job for job in jobs if job is not None]
         scheduler = LocalScheduler(self.settings.concurrency)
         self._scheduler = scheduler
@@ -258,18 +259,24 @@ class WorkerClient:
                 if answer.status_code in (404, 409):
                     self.say(f"batch {batch} refused at its end: {_detail(answer)}")
 
-    def _own_job(self, job: GameJob) -> GameJob | None:
+    def _own_job(self, job: GameJob, names: Mapping[str, str]) -> GameJob | None:
         """The job with both engines as this machine's allow-list starts them (None: one
-        is not in it; the service should not have sent it)."""
+        is not in it; the service should not have sent it). An engine the job names
+        otherwise (`names`: a tuning pair's sides) keeps the job's name, and its options are
+        checked as a submitter's when it starts: only options it declares, spin, check and
+        combo, each spin within its declared bounds (the tuned values included)."""
         sides = []
         for config in (job.white, job.black):
-            mine = self.settings.engines.get(config.name)
+            listed = names.get(config.name, config.name)
+            mine = self.settings.engines.get(listed)
             if mine is None:
-                self.say(f"game {job.index + 1}: engine {config.name!r} is not in this "
+                self.say(f"game {job.index + 1}: engine {listed!r} is not in this "
                          "worker's engines file: not played")
                 return None
+            checked = config.options_submitted or config.name in names
             sides.append(dataclasses.replace(config, argv=mine.argv,
-                                             working_dir=mine.working_dir, env=mine.env))
+                                             working_dir=mine.working_dir, env=mine.env,
+                                             options_submitted=checked))
         return dataclasses.replace(job, white=sides[0], black=sides[1])
 
     async def _upload(self, base: str, event: JobFinished, lost: asyncio.Event) -> bool:

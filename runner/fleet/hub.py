@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runner.config.model import TournamentConfig
@@ -51,6 +51,8 @@ class Leased:
     tournament_id: int
     batch: Batch
     lease_seconds: float
+    names: Mapping[str, str] = field(default_factory=dict)
+    """The allow-list name of each engine its jobs name otherwise (`FleetScheduler.names`)."""
 
 
 class FleetHub:
@@ -72,10 +74,12 @@ class FleetHub:
 
     # ----------------------------------------------------------------- runs
 
-    def scheduler(self, _config: TournamentConfig, _concurrency: int) -> FleetScheduler:
-        """A workers-placed run's scheduler (`Placement.scheduler`'s factory)."""
+    def scheduler(self, _config: TournamentConfig, _concurrency: int,
+                  names: Mapping[str, str] | None = None) -> FleetScheduler:
+        """A workers-placed run's scheduler (`Placement.scheduler`'s factory); `names` maps
+        an engine its jobs name otherwise to the allow-list name workers know it by."""
         return FleetScheduler(self.store, self.lease_seconds, on_open=self._runs.append,
-                              on_close=self._closed)
+                              on_close=self._closed, names=names)
 
     @staticmethod
     def attach(tournament: Tournament) -> None:
@@ -140,7 +144,7 @@ class FleetHub:
                 continue
             batch = await run.lease(worker.id, worker.engines, worker.slots, worker.factor)
             if batch is not None:
-                return Leased(run.tournament_id, batch, self.lease_seconds)
+                return Leased(run.tournament_id, batch, self.lease_seconds, run.names)
         return None
 
     def _holder(self, batch_id: int) -> FleetScheduler:

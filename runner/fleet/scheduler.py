@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
@@ -63,8 +63,12 @@ class FleetScheduler(Scheduler):
 
     def __init__(self, store: Store, lease_seconds: float, *,
                  on_open: Callable[[FleetScheduler], None] = lambda _s: None,
-                 on_close: Callable[[FleetScheduler], None] = lambda _s: None) -> None:
+                 on_close: Callable[[FleetScheduler], None] = lambda _s: None,
+                 names: Mapping[str, str] | None = None) -> None:
         self.store = store
+        self.names: dict[str, str] = dict(names or {})
+        """The allow-list name of each engine its jobs name otherwise: a tuning pair's
+        ``plus`` and ``minus`` are both the tuned engine (sent with each batch)."""
         self.lease_seconds = lease_seconds
         self.tournament_id: int | None = None
         """Set by the hub once the tournament is in the store (before it plays)."""
@@ -246,7 +250,7 @@ class FleetScheduler(Scheduler):
                 self._waiting.append(job)
             job = self._waiting.popleft()
             looked += 1
-            (taken if fits(job, engines) else kept).append(job)
+            (taken if fits(job, engines, self.names) else kept).append(job)
         if peek:
             kept.extend(taken)
             kept = deque(sorted(kept, key=lambda j: j.index))

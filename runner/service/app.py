@@ -42,7 +42,8 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
         app.state.tokens = StoreTokens(opened)
         app.state.branch_queue = BranchQueue(settings, opened, app.state.manager,
                                              settings.build_cache or default_cache())
-        app.state.tunes = TuneRuns(opened, _tune_placements(app.state.manager, settings))
+        app.state.tunes = TuneRuns(opened, _tune_placements(app.state.manager, settings),
+                                   app.state.manager.placements.fleet)
         try:
             await app.state.manager.start()
             await app.state.branch_queue.start()
@@ -86,12 +87,14 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
 
 def _tune_placements(manager: TournamentManager, settings: ServiceSettings,
                      ) -> dict[str | None, Placement]:
-    """Where a tuning run may play: the operator's choice, this host, the Dask cluster when
-    the service has one (not remote workers: their batches are a tournament's games)."""
+    """Where a tuning run may play: the operator's choice, this host, the Dask cluster and
+    the remote workers when the service has them."""
     offered: dict[str | None, Placement] = {None: manager.placements.of(None),
                                             "host": manager.placements.of("host")}
     if settings.workers or settings.cluster:
         offered["cluster"] = manager.placements.of("cluster")
+    if manager.placements.fleet is not None:
+        offered["workers"] = manager.placements.of("workers")
     return offered
 
 

@@ -81,6 +81,11 @@ class BatchOffer(BaseModel):
     lease_seconds: float
     factor: float = Field(description="The jobs' clocks are the tournament's times this.")
     jobs: list[str]
+    names: dict[str, str] = Field(
+        default_factory=dict,
+        description="The allow-list name of each engine the jobs name otherwise (a tuning "
+                    "pair's plus and minus sides are the tuned engine); its options from the "
+                    "service are then checked as a submitter's.")
 
 
 class Upload(BaseModel):
@@ -165,7 +170,7 @@ async def request_batch(request: Request, worker_id: WorkerId,
     return BatchOffer(id=batch.id, tournament_id=leased.tournament_id,
                       lease_seconds=leased.lease_seconds, factor=batch.factor,
                       jobs=[_without_commands(scale_job(job, batch.factor)).to_json()
-                            for job in batch.left()])
+                            for job in batch.left()], names=dict(leased.names))
 
 
 def _without_commands(job: GameJob) -> GameJob:

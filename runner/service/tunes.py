@@ -11,6 +11,8 @@ restart) is shown but not resumed: submitting the same file again continues it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +22,8 @@ from runner.app.run import Placement
 from runner.app.signals import StopPolicy
 from runner.app.tune import TuneControl, TuneOutcome, tune
 from runner.config.check import ConfigError, ConfigProblem
-from runner.config.tune import TuneConfig, parse_tune
+from runner.config.tune import MINUS, PLUS, TuneConfig, parse_tune
+from runner.fleet.hub import FleetHub
 from runner.protocol.options import declared_option
 from runner.report.records import TuningSeries
 from runner.report.wire import Wire
@@ -36,6 +39,8 @@ __all__ = ["TuneIterationJson", "TuneList", "TuneRuns", "TuneStatus", "check_tun
 log = logging.getLogger(__name__)
 
 RUNNING, STOPPING, STOPPED, FINISHED, FAILED = "running", "stopping", "stopped", "finished", "failed"
+WORKERS = "workers"
+"""The placement of a run whose pairs the service's remote workers play."""
 
 
 class TuneIterationJson(Wire):
@@ -120,10 +125,13 @@ class _Run:
 class TuneRuns:
     """The service's tuning runs (`check_tune`'s configurations), each a task of this loop."""
 
-    def __init__(self, store: Store, placements: dict[str | None, Placement]) -> None:
+    def __init__(self, store: Store, placements: dict[str | None, Placement],
+                 fleet: FleetHub | None = None) -> None:
         self.store = store
         self._placements = placements
         """What each placement a submission may name plays on (None: the operator's)."""
+        self._fleet = fleet
+        """The remote workers that play ``"workers"``-placed runs' pairs (None: none)."""
         self._runs: dict[int, _Run] = {}
 
     async def submit(self, config: TuneConfig, placement: str | None = None) -> int:
@@ -137,14 +145,30 @@ class TuneRuns:
         current = self._runs.get(record.id)
         if current is not None and current.state in (RUNNING, STOPPING):
             raise Conflict(f"tuning run {record.id} is playing already")
-        self._start(record.id, _Run(config, self._placements[placement]))
+        self._start(record.id, _Run(config, self._placed(config, placement)))
         return record.id
 
     def check_placement(self, placement: str | None) -> None:
         """ConfigError (key ``placement``) unless a tuning run may play there."""
         if placement not in self._placements:
+            offered = ", ".join(sorted(p for p in self._placements if p is not None))
             raise ConfigError([ConfigProblem(SOURCE, "placement", str(placement),
-                                             "a tuning run plays on this host or the cluster")])
+                                             f"a tuning run here plays on: {offered}")])
+
+    def _placed(self, config: TuneConfig, placement: str | None) -> Placement:
+        """Where `config`'s pairs play: on remote workers, each pair's games leased as a
+        tournament's are, the sides ``plus`` and ``minus`` known to the workers by the
+        engine's key (a worker plays them only when its own allow-list has that engine)."""
+        chosen = self._placements[placement]
+        if placement != WORKERS or self._fleet is None:
+            return chosen
+        if config.engine_key is None:
+            raise ConfigError([ConfigProblem(
+                SOURCE, "engine", "(a table)", "a tuning run on remote workers names its "
+                "engine by a key of the service's engines file (workers start it by that name)")])
+        names = {PLUS: config.engine_key, MINUS: config.engine_key}
+        return dataclasses.replace(chosen, scheduler=functools.partial(self._fleet.scheduler,
+                                                                       names=names))
 
     async def stop(self, tune_id: int, *, hard: bool = False) -> str:
         """Stop a run: no new pair; with `hard` its running games are cut. Its state."""
@@ -208,7 +232,8 @@ class TuneRuns:
         """Run the tune verb for `run`; its state from how it ended."""
         try:
             outcome: TuneOutcome = await tune(run.config, self.store, placement=run.placement,
-                                              stop_policy=StopPolicy.NONE, control=run.control)
+                                              stop_policy=StopPolicy.NONE, control=run.control,
+                                              taken=FleetHub.attach)
         except Exception as exc:  # the run fails, the service goes on
             log.warning("tuning run %r failed: %s: %s", run.config.name, type(exc).__name__, exc)
             run.state, run.message = FAILED, f"{type(exc).__name__}: {exc}"
