@@ -33,7 +33,10 @@ PURE_ENV = "RUNNER_PURE"
 COMPILED = (
     "runner.clock",
     "runner.game.adjudication",
+    "runner.game.arbiter",
+    "runner.game.core",
     "runner.game.play",
+    "runner.game.relay",
     "runner.protocol.cecp",
     "runner.protocol.cecp_commands",
     "runner.protocol.cecp_features",

@@ -62,7 +62,8 @@ print(uci_parse.parse_bestmove("bestmove e2e4 ponder e7e5"))
 '''
 
 
-HOT = ("runner.game.play", "runner.game.adjudication", "runner.clock", "runner.protocol.cecp",
+HOT = ("runner.game.play", "runner.game.core", "runner.game.relay", "runner.game.arbiter",
+       "runner.game.adjudication", "runner.clock", "runner.protocol.cecp",
        "runner.protocol.uci", "runner.protocol.engine", "runner.protocol.reading",
        "runner.protocol.process", "runner.protocol.pipe", "runner.stats.tally")
 """Issue 30's hot modules beyond the rules core and the line parsers: compiled too."""

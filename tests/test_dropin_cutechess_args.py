@@ -751,7 +751,7 @@ def test_draw_is_checked_before_resignation_under_cutechess() -> None:
     """When a wide draw window and the resign threshold hold on one ply, cutechess-cli's order
     (draw first) decides under runner-cutechess; fastchess's (resign first) otherwise."""
     from runner.game.adjudication import AdjudicationRules, DrawTracker, ResignTracker
-    from runner.game.play import _adjudicate
+    from runner.game.arbiter import adjudicate as _adjudicate
 
     def verdict(board_plies: bool) -> str:
         rules = AdjudicationRules(draw_move_number=1, draw_move_count=1, draw_score=700,

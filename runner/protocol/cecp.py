@@ -36,6 +36,7 @@ from runner.protocol.engine import (
     EngineReply,
     GameSetup,
 )
+from runner.protocol.waiting import ReplyCall
 from runner.types import Variant
 
 __all__ = ["CecpEngine", "CecpFeatures"]
@@ -105,12 +106,30 @@ class CecpEngine(CecpStartup):
         opponent_offers_draw: bool = False,
     ) -> EngineReply:
         """Send the moves the engine has not seen, let it think, and return its reply."""
-        setup = self._require_game()
+        self._require_game()
         self._check_alive()
         self._check_rejection()
         if self._pending_end is not None:
             reply, self._pending_end = self._pending_end, None
             return reply
+        lines = self._request_lines(moves, clocks, opponent_offers_draw, None)
+        return self._answered(await self._await_reply(lines, timeout, "no move"))
+
+    def _search_lines(self, moves: Sequence[str], clocks: ClockState,
+                      opponent_offers_draw: bool) -> list[str] | None:
+        """`play`'s request for `request_move`; None when a reply is already kept (a claim
+        or a resignation the engine printed after its last move: `play` returns it)."""
+        self._require_game()
+        self._check_alive()
+        self._check_rejection()
+        if self._pending_end is not None:
+            return None
+        return self._request_lines(moves, clocks, opponent_offers_draw, self._call)
+
+    def _request_lines(self, moves: Sequence[str], clocks: ClockState,
+                       opponent_offers_draw: bool, call: ReplyCall | None) -> list[str]:
+        """The moves the engine has not seen and the search's commands; the search begun."""
+        setup = self._require_game()
         known = len(self._moves_known)
         if self._own_moves:
             # The engine's own moves come back in the caller's notation (e.g. 'O-O' as 'e1g1').
@@ -126,7 +145,7 @@ class CecpEngine(CecpStartup):
             raise ValueError("moves do not extend the moves already sent to the engine")
         self._check_turn(setup, moves)
         new_moves = self._wire_moves(moves, known)
-        self._begin_search()
+        self._begin_search(call)
         self._info_match = None
         lines, self._period_sent = search_commands(
             self.config, setup, self._features, clocks, new_moves, forced=self._forced,
@@ -134,7 +153,10 @@ class CecpEngine(CecpStartup):
         self._moves_known.extend(moves[known:])
         self._forced = False
         self._thinking = True
-        reply = await self._await_reply(lines, timeout, "no move")
+        return lines
+
+    def _answered(self, reply: EngineReply) -> EngineReply:
+        """The engine thinks no more; its move is one it knows."""
         self._thinking = False
         if reply.move is not None:
             self._own_moves.append(len(self._moves_known))

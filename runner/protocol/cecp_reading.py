@@ -16,7 +16,6 @@ import contextlib
 import itertools
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from runner.protocol.cecp_features import CecpFeatures
 from runner.protocol.cecp_parse import (
@@ -48,6 +47,7 @@ from runner.protocol.engine import (
 )
 from runner.protocol.pipe import PipeEngine
 from runner.protocol.transport import EngineTransport, Line
+from runner.protocol.waiting import Waiter
 from runner.types import Castling960Style
 
 __all__ = ["CecpReading"]
@@ -131,7 +131,7 @@ class CecpReading(PipeEngine):
         super()._on_end(exc)
         self._changed.set()
 
-    def _waiters(self) -> Iterable[asyncio.Future[Any] | None]:
+    def _waiters(self) -> Iterable[Waiter | None]:
         """The move awaited and the pongs awaited."""
         return (self._reply, *self._pongs.values())
 

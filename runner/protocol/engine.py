@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -378,6 +378,23 @@ class Engine(abc.ABC):
 
         Raises EngineStalled when `timeout` seconds pass without a reply.
         """
+
+    def request_move(
+        self,
+        moves: Sequence[str],
+        clocks: ClockState,
+        *,
+        timeout: float,
+        opponent_offers_draw: bool,
+        on_reply: Callable[[EngineReply], None],
+        on_fault: Callable[[BaseException], None],
+    ) -> bool:
+        """Ask for a move as `play` does, without awaiting it: the reply goes to `on_reply`
+        from the read callback that reads it (the fault, a stall after `timeout` seconds
+        among them, to `on_fault`), so the caller can answer at once. False when this engine
+        cannot be asked so now (this default; or a step of its dialogue needs awaiting):
+        nothing was sent, and the caller awaits `play` instead."""
+        return False
 
     async def ponder(self, moves: Sequence[str], clocks: ClockState) -> None:
         """Think on the opponent's time after `moves` (the engine's own move last), on the

@@ -18,10 +18,11 @@ import dataclasses
 import sys
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from runner.protocol.engine import (
+    ClockState,
     Engine,
     EngineConfig,
     EngineError,
@@ -32,7 +33,7 @@ from runner.protocol.engine import (
 )
 from runner.protocol.process import EngineProcess
 from runner.protocol.transport import EngineTransport, Line
-from runner.protocol.waiting import OutputState, Watchdog, wait_answer
+from runner.protocol.waiting import OutputState, ReplyCall, Waiter, Watchdog, wait_answer
 from runner.text import shown
 
 __all__ = ["PipeEngine"]
@@ -54,8 +55,12 @@ class PipeEngine(Engine):
         self._proc: EngineTransport | None = None
         self._output = OutputState()
         self._setup: GameSetup | None = None
-        self._reply: asyncio.Future[EngineReply] | None = None
+        self._reply: asyncio.Future[EngineReply] | ReplyCall | None = None
         self._reply_sent_at = 0.0
+        self._call = ReplyCall(self._call_answered, self._call_failed)
+        """The reply's stand-in for moves asked through callbacks (`request_move`)."""
+        self._on_reply: Callable[[EngineReply], None] | None = None
+        self._on_fault: Callable[[BaseException], None] | None = None
         self._watchdog = Watchdog()  # the deadline of each move asked for
         self._loop: asyncio.AbstractEventLoop | None = None
         """The loop the process was started on (its pipes are that loop's): asked of asyncio
@@ -78,8 +83,22 @@ class PipeEngine(Engine):
     def _handle(self, line: Line) -> object:
         """Act on one line the engine printed."""
 
+    def _search_lines(self, moves: Sequence[str], clocks: ClockState,
+                      opponent_offers_draw: bool) -> list[str] | None:
+        """A move request's lines, the search begun (`_begin_search(self._call)`), for
+        `request_move`; None when this request needs awaiting (nothing is begun)."""
+        return None
+
+    def _answered(self, reply: EngineReply) -> EngineReply:
+        """What the protocol notes of a move request's reply before it is handed on."""
+        return reply
+
+    def _stalled_words(self) -> str:
+        """What a move request's stall says."""
+        return f"{self.name}: no move"
+
     @abc.abstractmethod
-    def _waiters(self) -> Iterable[asyncio.Future[Any] | None]:
+    def _waiters(self) -> Iterable[Waiter | None]:
         """The futures waiting on the engine's output now (failed when it ends)."""
 
     def _accepts_sigterm(self) -> bool:
@@ -194,19 +213,70 @@ class PipeEngine(Engine):
                 f"it is {to_move.value}'s turn, but {self.name} plays {setup.side.value}")
         return to_move.value == "white"
 
-    def _begin_search(self) -> None:
-        """A move is asked for: a new reply future, and this search's info and messages."""
-        loop = self._loop
-        if loop is None:  # not started by _spawn (play() before new_game fails on its own)
-            loop = asyncio.get_running_loop()
-        self._reply = loop.create_future()
+    def _begin_search(self, call: ReplyCall | None = None) -> None:
+        """A move is asked for: a new reply future (or `call`, opened), and this search's
+        info and messages."""
+        if call is not None:
+            call.open()
+            self._reply = call
+        else:
+            loop = self._loop
+            if loop is None:  # not started by _spawn (play() before new_game fails on its own)
+                loop = asyncio.get_running_loop()
+            self._reply = loop.create_future()
         self._info = None
         self._messages = []
+
+    def request_move(
+        self,
+        moves: Sequence[str],
+        clocks: ClockState,
+        *,
+        timeout: float,
+        opponent_offers_draw: bool,
+        on_reply: Callable[[EngineReply], None],
+        on_fault: Callable[[BaseException], None],
+    ) -> bool:
+        """`Engine.request_move` on raw pipes: the request is written at once (``os.write``;
+        what the pipe does not take now is written by the loop) and the move's deadline is
+        the watchdog's timer. Over asyncio's transports (the fallback) or scripted ones,
+        False: the request is awaited."""
+        proc = self._proc
+        loop = self._loop
+        if proc is None or loop is None or getattr(proc, "raw_pipes", False) is not True:
+            return False
+        lines = self._search_lines(moves, clocks, opponent_offers_draw)
+        if lines is None:
+            return False
+        self._on_reply, self._on_fault = on_reply, on_fault
+        try:
+            self._reply_sent_at = proc.write_nowait(lines)
+        except BaseException:
+            self._reply = None
+            raise
+        self._watchdog.arm(loop, self._call, timeout, self._stalled_words)
+        return True
+
+    def _call_answered(self, reply: EngineReply) -> None:
+        """The reply to a move asked through callbacks, from the read callback."""
+        self._reply = None
+        self._watchdog.disarm()
+        on_reply = self._on_reply
+        assert on_reply is not None
+        on_reply(self._answered(reply))
+
+    def _call_failed(self, exc: BaseException) -> None:
+        """The fault of a move asked through callbacks (its stall, the end of output)."""
+        self._reply = None
+        self._watchdog.disarm()
+        on_fault = self._on_fault
+        assert on_fault is not None
+        on_fault(exc)
 
     async def _await_reply(self, lines: Sequence[str], timeout: float | None,
                            what: str) -> EngineReply:
         """Send `lines` and await the reply `_begin_search` prepared; EngineStalled(`what`)."""
-        assert self._reply is not None
+        assert isinstance(self._reply, asyncio.Future)
         try:
             sent_at = await self._send(*lines)
             self._reply_sent_at = sent_at

@@ -37,6 +37,7 @@ from runner.protocol.uci_parse import (
 )
 from runner.protocol.uci_reading import UciReading
 from runner.protocol.uci_settings import setoption_line, settings_lines
+from runner.protocol.waiting import ReplyCall
 from runner.types import Variant
 
 __all__ = ["UciEngine"]
@@ -137,12 +138,34 @@ class UciEngine(UciReading):
     async def _search(self, setup: GameSetup, moves: Sequence[str], clocks: ClockState,
                       white_to_move: bool, timeout: float | None) -> EngineReply:
         """``position`` and ``go``, and the ``bestmove``."""
-        self._begin_search()
-        self._score_is_bound = False
-        lines = [self._position(setup.start_fen, moves),
-                 format_go(setup.time_control, clocks, white_to_move)]
-        self._searches += 1
+        lines = self._go_lines(setup, moves, clocks, white_to_move, None)
         return await self._await_reply(lines, timeout, "no bestmove")
+
+    def _go_lines(self, setup: GameSetup, moves: Sequence[str], clocks: ClockState,
+                  white_to_move: bool, call: ReplyCall | None) -> list[str]:
+        """``position`` and ``go``; the search begun."""
+        self._begin_search(call)
+        self._score_is_bound = False
+        self._searches += 1
+        return [self._position(setup.start_fen, moves),
+                format_go(setup.time_control, clocks, white_to_move)]
+
+    def _search_lines(self, moves: Sequence[str], clocks: ClockState,
+                      opponent_offers_draw: bool) -> list[str] | None:
+        """`play`'s request for `request_move`; None when pondering is on (its ``ponderhit``
+        and ``stop`` steps are awaited in `play` and `ponder`)."""
+        if self._may_ponder or self._pondered is not None:
+            return None
+        setup = self._require_game()
+        self._check_alive()
+        if list(moves[:len(setup.moves)]) != list(setup.moves):
+            raise ValueError("moves do not extend the moves the game started from")
+        white_to_move = self._check_turn(setup, moves)
+        return self._go_lines(setup, moves, clocks, white_to_move, self._call)
+
+    def _stalled_words(self) -> str:
+        """What a move request's stall says."""
+        return f"{self.name}: no bestmove"
 
     async def ponder(self, moves: Sequence[str], clocks: ClockState) -> None:
         """``position`` with the expected reply and ``go ponder`` with the clocks as they
@@ -155,6 +178,7 @@ class UciEngine(UciReading):
         pondered = [*moves, expected]
         self._begin_search()
         self._score_is_bound = False
+        assert isinstance(self._reply, asyncio.Future)
         self._ponder_search, self._reply = self._reply, None
         self._ponder_heard = asyncio.get_running_loop().create_future()
         self._pondered = pondered

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from runner.protocol.engine import (
     EngineConfig,
@@ -28,6 +27,7 @@ from runner.protocol.uci_parse import (
     parse_info,
     parse_option,
 )
+from runner.protocol.waiting import Waiter
 
 __all__ = ["UciReading"]
 
@@ -76,7 +76,7 @@ class UciReading(PipeEngine):
 
     # ----------------------------------------------------------------- reading
 
-    def _waiters(self) -> Iterable[asyncio.Future[Any] | None]:
+    def _waiters(self) -> Iterable[Waiter | None]:
         """The bestmove, the uciok and the readyoks awaited."""
         return (self._reply, self._ponder_search, self._uciok, *self._ready_waiters.values())
 

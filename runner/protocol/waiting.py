@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from runner.protocol.engine import EngineError, EngineStalled
 
-__all__ = ["OutputState", "Watchdog", "wait_answer"]
+__all__ = ["OutputState", "ReplyCall", "Watchdog", "wait_answer"]
 
 _T = TypeVar("_T")
 
@@ -40,6 +40,53 @@ async def wait_answer(future: asyncio.Future[_T], timeout: float | None, what: s
         timer.cancel()
 
 
+class ReplyCall:
+    """What stands for a reply future when a move is asked for without awaiting it: the
+    reply (or the fault: the timer's, the end of output's) is passed on at once, inside the
+    read callback or the timer, to `on_result` or `on_error` (whichever comes first, once).
+
+    It offers the few methods of `asyncio.Future` that the readers and the timer call
+    (`done`, `set_result`, `set_exception`, `exception`), so they take either alike; no task
+    is woken and nothing is scheduled on the loop.
+    """
+
+    __slots__ = ("_done", "_on_error", "_on_result")
+
+    def __init__(self, on_result: Callable[[Any], None],
+                 on_error: Callable[[BaseException], None]) -> None:
+        self._done = True
+        self._on_result = on_result
+        self._on_error = on_error
+
+    def open(self) -> None:
+        """A new request waits (the stand-in is reused from one request to the next)."""
+        self._done = False
+
+    def done(self) -> bool:
+        """Whether the reply or a fault was passed on already."""
+        return self._done
+
+    def set_result(self, result: Any) -> None:
+        """Pass the reply on (ignored once done)."""
+        if not self._done:
+            self._done = True
+            self._on_result(result)
+
+    def set_exception(self, exc: BaseException) -> None:
+        """Pass the fault on (ignored once done)."""
+        if not self._done:
+            self._done = True
+            self._on_error(exc)
+
+    def exception(self) -> BaseException | None:
+        """None: a fault was handed on, never kept to be retrieved."""
+        return None
+
+
+Waiter = asyncio.Future[Any] | ReplyCall
+"""What waits for an engine's answer: a future a task awaits, or a `ReplyCall`."""
+
+
 class Watchdog:
     """The deadline of one request at a time, kept by a timer that outlives the requests.
 
@@ -61,7 +108,7 @@ class Watchdog:
     def __init__(self) -> None:
         self._handle: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._future: asyncio.Future[Any] | None = None
+        self._future: Waiter | None = None
         self._deadline = 0.0
         self._began = 0.0
         self._what: Callable[[], str] = str
@@ -71,7 +118,16 @@ class Watchdog:
         """Await `future` (the caller's own); EngineStalled(`what()`) once `timeout` passes."""
         # The future's own loop (the running one): asyncio.get_running_loop() would cost a
         # getpid system call on every move.
-        loop = future.get_loop()
+        self.arm(future.get_loop(), future, timeout, what)
+        try:
+            return await future
+        finally:
+            self._future = None
+
+    def arm(self, loop: asyncio.AbstractEventLoop, future: Waiter, timeout: float,
+            what: Callable[[], str]) -> None:
+        """Fail `future` with EngineStalled(`what()`) once `timeout` passes (unless it is
+        done by then); the timer is re-armed, not made anew, from one request to the next."""
         now = loop.time()
         deadline = now + max(timeout, 0.0)
         self._future, self._deadline, self._began, self._what = future, deadline, now, what
@@ -82,10 +138,10 @@ class Watchdog:
                 handle.cancel()
             self._loop = loop
             self._handle = loop.call_at(deadline, self._fire)
-        try:
-            return await future
-        finally:
-            self._future = None
+
+    def disarm(self) -> None:
+        """The request was answered: the timer (kept for the next) fails nothing now."""
+        self._future = None
 
     def cancel(self) -> None:
         """Drop the timer (the client is done with its engine)."""
@@ -124,7 +180,7 @@ class OutputState:
         """A (new) process's output is being taken from now on."""
         self.listening, self.ended = True, None
 
-    def end(self, exc: EngineError, waiting: Iterable[asyncio.Future[Any] | None]) -> None:
+    def end(self, exc: EngineError, waiting: Iterable[Waiter | None]) -> None:
         """The output ended with `exc`: every future still `waiting` fails with it."""
         if self.ended is None:
             self.ended = exc
