@@ -56,6 +56,8 @@ class Batch:
     """When its lease ends (the event loop's clock), unless a heartbeat pushes it back."""
     factor: float = 1.0
     """Its clocks are the tournament's times this (the worker's machine speed factor)."""
+    stored: float = 0.0
+    """When its deadline was last written to the store (the event loop's clock)."""
     delivered: dict[int, int] = field(default_factory=dict)
     """The games that came back, by index: a fingerprint of each record as counted."""
 

@@ -17,17 +17,20 @@ from typing import Any
 
 from runner.config.model import TournamentConfig
 from runner.fleet.batches import Batch
+from runner.fleet.ledger import CountedLedger
 from runner.fleet.scheduler import FleetScheduler, Refusal
 from runner.fleet.speed import SpeedTerms
 from runner.game.record import GameRecord
 from runner.store.store import Store
 from runner.tournament.run import Tournament
 
-__all__ = ["RECHECK", "FleetHub", "Joined", "Leased"]
+__all__ = ["RECHECK", "SEEN_EVERY", "FleetHub", "Joined", "Leased"]
 
 RECHECK = 2.0
-"""Seconds a worker's stored record (blocked, its token) is trusted before it is read again,
-and the least time between two writes of when it was last heard from."""
+"""Seconds a worker's stored record (blocked, its token) is trusted before it is read again."""
+SEEN_EVERY = 10.0
+"""The least time between two writes of when a worker was last heard from (each counted
+game notes it too): the time is for people reading the table, not for the leases."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class FleetHub:
         """Seconds a batch is leased for; each heartbeat gives it as many again."""
         self.speed = speed or SpeedTerms()
         """How each worker's clocks are scaled to its machine, and the slowest accepted."""
+        self.ledger = CountedLedger(store)
+        """The counted games' notes of every run, written together."""
         self._runs: list[FleetScheduler] = []
         self._joined: dict[int, Joined] = {}
         self._checked: dict[int, float] = {}
@@ -79,7 +84,8 @@ class FleetHub:
         """A workers-placed run's scheduler (`Placement.scheduler`'s factory); `names` maps
         an engine its jobs name otherwise to the allow-list name workers know it by."""
         return FleetScheduler(self.store, self.lease_seconds, on_open=self._runs.append,
-                              on_close=self._closed, names=names)
+                              on_close=self._closed, names=names,
+                              ledger=self.ledger)
 
     @staticmethod
     def attach(tournament: Tournament) -> None:
@@ -175,10 +181,10 @@ class FleetHub:
         self._checked.pop(worker_id, None)
 
     async def _heard(self, worker_id: int) -> None:
-        """Note that the worker was heard from (written at most every `RECHECK` seconds:
-        the time is for people reading the table, not for the leases)."""
+        """Note that the worker was heard from (written at most every `SEEN_EVERY`
+        seconds)."""
         now = time.monotonic()
-        if now - self._seen.get(worker_id, -RECHECK) >= RECHECK:
+        if now - self._seen.get(worker_id, -SEEN_EVERY) >= SEEN_EVERY:
             self._seen[worker_id] = now
             await asyncio.to_thread(self.store.fleet.seen, worker_id)
 

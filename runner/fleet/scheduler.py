@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from runner.fleet.batches import Batch, batch_size, fits
+from runner.fleet.ledger import CountedLedger
 from runner.game.job import GameJob
 from runner.game.record import GameRecord
 from runner.referee import verify_game
@@ -64,11 +65,14 @@ class FleetScheduler(Scheduler):
     def __init__(self, store: Store, lease_seconds: float, *,
                  on_open: Callable[[FleetScheduler], None] = lambda _s: None,
                  on_close: Callable[[FleetScheduler], None] = lambda _s: None,
-                 names: Mapping[str, str] | None = None) -> None:
+                 names: Mapping[str, str] | None = None,
+                 ledger: CountedLedger | None = None) -> None:
         self.store = store
         self.names: dict[str, str] = dict(names or {})
         """The allow-list name of each engine its jobs name otherwise: a tuning pair's
         ``plus`` and ``minus`` are both the tuned engine (sent with each batch)."""
+        self.ledger = ledger or CountedLedger(store)
+        """Where each counted game's worker, batch and factor are noted (group commits)."""
         self.lease_seconds = lease_seconds
         self.tournament_id: int | None = None
         """Set by the hub once the tournament is in the store (before it plays)."""
@@ -154,8 +158,9 @@ class FleetScheduler(Scheduler):
         except BaseException:
             self._waiting.extendleft(reversed(jobs))
             raise
+        now = time.monotonic()
         batch = Batch(batch_id, worker_id, {job.index: job for job in jobs},
-                      time.monotonic() + self.lease_seconds, factor)
+                      now + self.lease_seconds, factor, stored=now)
         self._batches[batch_id] = batch
         for job in jobs:
             self._queue.put_nowait((JobStarted(job, worker_id), None))
@@ -169,9 +174,15 @@ class FleetScheduler(Scheduler):
     async def heartbeat(self, worker_id: int, batch_id: int) -> float:
         """Push the batch's deadline back by a lease; the seconds it now has."""
         batch = self._own(worker_id, batch_id)
-        batch.deadline = time.monotonic() + self.lease_seconds
-        await asyncio.to_thread(self.store.fleet.set_batch, batch_id, deadline=datetime.now(UTC)
-                                + timedelta(seconds=self.lease_seconds))
+        now = time.monotonic()
+        batch.deadline = now + self.lease_seconds
+        # The stored deadline is for people reading the table (a restart loses every batch
+        # out anyway): written again only once it is a quarter of a lease behind.
+        if now - batch.stored >= self.lease_seconds / 4:
+            batch.stored = now
+            await asyncio.to_thread(self.store.fleet.set_batch, batch_id,
+                                    deadline=datetime.now(UTC)
+                                    + timedelta(seconds=self.lease_seconds))
         return self.lease_seconds
 
     async def upload(self, worker_id: int, batch_id: int, record: GameRecord,
@@ -209,8 +220,8 @@ class FleetScheduler(Scheduler):
         self._wake.set()
         await handled
         assert self.tournament_id is not None
-        await asyncio.to_thread(self.store.fleet.counted, FleetGameRecord(
-            self.tournament_id, index, worker_id, batch_id, batch.factor))
+        await self.ledger.note(FleetGameRecord(self.tournament_id, index, worker_id, batch_id,
+                                               batch.factor))
         if batch.complete:
             await self.end(worker_id, batch_id, state="ended")
 

@@ -18,6 +18,7 @@ from runner.service.manager import TournamentManager
 from runner.service.page import router as page_router
 from runner.service.security import (
     BodyLimit,
+    CachedTokens,
     Principal,
     RateLimiter,
     StreamSlots,
@@ -40,6 +41,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
         opened = store if store is not None else Store.open(settings.db_url)
         app.state.manager = manager or TournamentManager(settings, opened)
         app.state.tokens = StoreTokens(opened)
+        app.state.worker_tokens = CachedTokens(app.state.tokens, fleet_api.TOKEN_TTL)
         app.state.branch_queue = BranchQueue(settings, opened, app.state.manager,
                                              settings.build_cache or default_cache())
         app.state.tunes = TuneRuns(opened, _tune_placements(app.state.manager, settings),

@@ -15,6 +15,8 @@ import functools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
+from fastapi.concurrency import run_in_threadpool
+from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from runner.fleet.hub import FleetHub, Joined
@@ -25,16 +27,25 @@ from runner.game.record import GameRecord
 from runner.service.manager import TournamentManager
 from runner.service.payloads import ErrorBody
 from runner.service.routing import Credentials, settings_of
-from runner.service.security import check_token, refuse_plain_http, request_key
+from runner.service.security import (
+    CachedTokens,
+    TokenBook,
+    check_token,
+    refuse_plain_http,
+    request_key,
+)
 from runner.service.settings import ServiceSettings
 
-__all__ = ["BatchOffer", "Registered", "Upload", "WorkerInfo", "router"]
+__all__ = ["TOKEN_TTL", "BatchOffer", "Registered", "Upload", "WorkerInfo", "router"]
 
 router = APIRouter(prefix="/api/workers", tags=["workers"])
 """The workers' routes."""
 
 WorkerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The worker's id.")]
 BatchId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The batch's id.")]
+TOKEN_TTL = 5.0
+"""Seconds a worker's token found in the database is trusted for its uploads, heartbeats
+and batch ends without reading it again (a revoked token: see `CachedTokens`)."""
 _REFUSED: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (401, 403, 404, 409, 413, 422, 429, 503)}
 
@@ -117,18 +128,37 @@ def _hub(request: Request) -> FleetHub:
     return manager.placements.fleet
 
 
-def _principal(request: Request, credentials: Credentials) -> str:
-    """The name of the token sending the request: a worker's (``runner token add NAME
-    --role worker``), or an admin's (the service's own token included)."""
-    refuse_plain_http(request, credentials)
+def _check(request: Request, credentials: HTTPAuthorizationCredentials | None,
+           book: TokenBook) -> str:
     found = check_token(settings_of(request), credentials, write=True,
                         throttle=request.app.state.token_throttle, key=request_key(request),
-                        book=request.app.state.tokens, roles=("worker", "admin"))
+                        book=book, roles=("worker", "admin"))
     assert found is not None  # a write always names who sends it, or is refused
     return found.name
 
 
+async def _principal(request: Request, credentials: Credentials) -> str:
+    """The name of the token sending the request: a worker's (``runner token add NAME
+    --role worker``), or an admin's (the service's own token included). A token found
+    lately is trusted for `TOKEN_TTL` seconds without reading the database (uploads and
+    heartbeats come many a second)."""
+    refuse_plain_http(request, credentials)
+    cache: CachedTokens = request.app.state.worker_tokens
+    if credentials is None or cache.kept(credentials.credentials):
+        return _check(request, credentials, cache)
+    return await run_in_threadpool(_check, request, credentials, cache)
+
+
+async def _principal_fresh(request: Request, credentials: Credentials) -> str:
+    """As `_principal`, the token read from the database every time: a route that starts
+    new work (register, ask for a batch) refuses a token revoked a moment ago."""
+    refuse_plain_http(request, credentials)
+    cache: CachedTokens = request.app.state.worker_tokens
+    return await run_in_threadpool(_check, request, credentials, cache.fresh())
+
+
 Principal = Annotated[str, Depends(_principal)]
+FreshPrincipal = Annotated[str, Depends(_principal_fresh)]
 
 
 def _refused(refusal: Refusal) -> HTTPException:
@@ -143,7 +173,8 @@ async def _joined(request: Request, worker_id: int, principal: str) -> Joined:
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, responses=_REFUSED)
-async def register(request: Request, info: WorkerInfo, principal: Principal) -> Registered:
+async def register(request: Request, info: WorkerInfo,
+                   principal: FreshPrincipal) -> Registered:
     """Register a worker: what it is and which engines it may run."""
     hub = _hub(request)
     try:
@@ -160,7 +191,7 @@ async def register(request: Request, info: WorkerInfo, principal: Principal) -> 
                                               204: {"description": "Nothing to play now."},
                                               **_REFUSED})
 async def request_batch(request: Request, worker_id: WorkerId,
-                        principal: Principal) -> BatchOffer | Response:
+                        principal: FreshPrincipal) -> BatchOffer | Response:
     """Ask for a batch of games (204: none for this worker now; ask again later)."""
     joined = await _joined(request, worker_id, principal)
     leased = await _hub(request).request(joined)

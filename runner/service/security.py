@@ -14,6 +14,7 @@ a whole /64 to pick addresses from.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import math
 import secrets
@@ -29,8 +30,9 @@ from starlette.requests import ClientDisconnect
 
 from runner.service.settings import ServiceSettings
 
-__all__ = ["BodyLimit", "Principal", "RateLimiter", "StreamSlots", "TokenBook", "TokenThrottle",
-           "bearer", "check_token", "client_key", "loopback", "refuse_plain_http", "request_key"]
+__all__ = ["BodyLimit", "CachedTokens", "Principal", "RateLimiter", "StreamSlots", "TokenBook",
+           "TokenThrottle", "bearer", "check_token", "client_key", "loopback",
+           "refuse_plain_http", "request_key"]
 
 bearer = HTTPBearer(auto_error=False, description="The service's token (RUNNER_TOKEN).")
 """The Bearer scheme, as the OpenAPI document shows it."""
@@ -70,6 +72,74 @@ class TokenBook(Protocol):
 
     def any_live(self) -> bool:
         """Whether any such token is live."""
+
+
+class CachedTokens:
+    """A `TokenBook` that keeps each live token it found for `ttl` seconds: a worker's
+    uploads and heartbeats, many a second, do not each read the database.
+
+    Only tokens found are kept (a token just made works at once), by their SHA-256 (the
+    text is not kept). A revoked token is refused once its entry is `ttl` old, and at once
+    by every `fresh` lookup: the routes that start new work (a worker registering, asking
+    for a batch) read the book every time, so a revoked worker finishes at most the uploads
+    of `ttl` seconds and gets no more work."""
+
+    def __init__(self, book: TokenBook, ttl: float, *, size: int = 4096) -> None:
+        """Wrap `book`; at most `size` tokens are kept (the oldest go first)."""
+        self.book = book
+        self.ttl = ttl
+        self.size = size
+        self._kept: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
+
+    def kept(self, token: str) -> bool:
+        """Whether `find(token)` answers without reading the book."""
+        entry = self._kept.get(_token_key(token))
+        return entry is not None and entry[1] > time.monotonic()
+
+    def find(self, token: str) -> Principal | None:
+        """The live token whose text is `token`, from the entries kept when young enough."""
+        entry = self._kept.get(_token_key(token))
+        if entry is not None and entry[1] > time.monotonic():
+            return entry[0]
+        return self.find_fresh(token)
+
+    def find_fresh(self, token: str) -> Principal | None:
+        """The live token whose text is `token`, read from the book (and kept again)."""
+        key = _token_key(token)
+        found = self.book.find(token)
+        self._kept.pop(key, None)
+        if found is not None:
+            self._kept[key] = (found, time.monotonic() + self.ttl)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return found
+
+    def fresh(self) -> TokenBook:
+        """The book as the routes starting new work read it: every lookup a fresh one."""
+        return _FreshTokens(self)
+
+    def any_live(self) -> bool:
+        """Whether any token of the book is live."""
+        return self.book.any_live()
+
+
+class _FreshTokens:
+    """`CachedTokens` read afresh on every lookup."""
+
+    def __init__(self, cache: CachedTokens) -> None:
+        self._cache = cache
+
+    def find(self, token: str) -> Principal | None:
+        """The live token whose text is `token`, read from the book."""
+        return self._cache.find_fresh(token)
+
+    def any_live(self) -> bool:
+        """Whether any token of the book is live."""
+        return self._cache.any_live()
+
+
+def _token_key(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def loopback(host: str | None) -> bool:

@@ -3,12 +3,13 @@ them, and where a service's tournament plays. One session per call, as the `Stor
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, delete, func, insert, select, update
 
 from runner.store.db import Database
 from runner.store.models import FleetBatchRow, FleetGameRow, FleetWorkerRow, PlacementRow
@@ -60,6 +61,7 @@ class FleetGameRecord:
     worker_id: int
     batch_id: int
     factor: float
+_FLEET_GAMES = cast(Table, FleetGameRow.__table__)
 
 
 def _worker(row: FleetWorkerRow) -> FleetWorkerRecord:
@@ -113,13 +115,29 @@ class Fleet:
     def counted(self, game: FleetGameRecord) -> None:
         """The worker's game was stored and counted: noted with its batch and factor, the
         worker's games one more, heard from now (one transaction)."""
+        self.counted_many([game])
+
+    def counted_many(self, games: Sequence[FleetGameRecord]) -> None:
+        """Several counted games at once (`counted` for each, in one transaction): a game
+        noted again replaces its row. Core statements, no ORM object per game: the uploads
+        of a busy fleet are noted together, a few statements whatever their number."""
+        if not games:
+            return
+        latest = {(g.tournament_id, g.job_index): g for g in games}
+        per_worker = Counter(g.worker_id for g in latest.values())
+        now = datetime.now(UTC)
         with self._db.session() as session:
-            session.merge(FleetGameRow(tournament_id=game.tournament_id,
-                                       job_index=game.job_index, worker_id=game.worker_id,
-                                       batch_id=game.batch_id, factor=game.factor))
-            session.execute(update(FleetWorkerRow).where(FleetWorkerRow.id == game.worker_id)
-                            .values(last_seen=datetime.now(UTC),
-                                    games=FleetWorkerRow.games + 1))
+            for tournament_id in {key[0] for key in latest}:
+                session.execute(delete(FleetGameRow).where(
+                    FleetGameRow.tournament_id == tournament_id,
+                    FleetGameRow.job_index.in_([i for t, i in latest if t == tournament_id])))
+            session.execute(insert(_FLEET_GAMES), [
+                {"tournament_id": g.tournament_id, "job_index": g.job_index,
+                 "worker_id": g.worker_id, "batch_id": g.batch_id, "factor": g.factor}
+                for g in latest.values()])
+            for worker_id, count in sorted(per_worker.items()):
+                session.execute(update(FleetWorkerRow).where(FleetWorkerRow.id == worker_id)
+                                .values(last_seen=now, games=FleetWorkerRow.games + count))
 
     def games(self, tournament_id: int | None = None) -> list[FleetGameRecord]:
         """The counted games of remote workers (of one tournament), in schedule order."""
