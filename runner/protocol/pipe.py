@@ -36,15 +36,16 @@ from runner.protocol.transport import EngineTransport, Line
 from runner.protocol.waiting import OutputState, ReplyCall, Waiter, Watchdog, wait_answer
 from runner.text import shown
 
-__all__ = ["PipeEngine"]
+__all__ = ["PipeEngine", "PipeProcess"]
 
 _T = TypeVar("_T")
 _OWN_NAME_LIMIT = 100
 """The most characters of the name an engine gives itself that are kept."""
 
 
-class PipeEngine(Engine):
-    """An `Engine` whose process is spoken to over pipes: the lifecycle and the waits."""
+class PipeProcess(Engine):
+    """An `Engine` whose process is spoken to over pipes: its lifecycle, its name and
+    transcript, and the state the requests share."""
 
     def __init__(self, config: EngineConfig, transport: EngineTransport | None) -> None:
         """`transport` replaces the subprocess for the first start (a scripted double in tests)."""
@@ -57,10 +58,6 @@ class PipeEngine(Engine):
         self._setup: GameSetup | None = None
         self._reply: asyncio.Future[EngineReply] | ReplyCall | None = None
         self._reply_sent_at = 0.0
-        self._call = ReplyCall(self._call_answered, self._call_failed)
-        """The reply's stand-in for moves asked through callbacks (`request_move`)."""
-        self._on_reply: Callable[[EngineReply], None] | None = None
-        self._on_fault: Callable[[BaseException], None] | None = None
         self._watchdog = Watchdog()  # the deadline of each move asked for
         self._loop: asyncio.AbstractEventLoop | None = None
         """The loop the process was started on (its pipes are that loop's): asked of asyncio
@@ -203,6 +200,30 @@ class PipeEngine(Engine):
         """The output ended or broke a limit: whoever waits for an answer gets `exc`."""
         self._output.end(exc, self._waiters())
 
+    def _check_alive(self) -> None:
+        self._output.check(self.name)
+
+    async def _send(self, *lines: str) -> float:
+        assert self._proc is not None
+        return await self._proc.write_lines(lines)
+
+    def _proc_note(self, text: str) -> None:
+        if self._proc is not None:
+            self._proc.note(text)
+
+
+class PipeEngine(PipeProcess):
+    """An `Engine` whose process is spoken to over pipes: the move requests (awaited, or
+    answered through callbacks) and the synchronisation waits."""
+
+    def __init__(self, config: EngineConfig, transport: EngineTransport | None) -> None:
+        """`transport` replaces the subprocess for the first start (a scripted double in tests)."""
+        super().__init__(config, transport)
+        self._call = ReplyCall(self._call_answered, self._call_failed)
+        """The reply's stand-in for moves asked through callbacks (`request_move`)."""
+        self._on_reply: Callable[[EngineReply], None] | None = None
+        self._on_fault: Callable[[BaseException], None] | None = None
+
     # ----------------------------------------------------------------- requests and waits
 
     def _check_turn(self, setup: GameSetup, moves: Sequence[str]) -> bool:
@@ -315,9 +336,6 @@ class PipeEngine(Engine):
         """Await one of our own futures; EngineStalled after `timeout`."""
         return await wait_answer(future, timeout, f"{self.name}: {what}")
 
-    def _check_alive(self) -> None:
-        self._output.check(self.name)
-
     def _require_game(self) -> GameSetup:
         if self._setup is None:
             raise RuntimeError("play() called outside a game: call new_game() first")
@@ -339,14 +357,6 @@ class PipeEngine(Engine):
             await self._send(*lines)
         self.config = config
         return True
-
-    async def _send(self, *lines: str) -> float:
-        assert self._proc is not None
-        return await self._proc.write_lines(lines)
-
-    def _proc_note(self, text: str) -> None:
-        if self._proc is not None:
-            self._proc.note(text)
 
 
 def _all_but_options(config: EngineConfig) -> tuple[object, ...]:
