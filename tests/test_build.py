@@ -325,3 +325,20 @@ def test_runner_build_command(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "no-such-ref" in missing.stderr
     unknown = runner("nothere", base)
     assert unknown.returncode == 2 and "recipes: bundled" in unknown.stderr
+
+
+def test_benches_compared_between_machines_name_both_figures() -> None:
+    from runner.build import BuildOrder, Recipe
+    from runner.build.benches import MachineBuild, machines_disagree
+
+    recipe = Recipe(name="r", repository="/r", command=("./e",), bench=("bench",))
+    orders = [BuildOrder(recipe, "a" * 40, "base", 1000, "service host (h)"),
+              BuildOrder(recipe, "b" * 40, "dev", None, "")]
+    same = MachineBuild("base", "a" * 40, "h/0", 1000, None, False, 0.1, "")
+    other = MachineBuild("base", "a" * 40, "h/1", 999, None, True, 0.0, "")
+    unknown = MachineBuild("dev", "b" * 40, "h/1", 5, None, True, 0.0, "")
+    assert machines_disagree(orders, [same, unknown]) is None
+    wrong = machines_disagree(orders, [same, other])
+    assert wrong is not None and (wrong.expected, wrong.found) == (1000, 999)
+    assert str(wrong) == ("wrong bench: base (aaaaaaaaaaaa) gives 1000 nodes on service host (h) "
+                          "and 999 on h/1")

@@ -43,6 +43,7 @@ from runner.config.model import (
     is_legacy_json,
 )
 from runner.config.parse import load_config, parse_config
+from runner.config.recipes import BuildOrder, Recipe
 from runner.config.timecontrol import WrittenTimeControl
 from runner.protocol.engine import CecpDialogue
 from runner.types import Variant
@@ -81,6 +82,14 @@ ENGINE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "memory_options": st.none() | st.lists(_text, max_size=3).map(tuple),
     "cecp_dialogue": st.sampled_from(CecpDialogue),
     "echo_lines": st.booleans(),
+    "built_from": st.none() | st.builds(
+        BuildOrder, recipe=st.builds(
+            Recipe, name=_text, repository=_text, command=_argv, build=_argv, bench=_argv,
+            bench_nodes=_text, build_timeout=st.floats(0.5, 900.0),
+            bench_timeout=st.floats(0.5, 900.0), env=_pairs,
+            engine=st.dictionaries(_text, _option_values, max_size=3), source=_text),
+        commit=_text, side=st.sampled_from(["base", "dev"]),
+        expected_nodes=st.none() | st.integers(1, 10**9), expected_on=_text),
 }
 OPENINGS_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "file": _paths, "format": st.sampled_from(BookFormat), "order": st.sampled_from(OpeningOrder),

@@ -10,6 +10,7 @@ the test's and the stage's, so the same test file run again continues where it s
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from runner.app.report import report
 from runner.build import (
     Bench,
     Build,
+    BuildOrder,
     Commit,
     Mirror,
     build,
@@ -32,8 +34,8 @@ from runner.stats.sprt import SprtDecision
 from runner.store.store import Store
 from runner.tournament.events import RunOutcome
 
-__all__ = ["Side", "Sides", "build_sides", "decision", "stage_config", "stage_table",
-           "stored_decision"]
+__all__ = ["Side", "Sides", "build_orders", "build_sides", "decision", "stage_config",
+           "stage_table", "stored_decision", "with_build_orders"]
 
 
 @dataclass(frozen=True)
@@ -96,9 +98,33 @@ def stage_table(test: BranchTest, sides: Sides, stage: int) -> dict[str, Any]:
 
 def stage_config(test: BranchTest, sides: Sides, stage: int) -> TournamentConfig:
     """Stage `stage`'s tournament read as the test file's own (its paths relative to the
-    file); raises ConfigError naming the file."""
-    return parse_config(stage_table(test, sides, stage), source=str(test.source),
-                        base_dir=test.source.parent)
+    file), each side carrying its build order; raises ConfigError naming the file."""
+    config = parse_config(stage_table(test, sides, stage), source=str(test.source),
+                          base_dir=test.source.parent)
+    return with_build_orders(config, build_orders(test, sides, "this machine"))
+
+
+def build_orders(test: BranchTest, sides: Sides, machine: str) -> dict[str, BuildOrder]:
+    """Each side's build order by its engine name: the recipe at the side's commit, every
+    other machine's bench expected to give what `machine` measured (else the declared
+    count, else nothing)."""
+    orders = {}
+    for side, declared in ((sides.base, test.base_bench), (sides.dev, test.dev_bench)):
+        measured = None if side.bench is None else side.bench.nodes
+        orders[side.engine_name] = BuildOrder(
+            test.recipe, side.commit.sha, side.role,
+            expected_nodes=measured if measured is not None else declared,
+            expected_on=machine if measured is not None else "the test's declaration")
+    return orders
+
+
+def with_build_orders(config: TournamentConfig,
+                      orders: dict[str, BuildOrder]) -> TournamentConfig:
+    """`config` with each engine `orders` names carrying its order (a Dask worker builds
+    it itself from that)."""
+    engines = tuple(dataclasses.replace(e, built_from=orders[e.name]) if e.name in orders
+                    else e for e in config.engines)
+    return dataclasses.replace(config, engines=engines)
 
 
 def decision(outcome: RunOutcome) -> SprtDecision | None:

@@ -7,8 +7,9 @@ lists as recipes are ever built, with a clean environment (no token, no database
 from runner.build.bench import Bench, BenchFailed, WrongBench, check_bench, measure_bench
 from runner.build.builder import Build, BuildFailed, build, default_cache
 from runner.build.git import Commit, GitError, Mirror, UnknownRef
-from runner.build.recipe import Recipe, load_recipes
+from runner.build.recipe import load_recipes
+from runner.config.recipes import BuildOrder, Recipe
 
-__all__ = ["Bench", "BenchFailed", "Build", "BuildFailed", "Commit", "GitError", "Mirror",
-           "Recipe", "UnknownRef", "WrongBench", "build", "check_bench", "default_cache", "load_recipes",
-           "measure_bench"]
+__all__ = ["Bench", "BenchFailed", "Build", "BuildFailed", "BuildOrder", "Commit", "GitError",
+           "Mirror", "Recipe", "UnknownRef", "WrongBench", "build", "check_bench",
+           "default_cache", "load_recipes", "measure_bench"]

@@ -31,9 +31,16 @@ class BenchFailed(RuntimeError):
 class WrongBench(RuntimeError):
     """A bench's node count is not the one declared (or not the one another machine got)."""
 
-    def __init__(self, expected: int, found: int, where: str) -> None:
-        super().__init__(f"wrong bench: {where} declares {expected} nodes, the build gives "
-                         f"{found}")
+    def __init__(self, expected: int, found: int, where: str, *,
+                 machines: tuple[str, str] | None = None) -> None:
+        """`where` names the side; `machines` (the one that gave `expected`, the one that
+        gave `found`) when two machines' builds differ, rather than a declaration."""
+        if machines is None:
+            text = f"{where} declares {expected} nodes, the build gives {found}"
+        else:
+            text = (f"{where} gives {expected} nodes on {machines[0]} and {found} on "
+                    f"{machines[1]}")
+        super().__init__(f"wrong bench: {text}")
         self.expected = expected
         self.found = found
 

@@ -27,9 +27,9 @@ from typing import IO, Any
 
 from runner.build.environment import clean_environment, stop_group
 from runner.build.git import Mirror
-from runner.build.recipe import Recipe
 from runner.config.engines import parse_engine
 from runner.config.model import EngineSpec
+from runner.config.recipes import Recipe
 
 __all__ = ["LOG_LIMIT", "Build", "BuildFailed", "build", "compiler_identity", "default_cache"]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +25,10 @@ from runner.config.check import (
     type_name,
 )
 from runner.config.engines import ENGINE_KEYS
+from runner.config.recipes import DEFAULT_BENCH_PATTERN, Recipe
 from runner.text import unprintable
 
-__all__ = ["DEFAULT_BENCH_PATTERN", "RECIPE_KEYS", "Recipe", "load_recipes", "read_recipes"]
-
-DEFAULT_BENCH_PATTERN = r"Nodes searched\s*:\s*(\d+)"
-"""How a bench's node count is found (Stockfish's spelling, which most UCI engines share)."""
+__all__ = ["RECIPE_KEYS", "load_recipes", "read_recipes"]
 
 _OWN_KEYS = ("name", "repository", "build", "command", "bench", "bench_nodes", "build_timeout",
              "bench_timeout", "env")
@@ -41,36 +38,6 @@ RECIPE_KEYS = _OWN_KEYS + _PASSED_KEYS
 
 _URL = re.compile(r"^(https://|ssh://|git@|file://)[^\s]+$")
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How one allow-listed repository becomes an engine."""
-
-    name: str
-    repository: str
-    """A local repository's absolute path, or a git URL."""
-    command: tuple[str, ...]
-    """The built engine's argv; a relative program is looked up in the checkout."""
-    build: tuple[str, ...] = ()
-    """The argv run in the checkout to build it (none: nothing to build)."""
-    bench: tuple[str, ...] = ()
-    """Arguments appended to `command` for a bench (none: the engine has no bench)."""
-    bench_nodes: str = DEFAULT_BENCH_PATTERN
-    """A regular expression whose first group is the bench's node count."""
-    build_timeout: float = 600.0
-    bench_timeout: float = 300.0
-    env: tuple[tuple[str, str], ...] = ()
-    """Variables the build and the engine are given, beyond the few every build gets."""
-    engine: Mapping[str, Any] = field(default_factory=dict)
-    """The rest of an engine table (protocol, options...), applied to the built engine."""
-    source: str = ""
-    """The file the recipe was read from (for messages)."""
-
-    def identity(self) -> dict[str, Any]:
-        """What decides a build's output besides the commit (a build cache keys on it)."""
-        return {"repository": self.repository, "build": list(self.build),
-                "command": list(self.command), "env": [list(pair) for pair in self.env]}
 
 
 def load_recipes(path: str | Path) -> dict[str, Recipe]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.build.recipe import Recipe, read_recipes
+from runner.build.recipe import read_recipes
 from runner.config.check import (
     MISSING,
     Checker,
@@ -25,6 +25,7 @@ from runner.config.check import (
     time_control,
     type_name,
 )
+from runner.config.recipes import Recipe
 
 __all__ = ["BRANCH_KEYS", "TC_PRESETS", "BranchTest", "branch_stages", "load_branch_test",
            "parse_branch_test"]

@@ -28,8 +28,9 @@ def cluster_scheduler(config: TournamentConfig, concurrency: int, *, workers: in
     from runner.cluster.scheduler import DaskScheduler
 
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
+    builds = {e.name: e.built_from for e in config.engines if e.built_from is not None}
     return DaskScheduler(concurrency, workers=None if address else workers, address=address,
-                         fresh_engines=fresh, tournament=config.name)
+                         fresh_engines=fresh, tournament=config.name, builds=builds)
 
 
 def make_scheduler(config: TournamentConfig, concurrency: int | None = None, *,

@@ -31,22 +31,26 @@ import logging
 import math
 import uuid
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 from distributed import Client, Future, KilledWorker, LocalCluster
 
+from runner.build.benches import MachineBuild, machines_disagree
+from runner.cluster.builds import orders_json
 from runner.cluster.roster import MAX_WORKER_FAILURES, WorkerRoster
 from runner.cluster.worker import (
     MOVES_TOPIC,
     JobReply,
     MoveMessage,
     abort_games,
+    build_engines,
     executing_keys,
     play_job,
     release_pool,
 )
+from runner.config.recipes import BuildOrder
 from runner.game.job import GameJob
 from runner.game.play import FROZEN_REPLAY
 from runner.game.slot import CannotSetUp, EngineFailed, Played
@@ -130,13 +134,17 @@ class DaskScheduler(Scheduler):
 
     def __init__(self, concurrency: int, *, workers: int | None = None,
                  address: str | None = None, fresh_engines: frozenset[str] = frozenset(),
-                 tournament: str = "runner") -> None:
+                 tournament: str = "runner",
+                 builds: Mapping[str, BuildOrder] | None = None) -> None:
         if (workers is None) == (address is None):
             raise ValueError("give either a number of local workers or a scheduler address")
         self.concurrency = max(1, concurrency)
         self.local_workers = workers
         self.address = address
         self.fresh = tuple(sorted(fresh_engines))
+        self.builds = dict(builds or {})
+        """Engines each worker builds itself before it plays them, by name."""
+        self._orders = orders_json(self.builds) if self.builds else None
         self.tag = "".join(c if c.isalnum() else "-" for c in tournament)[:40]
         self.run_id = uuid.uuid4().hex[:8]
         """In every task key: runs of the same tournament on one cluster never share a key."""
@@ -194,6 +202,12 @@ class DaskScheduler(Scheduler):
                              '--resources "slots=N")')
             for notice in await self._workers.check_versions(client):
                 yield notice
+        if self._orders is not None:
+            async for built in self._build_everywhere(client):
+                yield built
+                if isinstance(built, SchedulerFailure):
+                    await asyncio.shield(self._close(client, cluster))
+                    return
         if self.watch_moves:
             self._moves = _Moves()
             client.subscribe_topic(MOVES_TOPIC, self._moves.receive)
@@ -337,6 +351,8 @@ class DaskScheduler(Scheduler):
         if self._moves is not None:  # the task's key: its moves are sent back tagged with it
             args += (key,)
             self._moves.jobs[key] = _Watched(job)
+        if self._orders is not None:
+            args += (None,) * (3 - len(args)) + (self._orders,)
         future = client.submit(
             play_job, *args, key=key, resources={SLOTS: 1}, pure=False, workers=allowed,
             allow_other_workers=False)
@@ -344,6 +360,46 @@ class DaskScheduler(Scheduler):
         task = asyncio.ensure_future(cast("Awaitable[str]", future.result()))
         self._flight[task] = _InFlight(job, future, slot)
         return JobStarted(job, slot)
+
+    async def _build_everywhere(self, client: Client) -> AsyncGenerator[SchedulerEvent, None]:
+        """Have every connected worker build the ordered engines and bench them before the
+        first game: a notice per build; a worker whose build failed plays no game of that
+        engine; no worker left for an engine, or a bench that differs from the expected one
+        (another machine's or the declared count), ends the run with why."""
+        await self._workers.refresh(client)
+        asked = sorted(self._workers.live - self._workers.excluded)
+        if not asked:
+            return  # none yet: each builds at its first game
+        answers = await client.run(build_engines, self._orders, workers=asked,
+                                   on_error="return")
+        made: list[MachineBuild] = []
+        failed: dict[str, list[str]] = {}
+        for address, answer in sorted(answers.items()):
+            if not isinstance(answer, list):
+                failed.setdefault("", []).append(f"{address}: {_first_line(answer)}")
+                continue
+            for entry in answer:
+                engine = str(entry["engine"])
+                if "failed" in entry:
+                    self._workers.cannot.setdefault(engine, set()).add(address)
+                    failed.setdefault(engine, []).append(str(entry["failed"]))
+                    yield Notice(f"worker {address} cannot build {engine}: "
+                                 f"{str(entry['failed']).splitlines()[0]}")
+                    continue
+                record = MachineBuild(**entry["build"])
+                made.append(record)
+                how = "from its cache" if record.cached else f"in {record.seconds:.1f} s"
+                speed = f", {record.nps} nodes/s" if record.nps is not None else ""
+                bench = f": bench {record.nodes} nodes{speed}" if record.nodes is not None else ""
+                yield Notice(f"worker {record.machine} built {engine} {how}{bench}")
+        wrong = machines_disagree(self.builds.values(), made)
+        if wrong is not None:
+            yield SchedulerFailure(str(wrong), refused=True)
+            return
+        for engine, why in failed.items():
+            if engine and len(why) == len(asked):
+                yield SchedulerFailure(f"no worker could build {engine}: {why[0]}", refused=True)
+                return
 
     def _allowed(self, job: GameJob) -> list[str] | None:
         """The workers a job may run on (None: any; none left stops the run)."""

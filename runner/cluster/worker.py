@@ -13,7 +13,8 @@ waits for its game on that loop, so one process referees all of its slots' games
 Engines are resolved here: a job's engine runs with the command the tournament gives, unless
 the worker's own engines file (the path in ``RUNNER_WORKER_ENGINES``, an engines file as
 `engines_file` reads) has an entry of the same name, whose command, directory and
-environment are used instead (hosts install engines in different places).
+environment are used instead (hosts install engines in different places). An engine built
+from a recipe (a branch test's side) is built here instead (`runner.cluster.builds`).
 
 Live moves (only when the coordinator asks, for a watched run): each move of the game goes
 back as a `MoveMessage` (JSON) in a Dask event on `MOVES_TOPIC` (`Worker.log_event`: fire
@@ -33,12 +34,15 @@ import os
 import signal
 import socket
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import Field
 
+from runner.cluster.builds import WorkerBuilds, read_orders
 from runner.config.check import ConfigError
 from runner.config.engines import load_engines_file
+from runner.config.recipes import BuildOrder
 from runner.game.job import GameJob
 from runner.game.live import LiveMove
 from runner.game.slot import EngineFailed, GameSlot, Played, SlotOutcome
@@ -61,6 +65,7 @@ __all__ = [
     "MoveSender",
     "WorkerPool",
     "abort_games",
+    "build_engines",
     "check_worker",
     "engine_json",
     "executing_keys",
@@ -194,7 +199,8 @@ def resolve(config: EngineConfig, own: dict[str, EngineConfig]) -> EngineConfig:
 class WorkerPool:
     """The game slots of one worker process, on their own asyncio loop thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, worker: Any = None) -> None:
+        """`worker`: the Dask worker this process runs (None: found when in a task)."""
         self.loop = new_asyncio_loop()  # the runner's: engine lines stamped at the poll
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True,
                                         name="runner-games")
@@ -207,32 +213,48 @@ class WorkerPool:
         self._busy: set[GameSlot] = set()
         self._games: set[asyncio.Task[JobReply]] = set()
         self._own: dict[str, EngineConfig] | None = None
-        self.name, self.address = worker_identity()
+        self.builds = WorkerBuilds()
+        self.name, self.address = worker_identity(worker)
 
-    def run(self, job: GameJob, fresh: frozenset[str],
-            moves: MoveSender | None = None) -> JobReply:
+    def run(self, job: GameJob, fresh: frozenset[str], moves: MoveSender | None = None,
+            orders: Mapping[str, BuildOrder] | None = None) -> JobReply:
         """Play `job` on a free slot (blocking the calling thread until it ends); `moves`
-        gets every move of the game as it is played."""
-        return asyncio.run_coroutine_threadsafe(self._start(job, fresh, moves), self.loop).result()
+        gets every move of the game as it is played; an engine `orders` names is built here."""
+        return asyncio.run_coroutine_threadsafe(self._start(job, fresh, moves, orders or {}),
+                                                self.loop).result()
 
-    async def _start(self, job: GameJob, fresh: frozenset[str],
-                     moves: MoveSender | None) -> JobReply:
-        task = asyncio.ensure_future(self._play(job, fresh, moves))
+    async def _start(self, job: GameJob, fresh: frozenset[str], moves: MoveSender | None,
+                     orders: Mapping[str, BuildOrder]) -> JobReply:
+        task = asyncio.ensure_future(self._play(job, fresh, moves, orders))
         self._games.add(task)
         try:
             return await task
         finally:
             self._games.discard(task)
 
-    async def _play(self, job: GameJob, fresh: frozenset[str],
-                    moves: MoveSender | None) -> JobReply:
+    async def _play(self, job: GameJob, fresh: frozenset[str], moves: MoveSender | None,
+                    orders: Mapping[str, BuildOrder]) -> JobReply:
         """The job on a free slot, its engines as this worker starts them."""
         try:
             own = self._own_engines()
         except ConfigError as exc:
             failed = EngineFailed(job.white.name, f"{ENGINES_FILE_ENV}: {exc}")
             return JobReply(failed, self.name, self.address)
-        job = dataclasses.replace(job, white=resolve(job.white, own), black=resolve(job.black, own))
+        sides = []
+        for config in (job.white, job.black):
+            order = orders.get(config.name)
+            if order is None:
+                sides.append(resolve(config, own))
+                continue
+            try:  # built once per process (the first game waits for it), off the game loop
+                built = await asyncio.to_thread(self.builds.engine, order, config.name,
+                                                self.name)
+            except RuntimeError as exc:
+                return JobReply(EngineFailed(config.name, str(exc)), self.name, self.address)
+            sides.append(dataclasses.replace(config, argv=built.engine.argv,
+                                             working_dir=built.engine.working_dir,
+                                             env=built.engine.env))
+        job = dataclasses.replace(job, white=sides[0], black=sides[1])
         slot = self._free.pop() if self._free else GameSlot(freezes=self.freezes)
         slot.fresh_engines = fresh
         self._busy.add(slot)
@@ -274,11 +296,11 @@ _pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
 
 
-def _the_pool() -> WorkerPool:
+def _the_pool(worker: Any = None) -> WorkerPool:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = WorkerPool()
+            _pool = WorkerPool(worker)
             atexit.register(_pool.close)
         return _pool
 
@@ -296,17 +318,39 @@ def dask_setup(worker: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def play_job(job_json: str, fresh: tuple[str, ...] = (), watch: str | None = None) -> str:
+def play_job(job_json: str, fresh: tuple[str, ...] = (), watch: str | None = None,
+             orders: str | None = None) -> str:
     """A Dask task: play one `GameJob` (JSON) on this worker's pool; a `JobReply` as JSON.
 
     With `watch` (the task's key), every move is sent on `MOVES_TOPIC` as it is played.
+    With `orders` (`runner.cluster.builds.orders_json`), the engines they name are built
+    here first (once per worker process).
     """
     moves = None
     if watch is not None:
         from distributed import get_worker
 
         moves = MoveSender(get_worker(), watch)
-    return _the_pool().run(GameJob.from_json(job_json), frozenset(fresh), moves).to_json()
+    built = read_orders(orders) if orders else None
+    return _the_pool().run(GameJob.from_json(job_json), frozenset(fresh), moves,
+                           built).to_json()
+
+
+async def build_engines(orders: str, dask_worker: Any = None) -> list[dict[str, Any]]:
+    """Run on every worker (``client.run``) before a run's first game: build each ordered
+    engine here and measure its bench, off the worker's loop. One entry per engine: its
+    name and either ``build`` (a `MachineBuild` as JSON) or ``failed`` (why, with the end of
+    the build's output)."""
+    pool = _the_pool(dask_worker)
+    found: list[dict[str, Any]] = []
+    for name, order in read_orders(orders).items():
+        try:
+            built = await asyncio.to_thread(pool.builds.engine, order, name, pool.name)
+        except RuntimeError as exc:
+            found.append({"engine": name, "side": order.side, "failed": str(exc)})
+            continue
+        found.append({"engine": name, "side": order.side, "build": built.record.to_json()})
+    return found
 
 
 async def abort_games() -> int:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.clock import TimeControl
 from runner.config.jsonform import field_hints, known_keys, plain, validated
+from runner.config.recipes import BuildOrder
 from runner.config.stored import is_legacy_json, order_defining, upgrade_stored
 from runner.config.timecontrol import WrittenTimeControl
 from runner.protocol.engine import CecpDialogue
@@ -165,6 +166,10 @@ class EngineSpec:
     """CECP: what a game says where the protocol leaves a choice (see CecpDialogue)."""
     echo_lines: bool = False
     """Every line exchanged with the engine echoed on standard output (a debugging aid)."""
+    built_from: BuildOrder | None = None
+    """The recipe and commit this engine was built from (a branch test's side): a Dask
+    worker builds it itself from this rather than run the coordinator's build (set by the
+    branch test, never read from a file)."""
 
     def __post_init__(self) -> None:
         _parse_tc(self)

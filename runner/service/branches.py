@@ -24,7 +24,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runner.app.branch import Sides, build_sides, stage_table, stored_decision
+from runner.app.branch import (
+    Sides,
+    build_orders,
+    build_sides,
+    stage_table,
+    stored_decision,
+    with_build_orders,
+)
 from runner.build import BenchFailed, BuildFailed, GitError, Mirror, UnknownRef, WrongBench
 from runner.build.benches import MachineBuild
 from runner.build.testfile import BranchTest, parse_branch_test
@@ -277,6 +284,10 @@ class BranchQueue:
             record = await self._known(test_id)
             if record.state != "running" or self._closing:
                 return
+            failure = await self._stage_failure(tournament_id)
+            if failure is not None:  # a worker's build failed, or its bench differs
+                await self._set(test_id, state="failed", message=failure)
+                return
             decision = await asyncio.to_thread(stored_decision, self._store, tournament_id)
             record = await self._keep_figures(record, tournament_id)
             label = test.stages[record.stage][0]
@@ -288,6 +299,14 @@ class BranchQueue:
             await self._set(test_id, stage=record.stage + 1,
                             message=f"{label} passed: {test.stages[record.stage + 1][0]} "
                                     "queued")
+
+    async def _stage_failure(self, tournament_id: int) -> str | None:
+        """Why the stage's run failed and left it unfinished (None: it did not)."""
+        found = next((s for s in await self._manager.summaries() if s.id == tournament_id),
+                     None)
+        if found is None or found.status == "finished" or not found.reason:
+            return None
+        return found.reason
 
     async def _keep_figures(self, record: BranchTestRecord,
                             tournament_id: int) -> BranchTestRecord:
@@ -302,9 +321,8 @@ class BranchQueue:
         """Both sides built and benched, or None with the test failed and why."""
         try:
             sides = await asyncio.to_thread(build_sides, test, self._cache, _note)
-            machine = f"service host ({socket.gethostname()})"
             await self._set(test_id, builds=[
-                MachineBuild.of(side.role, side.build, side.bench, machine).to_json()
+                MachineBuild.of(side.role, side.build, side.bench, _HOST).to_json()
                 for side in (sides.base, sides.dev)])
             return sides
         except BuildFailed as exc:
@@ -323,6 +341,9 @@ class BranchQueue:
         table = stage_table(test, sides, record.stage)
         engines = table.pop("engines")
         config = await asyncio.to_thread(check_stage, table, engines, self._settings)
+        # Where the games run on Dask workers, each builds the sides itself and its bench
+        # must give what this host's did.
+        config = with_build_orders(config, build_orders(test, sides, _HOST))
         others = [t.share for t in await self.tests()
                   if t.state == "running" and t.id != record.id]
         games = stage_concurrency(record.share, others, self._settings.max_concurrency,
@@ -359,6 +380,10 @@ class BranchQueue:
             return await asyncio.to_thread(self._store.branch_tests.update, test_id, **changes)
         except LookupError:
             raise KeyError(test_id) from None
+
+
+_HOST = f"service host ({socket.gethostname()})"
+"""The machine a test's sides are first built on (the records and messages name it)."""
 
 
 def _note(line: str) -> None:

@@ -1,0 +1,172 @@
+"""Branch tests whose games run on Dask workers (issue 41: builds where the games run): each
+worker builds both sides itself, in its own build cache, and benches them there; a bench that
+differs between the service's host and a worker stops the test with both figures.
+
+A real Dask cluster on loopback (a scheduler and one worker process, the worker given its own
+build cache), the service connected to it (``runner serve --cluster``), and git repositories
+made here: the bundled engine's two commits (tests/branch_repos.py) and a small engine whose
+build depends on where it is built (as a compiler's ``-march=native`` does)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
+pytest.importorskip("distributed", reason="the cluster extra (distributed) is not installed")
+
+import distributed
+from fastapi.testclient import TestClient
+
+from runner.service.app import create_app
+from runner.service.settings import ServiceSettings
+from tests.branch_repos import BUNDLED_RECIPE, bundled_branch_repo, git
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+LOCAL_CLIENT = ("127.0.0.1", 50000)
+TOKEN = "worker-builds-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+TOML = {"content-type": "application/toml", **AUTH}
+
+_PLACED = '''
+import pathlib
+import sys
+
+# The build's output depends on the directory it is built in: the same commit gives another
+# bench on another machine (here: another build cache).
+nodes = 1000 * len(str(pathlib.Path.cwd()))
+pathlib.Path("nodes.txt").write_text(str(nodes))
+print("built for", pathlib.Path.cwd())
+'''
+_PLACED_ENGINE = '''
+import pathlib
+import sys
+
+if sys.argv[1:] == ["bench"]:
+    print("Nodes searched: " + pathlib.Path("nodes.txt").read_text())
+'''
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled engine's base and dev commits, a machine-dependent engine, their recipes."""
+    root = tmp_path_factory.mktemp("worker-builds")
+    bundled_branch_repo(root)
+    placed = root / "placed-repo"
+    placed.mkdir()
+    (placed / "make.py").write_text(_PLACED)
+    (placed / "engine.py").write_text(_PLACED_ENGINE)
+    git(placed, "init", "-q", "-b", "main")
+    git(placed, "add", "-A")
+    git(placed, "commit", "-q", "-m", "an engine built for its machine")
+    (root / "engines.toml").write_text(BUNDLED_RECIPE + f"""
+[[recipes]]
+name = "placed"
+repository = "placed-repo"
+build = ["{sys.executable}", "make.py"]
+command = ["{sys.executable}", "engine.py"]
+bench = ["bench"]
+protocol = "cecp"
+""")
+    return root
+
+
+@pytest.fixture(scope="module")
+def cluster(repos: Path) -> Iterator[tuple[str, Path]]:
+    """A Dask scheduler and one worker process on 127.0.0.1, the worker building in a cache
+    of its own; its address and that cache."""
+    cache = repos / "the-worker's-own-build-cache"
+    made = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, resources={"slots": 2},
+        host="127.0.0.1", dashboard_address=None, env={"RUNNER_BUILD_CACHE": str(cache)})
+    try:
+        yield made.scheduler_address, cache
+    finally:
+        made.close()
+
+
+def _test(name: str, recipe: str, branch: str) -> str:
+    return f"""
+name = "{name}"
+rounds = 1
+concurrency = 2
+
+[adjudication]
+maxmoves = 24
+
+[branch]
+recipe = "{recipe}"
+stages = ["1+0.01"]
+{branch}
+"""
+
+
+def _wait(client: TestClient, test_id: int, states: set[str], timeout: float = 240) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = client.get(f"/api/tests/{test_id}").json()
+        if found["state"] in states:
+            return found
+        assert time.monotonic() < deadline, found
+        time.sleep(0.3)
+
+
+def _service(repos: Path, address: str, tmp_path: Path) -> TestClient:
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
+                               engines_file=repos / "engines.toml", cluster=address,
+                               build_cache=repos / "host-cache", max_concurrency=2)
+    return TestClient(client=LOCAL_CLIENT, app=create_app(settings))
+
+
+def test_a_workers_bench_differing_from_the_hosts_stops_the_test_with_both_figures(
+        repos: Path, cluster: tuple[str, Path], tmp_path: Path) -> None:
+    address, worker_cache = cluster
+    with _service(repos, address, tmp_path) as client:
+        made = client.post("/api/tests", headers=TOML, content=_test(
+            "placed", "placed", 'base = "main"\ndev = "main"'))
+        assert made.status_code == 201, made.text
+        failed = _wait(client, made.json()["id"], {"finished", "failed"})
+        assert failed["state"] == "failed", failed
+        # Built and benched on the worker, in its own cache (not the host's build).
+        (built,) = (worker_cache / "builds").glob("*/build.json")
+        where = json.loads(built.read_text())["log"].split("built for ")[1].strip()
+        assert where.startswith(str(worker_cache))
+        host_nodes = {b["nodes"] for b in failed["builds"]}
+        assert len(host_nodes) == 1
+        worker_nodes = 1000 * len(where)
+        message = failed["message"]
+        assert message.startswith("wrong bench: ") and message.endswith(f"{worker_nodes} on "
+                                                                         f"{socket.gethostname()}/0")
+        assert f"gives {host_nodes.pop()} nodes on service host (" in message
+        assert "wrong bench" in client.get(f"/tests/{made.json()['id']}").text
+        assert failed["stages"][0]["games"] == 0
+
+
+@pytest.mark.slow  # two benches on each machine and a stage's games: the fast case above
+def test_a_test_on_a_dask_worker_plays_the_sides_the_worker_built(
+        repos: Path, cluster: tuple[str, Path], tmp_path: Path) -> None:
+    address, worker_cache = cluster
+    with _service(repos, address, tmp_path) as client:
+        made = client.post("/api/tests", headers=TOML, content=_test(
+            "on-workers", "bundled", 'base = "main"\ndev = "deeper"'))
+        assert made.status_code == 201, made.text
+        test = _wait(client, made.json()["id"], {"finished", "failed"})
+        assert test["state"] == "finished", test["message"]
+        (stage,) = test["stages"]
+        assert stage["games"] == 2
+        assert [m["games"] for m in stage["machines"]] == [2]  # one worker played both
+        # Both sides built on the worker, in its own cache: the same keys as the host's
+        # (the same recipe, commit and compiler), not the host's files.
+        keys = {p.parent.name for p in (worker_cache / "builds").glob("*/build.json")}
+        hosts = {p.parent.name for p in (repos / "host-cache" / "builds").glob(
+            "*/build.json")}
+        assert len(hosts) >= 2 and {b for b in hosts if b in keys} == hosts & keys
+        assert len(hosts & keys) >= 2
