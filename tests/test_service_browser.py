@@ -318,7 +318,7 @@ def test_page_routes_headers_and_static_allow_list(service: str) -> None:
     csp = headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src 'self'" in csp and "http" not in csp
     assert "<script>" not in text  # no inline script: the CSP would refuse it anyway
-    for name in ("page.js", "draw.js", "page.css"):
+    for name in ("page.js", "draw.js", "page.css", "workers.js"):
         status, headers, text = _get(f"{service}/static/{name}")
         assert status == 200 and len(text) > 100
         assert headers["content-type"].split("/")[1].startswith(("javascript", "css"))
@@ -469,3 +469,68 @@ def test_a_tuning_run_submitted_from_the_page(service: str) -> None:
         assert image.get_attribute("src") == f"/tunes/{tune_id}/theta.svg"
         assert page.evaluate("document.querySelector('#tuning img').naturalWidth") > 0
     assert errors == [], errors
+
+
+def _post_json(url: str, body: dict[str, Any], token: str) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+        return answer
+
+
+@needs_chromium
+@pytest.mark.slow  # 18 s on a loaded 2-core machine; the route is test_fleet's (fast) too
+def test_an_admin_blocks_and_unblocks_a_worker_from_the_workers_page(tmp_path: Path) -> None:
+    """The /workers page's button: the admin's token typed into the page (kept in the tab's
+    sessionStorage) goes in the Authorization header of the block and unblock calls, never
+    in a URL; a wrong token is refused with the service's reason; the worker's name, markup
+    and all, is shown as text."""
+    name = "laptop <b>x</b> & co"
+    with _serve(tmp_path, "--accept-workers") as base:
+        worker = _post_json(base + "/api/workers", {
+            "name": name, "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "test",
+            "version": "test", "engines": ["bundled"]}, TOKEN)
+        wid = worker["id"]
+        urls: list[str] = []
+        errors: list[str] = []
+        with _browser() as browser:
+            page = browser.new_context().new_page()
+            page.set_default_timeout(30_000)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("request", lambda request: urls.append(request.url))
+            page.goto(base + "/workers")
+            row = f'#workers tr[data-id="{wid}"]'
+            assert page.inner_text(f"{row} bdi") == name
+            button = f"{row} button.block-worker"
+            assert page.inner_text(button) == "Block"
+
+            page.click(button)  # no token yet
+            page.wait_for_function(
+                "() => document.getElementById('w-status').textContent.includes('token')")
+
+            page.fill("#token", "not-the-token")
+            page.click(button)
+            page.wait_for_function(
+                "() => document.getElementById('w-status').textContent.includes('401')")
+            assert page.inner_text(f"{row} td.blocked") == ""
+
+            page.fill("#token", TOKEN)
+            page.click(button)
+            page.wait_for_function(
+                f"() => document.querySelector('{row} td.blocked').textContent === 'blocked'")
+            assert page.inner_text(button) == "Unblock"
+            listed = json.loads(_get(base + "/api/workers")[2])["workers"]
+            assert [w["blocked"] for w in listed if w["id"] == wid] == [True]
+            assert page.evaluate("() => sessionStorage.getItem('cecp-runner-token')") == TOKEN
+
+            page.reload()  # the token stays for the tab; the row is read again
+            assert page.input_value("#token") == TOKEN
+            page.click(button)
+            page.wait_for_function(
+                f"() => document.querySelector('{row} td.blocked').textContent === ''")
+            listed = json.loads(_get(base + "/api/workers")[2])["workers"]
+            assert [w["blocked"] for w in listed if w["id"] == wid] == [False]
+        assert errors == [], errors
+        assert not [url for url in urls if TOKEN in url or "not-the-token" in url], urls

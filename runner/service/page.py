@@ -34,6 +34,7 @@ STATIC_FILES: dict[str, str] = {
     "draw.js": "text/javascript; charset=utf-8",
     "page.js": "text/javascript; charset=utf-8",
     "page.css": "text/css; charset=utf-8",
+    "workers.js": "text/javascript; charset=utf-8",
 }
 """The files ``/static/{name}`` serves, with their media types: nothing else on disk is reachable."""
 
