@@ -6,6 +6,7 @@ A token over plain HTTP from another machine is refused."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import tomllib
 from collections.abc import Iterator
@@ -17,8 +18,11 @@ pytest.importorskip("fastapi", reason="the service extra (fastapi) is not instal
 
 from fastapi.testclient import TestClient
 
+from runner.app.tune import tune
+from runner.config.tune import parse_tune
 from runner.service.app import create_app
-from tests.test_service_api import AUTH, LOCAL_CLIENT, TOML, settings_for
+from runner.store.store import Store
+from tests.test_service_api import AUTH, ENGINES, LOCAL_CLIENT, TOML, settings_for
 
 TUNE = """
 name = "service <tune>"
@@ -106,6 +110,52 @@ def test_a_tuning_run_through_the_service(client: TestClient) -> None:
     assert 'data-plot="tuning"' in plot.text and "SPSA service &lt;tune&gt;" in plot.text
     assert client.get("/api/tunes/999").status_code == 404
     assert client.get("/tunes/999").status_code == 404
+
+
+def _iterations(found: dict) -> list[tuple]:
+    """Each iteration as the API gives it: k, flips, both sides' values, result, theta."""
+    return [(i["k"], tuple(i["flips"]), tuple(i["plus"]), tuple(i["minus"]), i["result"],
+             tuple(i["theta"])) for i in found["iterations"]]
+
+
+def _local(text: str, directory: Path) -> list[tuple]:
+    """The same tuning file played by the tune verb here, uninterrupted."""
+    config = parse_tune({**tomllib.loads(text), "engines_file": str(ENGINES)},
+                        base_dir=directory)
+    with Store.open(f"sqlite:///{directory / 'local.db'}") as store:
+        outcome = asyncio.run(tune(config, store))
+        return [(i.k, i.flips, i.plus, i.minus, i.result, i.theta)
+                for i in store.tunes.iterations(outcome.tune_id)]
+
+
+def test_a_restart_of_the_service_resumes_a_running_tune(tmp_path: Path) -> None:
+    """The service stops with a run playing (its pair cut) and one an admin stopped; started
+    again on the same database, it resumes the first from its stored submission to the
+    iterations an uninterrupted run gives, and leaves the second stopped until resumed."""
+    settings = settings_for(tmp_path)
+    held = TUNE.replace('name = "service <tune>"', 'name = "held"')
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        stopped_id = client.post("/api/tunes", content=held, headers=TOML).json()["id"]
+        assert client.post(f"/api/tunes/{stopped_id}/stop?hard=true",
+                           headers=AUTH).status_code == 200
+        _wait(client, stopped_id, states=frozenset({"stopped"}))
+        response = client.post("/api/tunes", content=TUNE, headers=TOML)
+        assert response.status_code == 201, response.text
+        tune_id = response.json()["id"]
+        _wait(client, tune_id, done=1)
+    with Store.open(settings.db_url, migrate=False) as store:  # stopped mid-run
+        assert len(store.tunes.iterations(tune_id)) < 3
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        left = client.get(f"/api/tunes/{stopped_id}").json()
+        assert left["state"] == "stopped", left
+        final = _wait(client, tune_id, states=frozenset({"finished", "failed"}))
+        assert final["state"] == "finished" and final["done"] == 3, final
+        assert client.get(f"/api/tunes/{stopped_id}").json()["done"] == left["done"]
+        resumed = client.post(f"/api/tunes/{stopped_id}/resume", headers=AUTH)
+        assert resumed.status_code == 200 and resumed.json()["status"] == "running"
+        assert client.post(f"/api/tunes/{stopped_id}/stop?hard=true",
+                           headers=AUTH).status_code == 200
+    assert _iterations(final) == _local(TUNE, tmp_path)
 
 
 def test_a_token_over_plain_http_from_elsewhere_is_refused(tmp_path: Path) -> None:

@@ -3,12 +3,15 @@ real ``runner worker join`` processes on loopback play a tuning run's game pairs
 uploaded and refereed as a tournament's games are; the SPSA steps are applied in the order of
 the iterations, so the run ends with the very iterations a run on this machine gives. A
 batch whose worker falls silent goes to another at its deadline, and its late upload is
-refused. Depth-1 games of the bundled engine keep it short."""
+refused; the service killed and started again resumes the run. Depth-1 games of the bundled
+engine keep it short."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import time
 import tomllib
 from collections.abc import Iterator
@@ -145,5 +148,30 @@ def test_a_tuning_run_on_two_remote_workers(fleet: Fleet) -> None:
     players = {workers[g.worker_id] for games in played.values() for g in games}
     assert len(players) == 2 and "silent" not in players, players  # a and b
     assert "expired" in {b.state for b in batches}
+    assert [(i["k"], tuple(i["flips"]), tuple(i["plus"]), tuple(i["minus"]), i["result"],
+             tuple(i["theta"])) for i in final["iterations"]] == _local(fleet.root / "local")
+
+
+@pytest.mark.slow
+def test_a_tuning_run_on_workers_survives_the_service_killed(fleet: Fleet) -> None:
+    """``runner serve`` killed (SIGKILL) with pairs out on the workers and started again: it
+    resumes the run from its stored submission, the workers back off and come back, and the
+    run ends with the iterations of a run on this machine."""
+    tune_id = _submit(fleet, TUNE)
+    fleet.join("a", ("bundled",))
+    fleet.join("b", ("bundled",))
+    deadline = time.monotonic() + WAIT
+    while httpx.get(f"{fleet.base}/api/tunes/{tune_id}", timeout=30).json()["done"] < 1:
+        assert time.monotonic() < deadline, "no iteration played"
+        time.sleep(0.2)
+    assert fleet.server is not None
+    os.killpg(fleet.server.pid, signal.SIGKILL)
+    fleet.server.communicate(timeout=60)
+    with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
+        record = store.tunes.find("tune on workers")
+        assert record is not None and len(store.tunes.iterations(record.id)) < 4
+    fleet.start_server()
+    final = _finished(fleet, tune_id)
+    assert final["state"] == "finished" and final["done"] == 4, final
     assert [(i["k"], tuple(i["flips"]), tuple(i["plus"]), tuple(i["minus"]), i["result"],
              tuple(i["theta"])) for i in final["iterations"]] == _local(fleet.root / "local")

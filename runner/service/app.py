@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -25,7 +26,7 @@ from runner.service.security import (
     TokenThrottle,
 )
 from runner.service.settings import ServiceSettings
-from runner.service.tunes import TuneRuns
+from runner.service.tunes import TuneRuns, check_tune
 from runner.store.store import Store
 
 __all__ = ["create_app"]
@@ -44,11 +45,15 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None,
         app.state.worker_tokens = CachedTokens(app.state.tokens, fleet_api.TOKEN_TTL)
         app.state.branch_queue = BranchQueue(settings, opened, app.state.manager,
                                              settings.build_cache or default_cache())
-        app.state.tunes = TuneRuns(opened, _tune_placements(app.state.manager, settings),
-                                   app.state.manager.placements.fleet)
+        app.state.tunes = TuneRuns(
+            opened, _tune_placements(app.state.manager, settings),
+            app.state.manager.placements.fleet,
+            functools.partial(check_tune, settings=settings,
+                              declared=app.state.declared_options))
         try:
             await app.state.manager.start()
             await app.state.branch_queue.start()
+            await app.state.tunes.start()
             yield
         finally:
             await app.state.tunes.close()

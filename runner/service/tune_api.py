@@ -6,6 +6,7 @@ checks and runs them."""
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, status
@@ -61,9 +62,10 @@ async def submit(request: Request) -> Submitted | JSONResponse:
         data = parse_body(body, request.headers.get("content-type", ""))
         placement = take_placement(data, settings)
         _runs(request).check_placement(placement)  # before the engine may be started
+        submitted = copy.deepcopy(data)  # kept as sent: a restart checks it again
         config = await asyncio.to_thread(check_tune, data, settings,
                                          request.app.state.declared_options)
-        tune_id = await _runs(request).submit(config, placement)
+        tune_id = await _runs(request).submit(config, placement, submitted)
     except ConfigError as exc:
         return refused(ProblemsBody(detail=[
             problem(settings, p.key, p.value, p.message, str(p)) for p in exc.problems]))

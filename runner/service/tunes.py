@@ -1,11 +1,13 @@
 """Tuning runs submitted to the service: checked as a tournament submission is (the pair's
 tournament through `check_submission`, each tuned parameter a spin option the engine
 declares), played by the tune verb in the service's loop where the submission's placement
-says (this host or the service's Dask cluster), stopped and resumed by an admin.
+says (this host, the service's Dask cluster or its remote workers), stopped and resumed by
+an admin.
 
-A run's iterations are in the store (`Store.tunes`); the checked file a run was submitted
-with is kept in memory, so a run this service did not start since it began (before a
-restart) is shown but not resumed: submitting the same file again continues it.
+A run's iterations are in the store (`Store.tunes`), and so is what it was submitted with
+(the table, its placement, whether an admin stopped it): a restarted service checks the
+table again and resumes the runs that were playing, as it resumes its tournaments; a stopped
+one waits for an admin's resume.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import dataclasses
 import functools
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +34,7 @@ from runner.service.declared import DeclaredOptions
 from runner.service.manager import Conflict
 from runner.service.settings import ServiceSettings
 from runner.service.submission import SOURCE, check_submission
-from runner.store.store import PlanChanged, Store, TuneIteration, TuneRecord
+from runner.store.store import PlanChanged, Store, SubmittedTune, TuneIteration, TuneRecord
 from runner.tournament.runtime import engine_config
 
 __all__ = ["TuneIterationJson", "TuneList", "TuneRuns", "TuneStatus", "check_tune"]
@@ -126,17 +129,23 @@ class TuneRuns:
     """The service's tuning runs (`check_tune`'s configurations), each a task of this loop."""
 
     def __init__(self, store: Store, placements: dict[str | None, Placement],
-                 fleet: FleetHub | None = None) -> None:
+                 fleet: FleetHub | None = None,
+                 check: Callable[[dict[str, Any]], TuneConfig] | None = None) -> None:
+        """`check` checks a stored submission again (blocking: `check_tune` with this
+        service's settings) when a run is resumed after a restart."""
         self.store = store
+        self._check = check
         self._placements = placements
         """What each placement a submission may name plays on (None: the operator's)."""
         self._fleet = fleet
         """The remote workers that play ``"workers"``-placed runs' pairs (None: none)."""
         self._runs: dict[int, _Run] = {}
 
-    async def submit(self, config: TuneConfig, placement: str | None = None) -> int:
-        """Store (or find, for the same file again) and start a run; its id. Conflict when a
-        stored run of that name has another plan or this one is playing already."""
+    async def submit(self, config: TuneConfig, placement: str | None = None,
+                     submitted: Mapping[str, Any] | None = None) -> int:
+        """Store (or find, for the same file again) and start a run; its id. `submitted` is
+        the table `config` was checked from, kept so a restarted service resumes the run.
+        Conflict when a stored run of that name has another plan or this one is playing."""
         self.check_placement(placement)
         try:
             record = await asyncio.to_thread(self.store.tunes.open, config.name, config.plan())
@@ -145,8 +154,40 @@ class TuneRuns:
         current = self._runs.get(record.id)
         if current is not None and current.state in (RUNNING, STOPPING):
             raise Conflict(f"tuning run {record.id} is playing already")
-        self._start(record.id, _Run(config, self._placed(config, placement)))
+        run = _Run(config, self._placed(config, placement))
+        if submitted is not None:
+            await asyncio.to_thread(self.store.tunes.submit, record.id, submitted, placement)
+        self._start(record.id, run)
         return record.id
+
+    async def start(self) -> list[int]:
+        """Resume the runs submitted to this service that were playing when it stopped (not
+        those an admin stopped, nor finished ones); their ids. A run whose table no longer
+        passes the check is left, with a warning naming it."""
+        resumed = []
+        for stored in await asyncio.to_thread(self.store.tunes.submitted):
+            if stored.stopped or stored.id in self._runs:
+                continue
+            status = await self.status(stored.id, iterations=False)
+            if status is None or status.done >= status.total:
+                continue
+            try:
+                self._start(stored.id, await self._stored_run(stored))
+            except (ConfigError, Conflict) as exc:
+                log.warning("tuning run %d (%r) is not resumed: %s", stored.id, stored.name, exc)
+                continue
+            resumed.append(stored.id)
+        return resumed
+
+    async def _stored_run(self, stored: SubmittedTune) -> _Run:
+        """A run from its stored submission, checked again; ConfigError or Conflict."""
+        if self._check is None:
+            raise Conflict(f"tuning run {stored.id}: this service cannot check its table")
+        self.check_placement(stored.placement)
+        config = await asyncio.to_thread(self._check, dict(stored.submitted))
+        if config.name != stored.name:
+            raise Conflict(f"tuning run {stored.id}: its table names {config.name!r}")
+        return _Run(config, self._placed(config, stored.placement))
 
     def check_placement(self, placement: str | None) -> None:
         """ConfigError (key ``placement``) unless a tuning run may play there."""
@@ -171,27 +212,44 @@ class TuneRuns:
                                                                        names=names))
 
     async def stop(self, tune_id: int, *, hard: bool = False) -> str:
-        """Stop a run: no new pair; with `hard` its running games are cut. Its state."""
+        """Stop a run: no new pair; with `hard` its running games are cut. Its state (kept:
+        a restarted service leaves it stopped)."""
         run = self._runs.get(tune_id)
         if run is None:
-            return await self._stored_state(tune_id)
+            state = await self._stored_state(tune_id)
+            await asyncio.to_thread(self.store.tunes.set_stopped, tune_id, True)
+            return state
         if run.state == RUNNING:
             run.control.stop(hard)
             run.state = STOPPING
         elif run.state == STOPPING and hard:
             run.control.stop(hard)
+        await asyncio.to_thread(self.store.tunes.set_stopped, tune_id, True)
         return run.state
 
     async def resume(self, tune_id: int) -> str:
-        """Play a stopped or failed run's missing iterations; Conflict when it plays, or when
-        this service does not hold its file (submit the file again)."""
+        """Play a stopped or failed run's missing iterations (one stored by a service before
+        a restart too: its table checked again); Conflict when it plays, or when this
+        service holds no table of it (a ``runner tune`` run: submit its file)."""
         run = self._runs.get(tune_id)
-        if run is None:
-            raise Conflict(f"tuning run {tune_id} was not submitted to this service since it "
-                           "started: submit its file again to continue it")
-        if run.state in (RUNNING, STOPPING, FINISHED):
+        if run is not None and run.state in (RUNNING, STOPPING, FINISHED):
             raise Conflict(f"tuning run {tune_id} is {run.state}")
-        self._start(tune_id, _Run(run.config, run.placement))
+        if run is not None:
+            fresh = _Run(run.config, run.placement)
+        elif (await self._stored_state(tune_id)) == FINISHED:
+            raise Conflict(f"tuning run {tune_id} is {FINISHED}")
+        else:
+            stored = await asyncio.to_thread(self.store.tunes.submitted, tune_id)
+            if not stored:
+                raise Conflict(f"tuning run {tune_id} was not submitted to this service: "
+                               "submit its file to continue it")
+            try:
+                fresh = await self._stored_run(stored[0])
+            except ConfigError as exc:
+                raise Conflict(f"tuning run {tune_id}: its table no longer passes the "
+                               f"check: {exc}") from None
+        await asyncio.to_thread(self.store.tunes.set_stopped, tune_id, False)
+        self._start(tune_id, fresh)
         return RUNNING
 
     async def status(self, tune_id: int, *, iterations: bool = True) -> TuneStatus | None:

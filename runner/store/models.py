@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -294,6 +295,13 @@ class TuneRow(Base):
     plan: Mapped[dict[str, Any]]
     """The tune file's settings as checked (engine, parameters, iterations, seed...)."""
     created_at: Mapped[datetime] = mapped_column(default=lambda: datetime.now(UTC))
+    submitted: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """The table a service checked it from (None: a ``runner tune`` run): a restarted
+    service checks it again to resume the run."""
+    placement: Mapped[str | None] = mapped_column(String(20))
+    """Where the service plays it (None: the operator's choice, or not the service's)."""
+    stopped: Mapped[bool] = mapped_column(default=False, server_default=false())
+    """An admin stopped it: a restarted service leaves it stopped."""
 
 
 class TuneIterationRow(Base):

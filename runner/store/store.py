@@ -94,7 +94,7 @@ from runner.store.records import (
 )
 from runner.store.resume import latest_named, stored_config
 from runner.store.tokens import ROLES, TokenRecord, Tokens
-from runner.store.tunes import PlanChanged, TuneIteration, TuneRecord, Tunes
+from runner.store.tunes import PlanChanged, SubmittedTune, TuneIteration, TuneRecord, Tunes
 
 if TYPE_CHECKING:
     # Loaded by the first run that asks for them: they import the game record (and the rules
@@ -105,7 +105,8 @@ if TYPE_CHECKING:
 __all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "PLACEMENTS", "ROLES", "SERVICE",
            "BranchTestRecord", "BranchTests", "Fleet", "FleetBatchRecord", "FleetGameRecord",
            "FleetWorkerRecord",
-           "PlanChanged", "TokenRecord", "Tokens", "TuneIteration", "TuneRecord", "Tunes",
+           "PlanChanged", "SubmittedTune", "TokenRecord", "Tokens", "TuneIteration", "TuneRecord",
+           "Tunes",
            "Database", "DuplicateGameError",
            "EngineRowValues", "GameFilter", "JobKey", "LeaseHeldError", "LeaseLostError",
            "NamedTournament", "Placement", "PlayedGame", "PlayedRow", "Preparation",

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from runner.store.db import Database
 from runner.store.models import TuneIterationRow, TuneRow
 
-__all__ = ["PlanChanged", "TuneIteration", "TuneRecord", "Tunes"]
+__all__ = ["PlanChanged", "SubmittedTune", "TuneIteration", "TuneRecord", "Tunes"]
 
 
 class PlanChanged(ValueError):
@@ -27,6 +27,18 @@ class TuneRecord:
     id: int
     name: str
     plan: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class SubmittedTune:
+    """A run a service took: the table it checked, where it plays, whether an admin
+    stopped it."""
+
+    id: int
+    name: str
+    submitted: Mapping[str, Any]
+    placement: str | None
+    stopped: bool
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,32 @@ class Tunes:
                 TuneIterationRow, TuneIterationRow.tune_id == TuneRow.id).where(
                 TuneIterationRow.tournament_id == tournament_id))
             return None if row is None else TuneRecord(row.id, row.name, dict(row.plan))
+
+    def submit(self, tune_id: int, submitted: Mapping[str, Any], placement: str | None) -> None:
+        """Keep the table a service checked the run from and where it plays (a run
+        submitted again takes the newer); it is not stopped."""
+        with self._db.session() as session:
+            row = session.get(TuneRow, tune_id)
+            if row is None:
+                raise LookupError(f"no tuning run {tune_id}")
+            row.submitted, row.placement, row.stopped = dict(submitted), placement, False
+
+    def set_stopped(self, tune_id: int, stopped: bool) -> None:
+        """Note that an admin stopped the run (a restarted service leaves it), or resumed it."""
+        with self._db.session() as session:
+            row = session.get(TuneRow, tune_id)
+            if row is not None:
+                row.stopped = stopped
+
+    def submitted(self, tune_id: int | None = None) -> list[SubmittedTune]:
+        """The runs a service took (only `tune_id`'s when given), oldest first."""
+        with self._db.session() as session:
+            query = select(TuneRow).order_by(TuneRow.id)
+            if tune_id is not None:
+                query = query.where(TuneRow.id == tune_id)
+            # Filtered here: a JSON column may hold SQL NULL or JSON null for "none".
+            return [SubmittedTune(r.id, r.name, dict(r.submitted), r.placement, r.stopped)
+                    for r in session.scalars(query) if r.submitted]
 
     def iterations(self, tune_id: int) -> list[TuneIteration]:
         """The run's stored iterations, in order."""
