@@ -400,12 +400,12 @@ def test_sprt_decides_as_cutechess_does() -> None:
 
 
 def test_the_runner_sprt_with_the_cutechess_model_stops_where_cutechess_stops() -> None:
-    # runner-cutechess plays -sprt with EloModel.CUTECHESS: the same LLR as the line prints,
+    # runner-cutechess plays -sprt with EloModel.SCALED_BAYESELO: the same LLR as the line prints,
     # so the run ends at the game cutechess-cli ends at (single games, not game pairs).
     from runner.stats.counts import Trinomial
     from runner.stats.sprt import EloModel, SprtDecision, SprtSpec, sprt
 
-    spec = SprtSpec(0.0, 200.0, 0.2, 0.2, EloModel.CUTECHESS)
+    spec = SprtSpec(0.0, 200.0, 0.2, 0.2, EloModel.SCALED_BAYESELO)
     assert sprt(Trinomial(wins=3, draws=0, losses=0), spec).decision is SprtDecision.CONTINUE
     four = sprt(Trinomial(wins=4, draws=0, losses=0), spec)
     assert four.decision is SprtDecision.H1

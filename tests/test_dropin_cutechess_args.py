@@ -291,7 +291,7 @@ def test_accepted_line_becomes_the_tournament(tmp_path: Path) -> None:
     assert adj.resign is not None and (adj.resign.movecount, adj.resign.score,
                                        adj.resign.twosided) == (4, 700, True)
     assert adj.maxmoves == 90
-    assert config.sprt is not None and config.sprt.model == "cutechess"
+    assert config.sprt is not None and config.sprt.model == "scaled-bayeselo"
     assert config.openings is not None
     assert (config.openings.order.value, config.openings.seed, config.openings.start) == (
         "random", 42, 3)

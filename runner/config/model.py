@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 from runner.clock import TimeControl
 from runner.config.jsonform import field_hints, known_keys, plain, validated
 from runner.config.recipes import BuildOrder
-from runner.config.stored import is_legacy_json, order_defining, upgrade_stored
+from runner.config.stored import (
+    LEGACY_MODEL_WORDS,
+    is_legacy_json,
+    order_defining,
+    sprt_defining,
+    upgrade_stored,
+)
 from runner.config.timecontrol import WrittenTimeControl
 from runner.protocol.engine import CecpDialogue
 from runner.stats import EloModel, SprtSpec
@@ -109,6 +115,7 @@ ENUM_ALIASES: dict[type[Enum], dict[str, str]] = {
     Variant: {"chess960": "fischerandom", "frc": "fischerandom", "960": "fischerandom"},
     BookFormat: {"fen": "epd", "bin": "polyglot"},
     TablebaseResults: {"win-loss": "win_loss", "winloss": "win_loss"},
+    EloModel: LEGACY_MODEL_WORDS,
 }
 # The book format an openings file's extension implies.
 BOOK_SUFFIXES = {".epd": BookFormat.EPD, ".fen": BookFormat.EPD, ".pgn": BookFormat.PGN,
@@ -279,7 +286,8 @@ class SprtConfig:
         # A caller may still write the model as its word ("logistic"): made the enum here,
         # so that a configuration holds one type whichever way it was built.
         if not isinstance(self.model, EloModel):
-            object.__setattr__(self, "model", EloModel(str(self.model).lower()))
+            word = str(self.model).lower()
+            object.__setattr__(self, "model", EloModel(LEGACY_MODEL_WORDS.get(word, word)))
 
     def spec(self) -> SprtSpec:
         """The statistics module's test for these settings."""
@@ -434,7 +442,7 @@ class TournamentConfig:
                                    "results": adj.tbadjudicate.value}}
                    if adj.tablebases else {}),
             },
-            "sprt": None if self.sprt is None else vars(self.sprt),
+            "sprt": sprt_defining(self.sprt),
             # Only when set: every other tournament keeps its fingerprint.
             **order_defining(self.order),
             **({"sprt_trinomial": True} if self.sprt_trinomial else {}),

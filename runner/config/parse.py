@@ -381,14 +381,11 @@ def _sprt(table: Mapping[str, Any] | None, check: Checker, bounds: Bounds,
     for key, rate in (("alpha", alpha), ("beta", beta)):
         if rate is not None and not 0.0 < rate < bounds.error_rate_below:
             check.add(f"sprt.{key}", rate, f"must be between 0 and {bounds.error_rate_below:g}")
-    word = check.get(table, "model", path, str, "normalized")
-    model = next((m for m in EloModel if m.value == word.lower()), None)
-    if model is None:
-        check.add("sprt.model", word, f"expected one of: {', '.join(m.value for m in EloModel)}")
+    model = check.choice(table, "model", path, EloModel, EloModel.NORMALIZED)
     maxgames = check.integer(table, "maxgames", path, None, 2)
     if elo0 is not None and elo1 is not None and not elo0 < elo1:
         check.add("sprt.elo1", elo1, f"must be greater than elo0 ({elo0:g})")
-    if elo0 is None or elo1 is None or model is None:
+    if elo0 is None or elo1 is None:
         return None  # the problems recorded above are raised by the caller's check
     return SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha or 0.05, beta=beta or 0.05,
                       model=model, maxgames=maxgames)

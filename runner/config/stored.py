@@ -9,7 +9,9 @@ database keeps loading without a migration:
 - until the peers moved behind the order seam, a drop-in's schedule was stored under the name
   of the program it copies (``fastchess_order``, ``cutechess``), both keys present (null) in
   every row; today it is one `PlayOrder` named by its style (``order``), and cutechess-cli's
-  ``wait_ms`` is the tournament's ``start_delay_ms``.
+  ``wait_ms`` is the tournament's ``start_delay_ms``;
+- until the peers left the statistics, the SPRT model of ``runner-cutechess`` was stored as
+  ``cutechess`` (`LEGACY_MODEL_WORDS`); today it is named for what it is, ``scaled-bayeselo``.
 
 The fingerprint keeps the older names: it is a hash of `game_defining`, and a stored run (and
 a drop-in's run name, made from it) must keep its fingerprint, or a rerun would not find it.
@@ -20,15 +22,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from runner.config.model import PlayOrder
+from runner.stats import EloModel
 
-__all__ = ["is_legacy_json", "order_defining", "upgrade_stored"]
+if TYPE_CHECKING:
+    from runner.config.model import PlayOrder, SprtConfig
+
+__all__ = ["LEGACY_MODEL_WORDS", "is_legacy_json", "order_defining", "sprt_defining",
+           "upgrade_stored"]
 
 _INDEX_KEY = "fastchess_order"
 """Where rows before the order seam kept an INDEX order, and the key its fingerprint uses."""
 _STEPPED_KEY = "cutechess"
 """Where rows before the order seam kept a STEPPED order, and the key its fingerprint uses."""
+LEGACY_MODEL_WORDS = {"cutechess": EloModel.SCALED_BAYESELO.value}
+"""SPRT model words older runners stored (and a TOML file may still write), as today's."""
+_MODEL_FINGERPRINT_WORDS = {EloModel(new): old for old, new in LEGACY_MODEL_WORDS.items()}
+"""The word each renamed model keeps in the fingerprint."""
 _STEPPED_DEFINING = ("tournament", "games", "rounds", "repeat", "policy", "swap", "reverse",
                      "seeds", "srand")
 """A STEPPED order's settings in the fingerprint (all but its start delay, as before)."""
@@ -46,7 +55,7 @@ def is_legacy_json(data: Mapping[str, Any]) -> bool:
 
 def upgrade_stored(data: Mapping[str, Any]) -> Mapping[str, Any]:
     """Data in any older stored layout rewritten to `to_json`'s (other data unchanged)."""
-    return _upgrade_order(_upgrade_first_layout(data))
+    return _upgrade_sprt(_upgrade_order(_upgrade_first_layout(data)))
 
 
 def order_defining(order: PlayOrder | None) -> dict[str, Any]:
@@ -58,6 +67,27 @@ def order_defining(order: PlayOrder | None) -> dict[str, Any]:
         return {_INDEX_KEY: {"noswap": not order.swap, "reverse": order.reverse,
                              "seeds": order.seeds}}
     return {_STEPPED_KEY: {key: getattr(order, key) for key in _STEPPED_DEFINING}}
+
+
+def sprt_defining(sprt: SprtConfig | None) -> dict[str, Any] | None:
+    """The fingerprint's entry for a tournament's SPRT: its settings, a renamed model under
+    the word older runners hashed."""
+    if sprt is None:
+        return None
+    entry = dict(vars(sprt))
+    entry["model"] = _MODEL_FINGERPRINT_WORDS.get(sprt.model, sprt.model)
+    return entry
+
+
+def _upgrade_sprt(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row whose SPRT model has an older word, with today's."""
+    sprt = data.get("sprt")
+    if not isinstance(sprt, Mapping) or not isinstance(sprt.get("model"), str):
+        return data
+    word = LEGACY_MODEL_WORDS.get(sprt["model"].lower())
+    if word is None:
+        return data
+    return {**data, "sprt": {**sprt, "model": word}}
 
 
 def _upgrade_order(data: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -25,6 +25,7 @@ __all__ = [
     "draw_elo",
     "llr",
     "llr_bayeselo_legacy",
+    "llr_scaled_bayeselo",
     "sprt",
     "sprt_bounds",
 ]
@@ -40,9 +41,15 @@ class EloModel(StrEnum):
     LOGISTIC = "logistic"
     NORMALIZED = "normalized"
     BAYESELO = "bayeselo"
-    CUTECHESS = "cutechess"
-    """cutechess-cli's test: single games, half a game added to each count, the bounds read
-    as Elo and turned into BayesElo by the sample's draw-rate scale, decided at the bounds."""
+    SCALED_BAYESELO = "scaled-bayeselo"
+    """A trinomial BayesElo test of single games: half a game added to each count (a
+    Jeffreys prior), the bounds read as Elo and turned into BayesElo by the sample's
+    draw-rate scale, decided when the LLR reaches a bound (cutechess-cli's -sprt)."""
+
+    @property
+    def counts_games(self) -> bool:
+        """Whether the model's test reads single games (a trinomial), never game pairs."""
+        return self is EloModel.SCALED_BAYESELO
 
 
 class SprtDecision(StrEnum):
@@ -216,9 +223,10 @@ def _trinomial_view(counts: Counts) -> Trinomial:
     return tri
 
 
-def llr_cutechess(trinomial: Trinomial, elo0: float, elo1: float) -> float:
-    """cutechess-cli's LLR (its `Sprt::status`), in its order of operations: each count plus
-    one half (a Jeffreys prior), drawElo from the sample, elo0/elo1 divided by the draw-rate
+def llr_scaled_bayeselo(trinomial: Trinomial, elo0: float, elo1: float) -> float:
+    """The LLR of `EloModel.SCALED_BAYESELO`, in cutechess-cli's order of operations (its
+    `Sprt::status`, which runner-cutechess matches to the last digit): each count plus one
+    half (a Jeffreys prior), drawElo from the sample, elo0/elo1 divided by the draw-rate
     scale into BayesElo, then the trinomial log-likelihood ratio."""
     wins, draws, losses = trinomial.wins + 0.5, trinomial.draws + 0.5, trinomial.losses + 0.5
     count = wins + losses + draws
@@ -234,8 +242,8 @@ def llr_cutechess(trinomial: Trinomial, elo0: float, elo1: float) -> float:
 
 def llr(counts: Counts, elo0: float, elo1: float, model: EloModel) -> float:
     """Generalized log-likelihood ratio of H1 (elo1) against H0 (elo0), bounds in ``model``."""
-    if model is EloModel.CUTECHESS:
-        return llr_cutechess(_trinomial_view(counts), elo0, elo1)
+    if model is EloModel.SCALED_BAYESELO:
+        return llr_scaled_bayeselo(_trinomial_view(counts), elo0, elo1)
     if model is EloModel.BAYESELO:
         drawelo = draw_elo(_trinomial_view(counts))
         elo0, elo1 = bayeselo_to_logistic(elo0, drawelo), bayeselo_to_logistic(elo1, drawelo)
@@ -265,8 +273,9 @@ def sprt(counts: Counts, spec: SprtSpec) -> SprtResult:
     """Evaluate an SPRT once on the counts so far (strict bounds, no overshoot correction)."""
     value = llr(counts, spec.elo0, spec.elo1, spec.model)
     lower, upper = sprt_bounds(spec.alpha, spec.beta)
-    # cutechess-cli decides when the LLR reaches a bound, the others once it is past it.
-    at_bound = spec.model is EloModel.CUTECHESS
+    # The scaled BayesElo test decides when the LLR reaches a bound (as cutechess-cli), the
+    # others once it is past it.
+    at_bound = spec.model is EloModel.SCALED_BAYESELO
     if value < lower or (at_bound and value <= lower):
         decision = SprtDecision.H0
     elif value > upper or (at_bound and value >= upper):

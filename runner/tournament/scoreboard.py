@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from runner.game.record import GameTermination
 from runner.rules import Result
 from runner.stats import (
-    EloModel,
     EngineScore,
     PairingCounts,
     SprtResult,
@@ -61,9 +60,9 @@ class Scoreboard:
     def sprt_state(self, first: str, second: str, spec: SprtSpec, *,
                    trinomial: bool = False) -> SprtResult | None:
         """The SPRT of `first` against `second` over complete game pairs, once there are any
-        (with `trinomial`, or for cutechess-cli's test, which counts them: over single games)."""
+        (with `trinomial`, or for a model whose test counts single games: over those)."""
         pairing = self.tally.pairing(first, second)
-        if trinomial or spec.model is EloModel.CUTECHESS:
+        if trinomial or spec.model.counts_games:
             return sprt(pairing.trinomial, spec) if pairing.trinomial.games else None
         counts = pairing.pentanomial
         if counts.pairs == 0:

@@ -26,6 +26,7 @@ from runner.dropin.cutechess.args import (
 )
 from runner.dropin.cutechess.engines import EngineData, to_int_or_zero
 from runner.dropin.cutechess.settings import CutechessSettings
+from runner.stats import EloModel
 
 if TYPE_CHECKING:
     from runner.config.model import TournamentConfig
@@ -220,7 +221,8 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
         table["adjudication"] = adjudication
     if args.sprt is not None:
         table["sprt"] = {"elo0": args.sprt.elo0, "elo1": args.sprt.elo1,
-                         "alpha": args.sprt.alpha, "beta": args.sprt.beta, "model": "cutechess"}
+                         "alpha": args.sprt.alpha, "beta": args.sprt.beta,
+                         "model": EloModel.SCALED_BAYESELO.value}
     return table
 
 

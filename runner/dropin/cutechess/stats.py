@@ -7,8 +7,8 @@ uses an approximation of the inverse error function, a score of 100 % is an infi
 converts the bounds to BayesElo with a draw-rate scale. The printed digits differ, so the
 Elo figures are computed here, in the same order of floating-point operations (IEEE results
 for divisions by zero and logarithms of zero, where Python would raise); the SPRT is the
-runner's own `llr_cutechess` (the model `runner-cutechess` plays its -sprt with, so the run
-stops where cutechess-cli stops) and `sprt_bounds`.
+runner's own `llr_scaled_bayeselo` (the model `runner-cutechess` plays its -sprt with, so
+the run stops where cutechess-cli stops) and `sprt_bounds`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from runner.stats.counts import Trinomial
-from runner.stats.sprt import llr_cutechess, sprt_bounds
+from runner.stats.sprt import llr_scaled_bayeselo, sprt_bounds
 
 __all__ = ["CutechessElo", "SprtStatus", "sprt_status"]
 
@@ -146,7 +146,7 @@ def sprt_status(wins: int, losses: int, draws: int, elo0: float, elo1: float, al
     """cutechess-cli's SPRT on the first player's wins, losses and draws (zero bounds and
     error rates when no -sprt was given, as its status line then shows: llr 0, bounds at
     minus and plus infinity)."""
-    value = llr_cutechess(Trinomial(wins=wins, draws=draws, losses=losses), elo0, elo1)
+    value = llr_scaled_bayeselo(Trinomial(wins=wins, draws=draws, losses=losses), elo0, elo1)
     if 0.0 < alpha < 1.0 and 0.0 < beta < 1.0:
         lower, upper = sprt_bounds(alpha, beta)
     else:
