@@ -1,44 +1,33 @@
 """The runner's own cost per move next to cutechess-cli's and fastchess's, measured in one run.
 
 Each workload is played by every runner found, interleaved (A, B, C, A, B, C, ...), ``--repeats``
-times. Every run is a fresh process as users start it, start-up included: the peers as their
-docs give them, ours as ``python -m runner match ...`` with a SQLite store in a temporary
-directory and ``--pgnout``. For each run the benchmark waits for the runner to exit without
-reaping it (``waitid(..., WNOWAIT)``), reads ``/proc/PID/stat`` of the zombie and splits:
+times, each run a fresh process as users start it: the peers as their docs give them, ours as
+``python -m runner match ...`` with a SQLite store and ``--pgnout`` in a temporary directory.
+The benchmark waits for the runner's exit without reaping it (``waitid(..., WNOWAIT)``) and
+reads the zombie's ``/proc/PID/stat``: runner CPU (its own utime+stime, threads included),
+engines' CPU (cutime+cstime: the children it reaped) and wall time. Plies are counted from each
+run's PGN (SAN tokens of the movetext): every runner is divided by what it really played.
+Printed per workload: medians over the repeats, the median load, our ratios to each peer;
+``--markdown`` prints them as docs/benchmarks.md's table (this script is its one source).
 
-- runner CPU: the runner process's own utime+stime (its threads included, its engines not);
-- engines' CPU: cutime+cstime, the children the runner reaped (its engines);
-- wall: from start to exit.
+Start-up is split off (issue 38): beside each run every runner plays the workload's first 2
+games (``--no-split``: not); the line through a round's two runs gives the fixed CPU of a run
+("start-up CPU": imports, the store) and the CPU per ply beyond it, medians over the rounds.
+Start-up wall times of ``runner --help``, ``runner list`` and ``runner stats`` (and the
+drop-ins' ``--version``) follow (``--no-startup``: not). ``--workloads forfeit`` runs issue
+17's long check (1,000 games at 2+0.02, concurrency 2) and counts time forfeits.
 
-Plies are counted from each run's PGN output (SAN tokens of the movetext), so all three runners
-are divided by what they really played. Printed per workload: medians over the repeats, the
-median load average, and our ratios to each peer. ``--markdown`` prints the same medians as the
-performance table of docs/benchmarks.md (this script is that table's one source).
-
-Start-up figures: ``runner --help``, ``runner list`` and ``runner stats`` wall times (median of
-``--repeats``). ``--workloads forfeit`` runs the long check of issue 17 (1,000 games at 2+0.02
-between well-behaved engines, concurrency 2) and counts time forfeits; it occupies two cores for
-most of an hour, so it is not in the default set.
-
-Drop-in columns (issue 28): ``runner-fastchess`` and ``runner-cutechess`` run on exactly the
-argv the peer is given (the program's name swapped), as the console scripts start them, with
-the runner's database in the run's temporary directory (``RUNNER_DB``); each is compared with
-its peer. ``--no-dropins`` leaves them out; a tree whose drop-in parser is missing skips them.
-The start-up figures add ``runner-fastchess --version`` and ``runner-cutechess --version``.
-
-``--loops asyncio,uvloop`` runs our CLI once per event loop (``RUNNER_LOOP``), as columns
-``cecp-runner/asyncio`` and ``cecp-runner/uvloop``; without it our CLI runs on its default
-(asyncio's loop, unless ``RUNNER_LOOP`` is set in the environment).
-
-``--builds compiled,pure`` runs our CLI and the drop-ins once per build, in the same
-interleaved rounds: ``compiled`` the mypyc modules this tree was built with (the benchmark
-refuses to start when they would not run), ``pure`` the same tree with ``RUNNER_PURE=1``; the
-columns get a ``/compiled`` or ``/pure`` suffix, and ``--markdown`` prints one row per build.
+Drop-in columns (issue 28): ``runner-fastchess`` and ``runner-cutechess`` run the very argv the
+peer is given, as the console scripts start them (``RUNNER_DB`` in the run's directory), each
+compared with its peer (``--no-dropins``: left out). ``--loops asyncio,uvloop`` runs our CLI
+once per event loop (``RUNNER_LOOP``); ``--builds compiled,pure`` once per build (the mypyc
+modules this tree was built with, refused when they would not run, or ``RUNNER_PURE=1``), the
+columns suffixed ``/asyncio``, ``/compiled`` and so on; ``--markdown`` then has a row per build.
 
     python benchmarks/peers.py [--repeats 3] [--games 100] [--workloads fairymax,stockfish]
                                [--loops asyncio,uvloop] [--builds compiled,pure] [--markdown]
-                               [--no-startup] [--peers cutechess-cli,fastchess]
-                               [--forfeit-games 1000] [--keep-pgn DIR]
+                               [--no-startup] [--no-split] [--peers cutechess-cli,fastchess]
+                               [--forfeit-games 1000] [--keep-pgn DIR] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -53,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -102,10 +91,22 @@ class Column:
 
     runner: str
     samples: list[Sample] = field(default_factory=list)
+    short: list[Sample] = field(default_factory=list)
+    """The 2-game runs beside the samples, one a round (start-up split off)."""
 
     def median(self, per_ply: Callable[[Sample], float]) -> float:
         """Median over the runs of a per-ply figure."""
         return statistics.median(per_ply(s) / max(s.plies, 1) for s in self.samples)
+
+    def split(self) -> tuple[float, float] | None:
+        """(fixed runner CPU seconds of a run, runner CPU per ply beyond it), medians over
+        the rounds of the line through each round's short and full run; None without them."""
+        if not self.short:  # --no-split
+            return None
+        rounds = list(zip(self.samples, self.short, strict=False))
+        slopes = [(f.runner_cpu - s.runner_cpu) / max(f.plies - s.plies, 1) for f, s in rounds]
+        fixed = [s.runner_cpu - slope * s.plies for (_, s), slope in zip(rounds, slopes, strict=True)]
+        return statistics.median(fixed), statistics.median(slopes)
 
 
 def find_program(name: str) -> str | None:
@@ -115,9 +116,6 @@ def find_program(name: str) -> str | None:
         return str(local)
     path = os.environ.get("PATH", "") + os.pathsep + os.pathsep.join(_ENGINE_DIRS)
     return shutil.which(name, path=path)
-
-
-# ------------------------------------------------------------------ command lines per runner
 
 
 def cutechess_argv(program: str, engine: str, w: Workload, pgn: Path) -> list[str]:
@@ -152,9 +150,6 @@ def ours_argv(engine: str, w: Workload, pgn: Path) -> list[str]:
             "--each", f"proto={w.proto}", *each, "--games", "2", "--rounds", str(w.games // 2),
             "--concurrency", "2", "--openings", f"file={BOOK}", "order=random", f"seed={SEED}",
             "--pgnout", str(pgn), "--db", str(pgn.with_suffix(".db")), "--quiet"]
-
-
-# ------------------------------------------------------------------------------ measuring
 
 
 def base_name(runner: str) -> str:
@@ -305,9 +300,6 @@ def run_once(runner: str, program: str | None, w: Workload, engine: str,
         return Sample(plies, own, children, wall, load, forfeits)
 
 
-# ------------------------------------------------------------------------------ workloads
-
-
 def workloads(games: int, forfeit_games: int = 1000) -> dict[str, Workload]:
     """The workloads by name: issue 17's two, and the long forfeit check."""
     return {
@@ -351,8 +343,9 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
             peers: tuple[str, ...] = ("cutechess-cli", "fastchess"),
             dropins: tuple[str, ...] = (),
             builds: list[str] | None = None,
-            keep_pgn: Path | None = None) -> dict[str, list[Column]]:
-    """Every runner on every workload, interleaved, `repeats` times (PGNs kept in `keep_pgn`)."""
+            keep_pgn: Path | None = None, split: bool = True) -> dict[str, list[Column]]:
+    """Every runner on every workload, interleaved, `repeats` times (PGNs kept in `keep_pgn`);
+    with `split`, each run beside a 2-game run of the same runner (`Column.split`)."""
     plan: dict[str, list[tuple[str, str | None]]] = {}
     results: dict[str, list[Column]] = {}
     engines: dict[str, str] = {}
@@ -371,14 +364,14 @@ def measure(chosen: list[Workload], repeats: int, baseline: str | None = None,
                 keep = None if keep_pgn is None else kept_pgn(keep_pgn, w, runner, repeat + 1)
                 s = run_once(runner, program, w, engines[w.name], keep)
                 column.samples.append(s)
+                if split:
+                    column.short.append(run_once(runner, program, replace(w, games=2),
+                                                 engines[w.name]))
                 print(f"# run {repeat + 1}/{repeats} {w.name:9} {runner:26} plies {s.plies:6d}"
                       f"  runner {s.runner_cpu:7.2f}s  engines {s.engines_cpu:7.2f}s"
                       f"  wall {s.wall:7.2f}s  load {s.load:5.2f}  forfeits {s.forfeits}",
                       flush=True)
     return results
-
-
-# ------------------------------------------------------------------------------ start-up
 
 
 def startup_times(repeats: int, dropins: tuple[str, ...] = ()) -> dict[str, float]:
@@ -410,9 +403,6 @@ def startup_times(repeats: int, dropins: tuple[str, ...] = ()) -> dict[str, floa
     return {label: statistics.median(values) for label, values in times.items()}
 
 
-# ------------------------------------------------------------------------------ printing
-
-
 def _us(seconds: float) -> str:
     return f"{seconds * 1e6:,.0f} us"
 
@@ -430,6 +420,10 @@ def print_text(w: Workload, columns: list[Column]) -> None:
               f"  engines CPU/ply {_us(c.median(lambda s: s.engines_cpu)):>9}"
               f"  plies {statistics.median(s.plies for s in c.samples):,.0f}"
               f"  time forfeits {forfeits}")
+        parts = c.split()
+        if parts is not None:
+            print(f"  {'':26}  start-up CPU {parts[0]:.3f} s  CPU/ply beyond start-up"
+                  f" {_us(parts[1]):>9}")
     dropins = [c for c in columns if base_name(c.runner) in DROPINS]
     mine = [c for c in mine if c not in dropins]
     by_name = {c.runner: c for c in columns}
@@ -445,7 +439,10 @@ def print_text(w: Workload, columns: list[Column]) -> None:
         for peer in [c for c in columns if c not in mine and c not in dropins] + mine[:index]:
             cpu = ours.median(lambda s: s.runner_cpu) / peer.median(lambda s: s.runner_cpu)
             wall = ours.median(lambda s: s.wall) / peer.median(lambda s: s.wall)
-            print(f"  {ours.runner} / {peer.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x")
+            mine, theirs = ours.split(), peer.split()
+            beyond = (f", beyond start-up {mine[1] / theirs[1]:.2f}x" if mine and theirs
+                      and theirs[1] > 0 else "")
+            print(f"  {ours.runner} / {peer.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x{beyond}")
 
 
 def _without_build(runner: str) -> str:
@@ -483,6 +480,15 @@ def print_markdown(chosen: list[Workload], results: dict[str, list[Column]],
                     cells.append(f"{_us(mine)} ({', '.join(ratios)})" if ratios else _us(mine))
                 row = label if build is None else f"{label}, {build}"
                 print(f"| {w.title}, load {load:.1f}: {row} | {' | '.join(cells)} |")
+        peers = [by_name[p].split() if p in by_name else None for p in ("cutechess-cli", "fastchess")]
+        for index, label in ((1, "runner CPU per ply beyond start-up"), (0, "runner start-up CPU")):
+            for build in builds:
+                split = [by_name[n if build is None else f"{n}/{build}"].split() for n in ours_names]
+                if all(split):
+                    shown = [("–" if x is None else _us(x[1]) if index else f"{x[0]:.3f} s")
+                             for x in (*peers, *split)]
+                    row = label if build is None else f"{label}, {build}"
+                    print(f"| {w.title}, load {load:.1f}: {row} | {' | '.join(shown)} |")
     for label, seconds in startup.items():
         print(f"| `{label}` wall | | | {seconds:.2f} s |" + " |" * (len(ours_names) - 1))
 
@@ -520,6 +526,8 @@ def main() -> None:
                         help="comma-separated: fairymax, stockfish, forfeit")
     parser.add_argument("--markdown", action="store_true", help="also print the table of docs/benchmarks.md")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
+    parser.add_argument("--no-split", action="store_true",
+                        help="no 2-game runs: start-up not split off the CPU per ply")
     parser.add_argument("--loops", metavar="LOOPS",
                         help="comma-separated event loops to run our CLI on, one column each: "
                              "asyncio, uvloop (default: its default loop)")
@@ -568,7 +576,7 @@ def main() -> None:
             print(f"# skip {column}: runner.dropin.{column.removeprefix('runner-')} is not in "
                   "this tree", flush=True)
     results = measure(chosen, args.repeats, baseline, loops, peers, dropins, builds,
-                      args.keep_pgn)
+                      args.keep_pgn, not args.no_split)
     for w in chosen:
         if w.name in results:
             print_text(w, results[w.name])

@@ -14,7 +14,7 @@ adjudication, the CECP client's reading and writing, and asyncio's scheduling.
 It prints the CPU per ply (median of ``--repeats``): a quick, quiet A/B for changes to those
 layers (``benchmarks/peers.py`` is the one measure of the whole runner against the peers).
 
-    python benchmarks/ply_bench.py [--games 40] [--repeats 5] [--profile]
+    python benchmarks/ply_bench.py [--games 40] [--repeats 5] [--profile] [--awaiting]
 """
 
 from __future__ import annotations
@@ -77,7 +77,10 @@ class _Script:
 class FairymaxDouble:
     """An engine transport that answers like fairymax at depth 1, in-process."""
 
-    def __init__(self, script: _Script) -> None:
+    def __init__(self, script: _Script, callbacks: bool = True) -> None:
+        """`callbacks`: it passes for raw pipes, so the game runs in its callbacks (issue 38's
+        relay); else the client awaits each reply (the asyncio transports' path)."""
+        self.raw_pipes = callbacks
         self.transcript: deque[TranscriptEntry] = deque(maxlen=4000)
         self._script = script
         self._on_lines: LineHandler | None = None
@@ -88,6 +91,15 @@ class FairymaxDouble:
     def pid(self) -> int | None:
         """No process."""
         return None
+
+    @property
+    def stderr_read(self) -> int:
+        """No standard error."""
+        return 0
+
+    async def stderr_since(self, mark: int, settle: float = 1.0) -> str:
+        """No standard error."""
+        return ""
 
     async def start(self) -> None:
         """Nothing to start."""
@@ -159,14 +171,15 @@ class FairymaxDouble:
             self._on_lines(lines)
 
 
-async def _games(count: int, adjudication: AdjudicationRules | None = None) -> tuple[int, float]:
-    """Play `count` games between two doubles (under `adjudication`, none by default);
-    (plies, CPU seconds of the games alone)."""
+async def _games(count: int, adjudication: AdjudicationRules | None = None,
+                 callbacks: bool = True) -> tuple[int, float]:
+    """Play `count` games between two doubles (under `adjudication`, none by default; see
+    `FairymaxDouble` for `callbacks`); (plies, CPU seconds of the games alone)."""
     config = EngineConfig(name="double", argv=("double",))
     scripts = _Script(count), _Script(0)
     scripts[1].games = scripts[0].games
-    white = CecpEngine(config, transport=FairymaxDouble(scripts[0]))
-    black = CecpEngine(config, transport=FairymaxDouble(scripts[1]))
+    white = CecpEngine(config, transport=FairymaxDouble(scripts[0], callbacks))
+    black = CecpEngine(config, transport=FairymaxDouble(scripts[1], callbacks))
     await asyncio.gather(white.start(), black.start())
     tc = TimeControl.parse("depth=1")
     spec = GameSpec(white_tc=tc, black_tc=tc, adjudication=adjudication or AdjudicationRules())
@@ -190,15 +203,18 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="profile one run (CPU clock)")
+    parser.add_argument("--awaiting", action="store_true",
+                        help="each reply awaited by the game's task (the transports' fallback)")
     args = parser.parse_args()
+    callbacks = not args.awaiting
     if args.profile:
         profile = cProfile.Profile(time.process_time)
-        profile.runcall(asyncio.run, _games(args.games))
+        profile.runcall(asyncio.run, _games(args.games, callbacks=callbacks))
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
         return
     per_ply = []
     for _ in range(args.repeats):
-        plies, spent = asyncio.run(_games(args.games))
+        plies, spent = asyncio.run(_games(args.games, callbacks=callbacks))
         per_ply.append(spent / plies * 1e6)
         print(f"{plies} plies, {spent:.3f} s CPU, {per_ply[-1]:.1f} us/ply")
     print(f"median {statistics.median(per_ply):.1f} us/ply")
