@@ -186,41 +186,61 @@ def test_running_tests_share_the_games_by_their_shares() -> None:
     assert stage_concurrency(0.1, [10.0], 8, 8) == 1  # never less than one
 
 
+def test_fleet_placed_stages_are_offered_workers_by_their_shares() -> None:
+    """Remote workers honour resize: the hub offers a worker to the run with the fewest
+    games out for its share; runs never resized (plain tournaments) first, oldest first."""
+    from runner.fleet.batches import by_share
+    from runner.fleet.scheduler import FleetScheduler
+
+    # Shares 1 and 3 with 2 and 4 games out: 2/1 against 4/3, the second is served next.
+    assert by_share([(2, 1.0), (4, 3.0)]) == [1, 0]
+    assert by_share([(1, 1.0), (4, 3.0)]) == [0, 1]  # 1 against 1.33
+    assert by_share([(0, 1.0), (9, None), (0, 3.0), (5, None)]) == [1, 3, 0, 2]
+    run = FleetScheduler(store=None, lease_seconds=10)  # type: ignore[arg-type]
+    assert run.share is None and run.out == 0
+    run.resize(3)
+    assert run.share == 3.0
+
+
 def test_running_tests_are_re_divided_the_games_when_one_starts_or_pauses(
         repos: Path, tmp_path: Path) -> None:
     """Two tests at once on a service of 4 games: the first alone plays 4; when the second
-    (share 3) starts, 1 and 3; when the second is paused, the first plays 4 again."""
+    (share 3) starts, 1 and 3, and so again after a restart (the first was stored with 4);
+    when the second is paused, the first plays 4 again."""
     settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
                                engines_file=repos / "engines.toml", max_running=2,
                                build_cache=repos / "cache", max_concurrency=4)
     text = _test("share", 'base = "main"\ndev = "deeper"').replace(
         "concurrency = 2", "concurrency = 4").replace("[sprt]\nelo0 = 0\nelo1 = 150\n", "").replace(
         "rounds = 40", "rounds = 400")  # never over before it is stopped
+
+    def playing(client: TestClient, test_id: int, games: int) -> None:
+        """Wait until the test's stage is played `games` at once (its scheduler's)."""
+        manager = client.app.state.manager  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 120
+        while True:
+            test = client.get(f"/api/tests/{test_id}").json()
+            tournament = test["stages"][0]["tournament_id"]
+            run = manager._runs.get(tournament) if tournament else None  # white box
+            found = None if run is None or run.tournament is None else \
+                run.tournament.scheduler.concurrency
+            if found == games:
+                return
+            assert time.monotonic() < deadline, (test["state"], found, games)
+            time.sleep(0.1)
+
     with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
-        manager = client.app.state.manager
-
-        def playing(test_id: int, games: int) -> None:
-            """Wait until the test's stage is played `games` at once (its scheduler's)."""
-            deadline = time.monotonic() + 120
-            while True:
-                test = client.get(f"/api/tests/{test_id}").json()
-                tournament = test["stages"][0]["tournament_id"]
-                run = manager._runs.get(tournament) if tournament else None  # white box
-                found = None if run is None or run.tournament is None else \
-                    run.tournament.scheduler.concurrency
-                if found == games:
-                    return
-                assert time.monotonic() < deadline, (test["state"], found, games)
-                time.sleep(0.1)
-
         first = client.post("/api/tests", headers=TOML, content=text).json()["id"]
-        playing(first, 4)
+        playing(client, first, 4)
         second = client.post("/api/tests", headers=TOML, content=text.replace(
             "[branch]", "[branch]\nshare = 3")).json()["id"]
-        playing(second, 3)
-        playing(first, 1)
+        playing(client, second, 3)
+        playing(client, first, 1)
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        playing(client, first, 1)  # resumed at its share, not at the 4 it was stored with
+        playing(client, second, 3)
         assert client.post(f"/api/tests/{second}/pause", headers=AUTH).status_code == 200
-        playing(first, 4)
+        playing(client, first, 4)
         for test_id in (first, second):
             client.post(f"/api/tests/{test_id}/stop", headers=AUTH)
 

@@ -11,7 +11,7 @@ from runner.clock import TimeControl
 from runner.fleet.speed import scale_job
 from runner.game.job import GameJob
 
-__all__ = ["BATCH_SECONDS", "Batch", "batch_size", "fits", "game_seconds"]
+__all__ = ["BATCH_SECONDS", "Batch", "batch_size", "by_share", "fits", "game_seconds"]
 
 BATCH_SECONDS = 180.0
 """The play a batch is sized to (a few minutes): long enough that a worker asks rarely,
@@ -83,3 +83,15 @@ def fits(job: GameJob, engines: Iterable[str], names: Mapping[str, str] | None =
     allowed = set(engines)
     known = names or {}
     return all(known.get(name, name) in allowed for name in (job.white.name, job.black.name))
+
+
+def by_share(runs: list[tuple[int, float | None]]) -> list[int]:
+    """The order in which runs are offered a worker, given each run's games out and its share
+    (None: the run was given none): runs without a share first, oldest first (as given), then
+    those with one by their games out per share, the least served first (a service's branch
+    tests dividing the workers as they divide its own games)."""
+    def key(index: int) -> tuple[int, float, int]:
+        out, share = runs[index]
+        return (0, 0.0, index) if share is None else (1, out / share, index)
+
+    return sorted(range(len(runs)), key=key)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.config.model import TournamentConfig
-from runner.fleet.batches import Batch
+from runner.fleet.batches import Batch, by_share
 from runner.fleet.ledger import CountedLedger
 from runner.fleet.scheduler import FleetScheduler, Refusal
 from runner.fleet.speed import SpeedTerms
@@ -142,10 +142,13 @@ class FleetHub:
         return known
 
     async def request(self, worker: Joined) -> Leased | None:
-        """A batch for the worker, from the oldest run with a game it may play; None when
-        there is none."""
+        """A batch for the worker, from the oldest run with a game it may play (runs given
+        shares by `resize`: the least served for its share, `by_share`); None when there is
+        none."""
         await self._heard(worker.id)
-        for run in list(self._runs):
+        runs = list(self._runs)
+        for index in by_share([(run.out, run.share) for run in runs]):
+            run = runs[index]
             if run.tournament_id is None or not run.wants(worker.engines):
                 continue
             batch = await run.lease(worker.id, worker.engines, worker.slots, worker.factor)

@@ -83,8 +83,21 @@ class FleetScheduler(Scheduler):
         self._batches: dict[int, Batch] = {}
         self._queue: asyncio.Queue[_Queued] = asyncio.Queue()
         self._wake = asyncio.Event()
+        self.share: float | None = None
+        """The games at once a service asked of this run (`resize`): the hub offers workers
+        to such runs by their games out per share (None: never asked, oldest first)."""
 
     # ----------------------------------------------------------------- the interface
+
+    def resize(self, concurrency: int) -> None:
+        """Weigh this run against the other resized runs by `concurrency` when the hub
+        hands out batches (a service re-dividing its games between branch tests)."""
+        self.share = float(max(1, concurrency))
+
+    @property
+    def out(self) -> int:
+        """Its games leased to workers and not back yet."""
+        return sum(len(batch.jobs) - len(batch.delivered) for batch in self._batches.values())
 
     def submit(self, jobs: Iterable[GameJob]) -> None:
         """Queue jobs to hand out in their order (read lazily, as workers ask)."""

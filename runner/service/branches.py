@@ -90,6 +90,8 @@ class BranchQueue:
         for test in await asyncio.to_thread(self._store.branch_tests.all):
             if test.state == "building":
                 await self._set(test.id, state="pending")
+        # The resumed stages start at their shares, not at what they had when submitted.
+        await self._rebalance()
         for test in await asyncio.to_thread(self._store.branch_tests.all):
             if test.state == "running":
                 self._launch(test.id)

@@ -47,6 +47,9 @@ class ServiceRun:
     tournament: Tournament | None = None
     """Taken (a submission), or taken once a place is free (a resume)."""
     state: str = "queued"
+    games: int | None = None
+    """Games at once asked before it was taken (a branch test's share, for a resume):
+    the run starts with that many rather than its stored concurrency."""
     stop_requested: bool = False
     hard: bool = False
     task: asyncio.Task[None] | None = None

@@ -183,9 +183,14 @@ class TournamentManager:
             await asyncio.wait({run.task})  # neither its result nor its cancellation is ours
 
     def resize(self, tournament_id: int, games: int) -> None:
-        """Play `games` of a running tournament at once from now on (a branch test's share)."""
-        if (run := self._runs.get(tournament_id)) is not None and run.tournament is not None:
+        """Play `games` of a tournament at once from now on (a branch test's share): at once
+        when it runs, from its start when it is queued to resume (a restart)."""
+        if (run := self._runs.get(tournament_id)) is None:
+            return
+        if run.tournament is not None:
             run.tournament.scheduler.resize(games)
+        else:
+            run.games = games
 
     async def exists(self, tournament_id: int) -> bool:
         """Whether the tournament is in the database."""
@@ -264,9 +269,10 @@ class TournamentManager:
             return run.tournament
         if isinstance(placed := await self.placements.stored(tournament_id), Refused):
             return placed
+        games = self._games(run.config) if run.games is None else min(
+            run.games, self.settings.max_concurrency)
         found = await prepared(run.config, self.store, StartMode.CONTINUE, placement=placed,
-                               tournament_id=tournament_id,
-                               concurrency=self._games(run.config), origin=SERVICE)
+                               tournament_id=tournament_id, concurrency=games, origin=SERVICE)
         if not isinstance(found, Tournament):
             return found
         await self.placements.taken(found)
