@@ -49,7 +49,7 @@ ADMIN = "fleet-load-admin-token"
 HOST = "127.0.0.1"
 TC = "10+0.1 depth=1"
 """Clocks the referee checks every move against, and a depth that makes the games quick."""
-COMMANDS = {"bundled": ("-m", "engine"), "bundled-v1": ("-m", "engine", "--version", "v1")}
+ENGINE_NAMES = ("bundled", "bundled-v1")
 
 
 @dataclass
@@ -134,25 +134,6 @@ class Service:
             self.process.wait(10)
 
 
-def _played(job: Any) -> Any:
-    """The job played here for real (its engines started from this checkout)."""
-    from runner.tournament.scheduler import JobFinished, LocalScheduler
-
-    sides = [dataclasses.replace(c, argv=(sys.executable, *COMMANDS[c.name]))
-             for c in (job.white, job.black)]
-    job = dataclasses.replace(job, white=sides[0], black=sides[1])
-
-    async def play() -> Any:
-        scheduler = LocalScheduler(1)
-        scheduler.submit([job])
-        async for event in scheduler.events():
-            if isinstance(event, JobFinished):
-                return event.record
-        raise RuntimeError("the game did not finish")
-
-    return asyncio.run(play())
-
-
 class Games:
     """The two real games, and each job's upload body made from the one of its colours."""
 
@@ -161,15 +142,19 @@ class Games:
 
     def learn(self, jobs: list[Any]) -> None:
         """Play one job of each colour order not played yet."""
+        from tests.fleet_uploads import play_here
+
         for job in jobs:
             if job.engines not in self.by_colours:
-                self.by_colours[job.engines] = _played(job)
+                self.by_colours[job.engines] = play_here(job)
 
     def body(self, job: Any) -> bytes:
-        """The upload of `job`: the real game of its colours, under the job's own spec."""
+        """The upload of `job`: the real game of its colours, under the job's own spec
+        (encoded as ``runner worker join`` encodes it)."""
+        from runner.fleet.uploads import upload_body
+
         record = dataclasses.replace(self.by_colours[job.engines], spec=job.spec)
-        return json.dumps({"index": job.index, "seconds": 1.0,
-                           "record": json.loads(record.to_json())}).encode()
+        return upload_body(job.index, record, 1.0)
 
 
 async def _worker(number: int, base: str, token: str, games: Games, until: float,
@@ -181,7 +166,7 @@ async def _worker(number: int, base: str, token: str, games: Games, until: float
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
         joined = await http.post("/api/workers", content=json.dumps({
             "name": f"sim-{number}", "concurrency": 4, "cores": 4, "memory_mb": 1024,
-            "os": "simulated", "version": "bench", "engines": list(COMMANDS)}))
+            "os": "simulated", "version": "bench", "engines": list(ENGINE_NAMES)}))
         joined.raise_for_status()
         me = f"/api/workers/{joined.json()['id']}"
         while time.monotonic() < until:
@@ -223,7 +208,7 @@ async def _prime(base: str, token: str, games: Games) -> None:
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
         joined = await http.post("/api/workers", json={
             "name": "primer", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
-            "version": "bench", "engines": list(COMMANDS)})
+            "version": "bench", "engines": list(ENGINE_NAMES)})
         joined.raise_for_status()
         me = f"/api/workers/{joined.json()['id']}"
         for _ in range(600):
@@ -255,7 +240,7 @@ def run_backend(backend: str, workers: int, seconds: float, beat_every: int) -> 
         service.start()
         answer = httpx.post(f"{service.base}/api/tournaments", headers={
             "Authorization": f"Bearer {ADMIN}"}, timeout=60, json={
-            "name": "fleet-load", "format": "match", "engines": list(COMMANDS), "tc": TC,
+            "name": "fleet-load", "format": "match", "engines": list(ENGINE_NAMES), "tc": TC,
             "rounds": 20_000, "games": 2, "concurrency": 1, "placement": "workers"})
         answer.raise_for_status()
         games = Games()

@@ -33,6 +33,7 @@ from runner.game.termination import GameTermination  # noqa: E402
 from runner.rules import Result  # noqa: E402
 from runner.store.store import Store  # noqa: E402
 from runner.types import MoveRecord  # noqa: E402
+from tests.fleet_uploads import play_here, upload_body  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINES = REPO / "configs" / "engines.toml"
@@ -188,28 +189,6 @@ def _local_run(directory: Path, rounds: int) -> list[tuple[int, str, str, str]]:
     return _stored(directory / "local.db", 1)
 
 
-def _played(job: GameJob) -> GameRecord:
-    """The job played here for real, as an honest worker plays it (its engines started from
-    this test's own commands)."""
-    import asyncio
-
-    from runner.tournament.scheduler import JobFinished, LocalScheduler
-
-    sides = [dataclasses.replace(config, argv=(sys.executable, *COMMANDS[config.name][1:]))
-             for config in (job.white, job.black)]
-    job = dataclasses.replace(job, white=sides[0], black=sides[1])
-
-    async def play() -> GameRecord:
-        scheduler = LocalScheduler(1)
-        scheduler.submit([job])
-        async for event in scheduler.events():
-            if isinstance(event, JobFinished):
-                return event.record
-        raise AssertionError("the game did not finish")
-
-    return asyncio.run(play())
-
-
 def _fools_mate(job: GameJob, result: Result, first: str = "f2f3") -> GameRecord:
     """A made-up game of the job's engines: 1. f3 e5 2. g4 Qh4# (`first` the first move),
     with `result` claimed by checkmate."""
@@ -251,9 +230,9 @@ def _forge(fleet: Fleet) -> str:
         return offer.json()["id"], [GameJob.from_json(text) for text in offer.json()["jobs"]]
 
     def upload(batch_id: int, index: int, record: GameRecord) -> httpx.Response:
-        return httpx.post(f"{base}/batches/{batch_id}/games", headers=auth, timeout=30,
-                          json={"index": index, "seconds": 1.0,
-                                "record": json.loads(record.to_json())})
+        return httpx.post(f"{base}/batches/{batch_id}/games", timeout=30,
+                          headers={**auth, "Content-Type": "application/json"},
+                          content=upload_body(index, record, 1.0))
 
     def flag() -> str | None:
         with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
@@ -287,7 +266,7 @@ def _forge_first(fleet: Fleet, first: int, jobs: list[GameJob], upload: Any, fla
     huge = httpx.post(f"{base}/batches/{first}/games", headers=auth, timeout=30,
                       content=b"x" * (5 << 20))
     assert huge.status_code == 413
-    honest = _played(job)
+    honest = play_here(job)
     assert upload(first, job.index, honest).status_code == 201
     again = upload(first, job.index, honest)  # an answer lost on the way: sent again
     assert again.status_code == 409 and "already uploaded" in again.text, again.text

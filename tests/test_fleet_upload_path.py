@@ -5,6 +5,7 @@ rule (a fresh lookup for new work, `ttl` seconds at most for the rest) is checke
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,3 +97,34 @@ def test_an_entry_older_than_its_ttl_is_read_again(store: Store) -> None:
     store.tokens.revoke("w")
     assert cache.find(text) is None
     assert cache.find("not a token") is None
+
+
+def test_an_upload_body_is_what_the_route_reads_and_sheds_transcripts_over_its_limit() -> None:
+    from datetime import UTC, datetime
+
+    from runner.clock import TimeControl
+    from runner.fleet.uploads import upload_body
+    from runner.game.record import GameRecord, GameSpec
+    from runner.game.termination import GameTermination
+    from runner.protocol.engine import TranscriptEntry
+    from runner.rules import Result
+    from runner.service.fleet_api import Upload
+    from runner.types import MoveRecord
+
+    now = datetime.now(UTC)
+    moves = tuple(MoveRecord(san, uci=uci, time=0.01) for san, uci in (
+        ("f3", "f2f3"), ("e5", "e7e5"), ("g4", "g2g4"), ("Qh4#", "d8h4")))
+    tc = TimeControl.parse("10+0.1")
+    record = GameRecord("A", "B", GameSpec(tc, tc), moves, Result.BLACK_WINS,
+                        GameTermination.CHECKMATE, "mate \"quoted\"", now, now,
+                        "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3",
+                        protocol_lines=((TranscriptEntry(1.0, ">", "x" * 500),),
+                                        (TranscriptEntry(1.5, "<", "y" * 500),)))
+    body = upload_body(7, record, 2.5)
+    upload = Upload.model_validate_json(body)
+    assert (upload.index, upload.seconds) == (7, 2.5)
+    assert GameRecord.from_json(json.dumps(upload.record)) == record
+    shorter = upload_body(7, record, float("nan"), limit=len(body) - 1)
+    again = Upload.model_validate_json(shorter)
+    assert again.seconds == 0.0 and len(shorter) < len(body) - 900
+    assert GameRecord.from_json(json.dumps(again.record)).protocol_lines == ((), ())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import os
 import platform
 import random
@@ -32,6 +31,7 @@ import httpx
 from runner import __version__
 from runner.config.engines import load_engines_file
 from runner.fleet.speed import BENCH_ARGV, MachineSpeed, bench_speed
+from runner.fleet.uploads import upload_body
 from runner.game.job import GameJob
 from runner.protocol.engine import EngineConfig
 from runner.tournament.runtime import engine_config
@@ -282,15 +282,13 @@ class WorkerClient:
     async def _upload(self, base: str, event: JobFinished, lost: asyncio.Event) -> bool:
         """Upload one game (again while the server is away); False when the batch is no
         longer this worker's."""
-        record = json.loads(event.record.to_json())
-        body = {"index": event.job.index, "seconds": event.seconds, "record": record}
-        if len(json.dumps(body)) > getattr(self, "max_upload", 1 << 22):
-            body["record"] = json.loads(dataclasses.replace(
-                event.record, protocol_lines=((), ())).to_json())
+        body = upload_body(event.job.index, event.record, event.seconds,
+                           limit=getattr(self, "max_upload", 1 << 22))
         wait = self.settings.first_wait
         while True:
             try:
-                answer = await self._post(f"{base}/games", json=body)
+                answer = await self._post(f"{base}/games", content=body,
+                                          headers={"Content-Type": "application/json"})
             except httpx.TransportError:
                 await asyncio.sleep(wait * random.uniform(0.5, 1.5))
                 wait = min(wait * 2, self.settings.longest_wait)

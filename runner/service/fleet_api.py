@@ -10,8 +10,10 @@ not a game it was given, and the worker is flagged; 404: register again).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
@@ -161,15 +163,18 @@ Principal = Annotated[str, Depends(_principal)]
 FreshPrincipal = Annotated[str, Depends(_principal_fresh)]
 
 
-def _refused(refusal: Refusal) -> HTTPException:
-    return HTTPException(refusal.status, refusal.text)
+@contextlib.contextmanager
+def _answered() -> Iterator[None]:
+    """The hub's `Refusal` as the HTTP refusal a worker reads: its status and one line."""
+    try:
+        yield
+    except Refusal as refusal:
+        raise HTTPException(refusal.status, refusal.text) from None
 
 
 async def _joined(request: Request, worker_id: int, principal: str) -> Joined:
-    try:
+    with _answered():
         return await _hub(request).joined(worker_id, principal)
-    except Refusal as refusal:
-        raise _refused(refusal) from None
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, responses=_REFUSED)
@@ -177,10 +182,8 @@ async def register(request: Request, info: WorkerInfo,
                    principal: FreshPrincipal) -> Registered:
     """Register a worker: what it is and which engines it may run."""
     hub = _hub(request)
-    try:
+    with _answered():
         joined = await hub.register(info.name, principal, info.model_dump())
-    except Refusal as refusal:
-        raise _refused(refusal) from None
     settings: ServiceSettings = request.app.state.settings
     return Registered(id=joined.id, lease_seconds=hub.lease_seconds,
                       max_upload_bytes=settings.max_upload_bytes, factor=joined.factor)
@@ -219,10 +222,8 @@ async def heartbeat(request: Request, worker_id: WorkerId, batch_id: BatchId,
                     principal: Principal) -> Heartbeat:
     """Keep the batch: its deadline moves a lease ahead."""
     joined = await _joined(request, worker_id, principal)
-    try:
+    with _answered():
         return Heartbeat(lease_seconds=await _hub(request).heartbeat(joined, batch_id))
-    except Refusal as refusal:
-        raise _refused(refusal) from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,10 +255,8 @@ async def upload(request: Request, worker_id: WorkerId, batch_id: BatchId,
     except ValidationError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
                             f"not an upload of a game record ({_first_line(exc)})") from None
-    try:
+    with _answered():
         await _hub(request).upload(joined, batch_id, game.index, game.record, game.seconds)
-    except Refusal as refusal:
-        raise _refused(refusal) from None
     return Response(status_code=status.HTTP_201_CREATED)
 
 
@@ -266,10 +265,8 @@ async def end(request: Request, worker_id: WorkerId, batch_id: BatchId,
               principal: Principal) -> Ended:
     """End the batch: the games not uploaded go to other workers."""
     joined = await _joined(request, worker_id, principal)
-    try:
+    with _answered():
         return Ended(returned=await _hub(request).end(joined, batch_id))
-    except Refusal as refusal:
-        raise _refused(refusal) from None
 
 
 def _first_line(exc: Exception) -> str:
