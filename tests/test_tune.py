@@ -290,3 +290,33 @@ def test_real_tuning_moves_toward_the_known_optimum(tmp_path: Path) -> None:
                           check=True)
     value = int(done.stdout.splitlines()[-1].split("=")[1])
     assert value <= 100, done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_workers_n_starts_one_cluster_for_the_whole_run(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--workers 1``: one local Dask cluster plays every pair (not one per pair), and the
+    iterations are those of the run in this process (depth 1: the same games)."""
+    pytest.importorskip("distributed", reason="the cluster extra (distributed) is not installed")
+    import runner.cluster.scheduler as dask_room
+
+    started: list[int] = []
+    real = dask_room.start_local_cluster
+
+    async def counted(workers: int, concurrency: int) -> object:
+        started.append(workers)
+        return await real(workers, concurrency)
+
+    monkeypatch.setattr(dask_room, "start_local_cluster", counted)
+    config = load_tune(_file(tmp_path, iterations=3, maxmoves=12))
+    with Store.open(f"sqlite:///{tmp_path / 'dask.db'}") as store:
+        outcome = asyncio.run(tune(config, store, placement=Placement(workers=1)))
+        on_dask = [(i.plus, i.minus, i.result, i.theta)
+                   for i in store.tunes.iterations(outcome.tune_id)]
+    assert outcome.done == 3 and started == [1], (outcome, started)  # no cluster per pair
+    with Store.open(f"sqlite:///{tmp_path / 'here.db'}") as store:
+        outcome = asyncio.run(tune(config, store))
+        here = [(i.plus, i.minus, i.result, i.theta)
+                for i in store.tunes.iterations(outcome.tune_id)]
+    assert on_dask == here

@@ -27,12 +27,14 @@ started again; an engine whose protocol cannot take new values live is started a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from runner.app.modes import StartMode
-from runner.app.run import Done, Placement, Refused, play, prepared
+from runner.app.run import Done, MissingExtra, Placement, Refused, play, prepared
 from runner.app.signals import Interrupted, StopGuard, StopPolicy
+from runner.cluster import cluster_scheduler, local_cluster
 from runner.config.model import TournamentConfig
 from runner.config.tune import PLUS, TuneConfig
 from runner.game.slot import SlotPool
@@ -211,10 +213,48 @@ async def tune(config: TuneConfig, store: Store, *, placement: Placement = _HERE
         if control is not None:
             control.attach(pairs)
         try:
-            return await _rounds(config, store, run.id, stored, pairs.placed(placement, config),
-                                 player or pairs.play, on_iteration)
+            async with _one_cluster(config, placement) as placed:
+                return await _rounds(config, store, run.id, stored, pairs.placed(placed, config),
+                                     player or pairs.play, on_iteration)
         finally:
             await pairs.pool.close()
+
+
+def _local_workers(config: TuneConfig, placement: Placement) -> int | None:
+    """The local Dask workers `placement` (or, when it may, the file's ``[cluster]`` without
+    an address) asks for; None when the games go elsewhere."""
+    if placement.scheduler is not None or placement.cluster is not None:
+        return None
+    if placement.workers is not None:
+        return placement.workers or None
+    cluster = config.base.cluster if placement.from_file else None
+    if cluster is None or cluster.address is not None:
+        return None
+    return cluster.workers or None
+
+
+@contextlib.asynccontextmanager
+async def _one_cluster(config: TuneConfig, placement: Placement) -> AsyncIterator[Placement]:
+    """`placement`; or, when it asks for local Dask workers, one local cluster for the whole
+    run (not one per pair: seconds each), every pair's games on it and the engines kept up
+    on its workers from pair to pair (sent each pair's values, as on this process's slots)."""
+    workers = _local_workers(config, placement)
+    if workers is None:
+        yield placement
+        return
+    try:
+        import distributed  # noqa: F401 - only whether it imports
+    except ImportError as exc:
+        raise MissingExtra(str(exc), name=exc.name) from None
+    async with local_cluster(workers, 2 * config.pairs_at_once) as address:
+
+        def scheduler(pair: TournamentConfig, concurrency: int) -> Scheduler:
+            found = cluster_scheduler(pair, concurrency, address=address, from_file=False,
+                                      keep_engines=True)
+            assert found is not None  # an address always gives one
+            return found
+
+        yield Placement(from_file=False, freezes=placement.freezes, scheduler=scheduler)
 
 
 async def _rounds(config: TuneConfig, store: Store, tune_id: int, stored: list[TuneIteration],

@@ -8,18 +8,24 @@ the ``--preload`` module of the local clusters started here).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from runner.config.model import RestartPolicy, TournamentConfig
 from runner.protocol.freeze import FreezeMonitor
 from runner.tournament.runtime import local_scheduler
 from runner.tournament.scheduler import Scheduler
 
-__all__ = ["cluster_scheduler", "make_scheduler"]
+__all__ = ["cluster_scheduler", "local_cluster", "make_scheduler"]
 
 
 def cluster_scheduler(config: TournamentConfig, concurrency: int, *, workers: int | None = None,
-                      address: str | None = None, from_file: bool = True) -> Scheduler | None:
+                      address: str | None = None, from_file: bool = True,
+                      keep_engines: bool = False) -> Scheduler | None:
     """A Dask scheduler when the command line or (with `from_file`) the file's ``[cluster]``
-    asks for one, else None (play in this process); `distributed` is imported only then."""
+    asks for one, else None (play in this process); `distributed` is imported only then.
+    With `keep_engines` the workers' engines stay up after the run (the next run on the
+    same cluster sends them its own option values)."""
     cluster = config.cluster if from_file else None
     if workers is None and address is None and cluster is not None:
         workers, address = cluster.workers, cluster.address
@@ -30,7 +36,24 @@ def cluster_scheduler(config: TournamentConfig, concurrency: int, *, workers: in
     fresh = frozenset(e.name for e in config.engines if e.restart is RestartPolicy.ON)
     builds = {e.name: e.built_from for e in config.engines if e.built_from is not None}
     return DaskScheduler(concurrency, workers=None if address else workers, address=address,
-                         fresh_engines=fresh, tournament=config.name, builds=builds)
+                         fresh_engines=fresh, tournament=config.name, builds=builds,
+                         keep_engines=keep_engines)
+
+
+@contextlib.asynccontextmanager
+async def local_cluster(workers: int, concurrency: int) -> AsyncIterator[str]:
+    """A Dask LocalCluster of `workers` processes and `concurrency` game slots in all,
+    kept for several runs in turn (a tuning run's pairs); its scheduler's address. Closed,
+    with the engines its workers kept, at the end. ImportError without `distributed`."""
+    from runner.cluster.scheduler import start_local_cluster
+
+    cluster = await start_local_cluster(workers, concurrency)
+    try:
+        yield str(cluster.scheduler_address)
+    finally:
+        closing = cluster.close()  # a coroutine for an asynchronous cluster
+        if closing is not None:
+            await closing
 
 
 def make_scheduler(config: TournamentConfig, concurrency: int | None = None, *,

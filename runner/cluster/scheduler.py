@@ -66,7 +66,7 @@ from runner.tournament.scheduler import (
 )
 from runner.tournament.slots import no_slots_message, workers_without
 
-__all__ = ["MAX_WORKER_FAILURES", "MOVE_BACKLOG", "SLOTS", "DaskScheduler"]
+__all__ = ["MAX_WORKER_FAILURES", "MOVE_BACKLOG", "SLOTS", "DaskScheduler", "start_local_cluster"]
 
 SLOTS = "slots"
 """The worker resource a game job needs one of (``dask worker --resources "slots=8"``)."""
@@ -135,9 +135,13 @@ class DaskScheduler(Scheduler):
     def __init__(self, concurrency: int, *, workers: int | None = None,
                  address: str | None = None, fresh_engines: frozenset[str] = frozenset(),
                  tournament: str = "runner",
-                 builds: Mapping[str, BuildOrder] | None = None) -> None:
+                 builds: Mapping[str, BuildOrder] | None = None,
+                 keep_engines: bool = False) -> None:
         if (workers is None) == (address is None):
             raise ValueError("give either a number of local workers or a scheduler address")
+        self.keep_engines = keep_engines
+        """The workers' engines stay up at the end (a cluster kept for several runs in turn,
+        each sending its own option values to them: a tuning run's pairs)."""
         self.concurrency = max(1, concurrency)
         self.local_workers = workers
         self.address = address
@@ -228,12 +232,7 @@ class DaskScheduler(Scheduler):
                 Client(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT,
                        name=f"runner-{self.tag}"), CONNECT_TIMEOUT + 5)
             return None, client
-        workers = max(1, self.local_workers or 1)
-        per_worker = max(1, math.ceil(self.concurrency / workers))
-        cluster = await LocalCluster(
-            n_workers=workers, threads_per_worker=per_worker, processes=True,
-            resources={SLOTS: per_worker}, dashboard_address="127.0.0.1:0", asynchronous=True,
-            silence_logs=logging.ERROR, preload=["runner.cluster.worker"])
+        cluster = await start_local_cluster(self.local_workers or 1, self.concurrency)
         client = await Client(cluster, asynchronous=True)
         return cluster, client
 
@@ -243,8 +242,9 @@ class DaskScheduler(Scheduler):
             if self._moves is not None:
                 with contextlib.suppress(Exception):
                     client.unsubscribe_topic(MOVES_TOPIC)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(client.run(release_pool), 20)
+            if not self.keep_engines or self._jobs.hard:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(client.run(release_pool), 20)
         closing: list[Any] = [client.close()]  # coroutines for an asynchronous client
         if cluster is not None:
             closing.append(cluster.close())
@@ -481,6 +481,18 @@ class DaskScheduler(Scheduler):
         failure = self._jobs.replay(job, reason)
         if failure is not None:
             self._failure = failure
+
+
+async def start_local_cluster(workers: int, concurrency: int) -> LocalCluster:
+    """A LocalCluster of `workers` processes (at least one) on this machine with
+    `concurrency` game slots in all, each worker preloading `runner.cluster.worker`."""
+    workers = max(1, workers)
+    per_worker = max(1, math.ceil(max(1, concurrency) / workers))
+    cluster: LocalCluster = await LocalCluster(
+        n_workers=workers, threads_per_worker=per_worker, processes=True,
+        resources={SLOTS: per_worker}, dashboard_address="127.0.0.1:0", asynchronous=True,
+        silence_logs=logging.ERROR, preload=["runner.cluster.worker"])
+    return cluster
 
 
 def _first_line(error: BaseException) -> str:
