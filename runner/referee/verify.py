@@ -31,6 +31,7 @@ from runner.rules import (
     InvalidFenError,
     InvalidMoveError,
     Result,
+    Termination,
 )
 from runner.types import Variant
 
@@ -138,8 +139,9 @@ def _replay(spec: GameSpec, record: GameRecord) -> _Replayed:
     draws, resigns = DrawTracker(rules), ResignTracker(rules)
     times: dict[bool, list[float | None]] = {True: [], False: []}
     final: tuple[GameTermination, Result] | None = None
+    ended: Termination | None = None  # the rules' end after the last ply, as the loop sees it
     for ply, played in enumerate(moves, 1):
-        if ply > 1 and _ended_by_rule(board):
+        if ended is not None:
             raise _Refused("the game went on after it had ended by rule", ply)
         mover = board.turn
         try:
@@ -149,16 +151,16 @@ def _replay(spec: GameSpec, record: GameRecord) -> _Replayed:
                            f"{board.fen()}", ply) from None
         if played.book != (ply <= book):
             raise _Refused("only the batch's opening moves may be marked as book", ply)
-        san = board.san(move)
+        zeroing = board.is_zeroing(move)
+        # The move's SAN and the end it makes in one step, as the game loop's arbiter plays.
+        san, ended = board.push_refereed(move)
         if played.san != san:
             raise _Refused(f"move {played.uci} is written {played.san!r}, not {san!r}", ply)
-        zeroing = board.is_zeroing(move)
-        board.push(move)
         if ply <= book:
             continue
         _spend(clocks[mover], played.time, mover, ply)
         times[mover].append(played.time)
-        if ply < len(moves) and _ended_by_rule(board):
+        if ply < len(moves) and ended is not None:
             raise _Refused("the game went on after it had ended by rule", ply + 1)
         score = effective_score(played.score_cp, played.mate)
         draws.update(score, zeroing)
@@ -182,7 +184,7 @@ def _replay(spec: GameSpec, record: GameRecord) -> _Replayed:
                            f"({verdict.reason})", ply + 1)
         final = (termination, verdict.result)
         # A rule's end, or the tables' verdict, comes before the scores' (as in the loop).
-        if (record.termination, record.result) != final and not _ended_by_rule(board) \
+        if (record.termination, record.result) != final and ended is None \
                 and record.termination is not GameTermination.TABLEBASE:
             raise _Refused(f"the adjudication rules end the game here with "
                            f"{verdict.result} ({verdict.reason}), not "
