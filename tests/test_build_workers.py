@@ -10,9 +10,11 @@ build depends on where it is built (as a compiler's ``-march=native`` does)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import sys
+import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from fastapi.testclient import TestClient
 from runner.service.app import create_app
 from runner.service.settings import ServiceSettings
 from tests.branch_repos import BUNDLED_RECIPE, bundled_branch_repo, git
+from tests.conftest import shared_file
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -170,3 +173,53 @@ def test_a_test_on_a_dask_worker_plays_the_sides_the_worker_built(
             "*/build.json")}
         assert len(hosts) >= 2 and {b for b in hosts if b in keys} == hosts & keys
         assert len(hosts & keys) >= 2
+
+
+@pytest.mark.slow  # a C build on the host and again on the worker, and a stage's games
+def test_fairymax_from_debian_sources_is_built_on_the_worker_that_plays_it(
+        cluster: tuple[str, Path], tmp_path: Path) -> None:
+    """Debian's fairymax 5.0b in a repository made here, and a dev commit on it: the worker
+    compiles both with the recipe's make in its own cache, and plays the stage with its own
+    binaries."""
+    tarball = shared_file("engine-sources", "fairymax_5.0b.orig.tar.gz")
+    if shutil.which("make") is None or shutil.which("cc") is None:
+        pytest.skip("make or a C compiler is not installed")
+    address, worker_cache = cluster
+    repo = tmp_path / "fairymax"
+    with tarfile.open(tarball) as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    (source,) = (tmp_path / "unpacked").iterdir()
+    shutil.copytree(source, repo)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "fairymax 5.0b")
+    (repo / "NOTE").write_text("dev side\n")
+    git(repo, "checkout", "-q", "-b", "dev")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a dev commit")
+    (tmp_path / "engines.toml").write_text("""
+[[recipes]]
+name = "fairymax"
+repository = "fairymax"
+build = ["make", "fairymax", "fairydir=data"]
+command = ["./fairymax"]
+protocol = "cecp"
+init_strings = ["sd 2"]
+""")
+    settings = ServiceSettings(db_url=f"sqlite:///{tmp_path / 'service.db'}", token=TOKEN,
+                               engines_file=tmp_path / "engines.toml", cluster=address,
+                               build_cache=tmp_path / "host-cache", max_concurrency=2)
+    with TestClient(client=LOCAL_CLIENT, app=create_app(settings)) as client:
+        made = client.post("/api/tests", headers=TOML, content=_test(
+            "fairymax", "fairymax", 'base = "main"\ndev = "dev"'))
+        assert made.status_code == 201, made.text
+        test = _wait(client, made.json()["id"], {"finished", "failed"}, timeout=400)
+        assert test["state"] == "finished", test["message"]
+        assert test["stages"][0]["games"] == 2
+    built = [json.loads(p.read_text()) for p in (worker_cache / "builds").glob("*/build.json")]
+    mine = [b for b in built if b["commit"] in (test["base_sha"], test["dev_sha"])]
+    assert len(mine) == 2 and all("fairymax" in b["log"] for b in mine)
+    for record in (worker_cache / "builds").glob("*/build.json"):
+        binary = record.parent / "tree" / "fairymax"
+        if json.loads(record.read_text())["commit"] in (test["base_sha"], test["dev_sha"]):
+            assert binary.is_file() and os.access(binary, os.X_OK)
