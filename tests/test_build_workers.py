@@ -142,12 +142,17 @@ def test_a_workers_bench_differing_from_the_hosts_stops_the_test_with_both_figur
         (built,) = (worker_cache / "builds").glob("*/build.json")
         where = json.loads(built.read_text())["log"].split("built for ")[1].strip()
         assert where.startswith(str(worker_cache))
-        host_nodes = {b["nodes"] for b in failed["builds"]}
-        assert len(host_nodes) == 1
         worker_nodes = 1000 * len(where)
+        worker = f"{socket.gethostname()}/0"
+        # The builds kept with the test: each side on the host, then on the worker.
+        machines = [(b["side"], b["machine"].split(" (")[0], b["nodes"]) for b in failed["builds"]]
+        host_nodes = {nodes for _side, machine, nodes in machines if machine == "service host"}
+        assert len(host_nodes) == 1 and len(machines) == 4
+        assert sorted(m for m in machines if m[1] == worker) == [
+            ("base", worker, worker_nodes), ("dev", worker, worker_nodes)]
         message = failed["message"]
         assert message.startswith("wrong bench: ") and message.endswith(f"{worker_nodes} on "
-                                                                         f"{socket.gethostname()}/0")
+                                                                         f"{worker}")
         assert f"gives {host_nodes.pop()} nodes on service host (" in message
         assert "wrong bench" in client.get(f"/tests/{made.json()['id']}").text
         assert failed["stages"][0]["games"] == 0

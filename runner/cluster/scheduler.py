@@ -54,7 +54,7 @@ from runner.config.recipes import BuildOrder
 from runner.game.job import GameJob
 from runner.game.play import FROZEN_REPLAY
 from runner.game.slot import CannotSetUp, EngineFailed, Played
-from runner.tournament.events import Notice
+from runner.tournament.events import MachineBuilt, Notice
 from runner.tournament.jobs import JobQueue
 from runner.tournament.scheduler import (
     JobFinished,
@@ -391,7 +391,8 @@ class DaskScheduler(Scheduler):
                 how = "from its cache" if record.cached else f"in {record.seconds:.1f} s"
                 speed = f", {record.nps} nodes/s" if record.nps is not None else ""
                 bench = f": bench {record.nodes} nodes{speed}" if record.nodes is not None else ""
-                yield Notice(f"worker {record.machine} built {engine} {how}{bench}")
+                yield MachineBuilt(f"worker {record.machine} built {engine} {how}{bench}",
+                                   record.to_json())
         wrong = machines_disagree(self.builds.values(), made)
         if wrong is not None:
             yield SchedulerFailure(str(wrong), refused=True)

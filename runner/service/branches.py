@@ -286,6 +286,9 @@ class BranchQueue:
             record = await self._known(test_id)
             if record.state != "running" or self._closing:
                 return
+            built = self._manager.take_machine_builds(tournament_id)
+            if built:  # each side as the workers built it, beside the host's
+                record = await self._set(test_id, builds=[*record.builds, *built])
             failure = await self._stage_failure(tournament_id)
             if failure is not None:  # a worker's build failed, or its bench differs
                 await self._set(test_id, state="failed", message=failure)

@@ -46,6 +46,7 @@ from runner.store.store import SERVICE, Store, TournamentProgress, TournamentSta
 from runner.tournament.events import (
     DatabaseFailure,
     Event,
+    MachineBuilt,
     RunOutcome,
     TournamentError,
 )
@@ -72,6 +73,8 @@ class TournamentManager:
         """The results database, as the application layer reads it."""
         self.placements = Placements(settings, store, scheduler_factory=scheduler_factory)
         self._runs: dict[int, ServiceRun] = {}
+        self._built: dict[int, list[dict[str, Any]]] = {}
+        """The builds workers reported for each tournament's run, until taken."""
         self._logs = EventLogs(settings.stream_queue)
         self._places = asyncio.Semaphore(max(1, settings.max_running))
         self._closing = False
@@ -365,7 +368,14 @@ class TournamentManager:
     # ----------------------------------------------------------------- events
 
     def _tell(self, tournament_id: int, event: Event) -> None:
+        if isinstance(event, MachineBuilt):
+            self._built.setdefault(tournament_id, []).append(dict(event.record))
         self._feed.tell(tournament_id, self._runs.get(tournament_id), event)
+
+    def take_machine_builds(self, tournament_id: int) -> list[dict[str, Any]]:
+        """The builds the tournament's workers reported since last asked (a branch test
+        keeps them with its own)."""
+        return self._built.pop(tournament_id, [])
 
 
 def _conflict(refusal: Refusal) -> Conflict:

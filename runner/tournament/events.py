@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from runner.game.live import LiveMove
 from runner.game.record import GameRecord, GameSpec, GameTermination
@@ -14,8 +16,8 @@ from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scoreboard import Scoreboard
 
 __all__ = [
-    "DatabaseFailure", "EngineNotStarted", "Event", "GameFinished", "GameStarted", "MovePlayed",
-    "Notice", "RunOutcome", "TournamentError",
+    "DatabaseFailure", "EngineNotStarted", "Event", "GameFinished", "GameStarted",
+    "MachineBuilt", "MovePlayed", "Notice", "RunOutcome", "TournamentError",
 ]
 
 
@@ -85,6 +87,15 @@ class Notice:
     """Something the user should read (a stop requested, an engine restarted...)."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class MachineBuilt(Notice):
+    """A worker built an engine of the run from its build order and benched it (the `text`
+    says so for any watcher of notices); `record` is the build's record as JSON (a branch
+    test keeps it with its own builds: runner.build.benches.MachineBuild)."""
+
+    record: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
