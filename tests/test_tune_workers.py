@@ -118,14 +118,14 @@ def _silent_worker(fleet: Fleet) -> None:
         assert late.status_code == 409 and "no longer" in late.text, late.text
 
 
-def _local(directory: Path) -> list[tuple[Any, ...]]:
+def _local(directory: Path, text: str = TUNE) -> list[tuple[Any, ...]]:
     """The same tuning file played on this machine: each iteration's values, result, theta."""
     directory.mkdir()
-    config = parse_tune({**tomllib.loads(TUNE), "engines_file": str(ENGINES)},
+    config = parse_tune({**tomllib.loads(text), "engines_file": str(ENGINES)},
                         base_dir=directory)
     with Store.open(f"sqlite:///{directory / 'local.db'}") as store:
         outcome = asyncio.run(tune(config, store))
-        assert outcome.done == 4, outcome
+        assert outcome.done == config.iterations, outcome
         return [(i.k, i.flips, i.plus, i.minus, i.result, i.theta)
                 for i in store.tunes.iterations(outcome.tune_id)]
 
@@ -133,12 +133,13 @@ def _local(directory: Path) -> list[tuple[Any, ...]]:
 def test_a_tuning_run_on_two_remote_workers(fleet: Fleet) -> None:
     """Two workers play the pairs (two in flight) after a silent one lost the first batch;
     every game is refereed and counted once, and the iterations are the local run's."""
-    tune_id = _submit(fleet, TUNE)
+    text = TUNE.replace("iterations = 4", "iterations = 2")  # one round of two pairs
+    tune_id = _submit(fleet, text)
     _silent_worker(fleet)
     fleet.join("a", ("bundled",))
     fleet.join("b", ("bundled",))
     final = _finished(fleet, tune_id)
-    assert final["state"] == "finished" and final["done"] == 4, final
+    assert final["state"] == "finished" and final["done"] == 2, final
     with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
         workers = {w.id: w.name for w in store.fleet.workers()}
         played = {i["k"]: store.fleet.games(i["tournament_id"]) for i in final["iterations"]}
@@ -146,10 +147,13 @@ def test_a_tuning_run_on_two_remote_workers(fleet: Fleet) -> None:
             i["tournament_id"])]
     assert all(sorted(g.job_index for g in games) == [0, 1] for games in played.values())
     players = {workers[g.worker_id] for games in played.values() for g in games}
-    assert len(players) == 2 and "silent" not in players, players  # a and b
+    # a, b or both (whichever asks first when a batch is free: a worker with nothing to play
+    # backs off), never the silent one, whose batch another played
+    assert 1 <= len(players) <= 2 and "silent" not in players, players
     assert "expired" in {b.state for b in batches}
     assert [(i["k"], tuple(i["flips"]), tuple(i["plus"]), tuple(i["minus"]), i["result"],
-             tuple(i["theta"])) for i in final["iterations"]] == _local(fleet.root / "local")
+             tuple(i["theta"])) for i in final["iterations"]] == _local(fleet.root / "local",
+                                                                        text)
 
 
 @pytest.mark.slow
