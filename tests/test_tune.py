@@ -8,6 +8,7 @@ engine through the run verb."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -320,3 +321,28 @@ def test_workers_n_starts_one_cluster_for_the_whole_run(tmp_path: Path,
         here = [(i.plus, i.minus, i.result, i.theta)
                 for i in store.tunes.iterations(outcome.tune_id)]
     assert on_dask == here
+
+
+def test_upgrading_a_database_keeps_its_stored_iterations(tmp_path: Path) -> None:
+    """The migration that adds the service's columns to ``tunes`` (b62e0d4f9a13) keeps every
+    stored iteration on SQLite (a table copied and dropped there would cascade to them)."""
+    import sqlite3
+
+    from alembic import command
+
+    from runner.store.db import alembic_config
+
+    path = tmp_path / "old.db"
+    config = alembic_config(f"sqlite:///{path}")
+    command.upgrade(config, "a41c7e2b5d90")
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("insert into tunes (id, name, plan, created_at) values "
+                   "(1, 'old', '{}', '2026-11-28 00:00:00')")
+        db.execute("insert into tune_iterations (tune_id, k, flips, plus, minus, result, "
+                   "theta, created_at) values (1, 1, '[1]', '[148]', '[132]', 1, '[140.5]', "
+                   "'2026-11-28 00:00:00')")
+    command.upgrade(config, "head")
+    with Store.open(f"sqlite:///{path}", migrate=False) as store:
+        kept = store.tunes.iterations(1)
+        assert [(i.k, i.plus, i.theta) for i in kept] == [(1, (148,), (140.5,))]
+        assert store.tunes.submitted() == []  # a runner tune run: not the service's

@@ -21,17 +21,19 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    """Add the nullable ``tunes.submitted`` and ``placement``, and ``stopped``."""
-    with op.batch_alter_table("tunes") as batch:
-        batch.add_column(sa.Column("submitted", sa.JSON(), nullable=True))
-        batch.add_column(sa.Column("placement", sa.String(20), nullable=True))
-        batch.add_column(sa.Column("stopped", sa.Boolean(), nullable=False,
-                                   server_default=sa.false()))
+    """Add the nullable ``tunes.submitted`` and ``placement``, and ``stopped``.
+
+    Plain ``ALTER TABLE ... ADD COLUMN`` on both backends, not a batch: on SQLite a batch
+    may copy the table and drop the old one, and dropping ``tunes`` deletes every stored
+    iteration (``tune_iterations`` cascades on delete)."""
+    op.add_column("tunes", sa.Column("submitted", sa.JSON(), nullable=True))
+    op.add_column("tunes", sa.Column("placement", sa.String(20), nullable=True))
+    op.add_column("tunes", sa.Column("stopped", sa.Boolean(), nullable=False,
+                                     server_default=sa.false()))
 
 
 def downgrade() -> None:
-    """Drop the three columns."""
-    with op.batch_alter_table("tunes") as batch:
-        batch.drop_column("stopped")
-        batch.drop_column("placement")
-        batch.drop_column("submitted")
+    """Drop the three columns (SQLite 3.35 and later drops a column in place)."""
+    op.drop_column("tunes", "stopped")
+    op.drop_column("tunes", "placement")
+    op.drop_column("tunes", "submitted")
