@@ -91,10 +91,17 @@ class Relay:
         """The side to move's fault (a stall, the end of its output), or a runner error."""
         if self._closed:
             return
-        if isinstance(exc, EngineError):
-            self._finish(self._core.fault(exc))
-        else:
-            self._fail(exc)
+        # Told apart by raising: compiled by mypyc, isinstance() against EngineError (a
+        # class compiled as a regular Python class) matches that exact class only, not its
+        # subclasses (EngineStalled, EngineTerminated...), while except matches them all.
+        try:
+            raise exc
+        except EngineError as fault:
+            over = self._core.fault(fault)
+        except BaseException as error:  # a runner-side error: the task raises it
+            self._fail(error)
+            return
+        self._finish(over)
 
     def _finish(self, outcome: GameOver | int) -> None:
         done = self._done
