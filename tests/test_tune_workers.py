@@ -9,9 +9,11 @@ engine keep it short."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
+import sys
 import time
 import tomllib
 from collections.abc import Iterator
@@ -179,3 +181,40 @@ def test_a_tuning_run_on_workers_survives_the_service_killed(fleet: Fleet) -> No
     assert final["state"] == "finished" and final["done"] == 4, final
     assert [(i["k"], tuple(i["flips"]), tuple(i["plus"]), tuple(i["minus"]), i["result"],
              tuple(i["theta"])) for i in final["iterations"]] == _local(fleet.root / "local")
+
+
+def test_a_worker_starts_a_tuning_side_from_its_own_file_with_the_values_checked() -> None:
+    """A batch's ``names`` lead the worker to its own command for the tuned engine; the
+    service's option values are then checked as a submitter's when the engine starts: a spin
+    value outside the bounds the engine declares is refused, naming the option and range."""
+    from runner.clock import TimeControl
+    from runner.fleet.client import JoinSettings, WorkerClient
+    from runner.game.record import GameSpec
+    from runner.protocol.engine import EngineConfig
+    from runner.protocol.factory import make_engine
+
+    own = EngineConfig("bundled", (sys.executable, "-m", "engine"))
+    worker = WorkerClient(JoinSettings("http://127.0.0.1:1", "t", 1, {"bundled": own},
+                                       bench=None), say=lambda _text: None)
+    sent = EngineConfig("plus", ("plus",), options={"Skew": "500"})
+    control = TimeControl.parse("depth=1")
+    job = GameJob(0, sent, dataclasses.replace(sent, name="minus", options={"Skew": "60"}),
+                  GameSpec(control, control))
+    mine = worker._own_job(job, {"plus": "bundled", "minus": "bundled"})
+    assert mine is not None and mine.engines == ("plus", "minus")
+    assert mine.white.argv == own.argv and mine.white.options_submitted
+    assert worker._own_job(job, {}) is None  # no engine named plus in its file
+
+    async def start(config: EngineConfig) -> str | None:
+        engine = make_engine(config)
+        try:
+            await engine.start()
+        except ValueError as exc:
+            return str(exc)
+        finally:
+            await engine.quit()
+        return None
+
+    refused = asyncio.run(start(mine.white))
+    assert refused is not None and "Skew" in refused and "range 0..200" in refused, refused
+    assert asyncio.run(start(mine.black)) is None
