@@ -228,3 +228,26 @@ init_strings = ["sd 2"]
         binary = record.parent / "tree" / "fairymax"
         if json.loads(record.read_text())["commit"] in (test["base_sha"], test["dev_sha"]):
             assert binary.is_file() and os.access(binary, os.X_OK)
+
+
+@pytest.mark.slow  # a cluster of its own, and a worker started after the stage
+def test_a_worker_joining_after_the_start_builds_at_its_first_game_and_its_bench_is_compared(
+        repos: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "a-late-worker's-build-cache"
+    made = distributed.LocalCluster(
+        n_workers=0, threads_per_worker=2, processes=True, resources={"slots": 2},
+        host="127.0.0.1", dashboard_address=None, env={"RUNNER_BUILD_CACHE": str(cache)})
+    try:
+        with _service(repos, made.scheduler_address, tmp_path) as client:
+            test_id = client.post("/api/tests", headers=TOML, content=_test(
+                "late", "placed", 'base = "main"\ndev = "main"')).json()["id"]
+            _wait(client, test_id, {"running"})
+            made.scale(1)
+            failed = _wait(client, test_id, {"finished", "failed"})
+    finally:
+        made.close()
+    assert failed["state"] == "failed", failed
+    assert failed["message"].startswith("wrong bench: ") and "service host (" in failed["message"]
+    late = [b for b in failed["builds"] if not b["machine"].startswith("service host")]
+    assert late and all(b["nodes"] != failed["builds"][0]["nodes"] for b in late)
+    assert list((cache / "builds").glob("*/build.json"))

@@ -51,7 +51,18 @@ class WorkerBuilds:
         found = os.environ.get(BUILD_CACHE_ENV)
         self.cache = cache or (Path(found) if found else default_cache())
         self._done: dict[tuple[str, str], BuiltHere | str] = {}
+        self._told: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+
+    def untold(self, order: BuildOrder, name: str) -> bool:
+        """Whether the build of `order` as `name` is yet to be reported to the coordinator
+        (True once: the caller reports it now)."""
+        key = (name, order.commit)
+        with self._lock:
+            if key in self._told:
+                return False
+            self._told.add(key)
+            return True
 
     def engine(self, order: BuildOrder, name: str, machine: str) -> BuiltHere:
         """`order` built here as engine `name` (once per process; the disk cache across

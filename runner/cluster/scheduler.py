@@ -388,11 +388,7 @@ class DaskScheduler(Scheduler):
                     continue
                 record = MachineBuild(**entry["build"])
                 made.append(record)
-                how = "from its cache" if record.cached else f"in {record.seconds:.1f} s"
-                speed = f", {record.nps} nodes/s" if record.nps is not None else ""
-                bench = f": bench {record.nodes} nodes{speed}" if record.nodes is not None else ""
-                yield MachineBuilt(f"worker {record.machine} built {engine} {how}{bench}",
-                                   record.to_json())
+                yield _built(engine, record)
         wrong = machines_disagree(self.builds.values(), made)
         if wrong is not None:
             yield SchedulerFailure(str(wrong), refused=True)
@@ -425,6 +421,13 @@ class DaskScheduler(Scheduler):
             return
         reply = JobReply.from_json(task.result())
         outcome = reply.outcome
+        for made in reply.builds:  # a worker that joined late built at its first game
+            yield _built(f"{made.side}-{made.commit[:8]}", made)
+        wrong = machines_disagree(self.builds.values(), reply.builds)
+        if wrong is not None and self._failure is None:
+            self._failure = str(wrong)
+            self._cannot_set_up = True  # the same builds give the same benches again
+            self._jobs.stop()
         if str(reply.address) in self._workers.other_versions:
             self._jobs.retry(job)  # played by a version left out (its notice said so): again
         elif isinstance(outcome, EngineFailed):
@@ -494,6 +497,15 @@ async def start_local_cluster(workers: int, concurrency: int) -> LocalCluster:
         resources={SLOTS: per_worker}, dashboard_address="127.0.0.1:0", asynchronous=True,
         silence_logs=logging.ERROR, preload=["runner.cluster.worker"])
     return cluster
+
+
+def _built(engine: str, record: MachineBuild) -> MachineBuilt:
+    """The notice of a worker's build of `engine`, with its record."""
+    how = "from its cache" if record.cached else f"in {record.seconds:.1f} s"
+    speed = f", {record.nps} nodes/s" if record.nps is not None else ""
+    bench = f": bench {record.nodes} nodes{speed}" if record.nodes is not None else ""
+    return MachineBuilt(f"worker {record.machine} built {engine} {how}{bench}",
+                        record.to_json())
 
 
 def _first_line(error: BaseException) -> str:

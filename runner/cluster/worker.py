@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import Field
 
+from runner.build.benches import MachineBuild
 from runner.cluster.builds import WorkerBuilds, read_orders
 from runner.config.check import ConfigError
 from runner.config.engines import load_engines_file
@@ -95,6 +96,9 @@ class JobReply:
     """The worker's display name (also in a played record's ``worker``)."""
     address: str | None
     """Its Dask address (None outside a Dask worker)."""
+    builds: tuple[MachineBuild, ...] = ()
+    """The engines this worker built for this job and has not reported before (a worker
+    that joined after the run's start builds at its first game)."""
 
     def to_json(self) -> str:
         """The reply as JSON text (`from_json` reads it back)."""
@@ -241,6 +245,7 @@ class WorkerPool:
             failed = EngineFailed(job.white.name, f"{ENGINES_FILE_ENV}: {exc}")
             return JobReply(failed, self.name, self.address)
         sides = []
+        told: list[MachineBuild] = []
         for config in (job.white, job.black):
             order = orders.get(config.name)
             if order is None:
@@ -250,7 +255,10 @@ class WorkerPool:
                 built = await asyncio.to_thread(self.builds.engine, order, config.name,
                                                 self.name)
             except RuntimeError as exc:
-                return JobReply(EngineFailed(config.name, str(exc)), self.name, self.address)
+                return JobReply(EngineFailed(config.name, str(exc)), self.name, self.address,
+                                tuple(told))
+            if self.builds.untold(order, config.name):
+                told.append(built.record)
             sides.append(dataclasses.replace(config, argv=built.engine.argv,
                                              working_dir=built.engine.working_dir,
                                              env=built.engine.env))
@@ -266,7 +274,7 @@ class WorkerPool:
         if isinstance(outcome, Played):
             outcome = dataclasses.replace(
                 outcome, record=dataclasses.replace(outcome.record, worker=self.name))
-        return JobReply(outcome, self.name, self.address)
+        return JobReply(outcome, self.name, self.address, tuple(told))
 
     def _own_engines(self) -> dict[str, EngineConfig]:
         if self._own is None:
@@ -349,6 +357,7 @@ async def build_engines(orders: str, dask_worker: Any = None) -> list[dict[str, 
         except RuntimeError as exc:
             found.append({"engine": name, "side": order.side, "failed": str(exc)})
             continue
+        pool.builds.untold(order, name)  # reported now, not again with a game
         found.append({"engine": name, "side": order.side, "build": built.record.to_json()})
     return found
 
