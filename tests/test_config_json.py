@@ -312,3 +312,13 @@ def test_the_command_line_starts_without_pydantic() -> None:
                           cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_a_config_and_its_stored_json_have_one_fingerprint() -> None:
+    # The fingerprint is a projection of to_json: a configuration built in code with an
+    # integer in a float field hashes as the row the store reads back (0.0, not 0).
+    config = load_config(CONFIGS / "sprt-v2-vs-v1.toml")
+    built = dataclasses.replace(config, sprt=SprtConfig(elo0=0, elo1=5), move_ceiling=3)
+    back = TournamentConfig.from_json(json.loads(json.dumps(built.to_json())))
+    assert back.fingerprint() == built.fingerprint()
+    assert built.game_defining()["sprt"]["elo0"] == 0.0 and built.game_defining()["move_ceiling"] == 3.0

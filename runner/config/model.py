@@ -19,15 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.clock import TimeControl
+from runner.config.fingerprint import game_defining
 from runner.config.jsonform import field_hints, known_keys, plain, validated
 from runner.config.recipes import BuildOrder
-from runner.config.stored import (
-    LEGACY_MODEL_WORDS,
-    is_legacy_json,
-    order_defining,
-    sprt_defining,
-    upgrade_stored,
-)
+from runner.config.stored import LEGACY_MODEL_WORDS, is_legacy_json, upgrade_stored
 from runner.config.timecontrol import WrittenTimeControl
 from runner.protocol.engine import CecpDialogue
 from runner.stats import EloModel, SprtSpec
@@ -185,23 +180,6 @@ class EngineSpec:
     def options_dict(self) -> dict[str, OptionValue]:
         """The engine options as a fresh dictionary."""
         return dict(self.options)
-
-    def game_defining(self) -> dict[str, Any]:
-        """The parts of this entry that change the games it plays (for fingerprints)."""
-        return {
-            "name": self.name, "command": list(self.written_command),
-            "protocol": self.protocol.value, "tc": self.tc,
-            "init_strings": list(self.init_strings), "options": [list(o) for o in self.options],
-            # Only when on: stored tournaments from before the key keep their fingerprint.
-            **({"ponder": True} if self.ponder else {}),
-            **({"white_pov": True} if self.white_pov else {}),
-            # A UCI engine's games do not depend on the CECP dialogue: left out for it, so a
-            # drop-in's UCI tournaments stored before the key keep their fingerprint (and run
-            # name) and the same command line continues them.
-            **({"cecp_dialogue": self.cecp_dialogue.value}
-               if self.cecp_dialogue is not CecpDialogue.FULL
-               and self.protocol is Protocol.CECP else {}),
-        }
 
 
 @dataclass(frozen=True)
@@ -419,35 +397,9 @@ class TournamentConfig:
         return written.control
 
     def game_defining(self) -> dict[str, Any]:
-        """The settings that decide which games are played and how (JSON-ready)."""
-        openings = self.openings
-        adj = self.adjudication
-        return {
-            "format": self.format.value,
-            "engines": [e.game_defining() for e in self.engines],
-            "tc": self.tc, "rounds": self.rounds, "games": self.games,
-            "variant": self.variant.value,
-            "openings": None if openings is None else {
-                "file": openings.file.name, "format": openings.format.value,
-                "order": openings.order.value, "seed": openings.seed, "plies": openings.plies,
-                "start": openings.start,
-            },
-            "adjudication": {
-                "draw": None if adj.draw is None else vars(adj.draw),
-                "resign": None if adj.resign is None else vars(adj.resign),
-                "maxmoves": adj.maxmoves, "tb": adj.tb,
-                # Only when on: stored tournaments from before the keys keep their
-                # fingerprint. Where the tables live is left out, as the book's folder is.
-                **({"tablebases": {"pieces": adj.tbpieces, "ignore50": adj.tbignore50,
-                                   "results": adj.tbadjudicate.value}}
-                   if adj.tablebases else {}),
-            },
-            "sprt": sprt_defining(self.sprt),
-            # Only when set: every other tournament keeps its fingerprint.
-            **order_defining(self.order),
-            **({"sprt_trinomial": True} if self.sprt_trinomial else {}),
-            **({"move_ceiling": self.move_ceiling} if self.move_ceiling is not None else {}),
-        }
+        """The settings that decide which games are played and how (JSON-ready): the
+        fingerprint's projection of `to_json` (runner.config.fingerprint)."""
+        return game_defining(self.to_json())
 
     def fingerprint(self) -> str:
         """A stable hash of `game_defining`: a resumed run compares it to detect a changed config.

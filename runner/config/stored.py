@@ -13,34 +13,25 @@ database keeps loading without a migration:
 - until the peers left the statistics, the SPRT model of ``runner-cutechess`` was stored as
   ``cutechess`` (`LEGACY_MODEL_WORDS`); today it is named for what it is, ``scaled-bayeselo``.
 
-The fingerprint keeps the older names: it is a hash of `game_defining`, and a stored run (and
-a drop-in's run name, made from it) must keep its fingerprint, or a rerun would not find it.
+The fingerprint keeps the older names (runner.config.fingerprint): a stored run must keep its
+fingerprint, or a rerun would not find it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runner.stats import EloModel
 
-if TYPE_CHECKING:
-    from runner.config.model import PlayOrder, SprtConfig
+__all__ = ["INDEX_KEY", "LEGACY_MODEL_WORDS", "STEPPED_KEY", "is_legacy_json", "upgrade_stored"]
 
-__all__ = ["LEGACY_MODEL_WORDS", "is_legacy_json", "order_defining", "sprt_defining",
-           "upgrade_stored"]
-
-_INDEX_KEY = "fastchess_order"
-"""Where rows before the order seam kept an INDEX order, and the key its fingerprint uses."""
-_STEPPED_KEY = "cutechess"
-"""Where rows before the order seam kept a STEPPED order, and the key its fingerprint uses."""
+INDEX_KEY = "fastchess_order"
+"""Where rows before the order seam kept an INDEX order (the fingerprint still hashes it so)."""
+STEPPED_KEY = "cutechess"
+"""Where rows before the order seam kept a STEPPED order (the fingerprint still hashes it so)."""
 LEGACY_MODEL_WORDS = {"cutechess": EloModel.SCALED_BAYESELO.value}
 """SPRT model words older runners stored (and a TOML file may still write), as today's."""
-_MODEL_FINGERPRINT_WORDS = {EloModel(new): old for old, new in LEGACY_MODEL_WORDS.items()}
-"""The word each renamed model keeps in the fingerprint."""
-_STEPPED_DEFINING = ("tournament", "games", "rounds", "repeat", "policy", "swap", "reverse",
-                     "seeds", "srand")
-"""A STEPPED order's settings in the fingerprint (all but its start delay, as before)."""
 
 
 def is_legacy_json(data: Mapping[str, Any]) -> bool:
@@ -58,27 +49,6 @@ def upgrade_stored(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return _upgrade_sprt(_upgrade_order(_upgrade_first_layout(data)))
 
 
-def order_defining(order: PlayOrder | None) -> dict[str, Any]:
-    """The fingerprint's entry for a tournament's order: nothing for the runner's own game
-    pairs, else the settings under the key older runners hashed them with."""
-    if order is None:
-        return {}
-    if order.style.value == "index":
-        return {_INDEX_KEY: {"noswap": not order.swap, "reverse": order.reverse,
-                             "seeds": order.seeds}}
-    return {_STEPPED_KEY: {key: getattr(order, key) for key in _STEPPED_DEFINING}}
-
-
-def sprt_defining(sprt: SprtConfig | None) -> dict[str, Any] | None:
-    """The fingerprint's entry for a tournament's SPRT: its settings, a renamed model under
-    the word older runners hashed."""
-    if sprt is None:
-        return None
-    entry = dict(vars(sprt))
-    entry["model"] = _MODEL_FINGERPRINT_WORDS.get(sprt.model, sprt.model)
-    return entry
-
-
 def _upgrade_sprt(data: Mapping[str, Any]) -> Mapping[str, Any]:
     """A row whose SPRT model has an older word, with today's."""
     sprt = data.get("sprt")
@@ -92,11 +62,11 @@ def _upgrade_sprt(data: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _upgrade_order(data: Mapping[str, Any]) -> Mapping[str, Any]:
     """A row with the peer-named order keys as one ``order`` (and ``start_delay_ms``)."""
-    if _INDEX_KEY not in data and _STEPPED_KEY not in data:
+    if INDEX_KEY not in data and STEPPED_KEY not in data:
         return data
     upgraded = dict(data)
-    index = upgraded.pop(_INDEX_KEY, None)
-    stepped = upgraded.pop(_STEPPED_KEY, None)
+    index = upgraded.pop(INDEX_KEY, None)
+    stepped = upgraded.pop(STEPPED_KEY, None)
     if isinstance(index, Mapping):
         upgraded["order"] = {"style": "index", "swap": not index.get("noswap", False),
                              "reverse": index.get("reverse", False),
@@ -107,7 +77,7 @@ def _upgrade_order(data: Mapping[str, Any]) -> Mapping[str, Any]:
         upgraded["order"] = {"style": "stepped", **stepped}
     elif index is not None or stepped is not None:
         # Neither a table nor null: kept under its old key, for pydantic to name it.
-        upgraded[_INDEX_KEY if index is not None else _STEPPED_KEY] = (
+        upgraded[INDEX_KEY if index is not None else STEPPED_KEY] = (
             index if index is not None else stepped)
     return upgraded
 
