@@ -49,6 +49,15 @@ nodes = 1000 * len(str(pathlib.Path.cwd()))
 pathlib.Path("nodes.txt").write_text(str(nodes))
 print("built for", pathlib.Path.cwd())
 '''
+_PICKY = '''
+import pathlib
+import sys
+
+if "worker's-own" in str(pathlib.Path.cwd()):  # the worker's cache, not the host's
+    print("cc -c search.c")
+    sys.exit("search.c:7: error: this machine lacks the header it needs")
+pathlib.Path("nodes.txt").write_text("1")
+'''
 _PLACED_ENGINE = '''
 import pathlib
 import sys
@@ -70,7 +79,21 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     git(placed, "init", "-q", "-b", "main")
     git(placed, "add", "-A")
     git(placed, "commit", "-q", "-m", "an engine built for its machine")
+    picky = root / "picky-repo"
+    picky.mkdir()
+    (picky / "make.py").write_text(_PICKY)
+    (picky / "engine.py").write_text(_PLACED_ENGINE)
+    git(picky, "init", "-q", "-b", "main")
+    git(picky, "add", "-A")
+    git(picky, "commit", "-q", "-m", "an engine that builds on the host only")
     (root / "engines.toml").write_text(BUNDLED_RECIPE + f"""
+[[recipes]]
+name = "picky"
+repository = "picky-repo"
+build = ["{sys.executable}", "make.py"]
+command = ["{sys.executable}", "engine.py"]
+protocol = "cecp"
+""" + f"""
 [[recipes]]
 name = "placed"
 repository = "placed-repo"
@@ -251,3 +274,17 @@ def test_a_worker_joining_after_the_start_builds_at_its_first_game_and_its_bench
     late = [b for b in failed["builds"] if not b["machine"].startswith("service host")]
     assert late and all(b["nodes"] != failed["builds"][0]["nodes"] for b in late)
     assert list((cache / "builds").glob("*/build.json"))
+
+
+@pytest.mark.slow  # the fast case above shows a worker's build; this one a build failing there
+def test_a_build_failing_on_every_worker_fails_the_test_with_its_last_lines(
+        repos: Path, cluster: tuple[str, Path], tmp_path: Path) -> None:
+    address, _cache = cluster
+    with _service(repos, address, tmp_path) as client:
+        test_id = client.post("/api/tests", headers=TOML, content=_test(
+            "picky", "picky", 'base = "main"\ndev = "main"')).json()["id"]
+        failed = _wait(client, test_id, {"finished", "failed"})
+    assert failed["state"] == "failed", failed
+    message = failed["message"]
+    assert message.startswith("no worker could build ") and "build failed" in message
+    assert "search.c:7: error: this machine lacks the header it needs" in message

@@ -375,8 +375,9 @@ class DaskScheduler(Scheduler):
         made: list[MachineBuild] = []
         failed: dict[str, list[str]] = {}
         for address, answer in sorted(answers.items()):
-            if not isinstance(answer, list):
-                failed.setdefault("", []).append(f"{address}: {_first_line(answer)}")
+            if not isinstance(answer, list):  # it builds at its first game instead
+                yield Notice(f"worker {address} could not be asked to build: "
+                             f"{_first_line(answer)}")
                 continue
             for entry in answer:
                 engine = str(entry["engine"])
@@ -394,7 +395,7 @@ class DaskScheduler(Scheduler):
             yield SchedulerFailure(str(wrong), refused=True)
             return
         for engine, why in failed.items():
-            if engine and len(why) == len(asked):
+            if len(why) == len(asked):
                 yield SchedulerFailure(f"no worker could build {engine}: {why[0]}", refused=True)
                 return
 
