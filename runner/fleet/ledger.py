@@ -13,7 +13,6 @@ whatever its number of uploads.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from runner.store.store import FleetGameRecord, Store
 
@@ -56,9 +55,3 @@ class CountedLedger:
             for _game, done in taken:
                 if not done.done():
                     done.set_result(None)
-
-    async def close(self) -> None:
-        """Wait for the write under way (the service stops)."""
-        if self._writing is not None:
-            with contextlib.suppress(Exception):
-                await self._writing

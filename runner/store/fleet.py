@@ -112,15 +112,11 @@ class Fleet:
             session.execute(update(FleetWorkerRow).where(FleetWorkerRow.id == worker_id).values(
                 last_seen=datetime.now(UTC), games=FleetWorkerRow.games + counted))
 
-    def counted(self, game: FleetGameRecord) -> None:
-        """The worker's game was stored and counted: noted with its batch and factor, the
-        worker's games one more, heard from now (one transaction)."""
-        self.counted_many([game])
-
     def counted_many(self, games: Sequence[FleetGameRecord]) -> None:
-        """Several counted games at once (`counted` for each, in one transaction): a game
-        noted again replaces its row. Core statements, no ORM object per game: the uploads
-        of a busy fleet are noted together, a few statements whatever their number."""
+        """Workers' games stored and counted, in one transaction: each noted with its batch
+        and factor, each worker's games that many more, heard from now; a game noted again
+        replaces its row. Core statements, no ORM object per game: the uploads of a busy
+        fleet are noted together, a few statements whatever their number."""
         if not games:
             return
         latest = {(g.tournament_id, g.job_index): g for g in games}
