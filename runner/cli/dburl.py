@@ -72,41 +72,11 @@ def check_db_value(value: str | None, env: Mapping[str, str] | None = None, *,
 
 
 def _checked_url(value: str, where: str) -> DbTarget:
-    """A ``scheme://`` value parsed by SQLAlchemy, its database kind loadable."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+    """A ``scheme://`` value checked by the store (its syntax, its database kind loadable)."""
+    from runner.store.store import Store  # SQLAlchemy only for a URL
 
-    shown = redact(value)
     try:
-        url = make_url(value)
-    except (ArgumentError, ValueError) as exc:
-        raise DbValueError(f"{where} {shown!r} is not a valid database URL: "
-                           f"{redact(str(exc))}") from None
-    try:
-        url.get_dialect()
-    except NoSuchModuleError:
-        raise DbValueError(f"{where} {shown!r}: unknown database kind {url.drivername!r} "
-                           "(sqlite:///FILE, or postgresql+psycopg://... with the [postgres] "
-                           "extra)") from None
-    except ImportError as exc:
-        raise DbValueError(f"{where} {shown!r}: the driver for {url.drivername!r} is not "
-                           f"installed ({exc})") from None
-    try:  # the driver module itself: SQLAlchemy imports it only when connecting
-        url.get_dialect().import_dbapi()
-    except ImportError as exc:
-        if url.drivername == "postgresql+psycopg":
-            raise DbValueError(f"{where} {shown!r} needs the postgres extra ({exc.name} is "
-                               "missing): pip install 'cecp-runner[postgres]'") from None
-        raise DbValueError(f"{where} {shown!r}: the driver for {url.drivername!r} is not "
-                           f"installed ({exc.name} is missing); the runner stores games in "
-                           "sqlite:///FILE or postgresql+psycopg://... (the [postgres] extra)"
-                           ) from None
-    if url.get_backend_name() != "sqlite":
-        return DbTarget(value, None)
-    if url.host or url.port or url.username:
-        raise DbValueError(f"{where} {shown!r}: a SQLite URL names a file after three slashes "
-                           "(sqlite:///relative.db, sqlite:////absolute/path.db)")
-    database = url.database
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return DbTarget(value, None)
-    return DbTarget(value, Path(database).expanduser())
+        url, file = Store.checked_url(value, where)
+    except ValueError as exc:
+        raise DbValueError(str(exc)) from None
+    return DbTarget(url, file)

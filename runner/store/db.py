@@ -48,13 +48,14 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
 from runner.store.guard import FileWatch
 from runner.store.models import Base
 
 __all__ = [
+    "checked_url",
     "DEFAULT_URL",
     "ENV_VAR",
     "SCHEMA_REVISION",
@@ -475,3 +476,43 @@ def open_database(url: str | None = None, *, env: Mapping[str, str] | None = Non
         if not create_if_empty(engine):
             upgrade(engine)
     return Database(resolved, engine, sessionmaker(engine, expire_on_commit=False), watch)
+
+
+def checked_url(value: str, where: str) -> tuple[str, Path | None]:
+    """A ``scheme://`` value parsed by SQLAlchemy, its database kind loadable: the URL and,
+    for a SQLite file, its path. ValueError names `where` the value came from, its password
+    hidden."""
+    shown = redact(value)
+    try:
+        url = make_url(value)
+    except (ArgumentError, ValueError) as exc:
+        raise ValueError(f"{where} {shown!r} is not a valid database URL: "
+                           f"{redact(str(exc))}") from None
+    try:
+        url.get_dialect()
+    except NoSuchModuleError:
+        raise ValueError(f"{where} {shown!r}: unknown database kind {url.drivername!r} "
+                           "(sqlite:///FILE, or postgresql+psycopg://... with the [postgres] "
+                           "extra)") from None
+    except ImportError as exc:
+        raise ValueError(f"{where} {shown!r}: the driver for {url.drivername!r} is not "
+                           f"installed ({exc})") from None
+    try:  # the driver module itself: SQLAlchemy imports it only when connecting
+        url.get_dialect().import_dbapi()
+    except ImportError as exc:
+        if url.drivername == "postgresql+psycopg":
+            raise ValueError(f"{where} {shown!r} needs the postgres extra ({exc.name} is "
+                               "missing): pip install 'cecp-runner[postgres]'") from None
+        raise ValueError(f"{where} {shown!r}: the driver for {url.drivername!r} is not "
+                           f"installed ({exc.name} is missing); the runner stores games in "
+                           "sqlite:///FILE or postgresql+psycopg://... (the [postgres] extra)"
+                           ) from None
+    if url.get_backend_name() != "sqlite":
+        return value, None
+    if url.host or url.port or url.username:
+        raise ValueError(f"{where} {shown!r}: a SQLite URL names a file after three slashes "
+                           "(sqlite:///relative.db, sqlite:////absolute/path.db)")
+    database = url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return value, None
+    return value, Path(database).expanduser()

@@ -33,6 +33,7 @@ from runner.store.branches import BranchTestRecord, BranchTests
 from runner.store.db import (
     SCHEMA_REVISION,
     Database,
+    checked_url,
     create_db_engine,
     current_revision,
     database_failure,
@@ -210,6 +211,12 @@ class Store:
         """`text` with the password of every database URL (``scheme://user:password@``) in it
         replaced by ***: for error messages, which quote URLs."""
         return redact(text)
+
+    @staticmethod
+    def checked_url(value: str, where: str) -> tuple[str, Path | None]:
+        """A database URL checked before anything is opened (its syntax, its driver): the
+        URL and its SQLite file, if any; ValueError naming `where` otherwise."""
+        return checked_url(value, where)
 
     @staticmethod
     def safe_url(url: str) -> str:
