@@ -176,9 +176,12 @@ def stats(
             counts = st.Trinomial(*wdl)
         spec = None
         if elo0 is not None and elo1 is not None:
-            if model.lower() not in {m.value for m in st.EloModel}:
+            from runner.config.stored import LEGACY_MODEL_WORDS
+
+            word = LEGACY_MODEL_WORDS.get(model.lower(), model.lower())  # an older word too
+            if word not in {m.value for m in st.EloModel}:
                 raise UserError(f"unknown --model {model!r}: logistic, normalized or bayeselo")
-            spec = st.SprtSpec(elo0, elo1, alpha, beta, st.EloModel(model.lower()))
+            spec = st.SprtSpec(elo0, elo1, alpha, beta, st.EloModel(word))
         result = st.match_stats(counts, spec)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
