@@ -286,6 +286,7 @@ def test_a_worker_missing_an_engine(tmp_path: Path, cluster: _Cluster) -> None:
     assert run.stderr.count("worker bad cannot start engine d2") == 1, run.stderr
 
 
+@pytest.mark.slow  # CI time: about 13 s each; the in-process SPRT stop and tables tests stay fast
 def test_sprt_stop_cancels_the_queued_jobs(tmp_path: Path) -> None:
     """An SPRT decision on a LocalCluster: the jobs waiting are cancelled, the run ends
     finished long before its planned games, and only games already playing are added."""
@@ -314,6 +315,7 @@ def test_sprt_stop_cancels_the_queued_jobs(tmp_path: Path) -> None:
         assert conn.execute("select status from tournaments").fetchone() == ("finished",)
 
 
+@pytest.mark.slow  # CI time: about 13 s each; the in-process SPRT stop and tables tests stay fast
 def test_workers_adjudicate_by_their_own_tables(tmp_path: Path, cluster: _Cluster) -> None:
     """A tournament with tablebases on Dask workers: `runner worker check` lists each worker's
     tables (count, complete and largest piece counts), and the games played there end by the

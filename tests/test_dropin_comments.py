@@ -119,6 +119,7 @@ def _peer(name: str) -> list[str]:
     return [str(path)]
 
 
+@pytest.mark.slow  # CI time: about 27 s; the comment writer's own tests stay fast
 def test_fastchess_comments_match_fastchess_on_the_same_games(tmp_path: Path) -> None:
     require_binary("stockfish")
     argv = ["-engine", "cmd=stockfish", "name=a", "-engine", "cmd=stockfish", "name=b",

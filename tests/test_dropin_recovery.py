@@ -204,6 +204,7 @@ def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
         subprocess.run(["umount", str(where)], check=False)
 
 
+@pytest.mark.slow  # CI time: the same full-disk path is checked fast through runner-cutechess below
 def test_fastchess_full_disk_is_one_line_and_the_next_run_writes_the_rest(
         small_disk: Path, book: Path, tmp_path: Path) -> None:
     """The PGN file on a full disk: one line naming it, exit 1, no game cut in its moves;

@@ -92,6 +92,7 @@ def _gone(engines: set[int]) -> bool:
     return not _alive(engines)
 
 
+@pytest.mark.slow  # CI time: a worker killed mid-run stays fast in test_cluster.py
 @pytest.mark.timeout(300)
 def test_a_worker_killed_while_its_engines_handshake(tmp_path: Path, cluster: _Cluster) -> None:
     """kill -9 of a worker whose engines have started but not yet said ``done=1``: its jobs
@@ -116,6 +117,7 @@ def test_a_worker_killed_while_its_engines_handshake(tmp_path: Path, cluster: _C
     assert _gone(engines), "an engine of the killed worker is still running"
 
 
+@pytest.mark.slow  # CI time: a worker killed mid-run stays fast in test_cluster.py
 @pytest.mark.timeout(300)
 def test_the_scheduler_killed_mid_run(tmp_path: Path, cluster: _Cluster) -> None:
     """kill -9 of the Dask scheduler: the run stops with one line (Dask's two-line message

@@ -22,6 +22,10 @@ import pytest
 from conftest import SHARED_DATA
 from peer_games import PEERS, Workload, differences, play_all, read_games
 
+# Slow (CI time): the peers play every workload first (about 40 s of a CI worker); the
+# drop-ins' matrices against the same peers stay in the fast run.
+pytestmark = pytest.mark.slow
+
 BOOKS = SHARED_DATA / "books"
 STOCKFISH = shutil.which("stockfish", path="/usr/games:/usr/local/games:" + os.environ.get("PATH", ""))
 FAIRYMAX = shutil.which("fairymax", path="/usr/games:/usr/local/games:" + os.environ.get("PATH", ""))

@@ -79,11 +79,11 @@ def test_an_unfinished_game_gives_no_sample_and_a_bad_filter_is_refused() -> Non
 
 def test_runner_export_writes_samples_of_a_real_run(tmp_path: Path) -> None:
     (tmp_path / "t.toml").write_text(
-        'name = "s"\nformat = "round-robin"\nrounds = 1\ngames = 2\ntc = "10+0.1"\n'
+        'name = "s"\nformat = "round-robin"\nrounds = 1\ngames = 2\ntc = "2+0.02"\n'
         'concurrency = 2\n'
         '[[engines]]\nname = "one"\ncommand = ["python", "-m", "engine", "--level", "1"]\n'
         '[[engines]]\nname = "two"\ncommand = ["python", "-m", "engine", "--level", "2"]\n'
-        '[adjudication]\nmaxmoves = 30\n')
+        '[adjudication]\nmaxmoves = 16\n')
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     db = f"sqlite:///{tmp_path / 'r.db'}"
 
