@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, func, insert, select, update
+from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 
 from runner.store.db import Database
 from runner.store.models import FleetBatchRow, FleetGameRow, FleetWorkerRow, PlacementRow
@@ -62,6 +62,7 @@ class FleetGameRecord:
     batch_id: int
     factor: float
 _FLEET_GAMES = cast(Table, FleetGameRow.__table__)
+_FLEET_WORKERS = cast(Table, FleetWorkerRow.__table__)
 
 
 def _worker(row: FleetWorkerRow) -> FleetWorkerRecord:
@@ -131,9 +132,13 @@ class Fleet:
                 {"tournament_id": g.tournament_id, "job_index": g.job_index,
                  "worker_id": g.worker_id, "batch_id": g.batch_id, "factor": g.factor}
                 for g in latest.values()])
-            for worker_id, count in sorted(per_worker.items()):
-                session.execute(update(FleetWorkerRow).where(FleetWorkerRow.id == worker_id)
-                                .values(last_seen=now, games=FleetWorkerRow.games + count))
+            # One statement for every worker (executemany: one round trip on PostgreSQL's
+            # pipeline, not one per worker).
+            session.execute(
+                update(_FLEET_WORKERS).where(_FLEET_WORKERS.c.id == bindparam("worker"))
+                .values(last_seen=now, games=_FLEET_WORKERS.c.games + bindparam("more")),
+                [{"worker": worker, "more": count}
+                 for worker, count in sorted(per_worker.items())])
 
     def games(self, tournament_id: int | None = None) -> list[FleetGameRecord]:
         """The counted games of remote workers (of one tournament), in schedule order."""
