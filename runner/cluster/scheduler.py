@@ -37,15 +37,13 @@ from typing import Any, cast
 
 from distributed import Client, Future, KilledWorker, LocalCluster
 
-from runner.build.benches import MachineBuild, machines_disagree
-from runner.cluster.builds import orders_json
+from runner.cluster.cluster_builds import ClusterBuilds, first_line
 from runner.cluster.roster import MAX_WORKER_FAILURES, WorkerRoster
 from runner.cluster.worker import (
     MOVES_TOPIC,
     JobReply,
     MoveMessage,
     abort_games,
-    build_engines,
     executing_keys,
     play_job,
     release_pool,
@@ -54,7 +52,7 @@ from runner.config.recipes import BuildOrder
 from runner.game.job import GameJob
 from runner.game.play import FROZEN_REPLAY
 from runner.game.slot import CannotSetUp, EngineFailed, Played
-from runner.tournament.events import MachineBuilt, Notice
+from runner.tournament.events import Notice
 from runner.tournament.jobs import JobQueue
 from runner.tournament.scheduler import (
     JobFinished,
@@ -146,9 +144,8 @@ class DaskScheduler(Scheduler):
         self.local_workers = workers
         self.address = address
         self.fresh = tuple(sorted(fresh_engines))
-        self.builds = dict(builds or {})
-        """Engines each worker builds itself before it plays them, by name."""
-        self._orders = orders_json(self.builds) if self.builds else None
+        self.builds = ClusterBuilds(builds)
+        """Engines each worker builds itself before it plays them."""
         self.tag = "".join(c if c.isalnum() else "-" for c in tournament)[:40]
         self.run_id = uuid.uuid4().hex[:8]
         """In every task key: runs of the same tournament on one cluster never share a key."""
@@ -176,9 +173,9 @@ class DaskScheduler(Scheduler):
         if self._jobs.stop(hard):
             for task in self._flight:
                 task.cancel()
-            self._later(self._abort_running())
+            _in_background(_abort_running(self._client, self._flight))
         elif first:
-            self._later(self._cancel_queued())
+            _in_background(_cancel_queued(self._client, self._flight))
 
     async def events(self) -> AsyncGenerator[SchedulerEvent, None]:
         """Connect, keep jobs in flight, report them; closes the client (and cluster) at the end."""
@@ -190,7 +187,7 @@ class DaskScheduler(Scheduler):
         except (OSError, TimeoutError) as exc:
             where = self.address or f"a local cluster of {self.local_workers} workers"
             yield SchedulerFailure(f"cannot reach the Dask scheduler ({where}): "
-                                   f"{_first_line(exc)}")
+                                   f"{first_line(exc)}")
             return
         self._client = client
         if self.address is not None:
@@ -206,8 +203,8 @@ class DaskScheduler(Scheduler):
                              '--resources "slots=N")')
             for notice in await self._workers.check_versions(client):
                 yield notice
-        if self._orders is not None:
-            async for built in self._build_everywhere(client):
+        if self.builds.orders_json is not None:
+            async for built in self.builds.build_everywhere(client, self._workers):
                 yield built
                 if isinstance(built, SchedulerFailure):
                     await asyncio.shield(self._close(client, cluster))
@@ -252,39 +249,6 @@ class DaskScheduler(Scheduler):
             if step is not None:
                 with contextlib.suppress(Exception):
                     await step
-
-    def _later(self, coroutine: Any) -> None:
-        """Run a clean-up coroutine on the running loop (stop() is called from a handler)."""
-        try:
-            task = asyncio.get_running_loop().create_task(coroutine)
-        except RuntimeError:
-            coroutine.close()
-            return
-        task.add_done_callback(lambda done: done.cancelled() or done.exception())
-
-    async def _cancel_queued(self) -> None:
-        """Cancel the jobs waiting for a free slot (the games already running finish)."""
-        client = self._client
-        if client is None or client.status != "running":
-            return
-        try:
-            executing = await client.run(executing_keys)
-        except Exception:  # a worker gone: its jobs are not running anyway
-            executing = {}
-        running = {key for keys in executing.values() for key in keys}
-        for task, flight in list(self._flight.items()):
-            if flight.future.key not in running:
-                task.cancel()
-                await client.cancel([flight.future])
-
-    async def _abort_running(self) -> None:
-        """A hard stop: cancel every job and abort the games on every worker."""
-        client = self._client
-        if client is None or client.status != "running":
-            return
-        await client.cancel([flight.future for flight in self._flight.values()], force=True)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.run(abort_games), 20)
 
     # ----------------------------------------------------------------- the jobs
 
@@ -351,8 +315,8 @@ class DaskScheduler(Scheduler):
         if self._moves is not None:  # the task's key: its moves are sent back tagged with it
             args += (key,)
             self._moves.jobs[key] = _Watched(job)
-        if self._orders is not None:
-            args += (None,) * (3 - len(args)) + (self._orders,)
+        if self.builds.orders_json is not None:
+            args += (None,) * (3 - len(args)) + (self.builds.orders_json,)
         future = client.submit(
             play_job, *args, key=key, resources={SLOTS: 1}, pure=False, workers=allowed,
             allow_other_workers=False)
@@ -360,44 +324,6 @@ class DaskScheduler(Scheduler):
         task = asyncio.ensure_future(cast("Awaitable[str]", future.result()))
         self._flight[task] = _InFlight(job, future, slot)
         return JobStarted(job, slot)
-
-    async def _build_everywhere(self, client: Client) -> AsyncGenerator[SchedulerEvent, None]:
-        """Have every connected worker build the ordered engines and bench them before the
-        first game: a notice per build; a worker whose build failed plays no game of that
-        engine; no worker left for an engine, or a bench that differs from the expected one
-        (another machine's or the declared count), ends the run with why."""
-        await self._workers.refresh(client)
-        asked = sorted(self._workers.live - self._workers.excluded)
-        if not asked:
-            return  # none yet: each builds at its first game
-        answers = await client.run(build_engines, self._orders, workers=asked,
-                                   on_error="return")
-        made: list[MachineBuild] = []
-        failed: dict[str, list[str]] = {}
-        for address, answer in sorted(answers.items()):
-            if not isinstance(answer, list):  # it builds at its first game instead
-                yield Notice(f"worker {address} could not be asked to build: "
-                             f"{_first_line(answer)}")
-                continue
-            for entry in answer:
-                engine = str(entry["engine"])
-                if "failed" in entry:
-                    self._workers.cannot.setdefault(engine, set()).add(address)
-                    failed.setdefault(engine, []).append(str(entry["failed"]))
-                    yield Notice(f"worker {address} cannot build {engine}: "
-                                 f"{str(entry['failed']).splitlines()[0]}")
-                    continue
-                record = MachineBuild(**entry["build"])
-                made.append(record)
-                yield _built(engine, record)
-        wrong = machines_disagree(self.builds.values(), made)
-        if wrong is not None:
-            yield SchedulerFailure(str(wrong), refused=True)
-            return
-        for engine, why in failed.items():
-            if len(why) == len(asked):
-                yield SchedulerFailure(f"no worker could build {engine}: {why[0]}", refused=True)
-                return
 
     def _allowed(self, job: GameJob) -> list[str] | None:
         """The workers a job may run on (None: any; none left stops the run)."""
@@ -422,11 +348,11 @@ class DaskScheduler(Scheduler):
             return
         reply = JobReply.from_json(task.result())
         outcome = reply.outcome
-        for made in reply.builds:  # a worker that joined late built at its first game
-            yield _built(f"{made.side}-{made.commit[:8]}", made)
-        wrong = machines_disagree(self.builds.values(), reply.builds)
+        built, wrong = self.builds.came_back(reply)  # a worker that joined late built now
+        for made in built:
+            yield made
         if wrong is not None and self._failure is None:
-            self._failure = str(wrong)
+            self._failure = wrong
             self._cannot_set_up = True  # the same builds give the same benches again
             self._jobs.stop()
         if str(reply.address) in self._workers.other_versions:
@@ -469,7 +395,7 @@ class DaskScheduler(Scheduler):
         if client.status != "running" or isinstance(error, asyncio.CancelledError):
             if not self._jobs.hard:
                 self._failure = (f"lost the Dask scheduler ({self.address or 'local cluster'}) "
-                                 f"while game {job.index + 1} was out: {_first_line(error)}")
+                                 f"while game {job.index + 1} was out: {first_line(error)}")
                 self._jobs.stop()
                 self._scheduler_lost = True
             return
@@ -488,6 +414,44 @@ class DaskScheduler(Scheduler):
             self._failure = failure
 
 
+# ----------------------------------------------------------------- stopping the cluster's work
+
+def _in_background(coroutine: Any) -> None:
+    """Run a clean-up coroutine on the running loop (stop() is called from a handler)."""
+    try:
+        task = asyncio.get_running_loop().create_task(coroutine)
+    except RuntimeError:
+        coroutine.close()
+        return
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+async def _cancel_queued(client: Client | None,
+                         flights: dict[asyncio.Task[Any], _InFlight]) -> None:
+    """Cancel the jobs waiting for a free slot (the games already running finish)."""
+    if client is None or client.status != "running":
+        return
+    try:
+        executing = await client.run(executing_keys)
+    except Exception:  # a worker gone: its jobs are not running anyway
+        executing = {}
+    running = {key for keys in executing.values() for key in keys}
+    for task, flight in list(flights.items()):
+        if flight.future.key not in running:
+            task.cancel()
+            await client.cancel([flight.future])
+
+
+async def _abort_running(client: Client | None,
+                         flights: dict[asyncio.Task[Any], _InFlight]) -> None:
+    """A hard stop: cancel every job and abort the games on every worker."""
+    if client is None or client.status != "running":
+        return
+    await client.cancel([flight.future for flight in flights.values()], force=True)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.run(abort_games), 20)
+
+
 async def start_local_cluster(workers: int, concurrency: int) -> LocalCluster:
     """A LocalCluster of `workers` processes (at least one) on this machine with
     `concurrency` game slots in all, each worker preloading `runner.cluster.worker`."""
@@ -499,18 +463,3 @@ async def start_local_cluster(workers: int, concurrency: int) -> LocalCluster:
         silence_logs=logging.ERROR, preload=["runner.cluster.worker"])
     return cluster
 
-
-def _built(engine: str, record: MachineBuild) -> MachineBuilt:
-    """The notice of a worker's build of `engine`, with its record."""
-    how = "from its cache" if record.cached else f"in {record.seconds:.1f} s"
-    speed = f", {record.nps} nodes/s" if record.nps is not None else ""
-    bench = f": bench {record.nodes} nodes{speed}" if record.nodes is not None else ""
-    return MachineBuilt(f"worker {record.machine} built {engine} {how}{bench}",
-                        record.to_json())
-
-
-def _first_line(error: BaseException) -> str:
-    """An exception as the end of a one-line message: its type and its message's first line
-    (Dask's add a second line of advice that would split the run's one line of failure)."""
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__

@@ -43,7 +43,7 @@ from runner.service.submission import SOURCE, check_stage
 from runner.stats.sprt import SprtDecision
 from runner.store.store import BranchTestRecord, Store
 
-__all__ = ["BranchQueue", "next_tests", "stage_concurrency"]
+__all__ = ["BranchQueue", "check_branch_test", "next_tests", "stage_concurrency"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,40 @@ def stage_concurrency(share: float, running_shares: list[float], games: int,
     total = share + sum(running_shares)
     part = int(games * share / total) if total > 0 else games
     return max(1, min(asked, part))
+
+
+def check_branch_test(data: Mapping[str, Any], settings: ServiceSettings) -> BranchTest:
+    """A submitted branch test checked against the service's engines file and bounds (each
+    stage's tournament table too); ConfigError with every problem at once."""
+    refusals: list[ConfigProblem] = []
+    if "engines_file" in data:
+        Checker(SOURCE, refusals).add(
+            "engines_file", data["engines_file"],
+            "not allowed here: the service's engines file names the recipes")
+    rest = {k: v for k, v in data.items() if k != "engines_file"}
+    problems: list[ConfigProblem] = []
+    try:
+        test = parse_branch_test(rest, Checker(SOURCE, problems), Path(SOURCE),
+                                 settings.engines_file)
+    except ConfigError as exc:
+        raise ConfigError([*refusals, *exc.problems]) from None
+    # The stages' other keys, checked now with a stand-in for the builds (which do not
+    # exist yet): the same refusals and bounds as any submission's.
+    stand_in = [{"name": "dev", "command": ["python"]},
+                {"name": "base", "command": ["python"]}]
+    for index, (label, tc) in enumerate(test.stages):
+        table = {**test.tournament, "name": f"{test.name} {label}", "format": "match",
+                 "tc": tc}
+        try:
+            check_stage(table, stand_in, settings)
+        except ConfigError as exc:
+            for problem in exc.problems:
+                key = f"branch.stages[{index}]" if problem.key == "tc" else problem.key
+                problems.append(dataclasses.replace(problem, key=key))
+    problems = [*refusals, *dict.fromkeys(problems)]
+    if problems:
+        raise ConfigError(problems)
+    return test
 
 
 class BranchQueue:
@@ -113,7 +147,7 @@ class BranchQueue:
         """Check a submitted test, resolve its refs and queue it (or, not `approved`, keep
         it for an admin's approval); its id. ConfigError with every problem (a ref that
         names no commit among them)."""
-        test = await asyncio.to_thread(self._checked, data)
+        test = await asyncio.to_thread(check_branch_test, data, self._settings)
         mirror = Mirror(test.recipe.repository, self._cache)
         try:
             await asyncio.to_thread(mirror.update)
@@ -178,7 +212,7 @@ class BranchQueue:
 
     async def commits(self, test: BranchTestRecord) -> list[tuple[str, str]]:
         """The commits dev has that base has not (hash, subject), from the mirror."""
-        recipe = self._checked(test.spec).recipe
+        recipe = check_branch_test(test.spec, self._settings).recipe
         mirror = Mirror(recipe.repository, self._cache)
         found = await asyncio.to_thread(mirror.between, test.base_sha, test.dev_sha)
         return [(c.sha, c.subject) for c in found]
@@ -191,39 +225,6 @@ class BranchQueue:
         return record
 
     # ----------------------------------------------------------------- the queue
-
-    def _checked(self, data: Mapping[str, Any]) -> BranchTest:
-        """A submitted test checked against the service's engines file and bounds; every
-        problem at once."""
-        refusals: list[ConfigProblem] = []
-        if "engines_file" in data:
-            Checker(SOURCE, refusals).add(
-                "engines_file", data["engines_file"],
-                "not allowed here: the service's engines file names the recipes")
-        rest = {k: v for k, v in data.items() if k != "engines_file"}
-        problems: list[ConfigProblem] = []
-        try:
-            test = parse_branch_test(rest, Checker(SOURCE, problems), Path(SOURCE),
-                                     self._settings.engines_file)
-        except ConfigError as exc:
-            raise ConfigError([*refusals, *exc.problems]) from None
-        # The stages' other keys, checked now with a stand-in for the builds (which do not
-        # exist yet): the same refusals and bounds as any submission's.
-        stand_in = [{"name": "dev", "command": ["python"]},
-                    {"name": "base", "command": ["python"]}]
-        for index, (label, tc) in enumerate(test.stages):
-            table = {**test.tournament, "name": f"{test.name} {label}", "format": "match",
-                     "tc": tc}
-            try:
-                check_stage(table, stand_in, self._settings)
-            except ConfigError as exc:
-                for problem in exc.problems:
-                    key = f"branch.stages[{index}]" if problem.key == "tc" else problem.key
-                    problems.append(dataclasses.replace(problem, key=key))
-        problems = [*refusals, *dict.fromkeys(problems)]
-        if problems:
-            raise ConfigError(problems)
-        return test
 
     async def _advance(self) -> None:
         """Start the pending tests that now have a place."""
@@ -259,7 +260,7 @@ class BranchQueue:
 
     async def _play(self, test_id: int) -> None:
         record = await self._known(test_id)
-        test = self._checked(record.spec)
+        test = check_branch_test(record.spec, self._settings)
         test = dataclasses.replace(test, base=record.base_sha, dev=record.dev_sha)
         sides = await self._sides(test_id, test)
         if sides is None:

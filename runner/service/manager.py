@@ -85,17 +85,10 @@ class TournamentManager:
 
     async def start(self) -> list[int]:
         """Resume the unfinished tournaments this service owns; returns their ids."""
-        found = await asyncio.to_thread(self._data.unfinished)
-        resumed = []
-        for tournament_id, stored in found:
-            try:
-                config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
-            except ValueError as exc:
-                log.error("tournament %d cannot be resumed: %s", tournament_id, exc)
-                continue
+        resumed = _resumable(await asyncio.to_thread(self._data.unfinished))
+        for tournament_id, config in resumed:
             self._queue(tournament_id, ServiceRun(config))
-            resumed.append(tournament_id)
-        return resumed
+        return [tournament_id for tournament_id, _ in resumed]
 
     async def close(self) -> None:
         """Stop every run (running games are cut: a restart plays them again) and wait."""
@@ -311,16 +304,9 @@ class TournamentManager:
                             guard.cancel()
                 else:
                     result = taken
-            if isinstance(result, RunOutcome):
-                status = result.status.value
-                if result.error is not None:
-                    reason = result.error
-                    event_log.publish(NoticeEvent(text=f"the run stopped: {result.error}"))
-            elif isinstance(result, Done):
-                status = TournamentStatus.FINISHED.value
-            elif isinstance(result, Refused):
-                reason = result.message
-                event_log.publish(NoticeEvent(text=reason))
+            status, reason, notice = _ended_as(result, status)
+            if notice is not None:
+                event_log.publish(NoticeEvent(text=notice))
         except asyncio.CancelledError:
             pass
         except Exception as exc:  # a run's failure must not take the service down
@@ -349,13 +335,9 @@ class TournamentManager:
                 await asyncio.to_thread(stop, self.store, tournament_id, origin=SERVICE)
             self._data.changed(tournament_id)
             status = TournamentStatus.STOPPED.value
-        if run.stalled is not None:
-            reason = run.stalled  # stopped, and why
-        if reason is not None and (status != "stopped" or run.stalled is not None):
-            reason = one_line(reason)
+        reason = _kept_reason(status, reason, run.stalled)
+        if reason is not None:
             await self._data.note_reason(tournament_id, reason)
-        else:
-            reason = None
         await self._feed.publish_standings(tournament_id)
         decision = None if run.tournament is None else run.tournament.sprt_result
         ending = TournamentFinishedEvent if status == "finished" else StatusEvent
@@ -376,6 +358,47 @@ class TournamentManager:
         """The builds the tournament's workers reported since last asked (a branch test
         keeps them with its own)."""
         return self._built.pop(tournament_id, [])
+
+
+# ----------------------------------------------------------------- what a run's end means
+
+def _resumable(found: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, TournamentConfig]]:
+    """The stored configurations of the unfinished tournaments to resume at the start; one
+    that no longer reads is left where it is, with why in the log."""
+    resumable: list[tuple[int, TournamentConfig]] = []
+    for tournament_id, stored in found:
+        try:
+            config = TournamentConfig.from_json(stored, where=f"tournament {tournament_id}")
+        except ValueError as exc:
+            log.error("tournament %d cannot be resumed: %s", tournament_id, exc)
+            continue
+        resumable.append((tournament_id, config))
+    return resumable
+
+
+def _ended_as(result: RunOutcome | Done | Refused | None,
+              status: str) -> tuple[str, str | None, str | None]:
+    """What a run's result makes of the tournament: its status (`status` when the run gave
+    none), the reason kept, and the notice its readers get (None: none)."""
+    if isinstance(result, RunOutcome):
+        if result.error is None:
+            return result.status.value, None, None
+        return result.status.value, result.error, f"the run stopped: {result.error}"
+    if isinstance(result, Done):
+        return TournamentStatus.FINISHED.value, None, None
+    if isinstance(result, Refused):
+        return status, result.message, result.message
+    return status, None, None
+
+
+def _kept_reason(status: str, reason: str | None, stalled: str | None) -> str | None:
+    """The one-line reason kept with an ended tournament: a stall's (it was stopped, and
+    why), else the run's own unless it was stopped on request."""
+    if stalled is not None:
+        reason = stalled
+    if reason is not None and (status != "stopped" or stalled is not None):
+        return one_line(reason)
+    return None
 
 
 def _conflict(refusal: Refusal) -> Conflict:
