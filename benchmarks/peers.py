@@ -439,9 +439,9 @@ def print_text(w: Workload, columns: list[Column]) -> None:
         for peer in [c for c in columns if c not in mine and c not in dropins] + mine[:index]:
             cpu = ours.median(lambda s: s.runner_cpu) / peer.median(lambda s: s.runner_cpu)
             wall = ours.median(lambda s: s.wall) / peer.median(lambda s: s.wall)
-            mine, theirs = ours.split(), peer.split()
-            beyond = (f", beyond start-up {mine[1] / theirs[1]:.2f}x" if mine and theirs
-                      and theirs[1] > 0 else "")
+            own_split, their_split = ours.split(), peer.split()
+            beyond = (f", beyond start-up {own_split[1] / their_split[1]:.2f}x"
+                      if own_split and their_split and their_split[1] > 0 else "")
             print(f"  {ours.runner} / {peer.runner}: runner CPU {cpu:.2f}x, wall {wall:.2f}x{beyond}")
 
 
