@@ -250,7 +250,7 @@ def test_a_false_claim_loses_and_a_silent_engine_loses_by_the_timer() -> None:
         engines, pipes = await _engines("uci", [["bestmove e2e4"]], [None])
         record = await asyncio.wait_for(play_game(
             engines[0], engines[1], GameSpec(DEPTH, DEPTH, move_ceiling=0.05)), 10.0)
-        assert (record.result, record.termination) == ("1-0", GameTermination.TIME_FORFEIT)
+        assert (record.result, record.termination) == ("1-0", GameTermination.TIME_FORFEIT), record.reason
         assert "no move within the ceiling of 0.05 s a move" in record.reason
         assert pipes[1].sent[-1] == "stop"  # the search still running is stopped
 
