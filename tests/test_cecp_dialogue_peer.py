@@ -62,7 +62,9 @@ SCENARIOS = [
 _SLOW = {"fairymax-depth-edit-black", "fairymax-init-string", "sjeng-phalanx-moves-per-period",
          "hoichess-sjeng-depth-setboard-black", "sjeng-fairymax-move-time",
          "fairymax-hoichess-memory-cores", "phalanx-sjeng-opening-moves",
-         "gnuchess-fairymax-moves-per-period"}
+         "gnuchess-fairymax-moves-per-period",
+         # CI time (about 16 s each): hoichess-increment-setboard keeps the check fast
+         "fairymax-depth-edit", "phalanx-sjeng-moves-per-period"}
 
 
 @pytest.mark.parametrize("scenario", [
@@ -107,6 +109,7 @@ def _echoed(output: str) -> dict[str, list[tuple[str, str]]]:
     return lines
 
 
+@pytest.mark.slow  # CI time: about 11 s; the scenarios below check every line sent
 def test_debug_echoes_every_line_as_cutechess_cli_does(tmp_path: Path) -> None:
     """``-debug all``: each line sent (``>``) and read (``<``) on stdout as ``MS >NAME(N):
     LINE``, for the same engines and (sent lines) the same dialogue as cutechess-cli's."""

@@ -78,6 +78,7 @@ def _legal_pgn(path: Path) -> int:
     return count
 
 
+@pytest.mark.slow  # CI time: about 12 s; local workers play in the drop-in driver and sizing tests
 def test_local_workers_same_table_as_in_process(tmp_path: Path) -> None:
     """--workers 2 plays the 20 games with the same results and valid PGN."""
     config = _config(tmp_path, rounds=10, concurrency=2, tc="10+0.1", depth="2")

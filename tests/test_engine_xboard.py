@@ -77,6 +77,7 @@ def test_xboard_plays_a_two_game_match_between_our_levels(tmp_path):
         games[0].tags["White"], games[0].tags["Black"]}
 
 
+@pytest.mark.slow  # CI time: about 12 s; XBoard plays our engine in two other fast tests
 @pytest.mark.timeout(180)
 def test_xboard_plays_chess960_with_our_engine(tmp_path):
     games, debug = _match(tmp_path, 1, "-variant", "fischerandom")

@@ -177,6 +177,7 @@ def test_the_engine_is_sent_the_runners_spelling_of_the_number(tmp_path: Path) -
     assert engine_config(config.engines[0]).options == {"Hash": "8", "Skill Level": "7"}
 
 
+@pytest.mark.slow  # CI time: about 13 s; the ceiling is tested fast in test_game_relay and test_game_faults
 @pytest.mark.timeout(300)
 def test_a_depth_that_never_ends_loses_on_time_at_the_ceiling(service: Service) -> None:
     """Seen: fairymax at depth=64 never finished its first move, and the tournament held the

@@ -287,6 +287,7 @@ def test_connections_are_capped_in_all_and_per_address(capped: Served) -> None:
             time.sleep(0.1)
 
 
+@pytest.mark.slow  # CI time: about 13 s; the connection caps stay fast above
 @pytest.mark.timeout(120)
 def test_more_connections_than_descriptors_are_refused_not_a_flood_of_errors(
         tmp_path: Path) -> None:

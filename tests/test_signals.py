@@ -141,6 +141,7 @@ def stored_status(tmp_path: Path) -> str:
 # ------------------------------------------------------------------------------- item 8
 
 
+@pytest.mark.slow  # CI time: about 16 s; the same stop for runner play stays fast below
 def test_second_ctrl_c_while_engines_ignore_quit_does_not_leave_them_running(tmp_path, marker):
     """Ctrl-C once (running games finish), the game ends, the runner quits the engines, which
     ignore quit; Ctrl-C again meanwhile must not cut quit -> SIGTERM -> SIGKILL short."""
