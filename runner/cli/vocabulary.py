@@ -2,16 +2,20 @@
 
 ``runner play``, ``match``, ``gauntlet``, ``roundrobin`` and ``engine check`` all read their
 ``--engine cmd=fairymax name=fm option.Hash=64``, ``--each tc=10+0.1``, ``--draw``... words
-here. They become the table a tournament file would hold, and `parse_config` (or
-`parse_engine`) checks and resolves it, so every key means the same on each command and in a
-file. The key tables below are also what each command's ``--help`` lists. Nothing is started
-here.
+with the one reader of the vocabulary (runner.config.words, which runner-cutechess uses too),
+in the runner's `dialect`: one dash or two, Python's numbers, a value that does not read left
+for the configuration check to report with its key. They become the table a tournament file
+would hold, and `parse_config` (or `parse_engine`) checks and resolves it, so every key means
+the same on each command and in a file. The option tables below are also what each command's
+``--help`` lists. Nothing is started here.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +38,19 @@ from runner.config.vocabulary import (
     engine_table,
     numbered,
     runner_keys,
-    split_word,
+)
+from runner.config.words import (
+    Dialect,
+    EngineKey,
+    KeyAction,
+    OptionSpec,
+    Wording,
+    cut,
+    python_numbers,
+    read_keys,
     typed,
 )
+from runner.config.words import read_engine as read_engine_words
 
 if TYPE_CHECKING:
     from runner.app.stream import EventsTarget
@@ -45,7 +59,7 @@ __all__ = [
     "CHECK", "DRAW_KEYS", "ENGINE_KEYS", "OPENINGS_KEYS", "OPTIONS", "PASSTHROUGH", "PLAY",
     "RESIGN_KEYS",
     "SPRT_KEYS", "TOURNAMENT", "Arguments", "CommandLineError", "Key", "Option",
-    "engine_words", "group_options", "help_sections", "read_arguments",
+    "dialect", "engine_words", "help_sections", "read_arguments",
     "read_engine",
 ]
 
@@ -243,111 +257,89 @@ class Arguments:
 # -- reading ------------------------------------------------------------------------------------
 
 
-def group_options(args: list[str]) -> list[tuple[str, list[str]]]:
-    """Split arguments into (option, words) groups.
-
-    ``--engine cmd=a name=x --each tc=1+0 --rounds 2`` gives
-    ``[("engine", ["cmd=a", "name=x"]), ("each", ["tc=1+0"]), ("rounds", ["2"])]``.
-    A single leading dash is accepted too (``-engine``), as cutechess-cli users write it.
-    """
-    groups: list[tuple[str, list[str]]] = []
-    for token in args:
-        if token.startswith("-") and len(token) > 1 and not token[1].isdigit() and "=" not in token:
-            groups.append((token.lstrip("-"), []))
-        elif groups:
-            groups[-1][1].append(token)
-        else:
-            raise CommandLineError(f"unexpected argument {token!r} before any --option")
-    return groups
+_ARITY = {"flag": (0, 0), "one": (1, 1), "optional": (0, 1), "many": (0, -1)}
 
 
-def _split_word(token: str, what: str) -> tuple[str, str]:
-    word = split_word(token)
-    if word is None:
-        raise CommandLineError(f"{what}: {token!r} is not of the form key=value")
-    return word
+def _typed_reader(key: Key) -> Callable[[str], object] | None:
+    """How a key's value is read: a truth (ponder) as one, left as text for the check when it
+    does not read; the others as written."""
+    if key.kind is str:
+        return None
+    return functools.partial(typed, key)
+
+
+_ENGINE_KEYS = tuple(
+    EngineKey(key.name, KeyAction.APPEND if key.name in ("arg", "initstr") else KeyAction.SET,
+              _typed_reader(key))
+    for key in ENGINE_KEYS if key.name != "option.NAME")
+
+
+@functools.cache
+def dialect(command: str) -> Dialect:
+    """How ``runner COMMAND`` reads the vocabulary: the options it takes, spelled with one
+    dash or two, Python's numbers, the runner's own refusals (the configuration check
+    reports a bad value, with its key)."""
+    kind = _KINDS.get(command, TOURNAMENT)
+    options = [o for o in OPTIONS if kind in o.commands]
+    accepted = ", ".join(_dashed(spelling) for o in options for spelling in (o.name, *o.aliases))
+    return Dialect(
+        options=tuple(OptionSpec(o.name, *_ARITY[o.arity], repeatable=o.name in ("engine", "each"),
+                                 aliases=o.aliases) for o in options),
+        dash="--", any_dashes=True, equals_is_value=True, numbers=python_numbers,
+        wording=Wording(
+            stray="unexpected argument {word!r} before any --option",
+            unknown=f"unknown option --{{name}} for 'runner {command}' (known: {accepted})",
+            twice="{option} given twice",
+            too_few="{option} takes {wanted}, got {got}", too_many="{option} takes {wanted}, got {got}",
+            bad_number="{option} {text!r}: not a number",
+            not_a_word="--engine: {token!r} is not of the form key=value",
+            no_option_name="--engine: {token!r} has no option name",
+            unknown_engine_key="unknown engine key {key!r} in {token!r} (known: "
+                               + ", ".join(k.name for k in ENGINE_KEYS) + ")",
+            bad_setting="{option}: {token!r} is not one of {keys}"),
+        refuse=CommandLineError, engine_keys=_ENGINE_KEYS, settings_column="runner")
 
 
 def engine_words(tokens: list[str], each: list[str] | None = None) -> EngineWords:
     """One ``--engine`` group (after the ``--each`` words) as the engine it gives."""
-    known = {key.name: key for key in ENGINE_KEYS}
-    values: dict[str, Any] = {}
-    args: list[str] = []
-    init: list[str] = []
-    options: dict[str, str] = {}
-    tc: dict[str, str] = {}
-    for token in [*(each or []), *tokens]:
-        key, value = _split_word(token, "--engine")
-        if key.startswith("option."):
-            if not key[len("option."):]:
-                raise CommandLineError(f"--engine: {token!r} has no option name")
-            options[key[len("option."):]] = value
-        elif key not in known:
-            raise CommandLineError(f"unknown engine key {key!r} in {token!r} (known: "
-                                   f"{', '.join(k.name for k in ENGINE_KEYS)})")
-        elif key == "arg":
-            args.append(value)
-        elif key == "initstr":
-            init.append(value)
-        elif key in LIMIT_KEYS:
-            tc[key] = value
-        else:
-            values[key] = typed(known[key], value)
+    read = read_engine_words([*(each or []), *tokens], dialect(CHECK))
+    values = read.values
     if "cmd" not in values:
         raise CommandLineError(f"--engine {' '.join(tokens)!r} has no cmd=")
     try:
-        command = [*shlex.split(values.pop("cmd")), *args]
+        command = [*shlex.split(read.text("cmd")), *read.lists.get("arg", ())]
     except ValueError as exc:
         raise CommandLineError(f"cannot split cmd=: {exc}") from None
     if not command:
         raise CommandLineError("empty cmd=")
+
+    def given(key: str) -> Any:
+        return values.get(key)
+
     return EngineWords(
-        name=values.pop("name", None) or default_name(command), command=tuple(command),
-        protocol=values.get("proto"), directory=values.get("dir"),
-        restart=values.get("restart"), ponder=values.get("ponder"),
-        castling960=values.get("castling960"), init_strings=tuple(init),
-        options=tuple(options.items()), limits=" ".join(f"{k}={v}" for k, v in tc.items()))
-
-
-def _settings(tokens: list[str], option: Option) -> dict[str, Any]:
-    """The ``key=value`` words of ``--draw``, ``--openings``... as a table."""
-    known = {key.name: key for key in option.keys}
-    result: dict[str, Any] = {}
-    for token in tokens:
-        key, sep, value = token.partition("=")
-        if not sep or key not in known:
-            raise CommandLineError(f"--{option.name}: {token!r} is not one of "
-                                   f"{', '.join(k.name + '=...' for k in option.keys)}")
-        result[key] = typed(known[key], value)
-    return result
+        name=read.text("name") or default_name(command), command=tuple(command),
+        protocol=given("proto"), directory=given("dir"), restart=given("restart"),
+        ponder=given("ponder"), castling960=given("castling960"),
+        init_strings=read.lists.get("initstr", ()), options=tuple(read.options.items()),
+        limits=" ".join(f"{k}={v}" for k, v in values.items() if k in LIMIT_KEYS))
 
 
 def _grouped(args: list[str], command: str) -> tuple[list[list[str]], dict[str, list[str]]]:
-    """The ``--engine`` groups and every other option's words, checked against `command`."""
-    kind = _KINDS.get(command, TOURNAMENT)
+    """The ``--engine`` groups and every other option's words (``--each``'s joined), cut
+    and checked by the one reader (runner.config.words) in `command`'s dialect."""
     engines: list[list[str]] = []
     groups: dict[str, list[str]] = {}
-    for given, tokens in group_options(args):
-        option = _BY_NAME.get(given)
-        if option is None or kind not in option.commands:
-            accepted = ", ".join(f"{'-' if len(spelling) == 1 else '--'}{spelling}"
-                                 for o in OPTIONS if kind in o.commands
-                                 for spelling in (o.name, *o.aliases))
-            raise CommandLineError(f"unknown option --{given} for 'runner {command}' "
-                                   f"(known: {accepted})")
-        if option.name == "engine":
-            engines.append(tokens)
-            continue
-        if option.name in groups and option.name != "each":
-            raise CommandLineError(f"--{option.name} given twice")
-        arity = len(tokens)
-        if ((option.arity == "flag" and arity) or (option.arity == "one" and arity != 1)
-                or (option.arity == "optional" and arity > 1)):
-            wanted = {"flag": "no value", "one": "exactly one value",
-                      "optional": "at most one value"}[option.arity]
-            raise CommandLineError(f"--{option.name} takes {wanted}, got {tokens or 'none'}")
-        groups.setdefault(option.name, []).extend(tokens)
+    for given in cut(args, dialect(command)):
+        if given.option.name == "engine":
+            engines.append(list(given.words))
+        else:
+            groups.setdefault(given.option.name, []).extend(given.words)
     return engines, groups
+
+
+def _settings(option: str, groups: dict[str, list[str]]) -> dict[str, Any]:
+    """The ``key=value`` words of ``--draw``, ``--openings``... as a table."""
+    return read_keys(option, groups[option], _BY_NAME[option].every_key, dialect(TOURNAMENT))
 
 
 def _integer(text: str) -> int | str:
@@ -394,11 +386,11 @@ def read_arguments(args: list[str], command: str) -> Arguments:
             table[key] = True
     for key in ("openings", "sprt"):
         if key in groups:
-            table[key] = _settings(groups[key], _BY_NAME[key])
+            table[key] = _settings(key, groups)
     _cutechess_words(groups, table)
     adjudication = adjudication_table(AdjudicationWords(
-        draw=_settings(groups["draw"], _BY_NAME["draw"]) if "draw" in groups else None,
-        resign=_settings(groups["resign"], _BY_NAME["resign"]) if "resign" in groups else None,
+        draw=_settings("draw", groups) if "draw" in groups else None,
+        resign=_settings("resign", groups) if "resign" in groups else None,
         maxmoves=_integer(groups["maxmoves"][0]) if "maxmoves" in groups else None,
         # -tb's text is split at ':' by the check, as a file's is.
         tablebases=groups["tb"][0] if "tb" in groups else None,

@@ -3,12 +3,12 @@
 Two front doors read cutechess-cli's words: ``runner play/match/gauntlet/roundrobin/engine
 check`` (runner.cli.vocabulary, which adds the double-dash spelling and the ``--help``
 panels) and ``runner-cutechess`` (runner.dropin.cutechess, which reads them exactly as
-cutechess-cli 1.5.1 does, with its refusals and oddities). Both read here:
+cutechess-cli 1.5.1 does, with its refusals and oddities). Both read them with one reader,
+runner.config.words, each in its own dialect, and both take from here:
 
 - the keys each option takes (`ENGINE_KEYS`, `DRAW_KEYS`, `RESIGN_KEYS`, `OPENINGS_KEYS`,
   `SPRT_KEYS`): one table per option, saying which keys the runner reads, their types, and
-  which cutechess-cli knows with its defaults (`peer_spec`);
-- how a ``key=value`` word is cut (`split_word`) and a value typed for the table (`typed`);
+  which cutechess-cli knows with its defaults;
 - what was read, as typed records (`EngineWords`, `AdjudicationWords`), and the one mapping
   of them into the configuration table that runner.config.parse checks (`engine_table`,
   `adjudication_table`), with the rule that numbers engines of one name (`numbered`).
@@ -27,7 +27,7 @@ from typing import Any
 __all__ = [
     "DRAW_KEYS", "ENGINE_KEYS", "LIMIT_KEYS", "OPENINGS_KEYS", "RESIGN_KEYS", "SPRT_KEYS",
     "AdjudicationWords", "EngineWords", "Key", "Value", "adjudication_table", "default_name",
-    "engine_table", "numbered", "peer_spec", "runner_keys", "split_word", "typed",
+    "engine_table", "numbered", "runner_keys",
 ]
 
 Value = str | int | float | bool
@@ -89,40 +89,7 @@ def runner_keys(keys: Sequence[Key]) -> tuple[Key, ...]:
     return tuple(key for key in keys if key.runner)
 
 
-def peer_spec(keys: Sequence[Key]) -> str:
-    """An option's keys as cutechess-cli declares them: ``a|b=default|...`` (its own keys
-    only, in the table's order)."""
-    return "|".join(key.name if not key.peer else f"{key.name}={key.peer}"
-                    for key in keys if key.peer is not None)
-
-
-# -- words ---------------------------------------------------------------------------------
-
-
-def split_word(token: str) -> tuple[str, str] | None:
-    """A ``key=value`` word as (key, value); None when it is not of that form."""
-    key, sep, value = token.partition("=")
-    if not sep or not key:
-        return None
-    return key, value
-
-
-def typed(key: Key, text: str) -> Value:
-    """A word's value as the table's type; left a string when it does not parse, so that the
-    configuration check reports it with its key."""
-    if key.kind is bool:
-        lowered = text.lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off"):
-            return False
-        return text
-    if key.kind in (int, float):
-        try:
-            return int(text) if key.kind is int else float(text)
-        except ValueError:
-            return text
-    return text
+# -- names ----------------------------------------------------------------------------------
 
 
 def default_name(command: Sequence[str]) -> str:

@@ -84,7 +84,7 @@ def _config(read: Arguments) -> TournamentConfig:
     table = cc.tournament_table(read)
     order = cutechess_order(
         tournament=read.tournament, games=read.games, rounds=read.rounds, repeat=read.repeat,
-        policy=read.openings["policy"] if read.openings else "default", swap=read.swap,
+        policy=str(read.openings["policy"]) if read.openings else "default", swap=read.swap,
         reverse=read.reverse, seeds=read.seeds, srand=cc.seed_for(read))
     config = checked_config(table, program="runner-cutechess", order=order,
                             start_delay_ms=read.wait)

@@ -1,7 +1,8 @@
 """cutechess-cli 1.5.1's command line, read as cutechess-cli reads it, into a runner tournament.
 
 Reading follows cutechess-cli's own two stages, because its refusals (their words, their order,
-its exit status 1) come from them:
+its exit status 1) come from them. Both are done by the one reader of the vocabulary
+(runner.config.words, which ``runner match`` uses too) in cutechess-cli's `DIALECT`:
 
 1. the words are cut into options: a word is an option when it is one of cutechess-cli's option
    names; the words up to the next one that starts with ``-`` and is not a number are its
@@ -22,14 +23,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.config.vocabulary import DRAW_KEYS, OPENINGS_KEYS, RESIGN_KEYS, SPRT_KEYS, peer_spec
+from runner.config.vocabulary import DRAW_KEYS, OPENINGS_KEYS, RESIGN_KEYS, SPRT_KEYS, Key, Value
+from runner.config.words import (
+    Dialect,
+    EngineRead,
+    Given,
+    Numbers,
+    OptionSpec,
+    Wording,
+    cut,
+    read_engine,
+    read_keys,
+)
 from runner.dropin.contract import Immediate, PeerUsageError
 from runner.dropin.cutechess.engines import (
+    ENGINE_KEYS,
     EngineData,
-    parse_engine,
+    configured,
+    engine_data,
     to_double,
     to_int,
-    to_int_or_zero,
     to_uint,
 )
 from runner.dropin.cutechess.settings import PgnMode, SprtBounds
@@ -50,52 +63,42 @@ CUTECHESS_VERSION = "1.5.1"
 PROGRAM = "runner-cutechess"
 
 
-@dataclass(frozen=True)
-class _Option:
-    name: str
-    kind: str
-    """int, uint, str, list or bool: the value's type after the words are joined."""
-    low: int = 0
-    high: int = -1
-    """Most words (-1: any number)."""
-    repeatable: bool = False
-
-
-OPTIONS: tuple[_Option, ...] = (
+OPTIONS: tuple[OptionSpec, ...] = (
     # cutechess-cli's declaration order: it is also the order the options are acted on.
-    _Option("-srand", "uint", 1, 1),
-    _Option("-tournament", "str", 1, 1),
-    _Option("-engine", "list", 1, -1, True),
-    _Option("-each", "list", 1),
-    _Option("-variant", "str", 1, 1),
-    _Option("-concurrency", "int", 1, 1),
-    _Option("-draw", "list"),
-    _Option("-resign", "list"),
-    _Option("-maxmoves", "int", 1, 1),
-    _Option("-tb", "str", 1, 1),
-    _Option("-tbpieces", "int", 1, 1),
-    _Option("-tbignore50", "bool", 0, 0),
-    _Option("-event", "str", 1, 1),
-    _Option("-games", "int", 1, 1),
-    _Option("-rounds", "int", 1, 1),
-    _Option("-sprt", "list"),
-    _Option("-ratinginterval", "int", 1, 1),
-    _Option("-outcomeinterval", "int", 1, 1),
-    _Option("-resultformat", "str", 1, 1),
-    _Option("-debug", "str", 0, 1),
-    _Option("-openings", "list"),
-    _Option("-bookmode", "str"),
-    _Option("-pgnout", "list", 1, 3),
-    _Option("-epdout", "str", 1, 1),
-    _Option("-repeat", "int", 0, 1),
-    _Option("-noswap", "bool", 0, 0),
-    _Option("-reverse", "bool", 0, 0),
-    _Option("-recover", "bool", 0, 0),
-    _Option("-site", "str", 1, 1),
-    _Option("-wait", "int", 1, 1),
-    _Option("-seeds", "uint", 1, 1),
+    OptionSpec("srand", 1, 1, number="uint"),
+    OptionSpec("tournament", 1, 1),
+    OptionSpec("engine", 1, -1, repeatable=True),
+    OptionSpec("each", 1),
+    OptionSpec("variant", 1, 1),
+    OptionSpec("concurrency", 1, 1, number="int"),
+    OptionSpec("draw"),
+    OptionSpec("resign"),
+    OptionSpec("maxmoves", 1, 1, number="int"),
+    OptionSpec("tb", 1, 1),
+    OptionSpec("tbpieces", 1, 1, number="int"),
+    OptionSpec("tbignore50", 0, 0),
+    OptionSpec("event", 1, 1),
+    OptionSpec("games", 1, 1, number="int"),
+    OptionSpec("rounds", 1, 1, number="int"),
+    OptionSpec("sprt"),
+    OptionSpec("ratinginterval", 1, 1, number="int"),
+    OptionSpec("outcomeinterval", 1, 1, number="int"),
+    OptionSpec("resultformat", 1, 1),
+    OptionSpec("debug", 0, 1),
+    OptionSpec("openings"),
+    OptionSpec("bookmode"),
+    OptionSpec("pgnout", 1, 3),
+    OptionSpec("epdout", 1, 1),
+    OptionSpec("repeat", 0, 1, number="int"),
+    OptionSpec("noswap", 0, 0),
+    OptionSpec("reverse", 0, 0),
+    OptionSpec("recover", 0, 0),
+    OptionSpec("site", 1, 1),
+    OptionSpec("wait", 1, 1, number="int"),
+    OptionSpec("seeds", 1, 1, number="uint"),
 )
-BY_NAME = {option.name: option for option in OPTIONS}
+BY_NAME = {f"-{option.name}": option for option in OPTIONS}
+"""The options by the word that names them (``-engine``)."""
 
 VARIANTS = ("3check", "5check", "ai-wok", "almost", "amazon", "andernach", "antiandernach",
             "antichess", "asean", "atomic", "berolina", "cambodian", "capablanca", "caparandom",
@@ -156,51 +159,37 @@ def refusal(text: str) -> PeerUsageError:
 # -- stage 1: words into options ------------------------------------------------------------
 
 
-@dataclass
-class _Given:
-    name: str
-    words: list[str]
-    flag: bool
-    """Given without words (cutechess's boolean value)."""
-
-    def joined(self) -> str:
-        """The words as one value (cutechess joins them with spaces)."""
-        return " ".join(self.words)
+class _Problem(ValueError):
+    """One of cutechess-cli's warnings, as the one reader raises it; the stage that read it
+    decides the lines printed (one warning, or it and the option's refusal)."""
 
 
-def _is_option_word(word: str) -> bool:
-    return len(word) > 1 and word.startswith("-") and to_double(word) is None
+def _cutechess_truth(text: str) -> bool:
+    """QVariant's toBool of a key's text as cutechess-cli compares it: only "true" is."""
+    return text == "true"
 
 
-def _split(argv: list[str]) -> dict[str, list[_Given]]:
-    given: dict[str, list[_Given]] = {}
-    i = 0
-    while i < len(argv):
-        name = argv[i]
-        option = BY_NAME.get(name)
-        if option is None:
-            raise _warning(f'Unknown option: "{name}"')
-        words: list[str] = []
-        i += 1
-        while i < len(argv) and not _is_option_word(argv[i]):
-            words.append(argv[i])
-            i += 1
-        if not option.repeatable and name in given:
-            raise _warning(f'Multiple instances of option "{name}"')
-        if len(words) < option.low:
-            at_least = "" if option.high == option.low else "at least "
-            raise _warning(f'Option "{name}" needs {at_least}{option.low} argument(s)')
-        if option.high != -1 and len(words) > option.high:
-            raise _warning(f'Too many arguments for option "{name}"')
-        if words:
-            text = " ".join(words)
-            if ((option.kind == "int" and to_int(text) is None)
-                    or (option.kind == "uint" and to_uint(text) is None)):
-                raise _warning(f'Invalid value for option "{name}": "{text}"')
-            if option.kind == "bool":  # a flag given words never gets here (high is 0)
-                raise _warning(f'Invalid value for option "{name}": "{text}"')
-        given.setdefault(name, []).append(_Given(name, words, not words))
-    return given
+def _negative_number(word: str) -> bool:
+    return to_double(word) is not None
+
+
+DIALECT = Dialect(
+    options=OPTIONS, dash="-", any_dashes=False, equals_is_value=False,
+    numbers=Numbers(to_int, to_uint, to_double, _cutechess_truth, _negative_number),
+    wording=Wording(
+        stray='Unknown option: "{word}"', unknown='Unknown option: "{word}"',
+        twice='Multiple instances of option "{option}"',
+        too_few='Option "{option}" needs {at_least}{low} argument(s)',
+        too_many='Too many arguments for option "{option}"',
+        bad_number='Invalid value for option "{option}": "{text}"',
+        not_a_word=None, no_option_name=None, unknown_engine_key='Invalid engine option: "{key}"',
+        bad_setting='Invalid argument for option "{option}": "{token}"',
+        missing_settings='Option "{option}" needs argument(s): {keys}'),
+    refuse=_Problem, engine_keys=ENGINE_KEYS, settings_column="peer", defaults=True,
+    configured=configured)
+"""How cutechess-cli 1.5.1 reads its words: exactly one dash, Qt's numbers (a word reading as
+a number is a value), a bare engine word a key (``ponder``), cutechess-cli's own keys with
+their defaults and refusals (runner.dropin.cutechess.engines)."""
 
 
 # -- stage 2: the options acted on -----------------------------------------------------------
@@ -231,7 +220,8 @@ class Arguments:
     outcome_interval: int = 0
     result_format: str = "default"
     debug: bool = False
-    openings: dict[str, str] | None = None
+    openings: dict[str, Value] | None = None
+    """The -openings keys, cutechess-cli's defaults filled in (plies and start numbers)."""
     bookmode: str = "ram"
     pgnout: str | None = None
     pgn_mode: PgnMode = PgnMode.VERBOSE
@@ -250,35 +240,21 @@ class Arguments:
     (stream, line)."""
 
 
-def _to_map(given: _Given, valid: str) -> tuple[dict[str, str], list[str]]:
-    """MatchParser::Option::toMap: (values with defaults filled in, warnings); an empty map
-    after a warning when the words do not fit ``a|b=default|...`` (the option's keys as
-    cutechess-cli declares them: runner.config.vocabulary.peer_spec)."""
-    defaults: dict[str, str | None] = {}
-    for spec in valid.split("|"):
-        key, _, value = spec.partition("=")
-        defaults[key] = value or None
-    found: dict[str, str] = {}
-    for word in given.words:
-        key, _, value = word.partition("=")
-        if not key or not value or key not in defaults or key in found:
-            return {}, [f'Invalid argument for option "{given.name}": "{word}"']
-        found[key] = value
-    missing = [key for key in sorted(defaults) if key not in found and defaults[key] is None]
-    if missing:
-        quoted = ", ".join(f'"{key}"' for key in missing)
-        return {}, [f'Option "{given.name}" needs argument(s): {quoted}']
-    for key, default in defaults.items():
-        if key not in found and default is not None:
-            found[key] = default
-    return found, []
+def _settings(item: Given, keys: tuple[Key, ...]) -> dict[str, Value]:
+    """MatchParser::Option::toMap: the keys with cutechess-cli's defaults filled in; its
+    refusal after its warning when the words do not fit the option's keys."""
+    try:
+        return read_keys(item.option.name, item.words, keys, DIALECT)
+    except _Problem as problem:
+        raise _invalid(item, str(problem)) from None
 
 
-def _invalid(given: _Given, *before: str) -> PeerUsageError:
+def _invalid(given: Given, *before: str) -> PeerUsageError:
     """cutechess-cli's closing line for an option it refuses, after its own warnings."""
+    name = f"-{given.option.name}"
     if given.flag:
-        return _warning(*before, f'Empty value for option "{given.name}"')
-    return _warning(*before, f'Invalid value for option "{given.name}": "{given.joined()}"')
+        return _warning(*before, f'Empty value for option "{name}"')
+    return _warning(*before, f'Invalid value for option "{name}": "{given.joined()}"')
 
 
 def _resultformat_help() -> str:
@@ -295,43 +271,50 @@ def _resultformat_help() -> str:
 def read_arguments(argv: list[str]) -> Arguments | Immediate:
     """Read a command line as cutechess-cli does (raises PeerUsageError with its lines);
     ``-resultformat help`` is an immediate answer (exit status 1, as cutechess-cli's)."""
-    given = _split(argv)
-
-    def one(name: str) -> _Given | None:
-        """The option given once, or None."""
-        found = given.get(name)
-        return found[0] if found else None
+    try:
+        cut_words = cut(argv, DIALECT)
+    except _Problem as problem:
+        raise _warning(str(problem)) from None
+    given: dict[str, list[Given]] = {}
+    for item in cut_words:
+        given.setdefault(item.option.name, []).append(item)
 
     args = Arguments(argv=tuple(argv), engines=[])
-    if (tournament := one("-tournament")) is not None:
-        args.tournament = tournament.joined()
+    if "tournament" in given:
+        args.tournament = given["tournament"][0].joined()
         if args.tournament not in TOURNAMENTS:
             raise _warning(f"Invalid tournament type: {args.tournament}")
     each: list[str] = []
+    engines: list[EngineRead] = []
     for option in OPTIONS:
         for item in given.get(option.name, []):
-            if option.name == "-tournament":
+            if option.name == "tournament":
                 continue
-            result = _act(option.name, item, args, each)
+            result = _act(option.name, item, args, each, engines)
             if isinstance(result, Immediate):
                 return result
-    # The -each keys, for every engine in turn (the first one refused stops there).
+    # The -each keys, for every engine in turn, word by word (the first one refused stops
+    # there, the engine as the words before it left it).
     problems: list[str] = []
-    for index, engine in enumerate(args.engines if each else []):
-        updated, warning = parse_engine(each, engine)
-        args.engines[index] = updated
-        if warning is not None:
-            problems.append(warning)
+    for index, engine in enumerate(engines if each else []):
+        try:
+            for word in each:
+                engine = read_engine([word], DIALECT, engine)
+        except _Problem as problem:
+            problems.append(str(problem))
             break
+        finally:
+            engines[index] = engine
+    args.engines = [engine_data(engine) for engine in engines]
     lines = [f"Warning: {problem}" for problem in problems]
-    for engine in args.engines:
-        if not engine.tc_valid():
+    for data in args.engines:
+        if not data.tc_valid():
             lines.append("Warning: Invalid or missing time control")
             break
-        if not engine.command.strip():
+        if not data.command.strip():
             lines.append("Critical: missing chess engine command ((null):0, (null))")
             break
-        if not engine.protocol:
+        if not data.protocol:
             lines.append("Warning: Missing chess protocol")
             break
     if len(args.engines) < 2:
@@ -341,92 +324,93 @@ def read_arguments(argv: list[str]) -> Arguments | Immediate:
     return args
 
 
-def _act(name: str, item: _Given, args: Arguments, each: list[str]) -> Immediate | None:
+def _act(name: str, item: Given, args: Arguments, each: list[str],
+         engines: list[EngineRead]) -> Immediate | None:
     """One option acted on as cutechess-cli's parseMatch does; raises its refusal."""
     value = item.joined()
-    if name == "-srand":
+    if name == "srand":
         args.srand = int(value)
-    elif name == "-engine":
-        engine, warning = parse_engine(item.words, EngineData())
-        if warning is not None:
-            raise _invalid(item, warning)
-        args.engines.append(engine)
-    elif name == "-each":
+    elif name == "engine":
+        try:
+            engines.append(read_engine(item.words, DIALECT))
+        except _Problem as problem:
+            raise _invalid(item, str(problem)) from None
+    elif name == "each":
         each[:] = item.words
-    elif name == "-variant":
+    elif name == "variant":
         if value not in VARIANTS:
             raise _invalid(item)
         args.variant = value
-    elif name == "-concurrency":
+    elif name == "concurrency":
         if int(value) <= 0:
             raise _invalid(item)
         args.concurrency = int(value)
-    elif name == "-draw":
-        found, warnings = _to_map(item, peer_spec(DRAW_KEYS))
-        numbers = [to_int(found.get(k, "")) for k in ("movenumber", "movecount", "score")]
-        if any(n is None for n in numbers):
-            raise _invalid(item, *warnings)
-        args.draw = (numbers[0] or 0, numbers[1] or 0, numbers[2] or 0)
-    elif name == "-resign":
-        found, warnings = _to_map(item, peer_spec(RESIGN_KEYS))
-        count, score = to_int(found.get("movecount", "")), to_int(found.get("score", ""))
-        if count is None or score is None:
-            raise _invalid(item, *warnings)
-        args.resign = (count, score, found.get("twosided") == "true")
-    elif name == "-maxmoves":
+    elif name == "draw":
+        found = _settings(item, DRAW_KEYS)
+        numbers = [found[k] for k in ("movenumber", "movecount", "score")]
+        if not all(isinstance(n, int) for n in numbers):
+            raise _invalid(item)
+        args.draw = (int(numbers[0]), int(numbers[1]), int(numbers[2]))
+    elif name == "resign":
+        found = _settings(item, RESIGN_KEYS)
+        count, score = found["movecount"], found["score"]
+        if not isinstance(count, int) or not isinstance(score, int):
+            raise _invalid(item)
+        args.resign = (count, score, found["twosided"] is True)
+    elif name == "maxmoves":
         if int(value) < 0:
             raise _invalid(item)
         args.maxmoves = int(value)
-    elif name == "-tb":
+    elif name == "tb":
         if not _tablebases_found(value):
             raise _invalid(item, "Could not load Syzygy tablebases")
         args.tb = value
-    elif name == "-tbpieces":
+    elif name == "tbpieces":
         if int(value) <= 2:
             raise _invalid(item)
         args.tbpieces = int(value)
-    elif name == "-tbignore50":
+    elif name == "tbignore50":
         args.tbignore50 = True
-    elif name == "-event":
+    elif name == "event":
         args.event = value
-    elif name == "-games":
+    elif name == "games":
         if int(value) <= 0:
             raise _invalid(item)
         args.games = int(value)
-    elif name == "-rounds":
+    elif name == "rounds":
         if args.tournament == "knockout":
             raise _invalid(item, 'Tournament "knockout" does not support user-defined round '
                            "multipliers")
         if int(value) <= 0:
             raise _invalid(item)
         args.rounds = int(value)
-    elif name == "-sprt":
-        found, warnings = _to_map(item, peer_spec(SPRT_KEYS))
-        bounds = [to_double(found.get(k, "")) for k in ("elo0", "elo1", "alpha", "beta")]
-        if any(b is None for b in bounds):
-            raise _invalid(item, *warnings)
-        elo0, elo1, alpha, beta = (float(b or 0.0) for b in bounds)
+    elif name == "sprt":
+        found = _settings(item, SPRT_KEYS)
+        bounds = [found[k] for k in ("elo0", "elo1", "alpha", "beta")]
+        if not all(isinstance(b, float) for b in bounds):
+            raise _invalid(item)
+        elo0, elo1, alpha, beta = (float(b) for b in bounds)
         args.sprt = SprtBounds(elo0, elo1, alpha, beta)
-    elif name == "-ratinginterval":
+    elif name == "ratinginterval":
         args.rating_interval = int(value)
-    elif name == "-outcomeinterval":
+    elif name == "outcomeinterval":
         args.outcome_interval = int(value)
-    elif name == "-resultformat":
+    elif name == "resultformat":
         if value == "help":
             return Immediate(_resultformat_help(), 1)
         args.result_format = value[:256].strip()
-    elif name == "-debug":
+    elif name == "debug":
         if value != "all":  # 1.5.1 refuses a bare -debug: its value is not "all"
             raise _invalid(item)
         args.debug = True
         each.append("debug")
-    elif name == "-openings":
+    elif name == "openings":
         _openings(item, args)
-    elif name == "-bookmode":
+    elif name == "bookmode":
         if item.flag or value not in ("ram", "disk"):
             raise _invalid(item)
         args.bookmode = value
-    elif name == "-pgnout":
+    elif name == "pgnout":
         for extra in item.words[1:]:
             if extra == "min":
                 args.pgn_mode = PgnMode.MINIMAL
@@ -435,9 +419,9 @@ def _act(name: str, item: _Given, args: Arguments, each: list[str]) -> Immediate
             else:
                 raise _invalid(item)
         args.pgnout = item.words[0]
-    elif name == "-epdout":
+    elif name == "epdout":
         args.epdout = value
-    elif name == "-repeat":
+    elif name == "repeat":
         repeat = 2 if item.flag else int(value)
         if repeat < 1:
             raise _invalid(item)
@@ -445,38 +429,37 @@ def _act(name: str, item: _Given, args: Arguments, each: list[str]) -> Immediate
         if args.games % repeat:
             args.notices.append(("stderr", f"Warning: {repeat} opening repetitions vs "
                                            f"{args.games} games per encounter"))
-    elif name == "-noswap":
+    elif name == "noswap":
         args.swap = False
-    elif name == "-reverse":
+    elif name == "reverse":
         args.reverse = True
-    elif name == "-recover":
+    elif name == "recover":
         args.recover = True
-    elif name == "-site":
+    elif name == "site":
         args.site = value
-    elif name == "-wait":
+    elif name == "wait":
         if int(value) < 0:
             raise _invalid(item)
         args.wait = int(value)
-    elif name == "-seeds":
+    elif name == "seeds":
         args.seeds = int(value)
     return None
 
 
-def _openings(item: _Given, args: Arguments) -> None:
+def _openings(item: Given, args: Arguments) -> None:
     """``-openings``: cutechess-cli's checks, in its order, and its suite opened."""
-    found, warnings = _to_map(item, peer_spec(OPENINGS_KEYS))
-    ok = bool(found)
-    if ok and found["format"] not in ("epd", "pgn"):
+    found = _settings(item, OPENINGS_KEYS)
+    if found["format"] not in ("epd", "pgn"):
         raise _invalid(item, f'Invalid opening suite format: "{found["format"]}"')
-    if ok and found["order"] not in ("sequential", "random"):
+    if found["order"] not in ("sequential", "random"):
         raise _invalid(item, f'Invalid opening selection order: "{found["order"]}"')
-    if ok and found["policy"] not in ("default", "encounter", "round"):
+    if found["policy"] not in ("default", "encounter", "round"):
         raise _invalid(item, f'Invalid opening shift policy: "{found["policy"]}"')
-    if not ok or to_int_or_zero(found["plies"]) <= 0 or to_int_or_zero(found["start"]) <= 0:
-        raise _invalid(item, *warnings)
+    if not all(isinstance(found[k], int) and int(found[k]) > 0 for k in ("plies", "start")):
+        raise _invalid(item)
     if found["order"] == "random":
         args.notices.append(("stdout", "Indexing opening suite..."))
-    path = Path(found["file"])
+    path = Path(str(found["file"]))
     try:
         with open(path, "rb") as handle:
             # A PGN suite without a single tag (an EPD file read with the default format):

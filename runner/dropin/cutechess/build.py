@@ -24,7 +24,7 @@ from runner.dropin.cutechess.args import (
     Arguments,
     refusal,
 )
-from runner.dropin.cutechess.engines import EngineData, to_int_or_zero
+from runner.dropin.cutechess.engines import EngineData
 from runner.dropin.cutechess.settings import CutechessSettings
 from runner.stats import EloModel
 
@@ -201,8 +201,7 @@ def tournament_table(args: Arguments) -> dict[str, Any]:
         found = args.openings
         table["openings"] = {
             "file": found["file"], "format": found["format"], "order": found["order"],
-            "seed": seed_for(args), "plies": to_int_or_zero(found["plies"]),
-            "start": to_int_or_zero(found["start"]),
+            "seed": seed_for(args), "plies": found["plies"], "start": found["start"],
         }
     # cutechess-cli switches the draw rule off with movenumber 0 (or less), the resign rule
     # with movecount 0 (or less).

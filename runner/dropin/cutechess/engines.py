@@ -1,5 +1,6 @@
-"""cutechess-cli's engines as its command line and its ``engines.json`` give them
-(`EngineData`), and its number reading (QString's toInt and toDouble), for
+"""cutechess-cli's engines as its command line and its ``engines.json`` give them: its engine
+keys with their checks (`ENGINE_KEYS`, read by the one reader, runner.config.words), the
+engine they leave (`EngineData`), and its number reading (QString's toInt and toDouble), for
 runner.dropin.cutechess.args.
 """
 
@@ -9,12 +10,16 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EngineData", "configured_engines", "engines_json", "parse_engine", "to_double",
-           "to_int", "to_int_or_zero", "to_uint"]
+from runner.config.words import EngineKey, EngineRead, KeyAction
+
+__all__ = ["ENGINE_KEYS", "Clock", "EngineData", "configured", "configured_engines",
+           "engine_data", "engines_json", "read_clock", "to_double", "to_int", "to_int_or_zero",
+           "to_uint"]
 
 _INT = re.compile(r"\s*[+-]?\d+\s*")
 _UINT = re.compile(r"\s*\+?\d+\s*")
@@ -92,42 +97,45 @@ class EngineData:
         return not (self.hourglass and (self.increment > 0 or self.moves_per_tc > 0))
 
 
-def _set_tc(engine: EngineData, text: str) -> bool:
-    """``tc=``: cutechess-cli's TimeControl(QString) and its validity check."""
-    parsed = EngineData()
+@dataclass(frozen=True)
+class Clock:
+    """A ``tc=`` word as cutechess-cli's TimeControl(QString) reads it (milliseconds)."""
+
+    text: str
+    infinite: bool = False
+    hourglass: bool = False
+    moves: int = 0
+    time: int = 0
+    increment: int = 0
+
+
+def read_clock(text: str) -> Clock | None:
+    """``tc=``: cutechess-cli's TimeControl(QString), None when it is not valid."""
     if text == "inf":
-        parsed.infinite = True
+        return Clock(text, infinite=True)
+    increment = moves = ms = 0
+    parts = text.split("+")
+    if len(parts) == 2:
+        increment = max(int((to_double(parts[1]) or 0.0) * 1000), 0)
+    parts = parts[0].split("/")
+    if len(parts) == 2:
+        moves = max(to_int_or_zero(parts[0]), 0)
+        time_text = parts[1]
     else:
-        parts = text.split("+")
-        if len(parts) == 2:
-            increment = int((to_double(parts[1]) or 0.0) * 1000)
-            if increment >= 0:
-                parsed.increment = increment
-        parts = parts[0].split("/")
-        if len(parts) == 2:
-            moves = to_int_or_zero(parts[0])
-            if moves >= 0:
-                parsed.moves_per_tc = moves
-            time_text = parts[1]
-        else:
-            time_text = parts[0]
-        if time_text.startswith("hg"):
-            parsed.hourglass = True
-            time_text = time_text.replace("hg", "")
-        pieces = time_text.split(":")
-        if len(pieces) == 2:
-            ms = int((to_double(pieces[0]) or 0.0) * 60000 + (to_double(pieces[1]) or 0.0) * 1000)
-        else:
-            ms = int((to_double(pieces[0]) or 0.0) * 1000)
-        if ms > 0:
-            parsed.time_per_tc = ms
-    if not parsed.tc_valid():
-        return False
-    engine.infinite, engine.hourglass = parsed.infinite, parsed.hourglass
-    engine.time_per_tc, engine.moves_per_tc = parsed.time_per_tc, parsed.moves_per_tc
-    engine.increment = parsed.increment
-    engine.tc_text = text
-    return True
+        time_text = parts[0]
+    hourglass = time_text.startswith("hg")
+    if hourglass:
+        time_text = time_text.replace("hg", "")
+    pieces = time_text.split(":")
+    if len(pieces) == 2:
+        ms = int((to_double(pieces[0]) or 0.0) * 60000 + (to_double(pieces[1]) or 0.0) * 1000)
+    else:
+        ms = int((to_double(pieces[0]) or 0.0) * 1000)
+    clock = Clock(text, hourglass=hourglass, moves=moves, time=max(ms, 0), increment=increment)
+    # TimeControl::isValid on the clock alone (no search time yet).
+    if clock.time == 0 or (clock.hourglass and (clock.increment > 0 or clock.moves > 0)):
+        return None
+    return clock
 
 
 def engines_json() -> Path:
@@ -150,114 +158,128 @@ def configured_engines() -> list[dict[str, Any]]:
     return [entry for entry in data if isinstance(entry, dict)] if isinstance(data, list) else []
 
 
-def _from_conf(entry: dict[str, Any]) -> EngineData:
-    """An engines.json entry as the engine it configures (cutechess's EngineConfiguration)."""
-    engine = EngineData(
-        name=str(entry.get("name", "")), command=str(entry.get("command", "")),
-        directory=str(entry.get("workingDirectory", "")),
-        stderr=str(entry.get("stderrFile", "")), protocol=str(entry.get("protocol", "")))
+def _from_conf(entry: dict[str, Any]) -> EngineRead:
+    """An engines.json entry as the engine it configures (cutechess's EngineConfiguration),
+    in the words' terms."""
+    values: dict[str, object] = {
+        "name": str(entry.get("name", "")), "cmd": str(entry.get("command", "")),
+        "dir": str(entry.get("workingDirectory", "")), "stderr": str(entry.get("stderrFile", "")),
+        "proto": str(entry.get("protocol", "")),
+        "whitepov": bool(entry.get("whitepov", False)), "ponder": bool(entry.get("ponder", False)),
+        "trust": not entry.get("validateClaims", True), "debug": bool(entry.get("debug", False)),
+    }
     scale = entry.get("timeoutScaleFactor")
     if isinstance(scale, int | float):
-        engine.timeout_scale = float(scale)
-    init = entry.get("initStrings")
-    if isinstance(init, list):
-        engine.init_strings = [str(line) for line in init]
-    engine.white_pov = bool(entry.get("whitepov", False))
-    engine.ponder = bool(entry.get("ponder", False))
+        values["tscale"] = float(scale)
     if entry.get("restart") in ("auto", "on", "off"):
-        engine.restart = str(entry["restart"])
-    engine.validate_claims = bool(entry.get("validateClaims", True))
-    engine.debug = bool(entry.get("debug", False))
+        values["restart"] = str(entry["restart"])
+    init = entry.get("initStrings")
+    lists = {"initstr": tuple(str(line) for line in init)} if isinstance(init, list) else {}
+    options: dict[str, str] = {}
     for option in entry.get("options", []) or []:
         if isinstance(option, dict) and "name" in option:
             value = option.get("value", option.get("default"))
             if value is not None:
-                engine.options[str(option["name"])] = (
+                options[str(option["name"])] = (
                     ("true" if value else "false") if isinstance(value, bool) else str(value))
+    return EngineRead(values, lists, options)
+
+
+def configured(name: str) -> EngineRead | None:
+    """``conf=NAME``: the engine of engines.json named NAME (None: there is none)."""
+    found = next((e for e in configured_engines() if e.get("name") == name), None)
+    return None if found is None else _from_conf(found)
+
+
+def _positive(read: Callable[[str], int | float | None]) -> Callable[[str], int | None]:
+    """A reader of a number that must be above 0, as milliseconds or plies."""
+    def positive(text: str) -> int | None:
+        value = read(text)
+        return int(value) if value is not None and value > 0 else None
+    return positive
+
+
+def _search_time(text: str) -> int | None:
+    seconds = to_double(text)
+    ms = int(seconds * 1000) if seconds is not None and math.isfinite(seconds) else 0
+    return ms if ms > 0 else None
+
+
+def _scale(text: str) -> float | None:
+    scale = to_double(text)
+    return scale if scale is not None and 0.2 <= scale <= 120.0 else None
+
+
+def _nodes(text: str) -> int | None:
+    nodes = int(text) if _INT.fullmatch(text) and abs(int(text)) < 2**63 else 0
+    return nodes if nodes > 0 else None
+
+
+def _margin(text: str) -> int | None:
+    margin = to_int(text)
+    return margin if margin is not None and margin >= 0 else None
+
+
+def _one_of(*words: str) -> Callable[[str], str | None]:
+    return lambda text: text if text in words else None
+
+
+def _given(_text: str) -> bool:
+    """A key whose presence is its meaning (``ponder``, ``trust``...), whatever its value."""
+    return True
+
+
+ENGINE_KEYS: tuple[EngineKey, ...] = (
+    EngineKey("conf", KeyAction.CONF, invalid='Unknown engine configuration: "{value}"'),
+    EngineKey("name"), EngineKey("cmd"), EngineKey("dir"), EngineKey("arg", KeyAction.APPEND),
+    EngineKey("proto", read=_one_of("xboard", "uci"),
+              invalid='Usupported chess protocol: "{value}"'),  # sic: cutechess's word
+    EngineKey("initstr", KeyAction.APPEND, read=lambda text: text.replace("\\n", "\n")),
+    EngineKey("restart", read=_one_of("auto", "on", "off"),
+              invalid='Invalid restart mode: "{value}"'),
+    EngineKey("trust", read=_given),
+    EngineKey("tscale", read=_scale, invalid='Invalid timeout scale factor: "{value}"'),
+    EngineKey("tc", read=read_clock, invalid='Invalid time control: "{value}"', kept=True),
+    EngineKey("st", read=_search_time, invalid='Invalid search time: "{value}"', kept=True),
+    EngineKey("timemargin", read=_margin, invalid='Invalid time margin: "{value}"', kept=True),
+    EngineKey("book", kept=True),
+    EngineKey("bookdepth", read=_positive(to_int_or_zero),
+              invalid='Invalid book depth limit: "{value}"', kept=True),
+    EngineKey("whitepov", read=_given),
+    EngineKey("depth", read=_positive(to_int_or_zero), invalid='Invalid depth limit: "{value}"',
+              kept=True),
+    EngineKey("nodes", read=_nodes, invalid='Invalid node limit: "{value}"', kept=True),
+    EngineKey("ponder", read=_given), EngineKey("debug", read=_given), EngineKey("stderr"),
+)
+"""cutechess-cli's engine keys, each with its check and refusal (its parseEngine); ``conf=``
+keeps the limits and the book, as cutechess-cli does."""
+
+
+def _whole(read: EngineRead, key: str, default: int) -> int:
+    """A key's checked number (its reader in `ENGINE_KEYS` made it one), else `default`."""
+    value = read.values.get(key)
+    return value if isinstance(value, int) else default
+
+
+def engine_data(read: EngineRead) -> EngineData:
+    """The engine its words left, in cutechess-cli's fields."""
+    values = read.values
+    scale = values.get("tscale")
+    engine = EngineData(
+        name=read.text("name"), command=read.text("cmd"), directory=read.text("dir"),
+        arguments=list(read.lists.get("arg", ())), protocol=read.text("proto"),
+        init_strings=list(read.lists.get("initstr", ())), restart=read.text("restart", "auto"),
+        validate_claims=not values.get("trust", False),
+        timeout_scale=scale if isinstance(scale, float) else 1.0,
+        white_pov=values.get("whitepov") is True, ponder=values.get("ponder") is True,
+        debug=values.get("debug") is True, stderr=read.text("stderr"),
+        options=dict(read.options), book=read.text("book"),
+        book_depth=_whole(read, "bookdepth", 1000), time_per_move=_whole(read, "st", 0),
+        margin=_whole(read, "timemargin", 0), plies=_whole(read, "depth", 0),
+        nodes=_whole(read, "nodes", 0))
+    clock = values.get("tc")
+    if isinstance(clock, Clock):
+        engine.infinite, engine.hourglass = clock.infinite, clock.hourglass
+        engine.moves_per_tc, engine.time_per_tc = clock.moves, clock.time
+        engine.increment, engine.tc_text = clock.increment, clock.text
     return engine
-
-
-def parse_engine(words: list[str], engine: EngineData) -> tuple[EngineData, str | None]:
-    """cutechess-cli's parseEngine: the keys applied in order; (engine, warning or None)."""
-    for word in words:
-        key, _, value = word.partition("=")
-        if not key:
-            continue
-        if key == "conf":
-            found = next((e for e in configured_engines() if e.get("name") == value), None)
-            if found is None:
-                return engine, f'Unknown engine configuration: "{value}"'
-            keep = (engine.infinite, engine.hourglass, engine.moves_per_tc, engine.time_per_tc,
-                    engine.increment, engine.time_per_move, engine.margin, engine.plies,
-                    engine.nodes, engine.tc_text, engine.book, engine.book_depth)
-            engine = _from_conf(found)
-            (engine.infinite, engine.hourglass, engine.moves_per_tc, engine.time_per_tc,
-             engine.increment, engine.time_per_move, engine.margin, engine.plies,
-             engine.nodes, engine.tc_text, engine.book, engine.book_depth) = keep
-        elif key == "name":
-            engine.name = value
-        elif key == "cmd":
-            engine.command = value
-        elif key == "dir":
-            engine.directory = value
-        elif key == "arg":
-            engine.arguments.append(value)
-        elif key == "proto":
-            if value not in ("xboard", "uci"):
-                return engine, f'Usupported chess protocol: "{value}"'  # sic: cutechess's word
-            engine.protocol = value
-        elif key == "initstr":
-            engine.init_strings.append(value.replace("\\n", "\n"))
-        elif key == "restart":
-            if value not in ("auto", "on", "off"):
-                return engine, f'Invalid restart mode: "{value}"'
-            engine.restart = value
-        elif key == "trust":
-            engine.validate_claims = False
-        elif key == "tscale":
-            scale = to_double(value)
-            if scale is None or not 0.2 <= scale <= 120.0:
-                return engine, f'Invalid timeout scale factor: "{value}"'
-            engine.timeout_scale = scale
-        elif key == "tc":
-            if not _set_tc(engine, value):
-                return engine, f'Invalid time control: "{value}"'
-        elif key == "st":
-            seconds = to_double(value)
-            ms = int(seconds * 1000) if seconds is not None and math.isfinite(seconds) else 0
-            if seconds is None or ms <= 0:
-                return engine, f'Invalid search time: "{value}"'
-            engine.time_per_move = ms
-        elif key == "timemargin":
-            margin = to_int(value)
-            if margin is None or margin < 0:
-                return engine, f'Invalid time margin: "{value}"'
-            engine.margin = margin
-        elif key == "book":
-            engine.book = value
-        elif key == "bookdepth":
-            if to_int_or_zero(value) <= 0:
-                return engine, f'Invalid book depth limit: "{value}"'
-            engine.book_depth = to_int_or_zero(value)
-        elif key == "whitepov":
-            engine.white_pov = True
-        elif key == "depth":
-            if to_int_or_zero(value) <= 0:
-                return engine, f'Invalid depth limit: "{value}"'
-            engine.plies = to_int_or_zero(value)
-        elif key == "nodes":
-            nodes = int(value) if _INT.fullmatch(value) and abs(int(value)) < 2**63 else 0
-            if nodes <= 0:
-                return engine, f'Invalid node limit: "{value}"'
-            engine.nodes = nodes
-        elif key == "ponder":
-            engine.ponder = True
-        elif key == "debug":
-            engine.debug = True
-        elif key.startswith("option."):
-            engine.options[key.split(".", 1)[1]] = value
-        elif key == "stderr":
-            engine.stderr = value
-        else:
-            return engine, f'Invalid engine option: "{key}"'
-    return engine, None
