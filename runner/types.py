@@ -1,5 +1,5 @@
 """The small shared vocabulary of a game: the variant played, the record of one move, and the
-words an engine is configured with (its protocol, its Chess960 castling).
+words an engine is configured with (its protocol, its Chess960 castling, its options' values).
 
 Like fastchess's ``types/``, these sit below every room that speaks of a game (the protocol
 clients, the PGN writer, the game loop, the configuration, the store), so none of them has to
@@ -12,7 +12,15 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["Castling960Style", "MoveRecord", "Protocol", "Variant"]
+__all__ = ["Castling960Style", "MoveRecord", "OptionValue", "Protocol", "Variant"]
+
+OptionValue = str | int | float | bool
+"""An engine option's value, typed from the configuration to the protocol client, which
+spells it: a bool for a check, an int for a spin, a str for a combo, string or path (a float
+only as a configuration may write it, sent as its text). A value written as text for a
+declared spin or check ("64", "true") is read as the declaration's type in one place,
+`runner.protocol.options.declared_value`, once the engine has declared its options. (The
+members' order is the one the stored configurations were written with: left as it is.)"""
 
 
 class Variant(enum.Enum):

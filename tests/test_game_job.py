@@ -51,7 +51,7 @@ _engines = st.builds(
     working_dir=st.none() | _word.map(Path),
     env=st.none() | st.dictionaries(_word, _text, max_size=3),
     protocol=st.sampled_from(["cecp", "uci"]),
-    options=st.dictionaries(_word, _text, max_size=4),
+    options=st.dictionaries(_word, _text | st.integers() | st.booleans(), max_size=4),
     init_strings=st.lists(_text, max_size=3).map(tuple),
     memory_mb=st.none() | _count,
     cores=st.none() | _count,
@@ -142,7 +142,11 @@ def test_the_tournament_s_job_carries_every_engine_setting(tmp_path: Path) -> No
     x = job.white if job.white.name == "x" else job.black
     y = job.black if x is job.white else job.white
     assert (x.castling960, dict(x.env or {}), dict(x.options), x.init_strings) == (
-        "kxr", {"HASH": "16"}, {"Threads": "2", "Ponder": "0"}, ("memory 16",))
+        "kxr", {"HASH": "16"}, {"Threads": 2, "Ponder": False}, ("memory 16",))
+    # Typed until the client spells them, through the job's JSON too (a bool is an int).
+    assert [type(again.white.options[k]) for k in ("Threads", "Ponder") if x is job.white] \
+        + [type(again.black.options[k]) for k in ("Threads", "Ponder") if x is job.black] \
+        == [int, bool]
     assert y.protocol == "uci" and dict(y.options) == {}
     spec = job.spec
     y_tc = spec.white_tc if job.white is y else spec.black_tc

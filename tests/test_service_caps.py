@@ -174,7 +174,7 @@ def test_the_engine_is_sent_the_runners_spelling_of_the_number(tmp_path: Path) -
         "engines": [{"use": "stockfish", "options": {"Hash": " +8 ", "Skill Level": "07"}},
                     "bundled"], "tc": "5+0.05"}, settings, DeclaredOptions())
     assert config.engines[0].options == (("Hash", 8), ("Skill Level", 7))
-    assert engine_config(config.engines[0]).options == {"Hash": "8", "Skill Level": "7"}
+    assert engine_config(config.engines[0]).options == {"Hash": 8, "Skill Level": 7}
 
 
 @pytest.mark.slow  # CI time: about 13 s; the ceiling is tested fast in test_game_relay and test_game_faults

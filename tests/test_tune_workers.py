@@ -102,13 +102,13 @@ def _silent_worker(fleet: Fleet) -> None:
     assert offer.status_code == 200, offer.text
     body = offer.json()
     # Both sides are the tuned engine, by the name the worker's own file knows; no command
-    # goes out; the values to play are in the options, spelled as integers.
+    # goes out; the values to play are in the options, typed as integers.
     assert body["names"] == {"plus": "bundled", "minus": "bundled"}
     jobs = [GameJob.from_json(text) for text in body["jobs"]]
     assert {job.engines for job in jobs} == {("plus", "minus"), ("minus", "plus")}
     for job in jobs:
         assert job.white.argv == (job.white.name,)
-        assert job.white.options["Skew"].isdigit() and job.black.options["Skew"].isdigit()
+        assert all(type(side.options["Skew"]) is int for side in (job.white, job.black))
     while (state := _batch_state(fleet.db, body["id"])) == "leased":
         assert time.monotonic() < deadline + 60, "the silent batch was not taken back"
         time.sleep(0.2)

@@ -26,7 +26,7 @@ from runner.config.stored import LEGACY_MODEL_WORDS, is_legacy_json, upgrade_sto
 from runner.config.timecontrol import WrittenTimeControl
 from runner.protocol.engine import CecpDialogue
 from runner.stats import EloModel, SprtSpec
-from runner.types import Castling960Style, Protocol, Variant
+from runner.types import Castling960Style, OptionValue, Protocol, Variant
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -56,8 +56,6 @@ __all__ = [
     "stored_setting",
 ]
 
-OptionValue = str | int | float | bool
-"""The value of an engine option, as TOML (and JSON) can write it."""
 
 _FORBID_UNKNOWN_KEYS = {"extra": "forbid"}
 """pydantic's setting for each dataclass: JSON with a key the model lacks is refused rather than

@@ -13,6 +13,8 @@ import math
 
 from runner.clock import TimeControl
 from runner.protocol.engine import ClockState, EngineOption
+from runner.protocol.options import declared_value, spelt
+from runner.types import OptionValue, Protocol
 
 __all__ = [
     "UNTIMED_SECONDS",
@@ -138,9 +140,10 @@ def edit_commands(fen: str, *, dummy_move: str | None = "a2a3", by_file: bool = 
     return lines
 
 
-def option_command(option: EngineOption, value: str) -> str:
+def option_command(option: EngineOption, value: OptionValue) -> str:
     """``option NAME=VALUE`` (``option NAME`` for a button, save or reset) for a declared
-    option, the value checked against the declaration; ValueError if it does not fit.
+    option: the value the declaration reads it as (`declared_value`), a check's as ``1`` or
+    ``0``; ValueError if it does not fit.
 
     The engine reads the name up to the first ``=``: a declared name holding one could not be
     set without ambiguity, so it is refused. Text options (string, file, path) pass as given.
@@ -148,32 +151,8 @@ def option_command(option: EngineOption, value: str) -> str:
     name = option.name
     if "=" in name:
         raise ValueError(f"option {name!r}: a name holding '=' cannot be set unambiguously")
-    text = value.strip()
-    kind = option.type
-    if kind in ("button", "save", "reset"):
-        if text not in ("", "1", "true", "True"):
-            raise ValueError(f"option {name!r} is a {kind}: it takes no value, not {value!r}")
-        return f"option {name}"
-    if kind in ("spin", "slider"):
-        try:
-            number = int(text)
-        except ValueError:
-            raise ValueError(f"option {name!r} is a spin: an integer, not {value!r}") from None
-        if (option.min is not None and number < option.min) or \
-                (option.max is not None and number > option.max):
-            raise ValueError(f"option {name!r}: {number} is outside {option.min}..{option.max}")
-        return f"option {name}={number}"
-    if kind == "check":
-        lowered = text.lower()
-        if lowered not in ("0", "1", "true", "false"):
-            raise ValueError(f"option {name!r} is a check: 1 or 0, not {value!r}")
-        return f"option {name}={1 if lowered in ('1', 'true') else 0}"
-    if kind == "combo":
-        for choice in option.choices:
-            if choice.lower() == text.lower():
-                return f"option {name}={choice}"
-        raise ValueError(f"option {name!r}: {value!r} is not one of {', '.join(option.choices)}")
-    return f"option {name}={value}"
+    typed = declared_value(option, value, Protocol.CECP)
+    return f"option {name}" if typed is None else f"option {name}={spelt(typed, Protocol.CECP)}"
 
 
 _EMPTY_RUNS = str.maketrans({str(n): "." * n for n in range(1, 9)})

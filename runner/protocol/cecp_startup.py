@@ -19,8 +19,9 @@ from runner.protocol.cecp_commands import option_command
 from runner.protocol.cecp_features import CecpFeatures
 from runner.protocol.cecp_reading import CecpReading
 from runner.protocol.engine import CecpDialogue, EngineConfig, EngineStalled
-from runner.protocol.options import check_submitted, find_declared
+from runner.protocol.options import find_declared, sent_value
 from runner.protocol.process import EngineProcess
+from runner.types import Protocol
 
 __all__ = ["CecpStartup"]
 
@@ -92,11 +93,11 @@ class CecpStartup(CecpReading):
         lines = []
         for name, value in cfg.options.items():
             option = find_declared(self.name, name, declared, declared.get)
-            if cfg.options_submitted:
-                check_submitted(self.name, option, value)
+            sent = sent_value(self.name, option, value, Protocol.CECP, cfg.options_submitted)
             try:
-                lines.append(option_command(option, value))
-            except ValueError as exc:
+                # A button's value was read as none: its written one spells it again.
+                lines.append(option_command(option, value if sent is None else sent))
+            except ValueError as exc:  # a name holding '='
                 raise ValueError(f"engine {self.name}: {exc}") from None
         return lines
 

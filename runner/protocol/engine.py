@@ -21,7 +21,7 @@ from typing import NamedTuple, Optional, cast
 from mypy_extensions import mypyc_attr
 
 from runner.clock import TimeControl
-from runner.types import Castling960Style, Protocol, Variant
+from runner.types import Castling960Style, OptionValue, Protocol, Variant
 
 __all__ = [
     "CecpDialogue",
@@ -119,7 +119,9 @@ class EngineConfig:
     working_dir: "Optional[Path]" = None
     env: "Optional[Mapping[str, str]]" = None
     protocol: Protocol = Protocol.CECP
-    options: "Mapping[str, str]" = field(default_factory=dict)
+    options: "Mapping[str, OptionValue]" = field(default_factory=dict)
+    """The options to set, by name, their values typed: the client reads each as the
+    engine declares it and spells it in its protocol's words (runner.protocol.options)."""
     init_strings: "tuple[str, ...]" = ()
     memory_mb: "Optional[int]" = None
     cores: "Optional[int]" = None

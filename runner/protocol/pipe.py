@@ -35,6 +35,7 @@ from runner.protocol.process import EngineProcess
 from runner.protocol.transport import EngineTransport, Line
 from runner.protocol.waiting import OutputState, ReplyCall, Waiter, Watchdog, wait_answer
 from runner.text import shown
+from runner.types import OptionValue
 
 __all__ = ["PipeEngine", "PipeProcess"]
 
@@ -350,13 +351,19 @@ class PipeEngine(PipeProcess):
         if (not self._running or set(config.options) != set(old.options)
                 or _all_but_options(config) != _all_but_options(old)):
             return False
-        changed = {k: v for k, v in config.options.items() if old.options[k] != v}
+        changed = {k: v for k, v in config.options.items() if not _same(old.options[k], v)}
         if changed:
             lines = self._option_commands(dataclasses.replace(
                 config, options=changed, memory_mb=None, cores=None))
             await self._send(*lines)
         self.config = config
         return True
+
+
+def _same(old: OptionValue, new: OptionValue) -> bool:
+    """Whether two option values are one: of one type as well as equal (``True == 1``, yet
+    a check set to True and a spin set to 1 are different settings)."""
+    return type(old) is type(new) and old == new
 
 
 def _all_but_options(config: EngineConfig) -> tuple[object, ...]:

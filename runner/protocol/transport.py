@@ -24,6 +24,7 @@ __all__ = [
     "LineHandler",
     "check_lines",
     "clip_entry",
+    "unsafe_character",
 ]
 
 ENTRY_LIMIT = 1024
@@ -46,6 +47,12 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 """What no line to an engine may hold: C0 controls (line breaks and tab included), DEL, C1
 controls (NEL among them) and Unicode's line and paragraph separators. Some engines read
 any of these as the end of a line."""
+
+
+def unsafe_character(text: str) -> str | None:
+    """The first character of `text` no line to an engine may hold (see `_UNSAFE`), or None."""
+    found = _UNSAFE.search(text)
+    return None if found is None else found.group()
 
 
 def check_lines(lines: Sequence[str], engine: str) -> None:

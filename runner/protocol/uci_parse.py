@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from runner.clock import TimeControl
 from runner.protocol.engine import ClockState, EngineOption, SearchInfo
+from runner.protocol.options import declared_value, spelt
+from runner.types import OptionValue, Protocol
 
 __all__ = [
     "OPTION_TYPES",
@@ -38,53 +40,18 @@ _INT_FIELDS = frozenset({"depth", "seldepth", "nodes", "nps", "time", "hashfull"
                          "sbhits", "multipv", "currmovenumber", "cpuload"})
 _MOVE_RE = re.compile(r"^(?:[a-h][1-8][a-h][1-8][qrbnk]?|0000)$")
 _NULL_MOVES = frozenset({"0000", "(none)", "none", "null"})
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
 _NO_LIMIT_MS = 86_400_000  # untimed, no depth or nodes: a day per move (CECP sends st 86400)
 
 
 # ----------------------------------------------------------------------------- options
 
 
-def option_value(option: EngineOption, value: object) -> str | None:
-    """`value` for `option` as it goes on the wire (None: a button, no value); ValueError
-    if the declaration forbids it."""
-    text = _option_text(value)
-    name = option.name
-    if "\n" in text or "\r" in text:
-        raise ValueError(f"option {name!r}: a value may not contain a line break")
-    if option.type == "button":
-        if text not in ("", "true", "True"):
-            raise ValueError(f"option {name!r} is a button: it takes no value, not {text!r}")
-        return None
-    if option.type == "check":
-        lowered = text.strip().lower()
-        if lowered in _TRUE:
-            return "true"
-        if lowered in _FALSE:
-            return "false"
-        raise ValueError(f"option {name!r} is a check: true or false, not {text!r}")
-    if option.type == "spin":
-        try:
-            number = int(text.strip())
-        except ValueError:
-            raise ValueError(f"option {name!r} is a spin: an integer, not {text!r}") from None
-        if (option.min is not None and number < option.min) or \
-                (option.max is not None and number > option.max):
-            raise ValueError(f"option {name!r}: {number} is outside {option.min}..{option.max}")
-        return str(number)
-    if option.type == "combo":
-        for choice in option.choices:
-            if choice.lower() == text.strip().lower():
-                return choice
-        raise ValueError(f"option {name!r}: {text!r} is not one of {', '.join(option.choices)}")
-    return text  # string
-
-
-def _option_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+def option_value(option: EngineOption, value: OptionValue) -> str | None:
+    """`value` for `option` as it goes on the UCI wire (None: a button, no value): the value
+    the declaration reads it as (`declared_value`), a check's as ``true``/``false``;
+    ValueError if the declaration forbids it."""
+    typed = declared_value(option, value, Protocol.UCI)
+    return None if typed is None else spelt(typed, Protocol.UCI)
 
 
 def parse_option(text: str) -> EngineOption:

@@ -10,8 +10,9 @@ import re
 from collections.abc import Mapping
 
 from runner.protocol.engine import EngineConfig, EngineOption
-from runner.protocol.options import check_submitted, find_declared
+from runner.protocol.options import find_declared, sent_value
 from runner.protocol.uci_parse import find_option, option_value
+from runner.types import OptionValue, Protocol
 
 __all__ = ["setoption_line", "settings_lines"]
 
@@ -32,35 +33,31 @@ def settings_lines(engine: str, cfg: EngineConfig, declared: Mapping[str, Engine
     """``setoption`` lines (memory and cores as Hash and Threads, then the configured options)
     and what each declared option is set to (declared spelling -> wire value).
 
-    An option the engine did not declare, or a value its declaration forbids, is a
-    ValueError naming `engine` and the option.
+    Each value is read as its declaration's type and, for a submitter's options, checked as
+    a submitter's (`sent_value`), then spelt in UCI's words (`option_value`). An option the
+    engine did not declare, or a value its declaration forbids, is a ValueError naming
+    `engine` and the option.
     """
     def find(name: str) -> EngineOption | None:
         return find_option(declared, name)
 
-
-    wanted: list[tuple[str, object]] = []
+    wanted: list[tuple[str, OptionValue, bool]] = []
     if cfg.memory_mb is not None and find("Hash") is not None:
-        wanted.append(("Hash", cfg.memory_mb))
+        wanted.append(("Hash", cfg.memory_mb, False))
     if cfg.cores is not None and find("Threads") is not None:
-        wanted.append(("Threads", cfg.cores))
-    submitted = {name for name, _ in cfg.options.items()} if cfg.options_submitted else set()
-    wanted.extend(cfg.options.items())
+        wanted.append(("Threads", cfg.cores, False))
+    wanted.extend((name, value, cfg.options_submitted) for name, value in cfg.options.items())
     lines: list[str] = []
     values: dict[str, str | None] = {}
-    for name, value in wanted:
+    for name, value, submitted in wanted:
         option = find_declared(engine, name, declared, find)
-        if name in submitted:
-            check_submitted(engine, option, str(value))
         if _AMBIGUOUS_NAME.search(option.name):
             # "setoption name A value B": a name holding the word "name" or "value" would
             # be read differently by the engine than it declared it.
             raise ValueError(f"engine {engine}: option {option.name!r} holds the word "
                              "'name' or 'value' and cannot be set unambiguously")
-        try:
-            wire = option_value(option, value)
-        except ValueError as exc:
-            raise ValueError(f"engine {engine}: {exc}") from None
+        sent = sent_value(engine, option, value, Protocol.UCI, submitted)
+        wire = None if sent is None else option_value(option, sent)
         values[option.name] = wire
         lines.append(setoption_line(option.name, wire))
     return lines, values

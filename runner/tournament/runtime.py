@@ -14,6 +14,7 @@ from runner.books.openings import Opening
 from runner.config.model import (
     AdjudicationConfig,
     EngineSpec,
+    OptionValue,
     Protocol,
     RestartPolicy,
     TablebaseResults,
@@ -45,18 +46,17 @@ __all__ = [
 
 
 def engine_config(entry: EngineSpec) -> EngineConfig:
-    """The protocol layer's configuration for a configured engine."""
+    """The protocol layer's configuration for a configured engine: its options' values go
+    as the configuration typed them (a CECP engine's ``memory`` and ``cores`` as commands
+    of their own), for the protocol client to read as declared and spell."""
     uci = entry.protocol is Protocol.UCI
-    options: dict[str, str] = {}
+    options: dict[str, OptionValue] = {}
     resources: dict[str, int] = {}
     for name, value in entry.options:
         if not uci and name in _CECP_RESOURCES and (amount := _amount(value)) is not None:
             resources[_CECP_RESOURCES[name]] = amount
             continue
-        if isinstance(value, bool):
-            options[name] = ("true" if value else "false") if uci else ("1" if value else "0")
-        else:
-            options[name] = str(value)
+        options[name] = value  # typed as written: the client reads and spells it
     scaled: dict[str, Any] = {}
     if entry.timeout_scale != 1.0:
         defaults = EngineConfig(name=entry.name, argv=entry.command)
