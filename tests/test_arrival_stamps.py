@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import selectors
 import sys
 import textwrap
 import time
@@ -235,3 +236,83 @@ def test_output_that_ended_before_the_takeover_stays_with_asyncio() -> None:
 
     closing, taken_over = run(scenario())
     assert closing and not taken_over
+
+
+def test_a_reply_that_comes_during_a_long_turn_is_stamped_when_it_came() -> None:
+    """Issue 38's time forfeits at 64 games at once: a reply that reached our pipe while a
+    long turn ran (the other games' read callbacks, each refereeing a move and writing the
+    next request) was stamped by the next poll, after the whole turn, and the engine was
+    charged with it. Now a read callback past `LOOK_AFTER` into the turn looks at the
+    watched pipes again, and the reply is stamped by that look. On a clock the test sets
+    (no wall time): the turn polls at 100.000, game B's reply comes during game A's
+    callback, game C's callback looks at 100.004, the turn ends at 100.080."""
+    from runner.protocol.engine import EngineReply
+    from runner.protocol.loop import LOOK_AFTER, ArrivalSelector
+
+    clock = [100.0]
+    selector = ArrivalSelector(clock=lambda: clock[0])
+    pipes = {name: os.pipe() for name in "ABC"}
+    lines: list[Line] = []
+
+    async def never() -> EngineTerminated:
+        raise AssertionError("the output does not end here")
+
+    reader = LineReader(deque(), line_limit=1024, entry_limit=64, note=lambda text: None,
+                        terminated=never, returncode=lambda: None, label="B")
+    reader.listen(lambda got: lines.extend(got), lambda exc: None)
+    try:
+        for read_end, _ in pipes.values():
+            selector.register(read_end, selectors.EVENT_READ)
+            selector.watch(read_end)
+        a_read, a_write = pipes["A"]
+        b_read, b_write = pipes["B"]
+        c_read, c_write = pipes["C"]
+        os.write(a_write, b"bestmove e2e4\n")
+        os.write(c_write, b"bestmove d2d4\n")
+        sent_to_b = 99.999  # B's request, written in the turn before
+        ready = selector.select(0)
+        assert sorted(key.fd for key, _ in ready) == sorted([a_read, c_read])
+        # A's read callback: its reply was there at the poll.
+        chunk = os.read(a_read, 4096)
+        assert list(selector.arrived(a_read, 100.0)) == [(100.0, len(chunk))]
+        os.write(b_write, b"info depth 1\nbestmove e7e5\n")  # B answers during A's work
+        clock[0] = 100.0 + 4 * LOOK_AFTER  # C's read callback, further into the turn
+        chunk = os.read(c_read, 4096)
+        assert list(selector.arrived(c_read, clock[0])) == [(100.0, len(chunk))]
+        looked = clock[0]
+        clock[0] = 100.080  # the rest of the turn: C's work and the others'
+        ready = selector.select(0)
+        assert [key.fd for key, _ in ready] == [b_read]
+        chunk = os.read(b_read, 4096)
+        reader.on_chunk(chunk, clock[0] + 0.001, selector.arrived(b_read, clock[0] + 0.001))
+        assert [(line.text, line.time) for line in lines] == [
+            ("info depth 1", looked), ("bestmove e7e5", looked)]
+        reply = EngineReply(move="e7e5", sent_at=sent_to_b, received_at=lines[-1].time)
+        assert reply.elapsed == pytest.approx(looked - sent_to_b)  # not 100.080 - 99.999
+        # A second read in the same turn gets no mark: nothing is stamped early.
+        os.write(b_write, b"bestmove e7e6\n")
+        chunk = os.read(b_read, 4096)
+        assert list(selector.arrived(b_read, clock[0] + 0.002)) == []
+    finally:
+        selector.close()
+        for read_end, write_end in pipes.values():
+            os.close(read_end)
+            os.close(write_end)
+
+
+def test_lines_past_a_mark_keep_a_later_stamp() -> None:
+    """Of one read, each line is stamped by the earliest mark that counted its last byte;
+    a line no mark counted keeps the read's time (never stamped before it came)."""
+    lines: list[Line] = []
+
+    async def never() -> EngineTerminated:
+        raise AssertionError("the output does not end here")
+
+    reader = LineReader(deque(), line_limit=1024, entry_limit=64, note=lambda text: None,
+                        terminated=never, returncode=lambda: None, label="marks")
+    reader.listen(lambda got: lines.extend(got), lambda exc: None)
+    chunk = b"one\ntwo\nthree\nfour"
+    reader.on_chunk(chunk, 9.0, [(1.0, 6), (2.0, 9), (3.0, 10)])
+    reader.on_chunk(b"\n", 10.0)
+    assert [(line.text, line.time) for line in lines] == [
+        ("one", 1.0), ("two", 2.0), ("three", 9.0), ("four", 10.0)]

@@ -17,15 +17,17 @@ per chunk read. The engine process layer works on both: it needs only the public
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import gc
 import importlib
 import os
+import select
 import selectors
 import sys
 import termios
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from runner.text import shown
@@ -33,9 +35,11 @@ from runner.text import shown
 __all__ = [
     "GC_ENV",
     "GC_THRESHOLDS",
+    "LOOK_AFTER",
     "LOOP_ENV",
     "ArrivalSelector",
     "LoopChoiceError",
+    "Mark",
     "arrival_selector",
     "loop_factory",
     "loop_name",
@@ -128,62 +132,119 @@ def _escaped_report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) ->
 _NO_BYTES = bytes(4)
 """The buffer FIONREAD fills with an int: how many bytes wait in a pipe."""
 
+LOOK_AFTER = 0.001
+"""Seconds of a loop turn after which a read callback looks again at the watched pipes
+(`ArrivalSelector.arrived`): a line that comes meanwhile is stamped within about this plus
+one callback of its arrival, however long the turn."""
+
+Mark = tuple[float, int]
+"""(a monotonic time, how many bytes waited in a pipe then)."""
+
+_MOST_MARKS = 4
+"""Marks kept per pipe between two reads of it (a pipe whose reading is paused)."""
+
 
 class ArrivalSelector:
-    """The loop's selector, noting for the pipes it is asked to watch how many bytes were
-    already in each when `select` returned, and when that was.
+    """The loop's selector, noting for the pipes it is asked to watch when bytes were seen
+    waiting in each, and how many: at every poll, and again during a long turn.
 
-    Why: asyncio runs a turn's ready callbacks one after another, the game steps left over
-    from the turn before first. With many games at once, an engine's reply read by the last
-    of them waits behind the others' referee and store work, and a stamp taken in the read
-    callback charges that wait to the engine's clock. The bytes counted here were in our pipe
-    when the poll returned: the lines they complete are stamped then (see `arrived`). Bytes
-    that came later (read by the same call) keep the read's own time, so no line is ever
-    stamped before it reached us: an engine that overruns still loses on time.
+    Why: asyncio runs a turn's ready callbacks one after another. With many games at once
+    a turn is long, and a stamp taken in the read callback would charge an engine's clock
+    with the other games' referee and store work. The bytes counted at the poll were in our
+    pipe when it returned: the lines they complete are stamped then. A reply that comes
+    while the turn is still running waits for the next poll, and a stamp taken there charges
+    the rest of the turn to the engine (issue 38: with 64 games at once the callback-driven
+    game charged every move half a turn of every game's work, 26 ms on average, and lost a
+    third of its games on time; the replies had come in a millisecond). So once a turn has
+    run `LOOK_AFTER` seconds, the next read callback looks at the watched pipes again
+    (a zero-timeout poll of them alone) and marks what has come since. A line is stamped by
+    the earliest mark whose bytes complete it; bytes no mark counted keep the read's own
+    time, so no line is ever stamped before it reached us.
 
     It wraps the selector asyncio would pick and offers the methods asyncio's selector loop
     calls (register, unregister, modify, select, get_key, get_map, close).
     """
 
-    def __init__(self, inner: selectors.BaseSelector | None = None) -> None:
-        """`inner` is the selector that does the polling (the platform's default)."""
+    def __init__(self, inner: selectors.BaseSelector | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """`inner` is the selector that does the polling (the platform's default); `clock`
+        the monotonic clock the marks are taken on (a test's own)."""
         self._inner: selectors.BaseSelector = inner if inner is not None else selectors.DefaultSelector()
+        self._clock = clock
         self._watched: set[int] = set()
-        self._waiting: dict[int, int] = {}  # watched descriptor -> bytes in it at the poll
+        # The watched pipes alone, for the looks during a turn (level-triggered).
+        self._looker: select.epoll | select.poll = (
+            select.epoll() if hasattr(select, "epoll") else select.poll())
+        self._marks: dict[int, list[Mark]] = {}  # watched descriptor -> marks, oldest first
+        self._looked_at = 0.0
         self.polled_at = 0.0
         """The monotonic time the last `select` returned."""
 
     def watch(self, fd: int) -> None:
         """Count the bytes waiting in `fd` (a pipe or socket we read) at every poll."""
-        self._watched.add(fd)
+        if fd not in self._watched:
+            self._watched.add(fd)
+            with contextlib.suppress(OSError):  # not pollable: its marks come from polls alone
+                self._looker.register(fd, select.POLLIN)
 
     def unwatch(self, fd: int) -> None:
         """Stop counting for `fd` (it is being closed; the number may be reused)."""
-        self._watched.discard(fd)
-        self._waiting.pop(fd, None)
+        if fd in self._watched:
+            self._watched.discard(fd)
+            with contextlib.suppress(OSError, KeyError, ValueError):
+                self._looker.unregister(fd)
+        self._marks.pop(fd, None)
 
-    def arrived(self, fd: int) -> tuple[float, int]:
-        """(when the last poll returned, how many bytes of `fd` were waiting then); the
-        count is taken back, so a second read in the same turn gets 0."""
-        return self.polled_at, self._waiting.pop(fd, 0)
+    def arrived(self, fd: int, now: float) -> Sequence[Mark]:
+        """The marks of `fd` since it was last read (taken back: a second read in the same
+        turn gets none); `now`, the read's time, looks at the other pipes again when the
+        turn has run `LOOK_AFTER` seconds since the last poll or look."""
+        marks = self._marks.pop(fd, ())
+        if now - self._looked_at > LOOK_AFTER:
+            self._looked_at = now
+            for found, _events in self._looker.poll(0):
+                self._mark(found, now, self._marks)
+        return marks
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         """Poll; then, for each watched descriptor found readable, count its waiting bytes."""
         ready = self._inner.select(timeout)
-        self.polled_at = time.monotonic()
-        waiting = self._waiting
-        waiting.clear()
+        now = self._clock()
+        self.polled_at = self._looked_at = now
+        earlier = self._marks
+        # A pipe not found readable has nothing waiting: its older marks go.
+        marks: dict[int, list[Mark]] = {}
         watched = self._watched
         if watched:
             for key, events in ready:
                 fd = key.fd
                 if fd in watched and events & selectors.EVENT_READ:
-                    try:
-                        counted = fcntl.ioctl(fd, termios.FIONREAD, _NO_BYTES)
-                    except OSError:
-                        continue
-                    waiting[fd] = int.from_bytes(counted, sys.byteorder)
+                    kept = earlier.get(fd)
+                    if kept is not None:
+                        marks[fd] = kept
+                    self._mark(fd, now, marks)
+        self._marks = marks
         return ready
+
+    def _mark(self, fd: int, now: float, marks: dict[int, list[Mark]]) -> None:
+        """Note in `marks` how many bytes wait in `fd` now, if more than its last mark."""
+        if fd not in self._watched:
+            return
+        try:
+            counted = fcntl.ioctl(fd, termios.FIONREAD, _NO_BYTES)
+        except OSError:
+            return
+        count = int.from_bytes(counted, sys.byteorder)
+        if count <= 0:
+            return
+        kept = marks.get(fd)
+        if kept is None:
+            marks[fd] = [(now, count)]
+        elif kept[-1][1] < count:
+            if len(kept) < _MOST_MARKS:
+                kept.append((now, count))
+            else:  # bounded: the last mark moves later (its bytes stamped late, never early)
+                kept[-1] = (now, count)
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         """As `selectors.BaseSelector.register`."""
@@ -207,8 +268,11 @@ class ArrivalSelector:
 
     def close(self) -> None:
         """As `selectors.BaseSelector.close`."""
-        self._waiting.clear()
+        self._marks.clear()
         self._watched.clear()
+        close = getattr(self._looker, "close", None)  # a poll object holds no descriptor
+        if close is not None:
+            close()
         self._inner.close()
 
 

@@ -166,8 +166,7 @@ class RawPipes:
         if arrivals is None:
             self._reader.on_chunk(data, now)
         else:
-            polled_at, waiting = arrivals.arrived(fd)
-            self._reader.on_chunk(data, now, polled_at, waiting)
+            self._reader.on_chunk(data, now, arrivals.arrived(fd, now))
 
     def _read_stderr(self) -> None:
         """stderr is readable: one read into the tail (or its end)."""

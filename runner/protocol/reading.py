@@ -15,7 +15,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeGuard
 
 from runner.protocol.engine import (
@@ -155,24 +155,28 @@ class LineReader:
 
     # ----------------------------------------------------------------- the bytes
 
-    def on_chunk(self, chunk: bytes, now: float, polled_at: float = 0.0, waiting: int = 0) -> None:
-        """A chunk of the engine's standard output, read at `now`; its first `waiting` bytes
-        were already in our pipe at `polled_at` (the loop's poll, before the turn's other
-        callbacks ran): a line they complete is stamped then, the others at `now`."""
+    def on_chunk(self, chunk: bytes, now: float, marks: Sequence[tuple[float, int]] = ()) -> None:
+        """A chunk of the engine's standard output, read at `now`. `marks` (oldest first)
+        say how many bytes were already in our pipe at earlier moments (the loop's poll, a
+        look during a long turn; see `ArrivalSelector`): a line is stamped by the earliest
+        mark whose bytes complete it, a line no mark covers at `now`."""
         if self.draining:
             self._drain_chunk(chunk, now)
             return
         if self._read_error is not None or self._eof:
             return  # the output is already broken; it is read on (and dropped) until stop
-        if waiting <= 0:
-            self._split(chunk, now)
-        elif waiting >= len(chunk):
-            self._split(chunk, polled_at)
-        else:
-            cut = chunk.rfind(b"\n", 0, waiting) + 1  # past the last newline there at the poll
-            if cut:
-                self._split(chunk[:cut], polled_at)
-            self._split(chunk[cut:], now)
+        start = 0
+        size = len(chunk)
+        for at, count in marks:
+            # Past the last newline among the bytes there at that mark.
+            cut = chunk.rfind(b"\n", start, min(count, size)) + 1
+            if cut > start:
+                self._split(chunk[start:cut] if start or cut < size else chunk, at)
+                start = cut
+            if count >= size:
+                break
+        if start < size:
+            self._split(chunk[start:] if start else chunk, now)
         self._deliver()
 
     def on_exit(self) -> None:

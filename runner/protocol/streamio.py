@@ -183,8 +183,7 @@ class _StdoutProtocol(asyncio.Protocol):
         if arrivals is None:
             self._reader.on_chunk(data, now)
         else:
-            polled_at, waiting = arrivals.arrived(self._fd)
-            self._reader.on_chunk(data, now, polled_at, waiting)
+            self._reader.on_chunk(data, now, arrivals.arrived(self._fd, now))
 
     def eof_received(self) -> bool | None:
         """The end of stdout, as asyncio's own protocol takes it."""
