@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from runner.config.vocabulary import Key, Value
 
@@ -90,7 +90,7 @@ class OptionSpec:
     high: int = -1
     """Most words (-1: any number)."""
     repeatable: bool = False
-    number: str | None = None
+    number: Literal["int", "uint"] | None = None
     """int or uint: the words, joined, must read as one (None: not checked while cutting)."""
     aliases: tuple[str, ...] = ()
 
@@ -163,7 +163,7 @@ class Dialect:
     refuse: Callable[[str], Exception]
     """What the door raises, given a refusal's text."""
     engine_keys: tuple[EngineKey, ...]
-    settings_column: str
+    settings_column: Literal["runner", "peer"]
     """Which keys of a settings table the door reads: "runner" (`Key.runner`) or "peer"
     (cutechess-cli's, `Key.peer` not None)."""
     defaults: bool = False
