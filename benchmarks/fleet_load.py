@@ -211,13 +211,15 @@ class _Connection:
 async def _worker(number: int, base: str, token: str, games: Games, until: float,
                   beat_every: int, figures: Figures) -> None:
     """One simulated worker: register, then batches until `until`."""
+    from runner.fleet import WIRE_VERSION
     from runner.game.job import GameJob
 
     http = _Connection(base, token)
     try:
         status, joined = await http.post("/api/workers", json.dumps({
             "name": f"sim-{number}", "concurrency": 4, "cores": 4, "memory_mb": 1024,
-            "os": "simulated", "version": "bench", "engines": list(ENGINE_NAMES)}).encode())
+            "os": "simulated", "version": "bench", "wire": WIRE_VERSION,
+            "engines": list(ENGINE_NAMES)}).encode())
         if status != 201:
             raise RuntimeError(f"register: {status} {joined[:300]!r}")
         me = f"/api/workers/{json.loads(joined)['id']}"
@@ -255,13 +257,14 @@ async def _worker(number: int, base: str, token: str, games: Games, until: float
 
 async def _prime(base: str, token: str, games: Games) -> None:
     """Take one batch, play a real game of each colour order from it, hand it back."""
+    from runner.fleet import WIRE_VERSION
     from runner.game.job import GameJob
 
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
         joined = await http.post("/api/workers", json={
             "name": "primer", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
-            "version": "bench", "engines": list(ENGINE_NAMES)})
+            "version": "bench", "wire": WIRE_VERSION, "engines": list(ENGINE_NAMES)})
         joined.raise_for_status()
         me = f"/api/workers/{joined.json()['id']}"
         for _ in range(600):

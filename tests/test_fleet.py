@@ -26,6 +26,7 @@ pytest.importorskip("fastapi", reason="the service extra (fastapi) is not instal
 httpx = pytest.importorskip("httpx", reason="the fleet extra (httpx) is not installed")
 
 from runner.clock import TimeControl  # noqa: E402
+from runner.fleet import WIRE_VERSION  # noqa: E402
 from runner.fleet.speed import SpeedTerms, scale_control  # noqa: E402
 from runner.game.job import GameJob  # noqa: E402
 from runner.game.record import GameRecord  # noqa: E402
@@ -211,6 +212,14 @@ def _forge(fleet: Fleet) -> str:
     auth = {"Authorization": f"Bearer {fleet.worker_token}"}
     info = {"name": "forger", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
             "version": "0", "engines": ["bundled", "bundled-v1"]}
+    # A worker from before the exchange was versioned sends no version: refused at once,
+    # both versions named, not left to fail on the first batch it cannot read.
+    older = httpx.post(f"{fleet.base}/api/workers", headers=auth, timeout=30,
+                       json={**info, "nps": REFERENCE_NPS})
+    assert older.status_code == 409, older.text
+    assert "version 1 of the workers' exchange" in older.text, older.text
+    assert f"this service version {WIRE_VERSION}" in older.text, older.text
+    info["wire"] = WIRE_VERSION
     slow = httpx.post(f"{fleet.base}/api/workers", headers=auth, timeout=30,
                       json={**info, "nps": 1})
     assert slow.status_code == 403 and "too slow" in slow.text, slow.text

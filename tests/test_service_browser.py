@@ -33,6 +33,8 @@ sync_api = pytest.importorskip(
                                   "drives the system chromium, no browser download needed)")
 chess_pgn = pytest.importorskip("chess.pgn")
 
+from runner.fleet import WIRE_VERSION  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -491,7 +493,7 @@ def test_an_admin_blocks_and_unblocks_a_worker_from_the_workers_page(tmp_path: P
     with _serve(tmp_path, "--accept-workers") as base:
         worker = _post_json(base + "/api/workers", {
             "name": name, "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "test",
-            "version": "test", "engines": ["bundled"]}, TOKEN)
+            "version": "test", "wire": WIRE_VERSION, "engines": ["bundled"]}, TOKEN)
         wid = worker["id"]
         urls: list[str] = []
         errors: list[str] = []

@@ -27,6 +27,7 @@ httpx = pytest.importorskip("httpx", reason="the fleet extra (httpx) is not inst
 
 from runner.app.tune import tune  # noqa: E402
 from runner.config.tune import parse_tune  # noqa: E402
+from runner.fleet import WIRE_VERSION  # noqa: E402
 from runner.game.job import GameJob  # noqa: E402
 from runner.rules import Result  # noqa: E402
 from runner.store.store import Store  # noqa: E402
@@ -92,7 +93,7 @@ def _silent_worker(fleet: Fleet) -> None:
     auth = {"Authorization": f"Bearer {fleet.worker_token}"}
     joined = httpx.post(f"{fleet.base}/api/workers", headers=auth, timeout=30, json={
         "name": "silent", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
-        "version": "0", "engines": ["bundled"], "nps": REFERENCE_NPS})
+        "version": "0", "wire": WIRE_VERSION, "engines": ["bundled"], "nps": REFERENCE_NPS})
     assert joined.status_code == 201, joined.text
     base = f"{fleet.base}/api/workers/{joined.json()['id']}"
     deadline = time.monotonic() + 60

@@ -30,6 +30,7 @@ import httpx
 
 from runner import __version__
 from runner.config.engines import load_engines_file
+from runner.fleet import WIRE_VERSION
 from runner.fleet.speed import BENCH_ARGV, MachineSpeed, bench_speed
 from runner.fleet.uploads import upload_body
 from runner.game.job import GameJob
@@ -181,7 +182,7 @@ class WorkerClient:
             "bench_nodes": 0 if speed is None else speed.nodes,
             "name": self.settings.name, "concurrency": self.settings.concurrency,
             "cores": os.cpu_count() or 1, "memory_mb": _memory_mb(),
-            "os": platform.platform(), "version": __version__,
+            "os": platform.platform(), "version": __version__, "wire": WIRE_VERSION,
             "engines": sorted(self.settings.engines), "syzygy": syzygy,
             "syzygy_pieces": pieces})
         if answer.status_code >= 500:

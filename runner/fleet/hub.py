@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.config.model import TournamentConfig
+from runner.fleet import WIRE_VERSION
 from runner.fleet.batches import Batch, by_share
 from runner.fleet.ledger import CountedLedger
 from runner.fleet.scheduler import FleetScheduler, Refusal
@@ -101,7 +102,13 @@ class FleetHub:
 
     async def register(self, name: str, principal: str | None,
                        info: Mapping[str, Any]) -> Joined:
-        """Store a newly joined worker; a `Refusal` when its machine is too slow."""
+        """Store a newly joined worker; a `Refusal` when it speaks another version of the
+        exchange or its machine is too slow."""
+        wire = int(info.get("wire", 1))
+        if wire != WIRE_VERSION:
+            raise Refusal(409, f"this worker speaks version {wire} of the workers' exchange "
+                          f"(cecp-runner {info.get('version', '?')}) and this service version "
+                          f"{WIRE_VERSION}: run the service's cecp-runner release on the worker")
         engines = frozenset(str(e) for e in info.get("engines", ()))
         slots = max(1, int(info.get("concurrency", 1)))
         nps = int(info.get("nps", 0))

@@ -61,6 +61,9 @@ class WorkerInfo(BaseModel):
     memory_mb: int = Field(ge=0, le=1 << 40)
     os: str = Field(max_length=200)
     version: str = Field(max_length=100, description="Its runner's version.")
+    wire: int = Field(default=1, ge=1, le=10_000,
+                      description="The version of the workers' exchange it speaks (absent: 1, "
+                                  "a worker from before the version was sent).")
     engines: list[Annotated[str, Field(max_length=200)]] = Field(
         max_length=1000, description="The engines its own allow-list permits, by name.")
     syzygy: list[Annotated[str, Field(max_length=500)]] = Field(default=[], max_length=100)
