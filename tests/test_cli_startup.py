@@ -207,15 +207,43 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
     assert loaded == ["runner.store"]
 
 
+def test_a_run_s_modules_load_no_service_tables_and_no_rich_tables() -> None:
+    # Issue 38: a run's start-up imports neither the service's store modules (tokens, tunes,
+    # fleet, branch tests) nor rich's tables; each still loads when its name is first used.
+    probe = (
+        "import sys\n"
+        "import runner.cli.plays, runner.cli.tournament, runner.store.preparing\n"
+        "import runner.store.writing\n"
+        "from runner.store import store\n"
+        "lazy = ['runner.store.tokens', 'runner.store.tunes', 'runner.store.fleet',\n"
+        "        'runner.store.branches', 'rich.table', 'rich.panel']\n"
+        "print('BEFORE', *[n for n in lazy if n in sys.modules])\n"
+        "from runner.store.store import PLACEMENTS, ROLES, BranchTests, Tunes\n"
+        "print('AFTER', *[n for n in lazy if n in sys.modules], PLACEMENTS[0], ROLES[0],\n"
+        "      BranchTests.__module__, store.Tunes is Tunes)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.splitlines()
+    assert before == "BEFORE"
+    assert after == ("AFTER runner.store.tokens runner.store.tunes runner.store.fleet "
+                     "runner.store.branches host admin runner.store.branches True")
+
+
 DEFERRED = {
     "export": {"runner.app.reading"},  # export --help loads no database code
     "listing": {"runner.app.reading"},  # list --help loads no database code
     "help": {"runner.cli.vocabulary",  # which imports this module at its top
-             "typer"},  # its rich_utils: rich.markdown and pygments, for rendered help only
+             "typer",  # its rich_utils: rich.markdown and pygments, for rendered help only
+             # Issue 38: rich's panels and tables (decimal, fractions), which a run does not
+             # render.
+             "rich.console", "rich.panel", "rich.table", "rich.text"},
     "serve": {"runner.service.server"},  # the service extra, with a message when missing
     # The live view (not for --quiet runs); the event lines' models (pydantic), for
     # --events only.
-    "tournament": {"rich.progress", "rich.live", "runner.app.stream"},
+    "tournament": {"rich.progress", "rich.live", "runner.app.stream", "rich.table"},
     "vocabulary": {"runner.app.stream"},
     # Issue 39: a command's --help loads none of the run's code (it took 5-7 s on a loaded
     # machine): the commands that play are declared in runner.cli.plays, the others import

@@ -11,10 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import typer.core
-from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 from typer.core import TyperCommand
 
 __all__ = ["PASSTHROUGH", "VocabularyCommand", "vocabulary_help"]
@@ -44,7 +40,12 @@ class VocabularyCommand(TyperCommand):
                 with formatter.section(title):
                     formatter.write_dl(rows)
             return
-        # Here: it imports rich.markdown and pygments, which only rendered help needs.
+        # Here: it imports rich.markdown and pygments, which only rendered help needs; and
+        # rich's panels and tables (with decimal and fractions), which a run does not.
+        from rich.console import Console
+        from rich.panel import Panel
+        from rich.table import Table
+        from rich.text import Text
         from typer import rich_utils
 
         console = Console(width=rich_utils.MAX_WIDTH)

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 from rich.console import Console, Group
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from runner.app.lifecycle import NoSuchTournament, resumable
@@ -59,6 +58,7 @@ from runner.tournament.scoreboard import Scoreboard, summary_lines
 if TYPE_CHECKING:  # the live view's modules: imported when it is shown, not by --quiet runs
     from rich.live import Live
     from rich.progress import Progress, TaskID
+    from rich.table import Table
 
     # The event lines' models (pydantic): imported when --events is given, not by every run.
     from runner.app.stream import EventFile, EventsTarget
@@ -176,6 +176,8 @@ class _View:
 
 def standings_table(board: Scoreboard) -> Table:
     """The current standings as a rich table."""
+    from rich.table import Table  # only the live view shows it (with decimal and fractions)
+
     table = Table(title="Standings", title_justify="left")
     for column in ("#", "Engine", "Games", "Points", "Score", "W", "D", "L"):
         table.add_column(column, justify="left" if column == "Engine" else "right")

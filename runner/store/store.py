@@ -29,7 +29,6 @@ from sqlalchemy import Enum, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from runner.store.branches import BranchTestRecord, BranchTests
 from runner.store.db import (
     SCHEMA_REVISION,
     Database,
@@ -40,13 +39,6 @@ from runner.store.db import (
     open_database,
     redact,
     safe_url,
-)
-from runner.store.fleet import (
-    PLACEMENTS,
-    Fleet,
-    FleetBatchRecord,
-    FleetGameRecord,
-    FleetWorkerRecord,
 )
 from runner.store.lease import (
     LEASE_TIMEOUT,
@@ -94,13 +86,19 @@ from runner.store.records import (
     StoredTournament,
 )
 from runner.store.resume import latest_named, stored_config
-from runner.store.tokens import ROLES, TokenRecord, Tokens
-from runner.store.tunes import PlanChanged, SubmittedTune, TuneIteration, TuneRecord, Tunes
 
 if TYPE_CHECKING:
-    # Loaded by the first run that asks for them: they import the game record (and the rules
-    # below it), which the commands that only read do not need (``runner list``).
+    from runner.store.branches import BranchTestRecord, BranchTests
+    from runner.store.fleet import (
+        PLACEMENTS,
+        Fleet,
+        FleetBatchRecord,
+        FleetGameRecord,
+        FleetWorkerRecord,
+    )
     from runner.store.preparing import Preparation
+    from runner.store.tokens import ROLES, TokenRecord, Tokens
+    from runner.store.tunes import PlanChanged, SubmittedTune, TuneIteration, TuneRecord, Tunes
     from runner.store.writing import TournamentStore
 
 __all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "PLACEMENTS", "ROLES", "SERVICE",
@@ -122,17 +120,34 @@ locked, not a runner database): the driver's error, named here so that the layer
 it without importing SQLAlchemy."""
 
 
+_LAZY = {
+    # A run's preparation and writes import the game record (and the rules below it), which
+    # the commands that only read do not need (``runner list``).
+    "runner.store.preparing": ("Preparation",),
+    "runner.store.writing": ("TournamentStore",),
+    # The service's tables: neither a run nor a read asks for them (their dataclasses and
+    # queries were about 3% of a run's start-up CPU).
+    "runner.store.branches": ("BranchTestRecord", "BranchTests"),
+    "runner.store.fleet": ("PLACEMENTS", "Fleet", "FleetBatchRecord", "FleetGameRecord",
+                           "FleetWorkerRecord"),
+    "runner.store.tokens": ("ROLES", "TokenRecord", "Tokens"),
+    "runner.store.tunes": ("PlanChanged", "SubmittedTune", "TuneIteration", "TuneRecord",
+                           "Tunes"),
+}
+_LAZY_HOME = {name: module for module, names in _LAZY.items() for name in names}
+"""Where each name loaded on first use lives (see `__getattr__`)."""
+
+
 def __getattr__(name: str) -> Any:
-    """`Preparation` and `TournamentStore`, loaded when first asked for (see above)."""
-    if name == "Preparation":
-        from runner.store.preparing import Preparation
+    """The names of `_LAZY`, each loaded from its module when first asked for."""
+    module = _LAZY_HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return Preparation
-    if name == "TournamentStore":
-        from runner.store.writing import TournamentStore
-
-        return TournamentStore
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 DATABASE_ERRORS = (SQLAlchemyError, sqlite3.Error)
@@ -415,21 +430,29 @@ class Store:
     @property
     def tokens(self) -> Tokens:
         """The service's tokens in this database."""
+        from runner.store.tokens import Tokens
+
         return Tokens(self.db)
 
     @property
     def tunes(self) -> Tunes:
         """The SPSA tuning runs in this database."""
+        from runner.store.tunes import Tunes
+
         return Tunes(self.db)
 
     @property
     def fleet(self) -> Fleet:
         """The remote workers, their batches and the tournaments' placements."""
+        from runner.store.fleet import Fleet
+
         return Fleet(self.db)
 
     @property
     def branch_tests(self) -> BranchTests:
         """The service's branch tests in this database."""
+        from runner.store.branches import BranchTests
+
         return BranchTests(self.db)
 
     def set_reason(self, tournament_id: int, reason: str | None) -> None:
