@@ -28,7 +28,13 @@ from runner.referee import verify_game
 from runner.store.store import FleetGameRecord, Store
 from runner.tournament.events import Notice
 from runner.tournament.jobs import JobQueue
-from runner.tournament.scheduler import JobFinished, JobStarted, Scheduler, SchedulerEvent
+from runner.tournament.scheduler import (
+    JobFinished,
+    JobsFinished,
+    JobStarted,
+    Scheduler,
+    SchedulerEvent,
+)
 
 __all__ = ["FleetScheduler", "Refusal"]
 
@@ -81,7 +87,7 @@ class FleetScheduler(Scheduler):
         self._jobs = JobQueue()
         self._waiting: deque[GameJob] = deque()
         self._batches: dict[int, Batch] = {}
-        self._queue: asyncio.Queue[_Queued] = asyncio.Queue()
+        self._queue: deque[_Queued] = deque()
         self._wake = asyncio.Event()
         self.share: float | None = None
         """The games at once a service asked of this run (`resize`): the hub offers workers
@@ -124,26 +130,28 @@ class FleetScheduler(Scheduler):
                 if self._done():
                     return
                 self._wake.clear()
-                try:
-                    event, handled = self._queue.get_nowait()
-                except asyncio.QueueEmpty:
+                if not self._queue:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._wake.wait(), 1.0)
                     continue
+                event, waiting = self._next()
                 try:
                     yield event
-                finally:
-                    if handled is not None and not handled.done():
-                        handled.set_result(None)
+                except BaseException:
+                    # The run failed handling it (a lost lease, the database gone): nothing
+                    # of it is acknowledged as counted.
+                    _answer(waiting, Refusal(503, "the tournament's run stopped before this "
+                                                  "game was stored: it is played again"))
+                    raise
+                _answer(waiting, None)
         finally:
             self._on_close(self)
             out = list(self._batches)
             self._batches.clear()
             self._jobs.stop(hard=True)
-            while not self._queue.empty():
-                _event, handled = self._queue.get_nowait()
-                if handled is not None and not handled.done():
-                    handled.set_exception(Refusal(503, "the tournament's run ended"))
+            while self._queue:
+                _event, handled = self._queue.popleft()
+                _answer([handled], Refusal(503, "the tournament's run ended"))
             for batch_id in out:
                 with contextlib.suppress(Exception):
                     await asyncio.to_thread(self.store.fleet.set_batch, batch_id, state="lost")
@@ -176,7 +184,7 @@ class FleetScheduler(Scheduler):
                       now + self.lease_seconds, factor, stored=now)
         self._batches[batch_id] = batch
         for job in jobs:
-            self._queue.put_nowait((JobStarted(job, worker_id), None))
+            self._queue.append((JobStarted(job, worker_id), None))
         self._wake.set()
         return batch
 
@@ -229,7 +237,7 @@ class FleetScheduler(Scheduler):
         # service knows it).
         counted = replace(record, spec=given.spec, worker=worker_name or record.worker)
         handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((JobFinished(batch.jobs[index], counted, seconds), handled))
+        self._queue.append((JobFinished(batch.jobs[index], counted, seconds), handled))
         self._wake.set()
         await handled
         assert self.tournament_id is not None
@@ -250,6 +258,23 @@ class FleetScheduler(Scheduler):
         return len(left)
 
     # ----------------------------------------------------------------- inside
+
+    def _next(self) -> tuple[SchedulerEvent, list[asyncio.Future[None] | None]]:
+        """The next event to report and the uploads waiting for it to be handled: the
+        finished games queued one after another go as one `JobsFinished` (stored in one
+        transaction while the uploads behind them queue for the next)."""
+        event, handled = self._queue.popleft()
+        if not isinstance(event, JobFinished):
+            return event, [handled]
+        finished, waiting = [event], [handled]
+        while self._queue and isinstance(self._queue[0][0], JobFinished):
+            more, handled = self._queue.popleft()
+            assert isinstance(more, JobFinished)
+            finished.append(more)
+            waiting.append(handled)
+        if len(finished) == 1:
+            return event, waiting
+        return JobsFinished(tuple(finished)), waiting
 
     def _own(self, worker_id: int, batch_id: int) -> Batch:
         batch = self._batches.get(batch_id)
@@ -294,7 +319,7 @@ class FleetScheduler(Scheduler):
 
     def _done(self) -> bool:
         """Nothing left to report: no batch out, nothing queued, no job left (or stopped)."""
-        if self._batches or not self._queue.empty():
+        if self._batches or self._queue:
             return False
         if self._jobs.stopped:
             return True
@@ -305,3 +330,14 @@ class FleetScheduler(Scheduler):
             return True
         self._waiting.append(job)
         return False
+
+
+def _answer(waiting: Iterable[asyncio.Future[None] | None], error: Refusal | None) -> None:
+    """Tell the uploads waiting on an event how it went (None: stored and counted)."""
+    for handled in waiting:
+        if handled is None or handled.done():
+            continue
+        if error is None:
+            handled.set_result(None)
+        else:
+            handled.set_exception(error)

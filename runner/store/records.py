@@ -15,9 +15,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-__all__ = ["LEASE_TIMEOUT", "DuplicateGameError", "EngineRowValues", "GameStatus", "Holder", "JobKey",
+if TYPE_CHECKING:
+    from runner.game.record import GameRecord
+
+__all__ = ["LEASE_TIMEOUT", "DuplicateGameError", "EngineRowValues", "FinishedGame", "GameStatus",
+           "Holder", "JobKey",
            "LeaseLostError", "Placement", "PlayedRow", "StoredTournament", "TournamentProgress",
            "TournamentStatus", "holder", "lease_timeout", "never_moved", "progress",
            "shown_status", "utc"]
@@ -76,6 +80,18 @@ class JobKey:
     def engines(self) -> tuple[str, str]:
         """The two engines, White first."""
         return (self.white, self.black)
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    """A finished game as a run's writer hands it to the store with others (the batch
+    write, `runner.store.batch`): where it sits in the schedule, its record and PGN text."""
+
+    job: JobKey
+    record: GameRecord
+    pgn: str
+    pgn_size: int = 0
+    """Bytes its text takes in the PGN file (the writer's count; 0 without a file)."""
 
 
 class EngineRowValues(NamedTuple):

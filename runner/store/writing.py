@@ -14,10 +14,11 @@ first write; both ways write the same rows (`runner.store.rows`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.store.batch import mark_running_many, pgn_offsets, playable, record_games
 from runner.store.db import Database, sqlite_pragmas
 from runner.store.fast import FastWrites, cache_key, default_cache, enabled, load, save
 from runner.store.lease import heartbeat, hold, release
@@ -31,7 +32,7 @@ from runner.store.recording import (
     reset_unfinished,
     save_book_state,
 )
-from runner.store.records import JobKey, TournamentStatus
+from runner.store.records import DuplicateGameError, FinishedGame, JobKey, TournamentStatus
 from runner.store.resume import PgnGame, pgn_games, set_pgn_offsets
 from runner.store.rows import done_values
 
@@ -140,6 +141,83 @@ class TournamentStore:
             record_game(session, self.tournament_id, job, record, pgn=pgn,
                         engine_ids=self._engine_ids, pgn_offset=pgn_offset,
                         game_id=self._game_ids.pop(job.index, None))
+
+    # -- several at once (the batch write, `runner.store.batch`) ------------------------------
+
+    def mark_running_many(self, jobs: Sequence[JobKey]) -> list[DuplicateGameError | None]:
+        """`mark_running` for each job in one transaction (the lease proved once): None for
+        a job marked, DuplicateGameError for one stored as played (nothing written for it)."""
+        fast = self.fast_writes()
+        outcomes: list[int | DuplicateGameError] = []
+        if fast is not None:
+            with fast.transaction():
+                if self.owner is not None:
+                    fast.hold(self.tournament_id, self.owner)
+                if self._engine_ids is None:
+                    self._engine_ids = fast.engine_ids(self.tournament_id)
+                for job in jobs:
+                    try:
+                        outcomes.append(fast.mark_running(self.tournament_id, job,
+                                                          self._engine_ids))
+                    except DuplicateGameError as exc:
+                        outcomes.append(exc)
+        else:
+            with self.db.session() as session:
+                self._hold(session)
+                if self._engine_ids is None:
+                    self._engine_ids = engine_ids(session, self.tournament_id)
+                outcomes = mark_running_many(session, self.tournament_id, jobs,
+                                             self._engine_ids)
+        # Kept only once committed: a failed transaction leaves no id behind.
+        for job, outcome in zip(jobs, outcomes, strict=True):
+            if not isinstance(outcome, DuplicateGameError):
+                self._game_ids[job.index] = outcome
+        return [outcome if isinstance(outcome, DuplicateGameError) else None
+                for outcome in outcomes]
+
+    pgn_offsets = staticmethod(pgn_offsets)
+    """Where each game `record_games` stored goes in the PGN file."""
+
+    def record_games(self, games: Sequence[FinishedGame], pgn_start: int | None) -> list[bool]:
+        """Store the finished games and their moves in one transaction (the lease proved
+        once); for each, whether it was stored (False: played already, by a runner before
+        this one or earlier in `games`). The stored games' texts go to the PGN file one after
+        another from `pgn_start` (`pgn_offsets`; None: no file). LeaseLostError, and nothing
+        written, when another runner took the tournament over."""
+        kept: dict[int, int | None] = {}
+        for game in games:  # whatever happens, a row id kept for a start is not used again
+            kept.setdefault(game.job.index, self._game_ids.pop(game.job.index, None))
+        fast = self.fast_writes()
+        if fast is not None:
+            return self._record_fast(fast, games, pgn_start, kept)
+        with self.db.session() as session:
+            self._hold(session)  # first: the games are stored only under the lease
+            free, rows = playable(session, self.tournament_id, [g.job for g in games])
+            record_games(session, self.tournament_id, games,
+                         pgn_offsets(games, free, pgn_start), free, rows, self._engine_ids)
+        return free
+
+    def _record_fast(self, fast: FastWrites, games: Sequence[FinishedGame],
+                     pgn_start: int | None, ids: Mapping[int, int | None]) -> list[bool]:
+        """`record_games` by sqlite3: each game's statements in one transaction (a game
+        already played raises before anything of it is written, so the others go on)."""
+        stored: list[bool] = []
+        at = pgn_start
+        with fast.transaction():
+            if self.owner is not None:
+                fast.hold(self.tournament_id, self.owner)
+            for game in games:
+                try:
+                    fast.record_game(self.tournament_id, game.job,
+                                     done_values(game.record, game.pgn, at), game.record,
+                                     self._engine_ids, ids[game.job.index])
+                except DuplicateGameError:
+                    stored.append(False)
+                    continue
+                stored.append(True)
+                if at is not None:
+                    at += game.pgn_size
+        return stored
 
     def _hold(self, session: Session) -> None:
         """Refresh the lease in `session`'s transaction: LeaseLostError (the transaction then

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from runner.books.openings import Opening
@@ -50,6 +50,7 @@ from runner.tournament.runtime import (
 from runner.tournament.scheduler import (
     JobFinished,
     JobMoved,
+    JobsFinished,
     JobStarted,
     Scheduler,
     SchedulerEvent,
@@ -280,18 +281,16 @@ class Tournament:
             # The row marked running is written while the game starts: the single writer
             # thread stores it before the finished game, and a game without a row is
             # replayed anyway.
-            marks[game.index] = writer.submit(writer.mark_running, game.key)
+            marks[game.index] = writer.mark_soon(game.key)
             self._on_event(GameStarted(game, event.slot, event.job.spec))
         elif isinstance(event, JobMoved):
             self._on_event(MovePlayed(self.pairing.job(event.job.index), event.move))
         elif isinstance(event, JobFinished):
-            mark = marks.pop(event.job.index, None)
-            if mark is not None:
-                # A row already played (by a runner before this one) refuses the mark; storing
-                # the game then says so (`_finished`).
-                with contextlib.suppress(DuplicateGameError):
-                    await mark
+            await _marked(marks, [event])
             await self._finished(event, writer)
+        elif isinstance(event, JobsFinished):
+            await _marked(marks, event.finished)
+            await self._finished_together(event.finished, writer)
         elif isinstance(event, SchedulerFailure):
             self._stop.scheduler_failed(event.text, event.refused, event.games_lost)
         else:
@@ -302,23 +301,63 @@ class Tournament:
         game = self.pairing.job(event.job.index)
         record = event.record
         if record.replay:
-            self._on_event(GameFinished(game, record.result, record.termination,
-                                       record.reason, record.plies, event.seconds, replay=True,
-                                       record=record))
+            self._replayed(event)
             return
         try:
             await writer.call(writer.store, game.key, record, game_pgn(record))
         except DuplicateGameError:
-            # Stored already by another runner (one that held the lease before this one):
-            # that game stands, this one's result is dropped; the run goes on.
-            self._done.add(game.index)
-            self._on_event(Notice(f"game {game.index + 1} was already stored by another run: "
-                                 "this result is dropped"))
+            self._dropped(event)
             return
         except PgnFileError:
             self._done.add(game.index)  # stored: only the file lacks it (the next run adds it)
             self._played_now += 1
             raise
+        self._count(event)
+
+    async def _finished_together(self, events: tuple[JobFinished, ...],
+                                 writer: GameWriter) -> None:
+        """Store games that ended together in one transaction, then count each in order
+        (a replayed one is only reported; one played already is dropped, the others
+        stand)."""
+        played = [event for event in events if not event.record.replay]
+        stored: list[bool] = []
+        if played:
+            try:
+                stored = await writer.call(writer.store_many, [
+                    (self.pairing.job(e.job.index).key, e.record, game_pgn(e.record))
+                    for e in played])
+            except PgnFileError:
+                # Stored (only the file lacks them; the next run adds them), not counted.
+                self._done.update(e.job.index for e in played)
+                self._played_now += len(played)
+                raise
+        outcome = dict(zip((id(e) for e in played), stored, strict=True))
+        for event in events:
+            if event.record.replay:
+                self._replayed(event)
+            elif outcome[id(event)]:
+                self._count(event)
+            else:
+                self._dropped(event)
+
+    def _replayed(self, event: JobFinished) -> None:
+        """Report a game the scheduler plays again (nothing stored)."""
+        record = event.record
+        self._on_event(GameFinished(self.pairing.job(event.job.index), record.result,
+                                   record.termination, record.reason, record.plies,
+                                   event.seconds, replay=True, record=record))
+
+    def _dropped(self, event: JobFinished) -> None:
+        """A game stored already by another runner (one that held the lease before this
+        one): that game stands, this one's result is dropped; the run goes on."""
+        self._done.add(event.job.index)
+        self._on_event(Notice(f"game {event.job.index + 1} was already stored by another "
+                              "run: this result is dropped"))
+
+    def _count(self, event: JobFinished) -> None:
+        """Count a stored game: the scoreboard, the stop rules, the SPRT."""
+        game = self.pairing.job(event.job.index)
+        record = event.record
         self._done.add(game.index)
         self._played_now += 1
         self._max_pair = max(self._max_pair, game.pair + 1)
@@ -349,6 +388,17 @@ class Tournament:
         if state.decision is not SprtDecision.CONTINUE:
             self._stop.decided(f"SPRT decided {state.decision.value} (LLR {state.llr:.2f}, "
                                f"bounds {state.lower_bound:.2f} .. {state.upper_bound:.2f})")
+
+
+async def _marked(marks: dict[int, asyncio.Future[None]],
+                  events: Iterable[JobFinished]) -> None:
+    """Wait until the finished jobs' rows are marked running (a row already played, by a
+    runner before this one, refuses the mark: storing the game then says so)."""
+    for event in events:
+        mark = marks.pop(event.job.index, None)
+        if mark is not None:
+            with contextlib.suppress(DuplicateGameError):
+                await mark
 
 
 _CRASHES = frozenset({GameTermination.DISCONNECT, GameTermination.STALL})

@@ -42,6 +42,7 @@ __all__ = [
     "JobFinished",
     "JobMoved",
     "JobStarted",
+    "JobsFinished",
     "LocalScheduler",
     "Scheduler",
     "SchedulerEvent",
@@ -70,6 +71,15 @@ class JobFinished:
 
 
 @dataclass(frozen=True)
+class JobsFinished:
+    """Several jobs' games that ended together (a scheduler that receives games in bursts,
+    such as the remote workers' uploads): stored in one transaction, then each counted in
+    its order as a `JobFinished` would be."""
+
+    finished: tuple[JobFinished, ...]
+
+
+@dataclass(frozen=True)
 class JobMoved:
     """A move of a running job's game (reported only by a scheduler that `watch_moves`)."""
 
@@ -91,7 +101,7 @@ class SchedulerFailure:
     of them will finish here; a resume plays them."""
 
 
-SchedulerEvent = JobStarted | JobMoved | JobFinished | Notice | SchedulerFailure
+SchedulerEvent = JobStarted | JobMoved | JobFinished | JobsFinished | Notice | SchedulerFailure
 
 
 class Scheduler(abc.ABC):

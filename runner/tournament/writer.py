@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any, TypeVar
 
 from runner.game.record import GameRecord
 from runner.store import JobKey, TournamentStatus
-from runner.store.store import Database, Store
+from runner.store.store import Database, FinishedGame, Store
 
 __all__ = ["GameWriter", "PgnFileError", "pgn_file_text"]
 
@@ -62,6 +63,9 @@ class GameWriter:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runner-writer")
         self.pgnout = pgnout
         self._pgn_fd: int | None = None
+        self._marks: list[tuple[JobKey, asyncio.Future[None]]] = []
+        """Games to mark running, taken together by the next `_mark_pending` on the thread."""
+        self._marks_lock = threading.Lock()
 
     # ----------------------------------------------------------------- from the event loop
 
@@ -76,6 +80,22 @@ class GameWriter:
         future = asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
         # Retrieved here too, so an outcome nobody awaits (a cancelled game) is not reported.
         future.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return future
+
+    def mark_soon(self, job: JobKey) -> asyncio.Future[None]:
+        """Queue marking `job` running; the games queued while the thread is busy are marked
+        together in one transaction (a fleet's batch of jobs starts at once). The future
+        fails with DuplicateGameError when the job is played already, or with the error
+        that failed the transaction. Ordered like `submit`: a mark queued before a store is
+        written before it."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        future.add_done_callback(lambda done: done.cancelled() or done.exception())
+        with self._marks_lock:
+            first = not self._marks
+            self._marks.append((job, future))
+        if first:
+            self.pool.submit(self._mark_pending, loop)
         return future
 
     def close(self) -> None:
@@ -97,6 +117,36 @@ class GameWriter:
     def mark_running(self, job: JobKey) -> None:
         """Note in the database that `job` is being played."""
         self.rows.mark_running(job)
+
+    def _mark_pending(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Mark every queued game running in one transaction; tell each future its outcome."""
+        with self._marks_lock:
+            taken, self._marks = self._marks, []
+        if not taken:
+            return
+        try:
+            outcomes: list[BaseException | None] = list(
+                self.rows.mark_running_many([job for job, _ in taken]))
+        except Exception as exc:
+            outcomes = [exc] * len(taken)
+        for (_job, future), outcome in zip(taken, outcomes, strict=True):
+            loop.call_soon_threadsafe(_settle, future, outcome)
+
+    def store_many(self, games: list[tuple[JobKey, GameRecord, str]]) -> list[bool]:
+        """Store finished games in one transaction (`TournamentStore.record_games`), then
+        write the stored ones to the PGN file in their order; for each, whether it was
+        stored (False: played already). PgnFileError as `store`."""
+        texts = [pgn_file_text(pgn) for _job, _record, pgn in games] \
+            if self.pgnout is not None else [b""] * len(games)
+        finished = [FinishedGame(job, record, pgn, len(text))
+                    for (job, record, pgn), text in zip(games, texts, strict=True)]
+        start = self._pgn_end()
+        stored = self.rows.record_games(finished, start)
+        for game, text, offset in zip(finished, texts, self.rows.pgn_offsets(finished, stored, start),
+                                      strict=True):
+            if offset is not None:
+                self._append(text, offset, f"game {game.job.index + 1}")
+        return stored
 
     def store(self, job: JobKey, record: GameRecord, pgn: str) -> None:
         """Store a finished game with the offset it goes to in the PGN file, then write it there
@@ -211,6 +261,16 @@ class GameWriter:
                 if game.offset + len(found) == size and data.startswith(found):
                     cut = game.offset  # a game cut short at the end of the file
         return cut, missing
+
+
+def _settle(future: asyncio.Future[None], outcome: BaseException | None) -> None:
+    """Give a queued write's future its outcome (on the event loop's thread)."""
+    if future.done():
+        return
+    if outcome is None:
+        future.set_result(None)
+    else:
+        future.set_exception(outcome)
 
 
 def _read(handle: Any, count: int) -> bytes:
