@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from runner.books.openings import Opening
@@ -285,74 +285,40 @@ class Tournament:
             self._on_event(GameStarted(game, event.slot, event.job.spec))
         elif isinstance(event, JobMoved):
             self._on_event(MovePlayed(self.pairing.job(event.job.index), event.move))
-        elif isinstance(event, JobFinished):
-            await _marked(marks, [event])
-            await self._finished(event, writer)
-        elif isinstance(event, JobsFinished):
-            await _marked(marks, event.finished)
-            await self._finished_together(event.finished, writer)
+        elif isinstance(event, JobFinished | JobsFinished):
+            finished = (event,) if isinstance(event, JobFinished) else event.finished
+            await _marked(marks, finished)
+            await self._finished(finished, writer)
         elif isinstance(event, SchedulerFailure):
             self._stop.scheduler_failed(event.text, event.refused, event.games_lost)
         else:
             self._on_event(event)
 
-    async def _finished(self, event: JobFinished, writer: GameWriter) -> None:
-        """Store a finished game and count it (a replayed one is only reported)."""
-        game = self.pairing.job(event.job.index)
-        record = event.record
-        if record.replay:
-            self._replayed(event)
-            return
-        try:
-            await writer.call(writer.store, game.key, record, game_pgn(record))
-        except DuplicateGameError:
-            self._dropped(event)
-            return
-        except PgnFileError:
-            self._done.add(game.index)  # stored: only the file lacks it (the next run adds it)
-            self._played_now += 1
-            raise
-        self._count(event)
-
-    async def _finished_together(self, events: tuple[JobFinished, ...],
-                                 writer: GameWriter) -> None:
-        """Store games that ended together in one transaction, then count each in order
-        (a replayed one is only reported; one played already is dropped, the others
-        stand)."""
+    async def _finished(self, events: Sequence[JobFinished], writer: GameWriter) -> None:
+        """Store finished games (several at once: in one transaction) and count each in
+        order; a replayed one is only reported, one stored already by another runner (one
+        that held the lease before this one) is dropped with a notice: that game stands."""
         played = [event for event in events if not event.record.replay]
-        stored: list[bool] = []
-        if played:
-            try:
-                stored = await writer.call(writer.store_many, [
-                    (self.pairing.job(e.job.index).key, e.record, game_pgn(e.record))
-                    for e in played])
-            except PgnFileError:
-                # Stored (only the file lacks them; the next run adds them), not counted.
-                self._done.update(e.job.index for e in played)
-                self._played_now += len(played)
-                raise
-        outcome = dict(zip((id(e) for e in played), stored, strict=True))
+        try:
+            stored = await _stored(writer, self.pairing, played)
+        except PgnFileError:
+            # Stored: only the file lacks them (the next run adds them).
+            self._done.update(event.job.index for event in played)
+            self._played_now += len(played)
+            raise
+        outcome = dict(zip(map(id, played), stored, strict=True))
         for event in events:
-            if event.record.replay:
-                self._replayed(event)
+            record = event.record
+            if record.replay:
+                self._on_event(GameFinished(self.pairing.job(event.job.index), record.result,
+                                           record.termination, record.reason, record.plies,
+                                           event.seconds, replay=True, record=record))
             elif outcome[id(event)]:
                 self._count(event)
             else:
-                self._dropped(event)
-
-    def _replayed(self, event: JobFinished) -> None:
-        """Report a game the scheduler plays again (nothing stored)."""
-        record = event.record
-        self._on_event(GameFinished(self.pairing.job(event.job.index), record.result,
-                                   record.termination, record.reason, record.plies,
-                                   event.seconds, replay=True, record=record))
-
-    def _dropped(self, event: JobFinished) -> None:
-        """A game stored already by another runner (one that held the lease before this
-        one): that game stands, this one's result is dropped; the run goes on."""
-        self._done.add(event.job.index)
-        self._on_event(Notice(f"game {event.job.index + 1} was already stored by another "
-                              "run: this result is dropped"))
+                self._done.add(event.job.index)
+                self._on_event(Notice(f"game {event.job.index + 1} was already stored by "
+                                      "another run: this result is dropped"))
 
     def _count(self, event: JobFinished) -> None:
         """Count a stored game: the scoreboard, the stop rules, the SPRT."""
@@ -388,6 +354,20 @@ class Tournament:
         if state.decision is not SprtDecision.CONTINUE:
             self._stop.decided(f"SPRT decided {state.decision.value} (LLR {state.llr:.2f}, "
                                f"bounds {state.lower_bound:.2f} .. {state.upper_bound:.2f})")
+
+
+async def _stored(writer: GameWriter, pairing: Schedule,
+                  played: Sequence[JobFinished]) -> list[bool]:
+    """Store the finished games, one alone in its own transaction and several together in
+    one (`GameWriter.store_many`); for each, whether it was stored (False: played already)."""
+    games = [(pairing.job(e.job.index).key, e.record, game_pgn(e.record)) for e in played]
+    if len(games) != 1:
+        return await writer.call(writer.store_many, games) if games else []
+    try:
+        await writer.call(writer.store, *games[0])
+    except DuplicateGameError:
+        return [False]
+    return [True]
 
 
 async def _marked(marks: dict[int, asyncio.Future[None]],
