@@ -209,14 +209,16 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
 
 def test_a_run_s_modules_load_no_service_tables_and_no_rich_tables() -> None:
     # Issue 38: a run's start-up imports neither the service's store modules (tokens, tunes,
-    # fleet, branch tests) nor rich's tables; each still loads when its name is first used.
+    # fleet, branch tests) nor rich's tables, nor a protocol's client before an engine speaks
+    # it; the store's names still load when first used (the clients: every game test).
     probe = (
         "import sys\n"
         "import runner.cli.plays, runner.cli.tournament, runner.store.preparing\n"
         "import runner.store.writing\n"
         "from runner.store import store\n"
         "lazy = ['runner.store.tokens', 'runner.store.tunes', 'runner.store.fleet',\n"
-        "        'runner.store.branches', 'rich.table', 'rich.panel']\n"
+        "        'runner.store.branches', 'rich.table', 'rich.panel',\n"
+        "        'runner.protocol.cecp', 'runner.protocol.uci']\n"
         "print('BEFORE', *[n for n in lazy if n in sys.modules])\n"
         "from runner.store.store import PLACEMENTS, ROLES, BranchTests, Tunes\n"
         "print('AFTER', *[n for n in lazy if n in sys.modules], PLACEMENTS[0], ROLES[0],\n"

@@ -6,18 +6,22 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 
-from runner.protocol.cecp import CecpEngine
 from runner.protocol.engine import Engine, EngineConfig
 from runner.protocol.lifetime import finish_uncancelled
-from runner.protocol.uci import UciEngine
 from runner.types import Protocol
 
 
 def make_engine(config: EngineConfig) -> Engine:
     """An engine handle speaking the configured protocol (not started yet)."""
+    # Each protocol's client is imported by the first engine that speaks it: a UCI-only run
+    # loads none of the CECP dialogue (and its dataclasses and patterns) at start-up.
     if config.protocol is Protocol.CECP:
+        from runner.protocol.cecp import CecpEngine
+
         return CecpEngine(config)
     if config.protocol is Protocol.UCI:
+        from runner.protocol.uci import UciEngine
+
         return UciEngine(config)
     raise ValueError(f"engine {config.name!r}: unknown protocol {config.protocol!r}")
 
