@@ -72,12 +72,18 @@ def worker_join(
     engines_file: Path | None = typer.Option(
         None, "--engines", metavar="FILE",
         help="This machine's allow-list of engines (default: $RUNNER_WORKER_ENGINES): the "
-             "only engines it plays, started with the commands written there."),
+             "only engines it plays, started with the commands written there, and the only "
+             "repositories it builds (its [[recipes]])."),
+    build_cache: Path | None = typer.Option(
+        None, "--build-cache", metavar="DIR",
+        help="Where the branch tests' sides built here are kept (default: "
+             "$RUNNER_BUILD_CACHE, else the user's cache directory)."),
     syzygy: list[Path] = typer.Option([], "--syzygy", metavar="DIR",
                                       help="A Syzygy directory to announce (repeatable)."),
 ) -> None:
     """Join a runner serve's fleet over outbound HTTP(S): play the batches it hands out
-    with the engines this machine allows, upload each game as it ends. Ctrl-C finishes the
+    with the engines this machine allows (a branch test's sides built here, from the
+    repositories its recipes name), upload each game as it ends. Ctrl-C finishes the
     running games and hands the rest back; a second Ctrl-C hands everything back at once."""
     import os
     import signal
@@ -88,6 +94,7 @@ def worker_join(
             JoinSettings,
             WorkerClient,
             own_engines,
+            own_recipes,
             plain_http_refused,
             stderr_progress,
         )
@@ -112,13 +119,15 @@ def worker_join(
                    f"{ENGINES_FILE_ENV}): it plays only the engines listed there")
     try:
         engines = own_engines(chosen)
+        recipes = own_recipes(chosen)
     except ConfigError as exc:
         raise exit_on_error(exc) from None
     for directory in syzygy:
         if not directory.is_dir():
             raise fail(f"--syzygy {directory}: no such directory")
     client = WorkerClient(
-        JoinSettings(server, token, concurrency, engines, syzygy=tuple(syzygy)),
+        JoinSettings(server, token, concurrency, engines, syzygy=tuple(syzygy),
+                     recipes=recipes, build_cache=build_cache),
         say=lambda line: err_console.print(line, highlight=False, markup=False),
         progress=stderr_progress())
 

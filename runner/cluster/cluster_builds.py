@@ -5,7 +5,7 @@ the builds the workers report, and their benches checked against the expected on
 build; a worker whose build failed is left out for that engine) and reads the builds a late
 worker reports with its first game. A bench that differs from another machine's or from the
 declared count ends the run, as does an engine no worker could build. The worker's side is
-`runner.cluster.builds`.
+`runner.build.placed`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, Mapping
 from distributed import Client
 
 from runner.build.benches import MachineBuild, machines_disagree
-from runner.cluster.builds import orders_json
+from runner.build.placed import orders_json
 from runner.cluster.roster import WorkerRoster
 from runner.cluster.worker import JobReply, build_engines
 from runner.config.recipes import BuildOrder

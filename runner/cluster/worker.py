@@ -14,7 +14,7 @@ Engines are resolved here: a job's engine runs with the command the tournament g
 the worker's own engines file (the path in ``RUNNER_WORKER_ENGINES``, an engines file as
 `engines_file` reads) has an entry of the same name, whose command, directory and
 environment are used instead (hosts install engines in different places). An engine built
-from a recipe (a branch test's side) is built here instead (`runner.cluster.builds`).
+from a recipe (a branch test's side) is built here instead (`runner.build.placed`).
 
 Live moves (only when the coordinator asks, for a watched run): each move of the game goes
 back as a `MoveMessage` (JSON) in a Dask event on `MOVES_TOPIC` (`Worker.log_event`: fire
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from pydantic import Field
 
 from runner.build.benches import MachineBuild
-from runner.cluster.builds import WorkerBuilds, read_orders
+from runner.build.placed import WorkerBuilds, read_orders
 from runner.config.check import ConfigError
 from runner.config.engines import load_engines_file
 from runner.config.recipes import BuildOrder
@@ -259,9 +259,7 @@ class WorkerPool:
                                 tuple(told))
             if self.builds.untold(order, config.name):
                 told.append(built.record)
-            sides.append(dataclasses.replace(config, argv=built.engine.argv,
-                                             working_dir=built.engine.working_dir,
-                                             env=built.engine.env))
+            sides.append(built.started_from(config))
         job = dataclasses.replace(job, white=sides[0], black=sides[1])
         slot = self._free.pop() if self._free else GameSlot(freezes=self.freezes)
         slot.fresh_engines = fresh
@@ -331,7 +329,7 @@ def play_job(job_json: str, fresh: tuple[str, ...] = (), watch: str | None = Non
     """A Dask task: play one `GameJob` (JSON) on this worker's pool; a `JobReply` as JSON.
 
     With `watch` (the task's key), every move is sent on `MOVES_TOPIC` as it is played.
-    With `orders` (`runner.cluster.builds.orders_json`), the engines they name are built
+    With `orders` (`runner.build.placed.orders_json`), the engines they name are built
     here first (once per worker process).
     """
     moves = None

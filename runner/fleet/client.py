@@ -4,7 +4,11 @@ Outbound requests only (behind NAT or a proxy it works as a browser does): regis
 machine is and which engines its owner's allow-list permits, ask for a batch, play it on local
 game slots (the in-process scheduler every local run uses), upload each game as it ends, and
 heartbeat the batch while it plays. A job's engines are started from this machine's own
-allow-list by name, never from a command the service sent (the service sends none). The
+allow-list by name, never from a command the service sent (the service sends none). An
+engine built where it plays (a branch test's side) is built here from the batch's order:
+the commit and repository the service names, built with this machine's own recipe for that
+repository (its owner's allow-list: a repository without one is never offered), in its own
+build cache; the builds and their benches are reported before the games. The
 server away or with nothing to give: wait, doubling up to a minute, with jitter. A refused
 token (revoked) ends the worker with one line. A first stop request finishes the running
 games and hands the rest back; a second hands everything back at once.
@@ -29,7 +33,10 @@ from urllib.parse import urlsplit
 import httpx
 
 from runner import __version__
+from runner.build.placed import BuiltHere, WorkerBuilds, read_orders_data
+from runner.build.recipe import load_recipes
 from runner.config.engines import load_engines_file
+from runner.config.recipes import BuildOrder, Recipe
 from runner.fleet import WIRE_VERSION
 from runner.fleet.speed import BENCH_ARGV, MachineSpeed, bench_speed
 from runner.fleet.uploads import upload_body
@@ -38,7 +45,8 @@ from runner.protocol.engine import EngineConfig
 from runner.tournament.runtime import engine_config
 from runner.tournament.scheduler import JobFinished, LocalScheduler
 
-__all__ = ["JoinRefused", "JoinSettings", "WorkerClient", "own_engines", "plain_http_refused"]
+__all__ = ["JoinRefused", "JoinSettings", "WorkerClient", "own_engines", "own_recipes",
+           "plain_http_refused"]
 
 LONGEST_WAIT = 60.0
 """The longest wait between two asks when the server is away or idle (seconds)."""
@@ -65,11 +73,24 @@ class JoinSettings:
     longest_wait: float = LONGEST_WAIT
     bench: tuple[str, ...] | None = BENCH_ARGV
     """The fixed search run at start to measure this machine (None: none, speed unknown)."""
+    recipes: Mapping[str, Recipe] = dataclasses.field(default_factory=dict)
+    """This machine's recipes by repository: the only repositories it builds, and how."""
+    build_cache: Path | None = None
+    """Where it keeps its builds (None: $RUNNER_BUILD_CACHE, else the user's cache)."""
 
 
 def own_engines(path: Path) -> dict[str, EngineConfig]:
     """The engines the owner's file allows, by name (ConfigError names the file and key)."""
     return {spec.name: engine_config(spec) for spec in load_engines_file(path)}
+
+
+def own_recipes(path: Path) -> dict[str, Recipe]:
+    """The recipes of the owner's engines file by repository (the first of each), the
+    repositories this machine may build; ConfigError names the file and key."""
+    found: dict[str, Recipe] = {}
+    for recipe in load_recipes(path).values():
+        found.setdefault(recipe.repository, recipe)
+    return found
 
 
 def plain_http_refused(server: str) -> str | None:
@@ -121,6 +142,8 @@ class WorkerClient:
         """Why the service refused this worker during a batch (a revoked token)."""
         self.speed: MachineSpeed | None = None
         """What this machine's bench found (measured once, before it first registers)."""
+        self.builds = WorkerBuilds(settings.build_cache)
+        """The branch tests' sides built here (each once per process; on disk across)."""
 
     def stop(self) -> None:
         """A stop request (Ctrl-C): the first finishes the running games, the second cuts
@@ -183,7 +206,8 @@ class WorkerClient:
             "name": self.settings.name, "concurrency": self.settings.concurrency,
             "cores": os.cpu_count() or 1, "memory_mb": _memory_mb(),
             "os": platform.platform(), "version": __version__, "wire": WIRE_VERSION,
-            "engines": sorted(self.settings.engines), "syzygy": syzygy,
+            "engines": sorted(self.settings.engines),
+            "repositories": sorted(self.settings.recipes), "syzygy": syzygy,
             "syzygy_pieces": pieces})
         if answer.status_code >= 500:
             raise httpx.TransportError(f"status {answer.status_code}")
@@ -222,16 +246,27 @@ class WorkerClient:
         batch = int(offer["id"])
         base = f"/api/workers/{self._id}/batches/{batch}"
         names = {str(k): str(v) for k, v in dict(offer.get("names") or {}).items()}
-        jobs = [self._own_job(GameJob.from_json(text), names) for text in offer["jobs"]]
-        playable = [job for job in jobs if job is not None]
         scheduler = LocalScheduler(self.settings.concurrency)
         self._scheduler = scheduler
         if self.stops:
             scheduler.stop(hard=self.stops > 1)
-        scheduler.submit(playable)
         lost = asyncio.Event()  # the batch is no longer ours: its games count elsewhere
+        # Heartbeats from the start: building the batch's engines may outlast a lease.
         beat = asyncio.create_task(self._heartbeat(base, float(offer["lease_seconds"]), lost,
                                                    scheduler))
+        try:
+            built = await self._build(base, batch, read_orders_data(offer.get("builds") or {}))
+        except BaseException:
+            beat.cancel()
+            self._scheduler = None
+            raise
+        if built is None:  # a failed build or a wrong bench: the service ended the run
+            beat.cancel()
+            self._scheduler = None
+            return
+        jobs = [self._own_job(GameJob.from_json(text), names, built)
+                for text in offer["jobs"]]
+        scheduler.submit([job for job in jobs if job is not None])
         done = 0
         try:
             async with contextlib.aclosing(scheduler.events()) as events:
@@ -260,14 +295,60 @@ class WorkerClient:
                 if answer.status_code in (404, 409):
                     self.say(f"batch {batch} refused at its end: {_detail(answer)}")
 
-    def _own_job(self, job: GameJob, names: Mapping[str, str]) -> GameJob | None:
+    async def _build(self, base: str, batch: int,
+                     orders: Mapping[str, BuildOrder]) -> dict[str, BuiltHere] | None:
+        """Build the batch's ordered engines here and report them with their benches; the
+        builds by engine name, or None when one failed or the service refused them (the
+        batch is then not played)."""
+        if not orders:
+            return {}
+        built: dict[str, BuiltHere] = {}
+        reports: list[dict[str, Any]] = []
+        for name, order in orders.items():
+            mine = self.settings.recipes.get(order.recipe.repository)
+            if mine is None:
+                reports.append({"engine": name, "failed": "this worker's engines file has no "
+                                f"recipe for {order.recipe.repository}"})
+                continue
+            own = dataclasses.replace(order, recipe=mine)
+            self._show(f"batch {batch}: building {name} ({order.commit[:12]})")
+            try:  # off the event loop: the heartbeats go on while it builds
+                done = await asyncio.to_thread(self.builds.engine, own, name,
+                                               self.settings.name)
+            except RuntimeError as exc:
+                reports.append({"engine": name, "failed": str(exc)})
+                self.say(f"batch {batch}: {str(exc).splitlines()[0]}")
+                continue
+            built[name] = done
+            reports.append({"engine": name, "build": done.record.to_json()})
+        try:
+            answer = await self._post(f"{base}/builds", json={"builds": reports})
+        except httpx.TransportError as exc:  # its lease runs out: the games go elsewhere
+            self.say(f"batch {batch} not played: the server is away ({type(exc).__name__})")
+            return None
+        if answer.status_code in (401, 403):
+            self._check(answer)
+        if answer.status_code != 200 or len(built) < len(orders):
+            self.say(f"batch {batch} not played: {_detail(answer)}")
+            if answer.status_code == 200:
+                with contextlib.suppress(httpx.TransportError):
+                    await self._post(f"{base}/end")
+            return None
+        return built
+
+    def _own_job(self, job: GameJob, names: Mapping[str, str],
+                 built: Mapping[str, BuiltHere]) -> GameJob | None:
         """The job with both engines as this machine's allow-list starts them (None: one
         is not in it; the service should not have sent it). An engine the job names
         otherwise (`names`: a tuning pair's sides) keeps the job's name, and its options are
         checked as a submitter's when it starts: only options it declares, spin, check and
-        combo, each spin within its declared bounds (the tuned values included)."""
+        combo, each spin within its declared bounds (the tuned values included). An engine
+        `built` here is started from its build."""
         sides = []
         for config in (job.white, job.black):
+            if config.name in built:
+                sides.append(built[config.name].started_from(config))
+                continue
             listed = names.get(config.name, config.name)
             mine = self.settings.engines.get(listed)
             if mine is None:

@@ -2,8 +2,9 @@
 playing now, between the HTTP routes and each run's `FleetScheduler`.
 
 A worker registers once (stored with what it says of itself: cores, memory, OS, runner
-version, tablebases, the engines its own allow-list permits), then asks for batches; the hub
-gives it one from the oldest run that has a waiting game of engines it allows. Heartbeats,
+version, tablebases, the engines and the repositories its own allow-list permits), then asks
+for batches; the hub gives it one from the oldest run that has a waiting game of engines it
+allows (an engine built where it plays: of a repository it allows, `runner.fleet.builds`). Heartbeats,
 uploads and a batch's end go to the run holding the batch. A blocked worker gets nothing.
 """
 
@@ -11,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from runner.config.model import TournamentConfig
+from runner.config.recipes import BuildOrder
 from runner.fleet import WIRE_VERSION
 from runner.fleet.batches import Batch, by_share
+from runner.fleet.builds import WorkerBuild
 from runner.fleet.ledger import CountedLedger
 from runner.fleet.scheduler import FleetScheduler, Refusal
 from runner.fleet.speed import SpeedTerms
@@ -46,6 +49,8 @@ class Joined:
     """Its batches' clocks are the tournament's times this (its machine's speed factor)."""
     principal: str | None = None
     """The token's name it registered with."""
+    repositories: frozenset[str] = frozenset()
+    """The repositories its own allow-list permits it to build (its recipes')."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,8 @@ class Leased:
     lease_seconds: float
     names: Mapping[str, str] = field(default_factory=dict)
     """The allow-list name of each engine its jobs name otherwise (`FleetScheduler.names`)."""
+    orders: Mapping[str, BuildOrder] = field(default_factory=dict)
+    """The build orders of the engines its jobs name that the worker builds itself."""
 
 
 class FleetHub:
@@ -80,13 +87,15 @@ class FleetHub:
 
     # ----------------------------------------------------------------- runs
 
-    def scheduler(self, _config: TournamentConfig, _concurrency: int,
+    def scheduler(self, config: TournamentConfig, _concurrency: int,
                   names: Mapping[str, str] | None = None) -> FleetScheduler:
         """A workers-placed run's scheduler (`Placement.scheduler`'s factory); `names` maps
-        an engine its jobs name otherwise to the allow-list name workers know it by."""
+        an engine its jobs name otherwise to the allow-list name workers know it by; an
+        engine carrying a build order is built by each worker that plays it."""
+        orders = {e.name: e.built_from for e in config.engines if e.built_from is not None}
         return FleetScheduler(self.store, self.lease_seconds, on_open=self._runs.append,
                               on_close=self._closed, names=names,
-                              ledger=self.ledger)
+                              ledger=self.ledger, orders=orders)
 
     @staticmethod
     def attach(tournament: Tournament) -> None:
@@ -110,6 +119,7 @@ class FleetHub:
                           f"(cecp-runner {info.get('version', '?')}) and this service version "
                           f"{WIRE_VERSION}: run the service's cecp-runner release on the worker")
         engines = frozenset(str(e) for e in info.get("engines", ()))
+        repositories = frozenset(str(r) for r in info.get("repositories", ()))
         slots = max(1, int(info.get("concurrency", 1)))
         nps = int(info.get("nps", 0))
         if (why := self.speed.refusal(nps)) is not None:
@@ -117,7 +127,7 @@ class FleetHub:
         factor = self.speed.factor(nps)
         worker_id = await asyncio.to_thread(self.store.fleet.register, name, principal,
                                             {**info, "factor": factor})
-        joined = Joined(worker_id, name, engines, slots, factor, principal)
+        joined = Joined(worker_id, name, engines, slots, factor, principal, repositories)
         self._joined[worker_id] = joined
         return joined
 
@@ -144,7 +154,8 @@ class FleetHub:
             known = Joined(record.id, record.name,
                            frozenset(str(e) for e in record.info.get("engines", ())),
                            max(1, int(record.info.get("concurrency", 1))),
-                           self.speed.factor(int(record.info.get("nps", 0))), principal)
+                           self.speed.factor(int(record.info.get("nps", 0))), principal,
+                           frozenset(str(r) for r in record.info.get("repositories", ())))
             self._joined[worker_id] = known
         return known
 
@@ -156,11 +167,13 @@ class FleetHub:
         runs = list(self._runs)
         for index in by_share([(run.out, run.share) for run in runs]):
             run = runs[index]
-            if run.tournament_id is None or not run.wants(worker.engines):
+            allowed = run.builds.playable(worker.engines, worker.repositories)
+            if run.tournament_id is None or not run.wants(allowed):
                 continue
-            batch = await run.lease(worker.id, worker.engines, worker.slots, worker.factor)
+            batch = await run.lease(worker.id, allowed, worker.slots, worker.factor)
             if batch is not None:
-                return Leased(run.tournament_id, batch, self.lease_seconds, run.names)
+                return Leased(run.tournament_id, batch, self.lease_seconds, run.names,
+                              run.builds.for_batch(batch))
         return None
 
     def _holder(self, batch_id: int) -> FleetScheduler:
@@ -181,6 +194,18 @@ class FleetHub:
         try:
             await self._holder(batch_id).upload(worker.id, batch_id, record, index, seconds,
                                                 worker.name)
+        except Refusal as refusal:
+            if refusal.flag:
+                await asyncio.to_thread(self.store.fleet.flag, worker.id, refusal.text)
+            raise
+
+    async def built(self, worker: Joined, batch_id: int,
+                    reports: Iterable[WorkerBuild]) -> None:
+        """The worker's builds of its batch's engines (a `Refusal` when they end the run,
+        flagging it when no honest worker sends them)."""
+        try:
+            await self._holder(batch_id).built(worker.id, batch_id, reports,
+                                               f"remote worker {worker.name}")
         except Refusal as refusal:
             if refusal.flag:
                 await asyncio.to_thread(self.store.fleet.flag, worker.id, refusal.text)

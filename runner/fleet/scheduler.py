@@ -20,7 +20,9 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
+from runner.config.recipes import BuildOrder
 from runner.fleet.batches import Batch, batch_size, fits
+from runner.fleet.builds import BogusReport, FleetBuilds, WorkerBuild
 from runner.fleet.ledger import CountedLedger
 from runner.game.job import GameJob
 from runner.game.record import GameRecord
@@ -34,6 +36,7 @@ from runner.tournament.scheduler import (
     JobStarted,
     Scheduler,
     SchedulerEvent,
+    SchedulerFailure,
 )
 
 __all__ = ["FleetScheduler", "Refusal"]
@@ -72,8 +75,11 @@ class FleetScheduler(Scheduler):
                  on_open: Callable[[FleetScheduler], None] = lambda _s: None,
                  on_close: Callable[[FleetScheduler], None] = lambda _s: None,
                  names: Mapping[str, str] | None = None,
-                 ledger: CountedLedger | None = None) -> None:
+                 ledger: CountedLedger | None = None,
+                 orders: Mapping[str, BuildOrder] | None = None) -> None:
         self.store = store
+        self.builds = FleetBuilds(orders)
+        """The engines the workers build themselves (a branch test's sides)."""
         self.names: dict[str, str] = dict(names or {})
         """The allow-list name of each engine its jobs name otherwise: a tuning pair's
         ``plus`` and ``minus`` are both the tuned engine (sent with each batch)."""
@@ -192,6 +198,25 @@ class FleetScheduler(Scheduler):
         """Whether the batch is one of this tournament's out now."""
         return batch_id in self._batches
 
+    async def built(self, worker_id: int, batch_id: int, reports: Iterable[WorkerBuild],
+                    machine: str) -> None:
+        """The worker's builds of the batch's ordered engines, benched on `machine`: each
+        new one a notice; a failed build or a wrong bench ends the run (a `Refusal` tells
+        the worker so), as does a report no honest worker sends (flagged)."""
+        batch = self._own(worker_id, batch_id)
+        try:
+            checked = self.builds.reported(worker_id, machine, batch, reports)
+        except BogusReport as exc:
+            await self.end(worker_id, batch_id, state="refused")
+            raise Refusal(422, f"build report refused: {exc}", flag=True) from None
+        for notice in checked.notices:
+            self._queue.append((notice, None))
+        if checked.failure is not None:
+            self._queue.append((SchedulerFailure(checked.failure, refused=True), None))
+            self.stop(hard=True)
+            raise Refusal(409, checked.failure)
+        self._wake.set()
+
     async def heartbeat(self, worker_id: int, batch_id: int) -> float:
         """Push the batch's deadline back by a lease; the seconds it now has."""
         batch = self._own(worker_id, batch_id)
@@ -216,6 +241,8 @@ class FleetScheduler(Scheduler):
         given = batch.given(index)
         if given is None:
             raise Refusal(422, f"game {index + 1} is not in batch {batch_id}", flag=True)
+        if (why := self.builds.unreported(worker_id, given)) is not None:
+            raise Refusal(409, why)
         digest = _fingerprint(record)
         if index in batch.delivered:
             if batch.delivered[index] != digest:

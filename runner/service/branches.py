@@ -39,11 +39,12 @@ from runner.config.check import Checker, ConfigError, ConfigProblem
 from runner.service.manager import Conflict, TournamentManager
 from runner.service.settings import ServiceSettings
 from runner.service.stages import StageJson, stage_figures, test_stages
-from runner.service.submission import SOURCE, check_stage
+from runner.service.submission import SOURCE, check_stage, take_placement
 from runner.stats.sprt import SprtDecision
 from runner.store.store import BranchTestRecord, Store
 
-__all__ = ["BranchQueue", "check_branch_test", "next_tests", "stage_concurrency"]
+__all__ = ["BranchQueue", "branch_placement", "check_branch_test", "next_tests",
+           "stage_concurrency"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,12 @@ def stage_concurrency(share: float, running_shares: list[float], games: int,
     return max(1, min(asked, part))
 
 
+def branch_placement(data: Mapping[str, Any], settings: ServiceSettings) -> str | None:
+    """Where a submitted test's stages play (``placement``: host, cluster or workers; None:
+    the operator's choice); ConfigError when this service does not offer it."""
+    return take_placement(dict(data), settings)
+
+
 def check_branch_test(data: Mapping[str, Any], settings: ServiceSettings) -> BranchTest:
     """A submitted branch test checked against the service's engines file and bounds (each
     stage's tournament table too); ConfigError with every problem at once."""
@@ -80,7 +87,11 @@ def check_branch_test(data: Mapping[str, Any], settings: ServiceSettings) -> Bra
         Checker(SOURCE, refusals).add(
             "engines_file", data["engines_file"],
             "not allowed here: the service's engines file names the recipes")
-    rest = {k: v for k, v in data.items() if k != "engines_file"}
+    try:
+        branch_placement(data, settings)
+    except ConfigError as exc:
+        refusals.extend(exc.problems)
+    rest = {k: v for k, v in data.items() if k not in ("engines_file", "placement")}
     problems: list[ConfigProblem] = []
     try:
         test = parse_branch_test(rest, Checker(SOURCE, problems), Path(SOURCE),
@@ -347,14 +358,15 @@ class BranchQueue:
         table = stage_table(test, sides, record.stage)
         engines = table.pop("engines")
         config = await asyncio.to_thread(check_stage, table, engines, self._settings)
-        # Where the games run on Dask workers, each builds the sides itself and its bench
-        # must give what this host's did.
+        # Where the games run on Dask or remote workers, each builds the sides itself and
+        # its bench must give what this host's did.
         config = with_build_orders(config, build_orders(test, sides, _HOST))
         others = [t.share for t in await self.tests()
                   if t.state == "running" and t.id != record.id]
         games = stage_concurrency(record.share, others, self._settings.max_concurrency,
                                   config.concurrency)
-        return await self._manager.submit(dataclasses.replace(config, concurrency=games))
+        return await self._manager.submit(dataclasses.replace(config, concurrency=games),
+                                          branch_placement(record.spec, self._settings))
 
     async def _rebalance(self) -> None:
         """Re-divide the service's games at once between the running stages by their tests'

@@ -21,6 +21,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from runner.build.benches import MachineBuild
+from runner.build.placed import orders_data
+from runner.fleet.builds import WorkerBuild
 from runner.fleet.hub import FleetHub, Joined
 from runner.fleet.scheduler import Refusal
 from runner.fleet.speed import scale_job
@@ -66,6 +69,9 @@ class WorkerInfo(BaseModel):
                                   "a worker from before the version was sent).")
     engines: list[Annotated[str, Field(max_length=200)]] = Field(
         max_length=1000, description="The engines its own allow-list permits, by name.")
+    repositories: list[Annotated[str, Field(max_length=1000)]] = Field(
+        default=[], max_length=1000,
+        description="The repositories its own allow-list permits it to build (its recipes').")
     syzygy: list[Annotated[str, Field(max_length=500)]] = Field(default=[], max_length=100)
     syzygy_pieces: int = Field(default=0, ge=0, le=7,
                                description="Up to how many pieces its tables reach (0: none).")
@@ -102,6 +108,11 @@ class BatchOffer(BaseModel):
         description="The allow-list name of each engine the jobs name otherwise (a tuning "
                     "pair's plus and minus sides are the tuned engine); its options from the "
                     "service are then checked as a submitter's.")
+    builds: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="The build order of each engine the jobs name that the worker builds "
+                    "itself (a branch test's side: the service's recipe and the commit); it "
+                    "reports each build before it plays.")
 
 
 class Upload(BaseModel):
@@ -110,6 +121,27 @@ class Upload(BaseModel):
     index: int = Field(ge=0, le=2**31 - 1, description="The game's place in the schedule.")
     seconds: float = Field(ge=0.0, le=1e7)
     record: dict[str, Any] = Field(description="The game's `GameRecord`, as JSON.")
+
+
+class BuildReported(BaseModel):
+    """A worker's build of one ordered engine: its record (the bench it measured), or why
+    it failed."""
+
+    engine: str = Field(max_length=200)
+    build: MachineBuild | None = None
+    failed: str | None = Field(default=None, max_length=20_000)
+
+
+class BuildReport(BaseModel):
+    """The worker's builds of its batch's ordered engines, sent before it plays them."""
+
+    builds: list[BuildReported] = Field(max_length=100)
+
+
+class BuildsTaken(BaseModel):
+    """The builds agree with the expected benches: the batch may be played."""
+
+    builds: int
 
 
 class Heartbeat(BaseModel):
@@ -207,7 +239,8 @@ async def request_batch(request: Request, worker_id: WorkerId,
     return BatchOffer(id=batch.id, tournament_id=leased.tournament_id,
                       lease_seconds=leased.lease_seconds, factor=batch.factor,
                       jobs=[_without_commands(scale_job(job, batch.factor)).to_json()
-                            for job in batch.left()], names=dict(leased.names))
+                            for job in batch.left()], names=dict(leased.names),
+                      builds=orders_data(leased.orders))
 
 
 def _without_commands(job: GameJob) -> GameJob:
@@ -218,6 +251,18 @@ def _without_commands(job: GameJob) -> GameJob:
                                        env=None),
         black=dataclasses.replace(job.black, argv=(job.black.name,), working_dir=None,
                                   env=None))
+
+
+@router.post("/{worker_id}/batches/{batch_id}/builds", responses=_REFUSED)
+async def builds(request: Request, worker_id: WorkerId, batch_id: BatchId, report: BuildReport,
+                 principal: Principal) -> BuildsTaken:
+    """Report the builds of the batch's ordered engines and their benches (409: a failed
+    build or a wrong bench ended the run; the batch is not to be played)."""
+    joined = await _joined(request, worker_id, principal)
+    with _answered():
+        await _hub(request).built(joined, batch_id, [
+            WorkerBuild(entry.engine, entry.build, entry.failed) for entry in report.builds])
+    return BuildsTaken(builds=len(report.builds))
 
 
 @router.post("/{worker_id}/batches/{batch_id}/heartbeat", responses=_REFUSED)

@@ -1,36 +1,37 @@
-"""Engines built on the Dask worker that plays them: a branch test's sides, from the build
-orders their configuration carries (`EngineSpec.built_from`).
+"""Engines built on the machine that plays them (a Dask worker, a remote worker of
+``runner worker join``): a branch test's sides, from the build orders their configuration
+carries (`EngineSpec.built_from`).
 
 Each worker process builds an order once, in its own build cache (``RUNNER_BUILD_CACHE``,
 else the user's cache directory): a scratch checkout per (repository, commit, recipe), the
 key taking this machine's compiler, with the recipe's time limit and a bounded log, exactly
-as the service's host builds (`runner.build.build`). The coordinator asks every worker to
-build before the first game (`build_engines`, which also measures the bench there); a worker
-that joins later builds at its first game. Either way the job's engine is then started from
-this machine's build, never from the coordinator's paths.
+as the service's host builds (`runner.build.build`), and measures its bench. The job's
+engine is then started from this machine's build, never from the coordinator's paths.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from runner.build import Bench, BenchFailed, BuildFailed, BuildOrder, GitError, build, default_cache
 from runner.build.bench import measure_bench
 from runner.build.benches import LOG_SHOWN, MachineBuild
 from runner.config.check import ConfigError
+from runner.config.model import EngineSpec
 from runner.protocol.engine import EngineConfig
-from runner.tournament.runtime import engine_config
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-__all__ = ["BUILD_CACHE_ENV", "BuiltHere", "WorkerBuilds", "orders_json", "read_orders"]
+__all__ = ["BUILD_CACHE_ENV", "BuiltHere", "WorkerBuilds", "orders_data", "orders_json",
+           "read_orders", "read_orders_data"]
 
 BUILD_CACHE_ENV = "RUNNER_BUILD_CACHE"
 """Environment variable naming a worker's build cache (else the user's cache directory)."""
@@ -40,8 +41,14 @@ BUILD_CACHE_ENV = "RUNNER_BUILD_CACHE"
 class BuiltHere:
     """An order built on this worker: the engine to start, and the record of its build."""
 
-    engine: EngineConfig
+    spec: EngineSpec
     record: MachineBuild
+
+    def started_from(self, config: EngineConfig) -> EngineConfig:
+        """A job's engine `config` started from this build (its argv, directory and
+        environment), everything else as the job says."""
+        return dataclasses.replace(config, argv=self.spec.command, working_dir=self.spec.dir,
+                                   env=dict(self.spec.env) or None)
 
 
 class WorkerBuilds:
@@ -85,7 +92,7 @@ class WorkerBuilds:
         built = build(order.recipe, order.commit, self.cache)
         bench: Bench | None = measure_bench(built) if order.recipe.bench else None
         spec = built.engine(name)
-        return BuiltHere(engine_config(spec), MachineBuild.of(order.side, built, bench, machine))
+        return BuiltHere(spec, MachineBuild.of(order.side, built, bench, machine))
 
 
 def _failure(order: BuildOrder, exc: Exception) -> str:
@@ -106,6 +113,17 @@ def orders_json(orders: Mapping[str, BuildOrder]) -> str:
 def read_orders(text: str) -> dict[str, BuildOrder]:
     """Build orders by engine name from `orders_json` output; ValueError when not such."""
     return _orders().validate_json(text)
+
+
+def orders_data(orders: Mapping[str, BuildOrder]) -> dict[str, Any]:
+    """The build orders by engine name as JSON types (a remote worker's batch carries them)."""
+    data: dict[str, Any] = _orders().dump_python(dict(orders), mode="json")
+    return data
+
+
+def read_orders_data(data: object) -> dict[str, BuildOrder]:
+    """Build orders from `orders_data` output; ValueError when not such."""
+    return _orders().validate_python(data)
 
 
 @functools.cache
