@@ -16,14 +16,14 @@ import functools
 import gzip
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
+from typing import NamedTuple
 
-from runner.dropin.fastchess.pvcheck import last_info_line, search_lines
+from runner.dropin.fastchess.pvcheck import last_info_line, parsed_info, search_lines
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
 from runner.game.record import GameRecord, GameTermination
-from runner.protocol.uci_parse import parse_info
 from runner.rules import STARTING_FEN, Board, Move, Result
 from runner.types import MoveRecord, Variant
 
@@ -317,26 +317,26 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
             if played.book:
                 comment = "book"
             else:
-                if searches is not None:
-                    played = _as_fastchess_reads(played, searches.get(index, []))
-                parts = [f"{_score_text(played.score_cp, played.mate)}/{played.depth or 0} "
+                figures = _as_fastchess_reads(searches.get(index, [])) \
+                    if searches is not None else _Figures.recorded(played)
+                parts = [f"{_score_text(figures.score_cp, figures.mate)}/{figures.depth or 0} "
                          f"{seconds_text(move_time_ms(played.time))}"]
                 if settings.pgn_timeleft:
                     parts.append(f"tl={seconds_text(_ms(played.time_left))}")
                 if settings.pgn_latency:
                     parts.append(f"latency={seconds_text(_ms(played.latency))}")
                 if settings.pgn_nodes:
-                    parts.append(f"n={played.nodes or 0}")
+                    parts.append(f"n={figures.nodes or 0}")
                 if settings.pgn_seldepth:
-                    parts.append(f"sd={played.seldepth or 0}")
+                    parts.append(f"sd={figures.seldepth or 0}")
                 if settings.pgn_nps:
-                    parts.append(f"nps={played.nps or 0}")
+                    parts.append(f"nps={figures.nps or 0}")
                 if settings.pgn_hashfull:
-                    parts.append(f"hashfull={played.hashfull or 0}")
+                    parts.append(f"hashfull={figures.hashfull or 0}")
                 if settings.pgn_tbhits:
-                    parts.append(f"tbhits={played.tbhits or 0}")
+                    parts.append(f"tbhits={figures.tbhits or 0}")
                 if settings.pgn_pv:
-                    parts.append(f'pv="{" ".join(played.pv)}"')
+                    parts.append(f'pv="{" ".join(figures.pv)}"')
                 if index in matched:
                     parts.append(", ".join(f'line="{line}"' for line in matched[index]))
                 if last:
@@ -348,19 +348,43 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
     return out
 
 
-def _as_fastchess_reads(played: MoveRecord, lines: Sequence[str]) -> MoveRecord:
+class _Figures(NamedTuple):
+    """A move's search figures as its PGN comment shows them."""
+
+    score_cp: int | None
+    mate: int | None
+    depth: int | None
+    seldepth: int | None
+    nodes: int | None
+    nps: int | None
+    hashfull: int | None
+    tbhits: int | None
+    pv: tuple[str, ...]
+
+    @classmethod
+    def recorded(cls, played: MoveRecord) -> _Figures:
+        """The runner's own figures of the move (no transcript to read them from)."""
+        return cls(played.score_cp, played.mate, played.depth, played.seldepth, played.nodes,
+                   played.nps, played.hashfull, played.tbhits, played.pv)
+
+
+_NO_FIGURES = _Figures(None, None, 0, 0, 0, 0, 0, 0, ())
+
+
+def _as_fastchess_reads(lines: Sequence[str]) -> _Figures:
     """The move's search figures as fastchess takes them from the engine's lines of its
     search (``Match::addMoveData``): all from one line, the last scored ``info`` of the first
     PV with an exact score preferred to a bound (`last_info_line`), none at all when the
     engine printed no more than its ``bestmove``. The runner's own figures (a bound's deeper
-    depth among them) stay for the runner's PGN."""
+    depth among them) stay for the runner's PGN. The line was parsed by the PV check before
+    (`parsed_info` remembers it), and no copy of the move is made (a ``dataclasses.replace``
+    per ply was a third of this comment's cost)."""
     if len(lines) <= 1:
-        return replace(played, score_cp=None, mate=None, depth=0, seldepth=0, nodes=0, nps=0,
-                       hashfull=0, tbhits=0, pv=())
-    info = parse_info(last_info_line(lines))
-    return replace(played, score_cp=info.score_cp, mate=info.mate, depth=info.depth or 0,
-                   seldepth=info.seldepth or 0, nodes=info.nodes or 0, nps=info.nps or 0,
-                   hashfull=info.hashfull or 0, tbhits=info.tbhits or 0, pv=info.pv)
+        return _NO_FIGURES
+    info = parsed_info(last_info_line(lines))
+    return _Figures(info.score_cp, info.mate, info.depth or 0, info.seldepth or 0,
+                    info.nodes or 0, info.nps or 0, info.hashfull or 0, info.tbhits or 0,
+                    info.pv)
 
 
 def _matched_lines(record: GameRecord, patterns: Sequence[str]) -> dict[int, list[str]]:

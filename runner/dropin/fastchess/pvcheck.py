@@ -10,13 +10,22 @@ run on them when the game ends and give fastchess's warnings, in its words, in m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from runner.game.record import GameRecord
 from runner.protocol.uci_parse import UciInfo, parse_info
 from runner.rules import STARTING_FEN, Board, Move
 
-__all__ = ["last_info_line", "pv_warnings", "search_lines"]
+__all__ = ["last_info_line", "parsed_info", "pv_warnings", "search_lines"]
+
+
+@functools.lru_cache(maxsize=4096)
+def parsed_info(line: str) -> UciInfo:
+    """`parse_info` of one line, remembered: a game's PV check and its PGN comments read the
+    same lines (each scored ``info`` line was parsed twice per game; the parsed line is
+    immutable). Bounded: a few games' worth of lines."""
+    return parse_info(line)
 
 
 def search_lines(record: GameRecord) -> dict[int, list[str]]:
@@ -184,7 +193,7 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
         lines = lines_by_ply.get(index)
         if lines is not None and not played.book:
             scored = _scored(lines)
-            infos = [parse_info(line) for line in scored]
+            infos = [parsed_info(line) for line in scored]
             # A PV that starts with the move played (most do) goes on from the position after
             # it, with the move pushed once for all of them: its first step needs no check
             # of legality, only of the game's end before it.
