@@ -137,14 +137,14 @@ class Service:
             return
         self.join("builder", _recipes(self.root))
         self.join("other", '[[engines]]\nname = "bundled"\n'
-                  'command = ["python", "-m", "engine"]\nprotocol = "cecp"\n')
+                  'command = ["python", "-m", "engine"]\nprotocol = "cecp"\n', concurrency=1)
 
     def _start(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
         self.processes.append(subprocess.Popen(
             argv, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True, start_new_session=True))
 
-    def join(self, name: str, engines: str) -> Path:
+    def join(self, name: str, engines: str, concurrency: int = 2) -> Path:
         """A worker in its own directory with its own engines file and build cache; the
         worker's token is also in its environment, beside another secret."""
         home = self.root / name
@@ -154,7 +154,7 @@ class Service:
         self._start([sys.executable, "-m", "runner", "worker", "join", "--server", self.base,
                      "--token-file", str(home / "token"), "--engines",
                      str(home / "engines.toml"), "--build-cache", str(home / "worker-cache"),
-                     "--concurrency", "2"],
+                     "--concurrency", str(concurrency)],
                     {"RUNNER_TOKEN": self.worker_token, "MY_SECRET": SECRET}, home)
         return home / "worker-cache"
 
@@ -321,5 +321,11 @@ def test_the_service_offers_built_engines_by_repository_and_checks_each_report()
     assert right.notices[0].record["machine"] == "remote worker w"
     assert len(right.notices[0].record["log"]) == 4000
     assert builds.unreported(1, job) is None and builds.unreported(2, job) is not None
+    unbenched = builds.reported(3, "remote worker u", batch, [made("dev", "a" * 40, 500)])
+    assert unbenched.failure is None
+    unbenched = builds.reported(3, "remote worker u", batch, [WorkerBuild(
+        "dev-1", MachineBuild("dev", "a" * 40, "u", None, None, True, 0.0, ""))])
+    assert unbenched.failure == ("remote worker u measured no bench of dev-1 (its recipe has "
+                                 "none) where 500 nodes are expected")
     failed = builds.reported(2, "remote worker v", batch, [WorkerBuild("dev-1", None, "boom")])
     assert failed.failure == "remote worker v could not build dev-1: boom"

@@ -104,6 +104,12 @@ class FleetBuilds:
                                   f"{order.commit[:12]}")
             record = dataclasses.replace(report.record, machine=machine,
                                          log=report.record.log[-LOG_SHOWN:])
+            if order.expected_nodes is not None and record.nodes is None:
+                # Its own recipe has no bench: nothing would show that it built the same.
+                failure = failure or (f"{machine} measured no bench of {report.engine} (its "
+                                      f"recipe has none) where {order.expected_nodes} nodes "
+                                      "are expected")
+                continue
             made.append(record)
             key = (worker_id, report.engine)
             if key not in self._reported:
