@@ -337,7 +337,7 @@ class WorkerClient:
         return built
 
     def _own_job(self, job: GameJob, names: Mapping[str, str],
-                 built: Mapping[str, BuiltHere]) -> GameJob | None:
+                 built: Mapping[str, BuiltHere] | None = None) -> GameJob | None:
         """The job with both engines as this machine's allow-list starts them (None: one
         is not in it; the service should not have sent it). An engine the job names
         otherwise (`names`: a tuning pair's sides) keeps the job's name, and its options are
@@ -345,6 +345,7 @@ class WorkerClient:
         combo, each spin within its declared bounds (the tuned values included). An engine
         `built` here is started from its build."""
         sides = []
+        built = built or {}
         for config in (job.white, job.black):
             if config.name in built:
                 sides.append(built[config.name].started_from(config))
