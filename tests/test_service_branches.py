@@ -49,7 +49,8 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
 name = "bundled"
 command = ["python", "-m", "engine"]
 protocol = "cecp"
-""" + BUNDLED_RECIPE + f"""
+""" + BUNDLED_RECIPE + BUNDLED_RECIPE.replace('name = "bundled"', 'name = "unbenched"').replace(
+        'bench = ["bench", "2"]\n', "") + f"""
 [[recipes]]
 name = "broken"
 repository = "broken-repo"
@@ -212,7 +213,8 @@ def test_running_tests_are_re_divided_the_games_when_one_starts_or_pauses(
                                build_cache=repos / "cache", max_concurrency=4)
     text = _test("share", 'base = "main"\ndev = "deeper"').replace(
         "concurrency = 2", "concurrency = 4").replace("[sprt]\nelo0 = 0\nelo1 = 150\n", "").replace(
-        "rounds = 40", "rounds = 400")  # never over before it is stopped
+        "rounds = 40", "rounds = 400").replace(  # never over before it is stopped
+        'recipe = "bundled"', 'recipe = "unbenched"')  # CI time: its shares, not benches
 
     def playing(client: TestClient, test_id: int, games: int) -> None:
         """Wait until the test's stage is played `games` at once (its scheduler's)."""
@@ -267,7 +269,8 @@ def test_a_stage_on_dask_workers_shows_each_machines_games(repos: Path, tmp_path
 
 def test_pause_resume_stop_and_priority(client: TestClient) -> None:
     slow = _test("slow", 'base = "main"\ndev = "deeper"', extra="").replace(
-        "[sprt]\nelo0 = 0\nelo1 = 150\n", "")
+        "[sprt]\nelo0 = 0\nelo1 = 150\n", "").replace(
+        'recipe = "bundled"', 'recipe = "unbenched"')  # CI time: the queue, not benches
     first = client.post("/api/tests", headers=TOML, content=slow).json()["id"]
     second = client.post("/api/tests", headers=TOML, content=slow.replace(
         'name = "slow"', 'name = "second"')).json()["id"]
