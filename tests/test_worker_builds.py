@@ -100,12 +100,14 @@ class Service:
     """runner serve --accept-workers, and two workers: one allowing the repositories made
     here, one allowing only an engine of its own."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, extra: str = "") -> None:
         self.root = root
+        self.extra = extra
+        """More recipes, in the service's engines file and the building worker's."""
         bundled_branch_repo(root)
         _repo(root, "placed-repo", _PLACED)
         _repo(root, "picky-repo", _PICKY)
-        (root / "engines.toml").write_text(_recipes(root))
+        (root / "engines.toml").write_text(_recipes(root) + extra)
         self.db = root / "service.db"
         self.admin = "admin-" + os.urandom(8).hex()
         with Store.open(f"sqlite:///{self.db}") as store:  # as runner token add makes one
@@ -135,7 +137,7 @@ class Service:
         """Start the two workers (once): they ask at once, and back off while idle."""
         if len(self.processes) > 1:
             return
-        self.join("builder", _recipes(self.root))
+        self.join("builder", _recipes(self.root) + self.extra)
         self.join("other", '[[engines]]\nname = "bundled"\n'
                   'command = ["python", "-m", "engine"]\nprotocol = "cecp"\n', concurrency=1)
 
@@ -329,3 +331,54 @@ def test_the_service_offers_built_engines_by_repository_and_checks_each_report()
                                  "none) where 500 nodes are expected")
     failed = builds.reported(2, "remote worker v", batch, [WorkerBuild("dev-1", None, "boom")])
     assert failed.failure == "remote worker v could not build dev-1: boom"
+
+
+@pytest.mark.slow  # a C build on the host and again on the worker, and a stage's games
+def test_fairymax_from_debian_sources_is_built_and_played_on_the_remote_worker(
+        tmp_path: Path) -> None:
+    """Debian's fairymax 5.0b in a repository made here, and a dev commit on it: the remote
+    worker compiles both with its own recipe's make in its own cache and plays the stage
+    with its own binaries."""
+    import tarfile
+
+    from tests.conftest import shared_file
+
+    tarball = shared_file("engine-sources", "fairymax_5.0b.orig.tar.gz")
+    if shutil.which("make") is None or shutil.which("cc") is None:
+        pytest.skip("make or a C compiler is not installed")
+    repo = tmp_path / "fairymax"
+    with tarfile.open(tarball) as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    (source,) = (tmp_path / "unpacked").iterdir()
+    shutil.copytree(source, repo)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "fairymax 5.0b")
+    (repo / "NOTE").write_text("dev side\n")
+    git(repo, "checkout", "-q", "-b", "dev")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a dev commit")
+    service = Service(tmp_path / "service", f"""
+[[recipes]]
+name = "fairymax"
+repository = "{repo}"
+build = ["make", "fairymax", "fairydir=data"]
+command = ["./fairymax"]
+protocol = "cecp"
+init_strings = ["sd 2"]
+""")
+    try:
+        test_id = service.submit("fairymax", "fairymax", "dev")
+        service.join_workers()
+        test = service.ended(test_id, timeout=400)
+        assert test["state"] == "finished", test["message"]
+        assert test["stages"][0]["games"] == 2
+        assert {b["machine"].split(" ")[0] for b in test["builds"]} == {"service", "remote"}
+    finally:
+        service.stop()
+    built = [json.loads(p.read_text()) for p in service.builder.glob("builds/*/build.json")]
+    assert sorted(b["commit"] for b in built) == sorted((test["base_sha"], test["dev_sha"]))
+    for record in service.builder.glob("builds/*/build.json"):
+        binary = record.parent / "tree" / "fairymax"
+        assert binary.is_file() and os.access(binary, os.X_OK)
+        assert "fairymax" in json.loads(record.read_text())["log"]
