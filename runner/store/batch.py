@@ -18,18 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.orm import Session
 
 from runner.store.models import GameRow, GameStatus
-from runner.store.recording import (
-    _INSERT_MOVES,
-    _UPDATE_GAME,
-    _write_game,
-    mark_running,
-)
+from runner.store.recording import _INSERT_MOVES, _UPDATE_GAME, _write_game
+from runner.store.recording import engine_ids as recorded_engine_ids
 from runner.store.records import DuplicateGameError, FinishedGame, JobKey
-from runner.store.rows import done_values, move_values
+from runner.store.rows import done_values, move_values, running_values, schedule_values
 
 __all__ = ["FinishedGame", "mark_running_many", "pgn_offsets", "playable", "record_games"]
 
@@ -38,6 +34,7 @@ _FIND_GAMES = select(_GAMES.c.id, _GAMES.c.job_index, _GAMES.c.status).where(
     _GAMES.c.tournament_id == bindparam("row_tournament"),
     _GAMES.c.job_index.in_(bindparam("row_jobs", expanding=True)),
 ).with_for_update()
+_INSERT_RUNNING = insert(_GAMES).returning(_GAMES.c.job_index, _GAMES.c.id)
 
 
 def pgn_offsets(games: Sequence[FinishedGame], stored: Sequence[bool],
@@ -103,11 +100,33 @@ def record_games(session: Session, tournament_id: int, games: Sequence[FinishedG
 def mark_running_many(session: Session, tournament_id: int, jobs: Sequence[JobKey],
                       engine_ids: Mapping[str, int] | None) -> list[int | DuplicateGameError]:
     """`runner.store.recording.mark_running` for each job, in the caller's transaction: its
-    row id, or DuplicateGameError (nothing written for it) when it is played already."""
-    marked: list[int | DuplicateGameError] = []
-    for job in jobs:
-        try:
-            marked.append(mark_running(session, tournament_id, job, engine_ids=engine_ids))
-        except DuplicateGameError as exc:
-            marked.append(exc)
-    return marked
+    row id, or DuplicateGameError (nothing written for it) when it is played already. The
+    rows are looked up in one query, the new ones inserted in one statement and the others
+    updated in one ``executemany``."""
+    free, rows = playable(session, tournament_id, jobs)
+    running = running_values()
+    ids = engine_ids
+    if ids is None or any(name not in ids for job in jobs for name in job.engines):
+        ids = recorded_engine_ids(session, tournament_id)
+    new: dict[int, dict[str, Any]] = {}
+    updates: list[dict[str, Any]] = []
+    for job, kept in zip(jobs, free, strict=True):
+        if not kept:
+            continue
+        if job.index in rows:
+            updates.append({"row_id": rows[job.index], **running})
+            continue
+        missing = [name for name in job.engines if name not in ids]
+        if missing:
+            raise ValueError(f"tournament {tournament_id} has no engine named {missing[0]!r}")
+        new[job.index] = {**schedule_values(tournament_id, job, ids), **running}
+    connection = session.connection()
+    if updates:
+        connection.execute(_UPDATE_GAME, updates)
+    inserted = dict(rows)
+    if new:
+        for job_index, row_id in connection.execute(_INSERT_RUNNING, list(new.values())):
+            inserted[int(job_index)] = int(row_id)
+    return [inserted[job.index] if kept else DuplicateGameError(
+                f"game {job.index} of tournament {tournament_id} is already played")
+            for job, kept in zip(jobs, free, strict=True)]
