@@ -408,9 +408,12 @@ def test_sequential_start_wraps_around(tmp_path: Path) -> None:
 def _real_games(argv: list[str], tmp_path: Path) -> list[chess.pgn.Game]:
     """The games the real cutechess-cli writes for `argv` (plus a PGN file), in number order."""
     pgn = tmp_path / "real.pgn"
+    # Debian puts the engines in /usr/games, which root's PATH lacks: cutechess-cli looks
+    # them up by PATH, so give it the directories the runner's own lookup searches too.
+    path = "/usr/games:/usr/local/games:" + os.environ.get("PATH", "")
     done = subprocess.run([str(PEER), *argv, "-pgnout", str(pgn)], capture_output=True,
                           text=True, cwd=tmp_path, timeout=300, stdin=subprocess.DEVNULL,
-                          check=False)
+                          check=False, env={**os.environ, "PATH": path})
     assert done.returncode == 0, done.stderr
     games = []
     with open(pgn, encoding="utf-8") as handle:
