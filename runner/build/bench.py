@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from runner.build.builder import Build
 from runner.build.environment import clean_environment, stop_group
+from runner.config.recipes import DEFAULT_BENCH_PATTERN
 
-__all__ = ["Bench", "BenchFailed", "WrongBench", "check_bench", "measure_bench"]
+__all__ = ["Bench", "BenchFailed", "WrongBench", "check_bench", "measure_bench", "read_bench"]
 
 _OUTPUT_LIMIT = 1 << 20
 _SPEED = re.compile(r"(?i)(?:nodes/second|nps)\s*:\s*(\d+)|(\d+)\s+nodes per second")
@@ -76,11 +77,20 @@ def measure_bench(built: Build) -> Bench:
     finally:
         stop_group(process)
     text = (out[-_OUTPUT_LIMIT:] + b"\n" + err[-_OUTPUT_LIMIT:]).decode("utf-8", "replace")
-    found = re.findall(recipe.bench_nodes, text)
-    if process.returncode != 0 or not found:
+    bench = read_bench(text, recipe.bench_nodes)
+    if process.returncode != 0 or bench is None:
         why = (f"exited with status {process.returncode}" if process.returncode != 0
                else f"printed no line matching {recipe.bench_nodes!r}")
         raise BenchFailed(f"the bench {why}", text[-4000:])
+    return bench
+
+
+def read_bench(text: str, nodes_pattern: str = DEFAULT_BENCH_PATTERN) -> Bench | None:
+    """The node count (the last match of `nodes_pattern`) and the speed a bench printed;
+    None when it printed no node count."""
+    found = re.findall(nodes_pattern, text)
+    if not found:
+        return None
     last = found[-1]
     nodes = int(last[0] if isinstance(last, tuple) else last)
     speeds = _SPEED.findall(text)

@@ -17,12 +17,12 @@ rather than the engines. Pure functions but `bench_speed`, which runs the bench.
 from __future__ import annotations
 
 import asyncio
-import re
 import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from runner.build.bench import read_bench
 from runner.clock import TimeControl, TimePeriod
 from runner.game.job import GameJob
 
@@ -31,8 +31,6 @@ __all__ = ["BENCH_ARGV", "MachineSpeed", "SpeedTerms", "bench_speed", "parse_ben
 
 BENCH_ARGV = (sys.executable, "-m", "engine", "bench")
 """The bundled engine's fixed search (its default depth), as this Python runs it."""
-_NODES = re.compile(r"^\s*Nodes searched\s*:\s*(\d+)\s*$", re.MULTILINE)
-_SPEED = re.compile(r"^\s*Nodes/second\s*:\s*(\d+)\s*$", re.MULTILINE)
 _BENCH_SECONDS = 120.0
 """The longest a bench may take before the worker gives up on it."""
 
@@ -81,11 +79,11 @@ class SpeedTerms:
 def parse_bench(text: str) -> tuple[int, int]:
     """(nodes, nodes per second) from a bench's output, as Stockfish spells its lines;
     ValueError naming what is missing."""
-    nodes, speed = _NODES.search(text), _SPEED.search(text)
-    if nodes is None or speed is None:
-        missing = "Nodes searched" if nodes is None else "Nodes/second"
+    bench = read_bench(text)
+    if bench is None or bench.nps is None:
+        missing = "Nodes searched" if bench is None else "Nodes/second"
         raise ValueError(f"the bench printed no '{missing} : N' line")
-    return int(nodes.group(1)), int(speed.group(1))
+    return bench.nodes, bench.nps
 
 
 async def bench_speed(slots: int, argv: Sequence[str] = BENCH_ARGV) -> MachineSpeed:
