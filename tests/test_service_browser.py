@@ -194,15 +194,22 @@ def _submit_watch_download(page: Any, service: str, tmp_path: Path) -> None:
     page.wait_for_selector("#t-conn.live")
     assert page.inner_text("#t-name") == "browser <b>test</b> & co"
 
-    # A board appears and its position changes as moves arrive.
-    card = page.wait_for_selector(".board-card[data-fen]:not(.done)")
-    index = card.get_attribute("data-index")
-    fen = card.get_attribute("data-fen")
-    page.wait_for_function(
-        """([index, fen]) => {
-            const card = document.querySelector('.board-card[data-index="' + index + '"]');
-            return card && card.dataset.fen && card.dataset.fen !== fen;
-        }""", arg=[index, fen])
+    # A board appears and its position changes as moves arrive. Every board's position is
+    # watched from here on, not one board picked later: a board picked between its game's
+    # last move and its end never moves again, and the four quick games could all end.
+    page.evaluate("""() => {
+        window.fenMoves = 0;
+        new MutationObserver((changes) => {
+            for (const change of changes) {
+                if (change.oldValue && change.target.dataset.fen !== change.oldValue) {
+                    window.fenMoves += 1;
+                }
+            }
+        }).observe(document.body, {subtree: true, attributes: true,
+                                   attributeFilter: ["data-fen"], attributeOldValue: true});
+    }""")
+    page.wait_for_selector(".board-card[data-fen]:not(.done)")
+    page.wait_for_function("() => window.fenMoves > 0")
     assert page.locator(".board-card .sq .pc").count() > 0
 
     # The screenshot a human looks at: standings, plots and a board in play, at the first
