@@ -14,7 +14,6 @@ import os
 import shutil
 import socket
 import sys
-import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +28,14 @@ from fastapi.testclient import TestClient
 
 from runner.service.app import create_app
 from runner.service.settings import ServiceSettings
-from tests.branch_repos import BUNDLED_RECIPE, bundled_branch_repo, git
+from tests.branch_repos import (
+    BUNDLED_RECIPE,
+    PLACED_BUILD,
+    bundled_branch_repo,
+    fairymax_branch_repo,
+    picky_build,
+    script_repo,
+)
 from tests.conftest import shared_file
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -39,53 +45,14 @@ TOKEN = "worker-builds-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TOML = {"content-type": "application/toml", **AUTH}
 
-_PLACED = '''
-import pathlib
-import sys
-
-# The build's output depends on the directory it is built in: the same commit gives another
-# bench on another machine (here: another build cache).
-nodes = 1000 * len(str(pathlib.Path.cwd()))
-pathlib.Path("nodes.txt").write_text(str(nodes))
-print("built for", pathlib.Path.cwd())
-'''
-_PICKY = '''
-import pathlib
-import sys
-
-if "worker's-own" in str(pathlib.Path.cwd()):  # the worker's cache, not the host's
-    print("cc -c search.c")
-    sys.exit("search.c:7: error: this machine lacks the header it needs")
-pathlib.Path("nodes.txt").write_text("1")
-'''
-_PLACED_ENGINE = '''
-import pathlib
-import sys
-
-if sys.argv[1:] == ["bench"]:
-    print("Nodes searched: " + pathlib.Path("nodes.txt").read_text())
-'''
-
-
 @pytest.fixture(scope="module")
 def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled engine's base and dev commits, a machine-dependent engine, their recipes."""
     root = tmp_path_factory.mktemp("worker-builds")
     bundled_branch_repo(root)
-    placed = root / "placed-repo"
-    placed.mkdir()
-    (placed / "make.py").write_text(_PLACED)
-    (placed / "engine.py").write_text(_PLACED_ENGINE)
-    git(placed, "init", "-q", "-b", "main")
-    git(placed, "add", "-A")
-    git(placed, "commit", "-q", "-m", "an engine built for its machine")
-    picky = root / "picky-repo"
-    picky.mkdir()
-    (picky / "make.py").write_text(_PICKY)
-    (picky / "engine.py").write_text(_PLACED_ENGINE)
-    git(picky, "init", "-q", "-b", "main")
-    git(picky, "add", "-A")
-    git(picky, "commit", "-q", "-m", "an engine that builds on the host only")
+    script_repo(root, "placed-repo", PLACED_BUILD, "an engine built for its machine")
+    script_repo(root, "picky-repo", picky_build("worker's-own"),
+                "an engine that builds on the host only")
     (root / "engines.toml").write_text(BUNDLED_RECIPE + f"""
 [[recipes]]
 name = "picky"
@@ -213,18 +180,7 @@ def test_fairymax_from_debian_sources_is_built_on_the_worker_that_plays_it(
     if shutil.which("make") is None or shutil.which("cc") is None:
         pytest.skip("make or a C compiler is not installed")
     address, worker_cache = cluster
-    repo = tmp_path / "fairymax"
-    with tarfile.open(tarball) as archive:
-        archive.extractall(tmp_path / "unpacked", filter="data")
-    (source,) = (tmp_path / "unpacked").iterdir()
-    shutil.copytree(source, repo)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "fairymax 5.0b")
-    (repo / "NOTE").write_text("dev side\n")
-    git(repo, "checkout", "-q", "-b", "dev")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a dev commit")
+    fairymax_branch_repo(tarball, tmp_path)  # as "fairymax", beside the engines file
     (tmp_path / "engines.toml").write_text("""
 [[recipes]]
 name = "fairymax"

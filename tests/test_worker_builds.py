@@ -26,7 +26,13 @@ pytest.importorskip("fastapi", reason="the service extra (fastapi) is not instal
 httpx = pytest.importorskip("httpx", reason="the fleet extra (httpx) is not installed")
 
 from runner.store.store import Store  # noqa: E402
-from tests.branch_repos import bundled_branch_repo, git  # noqa: E402
+from tests.branch_repos import (  # noqa: E402
+    PLACED_BUILD,
+    bundled_branch_repo,
+    fairymax_branch_repo,
+    picky_build,
+    script_repo,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -35,44 +41,6 @@ SECRET = "do-not-leak-" + os.urandom(6).hex()
 
 _ENV_DUMP = ("import json, os, pathlib; "
              "pathlib.Path('build-env.json').write_text(json.dumps(dict(os.environ)))")
-_PLACED = '''
-import pathlib
-
-# The build's output depends on the directory it is built in: the same commit gives another
-# bench on another machine (here: another build cache).
-nodes = 1000 * len(str(pathlib.Path.cwd()))
-pathlib.Path("nodes.txt").write_text(str(nodes))
-print("built for", pathlib.Path.cwd())
-'''
-_PICKY = '''
-import pathlib
-import sys
-
-if "worker-cache" in str(pathlib.Path.cwd()):  # the worker's cache, not the host's
-    print("cc -c search.c")
-    sys.exit("search.c:7: error: this machine lacks the header it needs")
-pathlib.Path("nodes.txt").write_text("1")
-'''
-_ENGINE = '''
-import pathlib
-import sys
-
-if sys.argv[1:] == ["bench"]:
-    print("Nodes searched: " + pathlib.Path("nodes.txt").read_text())
-'''
-
-
-def _repo(root: Path, name: str, make: str) -> Path:
-    repo = root / name
-    repo.mkdir()
-    (repo / "make.py").write_text(make)
-    (repo / "engine.py").write_text(_ENGINE)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", name)
-    return repo
-
-
 def _recipes(root: Path) -> str:
     """The recipes of the repositories made here (absolute paths: the service's and the
     worker's files name the same repositories)."""
@@ -105,8 +73,9 @@ class Service:
         self.extra = extra
         """More recipes, in the service's engines file and the building worker's."""
         bundled_branch_repo(root)
-        _repo(root, "placed-repo", _PLACED)
-        _repo(root, "picky-repo", _PICKY)
+        script_repo(root, "placed-repo", PLACED_BUILD, "an engine built for its machine")
+        script_repo(root, "picky-repo", picky_build("worker-cache"),
+                    "an engine that builds on the host only")
         (root / "engines.toml").write_text(_recipes(root) + extra)
         self.db = root / "service.db"
         self.admin = "admin-" + os.urandom(8).hex()
@@ -339,25 +308,12 @@ def test_fairymax_from_debian_sources_is_built_and_played_on_the_remote_worker(
     """Debian's fairymax 5.0b in a repository made here, and a dev commit on it: the remote
     worker compiles both with its own recipe's make in its own cache and plays the stage
     with its own binaries."""
-    import tarfile
-
     from tests.conftest import shared_file
 
     tarball = shared_file("engine-sources", "fairymax_5.0b.orig.tar.gz")
     if shutil.which("make") is None or shutil.which("cc") is None:
         pytest.skip("make or a C compiler is not installed")
-    repo = tmp_path / "fairymax"
-    with tarfile.open(tarball) as archive:
-        archive.extractall(tmp_path / "unpacked", filter="data")
-    (source,) = (tmp_path / "unpacked").iterdir()
-    shutil.copytree(source, repo)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "fairymax 5.0b")
-    (repo / "NOTE").write_text("dev side\n")
-    git(repo, "checkout", "-q", "-b", "dev")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a dev commit")
+    repo = fairymax_branch_repo(tarball, tmp_path)
     service = Service(tmp_path / "service", f"""
 [[recipes]]
 name = "fairymax"
