@@ -50,7 +50,7 @@ name = "browser <b>test</b> & co"
 format = "match"
 engines = ["bundled", "bundled-v1"]
 tc = "2+0.05"
-rounds = 2
+rounds = 3
 games = 2
 concurrency = 2
 
@@ -58,7 +58,10 @@ concurrency = 2
 elo0 = 0.0
 elo1 = 10.0
 """
-GAMES = 4
+GAMES = 6
+"""Three rounds of two games, two at once: about 18 s of play, so that a board is still
+live when a loaded machine's browser reaches the page (with two rounds, CI once found
+them all ended)."""
 
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),
                                     reason=f"{CHROMIUM} is absent (apt-get install chromium)")
@@ -356,7 +359,7 @@ def test_protected_reads_need_the_token_in_the_page(protected_service: str) -> N
     base = protected_service
     name = "secret <i>reads</i>"
     tid = _submit(base, CONFIG.replace('"browser <b>test</b> & co"', json.dumps(name))
-                  .replace("rounds = 2", "rounds = 1"))
+                  .replace("rounds = 3", "rounds = 1"))
     with urllib.request.urlopen(f"{base}/tournaments/{tid}", timeout=10) as response:
         assert "secret" not in response.read().decode()  # nothing rendered without a token
     errors: list[str] = []
@@ -408,7 +411,7 @@ def test_page_follows_a_restarted_service(tmp_path: Path) -> None:
             f"{time.monotonic():.2f} {m['eventName']} {m['eventId']} {m['data'][:80]}")
             if m["eventName"] != "move" else None)
         with _serve(tmp_path, port=port) as base:
-            tid = _submit(base, CONFIG.replace("rounds = 2", "rounds = 1"))  # 2 games
+            tid = _submit(base, CONFIG.replace("rounds = 3", "rounds = 1"))  # 2 games
             page.goto(f"{base}/tournaments/{tid}")
             page.wait_for_function(
                 "() => Array.from(document.querySelectorAll('.board-card:not(.done)'))"

@@ -20,7 +20,7 @@ from test_service_browser import CONFIG, _browser, _get, _serve, _submit, needs_
 
 chess = pytest.importorskip("chess")
 
-QUICK = CONFIG.replace("rounds = 2", "rounds = 1").replace("tc = \"2+0.05\"", "tc = \"1+0.05\"")
+QUICK = CONFIG.replace("rounds = 3", "rounds = 1").replace("tc = \"2+0.05\"", "tc = \"1+0.05\"")
 
 
 def _wait_finished(base: str, tid: int, timeout: float = 120.0) -> dict[str, Any]:

@@ -177,7 +177,7 @@ def test_tablebases_only_from_the_operators_directory(tmp_path: Path) -> None:
         created = served.submit(endgames)
         assert created.status_code == 201, created.text
         url = f"{served.base}/api/tournaments/{created.json()['id']}"
-        _wait(lambda: httpx.get(url, timeout=10).json()["status"] == "finished", timeout=180,
+        _wait(lambda: httpx.get(url, timeout=30).json()["status"] == "finished", timeout=180,
               what="the endgame tournament to finish")
     with sqlite3.connect(served.db) as connection:
         endings = connection.execute("SELECT termination, reason FROM games").fetchall()
@@ -223,7 +223,7 @@ def test_submissions_are_bounded_by_what_can_finish(served: Served, change: dict
     found = [p for p in problems if p["key"] == key]
     assert found, problems
     assert value in found[0]["value"] and limit in found[0]["message"], found[0]
-    listed = httpx.get(served.base + "/api/tournaments", timeout=10).json()["tournaments"]
+    listed = httpx.get(served.base + "/api/tournaments", timeout=30).json()["tournaments"]
     assert listed == []
 
 
@@ -344,10 +344,10 @@ def test_a_failed_run_says_why(tmp_path: Path) -> None:
         tid = created.json()["id"]
         url = f"{service.base}/api/tournaments/{tid}"
         detail = _wait(lambda: (lambda d: d if d["status"] == "interrupted" and d.get("reason")
-                                else None)(httpx.get(url, timeout=10).json()),
+                                else None)(httpx.get(url, timeout=30).json()),
                        what="the tournament to be interrupted with a reason")
         assert "broken" in detail["reason"] and "failed to start" in detail["reason"], detail
-        listed = httpx.get(service.base + "/api/tournaments", timeout=10).json()["tournaments"]
+        listed = httpx.get(service.base + "/api/tournaments", timeout=30).json()["tournaments"]
         assert listed[0]["reason"] == detail["reason"]
         events = _events(service.base, tid, _reason_in)
         assert "failed to start" in (_reason_in(events) or "")
@@ -390,7 +390,7 @@ def test_direction_controls_do_not_spoof_the_page(tmp_path: Path) -> None:
         report = httpx.get(f"{service.base}/api/tournaments/{tid}/report.html", timeout=60)
         assert report.status_code == 200
         assert RLO not in report.text and "<bdi>cupevil</bdi>" in report.text
-        index = httpx.get(service.base + "/", timeout=10).text
+        index = httpx.get(service.base + "/", timeout=30).text
         assert RLO not in index and "<bdi>cupevil</bdi>" in index
         with _browser() as browser:
             page = browser.new_page()
