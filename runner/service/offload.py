@@ -32,10 +32,15 @@ if TYPE_CHECKING:
 # The store (and SQLAlchemy) is imported by the functions that use it, not here: a worker
 # process imports this module first, and lowers its priority before that heavier import.
 
-__all__ = ["Offload", "finished_games", "report_html", "report_json"]
+__all__ = ["SMALL_READ", "Offload", "finished_games", "report_html", "report_json"]
 
 WORKER_NICENESS = 10
 """How much lower than the service a worker's CPU priority is (the games come first)."""
+SMALL_READ = 100
+"""Stored games up to which a read is done on a thread of the service instead: a report of
+100 games is about 50 ms of work, while a worker process started at low priority on a busy
+machine (its first read imports the store and the report) kept the first reader of a new
+tournament waiting more than 10 s."""
 
 # The database a worker process opened at its start: one per process, set by _start_worker.
 _worker_store: Store | None = None
@@ -124,9 +129,10 @@ class Offload:
                 initializer=_start_worker, initargs=(self.store.url, WORKER_NICENESS, os.getpid()))
         return self._pool
 
-    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """`fn(*args)` in a worker process, or `fn(*args, store)` on a thread."""
-        if not self.in_processes:
+    async def call(self, fn: Callable[..., Any], *args: Any, games: int | None = None) -> Any:
+        """`fn(*args)` in a worker process, or `fn(*args, store)` on a thread: without worker
+        processes, or when the tournament holds `games` stored games, at most `SMALL_READ`."""
+        if not self.in_processes or (games is not None and games <= SMALL_READ):
             return await asyncio.to_thread(fn, *args, self.store)
         loop = asyncio.get_running_loop()
         try:

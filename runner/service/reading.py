@@ -76,22 +76,23 @@ class TournamentReads:
         when `done` (the games stored, if known) differs from the last read's."""
         report: ReportJson = await self._reads.get(
             ("report", tournament_id),
-            lambda: self._offload.call(report_json, tournament_id), tag=done)
+            lambda: self._offload.call(report_json, tournament_id, games=done), tag=done)
         return report
 
     async def finished_games(self, tournament_id: int,
                              newest: int | None = None) -> list[GameFinishedEvent]:
         """The stored games of the tournament as ``game_finished`` data, oldest first: every
         one, or the `newest` few (shared by all callers until a game finishes)."""
+        progress = await self.progress(tournament_id)
+        done = None if progress is None else progress.done
         if newest != SNAPSHOT_GAMES:  # only the snapshot's (and the page's) size is shared
             found: list[GameFinishedEvent] = await self._offload.call(
-                finished_games, tournament_id, newest)
+                finished_games, tournament_id, newest, games=done)
             return found
-        progress = await self.progress(tournament_id)
         games: list[GameFinishedEvent] = await self._reads.get(
             ("finished", tournament_id, newest),
-            lambda: self._offload.call(finished_games, tournament_id, newest),
-            tag=None if progress is None else progress.done)
+            lambda: self._offload.call(finished_games, tournament_id, newest, games=done),
+            tag=done)
         return games
 
     async def report_html(self, tournament_id: int) -> str:
@@ -99,7 +100,9 @@ class TournamentReads:
         stored and shared by every reader meanwhile."""
         progress = await self.progress(tournament_id)
         html: str = await self._reads.get(
-            ("html", tournament_id), lambda: self._offload.call(report_html, tournament_id),
+            ("html", tournament_id),
+            lambda: self._offload.call(report_html, tournament_id,
+                                       games=None if progress is None else progress.done),
             tag=None if progress is None else (progress.done, progress.status))
         return html
 
