@@ -272,7 +272,7 @@ def _submit_watch_download(page: Any, service: str, tmp_path: Path) -> None:
     assert all(len(list(g.mainline_moves())) > 0 for g in games)
 
     # The server-rendered list escapes the name (the script's refresh does too: textContent).
-    with urllib.request.urlopen(service + "/", timeout=10) as response:
+    with urllib.request.urlopen(service + "/", timeout=30) as response:
         assert "browser &lt;b&gt;test&lt;/b&gt; &amp; co" in response.read().decode()
 
     # The list page shows the tournament, finished; an unknown id gets the 404 page.
@@ -312,7 +312,7 @@ def test_submit_watch_and_download_in_a_browser(service: str, tmp_path: Path) ->
 def _get(url: str) -> tuple[int, dict[str, str], str]:
     """Status, headers (lower-case names) and text of a GET (an HTTP error status too)."""
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(url, timeout=30) as response:
             return response.status, _lower(response.headers), response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, _lower(exc.headers), exc.read().decode()
@@ -347,7 +347,7 @@ def _submit(base: str, config: str) -> int:
     request = urllib.request.Request(
         base + "/api/tournaments", data=config.encode(), method="POST",
         headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/toml"})
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=30) as response:
         return int(json.loads(response.read())["id"])
 
 
@@ -360,7 +360,7 @@ def test_protected_reads_need_the_token_in_the_page(protected_service: str) -> N
     name = "secret <i>reads</i>"
     tid = _submit(base, CONFIG.replace('"browser <b>test</b> & co"', json.dumps(name))
                   .replace("rounds = 3", "rounds = 1"))
-    with urllib.request.urlopen(f"{base}/tournaments/{tid}", timeout=10) as response:
+    with urllib.request.urlopen(f"{base}/tournaments/{tid}", timeout=30) as response:
         assert "secret" not in response.read().decode()  # nothing rendered without a token
     errors: list[str] = []
     with _browser() as browser:

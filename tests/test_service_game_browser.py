@@ -27,7 +27,7 @@ def _wait_finished(base: str, tid: int, timeout: float = 120.0) -> dict[str, Any
     """Poll the tournament until it is finished (a generous bound: a loaded machine)."""
     deadline = time.monotonic() + timeout
     while True:
-        with urllib.request.urlopen(f"{base}/api/tournaments/{tid}", timeout=10) as response:
+        with urllib.request.urlopen(f"{base}/api/tournaments/{tid}", timeout=30) as response:
             detail: dict[str, Any] = json.loads(response.read())
         if detail["status"] == "finished":
             return detail
@@ -78,7 +78,7 @@ def test_docs_page_in_a_browser_requests_only_this_origin(finished: tuple[str, i
 def test_a_finished_game_is_replayed_move_by_move(finished: tuple[str, int]) -> None:
     # Issue 31: finished games could not be opened or replayed on the page.
     base, tid = finished
-    with urllib.request.urlopen(f"{base}/api/tournaments/{tid}/games/0", timeout=10) as response:
+    with urllib.request.urlopen(f"{base}/api/tournaments/{tid}/games/0", timeout=30) as response:
         game = json.loads(response.read())
     errors: list[str] = []
     with _browser() as browser:

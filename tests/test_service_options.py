@@ -42,7 +42,7 @@ class Service:
 
     def tournaments(self) -> list[dict[str, Any]]:
         """Every stored tournament."""
-        response = httpx.get(f"{self.base}/api/tournaments", timeout=10)
+        response = httpx.get(f"{self.base}/api/tournaments", timeout=30)
         return list(response.json()["tournaments"])
 
 
@@ -152,10 +152,10 @@ def test_an_engine_name_with_a_line_break_reaches_no_engine(service: Service) ->
     if response.status_code == 201:
         url = f"{service.base}/api/tournaments/{response.json()['id']}"
         deadline = time.monotonic() + 120
-        while httpx.get(url, timeout=10).json()["status"] in ("queued", "running"):
+        while httpx.get(url, timeout=30).json()["status"] in ("queued", "running"):
             assert time.monotonic() < deadline, "the tournament never ended"
             time.sleep(0.2)
-        detail = httpx.get(url, timeout=10).json()
+        detail = httpx.get(url, timeout=30).json()
         assert detail["done_games"] == 0
     else:
         assert response.status_code == 422, response.text
