@@ -24,6 +24,7 @@ import platform
 import random
 import socket
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -426,13 +427,25 @@ def _detail(answer: httpx.Response) -> str:
     return " ".join("".join(c if c.isprintable() else " " for c in str(text)).split())
 
 
-def stderr_progress() -> Callable[[str], None] | None:
-    """A progress line rewritten in place on a terminal (None when stderr is not one)."""
-    if not sys.stderr.isatty():
-        return None
+def stderr_progress(every: float = 60.0) -> Callable[[str], None]:
+    """The worker's progress on stderr: one line rewritten in place on a terminal; otherwise
+    (a service manager's log) a line when what the worker does changes, and at most one a
+    minute while it stays the same, so a worker that cannot reach its server says so."""
+    if sys.stderr.isatty():
+        def rewrite(text: str) -> None:
+            sys.stderr.write("\r\x1b[K" + text[:200])
+            sys.stderr.flush()
 
-    def show(text: str) -> None:
-        sys.stderr.write("\r\x1b[K" + text[:200])
+        return rewrite
+    last: list[tuple[str, float]] = []
+
+    def log_line(text: str) -> None:
+        kind = text.split(":", 1)[0]  # "the server is away (...)", "batch 3", "nothing ..."
+        now = time.monotonic()
+        if last and last[0][0] == kind and now - last[0][1] < every:
+            return
+        last[:] = [(kind, now)]
+        sys.stderr.write(text[:200] + "\n")
         sys.stderr.flush()
 
-    return show
+    return log_line
