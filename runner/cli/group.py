@@ -32,6 +32,7 @@ group does not help: each command it loads gets Typer's own help option.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import types
 from collections.abc import Sequence
@@ -205,11 +206,15 @@ class RunnerGroup(TyperGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         """The command `cmd_name`, its help option defaulting to False, its plain values
-        coerced without pydantic (`plain_values`)."""
+        coerced without pydantic (`plain_values`), its line in the group's list one
+        paragraph (rich help keeps a docstring's line breaks, which cut the line short)."""
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             _absent_is_false(command.get_help_option(ctx))
             plain_values(command)
+            if command.short_help is None and command.help:
+                command.short_help = " ".join(
+                    inspect.cleandoc(command.help).split("\n\n")[0].split())
         return command
 
 
