@@ -95,6 +95,10 @@ class PipeProcess(Engine):
         """What a move request's stall says."""
         return f"{self.name}: no move"
 
+    def _forget_info(self) -> None:
+        """A new search (or game): no report yet."""
+        self._info = None
+
     @abc.abstractmethod
     def _waiters(self) -> Iterable[Waiter | None]:
         """The futures waiting on the engine's output now (failed when it ends)."""
@@ -246,7 +250,7 @@ class PipeEngine(PipeProcess):
             if loop is None:  # not started by _spawn (play() before new_game fails on its own)
                 loop = asyncio.get_running_loop()
             self._reply = loop.create_future()
-        self._info = None
+        self._forget_info()
         self._messages = []
 
     def request_move(

@@ -75,14 +75,16 @@ class PipedProcess:
         pipes = self._require()
         check_lines(lines, self.name)
         now = time.monotonic()
-        if pipes.stdin_closing():
+        if not lines or pipes.stdin_closing():
             return now
         try:
-            pipes.write("".join(f"{line}\n" for line in lines).encode("utf-8"))
+            pipes.write(("\n".join(lines) + "\n").encode("utf-8"))
         except (BrokenPipeError, ConnectionResetError):
             return now
-        for line in lines:
-            self._record(now, ">", line)
+        limit, transcript = self.entry_limit, self.transcript
+        for line in lines:  # a move request's lines: two short ones, clipped only when long
+            transcript.append(TranscriptEntry(
+                now, ">", line if len(line) <= limit else clip_entry(line, limit)))
         return now
 
     async def write_line(self, text: str) -> float:

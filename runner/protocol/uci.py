@@ -100,7 +100,7 @@ class UciEngine(UciReading):
         self._may_ponder = self.config.ponder and declared is not None
         lines.extend(self.config.init_strings)
         self._setup = setup
-        self._info = None
+        self._forget_info()
         self._ponder_move = None
         if self._pondered is not None:  # a game left without end_game: its ponder search ends
             await self._end_ponder(False)
@@ -158,7 +158,8 @@ class UciEngine(UciReading):
             return None
         setup = self._require_game()
         self._check_alive()
-        if list(moves[:len(setup.moves)]) != list(setup.moves):
+        opening = setup.moves
+        if opening and tuple(moves[:len(opening)]) != opening:
             raise ValueError("moves do not extend the moves the game started from")
         white_to_move = self._check_turn(setup, moves)
         return self._go_lines(setup, moves, clocks, white_to_move, self._call)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from runner.clock import TimeControl
 from runner.protocol.engine import ClockState, EngineOption, SearchInfo
@@ -25,6 +26,7 @@ __all__ = [
     "find_option",
     "format_go",
     "merge_info",
+    "merge_info_lines",
     "format_position",
     "option_value",
     "parse_bestmove",
@@ -40,6 +42,7 @@ _INT_FIELDS = frozenset({"depth", "seldepth", "nodes", "nps", "time", "hashfull"
                          "sbhits", "multipv", "currmovenumber", "cpuload"})
 _MOVE_RE = re.compile(r"^(?:[a-h][1-8][a-h][1-8][qrbnk]?|0000)$")
 _NULL_MOVES = frozenset({"0000", "(none)", "none", "null"})
+_V = TypeVar("_V")
 _NO_LIMIT_MS = 86_400_000  # untimed, no depth or nodes: a day per move (CECP sends st 86400)
 
 
@@ -295,3 +298,77 @@ def merge_info(old_info: SearchInfo | None, info: UciInfo,
         hashfull=info.hashfull if info.hashfull is not None else old.hashfull,
         tbhits=info.tbhits if info.tbhits is not None else old.tbhits,
     ), score_is_bound
+
+
+_REPORTED = frozenset({"depth", "seldepth", "score", "nodes", "nps", "time", "hashfull",
+                       "tbhits", "pv"})
+"""The words of an ``info`` line that name a field `merge_info` keeps."""
+
+
+def merge_info_lines(old_info: SearchInfo | None, lines: Sequence[str],
+                     score_is_bound: bool) -> tuple[SearchInfo | None, bool]:
+    """What `merge_info` of each of `lines` (``info`` lines without ``info``, none a
+    message: no ``string`` word), oldest first, would give after `old_info`, lines of a
+    second and later ``multipv`` skipped; but only the lines that can still change the
+    result are parsed, newest first.
+
+    Why: an engine prints many reports per search and only the last values of each field
+    reach the move's record, so the reading keeps the lines and this runs once, at the
+    ``bestmove``. Each field is its newest line's value; the score is the newest exact one,
+    else (when the old score is a bound or absent) the newest bound. A line without a
+    ``multipv`` word and without any still-missing field's word is not parsed at all.
+    """
+    if not lines:
+        return old_info, score_is_bound
+    missing = set(_REPORTED)
+    found: dict[str, object] = {}
+    bound: tuple[int | None, int | None] | None = None
+    exact: tuple[int | None, int | None] | None = None
+    merged = False  # any line that merge_info would have taken (not another multipv's)
+    for text in reversed(lines):
+        words = text.split()
+        if "multipv" not in words:
+            merged = True
+            if missing.isdisjoint(words):
+                continue
+        info = parse_info(text)
+        if info.multipv not in (None, 1):
+            continue
+        merged = True
+        if info.has_score and "score" in missing:
+            if info.bound is None:
+                exact = (info.score_cp, info.mate)
+                missing.discard("score")
+            elif bound is None:
+                bound = (info.score_cp, info.mate)
+        for name in ("depth", "seldepth", "nodes", "nps", "time", "hashfull", "tbhits"):
+            if name in missing:
+                value = getattr(info, name)
+                if value is not None:
+                    found[name] = value
+                    missing.discard(name)
+        if info.pv and "pv" in missing:
+            found["pv"] = info.pv
+            missing.discard("pv")
+        if not missing:
+            break
+    if not merged:
+        return old_info, score_is_bound
+    old = old_info or SearchInfo()
+    score_cp, mate = old.score_cp, old.mate
+    if exact is not None:
+        (score_cp, mate), score_is_bound = exact, False
+    elif bound is not None and (score_is_bound or (score_cp is None and mate is None)):
+        (score_cp, mate), score_is_bound = bound, True
+    return SearchInfo(
+        depth=_newer(found, "depth", old.depth), score_cp=score_cp, mate=mate,
+        time=_newer(found, "time", old.time), nodes=_newer(found, "nodes", old.nodes),
+        pv=_newer(found, "pv", old.pv), seldepth=_newer(found, "seldepth", old.seldepth),
+        nps=_newer(found, "nps", old.nps), hashfull=_newer(found, "hashfull", old.hashfull),
+        tbhits=_newer(found, "tbhits", old.tbhits),
+    ), score_is_bound
+
+
+def _newer(found: Mapping[str, object], name: str, old: _V) -> _V:
+    """The newest line's value of field `name` when one had it, else `old`."""
+    return found.get(name, old)  # type: ignore[return-value]

@@ -18,11 +18,13 @@ from runner.protocol.engine import (
     EngineConfig,
     EngineOption,
     EngineReply,
+    SearchInfo,
 )
 from runner.protocol.pipe import PipeEngine
 from runner.protocol.transport import EngineTransport, Line
 from runner.protocol.uci_parse import (
     merge_info,
+    merge_info_lines,
     parse_bestmove,
     parse_info,
     parse_option,
@@ -33,6 +35,8 @@ __all__ = ["UciReading"]
 
 _MESSAGES_KEPT = 20
 """Messages (``info string``, the ponder move) kept with one search's reply."""
+_LINES_KEPT = 256
+"""``info`` lines kept unparsed at most: a long search's flood is merged in batches."""
 
 
 class UciReading(PipeEngine):
@@ -52,6 +56,8 @@ class UciReading(PipeEngine):
         self._ready_waiters: dict[int, asyncio.Future[float]] = {}
         self._searches = 0  # ``go`` sent minus ``bestmove`` read: one bestmove per go
         self._score_is_bound = False
+        self._info_lines: list[str] = []
+        """The search's ``info`` lines not merged into `_info` yet (`_settled_info`)."""
         self._chess960: bool | None = None
         self._position_cache: tuple[list[str], str] = ([], "")
         self._position_fen: str | None = None
@@ -127,6 +133,14 @@ class UciReading(PipeEngine):
             if len(self._messages) < _MESSAGES_KEPT:
                 self._messages.append(f"info string {rest[7:].strip()}")
             return
+        if "string" not in rest:
+            # Kept, not parsed: only the newest values reach the move's record, read once
+            # the bestmove comes (`_settled_info`); most of a search's lines are never parsed.
+            lines = self._info_lines
+            lines.append(rest)
+            if len(lines) >= _LINES_KEPT:
+                self._settled_info()
+            return
         info = parse_info(rest)
         if info.string is not None:
             if len(self._messages) < _MESSAGES_KEPT:
@@ -134,7 +148,22 @@ class UciReading(PipeEngine):
             return
         if info.multipv not in (None, 1):
             return
-        self._info, self._score_is_bound = merge_info(self._info, info, self._score_is_bound)
+        self._info, self._score_is_bound = merge_info(self._settled_info(), info,
+                                                      self._score_is_bound)
+
+    def _settled_info(self) -> SearchInfo | None:
+        """The search's report with every kept ``info`` line merged in (in their order)."""
+        lines = self._info_lines
+        if lines:
+            self._info, self._score_is_bound = merge_info_lines(self._info, lines,
+                                                                self._score_is_bound)
+            lines.clear()
+        return self._info
+
+    def _forget_info(self) -> None:
+        """A new search (or game): no report yet."""
+        self._info = None
+        self._info_lines.clear()
 
     def _handle_bestmove(self, line: Line, text: str) -> None:
         if self._searches <= 0:
@@ -150,7 +179,7 @@ class UciReading(PipeEngine):
             self._messages.append(f"ponder {ponder}")
         self._ponder_move = ponder if self._may_ponder and reply is self._reply else None
         reply.set_result(EngineReply(
-            move=move, info=self._info, sent_at=self._reply_sent_at, received_at=line.time,
+            move=move, info=self._settled_info(), sent_at=self._reply_sent_at, received_at=line.time,
             messages=tuple(self._messages), words=text.strip() if move == "0000" else None,
             ponder_move=self._ponder_move,
         ))
