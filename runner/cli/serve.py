@@ -79,6 +79,11 @@ def serve_command(
     keep_alive_timeout: float = typer.Option(
         5.0, "--keep-alive-timeout", min=0.1, metavar="SECONDS",
         help="Close a kept-alive connection idle this long between requests."),
+    access_log: str = typer.Option(
+        "workers-quiet", "--access-log", metavar="all|workers-quiet|none",
+        help="Which requests get a line in the access log: all; all but the remote "
+             "workers' uploads, heartbeats and batches answered with success "
+             "(workers-quiet, the default: they come many a second); none."),
     max_connections: int = typer.Option(
         2000, "--max-connections", min=1,
         help="Connections open at once; more are answered 503 and closed (lowered to fit "

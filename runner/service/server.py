@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import ipaddress
+import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,6 +23,7 @@ from fastapi import FastAPI
 from runner.build import load_recipes
 from runner.config.engines import load_engines_file
 from runner.protocol.loop import LoopChoiceError, loop_name
+from runner.service.access_log import ACCESS_LOGGER, quiet_workers
 from runner.service.app import create_app
 from runner.service.connections import (
     BACKLOG,
@@ -30,7 +32,12 @@ from runner.service.connections import (
     fd_budget,
     raise_fd_limit,
 )
-from runner.service.settings import DEFAULT_ENGINES_FILE, ServiceSettings, token_from
+from runner.service.settings import (
+    ACCESS_LOGS,
+    DEFAULT_ENGINES_FILE,
+    ServiceSettings,
+    token_from,
+)
 from runner.store.store import Store
 
 __all__ = ["ServeRefused", "serve"]
@@ -72,6 +79,9 @@ def serve(chosen: Mapping[str, Any], *, db: str | None, token_file: Path | None,
             # any client say it came over HTTPS, or from this machine.
             raise ServeRefused(f"--trusted-proxy {proxy}: not an IP address or network") \
                 from None
+    if given.get("access_log", "workers-quiet") not in ACCESS_LOGS:
+        raise ServeRefused(f"--access-log {given['access_log']}: not one of "
+                           f"{', '.join(ACCESS_LOGS)}")
     for key, flag in (("ssl_certfile", "--ssl-certfile"), ("ssl_keyfile", "--ssl-keyfile")):
         if key in given and not Path(given[key]).is_file():
             raise ServeRefused(f"{flag} {given[key]}: no such file")
@@ -128,8 +138,10 @@ def _server(settings: ServiceSettings, store: Store, loop: str,
                             timeout_graceful_shutdown=10, http=GuardedH11Protocol,
                             timeout_keep_alive=settings.keep_alive_timeout,  # type: ignore[arg-type]
                             backlog=BACKLOG, ssl_certfile=settings.ssl_certfile,
-                            ssl_keyfile=settings.ssl_keyfile)
+                            ssl_keyfile=settings.ssl_keyfile,
+                            access_log=settings.access_log != "none")
     config.guard = guard  # type: ignore[attr-defined]  # read by each GuardedH11Protocol
+    quiet_workers(logging.getLogger(ACCESS_LOGGER), settings.access_log == "workers-quiet")
     return _Server(config, app, guard)
 
 

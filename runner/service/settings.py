@@ -5,8 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
-__all__ = ["DEFAULT_ENGINES_FILE", "ServiceSettings"]
+__all__ = ["ACCESS_LOGS", "DEFAULT_ENGINES_FILE", "AccessLog", "ServiceSettings"]
+
+AccessLog = Literal["all", "workers-quiet", "none"]
+"""Which requests the access log has a line for (`ServiceSettings.access_log`)."""
+ACCESS_LOGS: tuple[AccessLog, ...] = get_args(AccessLog)
+"""The values of `AccessLog`, as ``runner serve --access-log`` offers them."""
 
 DEFAULT_ENGINES_FILE = Path("configs/engines.toml")
 """The allow-list of engines when none is given (the repository's file of known engines)."""
@@ -66,6 +72,11 @@ class ServiceSettings:
     """Seconds a request has to send its whole body after its head; then it is closed."""
     keep_alive_timeout: float = 5.0
     """Seconds an idle kept-alive connection stays open between requests."""
+    access_log: AccessLog = "workers-quiet"
+    """Which requests get a line in uvicorn's access log: ``all``; ``workers-quiet``, all but
+    the remote workers' batch traffic answered with success (their uploads and heartbeats
+    come many a second, and the line cost about a sixth of the event loop's time under
+    load; a refusal still gets its line); ``none``."""
     max_connections: int = 2000
     """Connections open at once (beyond: 503 and closed at once). Lowered at start to fit
     under the process's limit of open files."""
