@@ -46,7 +46,8 @@ whatever the clock, so a local run of the same schedule gives the same games."""
 REFERENCE_NPS = 12_000
 """The service's reference speed: about the bundled engine's bench on an idle core here."""
 COMMANDS = {"bundled": ("python", "-m", "engine"),
-            "bundled-v1": ("python", "-m", "engine", "--version", "v1")}
+            "bundled-v1": ("python", "-m", "engine", "--version", "v1"),
+            "bundled-random": ("python", "-m", "engine", "--level", "random", "--seed", "1")}
 
 
 def _engines_file(directory: Path, names: tuple[str, ...]) -> Path:
@@ -65,7 +66,7 @@ def _runner(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 class Fleet:
     """A service taking workers, and the workers started against it."""
 
-    def __init__(self, root: Path, lease: float, reference: int = REFERENCE_NPS,
+    def __init__(self, root: Path, lease: float, reference: int | None = REFERENCE_NPS,
                  serve_args: tuple[str, ...] = ()) -> None:
         self.root = root
         self.serve_args = serve_args
@@ -83,6 +84,7 @@ class Fleet:
         self.base = f"http://127.0.0.1:{self.port}"
         self.lease = lease
         self.reference = reference
+        """The service's reference speed (None: clocks not scaled)."""
         self.server: subprocess.Popen[str] | None = None
         self.workers: dict[str, subprocess.Popen[str]] = {}
         self.start_server()
@@ -92,7 +94,8 @@ class Fleet:
         self.server = subprocess.Popen(
             [sys.executable, "-m", "runner", "serve", "--port", str(self.port), "--db",
              f"sqlite:///{self.db}", "--engines", str(ENGINES), "--accept-workers",
-             "--worker-lease", str(self.lease), "--worker-reference-nps", str(self.reference),
+             "--worker-lease", str(self.lease),
+             *(() if self.reference is None else ("--worker-reference-nps", str(self.reference))),
              # Wide: a loaded test machine benches slowly, and only the forger is too slow.
              "--worker-max-factor", "1000", *self.serve_args],
             cwd=self.db.parent, env={**os.environ, "RUNNER_TOKEN": self.admin},
@@ -108,16 +111,17 @@ class Fleet:
                 assert time.monotonic() < deadline, "runner serve did not answer in 90 s"
                 time.sleep(0.1)
 
-    def join(self, name: str, engines: tuple[str, ...], *, token: str | None = None
-             ) -> subprocess.Popen[str]:
-        """Start a worker in its own directory, allowing `engines`."""
+    def join(self, name: str, engines: tuple[str, ...], *, token: str | None = None,
+             concurrency: int = 1) -> subprocess.Popen[str]:
+        """Start a worker in its own directory, allowing `engines`, playing `concurrency`
+        games at once."""
         home = self.root / name
         home.mkdir()
         (home / "token").write_text((token or self.worker_token) + "\n", encoding="utf-8")
         process = subprocess.Popen(
             [sys.executable, "-m", "runner", "worker", "join", "--server", self.base,
              "--token-file", str(home / "token"), "--engines", str(_engines_file(home, engines)),
-             "--concurrency", "1"],
+             "--concurrency", str(concurrency)],
             cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "RUNNER_TOKEN": ""}, start_new_session=True)
         self.workers[name] = process

@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from runner.clock import TimeControl
 from runner.fleet.speed import scale_job
 from runner.game.job import GameJob
 
-__all__ = ["BATCH_SECONDS", "Batch", "batch_size", "by_share", "fits", "game_seconds"]
+__all__ = ["BATCH_SECONDS", "Batch", "WindDown", "batch_size", "by_share", "fits", "game_seconds"]
 
 BATCH_SECONDS = 180.0
 """The play a batch is sized to (a few minutes): long enough that a worker asks rarely,
@@ -45,6 +46,19 @@ def batch_size(job: GameJob, slots: int, seconds: float = BATCH_SECONDS, *,
     return size + size % 2
 
 
+class WindDown(StrEnum):
+    """What a worker is told of its batch's run in the answer to a heartbeat or an upload."""
+
+    NONE = "none"
+    """Play on."""
+    FINISH = "finish"
+    """The run stops softly (a stop request, the SPRT decided): finish the running games,
+    upload them and hand the rest back, as a worker's own first Ctrl-C does."""
+    CUT = "cut"
+    """The run stopped hard: cut the running games and hand everything back, as a worker's
+    second Ctrl-C does."""
+
+
 @dataclass
 class Batch:
     """A batch out with its worker: its jobs by index, which came back, and its deadline."""
@@ -60,6 +74,8 @@ class Batch:
     """When its deadline was last written to the store (the event loop's clock)."""
     delivered: dict[int, int] = field(default_factory=dict)
     """The games that came back, by index: a fingerprint of each record as counted."""
+    started: set[int] = field(default_factory=set)
+    """The games the worker said it started (or uploaded), by index."""
 
     def left(self) -> list[GameJob]:
         """Its jobs whose game has not come back, in schedule order (the tournament's own

@@ -11,7 +11,10 @@ repository (its owner's allow-list: a repository without one is never offered), 
 build cache; the builds and their benches are reported before the games. The
 server away or with nothing to give: wait, doubling up to a minute, with jitter. A refused
 token (revoked) ends the worker with one line. A first stop request finishes the running
-games and hands the rest back; a second hands everything back at once.
+games and hands the rest back; a second hands everything back at once. The service winds a
+batch down the same way when its run stops (the answers to heartbeats and uploads say
+`WindDown.FINISH` or `CUT`), and the worker then asks for new work as usual. Each game it
+starts is told in its next heartbeat, sent at once.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import random
 import socket
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,12 +42,13 @@ from runner.build.recipe import load_recipes
 from runner.config.engines import load_engines_file
 from runner.config.recipes import BuildOrder, Recipe
 from runner.fleet import WIRE_VERSION
+from runner.fleet.batches import WindDown
 from runner.fleet.speed import BENCH_ARGV, MachineSpeed, bench_speed
 from runner.fleet.uploads import upload_body
 from runner.game.job import GameJob
 from runner.protocol.engine import EngineConfig
 from runner.tournament.runtime import engine_config
-from runner.tournament.scheduler import JobFinished, LocalScheduler
+from runner.tournament.scheduler import JobFinished, JobStarted, LocalScheduler
 
 __all__ = ["JoinRefused", "JoinSettings", "WorkerClient", "own_engines", "own_recipes",
            "plain_http_refused"]
@@ -53,6 +57,9 @@ LONGEST_WAIT = 60.0
 """The longest wait between two asks when the server is away or idle (seconds)."""
 FIRST_WAIT = 1.0
 """The first wait after an empty or failed ask."""
+STARTS_GATHERED = 0.05
+"""Seconds the heartbeat that tells of a started game waits for more starts to tell with it
+(the slots of a batch start together)."""
 
 
 class JoinRefused(Exception):
@@ -124,6 +131,104 @@ def _memory_mb() -> int:
         return 0
 
 
+class _Playing:
+    """One batch as this worker plays it: its heartbeats (telling the games started) and
+    uploads, and what their answers say (the batch lost, the run winding down)."""
+
+    def __init__(self, batch: int, base: str, scheduler: LocalScheduler,
+                 post: Callable[..., Awaitable[httpx.Response]], settings: JoinSettings,
+                 say: Callable[[str], None]) -> None:
+        self.id = batch
+        self.base = base
+        """Its routes' common path."""
+        self.scheduler = scheduler
+        self._post = post
+        self.settings = settings
+        self.say = say
+        self.max_upload = 1 << 22
+        """The largest upload the service takes (bytes; told when the worker registers)."""
+        self.lost = asyncio.Event()
+        """The batch is no longer this worker's: its games count elsewhere, nothing is sent."""
+        self.started: set[int] = set()
+        """Games started and not told yet (sent with the next heartbeat)."""
+        self.tell = asyncio.Event()
+        """A start to tell: the heartbeat goes now."""
+        self.wound = WindDown.NONE
+        """What the service said of the batch's run (it winds down: finish or cut)."""
+        self.refused: str | None = None
+        """Why the service refused this worker's token meanwhile (revoked)."""
+
+    def wind(self, how: WindDown) -> None:
+        """The service winds the batch down (its run stopped): finish the running games
+        (a soft stop, as a first Ctrl-C) or cut them (hard, as a second)."""
+        if how is WindDown.NONE or how is self.wound or self.wound is WindDown.CUT:
+            return
+        self.wound = how
+        self.scheduler.stop(hard=how is WindDown.CUT)
+        self.say(f"batch {self.id}: its tournament stopped; "
+                 + ("cutting the running games" if how is WindDown.CUT
+                    else "finishing the running games, handing the rest back"))
+
+    async def upload(self, event: JobFinished) -> bool:
+        """Upload one game (again while the server is away); False when the batch is no
+        longer this worker's."""
+        body = upload_body(event.job.index, event.record, event.seconds,
+                           limit=self.max_upload)
+        wait = self.settings.first_wait
+        while True:
+            try:
+                answer = await self._post(f"{self.base}/games", content=body,
+                                          headers={"Content-Type": "application/json"})
+            except httpx.TransportError:
+                await asyncio.sleep(wait * random.uniform(0.5, 1.5))
+                wait = min(wait * 2, self.settings.longest_wait)
+                continue
+            if answer.status_code in (409, 404):
+                self.say(f"game {event.job.index + 1} refused: {_detail(answer)}")
+                self.lost.set()
+                return False
+            if answer.status_code >= 500:
+                await asyncio.sleep(wait * random.uniform(0.5, 1.5))
+                wait = min(wait * 2, self.settings.longest_wait)
+                continue
+            if answer.status_code == 422:
+                self.say(f"game {event.job.index + 1} refused: {_detail(answer)}")
+                return True
+            _refuse(answer)
+            self.wind(_wind_down(answer))
+            return True
+
+    async def heartbeat(self, lease: float) -> None:
+        """Keep the batch while it plays, telling the games started (at once, with those
+        started within `STARTS_GATHERED`); a refused heartbeat stops its games, and its
+        answer may wind the batch down."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.tell.wait(), max(0.2, lease / 3))
+                await asyncio.sleep(STARTS_GATHERED)
+            self.tell.clear()
+            told = sorted(self.started)
+            try:
+                answer = await self._post(f"{self.base}/heartbeat",
+                                          json={"started": told})
+            except httpx.TransportError:
+                continue
+            if answer.status_code in (404, 409):
+                self.say(f"batch no longer this worker's: {_detail(answer)}")
+                self.lost.set()
+                self.scheduler.stop(hard=True)
+                return
+            if answer.status_code in (401, 403):
+                self.refused = (f"the service refused this worker ({answer.status_code}): "
+                                 f"{_detail(answer)}")
+                self.lost.set()
+                self.scheduler.stop(hard=True)
+                return
+            if answer.status_code == 200:
+                self.started.difference_update(told)
+                self.wind(_wind_down(answer))
+
+
 class WorkerClient:
     """One worker's life: register, then batches until stopped or refused."""
 
@@ -139,8 +244,8 @@ class WorkerClient:
         self._http: httpx.AsyncClient | None = None
         self._scheduler: LocalScheduler | None = None
         self._wake = asyncio.Event()
-        self._refused: str | None = None
-        """Why the service refused this worker during a batch (a revoked token)."""
+        self.max_upload = 1 << 22
+        """The largest upload the service takes (bytes; told when the worker registers)."""
         self.speed: MachineSpeed | None = None
         """What this machine's bench found (measured once, before it first registers)."""
         self.builds = WorkerBuilds(settings.build_cache)
@@ -181,9 +286,9 @@ class WorkerClient:
                     continue
                 self._check(offer)
                 wait = self.settings.first_wait
-                await self._play(offer.json())
-                if self._refused is not None:
-                    raise JoinRefused(self._refused)
+                refused = await self._play(offer.json())
+                if refused is not None:
+                    raise JoinRefused(refused)
 
     # ----------------------------------------------------------------- requests
 
@@ -228,11 +333,7 @@ class WorkerClient:
 
     def _check(self, answer: httpx.Response) -> None:
         """JoinRefused when the service refuses the token or the worker itself."""
-        if answer.status_code in (401, 403):
-            raise JoinRefused(f"the service refused this worker ({answer.status_code}): "
-                              f"{_detail(answer)}")
-        if answer.status_code >= 400:
-            raise JoinRefused(f"the service answered {answer.status_code}: {_detail(answer)}")
+        _refuse(answer)
 
     async def _pause(self, seconds: float) -> None:
         """Wait about `seconds` (jittered), or less when stopped meanwhile."""
@@ -242,21 +343,24 @@ class WorkerClient:
 
     # ----------------------------------------------------------------- a batch
 
-    async def _play(self, offer: Mapping[str, Any]) -> None:
-        """Play one batch: each game uploaded as it ends, heartbeats meanwhile, then end it."""
+    async def _play(self, offer: Mapping[str, Any]) -> str | None:
+        """Play one batch: each game told as it starts and uploaded as it ends, heartbeats
+        meanwhile, then end it (its games not played handed back); why the service refused
+        this worker meanwhile (its token revoked), or None."""
         batch = int(offer["id"])
-        base = f"/api/workers/{self._id}/batches/{batch}"
         names = {str(k): str(v) for k, v in dict(offer.get("names") or {}).items()}
         scheduler = LocalScheduler(self.settings.concurrency)
+        playing = _Playing(batch, f"/api/workers/{self._id}/batches/{batch}", scheduler,
+                           self._post, self.settings, self.say)
+        playing.max_upload = self.max_upload
         self._scheduler = scheduler
         if self.stops:
             scheduler.stop(hard=self.stops > 1)
-        lost = asyncio.Event()  # the batch is no longer ours: its games count elsewhere
         # Heartbeats from the start: building the batch's engines may outlast a lease.
-        beat = asyncio.create_task(self._heartbeat(base, float(offer["lease_seconds"]), lost,
-                                                   scheduler))
+        beat = asyncio.create_task(playing.heartbeat(float(offer["lease_seconds"])))
         try:
-            built = await self._build(base, batch, read_orders_data(offer.get("builds") or {}))
+            built = await self._build(playing.base, batch,
+                                      read_orders_data(offer.get("builds") or {}))
         except BaseException:
             beat.cancel()
             self._scheduler = None
@@ -264,7 +368,7 @@ class WorkerClient:
         if built is None:  # a failed build or a wrong bench: the service ended the run
             beat.cancel()
             self._scheduler = None
-            return
+            return playing.refused
         jobs = [self._own_job(GameJob.from_json(text), names, built)
                 for text in offer["jobs"]]
         scheduler.submit([job for job in jobs if job is not None])
@@ -272,11 +376,15 @@ class WorkerClient:
         try:
             async with contextlib.aclosing(scheduler.events()) as events:
                 async for event in events:
+                    if isinstance(event, JobStarted) and not playing.lost.is_set():
+                        playing.started.add(event.job.index)
+                        playing.tell.set()
                     if not isinstance(event, JobFinished) or event.record.replay:
                         continue
-                    if lost.is_set():
+                    if playing.lost.is_set() or playing.wound is WindDown.CUT:
                         continue
-                    if not await self._upload(base, event, lost):
+                    playing.started.discard(event.job.index)  # the upload tells it
+                    if not await playing.upload(event):
                         scheduler.stop(hard=True)
                         continue
                     done += 1
@@ -288,13 +396,17 @@ class WorkerClient:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await beat
             self._scheduler = None
-        if not lost.is_set() and done < len(jobs):
-            # Games not played (stopped, failed here) go to another worker now, not at the
+        if not playing.lost.is_set() and done < len(jobs):
+            # Games not played (stopped, wound down, failed here) go back now, not at the
             # lease's end.
             with contextlib.suppress(httpx.TransportError):
-                answer = await self._post(f"{base}/end")
+                answer = await self._post(f"{playing.base}/end")
                 if answer.status_code in (404, 409):
                     self.say(f"batch {batch} refused at its end: {_detail(answer)}")
+                elif answer.status_code == 200 and playing.wound is not WindDown.NONE:
+                    self.say(f"batch {batch} wound down: {done} games uploaded, "
+                             f"{answer.json().get('returned', 0)} handed back")
+        return playing.refused
 
     async def _build(self, base: str, batch: int,
                      orders: Mapping[str, BuildOrder]) -> dict[str, BuiltHere] | None:
@@ -363,58 +475,26 @@ class WorkerClient:
                                              options_submitted=checked))
         return dataclasses.replace(job, white=sides[0], black=sides[1])
 
-    async def _upload(self, base: str, event: JobFinished, lost: asyncio.Event) -> bool:
-        """Upload one game (again while the server is away); False when the batch is no
-        longer this worker's."""
-        body = upload_body(event.job.index, event.record, event.seconds,
-                           limit=getattr(self, "max_upload", 1 << 22))
-        wait = self.settings.first_wait
-        while True:
-            try:
-                answer = await self._post(f"{base}/games", content=body,
-                                          headers={"Content-Type": "application/json"})
-            except httpx.TransportError:
-                await asyncio.sleep(wait * random.uniform(0.5, 1.5))
-                wait = min(wait * 2, self.settings.longest_wait)
-                continue
-            if answer.status_code in (409, 404):
-                self.say(f"game {event.job.index + 1} refused: {_detail(answer)}")
-                lost.set()
-                return False
-            if answer.status_code >= 500:
-                await asyncio.sleep(wait * random.uniform(0.5, 1.5))
-                wait = min(wait * 2, self.settings.longest_wait)
-                continue
-            if answer.status_code == 422:
-                self.say(f"game {event.job.index + 1} refused: {_detail(answer)}")
-                return True
-            self._check(answer)
-            return True
-
-    async def _heartbeat(self, base: str, lease: float, lost: asyncio.Event,
-                         scheduler: LocalScheduler) -> None:
-        """Keep the batch while it plays; a refused heartbeat stops its games."""
-        while True:
-            await asyncio.sleep(max(0.2, lease / 3))
-            try:
-                answer = await self._post(f"{base}/heartbeat")
-            except httpx.TransportError:
-                continue
-            if answer.status_code in (404, 409):
-                self.say(f"batch no longer this worker's: {_detail(answer)}")
-                lost.set()
-                scheduler.stop(hard=True)
-                return
-            if answer.status_code in (401, 403):
-                self._refused = (f"the service refused this worker ({answer.status_code}): "
-                                 f"{_detail(answer)}")
-                lost.set()
-                scheduler.stop(hard=True)
-                return
-
     def _show(self, text: str) -> None:
         if self.progress is not None:
             self.progress(text)
+
+
+def _refuse(answer: httpx.Response) -> None:
+    """JoinRefused when the service refuses the token or the worker itself."""
+    if answer.status_code in (401, 403):
+        raise JoinRefused(f"the service refused this worker ({answer.status_code}): "
+                          f"{_detail(answer)}")
+    if answer.status_code >= 400:
+        raise JoinRefused(f"the service answered {answer.status_code}: {_detail(answer)}")
+
+
+def _wind_down(answer: httpx.Response) -> WindDown:
+    """What an answer says of the batch's run (an answer without it: play on)."""
+    try:
+        return WindDown(answer.json().get("wind_down", WindDown.NONE))
+    except (ValueError, AttributeError):
+        return WindDown.NONE
 
 
 def _detail(answer: httpx.Response) -> str:

@@ -5,13 +5,17 @@ A worker registers once (stored with what it says of itself: cores, memory, OS, 
 version, tablebases, the engines and the repositories its own allow-list permits), then asks
 for batches; the hub gives it one from the oldest run that has a waiting game of engines it
 allows (an engine built where it plays: of a repository it allows, `runner.fleet.builds`). Heartbeats,
-uploads and a batch's end go to the run holding the batch. A blocked worker gets nothing.
+uploads and a batch's end go to the run holding the batch, and their answers say whether its
+run winds down (`WindDown`); a batch a hard stop took back (its run may have ended) is
+remembered a while so that its worker is told to cut its games. A blocked worker gets
+nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,22 +23,26 @@ from typing import Any
 from runner.config.model import TournamentConfig
 from runner.config.recipes import BuildOrder
 from runner.fleet import WIRE_VERSION
-from runner.fleet.batches import Batch, by_share
+from runner.fleet.batches import Batch, WindDown, by_share
 from runner.fleet.builds import WorkerBuild
 from runner.fleet.ledger import CountedLedger
-from runner.fleet.scheduler import FleetScheduler, Refusal
+from runner.fleet.scheduler import Cut, FleetScheduler, Refusal
 from runner.fleet.speed import SpeedTerms
 from runner.game.record import GameRecord
 from runner.store.store import Store
 from runner.tournament.run import Tournament
 
-__all__ = ["RECHECK", "SEEN_EVERY", "FleetHub", "Joined", "Leased"]
+__all__ = ["CUTS_KEPT", "RECHECK", "SEEN_EVERY", "FleetHub", "Joined", "Leased"]
 
 RECHECK = 2.0
 """Seconds a worker's stored record (blocked, its token) is trusted before it is read again."""
 SEEN_EVERY = 10.0
 """The least time between two writes of when a worker was last heard from (each counted
 game notes it too): the time is for people reading the table, not for the leases."""
+CUTS_KEPT = 4096
+"""Batches taken back by a hard stop remembered to tell their workers (the oldest forgotten
+first: a worker not heard from by then is told its batch is no longer out, and stops it
+alike)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,8 @@ class FleetHub:
         """When each worker's stored record (its token, blocked) was last read."""
         self._seen: dict[int, float] = {}
         """When each worker's `last_seen` was last written."""
+        self._cuts: OrderedDict[int, Cut] = OrderedDict()
+        """The batches hard stops took back, by id, until their workers end them."""
 
     # ----------------------------------------------------------------- runs
 
@@ -94,7 +104,7 @@ class FleetHub:
         engine carrying a build order is built by each worker that plays it."""
         orders = {e.name: e.built_from for e in config.engines if e.built_from is not None}
         return FleetScheduler(self.store, self.lease_seconds, on_open=self._runs.append,
-                              on_close=self._closed, names=names,
+                              on_close=self._closed, on_cut=self._cut, names=names,
                               ledger=self.ledger, orders=orders)
 
     @staticmethod
@@ -106,6 +116,17 @@ class FleetHub:
     def _closed(self, scheduler: FleetScheduler) -> None:
         if scheduler in self._runs:
             self._runs.remove(scheduler)
+
+    def _cut(self, cuts: Iterable[Cut]) -> None:
+        """Remember batches a hard stop took back (their workers are told to cut)."""
+        for cut in cuts:
+            self._cuts[cut.batch_id] = cut
+        while len(self._cuts) > CUTS_KEPT:
+            self._cuts.popitem(last=False)
+
+    def _was_cut(self, worker: Joined, batch_id: int) -> Cut | None:
+        cut = self._cuts.get(batch_id)
+        return cut if cut is not None and cut.worker_id == worker.id else None
 
     # ----------------------------------------------------------------- workers
 
@@ -183,21 +204,38 @@ class FleetHub:
         raise Refusal(409, f"batch {batch_id} is no longer out (its lease ran out, it ended, "
                       "or the service restarted): ask for another")
 
-    async def heartbeat(self, worker: Joined, batch_id: int) -> float:
-        """Extend the worker's batch; the seconds it now has."""
+    async def heartbeat(self, worker: Joined, batch_id: int,
+                        started: Iterable[int] = ()) -> tuple[float, WindDown]:
+        """Extend the worker's batch and report the games it `started`; the seconds it now
+        has and whether its run winds down (a `Refusal` flags it when it must)."""
         await self._heard(worker.id)
-        return await self._holder(batch_id).heartbeat(worker.id, batch_id)
-
-    async def upload(self, worker: Joined, batch_id: int, index: int, record: GameRecord,
-                     seconds: float) -> None:
-        """Count one game of the worker's batch (a `Refusal` flags it when it must)."""
+        if self._was_cut(worker, batch_id) is not None:
+            return self.lease_seconds, WindDown.CUT
+        run = self._holder(batch_id)
         try:
-            await self._holder(batch_id).upload(worker.id, batch_id, record, index, seconds,
-                                                worker.name)
+            seconds = await run.heartbeat(worker.id, batch_id, started)
         except Refusal as refusal:
             if refusal.flag:
                 await asyncio.to_thread(self.store.fleet.flag, worker.id, refusal.text)
             raise
+        return seconds, run.wind_down
+
+    async def upload(self, worker: Joined, batch_id: int, index: int, record: GameRecord,
+                     seconds: float) -> WindDown:
+        """Count one game of the worker's batch (a `Refusal` flags it when it must); whether
+        its run winds down now (the game itself may have decided it)."""
+        if (cut := self._was_cut(worker, batch_id)) is not None:
+            raise Refusal(409, f"batch {batch_id} was taken back by a hard stop of its "
+                          f"tournament: game {index + 1} and its {cut.left - 1} others not "
+                          "uploaded are not counted")
+        run = self._holder(batch_id)
+        try:
+            await run.upload(worker.id, batch_id, record, index, seconds, worker.name)
+        except Refusal as refusal:
+            if refusal.flag:
+                await asyncio.to_thread(self.store.fleet.flag, worker.id, refusal.text)
+            raise
+        return run.wind_down
 
     async def built(self, worker: Joined, batch_id: int,
                     reports: Iterable[WorkerBuild]) -> None:
@@ -224,5 +262,9 @@ class FleetHub:
             await asyncio.to_thread(self.store.fleet.seen, worker_id)
 
     async def end(self, worker: Joined, batch_id: int) -> int:
-        """The worker ends its batch; how many of its games go to others."""
+        """The worker ends its batch; how many of its games go back (to other workers while
+        its run goes on; none is played for a run that ended)."""
+        if (cut := self._was_cut(worker, batch_id)) is not None:
+            del self._cuts[batch_id]
+            return cut.left
         return await self._holder(batch_id).end(worker.id, batch_id)

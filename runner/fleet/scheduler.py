@@ -2,9 +2,18 @@
 plays on (runner.app.run's `Placement.scheduler`, so the run sequence is the usual one).
 
 Nothing is pushed: a worker asks the `FleetHub` for work, which leases it a `Batch` of this
-scheduler's waiting jobs (only of engines its own allow-list has), reported as started. Each
-game the worker uploads is reported as finished and answered once the tournament handled it
-(stored through its writer, counted, the SPRT updated): the same path as every local game.
+scheduler's waiting jobs (only of engines its own allow-list has). A game is reported as
+started when the worker says it started it (its heartbeat lists the games it started; an
+upload of a game not listed yet starts it too), not when it is leased. Each game the worker
+uploads is reported as finished and answered once the tournament handled it (stored through
+its writer, counted, the SPRT updated): the same path as every local game.
+
+Stopping follows the local rule (runner.tournament.stopping): a soft stop leases nothing
+more, and the answers to each batch's heartbeats and uploads tell its worker to wind down
+(`WindDown.FINISH`): it finishes the games it started, uploads them (counted, as a local
+run's running games are) and hands the rest back; the run ends once every batch is back. A
+hard stop takes every batch back at once and its worker is told to cut its games
+(`WindDown.CUT`, through `on_cut`: the hub answers for batches of runs that ended).
 A batch whose deadline passes without a heartbeat is taken back: its games not yet uploaded
 wait for another worker, and anything its first worker sends for it later is refused (a
 `Refusal`), so no game is counted twice or lost. The store notes every batch and its fate.
@@ -21,7 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from runner.config.recipes import BuildOrder
-from runner.fleet.batches import Batch, batch_size, fits
+from runner.fleet.batches import Batch, WindDown, batch_size, fits
 from runner.fleet.builds import BogusReport, FleetBuilds, WorkerBuild
 from runner.fleet.ledger import CountedLedger
 from runner.game.job import GameJob
@@ -39,7 +48,7 @@ from runner.tournament.scheduler import (
     SchedulerFailure,
 )
 
-__all__ = ["FleetScheduler", "Refusal"]
+__all__ = ["Cut", "FleetScheduler", "Refusal"]
 
 _SCAN = 4096
 """Waiting jobs looked through for ones a worker may play (its engines)."""
@@ -60,6 +69,17 @@ class Refusal(Exception):
         return self.text
 
 
+@dataclass(frozen=True)
+class Cut:
+    """A batch taken back from its worker by a hard stop (or its run's end): the worker is
+    told to cut its running games."""
+
+    batch_id: int
+    worker_id: int
+    left: int
+    """Its games not uploaded (none of them counts)."""
+
+
 def _fingerprint(record: GameRecord) -> int:
     """What makes two uploads of one game the same game: its players, moves (with what the
     engines said), result, termination and final position; not its transcripts or times of
@@ -74,6 +94,7 @@ class FleetScheduler(Scheduler):
     def __init__(self, store: Store, lease_seconds: float, *,
                  on_open: Callable[[FleetScheduler], None] = lambda _s: None,
                  on_close: Callable[[FleetScheduler], None] = lambda _s: None,
+                 on_cut: Callable[[Iterable[Cut]], None] = lambda _c: None,
                  names: Mapping[str, str] | None = None,
                  ledger: CountedLedger | None = None,
                  orders: Mapping[str, BuildOrder] | None = None) -> None:
@@ -90,9 +111,12 @@ class FleetScheduler(Scheduler):
         """Set by the hub once the tournament is in the store (before it plays)."""
         self._on_open = on_open
         self._on_close = on_close
+        self._on_cut = on_cut
         self._jobs = JobQueue()
         self._waiting: deque[GameJob] = deque()
         self._batches: dict[int, Batch] = {}
+        self._taken: list[int] = []
+        """The batches a hard stop took back (noted lost in the store when the run ends)."""
         self._queue: deque[_Queued] = deque()
         self._wake = asyncio.Event()
         self.share: float | None = None
@@ -116,12 +140,21 @@ class FleetScheduler(Scheduler):
         self._jobs.submit(jobs)
 
     def stop(self, hard: bool = False) -> None:
-        """Lease no new batch; with `hard`, take back every batch out (its later uploads
-        are refused; a resume plays its games)."""
+        """Lease no new batch, and tell each worker to wind its batch down (finish its
+        running games, hand the rest back); with `hard`, take back every batch out at once
+        (its workers cut their games; their later uploads are refused; a resume plays its
+        games)."""
         self._jobs.stop(hard)
         if hard:
-            self._batches.clear()
+            self._cut()
         self._wake.set()
+
+    @property
+    def wind_down(self) -> WindDown:
+        """What the workers of its batches are told: play on, finish, or cut."""
+        if self._jobs.hard:
+            return WindDown.CUT
+        return WindDown.FINISH if self._jobs.stopped else WindDown.NONE
 
     async def events(self) -> AsyncGenerator[SchedulerEvent, None]:
         """Report the games the workers start and upload until every job is played (or the
@@ -152,8 +185,8 @@ class FleetScheduler(Scheduler):
                 _answer(waiting, None)
         finally:
             self._on_close(self)
-            out = list(self._batches)
-            self._batches.clear()
+            self._cut()
+            out = self._taken
             self._jobs.stop(hard=True)
             while self._queue:
                 _event, handled = self._queue.popleft()
@@ -189,9 +222,6 @@ class FleetScheduler(Scheduler):
         batch = Batch(batch_id, worker_id, {job.index: job for job in jobs},
                       now + self.lease_seconds, factor, stored=now)
         self._batches[batch_id] = batch
-        for job in jobs:
-            self._queue.append((JobStarted(job, worker_id), None))
-        self._wake.set()
         return batch
 
     def holds(self, batch_id: int) -> bool:
@@ -217,9 +247,16 @@ class FleetScheduler(Scheduler):
             raise Refusal(409, checked.failure)
         self._wake.set()
 
-    async def heartbeat(self, worker_id: int, batch_id: int) -> float:
-        """Push the batch's deadline back by a lease; the seconds it now has."""
+    async def heartbeat(self, worker_id: int, batch_id: int,
+                        started: Iterable[int] = ()) -> float:
+        """Push the batch's deadline back by a lease and report the games the worker says it
+        `started` (indexes); the seconds it now has. A `Refusal` (flagged) for an index not
+        in the batch."""
         batch = self._own(worker_id, batch_id)
+        for index in started:
+            if index not in batch.jobs:
+                raise Refusal(422, f"game {index + 1} is not in batch {batch_id}", flag=True)
+            self._started(batch, index)
         now = time.monotonic()
         batch.deadline = now + self.lease_seconds
         # The stored deadline is for people reading the table (a restart loses every batch
@@ -259,6 +296,7 @@ class FleetScheduler(Scheduler):
             where = "" if verdict.ply is None else f" (ply {verdict.ply})"
             raise Refusal(422, f"game {index + 1} refused{where}: {verdict.reason}", flag=True)
         batch.delivered[index] = digest
+        self._started(batch, index)
         # The spec the worker was given (the worker's cannot change what is stored: its
         # clocks are the ones it played under), and who played it (the worker's name as the
         # service knows it).
@@ -286,10 +324,37 @@ class FleetScheduler(Scheduler):
 
     # ----------------------------------------------------------------- inside
 
+    def _started(self, batch: Batch, index: int) -> None:
+        """Report game `index` of the batch as started, once (not after it came back)."""
+        if index in batch.started:
+            return
+        batch.started.add(index)
+        self._queue.append((JobStarted(batch.jobs[index], batch.worker_id), None))
+        self._wake.set()
+
+    def _cut(self) -> None:
+        """Take back every batch out at once; their workers are told to cut their games."""
+        cut = [Cut(batch.id, batch.worker_id, len(batch.left()))
+               for batch in self._batches.values()]
+        self._taken += self._batches
+        self._batches.clear()
+        if cut:
+            self._on_cut(cut)
+
     def _next(self) -> tuple[SchedulerEvent, list[asyncio.Future[None] | None]]:
         """The next event to report and the uploads waiting for it to be handled: the
         finished games queued one after another go as one `JobsFinished` (stored in one
-        transaction while the uploads behind them queue for the next)."""
+        transaction while the uploads behind them queue for the next); a game started among
+        them (the upload of a game no heartbeat said started) is reported first."""
+        for position, (queued, _handled) in enumerate(self._queue):
+            if isinstance(queued, JobStarted):
+                if position:
+                    started = self._queue[position]
+                    del self._queue[position]
+                    return started[0], [started[1]]
+                break
+            if not isinstance(queued, JobFinished):
+                break
         event, handled = self._queue.popleft()
         if not isinstance(event, JobFinished):
             return event, [handled]

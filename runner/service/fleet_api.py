@@ -5,7 +5,9 @@ batch (``runner worker join`` is their client). Present only when the service ta
 A job goes out without the service's command, directory or environment of its engines: a
 worker starts each engine from its own allow-list, by name, and never runs a command it was
 sent. A refusal is one line with its status (409: the batch is no longer the worker's; 422:
-not a game it was given, and the worker is flagged; 404: register again).
+not a game it was given, and the worker is flagged; 404: register again). The answers to a
+heartbeat and an upload say whether the batch's run winds down (`WindDown`: finish the
+running games and hand the rest back, or cut them).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import functools
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response, status
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from runner.build.benches import MachineBuild
 from runner.build.placed import orders_data
+from runner.fleet.batches import WindDown
 from runner.fleet.builds import WorkerBuild
 from runner.fleet.hub import FleetHub, Joined
 from runner.fleet.scheduler import Refusal
@@ -41,7 +44,8 @@ from runner.service.security import (
 )
 from runner.service.settings import ServiceSettings
 
-__all__ = ["TOKEN_TTL", "BatchOffer", "Registered", "Upload", "WorkerInfo", "router"]
+__all__ = ["TOKEN_TTL", "BatchOffer", "Beat", "Counted", "Heartbeat", "Registered", "Upload",
+           "WorkerInfo", "router"]
 
 router = APIRouter(prefix="/api/workers", tags=["workers"])
 """The workers' routes."""
@@ -144,10 +148,34 @@ class BuildsTaken(BaseModel):
     builds: int
 
 
+class Beat(BaseModel):
+    """A heartbeat's body: the games of the batch the worker started since its last one."""
+
+    started: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
+        default=[], max_length=10_000,
+        description="The schedule indexes of the batch's games it started (sent again until "
+                    "a heartbeat is answered; a game reported twice counts as started once).")
+
+
 class Heartbeat(BaseModel):
-    """A batch extended."""
+    """A batch extended, and whether its run winds down."""
 
     lease_seconds: float
+    wind_down: WindDown = Field(
+        default=WindDown.NONE,
+        description="none: play on; finish: the run stops softly, finish the running games, "
+                    "upload them and end the batch; cut: the run stopped hard, cut the "
+                    "running games and end the batch.")
+
+
+class Counted(BaseModel):
+    """An uploaded game stored and counted, and whether its run winds down now."""
+
+    wind_down: WindDown = WindDown.NONE
+
+
+_COUNTED = {how: Counted(wind_down=how).model_dump_json().encode() for how in WindDown}
+"""The upload's answers, encoded once (a busy fleet uploads many games a second)."""
 
 
 class Ended(BaseModel):
@@ -267,11 +295,15 @@ async def builds(request: Request, worker_id: WorkerId, batch_id: BatchId, repor
 
 @router.post("/{worker_id}/batches/{batch_id}/heartbeat", responses=_REFUSED)
 async def heartbeat(request: Request, worker_id: WorkerId, batch_id: BatchId,
-                    principal: Principal) -> Heartbeat:
-    """Keep the batch: its deadline moves a lease ahead."""
+                    principal: Principal,
+                    beat: Annotated[Beat | None, Body()] = None) -> Heartbeat:
+    """Keep the batch: its deadline moves a lease ahead; the games the worker says it
+    started are reported as started (422, flagged: a game not in the batch)."""
     joined = await _joined(request, worker_id, principal)
     with _answered():
-        return Heartbeat(lease_seconds=await _hub(request).heartbeat(joined, batch_id))
+        seconds, how = await _hub(request).heartbeat(
+            joined, batch_id, () if beat is None else beat.started)
+    return Heartbeat(lease_seconds=seconds, wind_down=how)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -290,13 +322,13 @@ def _upload_adapter() -> TypeAdapter[_UploadBody]:
 
 
 @router.post("/{worker_id}/batches/{batch_id}/games", status_code=status.HTTP_201_CREATED,
-             responses=_REFUSED, openapi_extra={"requestBody": {
+             responses={201: {"model": Counted}, **_REFUSED}, openapi_extra={"requestBody": {
                  "required": True,
                  "content": {"application/json": {"schema": Upload.model_json_schema()}}}})
 async def upload(request: Request, worker_id: WorkerId, batch_id: BatchId,
                  principal: Principal) -> Response:
     """Upload one finished game of the batch (an `Upload`): stored and counted before the
-    answer."""
+    answer (a `Counted`: whether the run winds down now)."""
     joined = await _joined(request, worker_id, principal)
     try:
         game = _upload_adapter().validate_json(await request.body())
@@ -304,8 +336,10 @@ async def upload(request: Request, worker_id: WorkerId, batch_id: BatchId,
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
                             f"not an upload of a game record ({_first_line(exc)})") from None
     with _answered():
-        await _hub(request).upload(joined, batch_id, game.index, game.record, game.seconds)
-    return Response(status_code=status.HTTP_201_CREATED)
+        how = await _hub(request).upload(joined, batch_id, game.index, game.record,
+                                         game.seconds)
+    return Response(_COUNTED[how], status_code=status.HTTP_201_CREATED,
+                    media_type="application/json")
 
 
 @router.post("/{worker_id}/batches/{batch_id}/end", responses=_REFUSED)
