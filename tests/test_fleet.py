@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -331,6 +332,11 @@ def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
     with the results a local run of the same schedule gives; none handed to the third. A
     forging worker took the first batch: refused, flagged, and its batch played by others."""
     tournament_id = fleet.submit(rounds=3)
+    # The local run goes meanwhile (its own process and directory): the test waits for the
+    # longer of the two, not their sum.
+    pool = ThreadPoolExecutor(1)
+    local = pool.submit(_local_run, fleet.root / "local", 3)
+    pool.shutdown(wait=False)
     forger = _forge(fleet)
     fleet.join("a", ("bundled", "bundled-v1"))
     fleet.join("b", ("bundled", "bundled-v1"))
@@ -338,7 +344,7 @@ def test_three_workers_play_a_tournament_and_one_without_an_engine_gets_none(
     fleet.wait_finished(tournament_id)
     games = _stored(fleet.db, tournament_id)
     assert [game[0] for game in games] == list(range(6))  # every game once
-    assert games == _local_run(fleet.root / "local", rounds=3)  # as this machine plays them
+    assert games == local.result(timeout=WAIT)  # as this machine plays them
     with Store.open(f"sqlite:///{fleet.db}", migrate=False) as store:
         workers = {w.name: w for w in store.fleet.workers()}
         batches = store.fleet.batches(tournament_id)
