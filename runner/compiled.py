@@ -58,6 +58,7 @@ COMPILED = (
     "runner.protocol.uci",
     "runner.protocol.uci_parse",
     "runner.protocol.uci_reading",
+    "runner.protocol.uci_search",
     "runner.protocol.waiting",
     "runner.rules._polyglot",
     "runner.rules.board",

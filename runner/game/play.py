@@ -209,7 +209,7 @@ async def _loop(engines: dict[bool, Engine], core: GameCore) -> GameOver:
 
     While both engines can be asked through callbacks (`Engine.request_move`: raw pipes),
     the game runs in their read callbacks (`Relay`) and this task wakes only when the game
-    ends or a step needs awaiting (a ponder request, an engine asked the awaiting way); the
+    ends or a step needs awaiting (an engine asked, or told to ponder, the awaiting way); the
     awaiting way is the fallback, move by move, with the same core.
     """
     relay = Relay(engines[True], engines[False], core, asyncio.get_running_loop())

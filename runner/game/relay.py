@@ -5,8 +5,10 @@ read callback of its pipe (or its fault, from the move's timer or the end of its
 reaches `failed`). There the game's core judges it and, while the game goes on, the other
 engine's request is written at once. The game's task awaits one future, resolved only when
 the game ends (a `GameOver`), when a runner-side error happens (its exception), or when the
-task must take a step itself (an engine that cannot be asked this way, a ponder request, a
-side asked again): then it is told which (`runner.game.core`'s NEXT, AGAIN or PONDER).
+task must take a step itself (an engine that cannot be asked this way or told to ponder this
+way, a side asked again): then it is told which (`runner.game.core`'s NEXT, AGAIN or PONDER).
+A UCI engine's pondering (``go ponder``, then ``ponderhit`` or ``stop``) is written from the
+same callbacks (`Engine.start_ponder`, and `request_move` ending the ponder search).
 
 Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled callers and
 ``RUNNER_PURE=1`` runs this source; docs/development.md says what else follows.
@@ -17,7 +19,7 @@ from __future__ import annotations
 import asyncio
 
 from runner.game.arbiter import GameOver
-from runner.game.core import NEXT, GameCore
+from runner.game.core import NEXT, PONDER, GameCore
 from runner.protocol.engine import Engine, EngineError, EngineReply
 
 __all__ = ["Relay"]
@@ -73,12 +75,21 @@ class Relay:
         except EngineError as exc:
             raise core.fault(exc) from exc
 
+    def _ponder(self) -> bool:
+        """The side that just moved ponders on the reply it expects, told at once; False
+        when its engine cannot be told so (the task awaits it: PONDER)."""
+        core = self._core
+        mover = not core.board.turn
+        return self._engines[mover].start_ponder(core.sent, core.ponder_clocks(mover))
+
     def answered(self, reply: EngineReply) -> None:
         """The side to move's reply, from its read callback: judged, and the next asked."""
         if self._closed:
             return
         try:
             step = self._core.take(reply)
+            if step == PONDER and self._ponder():
+                step = NEXT
             if step == NEXT and self._ask():
                 return
             self._finish(step)

@@ -398,6 +398,12 @@ class Engine(abc.ABC):
         nothing was sent, and the caller awaits `play` instead."""
         return False
 
+    def start_ponder(self, moves: Sequence[str], clocks: ClockState) -> bool:
+        """`ponder` without awaiting it: what it sends is written at once (nothing, when
+        there is nothing to ponder on). False when this engine cannot be told so (this
+        default): nothing was sent, and the caller awaits `ponder` instead."""
+        return False
+
     async def ponder(self, moves: Sequence[str], clocks: ClockState) -> None:
         """Think on the opponent's time after `moves` (the engine's own move last), on the
         reply its last `EngineReply.ponder_move` expected; `clocks` as they stand now, the

@@ -26,29 +26,19 @@ from runner.protocol.engine import (
     EngineConfig,
     EngineError,
     EngineReply,
-    EngineStalled,
     GameSetup,
-    Side,
 )
 from runner.protocol.uci_parse import (
     find_option,
-    format_go,
-    format_position,
 )
-from runner.protocol.uci_reading import UciReading
+from runner.protocol.uci_search import UciSearch
 from runner.protocol.uci_settings import setoption_line, settings_lines
-from runner.protocol.waiting import ReplyCall
 from runner.types import Variant
 
 __all__ = ["UciEngine"]
 
-_PONDER_START = 0.5
-"""Seconds a ponder hit waits at most, off the clock, for the ponder search's first report:
-Debian's Ethereal never ends a search whose ``ponderhit`` came before it began (10 times in
-10 when sent at once after ``go ponder``)."""
 
-
-class UciEngine(UciReading):
+class UciEngine(UciSearch):
     """An engine spoken to in UCI over pipes."""
 
     async def start(self) -> None:
@@ -102,6 +92,7 @@ class UciEngine(UciReading):
         self._setup = setup
         self._forget_info()
         self._ponder_move = None
+        self._abandon_ponder_step()
         if self._pondered is not None:  # a game left without end_game: its ponder search ends
             await self._end_ponder(False)
         await self._send(*lines)
@@ -141,76 +132,9 @@ class UciEngine(UciReading):
         lines = self._go_lines(setup, moves, clocks, white_to_move, None)
         return await self._await_reply(lines, timeout, "no bestmove")
 
-    def _go_lines(self, setup: GameSetup, moves: Sequence[str], clocks: ClockState,
-                  white_to_move: bool, call: ReplyCall | None) -> list[str]:
-        """``position`` and ``go``; the search begun."""
-        self._begin_search(call)
-        self._score_is_bound = False
-        self._searches += 1
-        return [self._position(setup.start_fen, moves),
-                format_go(setup.time_control, clocks, white_to_move)]
-
-    def _search_lines(self, moves: Sequence[str], clocks: ClockState,
-                      opponent_offers_draw: bool) -> list[str] | None:
-        """`play`'s request for `request_move`; None when pondering is on (its ``ponderhit``
-        and ``stop`` steps are awaited in `play` and `ponder`)."""
-        if self._may_ponder or self._pondered is not None:
-            return None
-        setup = self._require_game()
-        self._check_alive()
-        opening = setup.moves
-        if opening and tuple(moves[:len(opening)]) != opening:
-            raise ValueError("moves do not extend the moves the game started from")
-        white_to_move = self._check_turn(setup, moves)
-        return self._go_lines(setup, moves, clocks, white_to_move, self._call)
-
     def _stalled_words(self) -> str:
         """What a move request's stall says."""
         return f"{self.name}: no bestmove"
-
-    async def ponder(self, moves: Sequence[str], clocks: ClockState) -> None:
-        """``position`` with the expected reply and ``go ponder`` with the clocks as they
-        stand (the engine's own after its move): the bestmove is awaited only in `play`."""
-        setup = self._require_game()
-        expected, self._ponder_move = self._ponder_move, None
-        if expected is None or not self._may_ponder or self._pondered is not None:
-            return
-        self._check_alive()
-        pondered = [*moves, expected]
-        self._begin_search()
-        self._score_is_bound = False
-        assert isinstance(self._reply, asyncio.Future)
-        self._ponder_search, self._reply = self._reply, None
-        self._ponder_heard = asyncio.get_running_loop().create_future()
-        self._pondered = pondered
-        self._searches += 1
-        await self._send(self._position(setup.start_fen, pondered),
-                         format_go(setup.time_control, clocks, setup.side is Side.WHITE,
-                                   ponder=True))
-
-    async def _end_ponder(self, hit: bool) -> bool:
-        """The ponder search is over: True when it goes on (a hit, still searching); else it
-        is stopped and its bestmove read and dropped (a miss, or the game's end).  A crash
-        while pondering is raised here; a bestmove that never comes is EngineStalled."""
-        search, heard = self._ponder_search, self._ponder_heard
-        assert search is not None and heard is not None
-        self._pondered = self._ponder_heard = None
-        try:
-            if hit and not search.done() and not heard.done():  # see _PONDER_START
-                with contextlib.suppress(EngineStalled):
-                    await self._wait(heard, _PONDER_START, "no report from the ponder search")
-            if search.done():
-                search.result()  # the engine's fault, if it died while pondering
-                self._proc_note("bestmove while pondering, before ponderhit or stop: dropped")
-            elif hit:
-                return True
-            else:
-                await self._send("stop")
-                await self._wait(search, self._patient(self.config.ping_timeout),
-                                 "no bestmove after stop while pondering")
-            return False
-        finally:
-            self._ponder_search = None
 
     async def ping(self) -> float | None:
         """``isready`` until ``readyok``; the latency in seconds."""
@@ -222,6 +146,7 @@ class UciEngine(UciReading):
         """UCI has no result command: a search still running is stopped with ``stop`` (a
         ponder search's bestmove is awaited too, so the next game starts clean)."""
         self._ponder_move = None
+        self._abandon_ponder_step()
         if self._pondered is not None:  # stopped and drained (a dead engine's fault read)
             with contextlib.suppress(EngineError):
                 await self._end_ponder(False)
@@ -231,22 +156,6 @@ class UciEngine(UciReading):
             with contextlib.suppress(EngineError):
                 await self._send("stop")
         self._setup = None
-
-    def _position(self, start_fen: str | None, moves: Sequence[str]) -> str:
-        """`format_position`, extended by the new moves when the game only grew (the line
-        is rebuilt once per game instead of once per move)."""
-        known, text = self._position_cache
-        count = len(known)
-        if text and start_fen == self._position_fen and len(moves) >= count \
-                and list(moves[:count]) == known:
-            added = list(moves[count:])
-            if added:
-                text += (" " if count else " moves ") + " ".join(added)
-        else:
-            text = format_position(start_fen, moves)
-        self._position_cache = (list(moves), text)
-        self._position_fen = start_fen
-        return text
 
     # ----------------------------------------------------------------- waiting
 

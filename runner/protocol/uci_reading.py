@@ -65,7 +65,7 @@ class UciReading(PipeEngine):
         self._may_ponder = False  # ponder=true and the engine declares Ponder (as cutechess)
         self._pondered: list[str] | None = None
         """The moves of the position a running ``go ponder`` searches (the expected reply last)."""
-        self._ponder_search: asyncio.Future[EngineReply] | None = None
+        self._ponder_search: Waiter | None = None
         self._ponder_heard: asyncio.Future[None] | None = None  # its first info line came
 
     # ----------------------------------------------------------------- Engine API
@@ -129,6 +129,7 @@ class UciReading(PipeEngine):
                 return
             if not heard.done():
                 heard.set_result(None)
+                self._heard()
         if rest.startswith("string "):  # Stockfish's NNUE note, every search: no fields to parse
             if len(self._messages) < _MESSAGES_KEPT:
                 self._messages.append(f"info string {rest[7:].strip()}")
@@ -150,6 +151,9 @@ class UciReading(PipeEngine):
             return
         self._info, self._score_is_bound = merge_info(self._settled_info(), info,
                                                       self._score_is_bound)
+
+    def _heard(self) -> None:
+        """The ponder search's first report came (a callback-driven hit waits for it)."""
 
     def _settled_info(self) -> SearchInfo | None:
         """The search's report with every kept ``info`` line merged in (in their order)."""

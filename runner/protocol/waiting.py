@@ -62,6 +62,10 @@ class ReplyCall:
         """A new request waits (the stand-in is reused from one request to the next)."""
         self._done = False
 
+    def close(self) -> None:
+        """The request is over without an answer to pass on: later ones are ignored."""
+        self._done = True
+
     def done(self) -> bool:
         """Whether the reply or a fault was passed on already."""
         return self._done
