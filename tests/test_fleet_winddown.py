@@ -111,7 +111,8 @@ def test_stops_wind_the_worker_s_batch_down_and_it_takes_the_next_run(fleet: Fle
     size, state = _batch(fleet.db, stopped)
     played = len(_stored(fleet.db, stopped))
     assert size >= 40 and state == "ended"
-    assert played == detail["done_games"] and played <= 3 * SLOTS, (played, size)
+    # Within a few games' time (a loaded machine may finish some before the stop arrives).
+    assert played == detail["done_games"] and played < size // 4, (played, size)
     assert _unplayed(fleet.db, stopped) == 0  # only the games started had rows
 
     decided = _submit(fleet, ("bundled", "bundled-random"), rounds=40,
@@ -127,6 +128,7 @@ def test_stops_wind_the_worker_s_batch_down_and_it_takes_the_next_run(fleet: Fle
     _wait_stored(fleet, cut, 1)
     _stop(fleet, cut, hard=True)
     _wait(fleet, cut, "stopped")
+    assert _batch(fleet.db, cut)[1] == "lost"  # taken back by the stop, none of it counted
     last = _submit(fleet, ("bundled", "bundled-v1"), rounds=1)
     _wait(fleet, last, "finished")
     assert worker.poll() is None  # it winds down, it does not leave
