@@ -11,7 +11,7 @@ import asyncio
 import json
 import sqlite3
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -173,3 +173,16 @@ def test_a_hard_stop_cuts_the_batch_and_refuses_its_games(tmp_path: Path) -> Non
     assert said == [(60.0, WindDown.CUT), (409, True), 19]
     assert outcome.done == 1
     assert rows == {"done": 1, "replay": 1}  # the game cut: played again on a resume
+
+
+def test_a_refusal_passes_through_a_context_manager_as_itself() -> None:
+    # Frozen, it turned into FrozenInstanceError where contextlib set its __traceback__.
+    import contextlib
+
+    @contextlib.contextmanager
+    def held() -> Iterator[None]:
+        yield
+
+    with pytest.raises(Refusal) as caught, held():
+        raise Refusal(409, "the run ended")
+    assert (caught.value.status, str(caught.value)) == (409, "the run ended")

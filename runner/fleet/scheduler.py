@@ -56,7 +56,7 @@ _SCAN = 4096
 _Queued = tuple[SchedulerEvent, "asyncio.Future[None] | None"]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # not frozen: raising sets __traceback__, which a frozen one refuses
 class Refusal(Exception):
     """An upload, heartbeat or end the service refuses: the HTTP status and why; `flag`
     when the worker sent what no honest worker sends (it is flagged)."""
