@@ -316,3 +316,45 @@ def test_lines_past_a_mark_keep_a_later_stamp() -> None:
     reader.on_chunk(b"\n", 10.0)
     assert [(line.text, line.time) for line in lines] == [
         ("one", 1.0), ("two", 2.0), ("three", 9.0), ("four", 10.0)]
+
+
+def test_on_uvloop_the_reads_look_for_replies_that_came_during_the_turn() -> None:
+    """uvloop's loop has no selector to wrap: `arrival_selector` gives it looks of its own
+    (one object per loop), taken from the read callbacks at most every `LOOK_AFTER`. As
+    above, on times the test gives: A is read first in the poll's batch (100.000), B answers
+    during A's work, C's read looks (100.004), B is read after the batch (100.081): its lines
+    are stamped by that look, C's by the look A's read took."""
+    from runner.protocol.loop import LOOK_AFTER, ArrivalLooks
+
+    uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed (the test extra has it)")
+    loop = uvloop.new_event_loop()
+    try:
+        looks = arrival_selector(loop)
+        assert isinstance(looks, ArrivalLooks) and arrival_selector(loop) is looks
+    finally:
+        loop.close()
+    looks = ArrivalLooks()
+    pipes = {name: os.pipe() for name in "ABC"}
+    try:
+        for read_end, _ in pipes.values():
+            looks.watch(read_end)
+        (a_read, a_write), (b_read, b_write), (c_read, c_write) = (pipes[n] for n in "ABC")
+        os.write(a_write, b"bestmove e2e4\n")
+        os.write(c_write, b"bestmove d2d4\n")
+        os.read(a_read, 4096)
+        assert list(looks.arrived(a_read, 100.0)) == []  # read at once: its own time
+        os.write(b_write, b"info depth 1\nbestmove e7e5\n")  # B answers during A's work
+        looked = 100.0 + 4 * LOOK_AFTER
+        c_chunk = os.read(c_read, 4096)
+        assert list(looks.arrived(c_read, looked)) == [(100.0, len(c_chunk))]
+        b_chunk = os.read(b_read, 4096)
+        assert list(looks.arrived(b_read, 100.081)) == [(looked, len(b_chunk))]
+        # Within LOOK_AFTER of the last look, a read takes no look (bounded cost).
+        os.write(a_write, b"bestmove g1f3\n")
+        assert list(looks.arrived(c_read, 100.081 + LOOK_AFTER / 2)) == []
+        assert list(looks.arrived(a_read, 100.081 + LOOK_AFTER / 2)) == []
+    finally:
+        looks.close()
+        for read_end, write_end in pipes.values():
+            os.close(read_end)
+            os.close(write_end)

@@ -27,6 +27,7 @@ import selectors
 import sys
 import termios
 import time
+import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
@@ -144,7 +145,94 @@ _MOST_MARKS = 4
 """Marks kept per pipe between two reads of it (a pipe whose reading is paused)."""
 
 
-class ArrivalSelector:
+class ArrivalLooks:
+    """For the pipes it is asked to watch, when bytes were seen waiting in each and how
+    many: from the read callbacks, a look at all of them at most every `LOOK_AFTER` seconds.
+
+    On uvloop (`arrival_selector`), whose loop has no selector to wrap, these looks are all
+    there is: libuv runs the read callbacks of one poll one after another right after it,
+    so the first read of a poll stamps its own lines within a callback of the poll, and a
+    look from a later read marks what came to the other pipes while the earlier callbacks
+    ran. Looks are taken at most once a `LOOK_AFTER`: an ``epoll_wait`` of the watched pipes
+    and a FIONREAD of each readable one, a bounded cost however many games run.
+    """
+
+    def __init__(self) -> None:
+        self._watched: set[int] = set()
+        # The watched pipes alone, for the looks (level-triggered); made with the first
+        # watched pipe and closed with the last, so no descriptor outlives the engines.
+        self._looker: select.epoll | select.poll | None = None
+        self._marks: dict[int, list[Mark]] = {}  # watched descriptor -> marks, oldest first
+        self._looked_at = 0.0
+
+    def watch(self, fd: int) -> None:
+        """Count the bytes waiting in `fd` (a pipe or socket we read) at every poll or look."""
+        if fd not in self._watched:
+            self._watched.add(fd)
+            looker = self._looker
+            if looker is None:
+                looker = self._looker = select.epoll() if hasattr(select, "epoll") else select.poll()
+            with contextlib.suppress(OSError):  # not pollable: its marks come from polls alone
+                looker.register(fd, select.POLLIN)
+
+    def unwatch(self, fd: int) -> None:
+        """Stop counting for `fd` (it is being closed; the number may be reused)."""
+        if fd in self._watched:
+            self._watched.discard(fd)
+            looker = self._looker
+            if looker is not None:
+                with contextlib.suppress(OSError, KeyError, ValueError):
+                    looker.unregister(fd)
+                if not self._watched:
+                    self._close_looker()
+        self._marks.pop(fd, None)
+
+    def arrived(self, fd: int, now: float) -> Sequence[Mark]:
+        """The marks of `fd` since it was last read (taken back: a second read in the same
+        turn gets none); `now`, the read's time, looks at the other pipes again when
+        `LOOK_AFTER` seconds have passed since the last poll or look."""
+        marks = self._marks.pop(fd, ())
+        looker = self._looker
+        if looker is not None and now - self._looked_at > LOOK_AFTER:
+            self._looked_at = now
+            for found, _events in looker.poll(0):
+                self._mark(found, now, self._marks)
+        return marks
+
+    def _mark(self, fd: int, now: float, marks: dict[int, list[Mark]]) -> None:
+        """Note in `marks` how many bytes wait in `fd` now, if more than its last mark."""
+        if fd not in self._watched:
+            return
+        try:
+            counted = fcntl.ioctl(fd, termios.FIONREAD, _NO_BYTES)
+        except OSError:
+            return
+        count = int.from_bytes(counted, sys.byteorder)
+        if count <= 0:
+            return
+        kept = marks.get(fd)
+        if kept is None:
+            marks[fd] = [(now, count)]
+        elif kept[-1][1] < count:
+            if len(kept) < _MOST_MARKS:
+                kept.append((now, count))
+            else:  # bounded: the last mark moves later (its bytes stamped late, never early)
+                kept[-1] = (now, count)
+
+    def close(self) -> None:
+        """Forget every pipe and close the looks' own descriptor."""
+        self._marks.clear()
+        self._watched.clear()
+        self._close_looker()
+
+    def _close_looker(self) -> None:
+        looker, self._looker = self._looker, None
+        close = getattr(looker, "close", None)  # a poll object holds no descriptor
+        if close is not None:
+            close()
+
+
+class ArrivalSelector(ArrivalLooks):
     """The loop's selector, noting for the pipes it is asked to watch when bytes were seen
     waiting in each, and how many: at every poll, and again during a long turn.
 
@@ -169,42 +257,11 @@ class ArrivalSelector:
                  clock: Callable[[], float] = time.monotonic) -> None:
         """`inner` is the selector that does the polling (the platform's default); `clock`
         the monotonic clock the marks are taken on (a test's own)."""
+        super().__init__()
         self._inner: selectors.BaseSelector = inner if inner is not None else selectors.DefaultSelector()
         self._clock = clock
-        self._watched: set[int] = set()
-        # The watched pipes alone, for the looks during a turn (level-triggered).
-        self._looker: select.epoll | select.poll = (
-            select.epoll() if hasattr(select, "epoll") else select.poll())
-        self._marks: dict[int, list[Mark]] = {}  # watched descriptor -> marks, oldest first
-        self._looked_at = 0.0
         self.polled_at = 0.0
         """The monotonic time the last `select` returned."""
-
-    def watch(self, fd: int) -> None:
-        """Count the bytes waiting in `fd` (a pipe or socket we read) at every poll."""
-        if fd not in self._watched:
-            self._watched.add(fd)
-            with contextlib.suppress(OSError):  # not pollable: its marks come from polls alone
-                self._looker.register(fd, select.POLLIN)
-
-    def unwatch(self, fd: int) -> None:
-        """Stop counting for `fd` (it is being closed; the number may be reused)."""
-        if fd in self._watched:
-            self._watched.discard(fd)
-            with contextlib.suppress(OSError, KeyError, ValueError):
-                self._looker.unregister(fd)
-        self._marks.pop(fd, None)
-
-    def arrived(self, fd: int, now: float) -> Sequence[Mark]:
-        """The marks of `fd` since it was last read (taken back: a second read in the same
-        turn gets none); `now`, the read's time, looks at the other pipes again when the
-        turn has run `LOOK_AFTER` seconds since the last poll or look."""
-        marks = self._marks.pop(fd, ())
-        if now - self._looked_at > LOOK_AFTER:
-            self._looked_at = now
-            for found, _events in self._looker.poll(0):
-                self._mark(found, now, self._marks)
-        return marks
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         """Poll; then, for each watched descriptor found readable, count its waiting bytes."""
@@ -225,26 +282,6 @@ class ArrivalSelector:
                     self._mark(fd, now, marks)
         self._marks = marks
         return ready
-
-    def _mark(self, fd: int, now: float, marks: dict[int, list[Mark]]) -> None:
-        """Note in `marks` how many bytes wait in `fd` now, if more than its last mark."""
-        if fd not in self._watched:
-            return
-        try:
-            counted = fcntl.ioctl(fd, termios.FIONREAD, _NO_BYTES)
-        except OSError:
-            return
-        count = int.from_bytes(counted, sys.byteorder)
-        if count <= 0:
-            return
-        kept = marks.get(fd)
-        if kept is None:
-            marks[fd] = [(now, count)]
-        elif kept[-1][1] < count:
-            if len(kept) < _MOST_MARKS:
-                kept.append((now, count))
-            else:  # bounded: the last mark moves later (its bytes stamped late, never early)
-                kept[-1] = (now, count)
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         """As `selectors.BaseSelector.register`."""
@@ -268,11 +305,7 @@ class ArrivalSelector:
 
     def close(self) -> None:
         """As `selectors.BaseSelector.close`."""
-        self._marks.clear()
-        self._watched.clear()
-        close = getattr(self._looker, "close", None)  # a poll object holds no descriptor
-        if close is not None:
-            close()
+        super().close()
         self._inner.close()
 
 
@@ -281,8 +314,21 @@ def new_asyncio_loop() -> asyncio.AbstractEventLoop:
     return asyncio.SelectorEventLoop(cast(selectors.BaseSelector, ArrivalSelector()))
 
 
-def arrival_selector(loop: asyncio.AbstractEventLoop) -> ArrivalSelector | None:
-    """The `ArrivalSelector` `loop` polls through, if it was made by `new_asyncio_loop`
-    (not uvloop's, nor a loop made elsewhere, such as a test's own)."""
+_UVLOOP_LOOKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ArrivalLooks] = (
+    weakref.WeakKeyDictionary())
+"""uvloop's loops -> their looks (closed with the object when the loop is collected)."""
+
+
+def arrival_selector(loop: asyncio.AbstractEventLoop) -> ArrivalLooks | None:
+    """What notes when engine output reached `loop`'s pipes: the `ArrivalSelector` it polls
+    through when `new_asyncio_loop` made it, looks of its own on uvloop (one per loop), else
+    None (a loop made elsewhere, such as a test's own: lines stamped when read)."""
     selector = getattr(loop, "_selector", None)  # asyncio's attribute: absent on uvloop
-    return selector if isinstance(selector, ArrivalSelector) else None
+    if isinstance(selector, ArrivalSelector):
+        return selector
+    if not type(loop).__module__.startswith("uvloop"):
+        return None
+    looks = _UVLOOP_LOOKS.get(loop)
+    if looks is None:
+        looks = _UVLOOP_LOOKS[loop] = ArrivalLooks()
+    return looks

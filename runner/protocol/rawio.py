@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from runner.protocol.engine import EngineError
-from runner.protocol.loop import ArrivalSelector
+from runner.protocol.loop import ArrivalLooks
 from runner.protocol.reading import LineReader
 from runner.protocol.stdio import READ_CHUNK, StderrTail
 
@@ -81,7 +81,7 @@ def _nothing() -> None:
 def spawn_raw(loop: asyncio.AbstractEventLoop, argv: Sequence[str], *, cwd: Path | str | None,
               env: Mapping[str, str] | None, preexec: Callable[[], None] | None,
               reader: LineReader, stderr: StderrTail, on_exit: Callable[[], None],
-              arrivals: ArrivalSelector | None) -> RawPipes:
+              arrivals: ArrivalLooks | None) -> RawPipes:
     """Start `argv` in a new session on raw pipes watched by `loop` (see `raw_capable`);
     EngineError, with the system's words, when it cannot be started."""
     ours: list[int] = []
@@ -114,7 +114,7 @@ class RawPipes:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, process: subprocess.Popen[bytes],
                  fds: list[int], reader: LineReader, stderr: StderrTail,
-                 on_exit: Callable[[], None], arrivals: ArrivalSelector | None) -> None:
+                 on_exit: Callable[[], None], arrivals: ArrivalLooks | None) -> None:
         """`fds` are our ends of stdin, stdout and stderr, non-blocking."""
         self._loop = loop
         self._process = process

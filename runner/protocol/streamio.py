@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.protocol.engine import EngineError
-from runner.protocol.loop import ArrivalSelector
+from runner.protocol.loop import ArrivalLooks
 from runner.protocol.reading import LineReader, PausablePipe, is_pausable
 from runner.protocol.stdio import READ_CHUNK, StderrTail
 
@@ -31,7 +31,7 @@ async def spawn_stream(loop: asyncio.AbstractEventLoop, argv: Sequence[str], *,
                        cwd: Path | str | None, env: Mapping[str, str] | None,
                        preexec: Callable[[], None] | None, reader: LineReader,
                        stderr: StderrTail, on_exit: Callable[[], None],
-                       arrivals: ArrivalSelector | None) -> StreamPipes:
+                       arrivals: ArrivalLooks | None) -> StreamPipes:
     """Start `argv` in a new session through asyncio's subprocess transports; EngineError,
     with the system's words, when it cannot be started."""
     try:
@@ -136,7 +136,7 @@ def _shrink_reads(transport: asyncio.SubprocessTransport) -> None:
             sized.max_size = READ_CHUNK
 
 
-def _read_directly(stdout: object, reader: LineReader, arrivals: ArrivalSelector | None) -> None:
+def _read_directly(stdout: object, reader: LineReader, arrivals: ArrivalLooks | None) -> None:
     """Have stdout's reads reach `reader` in the read callback itself, stamped by the poll
     that found them (`arrivals`, when the loop polls through an ArrivalSelector).
 
@@ -170,7 +170,7 @@ class _StdoutProtocol(asyncio.Protocol):
     """The engine's stdout pipe, read straight into its line reader (see `_read_directly`)."""
 
     def __init__(self, reader: LineReader, inner: asyncio.BaseProtocol,
-                 arrivals: ArrivalSelector | None, fd: int) -> None:
+                 arrivals: ArrivalLooks | None, fd: int) -> None:
         self._reader = reader
         self._inner = inner
         self._arrivals = arrivals
