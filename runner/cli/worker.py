@@ -103,6 +103,7 @@ def worker_join(
     from runner.cli.loop import run_async
     from runner.cluster.worker import ENGINES_FILE_ENV
     from runner.config.check import ConfigError
+    from runner.config.engines import load_bench_declarations
 
     if (why := plain_http_refused(server)) is not None:
         raise fail(why)
@@ -120,6 +121,7 @@ def worker_join(
     try:
         engines = own_engines(chosen)
         recipes = own_recipes(chosen)
+        benches = load_bench_declarations(chosen)
     except ConfigError as exc:
         raise exit_on_error(exc) from None
     for directory in syzygy:
@@ -127,7 +129,7 @@ def worker_join(
             raise fail(f"--syzygy {directory}: no such directory")
     client = WorkerClient(
         JoinSettings(server, token, concurrency, engines, syzygy=tuple(syzygy),
-                     recipes=recipes, build_cache=build_cache),
+                     recipes=recipes, build_cache=build_cache, benches=benches),
         say=lambda line: err_console.print(line, highlight=False, markup=False),
         progress=stderr_progress())
 

@@ -9,6 +9,7 @@ active.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -36,12 +37,30 @@ from runner.config.model import (
     RestartPolicy,
 )
 from runner.config.programs import ProgramLookup, find_program, searched_places
+from runner.config.recipes import DEFAULT_BENCH_PATTERN
+from runner.text import unprintable
 
-__all__ = ["ENGINE_KEYS", "load_engines_file", "parse_engine", "read_engines"]
+__all__ = ["ENGINE_KEYS", "BenchDeclaration", "load_bench_declarations", "load_engines_file",
+           "parse_engine", "read_engines"]
 
 ENGINE_KEYS = ("use", "name", "command", "dir", "protocol", "tc", "init_strings", "options",
-               "env", "restart", "castling960", "ponder", "thread_options", "memory_options")
+               "env", "restart", "castling960", "ponder", "thread_options", "memory_options",
+               "bench", "bench_nodes", "reference_nps")
 """The keys of an engine table."""
+_BENCH_WORDS = ("bench",)
+"""The words of ``bench = true``: Stockfish's and most UCI engines' own bench."""
+
+
+@dataclass(frozen=True)
+class BenchDeclaration:
+    """An engine's own bench as an engines file declares it: the words after its command
+    that run it (empty: it has none), how its node count is read (`runner.build.bench.
+    read_bench`), and its speed on the machine the service's time controls are meant for."""
+
+    words: tuple[str, ...] = ()
+    nodes_pattern: str = DEFAULT_BENCH_PATTERN
+    reference_nps: int | None = None
+    """Nodes per second of that bench on the reference machine (None: not declared)."""
 
 
 def load_engines_file(path: str | Path) -> tuple[EngineSpec, ...]:
@@ -52,6 +71,22 @@ def load_engines_file(path: str | Path) -> tuple[EngineSpec, ...]:
     if problems:
         raise ConfigError(problems)
     return tuple(_build_engine(raw, where, problems) for raw, where in entries.values())
+
+
+def load_bench_declarations(path: str | Path) -> dict[str, BenchDeclaration]:
+    """The bench declarations of an engines file's engines, by name (only those declaring
+    a bench or a reference speed); raises ConfigError naming the file, key and value."""
+    source = Path(path)
+    problems: list[ConfigProblem] = []
+    entries = _engines_file(source, problems)
+    found: dict[str, BenchDeclaration] = {}
+    for name, (raw, where) in entries.items():
+        declared = _bench(raw, where.path, where.check)
+        if declared != BenchDeclaration():
+            found[name] = declared
+    if problems:
+        raise ConfigError(problems)
+    return found
 
 
 def parse_engine(data: Mapping[str, Any], *, source: str = "<config>",
@@ -201,12 +236,45 @@ def _build_engine(raw: Mapping[str, Any], where: _Where,
     threads, memory = (
         _string_list(raw[key], join_key(path, key), check) if key in raw else None
         for key in ("thread_options", "memory_options"))
+    _bench(raw, path, check)  # checked here too: a wrong one is named wherever it is read
     return EngineSpec(
         name=name, command=command, written_command=written, dir=directory, protocol=protocol,
         tc=tc, init_strings=init, options=options, env=env, restart=restart,
         castling960=castling, ponder=ponder, protocol_detect="protocol" not in raw,
         thread_options=threads, memory_options=memory,
     )
+
+
+def _bench(raw: Mapping[str, Any], path: str, check: Checker) -> BenchDeclaration:
+    """An engine table's bench: ``bench`` (true: the word ``bench``; false: none; or the
+    words, an array), ``bench_nodes`` (a regular expression whose first group is the node
+    count) and ``reference_nps`` (a positive integer)."""
+    value = raw.get("bench", MISSING)
+    where = join_key(path, "bench")
+    words: tuple[str, ...] = ()
+    if value is True:
+        words = _BENCH_WORDS
+    elif isinstance(value, list) and value and all(
+            isinstance(v, str) and v and unprintable(v) is None for v in value):
+        words = tuple(value)
+    elif value is not MISSING and value is not False:
+        check.add(where, value, "expected true (the word 'bench'), false, or the bench's words "
+                  "after the command (an array of non-empty strings)")
+    pattern = check.get(raw, "bench_nodes", path, str, DEFAULT_BENCH_PATTERN)
+    try:
+        if re.compile(pattern).groups < 1:
+            check.add(join_key(path, "bench_nodes"), pattern,
+                      "needs a group ( ... ) around the node count")
+            pattern = DEFAULT_BENCH_PATTERN
+    except re.error as error:
+        check.add(join_key(path, "bench_nodes"), pattern, f"not a regular expression: {error}")
+        pattern = DEFAULT_BENCH_PATTERN
+    reference = check.get(raw, "reference_nps", path, int)
+    if reference is not None and reference <= 0:
+        check.add(join_key(path, "reference_nps"), reference,
+                  "must be a positive number of nodes per second")
+        reference = None
+    return BenchDeclaration(words, pattern, reference)
 
 
 def _command(value: object, where: str, check: Checker,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from runner.clock import TimeControl
-from runner.fleet.speed import scale_job
+from runner.fleet.speed import Scaling, scale_job
 from runner.game.job import GameJob
 
 __all__ = ["BATCH_SECONDS", "Batch", "WindDown", "batch_size", "by_share", "fits", "game_seconds"]
@@ -69,7 +69,11 @@ class Batch:
     deadline: float
     """When its lease ends (the event loop's clock), unless a heartbeat pushes it back."""
     factor: float = 1.0
-    """Its clocks are the tournament's times this (the worker's machine speed factor)."""
+    """Its clocks are the tournament's times this (the worker's machine speed factor), but
+    for a job with a scaling of its own."""
+    scalings: dict[int, Scaling] = field(default_factory=dict)
+    """Each job's own factor (its engines' benches on this worker) and its source, by
+    index."""
     stored: float = 0.0
     """When its deadline was last written to the store (the event loop's clock)."""
     delivered: dict[int, int] = field(default_factory=dict)
@@ -82,10 +86,14 @@ class Batch:
         clocks: what goes back to the waiting line)."""
         return [job for index, job in sorted(self.jobs.items()) if index not in self.delivered]
 
+    def scaling(self, index: int) -> Scaling:
+        """The factor job `index` is played under, and which bench it comes from."""
+        return self.scalings.get(index) or Scaling(self.factor, "machine")
+
     def given(self, index: int) -> GameJob | None:
         """Job `index` as the worker was given it (its clocks scaled), or None."""
         job = self.jobs.get(index)
-        return None if job is None else scale_job(job, self.factor)
+        return None if job is None else scale_job(job, self.scaling(index).factor)
 
     @property
     def complete(self) -> bool:

@@ -39,11 +39,11 @@ import httpx
 from runner import __version__
 from runner.build.placed import BuiltHere, WorkerBuilds, read_orders_data
 from runner.build.recipe import load_recipes
-from runner.config.engines import load_engines_file
+from runner.config.engines import BenchDeclaration, load_engines_file
 from runner.config.recipes import BuildOrder, Recipe
 from runner.fleet import WIRE_VERSION
 from runner.fleet.batches import WindDown
-from runner.fleet.speed import BENCH_ARGV, MachineSpeed, bench_speed
+from runner.fleet.speed import BENCH_ARGV, EngineBenches, EngineSpeed, MachineSpeed, bench_speed
 from runner.fleet.uploads import upload_body
 from runner.game.job import GameJob
 from runner.protocol.engine import EngineConfig
@@ -85,6 +85,9 @@ class JoinSettings:
     """This machine's recipes by repository: the only repositories it builds, and how."""
     build_cache: Path | None = None
     """Where it keeps its builds (None: $RUNNER_BUILD_CACHE, else the user's cache)."""
+    benches: Mapping[str, BenchDeclaration] = dataclasses.field(default_factory=dict)
+    """The engines of its allow-list with a bench of their own (its words), by name: each
+    is benched at start and its speed registered, to scale its games' clocks."""
 
 
 def own_engines(path: Path) -> dict[str, EngineConfig]:
@@ -248,6 +251,8 @@ class WorkerClient:
         """The largest upload the service takes (bytes; told when the worker registers)."""
         self.speed: MachineSpeed | None = None
         """What this machine's bench found (measured once, before it first registers)."""
+        self.engine_benches = EngineBenches()
+        """Its engines' own benches (each binary once per process)."""
         self.builds = WorkerBuilds(settings.build_cache)
         """The branch tests' sides built here (each once per process; on disk across)."""
 
@@ -303,12 +308,34 @@ class WorkerClient:
                      f"({self.speed.runs} at once)")
         return self.speed
 
+    async def _bench_engines(self) -> list[EngineSpeed]:
+        """Each engine's own bench, one engine after another (each once per slot at the
+        same time); a failed one is said and registered with its reason: its games are
+        scaled by the machine's bench."""
+        found = []
+        for name, declared in sorted(self.settings.benches.items()):
+            config = self.settings.engines.get(name)
+            if config is None or not declared.words:
+                continue
+            speed = await self.engine_benches.measure(
+                name, config.argv, declared.words, slots=self.settings.concurrency,
+                cwd=config.working_dir, env=config.env, nodes_pattern=declared.nodes_pattern)
+            if speed.failed is None:
+                self.say(f"benched {name}: {speed.nps} nodes/s per game slot")
+            else:
+                self.say(f"the bench of {name} failed ({speed.failed}): its games are scaled "
+                         "by the machine's bench")
+            found.append(speed)
+        return found
+
     async def _register(self) -> None:
         syzygy, pieces = _syzygy(self.settings.syzygy)
         speed = await self._bench()
+        engine_speeds = await self._bench_engines()
         answer = await self._post("/api/workers", json={
             "nps": 0 if speed is None else speed.nps,
             "bench_nodes": 0 if speed is None else speed.nodes,
+            "engine_speeds": [dataclasses.asdict(s) for s in engine_speeds],
             "name": self.settings.name, "concurrency": self.settings.concurrency,
             "cores": os.cpu_count() or 1, "memory_mb": _memory_mb(),
             "os": platform.platform(), "version": __version__, "wire": WIRE_VERSION,
@@ -323,9 +350,16 @@ class WorkerClient:
         self.max_upload = int(body["max_upload_bytes"])
         factor = float(body.get("factor", 1.0))
         scaled = "" if factor == 1.0 else f", clocks scaled by {factor:g}"
+        own = dict(body.get("engine_factors") or {})
+        if own:
+            scaled += " (" + ", ".join(f"{name}'s games by {float(value):g}"
+                                       for name, value in sorted(own.items())) + ")"
         self.say(f"joined {self.settings.server} as worker {self._id} "
                  f"({len(self.settings.engines)} engines, {self.settings.concurrency} slots"
                  f"{scaled})")
+        for name in body.get("slow_engines") or ():
+            self.say(f"{name} benches too slowly here for the service's reference: this "
+                     "worker gets none of its games")
 
     async def _post(self, path: str, **kwargs: Any) -> httpx.Response:
         assert self._http is not None

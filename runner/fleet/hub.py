@@ -14,6 +14,7 @@ nothing.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -27,7 +28,7 @@ from runner.fleet.batches import Batch, WindDown, by_share
 from runner.fleet.builds import WorkerBuild
 from runner.fleet.ledger import CountedLedger
 from runner.fleet.scheduler import Cut, FleetScheduler, Refusal
-from runner.fleet.speed import SpeedTerms
+from runner.fleet.speed import EngineSpeed, Scaling, SpeedTerms
 from runner.game.record import GameRecord
 from runner.store.store import Store
 from runner.tournament.run import Tournament
@@ -59,6 +60,17 @@ class Joined:
     """The token's name it registered with."""
     repositories: frozenset[str] = frozenset()
     """The repositories its own allow-list permits it to build (its recipes')."""
+    nps: int = 0
+    """Its machine's bench speed per game slot (the bundled engine's)."""
+    engine_factors: Mapping[str, float] = field(default_factory=dict)
+    """The factor of each engine whose own bench it measured and this service has a
+    reference for: that engine's games are scaled by it (`SpeedTerms.scaling`)."""
+    slow_engines: tuple[str, ...] = ()
+    """Its engines whose own bench is too slow for their reference (not in `engines`)."""
+
+    def scaling(self, terms: SpeedTerms, white: str, black: str) -> Scaling:
+        """The clock factor of a game of `white` against `black` on this worker."""
+        return terms.scaling(self.nps, self.engine_factors, (white, black))
 
 
 @dataclass(frozen=True)
@@ -139,18 +151,32 @@ class FleetHub:
             raise Refusal(409, f"this worker speaks version {wire} of the workers' exchange "
                           f"(cecp-runner {info.get('version', '?')}) and this service version "
                           f"{WIRE_VERSION}: run the service's cecp-runner release on the worker")
-        engines = frozenset(str(e) for e in info.get("engines", ()))
-        repositories = frozenset(str(r) for r in info.get("repositories", ()))
-        slots = max(1, int(info.get("concurrency", 1)))
         nps = int(info.get("nps", 0))
         if (why := self.speed.refusal(nps)) is not None:
             raise Refusal(403, why)
-        factor = self.speed.factor(nps)
-        worker_id = await asyncio.to_thread(self.store.fleet.register, name, principal,
-                                            {**info, "factor": factor})
-        joined = Joined(worker_id, name, engines, slots, factor, principal, repositories)
+        measured = _engine_speeds(info)
+        worker_id = await asyncio.to_thread(
+            self.store.fleet.register, name, principal,
+            {**info, "factor": self.speed.factor(nps),
+             "engine_factors": self.speed.engine_factors(measured),
+             "slow_engines": self.speed.too_slow(measured)})
+        joined = self._known(worker_id, name, principal, info)
         self._joined[worker_id] = joined
         return joined
+
+    def _known(self, worker_id: int, name: str, principal: str | None,
+               info: Mapping[str, Any]) -> Joined:
+        """The worker as the hub serves it, from what it registered and this service's
+        terms now (they may have changed since it joined): an engine its own bench finds
+        too slow for the engine's reference is left out of its engines."""
+        nps = int(info.get("nps", 0))
+        measured = _engine_speeds(info)
+        slow = tuple(self.speed.too_slow(measured))
+        return Joined(worker_id, name,
+                      frozenset(str(e) for e in info.get("engines", ()) if str(e) not in slow),
+                      max(1, int(info.get("concurrency", 1))), self.speed.factor(nps),
+                      principal, frozenset(str(r) for r in info.get("repositories", ())),
+                      nps, self.speed.engine_factors(measured), slow)
 
     async def joined(self, worker_id: int, principal: str) -> Joined:
         """The worker `worker_id` registered by `principal`; a `Refusal` when there is none
@@ -171,12 +197,7 @@ class FleetHub:
             raise Refusal(403, f"worker {worker_id} is blocked by an admin of this service")
         self._checked[worker_id] = now
         if known is None:
-            # Scaled by this service's terms now (they may have changed since it joined).
-            known = Joined(record.id, record.name,
-                           frozenset(str(e) for e in record.info.get("engines", ())),
-                           max(1, int(record.info.get("concurrency", 1))),
-                           self.speed.factor(int(record.info.get("nps", 0))), principal,
-                           frozenset(str(r) for r in record.info.get("repositories", ())))
+            known = self._known(record.id, record.name, principal, record.info)
             self._joined[worker_id] = known
         return known
 
@@ -191,7 +212,8 @@ class FleetHub:
             allowed = run.builds.playable(worker.engines, worker.repositories)
             if run.tournament_id is None or not run.wants(allowed):
                 continue
-            batch = await run.lease(worker.id, allowed, worker.slots, worker.factor)
+            batch = await run.lease(worker.id, allowed, worker.slots, worker.factor,
+                                    functools.partial(worker.scaling, self.speed))
             if batch is not None:
                 return Leased(run.tournament_id, batch, self.lease_seconds, run.names,
                               run.builds.for_batch(batch))
@@ -268,3 +290,10 @@ class FleetHub:
             del self._cuts[batch_id]
             return cut.left
         return await self._holder(batch_id).end(worker.id, batch_id)
+
+
+def _engine_speeds(info: Mapping[str, Any]) -> list[EngineSpeed]:
+    """The engines' own benches a worker registered (the route checked their types)."""
+    return [EngineSpeed(str(e.get("engine", "")), int(e.get("nps", 0)), int(e.get("nodes", 0)),
+                        e.get("failed")) for e in info.get("engine_speeds", ())
+            if isinstance(e, Mapping)]

@@ -33,6 +33,7 @@ from runner.config.recipes import BuildOrder
 from runner.fleet.batches import Batch, WindDown, batch_size, fits
 from runner.fleet.builds import BogusReport, FleetBuilds, WorkerBuild
 from runner.fleet.ledger import CountedLedger
+from runner.fleet.speed import Scaling
 from runner.game.job import GameJob
 from runner.game.record import GameRecord
 from runner.referee import verify_game
@@ -202,15 +203,21 @@ class FleetScheduler(Scheduler):
         return self._take(set(engines), 1, peek=True) != []
 
     async def lease(self, worker_id: int, engines: Iterable[str], slots: int,
-                    factor: float = 1.0) -> Batch | None:
+                    factor: float = 1.0,
+                    scaling: Callable[[str, str], Scaling] | None = None) -> Batch | None:
         """A batch of waiting jobs for the worker (None: nothing it may play), its clocks
-        `factor` times the tournament's (the worker's machine speed)."""
+        `factor` times the tournament's (the worker's machine speed), or each job's as
+        `scaling` gives it for its two engines' allow-list names."""
         assert self.tournament_id is not None
         allowed = set(engines)
         first = self._take(allowed, 1, peek=True)
         if not first:
             return None
+        if scaling is not None:
+            factor = self._scaling(first[0], scaling).factor
         jobs = self._take(allowed, batch_size(first[0], slots, factor=factor))
+        scalings = {} if scaling is None else {
+            job.index: self._scaling(job, scaling) for job in jobs}
         deadline = datetime.now(UTC) + timedelta(seconds=self.lease_seconds)
         try:
             batch_id = await asyncio.to_thread(self.store.fleet.lease, self.tournament_id,
@@ -220,9 +227,14 @@ class FleetScheduler(Scheduler):
             raise
         now = time.monotonic()
         batch = Batch(batch_id, worker_id, {job.index: job for job in jobs},
-                      now + self.lease_seconds, factor, stored=now)
+                      now + self.lease_seconds, factor, scalings, stored=now)
         self._batches[batch_id] = batch
         return batch
+
+    def _scaling(self, job: GameJob, scaling: Callable[[str, str], Scaling]) -> Scaling:
+        """The job's scaling, by its engines' allow-list names."""
+        return scaling(self.names.get(job.white.name, job.white.name),
+                       self.names.get(job.black.name, job.black.name))
 
     def holds(self, batch_id: int) -> bool:
         """Whether the batch is one of this tournament's out now."""
@@ -306,8 +318,9 @@ class FleetScheduler(Scheduler):
         self._wake.set()
         await handled
         assert self.tournament_id is not None
+        scaled = batch.scaling(index)
         await self.ledger.note(FleetGameRecord(self.tournament_id, index, worker_id, batch_id,
-                                               batch.factor))
+                                               scaled.factor, scaled.source))
         if batch.complete:
             await self.end(worker_id, batch_id, state="ended")
 

@@ -11,28 +11,49 @@ move, and the ceiling of an untimed move) are multiplied by it, so a machine hal
 twice the time and both search about as deep, as fishtest and OpenBench scale their workers'
 time controls. Depth and node limits need no scaling. A machine so slow that its factor would
 pass the service's limit is refused at registration: its games would measure the machine
-rather than the engines. Pure functions but `bench_speed`, which runs the bench.
+rather than the engines.
+
+An engine with a bench of its own (its ``bench`` words in the worker's engines file, e.g.
+``stockfish bench``) is a better measure of the machine for its games than the bundled
+engine: the worker benches each such engine once at start, the same way, and registers its
+nodes per second. The service's engines file declares each engine's ``reference_nps`` (its
+bench on the reference machine, as OpenBench's engine configurations carry one and fishtest
+one for Stockfish). A game's factor is then `SpeedTerms.scaling`'s: each side's engine's
+reference over its measured speed where both are known, else the machine's factor; the game's
+factor is the geometric mean of its two sides' (one clock for both: see docs/workers.md).
+Pure functions but `bench_speed`, which runs a bench, and `EngineBenches`, which keeps them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
+import os
+import signal
 import statistics
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from runner.build.bench import read_bench
 from runner.clock import TimeControl, TimePeriod
+from runner.config.recipes import DEFAULT_BENCH_PATTERN
 from runner.game.job import GameJob
 
-__all__ = ["BENCH_ARGV", "MachineSpeed", "SpeedTerms", "bench_speed", "parse_bench",
+__all__ = ["BENCH_ARGV", "MACHINE", "NOT_SCALED", "EngineBenches", "EngineSpeed",
+           "MachineSpeed", "Scaling", "SpeedTerms", "bench_speed", "parse_bench",
            "scale_control", "scale_job"]
 
 BENCH_ARGV = (sys.executable, "-m", "engine", "bench")
 """The bundled engine's fixed search (its default depth), as this Python runs it."""
 _BENCH_SECONDS = 120.0
 """The longest a bench may take before the worker gives up on it."""
+_OUTPUT_LIMIT = 1 << 20
+"""The end of each output stream a bench's figures are read from."""
+MACHINE = "machine"
+"""The source of a factor from the bundled engine's bench (the machine's speed)."""
 
 
 @dataclass(frozen=True)
@@ -46,13 +67,41 @@ class MachineSpeed:
 
 
 @dataclass(frozen=True)
+class EngineSpeed:
+    """What a worker's bench of one engine of its allow-list found: its nodes per second
+    per game slot (0: it failed), its node count, and why it failed."""
+
+    engine: str
+    nps: int = 0
+    nodes: int = 0
+    failed: str | None = None
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """A game's clock factor and the benches it comes from: ``machine`` (the bundled
+    engine's), ``bench:NAME`` (an engine's own), both joined by ``+`` when the two sides
+    differ, or ``none`` (the service scales nothing)."""
+
+    factor: float = 1.0
+    source: str = "none"
+
+
+NOT_SCALED = Scaling()
+"""The scaling of a service without a reference: every clock as the tournament says."""
+
+
+@dataclass(frozen=True)
 class SpeedTerms:
     """How a service scales its workers' time controls: its reference speed (nodes per
-    second of the bundled engine's bench; None: no scaling, every factor 1) and the largest
-    factor it accepts (a slower machine is refused)."""
+    second of the bundled engine's bench; None: no machine scaling, its factor 1), the
+    largest factor it accepts (a slower machine is refused), and each allow-listed
+    engine's own reference (its bench's nodes per second on the reference machine)."""
 
     reference_nps: int | None = None
     max_factor: float = 4.0
+    engines: Mapping[str, int] = field(default_factory=dict)
+    """The reference speed of each engine whose own bench scales its games, by name."""
 
     def factor(self, nps: int) -> float:
         """The factor of a machine benching `nps` (1.0 without a reference or a bench)."""
@@ -76,46 +125,99 @@ class SpeedTerms:
         return None
 
 
-def parse_bench(text: str) -> tuple[int, int]:
-    """(nodes, nodes per second) from a bench's output, as Stockfish spells its lines;
-    ValueError naming what is missing."""
-    bench = read_bench(text)
+    def engine_factors(self, measured: Iterable[EngineSpeed]) -> dict[str, float]:
+        """The factor of each engine a worker benched (a reference declared, a speed
+        measured), by name."""
+        return {speed.engine: round(self.engines[speed.engine] / speed.nps, 3)
+                for speed in measured if speed.nps > 0 and speed.engine in self.engines}
+
+    def too_slow(self, measured: Iterable[EngineSpeed]) -> list[str]:
+        """The engines a worker benched too slowly for their reference (a factor past the
+        gate): it gets no game of them."""
+        return sorted(name for name, factor in self.engine_factors(measured).items()
+                      if factor > self.max_factor)
+
+    def scaling(self, machine_nps: int, engine_factors: Mapping[str, float],
+                sides: Iterable[str]) -> Scaling:
+        """A game's scaling on a machine benching `machine_nps` whose engines' own factors
+        are `engine_factors`: each side (an engine name, both counted once when the same)
+        by its engine's factor, or by the machine's when its engine has none and the
+        service has a machine reference; the geometric mean of the sides' factors."""
+        factors: list[float] = []
+        sources: list[str] = []
+        for name in dict.fromkeys(sides):
+            if name in engine_factors:
+                factors.append(engine_factors[name])
+                sources.append(f"bench:{name}")
+            elif self.reference_nps is not None:
+                factors.append(self.factor(machine_nps))
+                sources.append(MACHINE)
+        if not factors:
+            return NOT_SCALED
+        mean = math.exp(sum(math.log(f) for f in factors) / len(factors))
+        return Scaling(round(mean, 3), "+".join(dict.fromkeys(sources)))
+
+
+def parse_bench(text: str, nodes_pattern: str = DEFAULT_BENCH_PATTERN) -> tuple[int, int]:
+    """(nodes, nodes per second) from a bench's output, as Stockfish spells its lines (or
+    its node count as `nodes_pattern` finds it); ValueError naming what is missing."""
+    bench = read_bench(text, nodes_pattern)
     if bench is None or bench.nps is None:
-        missing = "Nodes searched" if bench is None else "Nodes/second"
-        raise ValueError(f"the bench printed no '{missing} : N' line")
+        missing = (f"line matching {nodes_pattern!r}" if bench is None
+                   else "'Nodes/second : N' line")
+        raise ValueError(f"the bench printed no {missing}")
     return bench.nodes, bench.nps
 
 
-async def bench_speed(slots: int, argv: Sequence[str] = BENCH_ARGV) -> MachineSpeed:
-    """Run the bench once per slot at the same time (no shell) and take the median speed;
-    RuntimeError with the command and what went wrong."""
-    runs = await asyncio.gather(*(_one_bench(argv) for _ in range(max(1, slots))))
+@dataclass(frozen=True)
+class _Bench:
+    """How to run one bench: its argv, directory, environment, how to read it, how long."""
+
+    argv: tuple[str, ...]
+    cwd: Path | None = None
+    env: Mapping[str, str] | None = None
+    nodes_pattern: str = DEFAULT_BENCH_PATTERN
+    timeout: float = _BENCH_SECONDS
+
+
+async def bench_speed(slots: int, argv: Sequence[str] = BENCH_ARGV, *,
+                      cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                      nodes_pattern: str = DEFAULT_BENCH_PATTERN,
+                      timeout: float = _BENCH_SECONDS) -> MachineSpeed:
+    """Run the bench once per slot at the same time (no shell; in `cwd`, with `env` over
+    this process's environment; each cut after `timeout` seconds) and take the median
+    speed; RuntimeError with the command and what went wrong."""
+    bench = _Bench(tuple(argv), cwd, env, nodes_pattern, timeout)
+    runs = await asyncio.gather(*(_one_bench(bench) for _ in range(max(1, slots))))
     return MachineSpeed(nps=int(statistics.median(nps for _nodes, nps in runs)),
                         nodes=runs[0][0], runs=len(runs))
 
 
-async def _one_bench(argv: Sequence[str]) -> tuple[int, int]:
+async def _one_bench(bench: _Bench) -> tuple[int, int]:
+    shown = " ".join(bench.argv)
     process = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
+        *bench.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=bench.cwd, start_new_session=True,
+        env=None if bench.env is None else {**os.environ, **bench.env})
     try:
-        out, err = await asyncio.wait_for(process.communicate(), _BENCH_SECONDS)
+        out, err = await asyncio.wait_for(process.communicate(), bench.timeout)
     except TimeoutError:
-        process.kill()
-        await process.wait()
-        raise RuntimeError(f"{' '.join(argv)}: no answer in {_BENCH_SECONDS:g} s") from None
-    except BaseException:
+        raise RuntimeError(f"{shown}: no answer in {bench.timeout:g} s") from None
+    finally:
+        # The whole group: an engine's helpers go with it, whatever ended the wait.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
         if process.returncode is None:
-            process.kill()
             await process.wait()
-        raise
     if process.returncode != 0:
         tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-        raise RuntimeError(f"{' '.join(argv)}: exit status {process.returncode} ({tail[0]})")
+        raise RuntimeError(f"{shown}: exit status {process.returncode} ({tail[0][:200]})")
+    # Engines print their bench to either stream (Stockfish: standard error).
+    text = (out[-_OUTPUT_LIMIT:] + b"\n" + err[-_OUTPUT_LIMIT:]).decode(errors="replace")
     try:
-        return parse_bench(out.decode(errors="replace"))
+        return parse_bench(text, bench.nodes_pattern)
     except ValueError as exc:
-        raise RuntimeError(f"{' '.join(argv)}: {exc}") from None
+        raise RuntimeError(f"{shown}: {exc}") from None
 
 
 def scale_control(control: TimeControl, factor: float) -> TimeControl:
@@ -138,3 +240,49 @@ def scale_job(job: GameJob, factor: float) -> GameJob:
     return replace(job, spec=replace(spec, white_tc=scale_control(spec.white_tc, factor),
                                      black_tc=scale_control(spec.black_tc, factor),
                                      move_ceiling=ceiling))
+
+
+def _binary(argv: Sequence[str], cwd: Path | None) -> tuple[str, int, int] | None:
+    """The program an argv starts: its resolved path, modification time and size (None:
+    not found, and the bench will say so)."""
+    program = Path(argv[0]) if argv else Path()
+    if not program.is_absolute() and cwd is not None and (cwd / program).exists():
+        program = cwd / program
+    try:
+        found = program.resolve()
+        stat = found.stat()
+    except OSError:
+        return None
+    return str(found), stat.st_mtime_ns, stat.st_size
+
+
+class EngineBenches:
+    """A worker's benches of its engines' own `bench`, each run once per process for one
+    binary: kept by the program's path, modification time and size (and the bench's words,
+    directory, environment and slots), so a binary replaced meanwhile is benched again at
+    the next registration and two names of one binary are benched once."""
+
+    def __init__(self, timeout: float = _BENCH_SECONDS) -> None:
+        self.timeout = timeout
+        """The longest one bench may take (then it failed)."""
+        self._found: dict[tuple[object, ...], EngineSpeed] = {}
+
+    async def measure(self, name: str, argv: Sequence[str], words: Sequence[str], *,
+                      slots: int, cwd: Path | None = None,
+                      env: Mapping[str, str] | None = None,
+                      nodes_pattern: str = DEFAULT_BENCH_PATTERN) -> EngineSpeed:
+        """The engine's speed per game slot (its bench once per slot at the same time);
+        a failure is returned with its reason, never raised."""
+        key = (_binary(argv, cwd), tuple(argv), tuple(words), str(cwd), nodes_pattern,
+               tuple(sorted((env or {}).items())), slots)
+        known = self._found.get(key)
+        if known is not None:
+            return replace(known, engine=name)
+        try:
+            speed = await bench_speed(slots, (*argv, *words), cwd=cwd, env=env,
+                                      nodes_pattern=nodes_pattern, timeout=self.timeout)
+            found = EngineSpeed(name, speed.nps, speed.nodes)
+        except (RuntimeError, OSError) as exc:
+            found = EngineSpeed(name, failed=" ".join(str(exc).split())[:500])
+        self._found[key] = found
+        return found

@@ -59,6 +59,18 @@ _REFUSED: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (401, 403, 404, 409, 413, 422, 429, 503)}
 
 
+class EngineSpeedInfo(BaseModel):
+    """A worker's bench of one engine of its allow-list with a bench of its own."""
+
+    engine: str = Field(max_length=200)
+    nps: int = Field(default=0, ge=0, le=10**12,
+                     description="Its nodes per second per game slot (0: the bench failed).")
+    nodes: int = Field(default=0, ge=0, le=10**15, description="The bench's node count.")
+    failed: str | None = Field(default=None, max_length=1000,
+                               description="Why the bench failed (its games are then scaled "
+                                           "by the machine's bench).")
+
+
 class WorkerInfo(BaseModel):
     """What a joining worker says of itself."""
 
@@ -85,6 +97,9 @@ class WorkerInfo(BaseModel):
     bench_nodes: int = Field(default=0, ge=0, le=10**15,
                              description="The bench's node count (the same on every machine "
                                          "for one runner version).")
+    engine_speeds: list[EngineSpeedInfo] = Field(
+        default=[], max_length=1000,
+        description="Its benches of the engines of its allow-list that have their own.")
 
 
 class Registered(BaseModel):
@@ -95,7 +110,17 @@ class Registered(BaseModel):
                                              "a heartbeat.")
     max_upload_bytes: int
     factor: float = Field(description="Its batches' clocks are the tournaments' times this "
-                                      "(the service's reference speed over its own).")
+                                      "(the service's reference speed over its own), but "
+                                      "for the engines in engine_factors.")
+    engine_factors: dict[str, float] = Field(
+        default_factory=dict,
+        description="The factor of each engine whose own bench it measured and this service "
+                    "declares a reference for; a game's factor is the geometric mean of its "
+                    "two sides' (the machine's for a side without one).")
+    slow_engines: list[str] = Field(
+        default_factory=list,
+        description="Its engines whose own bench is too slow for their reference: it gets "
+                    "none of their games.")
 
 
 class BatchOffer(BaseModel):
@@ -105,8 +130,12 @@ class BatchOffer(BaseModel):
     id: int
     tournament_id: int
     lease_seconds: float
-    factor: float = Field(description="The jobs' clocks are the tournament's times this.")
+    factor: float = Field(description="The worker's machine factor (each job's own is in "
+                                      "factors).")
     jobs: list[str]
+    factors: list[float] = Field(
+        default_factory=list,
+        description="Each job's clocks are the tournament's times this, in the jobs' order.")
     names: dict[str, str] = Field(
         default_factory=dict,
         description="The allow-list name of each engine the jobs name otherwise (a tuning "
@@ -249,7 +278,9 @@ async def register(request: Request, info: WorkerInfo,
         joined = await hub.register(info.name, principal, info.model_dump())
     settings: ServiceSettings = request.app.state.settings
     return Registered(id=joined.id, lease_seconds=hub.lease_seconds,
-                      max_upload_bytes=settings.max_upload_bytes, factor=joined.factor)
+                      max_upload_bytes=settings.max_upload_bytes, factor=joined.factor,
+                      engine_factors=dict(joined.engine_factors),
+                      slow_engines=list(joined.slow_engines))
 
 
 @router.post("/{worker_id}/batch", response_model=BatchOffer,
@@ -264,11 +295,13 @@ async def request_batch(request: Request, worker_id: WorkerId,
     if leased is None:
         return Response(status_code=status.HTTP_204_NO_CONTENT)
     batch = leased.batch
+    left = batch.left()
     return BatchOffer(id=batch.id, tournament_id=leased.tournament_id,
                       lease_seconds=leased.lease_seconds, factor=batch.factor,
-                      jobs=[_without_commands(scale_job(job, batch.factor)).to_json()
-                            for job in batch.left()], names=dict(leased.names),
-                      builds=orders_data(leased.orders))
+                      jobs=[_without_commands(scale_job(job, batch.scaling(job.index).factor))
+                            .to_json() for job in left],
+                      factors=[batch.scaling(job.index).factor for job in left],
+                      names=dict(leased.names), builds=orders_data(leased.orders))
 
 
 def _without_commands(job: GameJob) -> GameJob:

@@ -11,7 +11,8 @@ flag a refused upload gave it.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request, status
 from fastapi.responses import HTMLResponse
@@ -23,7 +24,7 @@ from runner.service.payloads import ErrorBody
 from runner.service.routing import Admin, Read, settings_of
 from runner.store.store import Store
 
-__all__ = ["WorkerRow", "WorkersJson", "page_router", "router"]
+__all__ = ["EngineSpeedRow", "WorkerRow", "WorkersJson", "page_router", "router"]
 
 router = APIRouter(prefix="/api/workers", tags=["workers"])
 """The workers' list and an admin's block/unblock."""
@@ -31,6 +32,19 @@ page_router = APIRouter(include_in_schema=False)
 """The ``/workers`` page."""
 
 WorkerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="The worker's id.")]
+
+
+class EngineSpeedRow(BaseModel):
+    """A worker's bench of one of its engines with a bench of its own."""
+
+    engine: str
+    nps: int = Field(description="Its nodes per second per game slot (0: the bench failed).")
+    factor: float | None = Field(description="Its games' factor on this worker (null: this "
+                                             "service declares no reference for it, or the "
+                                             "bench failed: the machine's factor).")
+    failed: str | None = Field(description="Why the bench failed.")
+    slow: bool = Field(description="Too slow for its reference: the worker gets none of "
+                                   "its games.")
 
 
 class WorkerRow(BaseModel):
@@ -41,7 +55,10 @@ class WorkerRow(BaseModel):
     cores: int
     concurrency: int
     nps: int = Field(description="Its bench speed per game slot (0: not benched).")
-    factor: float = Field(description="Its clocks are the tournaments' times this.")
+    factor: float = Field(description="Its clocks are the tournaments' times this (the "
+                                      "machine's bench), but for its engines' own.")
+    engines: list[EngineSpeedRow] = Field(description="Its benches of its engines that have "
+                                                      "their own.")
     batches: int
     games: int = Field(description="Its games counted, in every tournament.")
     last_seen: str
@@ -77,12 +94,31 @@ async def workers_json(request: Request) -> WorkersJson:
         rows.append(WorkerRow(
             id=w.id, name=w.name, cores=int(info.get("cores", 0)),
             concurrency=int(info.get("concurrency", 1)), nps=int(info.get("nps", 0)),
-            factor=float(info.get("factor", 1.0)), batches=batches.get(w.id, 0), games=w.games,
+            factor=float(info.get("factor", 1.0)), engines=_engine_rows(info),
+            batches=batches.get(w.id, 0), games=w.games,
             last_seen=w.last_seen.strftime("%Y-%m-%d %H:%M:%S"), flag=w.flag,
             blocked=w.blocked, residual=None if mine is None else mine.residual,
             colour=None if mine is None else mine.colour,
             bad=mine.why if mine is not None and mine.flagged else None))
     return WorkersJson(tournament_id=newest, workers=rows)
+
+
+def _engine_rows(info: Mapping[str, Any]) -> list[EngineSpeedRow]:
+    """The engines' own benches a worker registered, with the factors the service gave."""
+    factors = info.get("engine_factors") or {}
+    slow = set(info.get("slow_engines") or ())
+    rows = []
+    for entry in info.get("engine_speeds") or ():
+        if not isinstance(entry, Mapping):
+            continue
+        name = str(entry.get("engine", ""))
+        factor = factors.get(name) if isinstance(factors, Mapping) else None
+        failed = entry.get("failed")
+        rows.append(EngineSpeedRow(engine=name, nps=int(entry.get("nps", 0)),
+                                   factor=None if factor is None else float(factor),
+                                   failed=None if failed is None else str(failed),
+                                   slow=name in slow))
+    return rows
 
 
 @router.get("", dependencies=[Read],

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runner.app.run import Placement, Refused
+from runner.config.engines import load_bench_declarations
 from runner.config.model import TournamentConfig
 from runner.fleet.hub import FleetHub
 from runner.fleet.speed import SpeedTerms
@@ -37,7 +38,8 @@ class Placements:
             scheduler=scheduler_factory)
         self.fleet: FleetHub | None = (
             FleetHub(store, settings.worker_lease_seconds,
-                     SpeedTerms(settings.worker_reference_nps, settings.worker_max_factor))
+                     SpeedTerms(settings.worker_reference_nps, settings.worker_max_factor,
+                                _engine_references(settings)))
             if settings.accept_workers else None)
         """The remote workers and the runs placed on them (None: the service takes none)."""
         self._named: dict[str, Placement] = {
@@ -68,3 +70,14 @@ class Placements:
             await asyncio.to_thread(self.store.fleet.place, tournament.tournament_id, placement)
         if self.fleet is not None:
             self.fleet.attach(tournament)
+
+
+def _engine_references(settings: ServiceSettings) -> dict[str, int]:
+    """The reference speed each engine of the allow-list declares (``reference_nps``: its
+    own bench on the machine the time controls are meant for), by name; read once, when the
+    service starts (its file was checked then: a wrong key stops the start)."""
+    if not settings.accept_workers:
+        return {}
+    return {name: declared.reference_nps
+            for name, declared in load_bench_declarations(settings.engines_file).items()
+            if declared.reference_nps is not None}

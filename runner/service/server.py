@@ -21,7 +21,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from runner.build import load_recipes
-from runner.config.engines import load_engines_file
+from runner.config.engines import load_bench_declarations, load_engines_file
 from runner.protocol.loop import LoopChoiceError, loop_name
 from runner.service.access_log import ACCESS_LOGGER, quiet_workers
 from runner.service.app import create_app
@@ -66,6 +66,7 @@ def serve(chosen: Mapping[str, Any], *, db: str | None, token_file: Path | None,
             "RUNNER_ENGINES=FILE")
     load_engines_file(engines)
     load_recipes(engines)  # a branch test's recipe is checked before anything listens too
+    load_bench_declarations(engines)  # and the engines' benches and reference speeds
     for key, flag in (("books_dir", "--books"), ("tablebases_dir", "--tablebases")):
         if key in given and not Path(given[key]).is_dir():
             raise ServeRefused(f"{flag} {given[key]}: no such directory")

@@ -81,7 +81,7 @@ __all__ = [
 
 DEFAULT_URL = "sqlite:///runner.db"
 ENV_VAR = "RUNNER_DB"
-SCHEMA_REVISION = "b62e0d4f9a13"
+SCHEMA_REVISION = "e5b7c3d9a184"
 """The newest migration's revision (a test keeps it equal to alembic's head). A database
 already there is opened as it is, and an empty one is created from the models and stamped
 with it, both without loading alembic (a fresh database through alembic costs a command

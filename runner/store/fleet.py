@@ -61,6 +61,9 @@ class FleetGameRecord:
     worker_id: int
     batch_id: int
     factor: float
+    factor_source: str | None = None
+    """Which bench the factor came from: ``machine``, ``bench:NAME``, both joined by ``+``,
+    or ``none`` (None: a game stored before the source was kept)."""
 _FLEET_GAMES = cast(Table, FleetGameRow.__table__)
 _FLEET_WORKERS = cast(Table, FleetWorkerRow.__table__)
 
@@ -130,7 +133,8 @@ class Fleet:
                     FleetGameRow.job_index.in_([i for t, i in latest if t == tournament_id])))
             session.execute(insert(_FLEET_GAMES), [
                 {"tournament_id": g.tournament_id, "job_index": g.job_index,
-                 "worker_id": g.worker_id, "batch_id": g.batch_id, "factor": g.factor}
+                 "worker_id": g.worker_id, "batch_id": g.batch_id, "factor": g.factor,
+                 "factor_source": g.factor_source}
                 for g in latest.values()])
             # One statement for every worker (executemany: one round trip on PostgreSQL's
             # pipeline, not one per worker).
@@ -149,7 +153,7 @@ class Fleet:
             rows = session.scalars(query.order_by(FleetGameRow.tournament_id,
                                                   FleetGameRow.job_index))
             return [FleetGameRecord(r.tournament_id, r.job_index, r.worker_id, r.batch_id,
-                                    r.factor) for r in rows]
+                                    r.factor, r.factor_source) for r in rows]
 
     def newest(self) -> int | None:
         """The newest tournament any remote worker played a counted game of (None: none)."""

@@ -379,6 +379,8 @@ class FleetGameRow(Base):
     batch_id: Mapped[int] = mapped_column(Integer)
     factor: Mapped[float] = mapped_column(Float)
     """The tournament's clocks times this were the game's clocks (1.0: not scaled)."""
+    factor_source: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    """Which bench the factor came from (`runner.fleet.speed.Scaling`; None: older game)."""
 
 
 class PlacementRow(Base):
