@@ -32,7 +32,8 @@ __all__ = ["RECIPE_KEYS", "load_recipes", "read_recipes"]
 
 _OWN_KEYS = ("name", "repository", "build", "command", "bench", "bench_nodes", "build_timeout",
              "bench_timeout", "env")
-_PASSED_KEYS = tuple(k for k in ENGINE_KEYS if k not in ("use", "name", "command", "dir", "env"))
+_PASSED_KEYS = tuple(k for k in ENGINE_KEYS if k not in (
+    "use", "name", "command", "dir", "env", "bench", "bench_nodes", "reference_nps"))
 RECIPE_KEYS = _OWN_KEYS + _PASSED_KEYS
 """The keys of a recipe table: its own, then those handed to the built engine's table."""
 

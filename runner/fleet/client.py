@@ -43,7 +43,7 @@ from runner.config.engines import BenchDeclaration, load_engines_file
 from runner.config.recipes import BuildOrder, Recipe
 from runner.fleet import WIRE_VERSION
 from runner.fleet.batches import WindDown
-from runner.fleet.speed import BENCH_ARGV, EngineBenches, EngineSpeed, MachineSpeed, bench_speed
+from runner.fleet.speed import BENCH_ARGV, EngineBenches, MachineSpeed, bench_speed
 from runner.fleet.uploads import upload_body
 from runner.game.job import GameJob
 from runner.protocol.engine import EngineConfig
@@ -308,30 +308,11 @@ class WorkerClient:
                      f"({self.speed.runs} at once)")
         return self.speed
 
-    async def _bench_engines(self) -> list[EngineSpeed]:
-        """Each engine's own bench, one engine after another (each once per slot at the
-        same time); a failed one is said and registered with its reason: its games are
-        scaled by the machine's bench."""
-        found = []
-        for name, declared in sorted(self.settings.benches.items()):
-            config = self.settings.engines.get(name)
-            if config is None or not declared.words:
-                continue
-            speed = await self.engine_benches.measure(
-                name, config.argv, declared.words, slots=self.settings.concurrency,
-                cwd=config.working_dir, env=config.env, nodes_pattern=declared.nodes_pattern)
-            if speed.failed is None:
-                self.say(f"benched {name}: {speed.nps} nodes/s per game slot")
-            else:
-                self.say(f"the bench of {name} failed ({speed.failed}): its games are scaled "
-                         "by the machine's bench")
-            found.append(speed)
-        return found
-
     async def _register(self) -> None:
         syzygy, pieces = _syzygy(self.settings.syzygy)
         speed = await self._bench()
-        engine_speeds = await self._bench_engines()
+        engine_speeds = await self.engine_benches.measure_all(
+            self.settings.engines, self.settings.benches, self.settings.concurrency, self.say)
         answer = await self._post("/api/workers", json={
             "nps": 0 if speed is None else speed.nps,
             "bench_nodes": 0 if speed is None else speed.nodes,

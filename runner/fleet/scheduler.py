@@ -214,10 +214,10 @@ class FleetScheduler(Scheduler):
         if not first:
             return None
         if scaling is not None:
-            factor = self._scaling(first[0], scaling).factor
+            factor = _scaled(first[0], scaling, self.names).factor
         jobs = self._take(allowed, batch_size(first[0], slots, factor=factor))
         scalings = {} if scaling is None else {
-            job.index: self._scaling(job, scaling) for job in jobs}
+            job.index: _scaled(job, scaling, self.names) for job in jobs}
         deadline = datetime.now(UTC) + timedelta(seconds=self.lease_seconds)
         try:
             batch_id = await asyncio.to_thread(self.store.fleet.lease, self.tournament_id,
@@ -230,11 +230,6 @@ class FleetScheduler(Scheduler):
                       now + self.lease_seconds, factor, scalings, stored=now)
         self._batches[batch_id] = batch
         return batch
-
-    def _scaling(self, job: GameJob, scaling: Callable[[str, str], Scaling]) -> Scaling:
-        """The job's scaling, by its engines' allow-list names."""
-        return scaling(self.names.get(job.white.name, job.white.name),
-                       self.names.get(job.black.name, job.black.name))
 
     def holds(self, batch_id: int) -> bool:
         """Whether the batch is one of this tournament's out now."""
@@ -435,6 +430,13 @@ class FleetScheduler(Scheduler):
             return True
         self._waiting.append(job)
         return False
+
+
+def _scaled(job: GameJob, scaling: Callable[[str, str], Scaling],
+            names: Mapping[str, str]) -> Scaling:
+    """The job's scaling, by its engines' allow-list names."""
+    return scaling(names.get(job.white.name, job.white.name),
+                   names.get(job.black.name, job.black.name))
 
 
 def _answer(waiting: Iterable[asyncio.Future[None] | None], error: Refusal | None) -> None:

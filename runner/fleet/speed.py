@@ -33,14 +33,16 @@ import os
 import signal
 import statistics
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from runner.build.bench import read_bench
 from runner.clock import TimeControl, TimePeriod
+from runner.config.engines import BenchDeclaration
 from runner.config.recipes import DEFAULT_BENCH_PATTERN
 from runner.game.job import GameJob
+from runner.protocol.engine import EngineConfig
 
 __all__ = ["BENCH_ARGV", "MACHINE", "NOT_SCALED", "EngineBenches", "EngineSpeed",
            "MachineSpeed", "Scaling", "SpeedTerms", "bench_speed", "parse_bench",
@@ -155,7 +157,7 @@ class SpeedTerms:
         if not factors:
             return NOT_SCALED
         mean = math.exp(sum(math.log(f) for f in factors) / len(factors))
-        return Scaling(round(mean, 3), "+".join(dict.fromkeys(sources)))
+        return Scaling(round(mean, 3), "+".join(sorted(set(sources))))
 
 
 def parse_bench(text: str, nodes_pattern: str = DEFAULT_BENCH_PATTERN) -> tuple[int, int]:
@@ -285,4 +287,26 @@ class EngineBenches:
         except (RuntimeError, OSError) as exc:
             found = EngineSpeed(name, failed=" ".join(str(exc).split())[:500])
         self._found[key] = found
+        return found
+
+    async def measure_all(self, engines: Mapping[str, EngineConfig],
+                          declared: Mapping[str, BenchDeclaration], slots: int,
+                          say: Callable[[str], None]) -> list[EngineSpeed]:
+        """The speed of each engine of `engines` with a bench `declared`, one engine after
+        another; each said, a failure with its reason (its games are scaled by the
+        machine's bench)."""
+        found = []
+        for name, bench in sorted(declared.items()):
+            config = engines.get(name)
+            if config is None or not bench.words:
+                continue
+            speed = await self.measure(name, config.argv, bench.words, slots=slots,
+                                       cwd=config.working_dir, env=config.env,
+                                       nodes_pattern=bench.nodes_pattern)
+            if speed.failed is None:
+                say(f"benched {name}: {speed.nps} nodes/s per game slot")
+            else:
+                say(f"the bench of {name} failed ({speed.failed}): its games are scaled by "
+                    "the machine's bench")
+            found.append(speed)
         return found
