@@ -216,8 +216,6 @@ class FleetScheduler(Scheduler):
         if scaling is not None:
             factor = _scaled(first[0], scaling, self.names).factor
         jobs = self._take(allowed, batch_size(first[0], slots, factor=factor))
-        scalings = {} if scaling is None else {
-            job.index: _scaled(job, scaling, self.names) for job in jobs}
         deadline = datetime.now(UTC) + timedelta(seconds=self.lease_seconds)
         try:
             batch_id = await asyncio.to_thread(self.store.fleet.lease, self.tournament_id,
@@ -227,7 +225,8 @@ class FleetScheduler(Scheduler):
             raise
         now = time.monotonic()
         batch = Batch(batch_id, worker_id, {job.index: job for job in jobs},
-                      now + self.lease_seconds, factor, scalings, stored=now)
+                      now + self.lease_seconds, factor,
+                      _scalings(jobs, scaling, self.names), stored=now)
         self._batches[batch_id] = batch
         return batch
 
@@ -430,6 +429,12 @@ class FleetScheduler(Scheduler):
             return True
         self._waiting.append(job)
         return False
+
+
+def _scalings(jobs: Iterable[GameJob], scaling: Callable[[str, str], Scaling] | None,
+              names: Mapping[str, str]) -> dict[int, Scaling]:
+    """Each job's scaling by index (none without a `scaling`: the batch's factor)."""
+    return {} if scaling is None else {job.index: _scaled(job, scaling, names) for job in jobs}
 
 
 def _scaled(job: GameJob, scaling: Callable[[str, str], Scaling],
