@@ -271,10 +271,12 @@ def test_a_worker_scales_stockfish_s_games_by_its_own_bench(tmp_path: Path) -> N
             assert time.monotonic() < deadline + 120, "the match did not finish"
             time.sleep(0.3)
         rows = httpx.get(f"{base}/api/workers", timeout=30).json()["workers"]
+        page = httpx.get(f"{base}/workers", timeout=30).text
     assert len(rows) == 1
     benches = {entry["engine"]: entry for entry in rows[0]["engines"]}
     stockfish, failed = benches["stockfish"], benches["bundled"]
     assert stockfish["nps"] > 0 and failed["failed"] and "exit status 2" in failed["failed"]
+    assert f"stockfish</bdi> {stockfish['nps']}" in page and "bench failed" in page
     sf_factor = round(reference / stockfish["nps"], 3)
     machine = round(machine_reference / rows[0]["nps"], 3)
     assert stockfish["factor"] == sf_factor and rows[0]["factor"] == machine
