@@ -22,7 +22,7 @@ from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.orm import Session
 
 from runner.store.models import GameRow, GameStatus
-from runner.store.recording import _INSERT_MOVES, _UPDATE_GAME, _write_game
+from runner.store.recording import _UPDATE_GAME, _write_game, insert_moves
 from runner.store.recording import engine_ids as recorded_engine_ids
 from runner.store.records import DuplicateGameError, FinishedGame, JobKey
 from runner.store.rows import done_values, move_values, running_values, schedule_values
@@ -93,8 +93,7 @@ def record_games(session: Session, tournament_id: int, games: Sequence[FinishedG
     # Each update names the same columns (`done_values`), so one executemany carries them.
     if updates:
         connection.execute(_UPDATE_GAME, updates)
-    if moves:
-        connection.execute(_INSERT_MOVES, moves)
+    insert_moves(connection, moves)  # on PostgreSQL one statement for the batch's moves
 
 
 def mark_running_many(session: Session, tournament_id: int, jobs: Sequence[JobKey],

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Boolean, Enum, Table, bindparam, insert, select, update
+from sqlalchemy import Boolean, Connection, Enum, Table, TextClause, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from runner.game.record import GameRecord
@@ -46,6 +46,7 @@ __all__ = [
     "create_tournament",
     "engine_ids",
     "finish_tournament",
+    "insert_moves",
     "mark_running",
     "record_game",
     "reset_unfinished",
@@ -90,6 +91,39 @@ _UPDATE_UNPLAYED = update(_GAMES).where(
     _GAMES.c.job_index == bindparam("row_job"), _GAMES.c.status != GameStatus.DONE,
 )
 _INSERT_MOVES = insert(_MOVES)
+
+
+def _unnest_moves() -> TextClause:
+    """PostgreSQL's insert of many moves in one statement: one array a column, unnested.
+
+    The executemany of `_INSERT_MOVES` is one prepared execution a move in psycopg's
+    pipeline, each with its parameters adapted in Python (a batch of uploaded games is many
+    hundreds); the arrays are adapted once a column."""
+    from sqlalchemy.dialects import postgresql
+
+    dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
+    quote = dialect.identifier_preparer.quote
+    columns = [column for column in _MOVES.columns if column.name in MOVE_KEYS]
+    arrays = ", ".join(f"CAST(:{column.name} AS {column.type.compile(dialect=dialect)}[])"
+                       for column in columns)
+    return text(f"INSERT INTO {quote(_MOVES.name)} "
+                f"({', '.join(quote(column.name) for column in columns)}) "
+                f"SELECT * FROM unnest({arrays})")
+
+
+_UNNEST_MOVES = _unnest_moves()
+
+
+def insert_moves(connection: Connection, moves: Sequence[Mapping[str, Any]]) -> None:
+    """Insert `moves` (rows of `move_values`) in the caller's transaction: on PostgreSQL
+    as one statement of a column's values each, elsewhere as one executemany."""
+    if not moves:
+        return
+    if connection.dialect.name == "postgresql":
+        connection.execute(_UNNEST_MOVES, {key: [move[key] for move in moves]
+                                           for key in MOVE_KEYS})
+    else:
+        connection.execute(_INSERT_MOVES, list(moves))
 _ENGINE_IDS = select(EngineRow.name, EngineRow.id).where(
     EngineRow.tournament_id == bindparam("row_tournament"))
 
@@ -228,7 +262,7 @@ def record_game(session: Session, tournament_id: int, job: JobKey, record: GameR
     if game_id is None or not _update_unplayed(session, tournament_id, job, game_id, values):
         game_id = _write_game(session, tournament_id, job, values, engine_ids)
     if record.moves:
-        session.connection().execute(_INSERT_MOVES, move_values(game_id, record))
+        insert_moves(session.connection(), move_values(game_id, record))
     return game_id
 
 
