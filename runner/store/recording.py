@@ -101,7 +101,7 @@ def _unnest_moves() -> TextClause:
     hundreds); the arrays are adapted once a column."""
     from sqlalchemy.dialects import postgresql
 
-    dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
+    dialect = postgresql.dialect()
     quote = dialect.identifier_preparer.quote
     columns = [column for column in _MOVES.columns if column.name in MOVE_KEYS]
     arrays = ", ".join(f"CAST(:{column.name} AS {column.type.compile(dialect=dialect)}[])"
