@@ -23,13 +23,21 @@ from pathlib import Path
 
 import pytest
 
+from runner.build.benches import MachineBuild
+from runner.build.recipe import load_recipes
 from runner.clock import TimeControl
 from runner.config.check import ConfigError
 from runner.config.engines import BenchDeclaration, load_bench_declarations
 from runner.config.parse import load_config
+from runner.config.recipes import BuildOrder
 from runner.fleet import WIRE_VERSION
+from runner.fleet.batches import Batch
+from runner.fleet.builds import FleetBuilds, WorkerBuild
 from runner.fleet.hub import FleetHub, Leased
 from runner.fleet.speed import EngineBenches, EngineSpeed, Scaling, SpeedTerms, scale_control
+from runner.game.job import GameJob
+from runner.game.record import GameSpec
+from runner.protocol.engine import EngineConfig
 from runner.store.store import Store
 from runner.tournament.run import Tournament
 
@@ -111,6 +119,34 @@ def test_a_binary_is_benched_once_until_it_changes_and_a_failure_is_reported(
     failed = asyncio.run(benches.measure("bundled", [sys.executable, "-m", "engine"],
                                          ["bench", "99"], slots=1))
     assert failed.nps == 0 and failed.failed is not None and "exit status 2" in failed.failed
+
+
+def test_a_built_side_s_later_batches_are_scaled_by_its_build_s_bench(tmp_path: Path) -> None:
+    """A branch test's recipe declares its reference speed; once a worker reported its
+    build of a side with a bench speed, that side's factor on that worker is the reference
+    over it (a side whose recipe declares none, and another worker, have none)."""
+    (tmp_path / "engines.toml").write_text(
+        '[[recipes]]\nname = "sf"\nrepository = "."\ncommand = ["sf"]\nbench = ["bench"]\n'
+        'reference_nps = 900000\n\n[[recipes]]\nname = "plain"\nrepository = "."\n'
+        'command = ["plain"]\n', encoding="utf-8")
+    recipes = load_recipes(tmp_path / "engines.toml")
+    assert (recipes["sf"].reference_nps, recipes["plain"].reference_nps) == (900000, None)
+    commit = "a" * 40
+    orders = {"dev": BuildOrder(recipes["sf"], commit, "dev"),
+              "base": BuildOrder(recipes["plain"], commit, "base")}
+    engine = EngineConfig(name="dev", argv=("dev",))
+    spec = GameSpec(TimeControl.parse("10+0.1"), TimeControl.parse("10+0.1"))
+    job = GameJob(0, engine, dataclasses.replace(engine, name="base"), spec)
+    builds = FleetBuilds(orders)
+    reports = [WorkerBuild(name, MachineBuild(order.side, commit, "m", 100, 300_000, True,
+                                              0.0, "")) for name, order in orders.items()]
+    checked = builds.reported(7, "m", Batch(1, 7, {0: job}, 0.0), reports)
+    assert checked.failure is None
+    assert builds.factors(7) == {"dev": 3.0} and builds.factors(8) == {}
+    with pytest.raises(ConfigError, match="reference_nps = -5"):
+        (tmp_path / "bad.toml").write_text('[[recipes]]\nname = "x"\nrepository = "."\n'
+                                           'command = ["x"]\nreference_nps = -5\n')
+        load_recipes(tmp_path / "bad.toml")
 
 
 @pytest.mark.skipif(STOCKFISH is None, reason="stockfish is not installed")

@@ -31,7 +31,7 @@ from runner.text import unprintable
 __all__ = ["RECIPE_KEYS", "load_recipes", "read_recipes"]
 
 _OWN_KEYS = ("name", "repository", "build", "command", "bench", "bench_nodes", "build_timeout",
-             "bench_timeout", "env")
+             "bench_timeout", "env", "reference_nps")
 _PASSED_KEYS = tuple(k for k in ENGINE_KEYS if k not in (
     "use", "name", "command", "dir", "env", "bench", "bench_nodes", "reference_nps"))
 RECIPE_KEYS = _OWN_KEYS + _PASSED_KEYS
@@ -98,12 +98,17 @@ def _recipe(raw: Mapping[str, Any], path: str, source: Path, check: Checker) -> 
     build_timeout = _seconds(raw, "build_timeout", path, check, 600.0)
     bench_timeout = _seconds(raw, "bench_timeout", path, check, 300.0)
     env = _env(raw, path, check)
+    reference = check.get(raw, "reference_nps", path, int)
+    if reference is not None and reference <= 0:
+        check.add(join_key(path, "reference_nps"), reference,
+                  "must be a positive number of nodes per second")
     if len(check.problems) > before:
         return None
     engine = {k: v for k, v in raw.items() if k in _PASSED_KEYS}
     return Recipe(name=name, repository=repository, command=command, build=build,
                   bench=bench, bench_nodes=pattern, build_timeout=build_timeout,
-                  bench_timeout=bench_timeout, env=env, engine=engine, source=str(source))
+                  bench_timeout=bench_timeout, env=env, engine=engine, source=str(source),
+                  reference_nps=reference)
 
 
 def _repository(value: object, where: str, source: Path, check: Checker) -> str:

@@ -36,6 +36,10 @@ class Recipe:
     """A regular expression whose first group is the bench's node count."""
     build_timeout: float = 600.0
     bench_timeout: float = 300.0
+    reference_nps: int | None = None
+    """Its bench's nodes per second on the machine the time controls are meant for: a
+    remote worker's games of the built engine are scaled by it over the worker's own bench
+    of its build (None: by the machine's bench)."""
     env: tuple[tuple[str, str], ...] = ()
     """Variables the build and the engine are given, beyond the few every build gets."""
     engine: Mapping[str, Any] = field(default_factory=dict, hash=False)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from runner.build.benches import LOG_SHOWN, MachineBuild, machines_disagree
 from runner.config.recipes import BuildOrder
 from runner.fleet.batches import Batch
+from runner.fleet.speed import own_factor
 from runner.game.job import GameJob
 from runner.tournament.events import MachineBuilt
 
@@ -56,6 +57,17 @@ class FleetBuilds:
         """The build orders by engine name (none: every engine comes from the allow-lists)."""
         self._reported: set[tuple[int, str]] = set()
         """(worker id, engine) whose build that worker reported with the expected bench."""
+        self._speeds: dict[tuple[int, str], int] = {}
+        """The bench speed of each (worker id, engine) build reported with one."""
+
+    def factors(self, worker_id: int) -> dict[str, float]:
+        """The clock factor of each engine the worker built whose recipe declares a
+        reference speed: that reference over its build's bench (for its later batches: a
+        batch's clocks are set before its engines are built)."""
+        return {engine: own_factor(reference, nps)
+                for (worker, engine), nps in self._speeds.items()
+                if worker == worker_id and engine in self.orders
+                and (reference := self.orders[engine].recipe.reference_nps) is not None}
 
     def playable(self, engines: Iterable[str], repositories: Iterable[str]) -> frozenset[str]:
         """The engines of this run a worker may play: those its allow-list names that are
@@ -120,6 +132,8 @@ class FleetBuilds:
         if failure is None:
             self._reported.update((worker_id, r.engine) for r in reports
                                   if r.record is not None)
+            self._speeds.update({(worker_id, r.engine): r.record.nps for r in reports
+                                 if r.record is not None and r.record.nps})
         return Checked(tuple(notices), failure)
 
 

@@ -68,9 +68,11 @@ class Joined:
     slow_engines: tuple[str, ...] = ()
     """Its engines whose own bench is too slow for their reference (not in `engines`)."""
 
-    def scaling(self, terms: SpeedTerms, white: str, black: str) -> Scaling:
-        """The clock factor of a game of `white` against `black` on this worker."""
-        return terms.scaling(self.nps, self.engine_factors, (white, black))
+    def scaling(self, terms: SpeedTerms, built: Mapping[str, float], white: str,
+                black: str) -> Scaling:
+        """The clock factor of a game of `white` against `black` on this worker (`built`:
+        the factors of the engines it built, from their builds' benches)."""
+        return terms.scaling(self.nps, {**self.engine_factors, **built}, (white, black))
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,8 @@ class FleetHub:
             if run.tournament_id is None or not run.wants(allowed):
                 continue
             batch = await run.lease(worker.id, allowed, worker.slots, worker.factor,
-                                    functools.partial(worker.scaling, self.speed))
+                                    functools.partial(worker.scaling, self.speed,
+                                                      run.builds.factors(worker.id)))
             if batch is not None:
                 return Leased(run.tournament_id, batch, self.lease_seconds, run.names,
                               run.builds.for_batch(batch))

@@ -45,7 +45,7 @@ from runner.game.job import GameJob
 from runner.protocol.engine import EngineConfig
 
 __all__ = ["BENCH_ARGV", "MACHINE", "NOT_SCALED", "EngineBenches", "EngineSpeed",
-           "MachineSpeed", "Scaling", "SpeedTerms", "bench_speed", "parse_bench",
+           "MachineSpeed", "Scaling", "SpeedTerms", "bench_speed", "own_factor", "parse_bench",
            "scale_control", "scale_job"]
 
 BENCH_ARGV = (sys.executable, "-m", "engine", "bench")
@@ -130,7 +130,7 @@ class SpeedTerms:
     def engine_factors(self, measured: Iterable[EngineSpeed]) -> dict[str, float]:
         """The factor of each engine a worker benched (a reference declared, a speed
         measured), by name."""
-        return {speed.engine: round(self.engines[speed.engine] / speed.nps, 3)
+        return {speed.engine: own_factor(self.engines[speed.engine], speed.nps)
                 for speed in measured if speed.nps > 0 and speed.engine in self.engines}
 
     def too_slow(self, measured: Iterable[EngineSpeed]) -> list[str]:
@@ -158,6 +158,11 @@ class SpeedTerms:
             return NOT_SCALED
         mean = math.exp(sum(math.log(f) for f in factors) / len(factors))
         return Scaling(round(mean, 3), "+".join(sorted(set(sources))))
+
+
+def own_factor(reference_nps: int, nps: int) -> float:
+    """An engine's factor on a machine benching it at `nps` (its reference over that)."""
+    return round(reference_nps / nps, 3)
 
 
 def parse_bench(text: str, nodes_pattern: str = DEFAULT_BENCH_PATTERN) -> tuple[int, int]:
