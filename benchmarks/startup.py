@@ -19,7 +19,10 @@ Measured commands:
   scripts run them, when the tree under test has them;
 - ``runner run`` of a small copy of ``configs/demo.toml`` already played to its end: the
   start-up of a run up to its "nothing to play" answer (the config read and checked, the
-  database opened and asked), no game played.
+  database opened and asked), no game played;
+- with ``--commands ...,match,fastchess-run`` (stockfish installed): ``runner match`` of 2
+  games and ``runner-fastchess`` of 1 game, stockfish at depth 1, each into a new database
+  (removed before every run, untimed): a short run whole, its fixed cost beside two games.
 
 ``--baseline DIR`` measures another checkout beside this one (interleaved too) and prints both
 with their ratio; ``--markdown`` prints the rows of docs/benchmarks.md's performance table.
@@ -58,6 +61,9 @@ class Command:
     entry: str | None = None
     """A drop-in console script (``runner-fastchess``) run as its entry point, or ``python``
     (the bare interpreter), rather than ``python -m runner`` (None)."""
+    fresh: Path | None = None
+    """A database file removed (with its -wal and -shm) before each run, untimed: a run that
+    plays its games from a new database every time."""
 
     def argv(self) -> list[str]:
         """The process's command line."""
@@ -92,6 +98,20 @@ class Timings:
 
 def commands(db: Path, demo: Path) -> list[Command]:
     """The command lines measured, in the order they are printed."""
+    played = db.with_name("played.db")
+    stockfish = shutil.which("stockfish", path=os.environ.get("PATH", "") + ":/usr/games")
+    games = [
+        # A whole short run, engines included (stockfish at depth 1): what a run's fixed
+        # cost is beside its games (issue 38). A new database each time, as a first run has.
+        Command("match", "runner match, 2 games of stockfish depth 1 (a new database)",
+                ("match", "--engine", f"cmd={stockfish}", "proto=uci", "name=a", "--engine",
+                 f"cmd={stockfish}", "proto=uci", "name=b", "--each", "tc=inf", "depth=1",
+                 "--games", "2", "--db", str(played), "--quiet"), fresh=played),
+        Command("fastchess-run", "runner-fastchess, 1 game of stockfish depth 1 (a new database)",
+                ("-engine", f"cmd={stockfish}", "name=a", "-engine", f"cmd={stockfish}", "name=b",
+                 "-each", "tc=inf", "depth=1", "-rounds", "1", "-games", "1"),
+                "fastchess", "runner-fastchess", fresh=played),
+    ] if stockfish is not None else []
     return [
         Command("python", "python -c pass (the interpreter, for scale)", (), entry="python"),
         Command("help", "runner --help", ("--help",)),
@@ -106,6 +126,7 @@ def commands(db: Path, demo: Path) -> list[Command]:
                 "runner-cutechess"),
         Command("run", "runner run demo.toml (played: start-up only)",
                 ("run", str(demo), "--db", str(db), "--quiet")),
+        *games,
     ]
 
 
@@ -145,8 +166,14 @@ def _runner(tree: str, env: dict[str, str], cwd: Path, *args: str) -> str:
     return done.stdout
 
 
-def time_once(env: dict[str, str], cwd: Path, argv: list[str]) -> tuple[float, float]:
-    """Wall and CPU seconds of one process `argv` (the child's user+system)."""
+def time_once(env: dict[str, str], cwd: Path, argv: list[str],
+              fresh: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of one process `argv` (the child's user+system), the database
+    `fresh` removed first (its path is also the drop-in's ``RUNNER_DB``)."""
+    if fresh is not None:
+        for suffix in ("", "-wal", "-shm"):
+            fresh.with_name(fresh.name + suffix).unlink(missing_ok=True)
+        env = {**env, "RUNNER_DB": str(fresh)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env,
@@ -185,7 +212,7 @@ def measure(trees: dict[str, str], wanted: list[str], repeats: int,
             loads.append(os.getloadavg()[0])
             for c in runnable:
                 for name, tree in trees.items():
-                    wall, cpu = time_once(_env(tree, tmp), tmp, c.argv())
+                    wall, cpu = time_once(_env(tree, tmp), tmp, c.argv(), c.fresh)
                     timing = results[name].setdefault(c.key, Timings())
                     timing.wall.append(wall)
                     timing.cpu.append(cpu)

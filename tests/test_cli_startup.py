@@ -207,6 +207,92 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
     assert loaded == ["runner.store"]
 
 
+_BUNDLED_MATCH = ("match", "--engine", "cmd=python", "arg=-m", "arg=engine", "name=a",
+                  "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b", "--each",
+                  "tc=inf", "depth=1", "--quiet")
+"""A match of the bundled engine against itself (its length and database added)."""
+
+
+@pytest.fixture(scope="module")
+def compiled_statements(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache directory holding the store's statements compiled for SQLite, as the first run
+    of an install leaves it (that run loads SQLAlchemy once to compile them; done here in the
+    test's own process, which has it loaded already)."""
+    from runner.store.store import Store
+
+    where = tmp_path_factory.mktemp("statements")
+    cache = where / "cache" / "cecp-runner" / "writer-statements.json"
+    with Store.open(f"sqlite:///{where / 'w.db'}") as store:
+        assert store.statements(cache) is not None
+    assert cache.is_file()
+    return where / "cache"
+
+
+def test_a_sqlite_match_runs_without_sqlalchemy(tmp_path: Path, compiled_statements: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 38: a run on a new SQLite file opens it,
+    # creates its schema from the stored script, prepares, leases, stores and closes by
+    # sqlite3, SQLAlchemy never imported.
+    import sqlite3
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(compiled_statements))  # inherited by _run
+    watch = ("sqlalchemy", "alembic", "runner.store.db", "runner.store.models")
+    loaded, done = _run(*_BUNDLED_MATCH, "--maxmoves", "3", "--db", str(tmp_path / "r.db"),
+                        "--pgnout", str(tmp_path / "g.pgn"), watch=watch)
+    assert done.returncode == 0, done.stderr
+    assert loaded == []
+    with sqlite3.connect(tmp_path / "r.db") as db:
+        assert db.execute("SELECT tournament_id, status, count(*) FROM games "
+                          "GROUP BY tournament_id").fetchall() == [(1, "done", 2)]
+        assert db.execute("SELECT status FROM tournaments").fetchall() == [("finished",)]
+        assert db.execute("SELECT count(*) FROM leases").fetchone() == (0,)
+    assert (tmp_path / "g.pgn").read_text().count("[Event ") == 2
+
+
+def test_a_sqlite_match_killed_resumes_without_sqlalchemy(
+        tmp_path: Path, compiled_statements: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 38: kill -9 in the middle of a SQLite run, then the same words again: the second
+    # run continues the interrupted tournament (its games left running played again, its
+    # stale lease taken over) by sqlite3 alone, and plays exactly the missing games.
+    import signal
+    import sqlite3
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(compiled_statements))
+    words = [*_BUNDLED_MATCH, "--maxmoves", "8", "--rounds", "2", "--games", "2",
+             "--db", str(tmp_path / "r.db")]
+    watch = ("sqlalchemy", "alembic")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PROBE_WATCH": ",".join(watch)}
+    proc = subprocess.Popen([sys.executable, "-c", PROBE, *words], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def played() -> int:
+        try:
+            with sqlite3.connect(tmp_path / "r.db") as db:
+                return int(db.execute("SELECT count(*) FROM games WHERE status = 'done'")
+                           .fetchone()[0])
+        except sqlite3.Error:  # not created yet
+            return 0
+
+    try:
+        deadline = time.monotonic() + 120
+        while played() < 1 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(30)
+    assert 1 <= played() < 4
+    loaded, done = _run(*words, watch=watch)
+    assert done.returncode == 0, done.stderr
+    assert loaded == []
+    with sqlite3.connect(tmp_path / "r.db") as db:
+        assert db.execute("SELECT id, status FROM tournaments").fetchall() == [(1, "finished")]
+        assert db.execute("SELECT status, count(*) FROM games GROUP BY status").fetchall() == [
+            ("done", 4)]
+        assert db.execute("SELECT count(*) FROM leases").fetchone() == (0,)
+
+
 def test_a_run_s_modules_load_no_service_tables_and_no_rich_tables() -> None:
     # Issue 38: a run's start-up imports neither the service's store modules (tokens, tunes,
     # fleet, branch tests) nor rich's tables, nor a protocol's client before an engine speaks

@@ -25,7 +25,13 @@ from runner.store.models import GameRow, GameStatus
 from runner.store.recording import _UPDATE_GAME, _write_game, insert_moves
 from runner.store.recording import engine_ids as recorded_engine_ids
 from runner.store.records import DuplicateGameError, FinishedGame, JobKey
-from runner.store.rows import done_values, move_values, running_values, schedule_values
+from runner.store.rows import (
+    done_values,
+    move_values,
+    pgn_offsets,
+    running_values,
+    schedule_values,
+)
 
 __all__ = ["FinishedGame", "mark_running_many", "pgn_offsets", "playable", "record_games"]
 
@@ -35,21 +41,6 @@ _FIND_GAMES = select(_GAMES.c.id, _GAMES.c.job_index, _GAMES.c.status).where(
     _GAMES.c.job_index.in_(bindparam("row_jobs", expanding=True)),
 ).with_for_update()
 _INSERT_RUNNING = insert(_GAMES).returning(_GAMES.c.job_index, _GAMES.c.id)
-
-
-def pgn_offsets(games: Sequence[FinishedGame], stored: Sequence[bool],
-                start: int | None) -> list[int | None]:
-    """Where each stored game's text goes in the PGN file, one after another from `start`
-    (None for every game without a file, and for a game not stored)."""
-    offsets: list[int | None] = []
-    at = start
-    for game, kept in zip(games, stored, strict=True):
-        if at is None or not kept:
-            offsets.append(None)
-            continue
-        offsets.append(at)
-        at += game.pgn_size
-    return offsets
 
 
 def playable(session: Session, tournament_id: int,

@@ -22,7 +22,6 @@ checkouts) or, for a normal ``pip install``, in the copy the wheel ships as data
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import sys
 import sysconfig
@@ -51,8 +50,11 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
+from runner.store import schema
 from runner.store.guard import FileWatch
 from runner.store.models import Base
+from runner.store.schema import LOCK_TIMEOUT_MS, SCHEMA_REVISION, migration_lock
+from runner.store.urls import database_failure, redact, safe_url, scrub_credentials
 
 __all__ = [
     "checked_url",
@@ -81,14 +83,6 @@ __all__ = [
 
 DEFAULT_URL = "sqlite:///runner.db"
 ENV_VAR = "RUNNER_DB"
-SCHEMA_REVISION = "e5b7c3d9a184"
-"""The newest migration's revision (a test keeps it equal to alembic's head). A database
-already there is opened as it is, and an empty one is created from the models and stamped
-with it, both without loading alembic (a fresh database through alembic costs a command
-about 0.13 s of CPU more): a new migration must move this constant with it."""
-LOCK_TIMEOUT_MS = 30_000
-"""How long a statement waits for a lock another connection holds before failing (SQLite's
-busy timeout, PostgreSQL's ``lock_timeout``); the failure then ends the run with its cause."""
 IDLE_IN_TRANSACTION_MS = 20_000
 """PostgreSQL ends a session left idle this long inside a transaction that writes under a
 lease (runner.store.lease): a runner paused (^Z, a suspended host) in the middle of such a
@@ -157,10 +151,9 @@ def _is_sqlite(url: str) -> bool:
 
 
 def sqlite_pragmas() -> list[str]:
-    """The settings every SQLite connection of the store runs first, in order (the journal
-    mode tried again while another connection switches it: see `_switch_to_wal`)."""
-    return [f"PRAGMA busy_timeout={int(LOCK_TIMEOUT_MS)}", "PRAGMA foreign_keys=ON",
-            "PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"]
+    """The settings every SQLite connection of the store runs first, in order, with this
+    module's `LOCK_TIMEOUT_MS` (`runner.store.schema.sqlite_pragmas`)."""
+    return schema.sqlite_pragmas(LOCK_TIMEOUT_MS)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -347,19 +340,8 @@ def _migration_lock(engine: Engine) -> Iterator[None]:
     if not database or database == ":memory:" or database.startswith("file:"):
         yield
         return
-    import fcntl
-
-    try:
-        directory = os.open(Path(database).expanduser().resolve().parent, os.O_RDONLY)
-    except OSError:  # an unreadable directory: opening the database will say what is wrong
-        directory = None
-    try:
-        if directory is not None:
-            fcntl.flock(directory, fcntl.LOCK_EX)
+    with migration_lock(Path(database)):
         yield
-    finally:
-        if directory is not None:
-            os.close(directory)  # releases the lock
 
 
 def _stored_revision(engine: Engine) -> str | None:
@@ -419,46 +401,6 @@ class Database:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
-
-
-# scheme://user:password@host -> scheme://user:***@host; up to the last '@' of the word, since
-# an unencoded '@' in a password is a mistake to protect too (hiding too much is harmless)
-_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*:)\S*(?P<at>@)")
-
-
-def redact(text: str) -> str:
-    """`text` with the password of every ``scheme://user:password@`` in it replaced by ***."""
-    return _PASSWORD.sub(r"\g<head>***\g<at>", text)
-
-
-def safe_url(url: str) -> str:
-    """A database URL fit to print: the password, if any, replaced by ``***``."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # not a URL SQLAlchemy can read: hide what looks like a password all the same
-        return redact(url)
-
-
-def scrub_credentials(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A tournament's configuration fit to store: the password of its database URL (and of a
-    cluster address) replaced by ``***``. A resume takes the database from its command line,
-    never from the stored copy, so nothing is lost but the secret."""
-    scrubbed = dict(config)
-    if isinstance(scrubbed.get("database"), str):
-        scrubbed["database"] = safe_url(scrubbed["database"])
-    cluster = scrubbed.get("cluster")
-    if isinstance(cluster, Mapping) and isinstance(cluster.get("address"), str):
-        scrubbed["cluster"] = {**cluster, "address": redact(cluster["address"])}
-    return scrubbed
-
-
-def database_failure(url: str, exc: BaseException) -> str:
-    """One line naming the database (password hidden) and what went wrong with it: the
-    driver's own message, not SQLAlchemy's statement dump."""
-    cause = getattr(exc, "orig", None) or exc
-    lines = str(cause).strip().splitlines()  # PostgreSQL adds the statement's text below
-    detail = " ".join(lines[0].split()) if lines else type(cause).__name__
-    return f"database {safe_url(url)} failed: {detail} ({type(cause).__name__})"
 
 
 def open_database(url: str | None = None, *, env: Mapping[str, str] | None = None,

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +34,16 @@ from urllib.parse import quote
 from runner.store.guard import FileWatch
 from runner.store.quick import cache_key as _sources_key
 from runner.store.quick import read_cache, retry_when_locked, write_cache
-from runner.store.records import DuplicateGameError, GameStatus, JobKey, LeaseLostError
+from runner.store.records import (
+    DuplicateGameError,
+    GameStatus,
+    JobKey,
+    LeaseLostError,
+    TournamentStatus,
+    forget,
+)
 from runner.store.rows import move_values, running_values, schedule_values
+from runner.store.schema import ENV_VAR, enabled, sqlite_file
 
 if TYPE_CHECKING:
     from runner.game.record import GameRecord
@@ -42,17 +51,12 @@ if TYPE_CHECKING:
 __all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "cache_key", "default_cache", "enabled",
            "load", "save"]
 
-ENV_VAR = "RUNNER_SQLALCHEMY"
-"""Set to 1: every write goes through SQLAlchemy, as before this module (for comparing)."""
-_FORMAT = 2
-"""The layout of the cache file (bumped when `WriteStatements` changes; 2: no pragmas)."""
-_EXTRA_SOURCES = ("fast.py", "recording.py", "rows.py")
+_FORMAT = 3
+"""The layout of the cache file (bumped when `WriteStatements` changes; 2: no pragmas; 3: a
+run's preparation and close, read columns)."""
+_EXTRA_SOURCES = ("fast.py", "lite.py", "recording.py", "resume.py", "rows.py", "schema.py",
+                  "urls.py")
 """The modules shaping the writer's statements beyond those `runner.store.quick` keys on."""
-
-
-def enabled(env: Mapping[str, str] | None = None) -> bool:
-    """Whether writes may take this module's way (not when ``RUNNER_SQLALCHEMY=1``)."""
-    return (os.environ if env is None else env).get(ENV_VAR, "") in ("", "0")
 
 
 def default_cache(env: Mapping[str, str] | None = None) -> Path | None:
@@ -93,10 +97,14 @@ class WriteStatements:
     """SQL by name (see `runner.store.recording.compile_writes`)."""
     kinds: dict[str, dict[str, str]]
     """By statement, the parameters that are converted before binding: "utc" (a time),
-    "enum" (a status stored as its value) or "bool" (stored as 0 or 1)."""
+    "enum" (a status stored as its value), "bool" (stored as 0 or 1), "json" (stored as
+    its JSON text, None as null) or "float"."""
     constants: dict[str, dict[str, Any]]
     """By statement, the parameters the statement itself carries (a status compared with,
     strftime's format), already converted."""
+    columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    """By query, the columns read converted: "utc" (a stored time), "json", or the name of
+    the enum a status is (`GameStatus`, `TournamentStatus`), by column label."""
 
 
 def load(path: Path, key: str) -> WriteStatements | None:
@@ -124,6 +132,8 @@ def _time(value: datetime) -> str:
 
 def _stored(value: Any, kind: str | None) -> Any:
     """`value` as the column of `kind` binds it."""
+    if kind == "json":  # None too: SQLAlchemy's JSON stores it as the JSON text null
+        return json.dumps(value)
     if value is None or kind is None:
         return value
     if kind == "utc":
@@ -132,6 +142,24 @@ def _stored(value: Any, kind: str | None) -> Any:
         return value.value
     if kind == "bool":
         return int(bool(value))
+    if kind == "float":
+        return float(value)
+    return value
+
+
+def _read(value: Any, kind: str) -> Any:
+    """A stored value of a column of `kind` (`WriteStatements.columns`) as SQLAlchemy reads
+    it."""
+    if value is None:
+        return None
+    if kind == "utc":
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    if kind == "json":
+        return json.loads(value)
+    if kind == "TournamentStatus":
+        return TournamentStatus(value)
+    if kind == "GameStatus":
+        return GameStatus(value)
     return value
 
 
@@ -154,15 +182,8 @@ class FastWrites:
 
     @staticmethod
     def database_file(url: str) -> Path | None:
-        """The file a ``sqlite:///`` URL names; None for any other database (PostgreSQL, in
-        memory, a URI with options), which keeps SQLAlchemy's way."""
-        for prefix in ("sqlite:///", "sqlite+pysqlite:///"):
-            if url.startswith(prefix):
-                path = url[len(prefix):]
-                if path and path != ":memory:" and "?" not in path and not path.startswith(
-                        "file:"):
-                    return Path(path).expanduser()
-        return None
+        """The file a ``sqlite:///`` URL names (`runner.store.schema.sqlite_file`)."""
+        return sqlite_file(url)
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -191,10 +212,11 @@ class FastWrites:
             self._connection = None
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One transaction: committed when the block ends, rolled back whole when it raises."""
+    def transaction(self, *, immediate: bool = False) -> Iterator[None]:
+        """One transaction: committed when the block ends, rolled back whole when it raises;
+        `immediate` takes the database's write lock at once (before anything is read)."""
         connection = self._connect()
-        connection.execute("BEGIN")
+        connection.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         try:
             yield
         except BaseException:
@@ -203,6 +225,22 @@ class FastWrites:
             raise
         self.watch.check(connection, self._opened)  # not into a file deleted meanwhile
         connection.execute("COMMIT")
+
+    def run(self, name: str, values: Mapping[str, Any]) -> sqlite3.Cursor:
+        """Run the statement `name` with `values` converted as its columns store them."""
+        return self._run(name, values)
+
+    def rows(self, name: str, values: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        """The rows of the query `name` by column label, read as `WriteStatements.columns`
+        says (times in UTC, JSON decoded, statuses as their enums)."""
+        cursor = self._run(name, values)
+        labels = [entry[0] for entry in cursor.description]
+        kinds = self.statements.columns.get(name, {})
+        for found in cursor:
+            row = dict(zip(labels, found, strict=True))
+            for label, kind in kinds.items():
+                row[label] = _read(row[label], kind)
+            yield row
 
     def _run(self, name: str, values: Mapping[str, Any]) -> sqlite3.Cursor:
         kinds = self.statements.kinds.get(name, {})
@@ -217,6 +255,11 @@ class FastWrites:
         cursor = self._run("heartbeat", {"lease_tournament": tournament_id,
                                          "lease_owner": owner})
         return cursor.rowcount > 0
+
+    def release(self, tournament_id: int, owner: str) -> None:
+        """`runner.store.lease.release`: the lease given up (only if `owner` still holds it)."""
+        forget(owner)
+        self._run("release", {"lease_tournament": tournament_id, "lease_owner": owner})
 
     def hold(self, tournament_id: int, owner: str) -> None:
         """`runner.store.lease.hold`: LeaseLostError when `owner` no longer holds the lease."""

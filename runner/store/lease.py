@@ -19,9 +19,6 @@ row to update, and its writes roll back whole (`LeaseLostError`).
 
 from __future__ import annotations
 
-import os
-import socket
-import uuid
 from typing import Any, cast
 
 from sqlalchemy import (
@@ -43,12 +40,17 @@ from sqlalchemy.orm import Session
 from runner.store.db import IDLE_IN_TRANSACTION_MS
 from runner.store.models import LeaseRow
 from runner.store.records import (
+    HEARTBEAT_SECONDS,
     LEASE_TIMEOUT,
     LIVE,
     Holder,
+    LeaseHeldError,
     LeaseLostError,
+    forget,
+    heartbeat_interval,
     holder,
-    lease_timeout,
+    lease_values,
+    new_owner,
 )
 
 __all__ = [
@@ -69,32 +71,10 @@ __all__ = [
     "release",
 ]
 
-HEARTBEAT_SECONDS = 10.0
-"""How often a running tournament refreshes its lease (at most: see `heartbeat_interval`)."""
 _CREATE_LOCK_KEY = 0x72756E6E6572 + 1
 """PostgreSQL advisory lock serialising find-or-create of tournaments (next to the
 migrations' key in db.py)."""
 
-
-
-def heartbeat_interval(timeout: float) -> float:
-    """How often a holder with this lease timeout refreshes it: often enough that a few
-    missed beats (a busy database) never make a live runner look gone."""
-    return max(0.05, min(HEARTBEAT_SECONDS, timeout / 6))
-
-
-class LeaseHeldError(RuntimeError):
-    """Another live process runs the tournament."""
-
-    def __init__(self, tournament_id: int, holder: Holder) -> None:
-        super().__init__(f"tournament {tournament_id} is being run by {holder.describe()}")
-        self.tournament_id = tournament_id
-        self.holder = holder
-
-
-def new_owner() -> str:
-    """A fresh owner id for one run."""
-    return uuid.uuid4().hex
 
 
 def _dialect(session: Session) -> str:
@@ -106,10 +86,6 @@ def _now_in(dialect: str) -> ColumnElement[Any]:
     if dialect == "sqlite":  # the format SQLAlchemy itself stores, to the ms
         return func.strftime("%Y-%m-%d %H:%M:%f", "now")
     return func.now()
-
-
-def _db_now(session: Session) -> ColumnElement[Any]:
-    return _now_in(_dialect(session))
 
 
 _LEASES = cast(Table, LeaseRow.__table__)
@@ -137,29 +113,53 @@ def _no_idling(session: Session) -> None:
         connection.execute(_NO_IDLING)
 
 
-def _age(session: Session) -> ColumnElement[Any]:
-    """Seconds since the lease's heartbeat, by the database's clock."""
-    if _dialect(session) == "sqlite":
-        return (func.julianday("now") - func.julianday(LeaseRow.heartbeat_at)) * literal(86400.0)
-    return extract("epoch", func.clock_timestamp() - LeaseRow.heartbeat_at)
-
-
+def _holders(dialect: str) -> Any:
+    """Every lease with its age by the database's clock (tournament_id, owner, pid, host, age,
+    timeout_seconds)."""
+    if dialect == "sqlite":
+        age = (func.julianday("now") - func.julianday(LeaseRow.heartbeat_at)) * literal(86400.0)
+    else:
+        age = extract("epoch", func.clock_timestamp() - LeaseRow.heartbeat_at)
+    return select(LeaseRow.tournament_id, LeaseRow.owner, LeaseRow.pid, LeaseRow.host,
+                  age.label("age"), LeaseRow.timeout_seconds)
 
 
 def holders_query(session: Session) -> Any:
     """Every lease with its age by the database's clock (tournament_id, owner, pid, host, age,
     timeout_seconds)."""
-    return select(LeaseRow.tournament_id, LeaseRow.owner, LeaseRow.pid, LeaseRow.host,
-                  _age(session).label("age"), LeaseRow.timeout_seconds)
+    return _holders(_dialect(session))
 
 
+def find_statement(dialect: str, *, lock: bool = False) -> Any:
+    """One tournament's lease holder (``lease_tournament``), with `lock` locked for the
+    transaction where the database can."""
+    statement = _holders(dialect).where(LeaseRow.tournament_id == bindparam("lease_tournament"))
+    return statement.with_for_update() if lock else statement
+
+
+def insert_statement(dialect: str) -> Any:
+    """A new lease row: `LEASE_KEYS` and ``tournament_id`` bound, its times the database's."""
+    return insert(LeaseRow).values(acquired_at=_now_in(dialect), heartbeat_at=_now_in(dialect))
+
+
+def update_statement(dialect: str) -> Any:
+    """A lease taken over (``lease_tournament``): `LEASE_KEYS` bound, its times the
+    database's."""
+    return update(LeaseRow).where(LeaseRow.tournament_id == bindparam("lease_tournament")).values(
+        acquired_at=_now_in(dialect), heartbeat_at=_now_in(dialect))
+
+
+LEASE_KEYS = ("owner", "pid", "host", "timeout_seconds")
+"""The columns a lease is taken with (`insert_statement`, `update_statement`)."""
+RELEASE = delete(LeaseRow).where(LeaseRow.tournament_id == bindparam("lease_tournament"),
+                                 LeaseRow.owner == bindparam("lease_owner"))
+"""Giving a lease up, if ``lease_owner`` still holds it."""
 
 
 def _find(session: Session, tournament_id: int, *, lock: bool = False) -> Holder | None:
-    query = holders_query(session).where(LeaseRow.tournament_id == tournament_id)
-    if lock:
-        query = query.with_for_update()
-    row = session.execute(query).one_or_none()
+    connection = session.connection()
+    row = connection.execute(find_statement(connection.dialect.name, lock=lock),
+                             {"lease_tournament": tournament_id}).one_or_none()
     return None if row is None else holder(row)
 
 
@@ -201,17 +201,16 @@ def acquire(session: Session, tournament_id: int, owner: str,
     """
     _no_idling(session)
     previous = _find(session, tournament_id, lock=True)
-    values = {"owner": owner, "pid": os.getpid(), "host": socket.gethostname(),
-              "acquired_at": _db_now(session), "heartbeat_at": _db_now(session),
-              "timeout_seconds": lease_timeout(timeout)}
+    connection = session.connection()
+    dialect = connection.dialect.name
+    values = lease_values(owner, timeout)
     if previous is None:
-        session.execute(insert(LeaseRow).values(tournament_id=tournament_id, **values))
+        connection.execute(insert_statement(dialect), {"tournament_id": tournament_id, **values})
         LIVE.add(owner)
         return None
     if previous.owner != owner and not previous.stale():
         raise LeaseHeldError(tournament_id, previous)
-    session.execute(update(LeaseRow).where(LeaseRow.tournament_id == tournament_id)
-                    .values(**values))
+    connection.execute(update_statement(dialect), {"lease_tournament": tournament_id, **values})
     LIVE.add(owner)
     return None if previous.owner == owner else previous
 
@@ -234,17 +233,11 @@ def hold(session: Session, tournament_id: int, owner: str) -> None:
         raise LeaseLostError(tournament_id)
 
 
-def forget(owner: str) -> None:
-    """Note that `owner`'s run in this process is over, whether or not its lease row could be
-    deleted (a row left behind is then stale)."""
-    LIVE.discard(owner)
-
-
 def release(session: Session, tournament_id: int, owner: str) -> None:
     """Give the lease up (only if `owner` still holds it)."""
     forget(owner)
-    session.execute(delete(LeaseRow).where(LeaseRow.tournament_id == tournament_id,
-                                           LeaseRow.owner == owner))
+    session.connection().execute(RELEASE, {"lease_tournament": tournament_id,
+                                           "lease_owner": owner})
 
 
 def holders(session: Session) -> dict[int, Holder]:

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from runner.store.models import TournamentRow, TournamentStatus
-from runner.store.records import never_moved
+from runner.store.records import SERVICE, never_moved
 
 __all__ = ["SERVICE", "failures", "mark_origin", "never_moved", "owned", "set_reason",
            "set_status", "unfinished_owned"]
 
-SERVICE = "service"
-"""The origin of a tournament submitted to the service."""
 
 
 def mark_origin(session: Session, tournament_id: int, origin: str = SERVICE) -> None:
@@ -47,10 +45,14 @@ def set_status(session: Session, tournament_id: int, status: TournamentStatus) -
                     .values(status=status))
 
 
+SET_REASON = update(TournamentRow).where(TournamentRow.id == bindparam("row_tournament")).values(
+    reason=bindparam("reason"))
+"""Why a tournament's run failed (NULL: it did not)."""
+
+
 def set_reason(session: Session, tournament_id: int, reason: str | None) -> None:
     """Note why the tournament's run failed (None: it did not, or it runs again)."""
-    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
-                    .values(reason=reason))
+    session.connection().execute(SET_REASON, {"row_tournament": tournament_id, "reason": reason})
 
 
 def failures_query() -> Any:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import Float, Integer, Select, case, cast, func, literal, or_, select
+from sqlalchemy import Float, Integer, Select, bindparam, case, cast, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from runner.store.lease import holders, holders_query
@@ -25,7 +25,16 @@ from runner.store.models import (
     TournamentRow,
 )
 from runner.store.origin import failures_query
-from runner.store.records import TournamentProgress, progress, shown_status
+from runner.store.records import (
+    GameFilter,
+    StoredGame,
+    StoredMove,
+    TournamentProgress,
+    enums,
+    progress,
+    shown_status,
+    stored_game,
+)
 
 if TYPE_CHECKING:  # read on first use: listing tournaments needs neither the rules nor games
     from runner.game.record import GameTermination
@@ -53,73 +62,6 @@ __all__ = [
 ]
 
 @functools.cache
-def _enums() -> tuple[dict[str | None, Result], dict[str | None, GameTermination]]:
-    """Stored text -> enum, for results and terminations; a text not in it (or NULL) reads
-    as None. Built on the first read of games (the commands that list tournaments, such as
-    ``runner list``, start without the rules core and the game record)."""
-    from runner.game.record import GameTermination
-    from runner.rules import Result
-
-    return ({result.value: result for result in Result},
-            {kind.value: kind for kind in GameTermination})
-
-
-@dataclass(frozen=True)
-class GameFilter:
-    """Which games to read; None means any. `engine` matches either color."""
-
-    tournament_id: int | None = None
-    engine: str | None = None
-    result: Result | None = None
-    termination: GameTermination | None = None
-    status: GameStatus | None = GameStatus.DONE
-
-
-@dataclass(frozen=True)
-class StoredGame:
-    """A game as stored, with its engines' names."""
-
-    id: int
-    tournament_id: int
-    job_index: int
-    round: int
-    pair_index: int
-    game_in_pair: int
-    white: str
-    black: str
-    opening_index: int
-    opening_fen: str | None
-    opening_moves: str | None
-    status: GameStatus
-    result: Result | None
-    """None for a game not played to its end (running, or to be played again)."""
-    termination: GameTermination | None
-    """None for an unfinished game, or a kind this version of the runner does not know."""
-    reason: str | None
-    plies: int | None
-    started_at: datetime | None
-    ended_at: datetime | None
-    pgn: str | None
-    white_stderr: str | None = None
-    """White's standard error in the game (bounded), kept after a crash, stall or time loss."""
-    black_stderr: str | None = None
-    """Black's, as `white_stderr`."""
-
-
-@dataclass(frozen=True)
-class StoredMove:
-    """One stored ply of a game."""
-
-    ply: int
-    san: str
-    uci: str
-    time_ms: int | None
-    depth: int | None
-    score_cp: int | None
-    mate: int | None
-    nodes: int | None
-
-
 def _progress_query() -> Select[TournamentRow, int, int]:
     """Tournaments with their done and running game counts."""
     done = func.coalesce(func.sum(case((GameRow.status == GameStatus.DONE, 1), else_=0)), 0)
@@ -159,11 +101,14 @@ def find_tournament(session: Session, *, tournament_id: int | None = None,
     return None if row is None else progress(*row, holders(session))
 
 
+FINISHED_JOBS = select(GameRow.job_index).where(
+    GameRow.tournament_id == bindparam("row_tournament"), GameRow.status == GameStatus.DONE)
+"""The schedule places of a tournament's played games."""
+
+
 def finished_job_keys(session: Session, tournament_id: int) -> set[int]:
     """Job indices of the games already played (a resume skips them)."""
-    query = select(GameRow.job_index).where(GameRow.tournament_id == tournament_id,
-                                            GameRow.status == GameStatus.DONE)
-    return set(session.scalars(query))
+    return set(session.scalars(FINISHED_JOBS, {"row_tournament": tournament_id}))
 
 
 def _games_query(where: GameFilter) -> Select[*tuple[Any, ...]]:
@@ -197,16 +142,18 @@ def _games_query(where: GameFilter) -> Select[*tuple[Any, ...]]:
     return query
 
 
+def played_games() -> Any:
+    """A tournament's (``row_tournament``) played games as `StoredGame` reads them, in
+    schedule order (what a run's preparation counts)."""
+    return _games_query(GameFilter()).where(GameRow.tournament_id == bindparam("row_tournament"))
+
+
 def stream_games(session: Session, where: GameFilter | None = None, *,
                  batch: int = 1000) -> Iterator[StoredGame]:
     """Games matching `where`, in schedule order, fetched `batch` rows at a time."""
     query = _games_query(where or GameFilter()).execution_options(yield_per=batch)
-    results, terminations = _enums()
     for row in session.execute(query):
-        values = row._asdict()
-        values["result"] = results.get(values["result"])
-        values["termination"] = terminations.get(values["termination"])
-        yield StoredGame(**values)
+        yield stored_game(row._asdict())
 
 
 def game_moves(session: Session, game_id: int) -> list[StoredMove]:
@@ -273,7 +220,7 @@ def tournament_info(session: Session, tournament_id: int) -> TournamentInfo | No
                   if isinstance(entry, dict)}
     if configured:  # an engine a forced change removed keeps its row, not its place
         engines = tuple(name for name in engines if name in configured)
-    scoring = tuple(text for text, result in _enums()[0].items() if result.finished)
+    scoring = tuple(text for text, result in enums()[0].items() if result.finished)
     scored = func.coalesce(func.sum(case((GameRow.result.in_(scoring), 1), else_=0)), 0)
     played, scored_count, first, last = session.execute(
         select(func.count(), scored, func.min(GameRow.started_at), func.max(GameRow.ended_at))
@@ -309,7 +256,7 @@ def stream_played(session: Session, tournament_id: int, *,
     """
     from runner.rules import Result
 
-    results, terminations = _enums()
+    results, terminations = enums()
     names = dict(session.execute(select(EngineRow.id, EngineRow.name)
                                  .where(EngineRow.tournament_id == tournament_id)).all())
     kinds = tuple(kind.value for kind in fault_terminations)

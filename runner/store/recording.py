@@ -9,14 +9,28 @@ one transaction, so a game and its moves are stored together or not at all.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Boolean, Connection, Enum, Table, TextClause, bindparam, insert, select, text, update
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Connection,
+    Enum,
+    Float,
+    String,
+    Table,
+    TextClause,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from runner.game.record import GameRecord
-from runner.store.db import SCHEMA_REVISION, scrub_credentials
 from runner.store.fast import WriteStatements
 from runner.store.models import (
     EngineRow,
@@ -30,14 +44,20 @@ from runner.store.models import (
 from runner.store.records import DuplicateGameError, EngineRowValues, JobKey
 from runner.store.rows import (
     DONE_KEYS,
+    ENGINE_KEYS,
     MOVE_KEYS,
     RUNNING_KEYS,
     SCHEDULE_KEYS,
+    TOURNAMENT_KEYS,
     done_values,
+    engine_values,
+    finish_values,
     move_values,
     running_values,
     schedule_values,
+    tournament_values,
 )
+from runner.store.schema import SCHEMA_REVISION
 
 __all__ = [
     "DuplicateGameError",
@@ -63,14 +83,35 @@ def create_tournament(
     configuration is stored without credentials (`scrub_credentials`); `origin` says who owns
     it (None: the command line), set in the same transaction so no other runner ever sees
     the row without it."""
-    row = TournamentRow(name=name, config=scrub_credentials(config), fingerprint=fingerprint,
-                        total_games=total_games, status=TournamentStatus.RUNNING,
-                        book_state=book_state, origin=origin)
-    row.engines = [EngineRow(name=e.name, command=list(e.command), protocol=e.protocol,
-                             options=dict(e.options or {}) or None) for e in engines]
-    session.add(row)
-    session.flush()
+    connection = session.connection()
+    key = connection.execute(INSERT_TOURNAMENT, tournament_values(
+        name=name, config=config, fingerprint=fingerprint, total_games=total_games,
+        book_state=book_state, origin=origin)).inserted_primary_key
+    assert key is not None  # an INSERT of one row always reports its key
+    tournament_id = int(key[0])
+    for engine in engines:
+        connection.execute(INSERT_ENGINE, engine_values(tournament_id, engine))
+    row = session.get(TournamentRow, tournament_id)
+    assert row is not None
     return row
+
+
+_TOURNAMENTS = cast(Table, TournamentRow.__table__)
+INSERT_TOURNAMENT = insert(_TOURNAMENTS)
+"""A new tournament's row (`runner.store.rows.TOURNAMENT_KEYS`)."""
+INSERT_ENGINE = insert(cast(Table, EngineRow.__table__))
+"""An engine's row (`runner.store.rows.ENGINE_KEYS`)."""
+SAVE_BOOK_STATE = update(_TOURNAMENTS).where(_TOURNAMENTS.c.id == bindparam("row_tournament"))
+"""The openings' cursor (``book_state``) of a tournament."""
+FINISH = update(_TOURNAMENTS).where(_TOURNAMENTS.c.id == bindparam("row_tournament")).values(
+    status=bindparam("status", type_=_TOURNAMENTS.c.status.type),
+    # Kept as they are when not given (an interrupted run has no end; no decision yet).
+    finished_at=func.coalesce(bindparam("finished_at", type_=UtcDateTime()),
+                              _TOURNAMENTS.c.finished_at),
+    sprt_decision=func.coalesce(bindparam("sprt_decision", type_=String(16)),
+                                _TOURNAMENTS.c.sprt_decision),
+)
+"""A tournament closed (or marked interrupted), with its end and SPRT decision if any."""
 
 
 _GAMES = cast(Table, GameRow.__table__)
@@ -131,7 +172,10 @@ _ENGINE_IDS = select(EngineRow.name, EngineRow.id).where(
 def compile_writes(session: Session, key: str) -> WriteStatements | None:
     """The writer's statements compiled for `session`'s SQLite database with named
     parameters, for `runner.store.fast` (None: not SQLite)."""
-    from runner.store.lease import _heartbeat_statement
+    from runner.store import lease
+    from runner.store.origin import SET_REASON
+    from runner.store.queries import FINISHED_JOBS, played_games
+    from runner.store.resume import NAMED, NAMED_HERE, PGN_GAMES, REOPEN, SET_PGN_OFFSET, TOURNAMENT
 
     dialect = session.get_bind().dialect
     if dialect.name != "sqlite":
@@ -139,7 +183,7 @@ def compile_writes(session: Session, key: str) -> WriteStatements | None:
     named = type(dialect)(paramstyle="named")  # type: ignore[call-arg]
     where = ["row_id", "row_tournament", "row_job"]
     plan: dict[str, tuple[Any, list[str] | None]] = {
-        "heartbeat": (_heartbeat_statement("sqlite"), None),
+        "heartbeat": (lease._heartbeat_statement("sqlite"), None),
         "engine_ids": (_ENGINE_IDS, None),
         "find_game": (_FIND_GAME, None),
         "insert_running": (_INSERT_GAME, [*SCHEDULE_KEYS, *RUNNING_KEYS]),
@@ -148,15 +192,45 @@ def compile_writes(session: Session, key: str) -> WriteStatements | None:
         "update_done": (_UPDATE_GAME, [*DONE_KEYS, "row_id"]),
         "update_unplayed": (_UPDATE_UNPLAYED, [*DONE_KEYS, *where]),
         "insert_moves": (_INSERT_MOVES, list(MOVE_KEYS)),
+        # A run's preparation and close (`runner.store.lite`).
+        "tournament": (TOURNAMENT, None),
+        "named": (NAMED, None),
+        "named_here": (NAMED_HERE, None),
+        "insert_tournament": (INSERT_TOURNAMENT, list(TOURNAMENT_KEYS)),
+        "insert_engine": (INSERT_ENGINE, list(ENGINE_KEYS)),
+        "lease_find": (lease.find_statement("sqlite", lock=True), None),
+        "lease_insert": (lease.insert_statement("sqlite"), ["tournament_id", *lease.LEASE_KEYS]),
+        "lease_update": (lease.update_statement("sqlite"), list(lease.LEASE_KEYS)),
+        "release": (lease.RELEASE, None),
+        "reopen": (REOPEN, None),
+        "reset_unfinished": (RESET_UNFINISHED, None),
+        "finished_jobs": (FINISHED_JOBS, None),
+        "played_games": (played_games(), None),
+        "save_book_state": (SAVE_BOOK_STATE, ["book_state"]),
+        "finish": (FINISH, None),
+        "set_reason": (SET_REASON, None),
+        "pgn_games": (PGN_GAMES, None),
+        "set_pgn_offset": (SET_PGN_OFFSET, None),
     }
     statements: dict[str, str] = {}
     kinds: dict[str, dict[str, str]] = {}
     constants: dict[str, dict[str, Any]] = {}
+    columns: dict[str, dict[str, str]] = {}
     for name, (statement, keys) in plan.items():
         compiled = statement.compile(dialect=named, column_keys=keys)
         statements[name] = str(compiled)
         kinds[name] = {}
         constants[name] = {}
+        if getattr(statement, "is_select", False):
+            columns[name] = {}
+            for column in statement.selected_columns:
+                kind = getattr(column, "type", None)
+                if isinstance(kind, UtcDateTime):
+                    columns[name][column.name] = "utc"
+                elif isinstance(kind, Enum) and kind.enum_class is not None:
+                    columns[name][column.name] = kind.enum_class.__name__
+                elif isinstance(kind, JSON):
+                    columns[name][column.name] = "json"
         for param, bind in compiled.binds.items():
             if param not in compiled.params:
                 continue  # an internal alias of a parameter listed under its own name
@@ -170,10 +244,14 @@ def compile_writes(session: Session, key: str) -> WriteStatements | None:
                 kinds[name][param] = "enum"
             elif isinstance(bind.type, Boolean):
                 kinds[name][param] = "bool"  # SQLite stores 0 or 1 (moves.ponder_hit)
+            elif isinstance(bind.type, JSON):
+                kinds[name][param] = "json"
+            elif isinstance(bind.type, Float):
+                kinds[name][param] = "float"  # leases.timeout_seconds
             elif processor is not None:
                 return None  # a type this module does not convert: keep SQLAlchemy's way
     return WriteStatements(key=key, revision=SCHEMA_REVISION, statements=statements,
-                           kinds=kinds, constants=constants)
+                           kinds=kinds, constants=constants, columns=columns)
 
 
 def engine_ids(session: Session, tournament_id: int) -> dict[str, int]:
@@ -266,30 +344,27 @@ def record_game(session: Session, tournament_id: int, job: JobKey, record: GameR
     return game_id
 
 
+RESET_UNFINISHED = update(_GAMES).where(
+    _GAMES.c.tournament_id == bindparam("row_tournament"),
+    _GAMES.c.status == GameStatus.RUNNING).values(status=GameStatus.REPLAY)
+"""Games left running by an interrupted run, to be played again."""
+
+
 def reset_unfinished(session: Session, tournament_id: int) -> int:
     """Mark games left ``running`` by an interrupted run as ``replay``; returns how many."""
-    result = session.execute(
-        update(GameRow)
-        .where(GameRow.tournament_id == tournament_id, GameRow.status == GameStatus.RUNNING)
-        .values(status=GameStatus.REPLAY)
-    )
+    result = session.connection().execute(RESET_UNFINISHED, {"row_tournament": tournament_id})
     return int(getattr(result, "rowcount", 0) or 0)
 
 
 def save_book_state(session: Session, tournament_id: int, state: dict[str, Any]) -> None:
     """Remember where the openings cursor is (plain data from ``CursorState.to_dict``)."""
-    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
-                    .values(book_state=state))
+    session.connection().execute(SAVE_BOOK_STATE, {"row_tournament": tournament_id,
+                                                   "book_state": state})
 
 
 def finish_tournament(session: Session, tournament_id: int, *,
                       status: TournamentStatus = TournamentStatus.FINISHED,
                       sprt_decision: str | None = None) -> None:
     """Close a tournament (or mark it interrupted) with its SPRT decision, if any."""
-    values: dict[str, Any] = {"status": status}
-    if status is TournamentStatus.FINISHED:
-        values["finished_at"] = datetime.now(UTC)
-    if sprt_decision is not None:
-        values["sprt_decision"] = sprt_decision
-    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
-                    .values(**values))
+    session.connection().execute(FINISH, {"row_tournament": tournament_id,
+                                          **finish_values(status, sprt_decision)})

@@ -12,20 +12,26 @@ from __future__ import annotations
 import enum
 import os
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from runner.game.record import GameRecord
+    from runner.game.record import GameRecord, GameTermination
+    from runner.rules import Result
 
-__all__ = ["LEASE_TIMEOUT", "DuplicateGameError", "EngineRowValues", "FinishedGame", "GameStatus",
-           "Holder", "JobKey",
-           "LeaseLostError", "Placement", "PlayedRow", "StoredTournament", "TournamentProgress",
-           "TournamentStatus", "holder", "lease_timeout", "never_moved", "progress",
-           "shown_status", "utc"]
+__all__ = ["LEASE_TIMEOUT", "SERVICE", "DuplicateGameError", "EngineRowValues", "FinishedGame",
+           "GameStatus", "HEARTBEAT_SECONDS", "Holder", "JobKey", "LeaseHeldError",
+           "LeaseLostError", "PgnGame", "Placement", "PlayedRow", "StoredTournament",
+           "TournamentProgress", "TournamentStatus", "holder", "lease_timeout", "lease_values", "never_moved",
+           "progress", "GameFilter", "StoredGame", "StoredMove", "enums", "forget",
+           "heartbeat_interval", "new_owner", "shown_status", "stored_game", "utc"]
 
+SERVICE = "service"
+"""The origin of a tournament submitted to the service."""
 LEASE_TIMEOUT = timedelta(seconds=60)
 """The default time a lease may go without a heartbeat before another host may take it."""
 
@@ -130,6 +136,14 @@ class PlayedRow:
     status: GameStatus
 
 
+class PgnGame(NamedTuple):
+    """A played game's PGN text and where it was written in the PGN file (None: nowhere)."""
+
+    id: int
+    pgn: str
+    offset: int | None
+
+
 class Placement(NamedTuple):
     """Where a played game sits in the new schedule."""
 
@@ -208,16 +222,130 @@ class Holder:
                 f"(last heartbeat {max(0.0, self.age):.0f} s ago)")
 
 
+HEARTBEAT_SECONDS = 10.0
+"""How often a running tournament refreshes its lease (at most: see `heartbeat_interval`)."""
+
+
+def heartbeat_interval(timeout: float) -> float:
+    """How often a holder with this lease timeout refreshes it: often enough that a few
+    missed beats (a busy database) never make a live runner look gone."""
+    return max(0.05, min(HEARTBEAT_SECONDS, timeout / 6))
+
+
+def new_owner() -> str:
+    """A fresh owner id for one run."""
+    return uuid.uuid4().hex
+
+
+def forget(owner: str) -> None:
+    """Note that `owner`'s run in this process is over, whether or not its lease row could be
+    deleted (a row left behind is then stale)."""
+    LIVE.discard(owner)
+
+
+class LeaseHeldError(RuntimeError):
+    """Another live process runs the tournament."""
+
+    def __init__(self, tournament_id: int, holder: Holder) -> None:
+        super().__init__(f"tournament {tournament_id} is being run by {holder.describe()}")
+        self.tournament_id = tournament_id
+        self.holder = holder
+
+
 def lease_timeout(row_timeout: float | None) -> float:
     """A lease row's timeout in seconds (rows written before runners declared one: the
     default)."""
     return LEASE_TIMEOUT.total_seconds() if row_timeout is None else float(row_timeout)
 
 
+def lease_values(owner: str, timeout: float | None) -> dict[str, Any]:
+    """The values of `runner.store.lease.LEASE_KEYS` for `owner` in this process."""
+    import socket  # here: reading a tournament list never takes a lease
+
+    return {"owner": owner, "pid": os.getpid(), "host": socket.gethostname(),
+            "timeout_seconds": lease_timeout(timeout)}
+
+
 def holder(row: Any) -> Holder:
     """The holder of a lease row (owner, pid, host, age, timeout_seconds)."""
     return Holder(row.owner, row.pid, row.host, float(row.age or 0.0),
                   lease_timeout(row.timeout_seconds))
+
+
+@cache
+def enums() -> tuple[dict[str | None, Result], dict[str | None, GameTermination]]:
+    """Stored text -> enum, for results and terminations; a text not in it (or NULL) reads
+    as None. Built on the first read of games (the commands that list tournaments, such as
+    ``runner list``, start without the rules core and the game record)."""
+    from runner.game.record import GameTermination
+    from runner.rules import Result
+
+    return ({result.value: result for result in Result},
+            {kind.value: kind for kind in GameTermination})
+
+
+@dataclass(frozen=True)
+class GameFilter:
+    """Which games to read; None means any. `engine` matches either color."""
+
+    tournament_id: int | None = None
+    engine: str | None = None
+    result: Result | None = None
+    termination: GameTermination | None = None
+    status: GameStatus | None = GameStatus.DONE
+
+
+@dataclass(frozen=True)
+class StoredMove:
+    """One stored ply of a game."""
+
+    ply: int
+    san: str
+    uci: str
+    time_ms: int | None
+    depth: int | None
+    score_cp: int | None
+    mate: int | None
+    nodes: int | None
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A game as stored, with its engines' names."""
+
+    id: int
+    tournament_id: int
+    job_index: int
+    round: int
+    pair_index: int
+    game_in_pair: int
+    white: str
+    black: str
+    opening_index: int
+    opening_fen: str | None
+    opening_moves: str | None
+    status: GameStatus
+    result: Result | None
+    """None for a game not played to its end (running, or to be played again)."""
+    termination: GameTermination | None
+    """None for an unfinished game, or a kind this version of the runner does not know."""
+    reason: str | None
+    plies: int | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    pgn: str | None
+    white_stderr: str | None = None
+    """White's standard error in the game (bounded), kept after a crash, stall or time loss."""
+    black_stderr: str | None = None
+    """Black's, as `white_stderr`."""
+
+
+def stored_game(values: dict[str, Any]) -> StoredGame:
+    """A game from the columns of `_games_query`, its result and termination read."""
+    results, terminations = enums()
+    values["result"] = results.get(values["result"])
+    values["termination"] = terminations.get(values["termination"])
+    return StoredGame(**values)
 
 
 @dataclass(frozen=True)

@@ -4,17 +4,17 @@ games after a forced change, and the PGN-file bookkeeping a resume checks."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, null, select, update
 from sqlalchemy.orm import Session, aliased
 
-from runner.store.db import scrub_credentials
 from runner.store.models import EngineRow, GameRow, GameStatus, TournamentRow, TournamentStatus
-from runner.store.records import Placement, PlayedRow
+from runner.store.records import PgnGame, Placement, PlayedRow
+from runner.store.urls import scrub_credentials
 
 if TYPE_CHECKING:  # an annotation: reading a stored tournament loads no game record or rules
-    from runner.store.recording import EngineRowValues
+    from runner.store.records import EngineRowValues
 
 __all__ = [
     "PgnGame",
@@ -34,15 +34,29 @@ __all__ = [
 _PLAYED = (GameStatus.DONE, GameStatus.EXCLUDED)
 
 
-def latest_named(session: Session, name: str,
-                 origin: str | None = None) -> TournamentRow | None:
+_TOURNAMENT_COLUMNS = (TournamentRow.id, TournamentRow.name, TournamentRow.origin,
+                       TournamentRow.status, TournamentRow.fingerprint, TournamentRow.config,
+                       TournamentRow.total_games)
+TOURNAMENT = select(*_TOURNAMENT_COLUMNS).where(TournamentRow.id == bindparam("row_tournament"))
+"""A tournament as a run's preparation reads it (`runner.store.records.StoredTournament`)."""
+NAMED = (select(*_TOURNAMENT_COLUMNS)
+         .where(TournamentRow.name == bindparam("row_name"),
+                TournamentRow.origin == bindparam("row_origin"))
+         .order_by(TournamentRow.id.desc()).limit(1))
+"""The newest tournament of a name that an origin owns, read as `TOURNAMENT`."""
+NAMED_HERE = (select(*_TOURNAMENT_COLUMNS)
+              .where(TournamentRow.name == bindparam("row_name"), TournamentRow.origin.is_(None))
+              .order_by(TournamentRow.id.desc()).limit(1))
+"""`NAMED` for the command line's tournaments (no origin)."""
+
+
+def latest_named(session: Session, name: str, origin: str | None = None) -> Any:
     """The newest tournament called `name` that `origin` owns (None: the command line's), if
-    any: a run from the command line never adopts a tournament the service queued."""
-    owner = TournamentRow.origin.is_(None) if origin is None else TournamentRow.origin == origin
-    return session.scalars(
-        select(TournamentRow).where(TournamentRow.name == name, owner)
-        .order_by(TournamentRow.id.desc()).limit(1)
-    ).one_or_none()
+    any, with the columns of `TOURNAMENT`: a run from the command line never adopts a
+    tournament the service queued."""
+    if origin is None:
+        return session.execute(NAMED_HERE, {"row_name": name}).one_or_none()
+    return session.execute(NAMED, {"row_name": name, "row_origin": origin}).one_or_none()
 
 
 def stored_config(session: Session, tournament_id: int) -> dict[str, Any] | None:
@@ -60,10 +74,14 @@ def replace_config(session: Session, tournament_id: int, *, config: dict[str, An
                             total_games=total_games))
 
 
+REOPEN = (update(TournamentRow).where(TournamentRow.id == bindparam("row_tournament"))
+          .values(status=TournamentStatus.RUNNING, finished_at=null()))
+"""An interrupted tournament running again."""
+
+
 def reopen(session: Session, tournament_id: int) -> None:
     """Mark an interrupted tournament as running again."""
-    session.execute(update(TournamentRow).where(TournamentRow.id == tournament_id)
-                    .values(status=TournamentStatus.RUNNING, finished_at=None))
+    session.connection().execute(REOPEN, {"row_tournament": tournament_id})
 
 
 # -- a forced change of configuration ------------------------------------------------------------
@@ -137,12 +155,22 @@ def replan_games(session: Session, tournament_id: int,
 # -- the --pgnout file -----------------------------------------------------------------------
 
 
-class PgnGame(NamedTuple):
-    """A played game's PGN text and where it was written in the PGN file (None: nowhere)."""
+def _pgn_query(tournament: Any) -> Any:
+    return (select(GameRow.id, GameRow.pgn, GameRow.pgn_offset)
+            # Two comparisons, not IN: a list is no parameter sqlite3 takes (`runner.store.lite`).
+            .where(GameRow.tournament_id == tournament,
+                   (GameRow.status == GameStatus.DONE) | (GameRow.status == GameStatus.EXCLUDED),
+                   GameRow.pgn.is_not(None),
+                   GameRow.pgn_offset.is_(None) | (GameRow.pgn_offset >= 0))
+            .order_by(GameRow.pgn_offset.is_(None), GameRow.pgn_offset, GameRow.job_index,
+                      GameRow.id))
 
-    id: int
-    pgn: str
-    offset: int | None
+
+PGN_GAMES = _pgn_query(bindparam("row_tournament"))
+"""The played games of a tournament that belong in its PGN file, in file order."""
+SET_PGN_OFFSET = update(GameRow).where(GameRow.id == bindparam("row_id")).values(
+    pgn_offset=bindparam("pgn_offset"))
+"""Where a game is about to be written in the PGN file."""
 
 
 def pgn_games(session: Session, tournament_id: int, ids: Iterable[int] | None = None, *,
@@ -150,13 +178,7 @@ def pgn_games(session: Session, tournament_id: int, ids: Iterable[int] | None = 
     """The played games of a tournament that belong in its PGN file (or those of them in `ids`),
     in file order (games never written last, in schedule order); streamed. Games written by a
     runner that kept no offsets (-1) are left out: their place in the file is unknown."""
-    query = (select(GameRow.id, GameRow.pgn, GameRow.pgn_offset)
-             .where(GameRow.tournament_id == tournament_id, GameRow.status.in_(_PLAYED),
-                    GameRow.pgn.is_not(None),
-                    GameRow.pgn_offset.is_(None) | (GameRow.pgn_offset >= 0))
-             .order_by(GameRow.pgn_offset.is_(None), GameRow.pgn_offset, GameRow.job_index,
-                       GameRow.id)
-             .execution_options(yield_per=batch))
+    query = _pgn_query(tournament_id).execution_options(yield_per=batch)
     if ids is not None:  # a few hundred at a time (SQLite binds each as a parameter)
         query = query.where(GameRow.id.in_(list(ids)))
     for game_id, pgn, offset in session.execute(query):
@@ -166,5 +188,6 @@ def pgn_games(session: Session, tournament_id: int, ids: Iterable[int] | None = 
 
 def set_pgn_offsets(session: Session, offsets: Mapping[int, int]) -> None:
     """Record where games are about to be written in the PGN file (game id -> byte offset)."""
+    connection = session.connection()
     for game_id, offset in offsets.items():
-        session.execute(update(GameRow).where(GameRow.id == game_id).values(pgn_offset=offset))
+        connection.execute(SET_PGN_OFFSET, {"row_id": game_id, "pgn_offset": offset})

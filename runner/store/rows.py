@@ -9,18 +9,26 @@ the store's records are imported: neither way of writing depends on the other fo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from runner.rules import Result
-from runner.store.records import GameStatus, JobKey
+from runner.store.records import (
+    EngineRowValues,
+    FinishedGame,
+    GameStatus,
+    JobKey,
+    TournamentStatus,
+)
+from runner.store.urls import scrub_credentials
 
 if TYPE_CHECKING:
     from runner.game.record import GameRecord
 
-__all__ = ["DONE_KEYS", "MOVE_KEYS", "RUNNING_KEYS", "SCHEDULE_KEYS", "done_values",
-           "move_values", "running_values", "schedule_values"]
+__all__ = ["DONE_KEYS", "ENGINE_KEYS", "MOVE_KEYS", "RUNNING_KEYS", "SCHEDULE_KEYS",
+           "TOURNAMENT_KEYS", "done_values", "engine_values", "finish_values", "move_values",
+           "pgn_offsets", "running_values", "schedule_values", "tournament_values"]
 
 _RESULTS = frozenset(Result)
 
@@ -87,3 +95,49 @@ SCHEDULE_KEYS = ("tournament_id", "job_index", "round", "pair_index", "game_in_p
 MOVE_KEYS = ("game_id", "ply", "san", "uci", "time_ms", "depth", "score_cp", "mate", "nodes",
              "seldepth", "clock_ms", "time_left_ms", "ponder_hit")
 """The columns `move_values` names."""
+
+
+def tournament_values(*, name: str, config: Mapping[str, Any], fingerprint: str,
+                      total_games: int, book_state: dict[str, Any] | None = None,
+                      origin: str | None = None) -> dict[str, Any]:
+    """The columns of a new tournament's row: running, its configuration stored without
+    credentials (`scrub_credentials`)."""
+    return {"name": name, "config": scrub_credentials(config), "fingerprint": fingerprint,
+            "total_games": total_games, "status": TournamentStatus.RUNNING,
+            "created_at": datetime.now(UTC), "book_state": book_state, "origin": origin}
+
+
+TOURNAMENT_KEYS = tuple(tournament_values(name="", config={}, fingerprint="", total_games=0))
+"""The columns `tournament_values` sets."""
+
+
+def engine_values(tournament_id: int, engine: EngineRowValues) -> dict[str, Any]:
+    """The columns of an engine's row in a tournament."""
+    return {"tournament_id": tournament_id, "name": engine.name,
+            "command": list(engine.command), "protocol": engine.protocol,
+            "options": dict(engine.options or {}) or None}
+
+
+ENGINE_KEYS = ("tournament_id", "name", "command", "protocol", "options")
+"""The columns `engine_values` sets."""
+
+
+def finish_values(status: TournamentStatus, sprt_decision: str | None) -> dict[str, Any]:
+    """The parameters of `FINISH`: the end's time only for a finished tournament."""
+    return {"status": status, "sprt_decision": sprt_decision,
+            "finished_at": datetime.now(UTC) if status is TournamentStatus.FINISHED else None}
+
+
+def pgn_offsets(games: Sequence[FinishedGame], stored: Sequence[bool],
+                start: int | None) -> list[int | None]:
+    """Where each stored game's text goes in the PGN file, one after another from `start`
+    (None for every game without a file, and for a game not stored)."""
+    offsets: list[int | None] = []
+    at = start
+    for game, kept in zip(games, stored, strict=True):
+        if at is None or not kept:
+            offsets.append(None)
+            continue
+        offsets.append(at)
+        at += game.pgn_size
+    return offsets

@@ -11,6 +11,12 @@ one transaction under the find-or-create lock), `take_lease`, and `tournament`, 
 SQLAlchemy's or the standard library's sqlite3, is the store's private choice). A report
 reads through `report_rows`.
 
+On a SQLite file at this version's schema the store is opened without SQLAlchemy
+(`runner.store.lite`): a run's preparation, lease, games and close go by sqlite3 with the
+statements compiled once from their one definition, and SQLAlchemy's engine is made only
+when a question needs it (a report, a forced change). This module imports no SQLAlchemy at
+its top: what a failing database raises is `database_errors()`.
+
 This module is all the rooms above the store import of it but for the package's light records
 (contracts in pyproject.toml hold them to it), so the records, errors and names they need are
 exported from here too.
@@ -19,77 +25,44 @@ exported from here too.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Enum, inspect
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
-
-from runner.store.db import (
-    SCHEMA_REVISION,
-    Database,
-    checked_url,
-    create_db_engine,
-    current_revision,
-    database_failure,
-    open_database,
-    redact,
-    safe_url,
-)
-from runner.store.lease import (
-    LEASE_TIMEOUT,
-    LeaseHeldError,
-    acquire,
-    forget,
-    heartbeat_interval,
-    lock_tournaments,
-    new_owner,
-)
-from runner.store.models import TournamentStatus, UtcDateTime
-from runner.store.origin import (
-    SERVICE,
-    failures,
-    never_moved,
-    owned,
-    set_reason,
-    set_status,
-    unfinished_owned,
-)
-from runner.store.queries import (
-    GameFilter,
-    PlayedGame,
-    ReportRows,
-    SearchTotals,
-    StoredGame,
-    StoredMove,
-    TournamentInfo,
-    TournamentProgress,
-    find_tournament,
-    game_moves,
-    list_statements,
-    stream_games,
-    tournament_info,
-    tournaments,
-)
-from runner.store.quick import ListReads, cache_key, save
+from runner.store.opened import NO_LITE, OpenedDatabase
 from runner.store.records import (
+    LEASE_TIMEOUT,
+    SERVICE,
     DuplicateGameError,
     EngineRowValues,
     FinishedGame,
+    GameFilter,
     JobKey,
+    LeaseHeldError,
     LeaseLostError,
     Placement,
     PlayedRow,
+    StoredGame,
+    StoredMove,
     StoredTournament,
+    TournamentProgress,
+    TournamentStatus,
+    forget,
+    heartbeat_interval,
+    never_moved,
+    new_owner,
 )
-from runner.store.resume import latest_named, stored_config
+from runner.store.schema import SCHEMA_REVISION
+from runner.store.urls import redact, safe_url
 
 if TYPE_CHECKING:
+    from sqlalchemy.exc import SQLAlchemyError as StoreError
+
     from runner.store.branches import BranchTestRecord, BranchTests
+    from runner.store.db import Database
     from runner.store.fleet import (
         PLACEMENTS,
         Fleet,
@@ -98,9 +71,13 @@ if TYPE_CHECKING:
         FleetWorkerRecord,
     )
     from runner.store.preparing import Preparation
+    from runner.store.queries import PlayedGame, ReportRows, SearchTotals, TournamentInfo
+    from runner.store.quick import ListReads
     from runner.store.tokens import ROLES, TokenRecord, Tokens
     from runner.store.tunes import PlanChanged, SubmittedTune, TuneIteration, TuneRecord, Tunes
     from runner.store.writing import TournamentStore
+
+    DATABASE_ERRORS: tuple[type[Exception], ...]
 
 __all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "PLACEMENTS", "ROLES", "SERVICE",
            "BranchTestRecord", "BranchTests", "Fleet", "FleetBatchRecord", "FleetGameRecord",
@@ -113,15 +90,15 @@ __all__ = ["DATABASE_ERRORS", "LEASE_TIMEOUT", "PLACEMENTS", "ROLES", "SERVICE",
            "ReportRows", "SchemaMismatch", "SearchTotals", "Store", "StoreError", "StoredGame",
            "StoredMove",
            "StoredTournament", "TournamentInfo", "TournamentProgress", "TournamentStatus",
-           "TournamentStore", "forget", "heartbeat_interval", "never_moved", "new_owner"]
-
-StoreError = SQLAlchemyError
-"""What a question to the database raises when the database cannot answer it (unreachable,
-locked, not a runner database): the driver's error, named here so that the layers above catch
-it without importing SQLAlchemy."""
+           "TournamentStore", "database_errors", "forget", "heartbeat_interval", "never_moved",
+           "new_owner"]
 
 
 _LAZY = {
+    # SQLAlchemy's side of the store: a run on a SQLite file never loads it (issue 38: it was
+    # about 40% of a run's start-up), the other commands load it on first use.
+    "runner.store.db": ("Database",),
+    "runner.store.queries": ("PlayedGame", "ReportRows", "SearchTotals", "TournamentInfo"),
     # A run's preparation and writes import the game record (and the rules below it), which
     # the commands that only read do not need (``runner list``).
     "runner.store.preparing": ("Preparation",),
@@ -140,7 +117,15 @@ _LAZY_HOME = {name: module for module, names in _LAZY.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
-    """The names of `_LAZY`, each loaded from its module when first asked for."""
+    """The names of `_LAZY`, each loaded from its module when first asked for, and the
+    SQLAlchemy errors (`StoreError`, `DATABASE_ERRORS`)."""
+    if name in ("StoreError", "DATABASE_ERRORS"):
+        from sqlalchemy.exc import SQLAlchemyError
+
+        value: Any = SQLAlchemyError if name == "StoreError" else (SQLAlchemyError,
+                                                                    sqlite3.Error)
+        globals()[name] = value
+        return value
     module = _LAZY_HOME.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -151,9 +136,21 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-DATABASE_ERRORS = (SQLAlchemyError, sqlite3.Error)
-"""What a failing database raises to a run: through SQLAlchemy, or through sqlite3 on the
-per-game writes a `TournamentStore` makes that way (`runner.store.fast`)."""
+# StoreError: what a question to the database raises when the database cannot answer it
+# (unreachable, locked, not a runner database): SQLAlchemy's error, named here so that the
+# layers above catch it without importing SQLAlchemy. DATABASE_ERRORS: it and sqlite3's.
+# Both load SQLAlchemy when asked for; a run asks `database_errors()` instead.
+
+
+def database_errors(*also: type[Exception]) -> tuple[type[Exception], ...]:
+    """What a failing database raises to a run, and `also`, for an ``except`` clause
+    (evaluated when an exception is being handled): sqlite3's errors, and SQLAlchemy's once
+    it is loaded (an error of a module never imported cannot be in flight)."""
+    if "sqlalchemy" not in sys.modules:
+        return (sqlite3.Error, *also)
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return (SQLAlchemyError, sqlite3.Error, *also)
 
 
 class SchemaMismatch(Exception):
@@ -177,12 +174,8 @@ class NamedTournament:
     total_games: int
 
 
-class Store:
+class Store(OpenedDatabase):
     """The results database behind one object: it owns its sessions, answers in records."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        """The open database (the store's own modules work in its sessions)."""
 
     @classmethod
     def of(cls, store: Store | Database) -> Store:
@@ -194,6 +187,14 @@ class Store:
     def open(cls, url: str, *, migrate: bool = True) -> Store:
         """Open the database at `url`, migrated to this version's schema unless `migrate` is
         False (a reader in another process of a database already opened)."""
+        if migrate:
+            from runner.store.lite import LiteDatabase
+
+            lite = LiteDatabase.open(url)
+            if lite is not None:
+                return cls(lite=lite)
+        from runner.store.db import open_database
+
         return cls(open_database(url, migrate=migrate))
 
     @classmethod
@@ -216,6 +217,10 @@ class Store:
     def has_schema(url: str) -> bool:
         """Whether the database at `url` holds a runner schema, asked without creating or
         migrating anything (SQLAlchemyError when it cannot be reached)."""
+        from sqlalchemy import inspect
+
+        from runner.store.db import create_db_engine
+
         engine = create_db_engine(url)
         try:
             return inspect(engine).has_table("alembic_version")
@@ -232,48 +237,14 @@ class Store:
     def checked_url(value: str, where: str) -> tuple[str, Path | None]:
         """A database URL checked before anything is opened (its syntax, its driver): the
         URL and its SQLite file, if any; ValueError naming `where` otherwise."""
+        from runner.store.db import checked_url
+
         return checked_url(value, where)
 
     @staticmethod
     def safe_url(url: str) -> str:
         """A database URL fit to print: its password, if any, replaced by ***."""
         return safe_url(url)
-
-    @property
-    def url(self) -> str:
-        """The database URL (with its password: for opening, never for showing)."""
-        return self.db.url
-
-    @property
-    def shown_url(self) -> str:
-        """The database URL fit to print (its password hidden)."""
-        return safe_url(self.db.url)
-
-    @property
-    def shared_by_processes(self) -> bool:
-        """Whether another process opening this URL sees the same data (not SQLite in
-        memory)."""
-        try:
-            parsed = make_url(self.db.url)
-        except Exception:
-            return False
-        if not parsed.drivername.startswith("sqlite"):
-            return True
-        database = parsed.database or ""
-        return database not in ("", ":memory:") and "mode=memory" not in self.db.url
-
-    def failure(self, exc: BaseException) -> str:
-        """One line naming the database (password hidden) and what went wrong with it (one
-        of `DATABASE_ERRORS`): the driver's message, not SQLAlchemy's statement dump."""
-        return database_failure(self.db.url, exc)
-
-    def revision(self) -> str | None:
-        """The schema revision the database is at (None: no schema yet)."""
-        return current_revision(self.db.engine)
-
-    def close(self) -> None:
-        """Release every pooled connection."""
-        self.db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -288,6 +259,12 @@ class Store:
         SQLAlchemy: the statements of `tournaments` and `failures`, compiled for it with their
         values written in, and which of their columns hold stored times or statuses (None:
         not a SQLite database, or the store's sources cannot be read to key them)."""
+        from sqlalchemy import Enum
+
+        from runner.store.models import UtcDateTime
+        from runner.store.queries import list_statements
+        from runner.store.quick import ListReads, cache_key
+
         key = cache_key()
         with self.db.session() as session:
             dialect = session.get_bind().dialect
@@ -311,27 +288,43 @@ class Store:
     def remember_list(self, cache: Path) -> None:
         """Keep in `cache` what `runner.store.quick_list` needs to list this database next
         time without SQLAlchemy (nothing for a database other than SQLite)."""
+        from runner.store.quick import save
+
         reads = self.list_reads()
         if reads is not None:
             save(cache, reads)
 
     def tournaments(self) -> list[TournamentProgress]:
         """Every tournament, oldest first, with its progress."""
+        from runner.store.queries import tournaments
+
         with self.db.session() as session:
             return tournaments(session)
 
     def progress(self, tournament_id: int) -> TournamentProgress | None:
         """One tournament's progress (None: no such tournament)."""
+        from runner.store.queries import find_tournament
+
         with self.db.session() as session:
             return find_tournament(session, tournament_id=tournament_id)
 
     def info(self, tournament_id: int) -> TournamentInfo | None:
         """A tournament's settings, engines and game counts (None: no such tournament)."""
+        from runner.store.queries import tournament_info
+
         with self.db.session() as session:
             return tournament_info(session, tournament_id)
 
     def newest_named(self, name: str, origin: str | None = None) -> NamedTournament | None:
         """The newest tournament called `name` that `origin` owns (None: the command line)."""
+        found = self._lite_preparation(lambda prep: prep.newest_named(name, origin))
+        if found is not NO_LITE:
+            stored: StoredTournament | None = found  # type: ignore[assignment]
+            return None if stored is None else NamedTournament(
+                stored.id, stored.status is TournamentStatus.FINISHED, stored.fingerprint,
+                stored.total_games)
+        from runner.store.resume import latest_named
+
         with self.db.session() as session:
             row = latest_named(session, name, origin)
             if row is None:
@@ -341,47 +334,26 @@ class Store:
 
     def stored_config(self, tournament_id: int) -> dict[str, Any] | None:
         """The configuration a tournament was stored with (None: no such tournament)."""
+        from runner.store.resume import stored_config
+
         with self.db.session() as session:
             return stored_config(session, tournament_id)
 
     def newest(self) -> TournamentProgress | None:
         """The newest tournament's progress (None: the database holds none)."""
+        from runner.store.queries import find_tournament
+
         with self.db.session() as session:
             return find_tournament(session)
 
     # -- a run -----------------------------------------------------------------------------------
 
     @contextmanager
-    def preparing(self) -> Iterator[Preparation]:
-        """One transaction under the find-or-create lock, for a run to find, continue or
-        create its tournament (and take its lease): of two runners of one configuration
-        started together, the second waits, then finds the first's tournament and lease.
-        Committed when the block ends, rolled back whole when it raises."""
-        from runner.store.preparing import Preparation
-
-        with self.db.session() as session:
-            lock_tournaments(session)
-            yield Preparation(session)
-
-    def take_lease(self, tournament_id: int, owner: str, timeout: float) -> None:
-        """Hold the tournament's lease for `owner` (LeaseHeldError: a live runner has it;
-        two runners racing for it collide on its key, and one of them gets the driver's
-        error)."""
-        with self.db.session() as session:
-            acquire(session, tournament_id, owner, timeout)
-
-    def tournament(self, tournament_id: int, owner: str | None = None, *,
-                   statements: Path | None = None, fast: bool | None = None) -> TournamentStore:
-        """The writes of a run of `tournament_id` under `owner`'s lease (None: outside any
-        run); see `TournamentStore` for `statements` and `fast`."""
-        from runner.store.writing import TournamentStore
-
-        return TournamentStore(self.db, tournament_id, owner, statements=statements, fast=fast)
-
-    @contextmanager
     def report_rows(self) -> Iterator[ReportRows]:
         """A report's reads (the tournament, its engines and counts, its played games in the
         order they ended), all in one transaction."""
+        from runner.store.queries import ReportRows
+
         with self.db.session() as session:
             yield ReportRows(session)
 
@@ -389,12 +361,16 @@ class Store:
 
     def games(self, where: GameFilter | None = None) -> Iterator[StoredGame]:
         """Games matching `where`, in schedule order, streamed (one session while read)."""
+        from runner.store.queries import stream_games
+
         with self.db.session() as session:
             yield from stream_games(session, where)
 
     def game(self, tournament_id: int, index: int) -> StoredGame | None:
         """The tournament's finished game at schedule place `index` (None: no such game); a
         pass over its finished games, as no read finds one game by its place."""
+        from runner.store.queries import stream_games
+
         with self.db.session() as session:
             for game in stream_games(session, GameFilter(tournament_id=tournament_id)):
                 if game.job_index == index:
@@ -403,6 +379,8 @@ class Store:
 
     def game_moves(self, game_id: int) -> list[StoredMove]:
         """The moves of one stored game (`StoredGame.id`), in order."""
+        from runner.store.queries import game_moves
+
         with self.db.session() as session:
             return game_moves(session, game_id)
 
@@ -410,21 +388,29 @@ class Store:
 
     def owned(self, tournament_id: int, origin: str) -> bool:
         """Whether the tournament came from `origin`."""
+        from runner.store.origin import owned
+
         with self.db.session() as session:
             return owned(session, tournament_id, origin)
 
     def unfinished_owned(self, origin: str) -> list[tuple[int, dict[str, Any]]]:
         """`origin`'s running or interrupted tournaments with their stored configurations."""
+        from runner.store.origin import unfinished_owned
+
         with self.db.session() as session:
             return unfinished_owned(session, origin)
 
     def failures(self) -> dict[int, str]:
         """The tournaments whose last run failed, with why."""
+        from runner.store.origin import failures
+
         with self.db.session() as session:
             return failures(session)
 
     def set_stopped(self, tournament_id: int) -> None:
         """Mark a tournament stopped on request (a service start does not resume it)."""
+        from runner.store.origin import set_status
+
         with self.db.session() as session:
             set_status(session, tournament_id, TournamentStatus.STOPPED)
 
@@ -458,5 +444,7 @@ class Store:
 
     def set_reason(self, tournament_id: int, reason: str | None) -> None:
         """Note why the tournament's run failed (None: it did not, or it runs again)."""
+        from runner.store.origin import set_reason
+
         with self.db.session() as session:
             set_reason(session, tournament_id, reason)

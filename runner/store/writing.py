@@ -16,30 +16,36 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from runner.store.batch import mark_running_many, pgn_offsets, playable, record_games
-from runner.store.db import Database, sqlite_pragmas
-from runner.store.fast import FastWrites, cache_key, default_cache, enabled, load, save
-from runner.store.lease import heartbeat, hold, release
-from runner.store.origin import set_reason
-from runner.store.recording import (
-    compile_writes,
-    engine_ids,
-    finish_tournament,
-    mark_running,
-    record_game,
-    reset_unfinished,
-    save_book_state,
-)
-from runner.store.records import DuplicateGameError, FinishedGame, JobKey, TournamentStatus
-from runner.store.resume import PgnGame, pgn_games, set_pgn_offsets
-from runner.store.rows import done_values
+from runner.store.fast import FastWrites, enabled
+from runner.store.records import DuplicateGameError, FinishedGame, JobKey, PgnGame, TournamentStatus
+from runner.store.rows import done_values, finish_values, pgn_offsets
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from runner.game.record import GameRecord
+    from runner.store.db import Database
+    from runner.store.fast import WriteStatements
+    from runner.store.guard import FileWatch
+
+
+class _Owner(Protocol):
+    """What a `TournamentStore` asks of the store it belongs to (`runner.store.store.Store`)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def watch(self) -> FileWatch | None: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    def pragmas(self) -> list[str]: ...
+
+    def statements(self, cache: Path | None = None) -> WriteStatements | None: ...
 
 __all__ = ["TournamentStore"]
 
@@ -50,19 +56,21 @@ _REASON_CHARS = 500
 class TournamentStore:
     """The writes of one run of one tournament, each fenced by the run's lease (`owner`)."""
 
-    def __init__(self, db: Database, tournament_id: int, owner: str | None = None, *,
+    def __init__(self, store: _Owner, tournament_id: int, owner: str | None = None, *,
                  statements: Path | None = None, fast: bool | None = None) -> None:
-        """`owner`: the run's lease owner id (None: a write outside any run, such as mending
-        a finished tournament's PGN file). `statements`: where the compiled statements of
-        `runner.store.fast` are kept (default: the user's cache directory). `fast`: whether a
-        game's writes may go by sqlite3 (None: unless ``RUNNER_SQLALCHEMY=1``)."""
-        self.db = db
+        """`store`: the store whose tournament this is. `owner`: the run's lease owner id
+        (None: a write outside any run, such as mending a finished tournament's PGN file).
+        `statements`: where the compiled statements of `runner.store.fast` are kept (default:
+        the user's cache directory). `fast`: whether a game's writes may go by sqlite3 (None:
+        unless ``RUNNER_SQLALCHEMY=1``)."""
+        self._store = store
         self.tournament_id = tournament_id
         """The tournament written."""
         self.owner = owner
         """The run's lease owner id: heartbeats refresh it, closing the tournament releases it."""
-        self.statements = default_cache() if statements is None else statements
-        """Where the compiled statements of `runner.store.fast` are kept."""
+        self.statements = statements
+        """Where the compiled statements of `runner.store.fast` are kept (None: the store's
+        choice, the user's cache directory)."""
         self._fast: FastWrites | None = None
         self._fast_wanted = enabled() if fast is None else fast
         self._engine_ids: dict[str, int] | None = None  # fetched once, by the first start
@@ -75,19 +83,13 @@ class TournamentStore:
         if not self._fast_wanted:
             return self._fast
         self._fast_wanted = False
-        db_file = FastWrites.database_file(self.db.url)
-        key = cache_key()
-        if db_file is None or key is None:
+        db_file = FastWrites.database_file(self._store.url)
+        if db_file is None:
             return None
-        statements = None if self.statements is None else load(self.statements, key)
+        statements = self._store.statements(self.statements)
         if statements is None:
-            with self.db.session() as session:
-                statements = compile_writes(session, key)
-            if statements is None:
-                return None
-            if self.statements is not None:
-                save(self.statements, statements)
-        fast = FastWrites(db_file, statements, sqlite_pragmas(), self.db.watch)
+            return None
+        fast = FastWrites(db_file, statements, self._store.pragmas(), self._store.watch)
         try:
             with fast.transaction():  # the schema checked once, the connection set up
                 pass
@@ -96,6 +98,11 @@ class TournamentStore:
             return None
         self._fast = fast
         return fast
+
+    @property
+    def db(self) -> Database:
+        """The store's database, for SQLAlchemy's way."""
+        return self._store.db
 
     def close(self) -> None:
         """Close the sqlite3 connection, if one was opened (the next write opens it again)."""
@@ -116,6 +123,8 @@ class TournamentStore:
                 self._game_ids[job.index] = fast.mark_running(self.tournament_id, job,
                                                               self._engine_ids)
             return
+        from runner.store.recording import engine_ids, mark_running
+
         with self.db.session() as session:
             self._hold(session)
             if self._engine_ids is None:
@@ -136,6 +145,8 @@ class TournamentStore:
                 fast.record_game(self.tournament_id, job, values, record, self._engine_ids,
                                  self._game_ids.pop(job.index, None))
             return
+        from runner.store.recording import record_game
+
         with self.db.session() as session:
             self._hold(session)  # first: the game is stored only under the lease
             record_game(session, self.tournament_id, job, record, pgn=pgn,
@@ -162,6 +173,9 @@ class TournamentStore:
                     except DuplicateGameError as exc:
                         outcomes.append(exc)
         else:
+            from runner.store.batch import mark_running_many
+            from runner.store.recording import engine_ids
+
             with self.db.session() as session:
                 self._hold(session)
                 if self._engine_ids is None:
@@ -190,6 +204,8 @@ class TournamentStore:
         fast = self.fast_writes()
         if fast is not None:
             return self._record_fast(fast, games, pgn_start, kept)
+        from runner.store.batch import playable, record_games
+
         with self.db.session() as session:
             self._hold(session)  # first: the games are stored only under the lease
             free, rows = playable(session, self.tournament_id, [g.job for g in games])
@@ -223,6 +239,8 @@ class TournamentStore:
         """Refresh the lease in `session`'s transaction: LeaseLostError (the transaction then
         rolls back whole) when another runner took the tournament over."""
         if self.owner is not None:
+            from runner.store.lease import hold
+
             hold(session, self.tournament_id, self.owner)
 
     def heartbeat(self) -> bool:
@@ -233,6 +251,8 @@ class TournamentStore:
         if fast is not None:
             with fast.transaction():
                 return fast.heartbeat(self.tournament_id, self.owner)
+        from runner.store.lease import heartbeat
+
         with self.db.session() as session:
             return heartbeat(session, self.tournament_id, self.owner)
 
@@ -241,6 +261,28 @@ class TournamentStore:
         """End the run: games left running back to replay, the openings' cursor, the status,
         why the run failed (`reason`, None when it did not), and the lease given up; none of
         it (LeaseLostError) when the tournament is another runner's now."""
+        # Kept for `runner report` and `runner list` (the service notes it too): a run
+        # stopped because an engine never moved has no score to show.
+        why = None if reason is None else " ".join(reason.split())[:_REASON_CHARS]
+        fast = self.fast_writes()
+        if fast is not None:
+            with fast.transaction():
+                if self.owner is not None:
+                    fast.hold(self.tournament_id, self.owner)
+                at = {"row_tournament": self.tournament_id}
+                if status is not TournamentStatus.FINISHED:
+                    fast.run("reset_unfinished", at)
+                if book_state is not None:
+                    fast.run("save_book_state", {**at, "book_state": book_state})
+                fast.run("finish", {**at, **finish_values(status, decision)})
+                fast.run("set_reason", {**at, "reason": why})
+                if self.owner is not None:
+                    fast.release(self.tournament_id, self.owner)
+            return
+        from runner.store.lease import release
+        from runner.store.origin import set_reason
+        from runner.store.recording import finish_tournament, reset_unfinished, save_book_state
+
         with self.db.session() as session:
             self._hold(session)
             if status is not TournamentStatus.FINISHED:
@@ -249,10 +291,7 @@ class TournamentStore:
                 save_book_state(session, self.tournament_id, book_state)
             finish_tournament(session, self.tournament_id, status=status,
                               sprt_decision=decision)
-            # Kept for `runner report` and `runner list` (the service notes it too): a run
-            # stopped because an engine never moved has no score to show.
-            set_reason(session, self.tournament_id,
-                       None if reason is None else " ".join(reason.split())[:_REASON_CHARS])
+            set_reason(session, self.tournament_id, why)
             if self.owner is not None:
                 release(session, self.tournament_id, self.owner)
 
@@ -261,12 +300,31 @@ class TournamentStore:
     def pgn_games(self, ids: Iterable[int] | None = None) -> Iterator[PgnGame]:
         """The played games that belong in the PGN file (or those of them in `ids`), in file
         order; streamed, one session held while they are read."""
+        fast = self.fast_writes() if ids is None else None
+        if fast is not None:
+            with fast.transaction():
+                for row in fast.rows("pgn_games", {"row_tournament": self.tournament_id}):
+                    if row["pgn"] is not None:
+                        yield PgnGame(row["id"], row["pgn"], row["pgn_offset"])
+            return
+        from runner.store.resume import pgn_games
+
         with self.db.session() as session:
             yield from pgn_games(session, self.tournament_id, ids)
 
     def set_pgn_offsets(self, offsets: Mapping[int, int]) -> None:
         """Record, under the lease, where games are about to be written in the PGN file
         (game id -> byte offset)."""
+        fast = self.fast_writes()
+        if fast is not None:
+            with fast.transaction():
+                if self.owner is not None:
+                    fast.hold(self.tournament_id, self.owner)
+                for game_id, offset in offsets.items():
+                    fast.run("set_pgn_offset", {"row_id": game_id, "pgn_offset": offset})
+            return
+        from runner.store.resume import set_pgn_offsets
+
         with self.db.session() as session:
             self._hold(session)
             set_pgn_offsets(session, offsets)

@@ -13,11 +13,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from runner.store.store import (
-    DATABASE_ERRORS,
     LEASE_TIMEOUT,
     LeaseHeldError,
     LeaseLostError,
     Store,
+    database_errors,
     forget,
     heartbeat_interval,
     new_owner,
@@ -55,7 +55,7 @@ class RunLease:
                 return
             except LeaseHeldError as exc:
                 raise TournamentError(held_message(exc)) from None
-            except DATABASE_ERRORS as exc:
+            except database_errors() as exc:
                 if attempt == _ATTEMPTS - 1:
                     raise DatabaseFailure(self.store.failure(exc)) from None
 
@@ -74,7 +74,7 @@ class RunLease:
             await asyncio.sleep(interval)
             try:
                 held = await writer.call(writer.heartbeat)
-            except DATABASE_ERRORS as exc:
+            except database_errors() as exc:
                 await fail(exc)
                 return
             if not held:
@@ -85,10 +85,10 @@ class RunLease:
         """What made a write fail: a database error is the lease lost when the lease is no
         longer this run's (PostgreSQL ended the transaction of a runner paused in the middle
         of it, and another runner took over meanwhile)."""
-        if not isinstance(exc, DATABASE_ERRORS):
+        if not isinstance(exc, database_errors()):
             return exc
         try:
             held = await writer.call(writer.heartbeat)
-        except DATABASE_ERRORS:
+        except database_errors():
             return exc  # the database itself is failing
         return exc if held else LeaseLostError(writer.tournament_id)

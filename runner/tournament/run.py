@@ -19,6 +19,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.books.openings import Opening
 from runner.config.model import TournamentConfig
@@ -26,7 +27,7 @@ from runner.game.job import GameJob
 from runner.game.record import GameTermination, game_pgn
 from runner.stats import SprtDecision, SprtResult
 from runner.store import DuplicateGameError, TournamentStatus
-from runner.store.store import DATABASE_ERRORS, Database, LeaseLostError, Store
+from runner.store.store import LeaseLostError, Store, database_errors
 from runner.tournament.events import (
     DatabaseFailure,
     Event,
@@ -62,11 +63,10 @@ from runner.tournament.stopping import RunStop
 from runner.tournament.styles import OrderImplementation, given
 from runner.tournament.writer import GameWriter, PgnFileError
 
-__all__ = ["Tournament"]
+if TYPE_CHECKING:
+    from runner.store.store import Database
 
-_DB_ERRORS = DATABASE_ERRORS
-"""What a failing database raises (through SQLAlchemy, or through sqlite3 on the per-game
-writes)."""
+__all__ = ["Tournament"]
 
 
 class Tournament:
@@ -160,10 +160,10 @@ class Tournament:
         total = self.total_games
         self._opening_policy().check(self.pairing.job(total - 1).pair + 1 if total else 0)
         try:
-            with self.store.preparing() as prep:
-                found = find_or_create(prep, self.wanted, self.scoreboard, lease=lease)
+            found = self.store.prepare(
+                lambda prep: find_or_create(prep, self.wanted, self.scoreboard, lease=lease))
             self.lease.held = lease
-        except _DB_ERRORS as exc:
+        except database_errors() as exc:
             raise DatabaseFailure(self.store.failure(exc)) from None
         finally:
             if not self.lease.held:
@@ -210,7 +210,7 @@ class Tournament:
                 engine_configs(self.config), self.config.variant)
             await writer.call(writer.repair_pgn)
             await self._follow(writer)
-        except (*_DB_ERRORS, PgnFileError, LeaseLostError) as exc:
+        except database_errors(PgnFileError, LeaseLostError) as exc:
             # The game in flight is not stored: its row stays "running" and is played again
             # on resume. One line says what failed; the scheduler has stopped every slot.
             # A lost lease drops the game: the runner that took over plays it.
@@ -222,7 +222,7 @@ class Tournament:
             try:
                 await writer.call(writer.close_tournament, status, decision,
                                   openings.state(self._max_pair), self._stop.error)
-            except (*_DB_ERRORS, LeaseLostError) as exc:  # the database still failing, or
+            except database_errors(LeaseLostError) as exc:  # the database still failing, or
                 self._stop.fail(exc, stop=False)  # the tournament is another runner's: as is
             finally:
                 self.lease.let_go()
@@ -241,7 +241,7 @@ class Tournament:
 
     def _describe(self, exc: BaseException) -> str:
         """The one line a failure that stops the run is told by."""
-        return self.store.failure(exc) if isinstance(exc, _DB_ERRORS) else str(exc)
+        return self.store.failure(exc) if isinstance(exc, database_errors()) else str(exc)
 
     async def _stop_for(self, exc: BaseException, writer: GameWriter) -> None:
         """Stop the run for a failed write or heartbeat, told as the lease lost when that is

@@ -21,11 +21,14 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from runner.game.record import GameRecord
 from runner.store import JobKey, TournamentStatus
-from runner.store.store import Database, FinishedGame, Store
+from runner.store.store import FinishedGame, Store
+
+if TYPE_CHECKING:
+    from runner.store.store import Database
 
 __all__ = ["GameWriter", "PgnFileError", "pgn_file_text"]
 
