@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 from runner.clock import TimeControl
 from runner.protocol.engine import ClockState, EngineOption, SearchInfo
@@ -42,7 +41,6 @@ _INT_FIELDS = frozenset({"depth", "seldepth", "nodes", "nps", "time", "hashfull"
                          "sbhits", "multipv", "currmovenumber", "cpuload"})
 _MOVE_RE = re.compile(r"^(?:[a-h][1-8][a-h][1-8][qrbnk]?|0000)$")
 _NULL_MOVES = frozenset({"0000", "(none)", "none", "null"})
-_V = TypeVar("_V")
 _NO_LIMIT_MS = 86_400_000  # untimed, no depth or nodes: a day per move (CECP sends st 86400)
 
 
@@ -318,8 +316,13 @@ def merge_info_lines(old_info: SearchInfo | None, lines: Sequence[str],
     else (when the old score is a bound or absent) the newest bound. A line without a
     ``multipv`` word and without any still-missing field's word is not parsed at all.
     """
-    if not lines:
-        return old_info, score_is_bound
+    if len(lines) <= 1:  # one report a search (a shallow one): parsed as it stands
+        if not lines:
+            return old_info, score_is_bound
+        info = parse_info(lines[0])
+        if info.multipv not in (None, 1):
+            return old_info, score_is_bound
+        return merge_info(old_info, info, score_is_bound)
     missing = set(_REPORTED)
     found: dict[str, object] = {}
     bound: tuple[int | None, int | None] | None = None
@@ -360,15 +363,11 @@ def merge_info_lines(old_info: SearchInfo | None, lines: Sequence[str],
         (score_cp, mate), score_is_bound = exact, False
     elif bound is not None and (score_is_bound or (score_cp is None and mate is None)):
         (score_cp, mate), score_is_bound = bound, True
+    get = found.get
     return SearchInfo(
-        depth=_newer(found, "depth", old.depth), score_cp=score_cp, mate=mate,
-        time=_newer(found, "time", old.time), nodes=_newer(found, "nodes", old.nodes),
-        pv=_newer(found, "pv", old.pv), seldepth=_newer(found, "seldepth", old.seldepth),
-        nps=_newer(found, "nps", old.nps), hashfull=_newer(found, "hashfull", old.hashfull),
-        tbhits=_newer(found, "tbhits", old.tbhits),
+        depth=get("depth", old.depth), score_cp=score_cp, mate=mate,  # type: ignore[arg-type]
+        time=get("time", old.time), nodes=get("nodes", old.nodes),  # type: ignore[arg-type]
+        pv=get("pv", old.pv), seldepth=get("seldepth", old.seldepth),  # type: ignore[arg-type]
+        nps=get("nps", old.nps), hashfull=get("hashfull", old.hashfull),  # type: ignore[arg-type]
+        tbhits=get("tbhits", old.tbhits),  # type: ignore[arg-type]
     ), score_is_bound
-
-
-def _newer(found: Mapping[str, object], name: str, old: _V) -> _V:
-    """The newest line's value of field `name` when one had it, else `old`."""
-    return found.get(name, old)  # type: ignore[return-value]
