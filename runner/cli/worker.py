@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,7 @@ def worker_join(
             JoinRefused,
             JoinSettings,
             WorkerClient,
+            own_benches,
             own_engines,
             own_recipes,
             plain_http_refused,
@@ -103,7 +105,6 @@ def worker_join(
     from runner.cli.loop import run_async
     from runner.cluster.worker import ENGINES_FILE_ENV
     from runner.config.check import ConfigError
-    from runner.config.engines import load_bench_declarations
 
     if (why := plain_http_refused(server)) is not None:
         raise fail(why)
@@ -121,7 +122,7 @@ def worker_join(
     try:
         engines = own_engines(chosen)
         recipes = own_recipes(chosen)
-        benches = load_bench_declarations(chosen)
+        benches = own_benches(chosen)
     except ConfigError as exc:
         raise exit_on_error(exc) from None
     for directory in syzygy:
@@ -161,16 +162,32 @@ def worker_list(db: str | None = _DB) -> None:
     with open_db(db, create=False) as store:
         workers = store.fleet.workers()
     table = Table(title="Remote workers", title_justify="left")
-    for column in ("ID", "Name", "Token", "Cores", "Engines", "Speed", "Factor", "Games",
-                   "Last seen", "Flag", "Blocked"):
+    for column in ("ID", "Name", "Token", "Cores", "Engines", "Speed", "Factor",
+                   "Engines' benches", "Games", "Last seen", "Flag", "Blocked"):
         table.add_column(column)
     for worker in workers:
         table.add_row(str(worker.id), Text(shown(worker.name)), Text(shown(worker.principal or "")),
                       str(worker.info.get("cores", "")), str(len(worker.info.get("engines", ()))),
                       str(worker.info.get("nps") or "-"), f"{worker.info.get('factor', 1.0):g}",
-                      str(worker.games), worker.last_seen.strftime("%Y-%m-%d %H:%M:%S"),
+                      Text(shown(_engine_benches(worker.info))), str(worker.games),
+                      worker.last_seen.strftime("%Y-%m-%d %H:%M:%S"),
                       Text(shown(worker.flag or "")), "yes" if worker.blocked else "")
     _out.print(table)
+
+
+def _engine_benches(info: Mapping[str, Any]) -> str:
+    """A worker's benches of its engines, as registered: each engine's speed and factor."""
+    factors = info.get("engine_factors") or {}
+    parts = []
+    for entry in info.get("engine_speeds") or ():
+        name = str(entry.get("engine", ""))
+        if entry.get("failed"):
+            parts.append(f"{name} failed")
+        else:
+            factor = factors.get(name)
+            parts.append(f"{name} {entry.get('nps', 0)}"
+                         + ("" if factor is None else f" x{float(factor):g}"))
+    return ", ".join(parts) or "-"
 
 
 @worker_app.command("block")

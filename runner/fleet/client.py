@@ -39,7 +39,7 @@ import httpx
 from runner import __version__
 from runner.build.placed import BuiltHere, WorkerBuilds, read_orders_data
 from runner.build.recipe import load_recipes
-from runner.config.engines import BenchDeclaration, load_engines_file
+from runner.config.engines import BenchDeclaration, load_bench_declarations, load_engines_file
 from runner.config.recipes import BuildOrder, Recipe
 from runner.fleet import WIRE_VERSION
 from runner.fleet.batches import WindDown
@@ -50,7 +50,7 @@ from runner.protocol.engine import EngineConfig
 from runner.tournament.runtime import engine_config
 from runner.tournament.scheduler import JobFinished, JobStarted, LocalScheduler
 
-__all__ = ["JoinRefused", "JoinSettings", "WorkerClient", "own_engines", "own_recipes",
+__all__ = ["JoinRefused", "JoinSettings", "WorkerClient", "own_benches", "own_engines", "own_recipes",
            "plain_http_refused"]
 
 LONGEST_WAIT = 60.0
@@ -93,6 +93,12 @@ class JoinSettings:
 def own_engines(path: Path) -> dict[str, EngineConfig]:
     """The engines the owner's file allows, by name (ConfigError names the file and key)."""
     return {spec.name: engine_config(spec) for spec in load_engines_file(path)}
+
+
+def own_benches(path: Path) -> dict[str, BenchDeclaration]:
+    """The benches the owner's file declares, by engine name (ConfigError names the file,
+    key and value)."""
+    return load_bench_declarations(path)
 
 
 def own_recipes(path: Path) -> dict[str, Recipe]:

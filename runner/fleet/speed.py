@@ -43,6 +43,7 @@ from runner.config.engines import BenchDeclaration
 from runner.config.recipes import DEFAULT_BENCH_PATTERN
 from runner.game.job import GameJob
 from runner.protocol.engine import EngineConfig
+from runner.text import shown
 
 __all__ = ["BENCH_ARGV", "MACHINE", "NOT_SCALED", "EngineBenches", "EngineSpeed",
            "MachineSpeed", "Scaling", "SpeedTerms", "bench_speed", "own_factor", "parse_bench",
@@ -290,7 +291,8 @@ class EngineBenches:
                                       nodes_pattern=nodes_pattern, timeout=self.timeout)
             found = EngineSpeed(name, speed.nps, speed.nodes)
         except (RuntimeError, OSError) as exc:
-            found = EngineSpeed(name, failed=" ".join(str(exc).split())[:500])
+            # One line, its engine's words made harmless: it is shown on two machines.
+            found = EngineSpeed(name, failed=shown(" ".join(str(exc).split()))[:500])
         self._found[key] = found
         return found
 
