@@ -15,9 +15,11 @@ so the client's cost is little more than the sockets'.
 
 Figures per backend: uploads counted, sustained uploads per second (counted over the window
 from the first upload to the last), upload latency (p50, p99, max), heartbeat and batch
-request latency (p50, p99), every status code seen, the service's CPU seconds, and the load
-average before and after. The target (issue 40): 42 uploads/s, fishtest's published 2,464
-games a minute, with p99 under 250 ms on PostgreSQL on a 2-core machine.
+request latency (p50, p99), every status code seen, the service's CPU seconds (and the part
+of them on its event loop's thread: HTTP, the routes, the referee; the rest is its threads',
+the store's reads and writes), and the load average before and after. The target (issue
+40): 42 uploads/s, fishtest's published 2,464 games a minute, with p99 under 250 ms on
+PostgreSQL on a 2-core machine.
 
 With ``--rate R`` the workers together offer R uploads a second on a fixed schedule (as many
 workers each uploading a game as it ends do), so the latency is the service's at that rate;
