@@ -30,16 +30,16 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from runner.config.recipes import BuildOrder
-from runner.fleet.batches import Batch, WindDown, batch_size, fits
+from runner.fleet.batches import Batch, WindDown, batch_size
 from runner.fleet.builds import BogusReport, FleetBuilds, WorkerBuild
 from runner.fleet.ledger import CountedLedger
 from runner.fleet.speed import Scaling
+from runner.fleet.waiting import WaitingJobs
 from runner.game.job import GameJob
 from runner.game.record import GameRecord
 from runner.referee import verify_game
 from runner.store.store import FleetGameRecord, Store
 from runner.tournament.events import Notice
-from runner.tournament.jobs import JobQueue
 from runner.tournament.scheduler import (
     JobFinished,
     JobsFinished,
@@ -50,9 +50,6 @@ from runner.tournament.scheduler import (
 )
 
 __all__ = ["Cut", "FleetScheduler", "Refusal"]
-
-_SCAN = 4096
-"""Waiting jobs looked through for ones a worker may play (its engines)."""
 
 _Queued = tuple[SchedulerEvent, "asyncio.Future[None] | None"]
 
@@ -113,8 +110,7 @@ class FleetScheduler(Scheduler):
         self._on_open = on_open
         self._on_close = on_close
         self._on_cut = on_cut
-        self._jobs = JobQueue()
-        self._waiting: deque[GameJob] = deque()
+        self._jobs = WaitingJobs(self.names)
         self._batches: dict[int, Batch] = {}
         self._taken: list[int] = []
         """The batches a hard stop took back (noted lost in the store when the run ends)."""
@@ -174,7 +170,7 @@ class FleetScheduler(Scheduler):
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._wake.wait(), 1.0)
                     continue
-                event, waiting = self._next()
+                event, waiting = _next(self._queue)
                 try:
                     yield event
                 except BaseException:
@@ -200,7 +196,7 @@ class FleetScheduler(Scheduler):
 
     def wants(self, engines: Iterable[str]) -> bool:
         """Whether a job a worker allowing `engines` may play is waiting."""
-        return self._take(set(engines), 1, peek=True) != []
+        return self._jobs.take(set(engines), 1, peek=True) != []
 
     async def lease(self, worker_id: int, engines: Iterable[str], slots: int,
                     factor: float = 1.0,
@@ -210,18 +206,18 @@ class FleetScheduler(Scheduler):
         `scaling` gives it for its two engines' allow-list names."""
         assert self.tournament_id is not None
         allowed = set(engines)
-        first = self._take(allowed, 1, peek=True)
+        first = self._jobs.take(allowed, 1, peek=True)
         if not first:
             return None
         if scaling is not None:
             factor = _scaled(first[0], scaling, self.names).factor
-        jobs = self._take(allowed, batch_size(first[0], slots, factor=factor))
+        jobs = self._jobs.take(allowed, batch_size(first[0], slots, factor=factor))
         deadline = datetime.now(UTC) + timedelta(seconds=self.lease_seconds)
         try:
             batch_id = await asyncio.to_thread(self.store.fleet.lease, self.tournament_id,
                                                worker_id, [job.index for job in jobs], deadline)
         except BaseException:
-            self._waiting.extendleft(reversed(jobs))
+            self._jobs.put_back(jobs)
             raise
         now = time.monotonic()
         batch = Batch(batch_id, worker_id, {job.index: job for job in jobs},
@@ -324,7 +320,7 @@ class FleetScheduler(Scheduler):
         batch = self._own(worker_id, batch_id)
         del self._batches[batch_id]
         left = batch.left()
-        self._waiting.extendleft(reversed(left))
+        self._jobs.put_back(left)
         await asyncio.to_thread(self.store.fleet.set_batch, batch_id, state=state)
         self._wake.set()
         return len(left)
@@ -348,62 +344,12 @@ class FleetScheduler(Scheduler):
         if cut:
             self._on_cut(cut)
 
-    def _next(self) -> tuple[SchedulerEvent, list[asyncio.Future[None] | None]]:
-        """The next event to report and the uploads waiting for it to be handled: the
-        finished games queued one after another go as one `JobsFinished` (stored in one
-        transaction while the uploads behind them queue for the next); a game started among
-        them (the upload of a game no heartbeat said started) is reported first."""
-        for position, (queued, _handled) in enumerate(self._queue):
-            if isinstance(queued, JobStarted):
-                if position:
-                    started = self._queue[position]
-                    del self._queue[position]
-                    return started[0], [started[1]]
-                break
-            if not isinstance(queued, JobFinished):
-                break
-        event, handled = self._queue.popleft()
-        if not isinstance(event, JobFinished):
-            return event, [handled]
-        finished, waiting = [event], [handled]
-        while self._queue and isinstance(self._queue[0][0], JobFinished):
-            more, handled = self._queue.popleft()
-            assert isinstance(more, JobFinished)
-            finished.append(more)
-            waiting.append(handled)
-        if len(finished) == 1:
-            return event, waiting
-        return JobsFinished(tuple(finished)), waiting
-
     def _own(self, worker_id: int, batch_id: int) -> Batch:
         batch = self._batches.get(batch_id)
         if batch is None or batch.worker_id != worker_id:
             raise Refusal(409, f"batch {batch_id} is no longer this worker's (its lease ran "
                           "out or the run ended): its games are played elsewhere")
         return batch
-
-    def _take(self, engines: set[str], count: int, *, peek: bool = False) -> list[GameJob]:
-        """Up to `count` waiting jobs of `engines`, in schedule order (left waiting with
-        `peek`)."""
-        if self._jobs.stopped:
-            return []
-        taken: list[GameJob] = []
-        looked = 0
-        kept: deque[GameJob] = deque()
-        while len(taken) < count and looked < _SCAN:
-            if not self._waiting:
-                job = self._jobs.next()
-                if job is None:
-                    break
-                self._waiting.append(job)
-            job = self._waiting.popleft()
-            looked += 1
-            (taken if fits(job, engines, self.names) else kept).append(job)
-        if peek:
-            kept.extend(taken)
-            kept = deque(sorted(kept, key=lambda j: j.index))
-        self._waiting.extendleft(reversed(kept))
-        return taken
 
     async def _expire(self) -> list[Notice]:
         """Take back the batches whose deadline passed; a notice for each."""
@@ -418,17 +364,35 @@ class FleetScheduler(Scheduler):
 
     def _done(self) -> bool:
         """Nothing left to report: no batch out, nothing queued, no job left (or stopped)."""
-        if self._batches or self._queue:
-            return False
-        if self._jobs.stopped:
-            return True
-        if self._waiting:
-            return False
-        job = self._jobs.next()
-        if job is None:
-            return True
-        self._waiting.append(job)
-        return False
+        return not self._batches and not self._queue and self._jobs.exhausted()
+
+
+def _next(queue: deque[_Queued]) -> tuple[SchedulerEvent, list[asyncio.Future[None] | None]]:
+    """The next event of `queue` to report and the uploads waiting for it to be handled: the
+    finished games queued one after another go as one `JobsFinished` (stored in one
+    transaction while the uploads behind them queue for the next); a game started among
+    them (the upload of a game no heartbeat said started) is reported first."""
+    for position, (queued, _handled) in enumerate(queue):
+        if isinstance(queued, JobStarted):
+            if position:
+                started = queue[position]
+                del queue[position]
+                return started[0], [started[1]]
+            break
+        if not isinstance(queued, JobFinished):
+            break
+    event, handled = queue.popleft()
+    if not isinstance(event, JobFinished):
+        return event, [handled]
+    finished, waiting = [event], [handled]
+    while queue and isinstance(queue[0][0], JobFinished):
+        more, handled = queue.popleft()
+        assert isinstance(more, JobFinished)
+        finished.append(more)
+        waiting.append(handled)
+    if len(finished) == 1:
+        return event, waiting
+    return JobsFinished(tuple(finished)), waiting
 
 
 def _scalings(jobs: Iterable[GameJob], scaling: Callable[[str, str], Scaling] | None,
