@@ -39,6 +39,7 @@ import dataclasses
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -343,6 +344,7 @@ def run_backend(backend: str, workers: int, seconds: float, beat_every: int,
         service.stop()
         if server is not None:
             server.stop()
+        shutil.rmtree(top, ignore_errors=True)  # the database and logs: figures are kept
     return figures
 
 
