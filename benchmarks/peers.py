@@ -33,6 +33,7 @@ columns suffixed ``/asyncio``, ``/compiled`` and so on; ``--markdown`` then has 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import shutil
@@ -224,11 +225,22 @@ def count_plies(pgn: str) -> tuple[int, int, int]:
 _STALE_LINE = "compiled modules are older than their sources"
 """What `runner.compiled` prints on stderr when it runs the source of a stale build."""
 _PYCACHE = tempfile.mkdtemp(prefix="peers-pycache-")
+_CACHES = tempfile.mkdtemp(prefix="peers-cache-")
+"""The runner's caches (its compiled store statements), one directory per tree measured: the
+user's own is shared with every other checkout and session on the machine, and holds one
+version's statements at a time."""
 # The modules a run of our CLI imports, compiled once before anything is timed.
 _WARM_IMPORTS = ("import runner.cli.app, runner.cli.tournament, runner.tournament.run, "
                  "runner.store, runner.store.db, runner.game.play, runner.protocol.factory, "
                  "runner.books.openings, runner.report.build, sqlalchemy.orm, alembic.command, "
                  "typer, rich.console, rich.progress, rich.live, asyncio, sqlite3")
+
+
+_WARM_STATEMENTS = ("import sys\n"
+                    "from runner.store.store import Store\n"
+                    "with Store.open('sqlite:///' + sys.argv[1]) as store:\n"
+                    "    getattr(store, 'statements', lambda: None)()\n")
+"""Compile a tree's store statements into its cache (trees before issue 38's have none)."""
 
 
 def python_env(tree: str | None = None) -> dict[str, str]:
@@ -239,6 +251,8 @@ def python_env(tree: str | None = None) -> dict[str, str]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = _PYCACHE
     env["PYTHONPATH"] = (tree or str(REPO)) + os.pathsep + env.get("PYTHONPATH", "")
+    env["XDG_CACHE_HOME"] = os.path.join(_CACHES, hashlib.sha256((tree or str(REPO)).encode())
+                                         .hexdigest()[:12])
     return env
 
 
@@ -251,6 +265,10 @@ def warm_bytecode(trees: list[str | None]) -> None:
                         str(root / "runner"), str(root / "engine")],
                        env=env, check=True, stdout=subprocess.DEVNULL)
         subprocess.run([sys.executable, "-c", _WARM_IMPORTS], env=env, check=True)
+        # The store's statements compiled once, as a first run after an install does.
+        with tempfile.TemporaryDirectory(prefix="peers-warm-") as scratch:
+            subprocess.run([sys.executable, "-c", _WARM_STATEMENTS, f"{scratch}/w.db"], env=env,
+                           check=True)
 
 
 def kept_pgn(directory: Path, w: Workload, runner: str, repeat: int) -> Path:

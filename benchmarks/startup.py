@@ -152,8 +152,10 @@ def prepare(tmp: Path, tree: str) -> tuple[Path, Path]:
 
 
 def _env(tree: str, tmp: Path) -> dict[str, str]:
-    """`peers.python_env`, with the runner's cache in the benchmark's directory."""
-    return {**python_env(tree), "XDG_CACHE_HOME": str(tmp / "cache")}
+    """`peers.python_env`, with the runner's cache in the benchmark's directory, one per tree
+    (the cache holds one version's compiled statements: two trees sharing it would compile
+    them again on every run)."""
+    return {**python_env(tree), "XDG_CACHE_HOME": str(tmp / "cache" / Path(tree).name)}
 
 
 def _runner(tree: str, env: dict[str, str], cwd: Path, *args: str) -> str:
@@ -200,8 +202,8 @@ def measure(trees: dict[str, str], wanted: list[str], repeats: int,
         chosen = [c for c in commands(db, demo) if c.key in wanted]
         listed = {name: _runner(tree, _env(tree, tmp), tmp, "--help")
                   for name, tree in trees.items()}
-        for tree in trees.values():  # the statements of runner list, compiled and cached
-            _runner(tree, _env(tree, tmp), tmp, "list", "--db", str(db))
+        for tree in trees.values() if "list" in wanted else ():  # runner list's statements,
+            _runner(tree, _env(tree, tmp), tmp, "list", "--db", str(db))  # compiled and cached
         runnable = [c for c in chosen
                     if c.needs is None or all(f" {c.needs} " in text for text in listed.values())]
         for c in chosen:
