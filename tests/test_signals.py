@@ -13,6 +13,7 @@ import os
 import pty
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import termios
@@ -128,6 +129,20 @@ def match(tmp_path: Path, *engines: list[str], tc: str, games: int = 2) -> list[
     """``runner match`` words for `engines`, stored in a database of the test's own."""
     return ["match", *engines[0], *engines[1], "--each", f"tc={tc}", "--rounds", str(games // 2),
             "--games", "2", "--db", str(tmp_path / "runner.db"), "--name", "signals"]
+
+
+def game_running(tmp_path: Path) -> bool:
+    """Whether the run in `tmp_path` has stored a game as running (its games have begun)."""
+    path = tmp_path / "runner.db"
+    if not path.exists():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True,
+                                                timeout=1.0)) as db:
+            return db.execute("SELECT 1 FROM games WHERE status = 'running' "
+                              "LIMIT 1").fetchone() is not None
+    except sqlite3.Error:  # not created yet, or its schema not yet written
+        return False
 
 
 def stored_status(tmp_path: Path) -> str:
@@ -255,12 +270,16 @@ def test_closing_the_terminal_aborts_the_run_and_exits_129(tmp_path, marker):
     try:
         deadline = time.monotonic() + 120  # generous: engines start slowly under load
         said = b""
-        while len(processes_with(marker)) < 2 and time.monotonic() < deadline:
+        # Two engine processes alone may be the protocol detection's, before the run has
+        # stored anything: the terminal closing then leaves nothing to mark interrupted.
+        while not (len(processes_with(marker)) >= 2 and game_running(tmp_path)) \
+                and time.monotonic() < deadline:
             with contextlib.suppress(OSError):
                 said = (said + os.read(master, 65536))[-4000:]  # keep the terminal drained
             time.sleep(0.05)
         engines = processes_with(marker)
-        assert len(engines) == 2, (proc.poll(), said.decode(errors="replace"))
+        assert len(engines) == 2 and game_running(tmp_path), (
+            proc.poll(), said.decode(errors="replace"))
         time.sleep(0.5)
     finally:
         os.close(master)  # the terminal is gone: the kernel sends SIGHUP to the runner
