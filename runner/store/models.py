@@ -46,6 +46,7 @@ __all__ = [
     "TuneIterationRow",
     "TuneRow",
     "UtcDateTime",
+    "column_kinds",
 ]
 
 # Named constraints, so migrations can refer to them on every backend.
@@ -391,3 +392,18 @@ class PlacementRow(Base):
     tournament_id: Mapped[int] = mapped_column(
         ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True)
     placement: Mapped[str] = mapped_column(String(16))
+
+
+def column_kinds(statement: Any) -> dict[str, str]:
+    """How each column a SELECT reads is converted back when sqlite3 reads it instead of
+    SQLAlchemy: "utc" (a stored time), "json", or the name of its status enum."""
+    kinds: dict[str, str] = {}
+    for column in statement.selected_columns:
+        kind = getattr(column, "type", None)
+        if isinstance(kind, UtcDateTime):
+            kinds[column.name] = "utc"
+        elif isinstance(kind, Enum) and kind.enum_class is not None:
+            kinds[column.name] = kind.enum_class.__name__
+        elif isinstance(kind, JSON):
+            kinds[column.name] = "json"
+    return kinds

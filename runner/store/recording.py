@@ -40,6 +40,7 @@ from runner.store.models import (
     TournamentRow,
     TournamentStatus,
     UtcDateTime,
+    column_kinds,
 )
 from runner.store.records import DuplicateGameError, EngineRowValues, JobKey
 from runner.store.rows import (
@@ -222,15 +223,7 @@ def compile_writes(session: Session, key: str) -> WriteStatements | None:
         kinds[name] = {}
         constants[name] = {}
         if getattr(statement, "is_select", False):
-            columns[name] = {}
-            for column in statement.selected_columns:
-                kind = getattr(column, "type", None)
-                if isinstance(kind, UtcDateTime):
-                    columns[name][column.name] = "utc"
-                elif isinstance(kind, Enum) and kind.enum_class is not None:
-                    columns[name][column.name] = kind.enum_class.__name__
-                elif isinstance(kind, JSON):
-                    columns[name][column.name] = "json"
+            columns[name] = column_kinds(statement)
         for param, bind in compiled.binds.items():
             if param not in compiled.params:
                 continue  # an internal alias of a parameter listed under its own name

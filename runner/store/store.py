@@ -259,9 +259,7 @@ class Store(OpenedDatabase):
         SQLAlchemy: the statements of `tournaments` and `failures`, compiled for it with their
         values written in, and which of their columns hold stored times or statuses (None:
         not a SQLite database, or the store's sources cannot be read to key them)."""
-        from sqlalchemy import Enum
-
-        from runner.store.models import UtcDateTime
+        from runner.store.models import column_kinds
         from runner.store.queries import list_statements
         from runner.store.quick import ListReads, cache_key
 
@@ -276,13 +274,7 @@ class Store(OpenedDatabase):
         for name, statement in statements.items():
             sql[name] = str(statement.compile(dialect=dialect,
                                               compile_kwargs={"literal_binds": True}))
-            columns[name] = {}
-            for column in statement.selected_columns:
-                kind = getattr(column, "type", None)
-                if isinstance(kind, UtcDateTime):
-                    columns[name][column.name] = "utc"
-                elif isinstance(kind, Enum) and kind.enum_class is not None:
-                    columns[name][column.name] = kind.enum_class.__name__
+            columns[name] = column_kinds(statement)
         return ListReads(key=key, revision=SCHEMA_REVISION, statements=sql, columns=columns)
 
     def remember_list(self, cache: Path) -> None:
