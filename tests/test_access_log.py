@@ -5,11 +5,6 @@ theirs; a value that is not one is refused before anything listens."""
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +12,8 @@ import pytest
 pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
 
 import httpx
+from test_service_browser import TOKEN as SERVICE_TOKEN
+from test_service_browser import _serve
 
 from runner.fleet import WIRE_VERSION
 from runner.service.access_log import quiet_workers
@@ -24,7 +21,6 @@ from runner.service.server import ServeRefused, serve
 
 REPO = Path(__file__).resolve().parents[1]
 ENGINES = REPO / "configs" / "engines.toml"
-TOKEN = "access-log-test-token"
 
 
 def test_the_filter_drops_only_a_worker_s_batch_traffic_answered_with_success() -> None:
@@ -62,25 +58,8 @@ def test_the_filter_drops_only_a_worker_s_batch_traffic_answered_with_success() 
 @pytest.mark.slow  # a real runner serve: about 12 s to start on a loaded machine
 def test_a_worker_s_answered_requests_are_quiet_and_its_refusals_are_not(
         tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    served = subprocess.Popen(
-        [sys.executable, "-m", "runner", "serve", "--port", str(port), "--db",
-         str(tmp_path / "a.db"), "--engines", str(ENGINES), "--accept-workers"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "RUNNER_TOKEN": TOKEN})
-    base = f"http://127.0.0.1:{port}"
-    auth = {"Authorization": f"Bearer {TOKEN}"}  # the service's token is an admin's
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/api/tournaments", timeout=1)
-                break
-            except httpx.TransportError:
-                assert served.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
+    auth = {"Authorization": f"Bearer {SERVICE_TOKEN}"}  # the service's token is an admin's
+    with _serve(tmp_path, "--accept-workers") as base:
         joined = httpx.post(f"{base}/api/workers", headers=auth, timeout=30, json={
             "name": "quiet", "concurrency": 1, "cores": 1, "memory_mb": 1, "os": "x",
             "version": "test", "wire": WIRE_VERSION, "engines": ["bundled"]})
@@ -89,9 +68,7 @@ def test_a_worker_s_answered_requests_are_quiet_and_its_refusals_are_not(
         assert httpx.post(f"{base}{me}/batch", headers=auth, timeout=30).status_code == 204
         refused = httpx.post(f"{base}{me}/batches/77/heartbeat", headers=auth, timeout=30)
         assert refused.status_code == 409
-    finally:
-        served.terminate()
-        output, _ = served.communicate(timeout=60)
+    output = (tmp_path / "serve.log").read_text(errors="replace")
     assert '"POST /api/workers HTTP/1.1" 201' in output  # a registration keeps its line
     assert f"POST {me}/batch " not in output  # asked and answered: no line
     assert f'"POST {me}/batches/77/heartbeat HTTP/1.1" 409' in output  # a refusal has one
