@@ -201,10 +201,60 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
         "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b", "--each", "tc=inf",
         "depth=1", "--maxmoves", "3", "--db", str(tmp_path / "r.db"), "--pgnout",
         str(tmp_path / "g.pgn"), "--quiet",
-        watch=("pydantic", "typer.rich_utils", "rich.progress", "rich.live", "runner.store"))
+        watch=("pydantic", "typer", "typer.rich_utils", "rich.progress", "rich.live",
+               "runner.store"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "g.pgn").read_text().count("[Event ") == 2
+    # Issue 38: its words are read before Typer (runner.cli.play_words), which is not loaded.
     assert loaded == ["runner.store"]
+
+
+@pytest.mark.parametrize("words", [
+    [], ["--engine", "cmd=x", "name=a", "--each", "tc=1+0.01", "--quiet"],
+    ["-engine", "--engine=x", "name=--x", "-", "-abc", "-h", "--hel", "--helpx", "x", "--db"],
+    ["--concurrency", "2", "--version", "-v", "--events", "-", "--rounds=3"]])
+def test_typer_hands_the_words_the_early_reading_takes_over_unchanged(
+        words: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 38: runner.cli.main runs match, gauntlet and roundrobin without Typer unless a
+    # word is one click reads itself (typer_reads); every other word list must reach the
+    # command through Typer exactly as given, so both ways read the same words.
+    from typer.testing import CliRunner
+
+    from runner.cli import tournament, typer_reads
+    from runner.cli.app import app
+
+    assert not typer_reads(words)
+    assert typer_reads([*words, "--help"]) and typer_reads(["--", *words])
+    seen: list[tuple[list[str], str]] = []
+
+    def cli_run(args: list[str], command: str) -> None:
+        seen.append((args, command))
+
+    monkeypatch.setattr(tournament, "cli_run", cli_run)
+    for command in ("match", "gauntlet", "roundrobin"):
+        done = CliRunner().invoke(app, [command, *words])
+        assert done.exit_code == 0, done.output
+    assert seen == [(words, c) for c in ("match", "gauntlet", "roundrobin")]
+
+
+@pytest.mark.parametrize("words", [("--bogus",), ("--engine", "cmd=x"), ("--help=x",)])
+def test_a_refused_match_says_the_same_with_or_without_typer(words: tuple[str, ...]) -> None:
+    # The early reading (runner.cli.play_words) exits as the Typer command did: same words on
+    # stderr, same status; ``--help=x`` is still Typer's to refuse.
+    from typer.testing import CliRunner
+
+    from runner.cli.app import app
+
+    loaded, done = _run("match", *words, watch=("typer",))
+    assert loaded == (["typer"] if "--help=x" in words else [])
+    through_typer = CliRunner().invoke(app, ["match", *words])
+    assert done.returncode == through_typer.exit_code == 2
+    said = " ".join(x for x in done.stderr.splitlines() if not x.startswith("LOADED")).split()
+    if "--help=x" in words:  # Typer's own box, as wide as the terminal it is told of
+        assert "Option '--help' does not take a value." in " ".join(said)
+        assert "Option '--help' does not take a value." in through_typer.output
+    else:
+        assert said == through_typer.output.split()
 
 
 _BUNDLED_MATCH = ("match", "--engine", "cmd=python", "arg=-m", "arg=engine", "name=a",

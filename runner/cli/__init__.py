@@ -6,11 +6,15 @@ translate words into the typed config and hand it to the tournament, the report 
 
 from __future__ import annotations
 
+import errno
 import gc
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-__all__ = ["hold_collector", "main", "release_collector", "version_text"]
+__all__ = ["hold_collector", "main", "play_words", "release_collector", "typer_reads",
+           "version_text"]
 
 _HELD_FOR = frozenset({"run", "resume", "match", "gauntlet", "roundrobin", "tune", "play",
                        "engine", "worker", "list", "stats", "--help", "--version"})
@@ -41,6 +45,45 @@ def release_collector() -> None:
         gc.enable()
 
 
+_WORDS_ONLY = frozenset({"match", "gauntlet", "roundrobin"})
+"""The commands whose every word is read by `runner.cli.vocabulary`, none by Typer (click
+hands them over untouched, `runner.cli.help.PASSTHROUGH`), so that they run without Typer."""
+
+
+def typer_reads(words: Sequence[str]) -> bool:
+    """Whether click would act on one of the words after ``runner match`` itself rather than
+    hand it over: the help flag (with or without a value) and the ``--`` it drops. Such a
+    command line goes through Typer as before; tests/test_cli_startup.py checks that click
+    hands over every other word unchanged."""
+    return any(w == "--" or w == "--help" or w.startswith("--help=") for w in words)
+
+
+def play_words(command: str, words: list[str]) -> NoReturn:
+    """Run ``runner COMMAND WORDS`` (a match, gauntlet or round-robin) without Typer and exit
+    as its Typer command would: Typer and rich's help cost a match run a fifth of its
+    start-up (issue 38) and read none of its words. Exits as Typer does: a `UserError` is
+    said with code 2, Ctrl-C during start-up is 130, a closed pipe 1."""
+    from runner.cli.errors import UserError, report_error
+
+    try:
+        from runner.cli.tournament import cli_run
+
+        cli_run(words, command)
+    except UserError as exc:
+        report_error(str(exc))
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        # Nothing more reaches the reader; flushing at exit must not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stderr.fileno())
+        sys.exit(1)
+
+
 def version_text() -> str:
     """What ``runner --version`` prints: the package's version, then which code runs."""
     from runner import __version__
@@ -54,7 +97,8 @@ def main() -> None:
     words go to their parser before Typer and rich are imported (``runner fastchess
     --version`` costs what ``runner-fastchess --version`` does), every other command line to
     `runner.cli.app.main`, the collector paused first where `hold_collector` says. A lone
-    ``--version`` is answered here too, as Typer's ``--version`` would."""
+    ``--version`` is answered here too, as Typer's ``--version`` would, and so are
+    ``runner match|gauntlet|roundrobin WORDS`` (`play_words`) unless a word asks for help."""
     argv = sys.argv[1:]
     hold_collector(argv)
     if argv == ["--version"]:  # Typer's answer, without Typer (a test keeps the two equal)
@@ -64,6 +108,8 @@ def main() -> None:
         from runner.dropin.main import main as dropin
 
         sys.exit(dropin(argv[0], argv[1:]))
+    if argv and argv[0] in _WORDS_ONLY and not typer_reads(argv[1:]):
+        play_words(argv[0], argv[1:])
     from runner.cli.app import main as typer_main
 
     typer_main()

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
 from rich.console import Console
 from rich.markup import escape
 
@@ -50,20 +49,24 @@ def report_error(message: str, *, label: str = "error:") -> None:
     err_console.print(f"[bold red]{escape(label)}[/] {text}", highlight=False)
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Report `message`; the caller raises the returned exit (code 2: the user's to fix)."""
+def fail(message: str, code: int = 2) -> SystemExit:
+    """Report `message`; the caller raises the returned exit (code 2: the user's to fix).
+
+    A plain `SystemExit`, which Typer passes through as it does its own ``Exit``: the
+    commands that read their words before Typer (`runner.cli.main`) raise it too, and a
+    match run imports no Typer for it."""
     report_error(message)
-    return typer.Exit(code)
+    return SystemExit(code)
 
 
-def missing_extra(exc: ImportError, what: str, extra: str) -> typer.Exit:
+def missing_extra(exc: ImportError, what: str, extra: str) -> SystemExit:
     """Say in one line that `what` needs the optional `extra` the failed import `exc` belongs
     to, and how to install it; the caller raises the returned exit (code 2)."""
     return fail(f"{what} needs the {extra} extra ({exc.name or exc} is missing): "
                 f"pip install 'cecp-runner[{extra}]'")
 
 
-def exit_on_error(exc: Exception) -> typer.Exit:
+def exit_on_error(exc: Exception) -> SystemExit:
     """Report a user error the same way for every command; the caller raises the returned exit.
 
     A configuration error is printed whole (it lists every problem with its file and key).
@@ -73,7 +76,7 @@ def exit_on_error(exc: Exception) -> typer.Exit:
     if isinstance(exc, ConfigError):
         text = escape(shown(redact(str(exc)), multiline=True))
         err_console.print(f"[bold red]{text}[/]", highlight=False)
-        return typer.Exit(2)
+        return SystemExit(2)
     return fail(str(exc))
 
 

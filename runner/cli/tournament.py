@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import typer
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.text import Text
@@ -345,7 +344,7 @@ def _say_finished(store: Store, config: TournamentConfig, done: Done, *,
                f"See its results with 'runner report {found}', or start a new tournament from "
                "this file with --new.", highlight=False, markup=False, soft_wrap=True)
     if exits:
-        raise typer.Exit(0)
+        raise SystemExit(0)
 
 
 def _print_summary(outcome: RunOutcome, seconds: float, url: str, out: Console) -> None:
@@ -396,7 +395,7 @@ def run_file(config_file: Path, *, db: str | None, concurrency: int | None, quie
     outcome = run_tournament(config, db_url=db, quiet=quiet, mode=mode,
                              concurrency=concurrency, workers=workers, cluster=cluster,
                              events=events)
-    raise typer.Exit(outcome.exit_status)
+    raise SystemExit(outcome.exit_status)
 
 
 def events_target(path: str | None, moves: bool) -> EventsTarget | None:
@@ -429,7 +428,7 @@ def resume_stored(tournament_id: int, *, db: str | None, concurrency: int | None
     outcome = run_tournament(found.config, db_url=url, quiet=quiet, mode=StartMode.CONTINUE,
                              tournament_id=tournament_id, concurrency=concurrency,
                              events=events)
-    raise typer.Exit(outcome.exit_status)
+    raise SystemExit(outcome.exit_status)
 
 
 # -- match, gauntlet and round-robin from the command line -------------------------------------
@@ -445,4 +444,4 @@ def cli_run(args: list[str], command: str) -> NoReturn:
     outcome = run_tournament(config, db_url=arguments.db, quiet=arguments.quiet,
                              mode=StartMode.SAME, rating_interval=arguments.rating_interval,
                              workers=arguments.workers, events=arguments.events_target())
-    raise typer.Exit(outcome.exit_status)
+    raise SystemExit(outcome.exit_status)

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from runner.cli.help import PASSTHROUGH
 from runner.config.engines import parse_engine
 from runner.config.model import DrawAdjudication, EngineSpec, ResignAdjudication, TournamentConfig
 from runner.config.parse import parse_config
@@ -56,7 +55,7 @@ if TYPE_CHECKING:
     from runner.app.stream import EventsTarget
 
 __all__ = [
-    "CHECK", "DRAW_KEYS", "ENGINE_KEYS", "OPENINGS_KEYS", "OPTIONS", "PASSTHROUGH", "PLAY",
+    "CHECK", "DRAW_KEYS", "ENGINE_KEYS", "OPENINGS_KEYS", "OPTIONS", "PLAY",
     "RESIGN_KEYS",
     "SPRT_KEYS", "TOURNAMENT", "Arguments", "CommandLineError", "Key", "Option",
     "dialect", "engine_words", "help_sections", "read_arguments",
