@@ -11,7 +11,7 @@ lines under 80 columns. It needs no board: move numbers come from the start FEN'
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -144,20 +144,22 @@ def format_seconds(seconds: float) -> str:
 
 def format_move_comment(move: MoveRecord) -> str:
     """The comment text for one move (without braces); empty when there is nothing to say."""
-    parts: list[str] = []
     if move.book:
-        parts.append("book")
+        annotation = "book"
     else:
-        score = format_score(move.score_cp, move.mate)
-        if score and move.depth is not None:
-            score += f"/{move.depth}"
-        if score:
-            parts.append(score)
-        if move.time is not None:
-            parts.append(format_seconds(max(0.0, move.time)))
-    annotation = " ".join(parts)
+        annotation = format_score(move.score_cp, move.mate)
+        if annotation and move.depth is not None:
+            annotation += f"/{move.depth}"
+        spent = move.time
+        if spent is not None:
+            seconds = format_seconds(spent if spent > 0.0 else 0.0)
+            annotation = f"{annotation} {seconds}" if annotation else seconds
+    if not move.comment:  # most moves: no free text to clean
+        return annotation
     extra = _clean_comment(move.comment)
-    return ", ".join(text for text in (annotation, extra) if text)
+    if not extra:
+        return annotation
+    return f"{annotation}, {extra}" if annotation else extra
 
 
 _SCORE_WORD = re.compile(r"(?P<score>[+-]?M\d+|[+-]?\d+\.\d+)(?:/(?P<depth>\d+))?\Z")
@@ -269,29 +271,42 @@ def _start_counters(fen: str | None) -> tuple[bool, int]:
 
 def _movetext_units(game: GameDescription) -> list[str]:
     """Movetext as a list of unbreakable pieces (numbers, SAN, comment words, result)."""
-    white, number = _start_counters(game.start_fen)
     units: list[str] = []
+    _each_unit(game, units.append)
+    return units
+
+
+def _each_unit(game: GameDescription, emit: Callable[[str], object]) -> None:
+    """Give each unbreakable piece of the movetext to `emit`, in order: each move's number,
+    SAN and comment are built once, with no list of the game's units in between."""
+    white, number = _start_counters(game.start_fen)
     need_number = True
     last = len(game.moves) - 1
     for index, move in enumerate(game.moves):
         if white:
-            units.append(f"{number}.")
+            emit(f"{number}.")
         elif need_number:
-            units.append(f"{number}...")
-        units.append(move.san)
+            emit(f"{number}...")
+        emit(move.san)
         comment = format_move_comment(move)
         if index == last and game.reason:
-            comment = ", ".join(text for text in (comment, _clean_comment(game.reason)) if text)
+            reason = _clean_comment(game.reason)
+            if reason:
+                comment = f"{comment}, {reason}" if comment else reason
         need_number = bool(comment)
         if comment:
-            units += _comment_units(comment)
+            if len(comment) + 2 <= LINE_WIDTH:  # the common case: one unit, braces and all
+                emit("{" + comment + "}")
+            else:
+                for word in _comment_units(comment):
+                    emit(word)
         if not white:
             number += 1
         white = not white
     if not game.moves and game.reason:
-        units += _comment_units(_clean_comment(game.reason))
-    units.append(game.result)
-    return units
+        for word in _comment_units(_clean_comment(game.reason)):
+            emit(word)
+    emit(game.result)
 
 
 def _comment_units(text: str) -> list[str]:
@@ -305,24 +320,55 @@ def _comment_units(text: str) -> list[str]:
     return words
 
 
-def _wrap(units: Iterable[str]) -> list[str]:
-    lines: list[str] = []
-    current = ""
-    for unit in units:
-        if current and len(current) + 1 + len(unit) > LINE_WIDTH:
-            lines.append(current)
-            current = unit
+class _Lines:
+    """Greedy wrapping of units into lines of at most `LINE_WIDTH` columns: a line's units
+    are kept in a list with its length counted, and joined once when the line is full (not
+    copied into a longer string at every unit)."""
+
+    __slots__ = ("length", "lines", "parts")
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.parts: list[str] = []
+        self.length = 0
+        """The current line's length; 0 while it is empty."""
+
+    def add(self, unit: str) -> None:
+        """Put `unit` on the current line, or start the next line with it."""
+        if not self.length:
+            # An empty line (or one holding only an empty unit) is taken over by the unit.
+            self.parts = [unit]
+            self.length = len(unit)
+        elif self.length + 1 + len(unit) > LINE_WIDTH:
+            self.lines.append(" ".join(self.parts))
+            self.parts = [unit]
+            self.length = len(unit)
         else:
-            current = f"{current} {unit}" if current else unit
-    if current:
-        lines.append(current)
-    return lines
+            self.parts.append(unit)
+            self.length += 1 + len(unit)
+
+    def done(self) -> list[str]:
+        """The lines, the last one included."""
+        if self.length:
+            self.lines.append(" ".join(self.parts))
+            self.parts = []
+            self.length = 0
+        return self.lines
+
+
+def _wrap(units: Iterable[str]) -> list[str]:
+    lines = _Lines()
+    for unit in units:
+        lines.add(unit)
+    return lines.done()
 
 
 def format_game(game: GameDescription) -> str:
     """The game as export-format PGN: tag section, a blank line, movetext, ending in a newline."""
     tags = [f'[{name} "{escape_tag_value(value)}"]' for name, value in _tag_pairs(game)]
-    return "\n".join([*tags, "", *_wrap(_movetext_units(game))]) + "\n"
+    lines = _Lines()
+    _each_unit(game, lines.add)
+    return "\n".join([*tags, "", *lines.done()]) + "\n"
 
 
 def append_game(path: str | Path, game: GameDescription) -> None:

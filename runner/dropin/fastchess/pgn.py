@@ -302,16 +302,23 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
     # The board is followed only when a move's text needs it: LAN, or SAN the record lacks.
     follow = settings.pgn_notation == "lan" or (
         settings.pgn_notation == "san" and not all(played.san for played in moves))
+    # The keys beyond ``{score/depth time}`` are looked at once, not at every move: without
+    # any (the default), a move's comment is that pair alone.
+    extras = not settings.pgn_min and (
+        settings.pgn_timeleft or settings.pgn_latency or settings.pgn_nodes
+        or settings.pgn_seldepth or settings.pgn_nps or settings.pgn_hashfull
+        or settings.pgn_tbhits or settings.pgn_pv or bool(matched))
+    notation = settings.pgn_notation
+    last_index = len(moves) - 1
     for index, played in enumerate(moves):
         move = board.parse_uci(played.uci) if follow else None
-        if settings.pgn_notation == "san":
+        if notation == "san":
             text = played.san or board.san(board.parse_uci(played.uci))
-        elif settings.pgn_notation == "lan":
+        elif notation == "lan":
             assert move is not None
             text = _lan(board, move)
         else:
             text = played.uci
-        last = index == len(moves) - 1
         comment = ""
         if not settings.pgn_min:
             if played.book:
@@ -319,33 +326,44 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
             else:
                 figures = _as_fastchess_reads(searches.get(index, [])) \
                     if searches is not None else _Figures.recorded(played)
-                parts = [f"{_score_text(figures.score_cp, figures.mate)}/{figures.depth or 0} "
-                         f"{seconds_text(move_time_ms(played.time))}"]
-                if settings.pgn_timeleft:
-                    parts.append(f"tl={seconds_text(_ms(played.time_left))}")
-                if settings.pgn_latency:
-                    parts.append(f"latency={seconds_text(_ms(played.latency))}")
-                if settings.pgn_nodes:
-                    parts.append(f"n={figures.nodes or 0}")
-                if settings.pgn_seldepth:
-                    parts.append(f"sd={figures.seldepth or 0}")
-                if settings.pgn_nps:
-                    parts.append(f"nps={figures.nps or 0}")
-                if settings.pgn_hashfull:
-                    parts.append(f"hashfull={figures.hashfull or 0}")
-                if settings.pgn_tbhits:
-                    parts.append(f"tbhits={figures.tbhits or 0}")
-                if settings.pgn_pv:
-                    parts.append(f'pv="{" ".join(figures.pv)}"')
-                if index in matched:
-                    parts.append(", ".join(f'line="{line}"' for line in matched[index]))
-                if last:
-                    parts.append(f"{reason}: {illegal}" if illegal is not None else reason)
-                comment = ", ".join(p for p in parts if p)
+                comment = (f"{_score_text(figures.score_cp, figures.mate)}/{figures.depth or 0} "
+                           f"{seconds_text(move_time_ms(played.time))}")
+                if extras:
+                    comment = _extra_keys(comment, played, figures, settings,
+                                          matched.get(index))
+                if index == last_index:
+                    comment += f", {reason}: {illegal}" if illegal is not None \
+                        else f", {reason}" if reason else ""
         out.append((text, comment))
         if move is not None:
             board.push(move)
     return out
+
+
+def _extra_keys(comment: str, played: MoveRecord, figures: _Figures,
+                settings: FastchessSettings, matched: list[str] | None) -> str:
+    """A move's comment with the keys the ``-pgnout`` options ask for added (``tl=``,
+    ``n=``, ``pv=``, ``line=``...), in fastchess's order."""
+    parts = [comment]
+    if settings.pgn_timeleft:
+        parts.append(f"tl={seconds_text(_ms(played.time_left))}")
+    if settings.pgn_latency:
+        parts.append(f"latency={seconds_text(_ms(played.latency))}")
+    if settings.pgn_nodes:
+        parts.append(f"n={figures.nodes or 0}")
+    if settings.pgn_seldepth:
+        parts.append(f"sd={figures.seldepth or 0}")
+    if settings.pgn_nps:
+        parts.append(f"nps={figures.nps or 0}")
+    if settings.pgn_hashfull:
+        parts.append(f"hashfull={figures.hashfull or 0}")
+    if settings.pgn_tbhits:
+        parts.append(f"tbhits={figures.tbhits or 0}")
+    if settings.pgn_pv:
+        parts.append(f'pv="{" ".join(figures.pv)}"')
+    if matched:
+        parts.append(", ".join(f'line="{line}"' for line in matched))
+    return ", ".join(p for p in parts if p)
 
 
 class _Figures(NamedTuple):
@@ -490,11 +508,19 @@ _SQUARES_OF = str.maketrans({**{str(n): "0" * n for n in range(1, 9)}, "/": None
 def _occupancies() -> frozenset[int]:
     """The occupied squares (as a bitboard) of every position the openings table names."""
     found = set()
+    rank_masks: dict[str, int] = {}
+    """A rank's occupied files by its FEN text (few distinct ranks recur in the table)."""
     for key in _openings():
-        ranks = key.split(" ", 1)[0].split("/")
         # The placement runs from a8 to h1; the bitboard's bit n is square n, a1 first.
-        squares = "".join(rank.translate(_SQUARES_OF) for rank in reversed(ranks))
-        found.add(int(squares[::-1], 2))
+        occupied = 0
+        shift = 56
+        for rank in key[:key.index(" ")].split("/"):
+            mask = rank_masks.get(rank)
+            if mask is None:
+                mask = rank_masks[rank] = int(rank.translate(_SQUARES_OF)[::-1], 2)
+            occupied |= mask << shift
+            shift -= 8
+        found.add(occupied)
     return frozenset(found)
 
 

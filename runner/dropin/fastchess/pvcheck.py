@@ -29,7 +29,24 @@ def parsed_info(line: str) -> UciInfo:
 
 
 def search_lines(record: GameRecord) -> dict[int, list[str]]:
-    """Each engine move's output (by ply): the lines the engine printed after its ``go``."""
+    """Each engine move's output (by ply): the lines the engine printed after its ``go``.
+    The answer for the game last asked is kept (the PV check and the game's PGN both read
+    it as the game ends); callers only read it."""
+    global _last_searched
+    kept = _last_searched
+    if kept is not None and kept[0] is record:
+        return kept[1]
+    found = _search_lines(record)
+    _last_searched = (record, found)
+    return found
+
+
+_last_searched: tuple[GameRecord, dict[int, list[str]]] | None = None
+"""The game `search_lines` last read, and its answer (the record is held, so its identity
+cannot be taken by another one meanwhile)."""
+
+
+def _search_lines(record: GameRecord) -> dict[int, list[str]]:
     searches: dict[bool, list[list[str]]] = {}
     for white, entries in ((True, record.protocol_lines[0]), (False, record.protocol_lines[1])):
         runs: list[list[str]] = []
@@ -152,21 +169,32 @@ def _pv_problem(board: Board, info: UciInfo, check_mate_pvs: bool,
 class _Ends:
     """`_game_over` of the game's positions by ply, each computed once: a ply's PVs ask it of
     the position before the move, and a PV that starts with the move played asks it of the
-    position after it, which is the next ply's."""
+    position after it, which is the next ply's. The first `played` plies' positions had a
+    legal move played from them (the game's own): neither mate nor stalemate, so only the
+    fifty-move count and the repetitions are asked there, not the king's lines."""
 
-    def __init__(self, board: Board) -> None:
+    def __init__(self, board: Board, played: int = 0) -> None:
         self._board = board
+        self._played = played
         self._found: dict[int, str | None] = {}
 
     def at(self, ply: int) -> Callable[[], str | None]:
         """The answer for ply `ply`, asked of the board when it stands there."""
+        return functools.partial(self.get, ply)
 
-        def over() -> str | None:
-            if ply not in self._found:
-                self._found[ply] = _game_over(self._board)
-            return self._found[ply]
-
-        return over
+    def get(self, ply: int) -> str | None:
+        """The answer for ply `ply`; the board must stand there if it was not asked before."""
+        found = self._found
+        if ply in found:
+            return found[ply]
+        board = self._board
+        if ply < self._played:
+            answer = "fifty" if board.halfmove_clock >= 100 \
+                else "threefold" if board.is_repetition(3) else None
+        else:
+            answer = _game_over(board)
+        found[ply] = answer
+        return answer
 
 
 def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> list[str]:
@@ -181,64 +209,81 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
     names = (record.white, record.black)
     out: list[str] = []
     moves: list[str] = []
-    last_info: dict[int, str] = {}
-    ends = _Ends(board)
+    played_moves = record.moves
+    ends = _Ends(board, len(played_moves))
 
     def emit(warning: str, info: str) -> None:
         out.append(separator.join((f"Warning; {warning}", info, f"Position; {position}",
                                    f"Moves; {' '.join(moves)}")))
 
-    for index, played in enumerate(record.moves):
-        name = names[0] if board.turn else names[1]
+    def last_line(ply: int) -> str:
+        """The move's last scored line (for the mate-sign warning, which is rare: asked
+        only then)."""
+        lines = lines_by_ply.get(ply)
+        return "" if lines is None or played_moves[ply].book else last_info_line(lines)
+
+    previous_mate: int | None = None  # the last move's mate score, None for a book move
+    for index, played in enumerate(played_moves):
+        uci = played.uci
         lines = lines_by_ply.get(index)
-        if lines is not None and not played.book:
-            scored = _scored(lines)
-            infos = [parsed_info(line) for line in scored]
-            # A PV that starts with the move played (most do) goes on from the position after
-            # it, with the move pushed once for all of them: its first step needs no check
-            # of legality, only of the game's end before it.
-            problems: list[str | None] = [None] * len(infos)
-            after: list[int] = []
-            for at, info in enumerate(infos):
-                if info.pv and info.pv[0] == played.uci:
-                    ended = ends.at(index)()
-                    if ended is not None:
-                        problems[at] = _OVER[ended].format(played.uci, "{}")
-                    else:
-                        after.append(at)
-                else:
-                    problems[at] = _pv_problem(board, info, check_mate_pvs, ends.at(index))
-            mismatch = None
-            firsts = [i for i, line in enumerate(scored) if " multipv " not in line
-                      or " multipv 1 " in f"{line} "]
-            if firsts:
-                last = scored[firsts[-1]]
-                info = infos[firsts[-1]]
-                if not _bound(last) and info.pv and info.pv[0] != played.uci \
-                        and _differs(board, info.pv[0], played.uci):
-                    mismatch = last
-            board.push(board.parse_uci(played.uci))
-            for at in after:
-                problems[at] = _pv_problem(board, infos[at], check_mate_pvs,
-                                           ends.at(index + 1), played=1)
-            for line, problem in zip(scored, problems, strict=True):
-                if problem is not None:
-                    emit(problem.format(name), f"Info; {line}")
-            if mismatch is not None:
-                emit(f"Bestmove does not match beginning of last PV - move {played.uci} "
-                     f"from {name}", f"Info; {mismatch}")
-            last_info[index] = last_info_line(lines)
+        if lines is None or played.book:
+            board.push(board.parse_uci(uci))
         else:
-            board.push(board.parse_uci(played.uci))
-        moves.append(played.uci)
-        if index >= 1:
-            them = record.moves[index - 1]
-            if not them.book and them.mate is not None and played.mate is not None \
-                    and them.mate * played.mate > 0:
-                white_to_move = board.turn
-                them_name = names[0] if white_to_move else names[1]
-                emit(f"Sign mismatch in mate scores {them.mate} and {played.mate} from "
-                     f"{them_name} ({'White' if white_to_move else 'Black'}) and {name} "
-                     f"({'Black' if white_to_move else 'White'})",
-                     f"Infos; {last_info.get(index - 1, '')} ; {last_info.get(index, '')}")
+            _check_search(board, ends, index, uci, lines, check_mate_pvs,
+                          names[0] if board.turn else names[1], emit)
+        moves.append(uci)
+        mate = played.mate
+        if previous_mate is not None and mate is not None and previous_mate * mate > 0:
+            white_to_move = board.turn
+            name = names[1] if white_to_move else names[0]
+            them_name = names[0] if white_to_move else names[1]
+            emit(f"Sign mismatch in mate scores {previous_mate} and {mate} from "
+                 f"{them_name} ({'White' if white_to_move else 'Black'}) and {name} "
+                 f"({'Black' if white_to_move else 'White'})",
+                 f"Infos; {last_line(index - 1)} ; {last_line(index)}")
+        previous_mate = None if played.book else mate
     return out
+
+
+def _check_search(board: Board, ends: _Ends, index: int, uci: str, lines: Sequence[str],
+                  check_mate_pvs: bool, name: str,
+                  emit: Callable[[str, str], None]) -> None:
+    """The warnings of one engine move's search (ply `index`, the move `uci` the engine
+    played from `board`), then the move played on `board`."""
+    scored = _scored(lines)
+    infos = [parsed_info(line) for line in scored]
+    # A PV that starts with the move played (most do) goes on from the position after
+    # it, with the move pushed once for all of them: its first step needs no check
+    # of legality, only of the game's end before it.
+    problems: list[str | None] = [None] * len(infos)
+    after: list[int] = []
+    for at, info in enumerate(infos):
+        pv = info.pv
+        if pv and pv[0] == uci:
+            ended = ends.get(index)
+            if ended is not None:
+                problems[at] = _OVER[ended].format(uci, "{}")
+            elif len(pv) > 1 or (check_mate_pvs and info.mate is not None
+                                 and info.bound is None):
+                after.append(at)  # else nothing is left to look at past the move
+        else:
+            problems[at] = _pv_problem(board, info, check_mate_pvs, ends.at(index))
+    mismatch = None
+    for at in range(len(scored) - 1, -1, -1):  # the last line of the first PV
+        line = scored[at]
+        if " multipv " not in line or " multipv 1 " in line or line.endswith(" multipv 1"):
+            info = infos[at]
+            if not _bound(line) and info.pv and info.pv[0] != uci \
+                    and _differs(board, info.pv[0], uci):
+                mismatch = line
+            break
+    board.push(board.parse_uci(uci))
+    for at in after:
+        problems[at] = _pv_problem(board, infos[at], check_mate_pvs, ends.at(index + 1),
+                                   played=1)
+    for line, problem in zip(scored, problems, strict=True):
+        if problem is not None:
+            emit(problem.format(name), f"Info; {line}")
+    if mismatch is not None:
+        emit(f"Bestmove does not match beginning of last PV - move {uci} from {name}",
+             f"Info; {mismatch}")
