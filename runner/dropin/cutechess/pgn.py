@@ -15,7 +15,6 @@ into its binary; the runner has no such table, so those three tags are not writt
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from runner.clock import TimeControl
@@ -60,13 +59,13 @@ def _control_key(control: TimeControl) -> tuple[str, int | None, int | None]:
     return time_control_text(control), control.depth, control.nodes
 
 
-def _score_text(move: MoveRecord) -> str:
+def _score_text(score_cp: int | None, mate: int | None) -> str:
     """The score part of a comment (`MoveEvaluation::scoreText`): ``+0.25``, ``-M4``, ``0.00``."""
-    if move.mate:
+    if mate:
         # cutechess counts a mate in plies: N moves to mate is 2N-1 plies, N to be mated 2N.
-        plies = 2 * move.mate - 1 if move.mate > 0 else -2 * move.mate
-        return ("+" if move.mate > 0 else "-") + f"M{plies}"
-    score = 0 if move.mate == 0 else move.score_cp
+        plies = 2 * mate - 1 if mate > 0 else -2 * mate
+        return ("+" if mate > 0 else "-") + f"M{plies}"
+    score = 0 if mate == 0 else score_cp
     if score is None:
         return ""
     return ("+" if score > 0 else "") + f"{score / 100.0:.2f}"
@@ -75,15 +74,21 @@ def _score_text(move: MoveRecord) -> str:
 def move_comment(move: MoveRecord) -> str:
     """A move's comment as cutechess writes it (`evalString`): ``+0.25/12 0.123s``, ``book``,
     ``0s``; empty when the engine said nothing about the move."""
-    if move.book:
+    return _comment(move.book, move.depth, move.score_cp, move.mate, move.time)
+
+
+def _comment(book: bool, depth: int | None, score_cp: int | None, mate: int | None,
+             seconds: float | None) -> str:
+    """`move_comment` of a move with these figures."""
+    if book:
         return "book"
-    depth = move.depth or 0
-    text = _score_text(move) if depth > 0 else ""
+    depth = depth or 0
+    text = _score_text(score_cp, mate) if depth > 0 else ""
     if depth > 0:
         text += f"/{depth} "
-    millis = 0 if move.time is None else max(0, int(move.time * 1000))
+    millis = 0 if seconds is None else max(0, int(seconds * 1000))
     if millis == 0:
-        if not text and move.score_cp is None and move.mate is None and move.time is None:
+        if not text and score_cp is None and mate is None and seconds is None:
             return ""
         return text + "0s"
     decimals = 3 if millis < 100 else 2 if millis < 1000 else 1 if millis < 10000 else 0
@@ -94,18 +99,25 @@ _UCI_KEYWORDS = frozenset({"depth", "seldepth", "time", "nodes", "pv", "multipv"
                            "currmove", "currmovenumber", "hashfull", "nps", "tbhits", "cpuload",
                            "string", "refutation", "currline"})
 
+_Reads = tuple[int | None, int | None, int | None]
+"""A move's (depth, centipawns, mate moves) as cutechess read them from its search."""
 
-def _as_cutechess_reads(move: MoveRecord, lines: list[str]) -> MoveRecord:
-    """The move's score and depth as cutechess-cli takes them from a UCI engine's ``info``
+
+def _as_cutechess_reads(lines: list[str]) -> _Reads | None:
+    """The move's depth and score as cutechess-cli takes them from a UCI engine's ``info``
     lines of its search (`UciEngine::parseInfo`, merged line after line): the latest depth,
     and the latest score of the first PV. A bound is noticed only when a token follows the
     ``lowerbound``/``upperbound`` word within the score (its scan steps over the score's
     words two at a time), so the fail-high and fail-low scores engines print last count as
-    any other. A search without ``info`` lines (a CECP engine's) keeps the runner's figures."""
+    any other. None for a search without ``info`` lines (a CECP engine's): the runner's
+    figures stay. Figures, not a copy of the move (a ``dataclasses.replace`` per move cost
+    more than the rest of its comment)."""
     depth: int | None = None
     score: tuple[int | None, int | None] | None = None
     seen = False
     for line in lines:
+        if "info" not in line:  # a CECP engine's thinking line, a bestmove
+            continue
         words = line.split()
         if not words or words[0] != "info" or (len(words) > 1 and words[1] == "string"):
             continue
@@ -128,9 +140,9 @@ def _as_cutechess_reads(move: MoveRecord, lines: list[str]) -> MoveRecord:
         if line_depth:
             depth = line_depth
     if not seen:
-        return move
+        return None
     score_cp, mate = score if score is not None else (None, None)
-    return replace(move, depth=depth, score_cp=score_cp, mate=mate)
+    return depth, score_cp, mate
 
 
 def _line_score(words: list[str] | None) -> tuple[int | None, int | None] | None:
@@ -242,8 +254,12 @@ def cutechess_pgn(record: GameRecord, end: CuteResult, *, event: str = "", site:
             lines.append(f'[Variant "{tags["Variant"]}"]\n')
     out = ["".join(lines)]
     searches = search_lines(record) if verbose and any(record.protocol_lines) else {}
-    comments = [move_comment(_as_cutechess_reads(m, searches[index]) if index in searches
-                             else m) for index, m in enumerate(record.moves)]
+    comments = []
+    for index, m in enumerate(record.moves):
+        lines = searches.get(index)
+        reads = _as_cutechess_reads(lines) if lines is not None else None
+        comments.append(move_comment(m) if reads is None
+                        else _comment(m.book, reads[0], reads[1], reads[2], m.time))
     description = end.description
     if comments:
         comments[-1] = f"{comments[-1]}, {description}" if comments[-1] else description

@@ -50,11 +50,15 @@ def _search_lines(record: GameRecord) -> dict[int, list[str]]:
     searches: dict[bool, list[list[str]]] = {}
     for white, entries in ((True, record.protocol_lines[0]), (False, record.protocol_lines[1])):
         runs: list[list[str]] = []
-        for entry in entries:
-            if entry.direction == ">" and entry.text.startswith("go"):
-                runs.append([])
-            elif entry.direction == "<" and runs:
-                runs[-1].append(entry.text)
+        current: list[str] | None = None
+        # Unpacked, not read by attribute: this loop sees every line the engines printed.
+        for _stamp, direction, text in entries:
+            if direction == "<":
+                if current is not None:
+                    current.append(text)
+            elif direction == ">" and text.startswith("go"):
+                current = []
+                runs.append(current)
         searches[white] = runs
     first_white = (record.spec.start_fen or STARTING_FEN).split()[1] == "w"
     plies: dict[bool, list[int]] = {True: [], False: []}
