@@ -315,9 +315,12 @@ class FastWrites:
         if rows:
             kinds = self.statements.kinds.get("insert_moves", {})
             sql = self.statements.statements["insert_moves"]
-            # A move's columns are plain numbers and text: converted only if that changes.
-            self._connect().executemany(sql, rows if not kinds else [
-                {key: _stored(value, kinds.get(key)) for key, value in row.items()}
-                for row in rows])
+            # A move's columns are plain numbers and text: only the columns that have a kind
+            # (ponder_hit, stored as 0 or 1) are converted, in the rows made for this call.
+            converted = [(key, kind) for key, kind in kinds.items() if key in rows[0]]
+            for row in rows if converted else ():
+                for key, kind in converted:
+                    row[key] = _stored(row[key], kind)
+            self._connect().executemany(sql, rows)
         return game_id
 
