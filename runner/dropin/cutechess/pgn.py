@@ -256,8 +256,8 @@ def cutechess_pgn(record: GameRecord, end: CuteResult, *, event: str = "", site:
     searches = search_lines(record) if verbose and any(record.protocol_lines) else {}
     comments = []
     for index, m in enumerate(record.moves):
-        lines = searches.get(index)
-        reads = _as_cutechess_reads(lines) if lines is not None else None
+        search = searches.get(index)
+        reads = _as_cutechess_reads(search) if search is not None else None
         comments.append(move_comment(m) if reads is None
                         else _comment(m.book, reads[0], reads[1], reads[2], m.time))
     description = end.description
