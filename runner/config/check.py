@@ -9,10 +9,8 @@ and hands its table to the parser of its kind (a tournament, a tuning run).
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -98,6 +96,8 @@ class Checker:
         """Report every key of `table` that is not in `known`."""
         for key, value in table.items():
             if key not in known:
+                import difflib  # here: only a wrong key needs it (issue 38, start-up)
+
                 close = difflib.get_close_matches(key, known, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
                 self.add(join_key(path, key), value, f"unknown key ({hint})")
@@ -179,6 +179,8 @@ def join_key(path: str, key: str) -> str:
 
 def read_toml(path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:
     """Parse a TOML file, reporting unreadable files and syntax errors."""
+    import tomllib  # here: a run from the command line or a stored config reads no TOML
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

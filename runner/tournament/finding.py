@@ -14,7 +14,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from runner.books.openings import Opening
 from runner.config.model import TournamentConfig
 from runner.store import EngineRowValues, StoredTournament, TournamentStatus
 from runner.store.store import LeaseHeldError
@@ -25,6 +24,7 @@ from runner.tournament.scoreboard import Scoreboard
 from runner.types import Variant
 
 if TYPE_CHECKING:
+    from runner.books.openings import Opening
     from runner.store.store import Preparation
 
 __all__ = ["Found", "Wanted", "engine_rows", "find_or_create", "held_message"]
@@ -193,6 +193,9 @@ def _load_played(prep: Preparation, found: Found, config: TournamentConfig, tota
             if game.pair_index in halves:
                 del halves[game.pair_index]
             elif game.opening_fen is not None:
+                # Here: a run from the start position imports no book (issue 38, start-up).
+                from runner.books.openings import Opening
+
                 halves[game.pair_index] = Opening(
                     game.opening_fen, tuple((game.opening_moves or "").split()),
                     chess960=config.variant is Variant.FISCHERANDOM)

@@ -10,15 +10,20 @@ any dealer deals.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from runner.books.openings import Opening, OpeningCursor, chess960_start_fen, open_book
 from runner.config.model import BookFormat, TournamentConfig
 from runner.protocol.cecp_commands import edit_loses_castling
 from runner.rules import Board
 from runner.tournament.events import TournamentError
 from runner.tournament.styles import OpeningDealer, OrderImplementation, given
 from runner.types import Variant
+
+if TYPE_CHECKING:
+    # The books (and the PGN reader behind them) are imported by a run that deals openings:
+    # a run from the start position loads neither (issue 38: their regexes and classes were
+    # 5% of a match's start-up).
+    from runner.books.openings import Opening, OpeningCursor
 
 __all__ = ["OpeningPolicy", "RunnerDealer", "edit_would_misstate", "opening_over"]
 
@@ -36,6 +41,8 @@ class RunnerDealer:
         self.cursor: OpeningCursor | None = None
         cfg = config.openings
         if cfg is not None:
+            from runner.books.openings import OpeningCursor, open_book
+
             # A standard tournament opens its book as standard: a position whose castling
             # rights only Chess960 allows is then refused with its line at pre-flight.
             book = open_book(cfg.file, plies=cfg.plies, chess960=self.chess960,
@@ -49,6 +56,8 @@ class RunnerDealer:
             self.cursor.served = pair
             return self.cursor.next()
         if self.chess960:
+            from runner.books.openings import Opening, chess960_start_fen
+
             number = random.Random(f"chess960:0:{pair}").randrange(960)
             return Opening(fen=chess960_start_fen(number), chess960=True, index=number,
                            source=f"chess960 #{number}")

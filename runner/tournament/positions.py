@@ -17,8 +17,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING
 
-from runner.books.openings import Opening
 from runner.protocol.engine import Engine, EngineConfig, EngineError
 from runner.protocol.factory import make_engine
 from runner.protocol.lifetime import finish_uncancelled
@@ -26,6 +26,9 @@ from runner.tournament.events import TournamentError
 from runner.tournament.openings import edit_would_misstate
 from runner.tournament.schedule import Schedule
 from runner.types import Protocol, Variant
+
+if TYPE_CHECKING:  # a run from the start position imports no book (issue 38)
+    from runner.books.openings import Opening
 
 __all__ = ["refuse_untellable_openings"]
 

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.books.openings import Opening
 from runner.config.model import TournamentConfig
 from runner.game.job import GameJob
 from runner.game.record import GameTermination, game_pgn
@@ -64,6 +63,7 @@ from runner.tournament.styles import OrderImplementation, given
 from runner.tournament.writer import GameWriter, PgnFileError
 
 if TYPE_CHECKING:
+    from runner.books.openings import Opening
     from runner.store.store import Database
 
 __all__ = ["Tournament"]

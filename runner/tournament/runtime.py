@@ -8,9 +8,8 @@ schedule entry with its opening into the plain `GameJob` a scheduler plays.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from runner.books.openings import Opening
 from runner.config.model import (
     AdjudicationConfig,
     EngineSpec,
@@ -32,6 +31,9 @@ from runner.stats import SprtSpec
 from runner.tournament.pairing import ScheduledGame
 from runner.tournament.scheduler import LocalScheduler
 from runner.tournament.styles import OrderImplementation, given
+
+if TYPE_CHECKING:  # a run from the start position imports no book (issue 38)
+    from runner.books.openings import Opening
 
 __all__ = [
     "adjudication_rules",
