@@ -77,12 +77,16 @@ class GameCore:
         self._frozen = frozen
         self._tables = tables
         self._rules = spec.adjudication
-        self._clocks = {True: Clock(spec.white_tc, spec.clock_head_start),
-                        False: Clock(spec.black_tc, spec.clock_head_start)}
+        # Each side's state in an attribute of its own, not a dict keyed by colour: read
+        # several times a ply, an attribute is a field load in the compiled core.
+        self._white_clock = Clock(spec.white_tc, spec.clock_head_start)
+        self._black_clock = Clock(spec.black_tc, spec.clock_head_start)
         self._draws = DrawTracker(self._rules)
         self._resigns = ResignTracker(self._rules)
-        self._offer_pending = {True: False, False: False}
-        self._ignored_claims = {True: 0, False: 0}
+        self._white_offers = False  # a draw offer of White's pending
+        self._black_offers = False
+        self._white_ignored = 0  # false claims of White's ignored in a row
+        self._black_ignored = 0
         self._asked_at = 0.0
         self._capped = False
 
@@ -90,8 +94,8 @@ class GameCore:
         """The request for the side to move, noting when it was made. Without a running
         clock, a move past the spec's ceiling (if any) is lost on time."""
         mover = self.board.turn
-        clock = self._clocks[mover]
-        other = self._clocks[not mover]
+        clock = self._white_clock if mover else self._black_clock
+        other = self._black_clock if mover else self._white_clock
         ceiling = self.spec.move_ceiling
         self._capped = ceiling is not None and not clock.control.is_timed
         timeout = ceiling if self._capped and ceiling is not None else move_timeout(
@@ -100,13 +104,13 @@ class GameCore:
                            moves_to_go=clock.moves_to_go, period=clock.period_index,
                            opponent_increment=other.increment)
         self._asked_at = time.monotonic()
-        return MoveRequest(state, timeout, self._offer_pending[not mover])
+        return MoveRequest(state, timeout, self._black_offers if mover else self._white_offers)
 
     def fault(self, exc: EngineError) -> GameOver:
         """The end a fault of the side to move causes: a stall is a time loss on a running
         clock (unless the runner stood still), else the engine's fault."""
         mover = self.board.turn
-        clock = self._clocks[mover]
+        clock = self._white_clock if mover else self._black_clock
         if not isinstance(exc, EngineStalled):
             return engine_fault(mover, exc)
         elapsed = time.monotonic() - self._asked_at
@@ -130,22 +134,28 @@ class GameCore:
         spec = self.spec
         mover = board.turn
         elapsed = reply.elapsed if reply.received_at else time.monotonic() - self._asked_at
-        clock = self._clocks[mover]
-        offers = self._offer_pending
+        clock = self._white_clock if mover else self._black_clock
         if reply.resigned:
             raise GameOver(win_for(not mover), GameTermination.RESIGNATION,
                            f"{color_name(mover)} resigns")
-        if reply.draw_offered and offers[not mover]:
+        offered = reply.draw_offered
+        if offered and (self._black_offers if mover else self._white_offers):
             raise GameOver(Result.DRAW, GameTermination.DRAW_AGREEMENT, "Draw by mutual agreement")
-        offers[mover] = reply.draw_offered
-        offers[not mover] = False
+        if mover:
+            self._white_offers, self._black_offers = offered, False
+        else:
+            self._white_offers, self._black_offers = False, offered
         if reply.move is None:
             if reply.claim is not None:
+                ignored = self._white_ignored if mover else self._black_ignored
                 judged = judge_claim(board, mover, reply, self._rules,
-                                     may_ignore=self._ignored_claims[mover] < MAX_IGNORED_CLAIMS)
+                                     may_ignore=ignored < MAX_IGNORED_CLAIMS)
                 if judged is not None:
                     raise judged
-                self._ignored_claims[mover] += 1
+                if mover:
+                    self._white_ignored += 1
+                else:
+                    self._black_ignored += 1
                 return AGAIN
             raise GameOver(win_for(not mover), GameTermination.STALL,
                            f"{color_name(mover)} sends no move")
@@ -175,7 +185,10 @@ class GameCore:
                 latency=None if info.time is None else elapsed - info.time,
                 ponder_hit=reply.ponder_hit,
             )
-        self._ignored_claims[mover] = 0
+        if mover:
+            self._white_ignored = 0
+        else:
+            self._black_ignored = 0
         moves = self.moves
         moves.append(played)
         self.sent.append(uci)
@@ -207,8 +220,8 @@ class GameCore:
     def ponder_clocks(self, engine_white: bool) -> ClockState:
         """The clocks as they stand, for the engine playing White (True) or Black, its own
         first: what it is told when it ponders on its opponent's time."""
-        clock = self._clocks[engine_white]
-        other = self._clocks[not engine_white]
+        clock = self._white_clock if engine_white else self._black_clock
+        other = self._black_clock if engine_white else self._white_clock
         return ClockState(own=clock.time_left(), opponent=other.time_left(),
                           moves_to_go=clock.moves_to_go, period=clock.period_index,
                           opponent_increment=other.increment)

@@ -58,6 +58,10 @@ def unsafe_character(text: str) -> str | None:
 def check_lines(lines: Sequence[str], engine: str) -> None:
     """Raise UnsafeCommandError, naming `engine`, if any of `lines` holds a control character."""
     for line in lines:
+        # Every character `_UNSAFE` names is unprintable: a printable line (nearly all,
+        # a move request's among them) needs no pattern search.
+        if line.isprintable():
+            continue
         found = _UNSAFE.search(line)
         if found is not None:
             shown = line if len(line) <= 80 else f"{line[:80]}..."

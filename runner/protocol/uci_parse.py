@@ -10,9 +10,9 @@ Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled cal
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from runner.clock import TimeControl
 from runner.protocol.engine import ClockState, EngineOption, SearchInfo
@@ -37,9 +37,32 @@ OPTION_TYPES = frozenset({"check", "spin", "combo", "button", "string"})
 """The option types UCI declares."""
 
 _OPTION_KEYWORDS = frozenset({"default", "min", "max", "var"})
-_INT_FIELDS = frozenset({"depth", "seldepth", "nodes", "nps", "time", "hashfull", "tbhits",
-                         "sbhits", "multipv", "currmovenumber", "cpuload"})
-_MOVE_RE = re.compile(r"^(?:[a-h][1-8][a-h][1-8][qrbnk]?|0000)$")
+# The words of an ``info`` line, each with what `parse_info` does with it: an integer field
+# (the codes up to _IGNORED_INT, which reads one and drops it), the score, a line of moves
+# (kept for ``pv`` only), ``currmove``, ``wdl``'s three numbers, or the message.
+_DEPTH: Final = 1
+_SELDEPTH: Final = 2
+_NODES: Final = 3
+_NPS: Final = 4
+_TIME: Final = 5
+_HASHFULL: Final = 6
+_TBHITS: Final = 7
+_MULTIPV: Final = 8
+_IGNORED_INT: Final = 9
+_SCORE: Final = 10
+_PV: Final = 11
+_LINE: Final = 12
+_CURRMOVE: Final = 13
+_WDL: Final = 14
+_STRING: Final = 15
+_SKIP: Final = 0
+_INFO_WORDS: Final[dict[str, int]] = {
+    "depth": _DEPTH, "seldepth": _SELDEPTH, "nodes": _NODES, "nps": _NPS, "time": _TIME,
+    "hashfull": _HASHFULL, "tbhits": _TBHITS, "multipv": _MULTIPV, "sbhits": _IGNORED_INT,
+    "currmovenumber": _IGNORED_INT, "cpuload": _IGNORED_INT, "score": _SCORE, "pv": _PV,
+    "refutation": _LINE, "currline": _LINE, "currmove": _CURRMOVE, "wdl": _WDL,
+    "string": _STRING,
+}
 _NULL_MOVES = frozenset({"0000", "(none)", "none", "null"})
 _NO_LIMIT_MS = 86_400_000  # untimed, no depth or nodes: a day per move (CECP sends st 86400)
 
@@ -139,53 +162,116 @@ class UciInfo:
 
 def parse_info(text: str) -> UciInfo:
     """Parse an ``info`` line leniently: unknown or malformed fields are skipped, never fatal."""
+    # One pass over the words, each keyword dispatched by one dict lookup to a small code and
+    # its value kept in a local (a line is parsed once per search at a shallow depth, where
+    # this is most of the parsing a ply does; see docs/benchmarks.md, issue 38).
     tokens = text.split()
     count = len(tokens)
-    values: dict[str, object] = {}
-    index = 1 if tokens and tokens[0] == "info" else 0
+    index = 1 if count and tokens[0] == "info" else 0
+    depth: int | None = None
+    seldepth: int | None = None
+    nodes: int | None = None
+    nps: int | None = None
+    ms: int | None = None
+    hashfull: int | None = None
+    tbhits: int | None = None
+    multipv: int | None = None
+    score_cp: int | None = None
+    mate: int | None = None
+    bound: str | None = None
+    pv: tuple[str, ...] = ()
+    currmove: str | None = None
+    string: str | None = None
     while index < count:
-        token = tokens[index]
+        code = _INFO_WORDS.get(tokens[index], _SKIP)
         index += 1
-        if token == "string":
-            values["string"] = text.split("string", 1)[1].strip()
-            break
-        if token in _INT_FIELDS:
+        if code == _SKIP:
+            continue
+        if code <= _IGNORED_INT:
             if index < count:
-                try:  # noqa: SIM105 (suppress() costs a context manager per field)
-                    values[token] = int(tokens[index])
-                except ValueError:
-                    pass
-                index += 1
-        elif token == "score":
-            while index < count and tokens[index] in ("cp", "mate", "lowerbound",
-                                                            "upperbound"):
                 word = tokens[index]
                 index += 1
-                if word in ("lowerbound", "upperbound"):
-                    values["bound"] = word[:5]
-                elif index < count:
-                    try:  # noqa: SIM105
-                        values["score_cp" if word == "cp" else "mate"] = int(tokens[index])
-                    except ValueError:
-                        pass
+                try:
+                    number = int(word)
+                except ValueError:
+                    continue
+                if code == _DEPTH:
+                    depth = number
+                elif code == _SELDEPTH:
+                    seldepth = number
+                elif code == _NODES:
+                    nodes = number
+                elif code == _NPS:
+                    nps = number
+                elif code == _TIME:
+                    ms = number
+                elif code == _HASHFULL:
+                    hashfull = number
+                elif code == _TBHITS:
+                    tbhits = number
+                elif code == _MULTIPV:
+                    multipv = number
+        elif code == _SCORE:
+            while index < count:
+                word = tokens[index]
+                if word == "cp" or word == "mate":
                     index += 1
-        elif token in ("pv", "refutation", "currline"):
-            moves = []
-            while index < count and _MOVE_RE.match(tokens[index].lower()):
-                moves.append(tokens[index].lower())
+                    if index < count:
+                        value = tokens[index]
+                        index += 1
+                        try:
+                            number = int(value)
+                        except ValueError:
+                            continue
+                        if word == "cp":
+                            score_cp = number
+                        else:
+                            mate = number
+                elif word == "lowerbound" or word == "upperbound":
+                    index += 1
+                    bound = word[:5]
+                else:
+                    break
+        elif _PV <= code <= _LINE:
+            moves: list[str] = []
+            while index < count:
+                move = tokens[index].lower()
+                if not _is_move_word(move):
+                    break
+                moves.append(move)
                 index += 1
-            if token == "pv":
-                values["pv"] = tuple(moves)
-        elif token == "currmove" and index < count:
-            values["currmove"] = tokens[index]
-            index += 1
-        elif token == "wdl":
+            if code == _PV:
+                pv = tuple(moves)
+        elif code == _CURRMOVE:
+            if index < count:
+                currmove = tokens[index]
+                index += 1
+        elif code == _WDL:
             index += 3
-    ms = values.pop("time", None)
-    values.pop("sbhits", None)
-    values.pop("currmovenumber", None)
-    values.pop("cpuload", None)
-    return UciInfo(**values, time=ms / 1000.0 if isinstance(ms, int) else None)  # type: ignore[arg-type]
+        else:  # ``string``: the rest of the line is the message
+            string = text.split("string", 1)[1].strip()
+            break
+    return UciInfo(depth=depth, seldepth=seldepth, score_cp=score_cp, mate=mate, bound=bound,
+                   nodes=nodes, nps=nps, time=None if ms is None else ms / 1000.0,
+                   hashfull=hashfull, tbhits=tbhits, multipv=multipv, pv=pv,
+                   currmove=currmove, string=string)
+
+
+_FILES: Final = "abcdefgh"
+_RANKS: Final = "12345678"
+_PROMOTIONS: Final = "qrbnk"
+
+
+def _is_move_word(word: str) -> bool:
+    """Whether `word` (lower case) is a coordinate move as UCI writes one, or ``0000``."""
+    size = len(word)
+    if size == 4:
+        if word == "0000":
+            return True
+    elif size != 5 or word[4] not in _PROMOTIONS:
+        return False
+    return (word[0] in _FILES and word[1] in _RANKS and word[2] in _FILES
+            and word[3] in _RANKS)
 
 
 def parse_bestmove(text: str) -> tuple[str, str | None]:
@@ -195,7 +281,7 @@ def parse_bestmove(text: str) -> tuple[str, str | None]:
     move = tokens[1] if len(tokens) > 1 else "0000"
     if move.lower() in _NULL_MOVES:
         move = "0000"
-    elif _MOVE_RE.match(move.lower()):
+    elif _is_move_word(move.lower()):
         move = move.lower()
     ponder = None
     if len(tokens) > 3 and tokens[2] == "ponder":
@@ -279,7 +365,14 @@ def merge_info(old_info: SearchInfo | None, info: UciInfo,
                score_is_bound: bool) -> tuple[SearchInfo, bool]:
     """The search's latest report with this line's fields, and whether its score is a bound:
     an exact score is not replaced by a bound (fail-high/low lines) from the same search."""
-    old = old_info or SearchInfo()
+    if old_info is None:  # the search's first report (its only one at a shallow depth)
+        if info.score_cp is not None or info.mate is not None:
+            score_is_bound = info.bound is not None
+        return SearchInfo(depth=info.depth, score_cp=info.score_cp, mate=info.mate,
+                          time=info.time, nodes=info.nodes, pv=info.pv,
+                          seldepth=info.seldepth, nps=info.nps, hashfull=info.hashfull,
+                          tbhits=info.tbhits), score_is_bound
+    old = old_info
     score_cp, mate = old.score_cp, old.mate
     if info.has_score and (info.bound is None or score_is_bound
                            or (old.score_cp is None and old.mate is None)):

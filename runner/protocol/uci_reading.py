@@ -59,7 +59,8 @@ class UciReading(PipeEngine):
         self._info_lines: list[str] = []
         """The search's ``info`` lines not merged into `_info` yet (`_settled_info`)."""
         self._chess960: bool | None = None
-        self._position_cache: tuple[list[str], str] = ([], "")
+        self._position_moves: list[str] = []  # the moves of the last ``position`` line...
+        self._position_text = ""  # ... and the line itself (`UciSearch._position`)
         self._position_fen: str | None = None
         self._ponder_move: str | None = None  # the reply the last bestmove expects
         self._may_ponder = False  # ponder=true and the engine declares Ponder (as cutechess)

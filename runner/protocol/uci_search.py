@@ -107,17 +107,24 @@ class UciSearch(UciReading):
     def _position(self, start_fen: str | None, moves: Sequence[str]) -> str:
         """`format_position`, extended by the new moves when the game only grew (the line
         is rebuilt once per game instead of once per move)."""
-        known, text = self._position_cache
+        known = self._position_moves
+        text = self._position_text
         count = len(known)
-        if text and start_fen == self._position_fen and len(moves) >= count \
-                and list(moves[:count]) == known:
-            added = list(moves[count:])
-            if added:
+        if text and start_fen == self._position_fen and len(moves) >= count:
+            prefix = moves[:count]
+            grew = (prefix if isinstance(prefix, list) else list(prefix)) == known
+        else:
+            grew = False
+        if grew:
+            if len(moves) > count:
+                added = moves[count:]
+                known.extend(added)
                 text += (" " if count else " moves ") + " ".join(added)
         else:
             text = format_position(start_fen, moves)
-        self._position_cache = (list(moves), text)
-        self._position_fen = start_fen
+            self._position_moves = list(moves)
+            self._position_fen = start_fen
+        self._position_text = text
         return text
 
     # ----------------------------------------------------------------- pondering, awaited
