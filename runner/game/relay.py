@@ -28,12 +28,14 @@ __all__ = ["Relay"]
 class Relay:
     """Drives a `GameCore` from the engines' callbacks (see the module)."""
 
-    __slots__ = ("_closed", "_core", "_done", "_engines", "_loop", "_on_fault", "_on_reply")
+    __slots__ = ("_black", "_closed", "_core", "_done", "_loop", "_on_fault", "_on_reply",
+                 "_white")
 
     def __init__(self, white: Engine, black: Engine, core: GameCore,
                  loop: asyncio.AbstractEventLoop) -> None:
         """`loop`: the running loop, whose future the game's task awaits."""
-        self._engines = {True: white, False: black}
+        self._white = white  # two attributes, not a dict by colour: read every ply
+        self._black = black
         self._core = core
         self._loop = loop
         self._done: asyncio.Future[GameOver | int] | None = None
@@ -67,7 +69,7 @@ class Relay:
         callbacks; its fault at asking is raised as the game's end."""
         core = self._core
         request = core.ask()
-        engine = self._engines[core.board.turn]
+        engine = self._white if core.board.turn else self._black
         try:
             return engine.request_move(core.sent, request.clocks, timeout=request.timeout,
                                        opponent_offers_draw=request.offered,
@@ -80,7 +82,8 @@ class Relay:
         when its engine cannot be told so (the task awaits it: PONDER)."""
         core = self._core
         mover = not core.board.turn
-        return self._engines[mover].start_ponder(core.sent, core.ponder_clocks(mover))
+        engine = self._white if mover else self._black
+        return engine.start_ponder(core.sent, core.ponder_clocks(mover))
 
     def answered(self, reply: EngineReply) -> None:
         """The side to move's reply, from its read callback: judged, and the next asked."""

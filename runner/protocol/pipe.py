@@ -29,6 +29,7 @@ from runner.protocol.engine import (
     EngineReply,
     GameSetup,
     SearchInfo,
+    Side,
     TranscriptEntry,
 )
 from runner.protocol.process import EngineProcess
@@ -206,7 +207,9 @@ class PipeProcess(Engine):
         self._output.end(exc, self._waiters())
 
     def _check_alive(self) -> None:
-        self._output.check(self.name)
+        output = self._output
+        if not output.listening or output.ended is not None:  # the name only for the error
+            output.check(self.name)
 
     async def _send(self, *lines: str) -> float:
         assert self._proc is not None
@@ -233,11 +236,14 @@ class PipeEngine(PipeProcess):
 
     def _check_turn(self, setup: GameSetup, moves: Sequence[str]) -> bool:
         """Raise unless the engine's side is to move after `moves`; whether White is."""
-        to_move = setup.first_to_move if len(moves) % 2 == 0 else setup.first_to_move.other
-        if to_move is not setup.side:
+        # Compared by identity: an enum's `value` and `other` are Python-level properties.
+        white_first = setup.first_to_move is Side.WHITE
+        white_to_move = white_first if len(moves) % 2 == 0 else not white_first
+        if white_to_move != (setup.side is Side.WHITE):
+            to_move = Side.WHITE if white_to_move else Side.BLACK
             raise ValueError(
                 f"it is {to_move.value}'s turn, but {self.name} plays {setup.side.value}")
-        return to_move.value == "white"
+        return white_to_move
 
     def _begin_search(self, call: ReplyCall | None = None) -> None:
         """A move is asked for: a new reply future (or `call`, opened), and this search's

@@ -83,8 +83,9 @@ class PipedProcess:
             return now
         limit, transcript = self.entry_limit, self.transcript
         for line in lines:  # a move request's lines: two short ones, clipped only when long
-            transcript.append(TranscriptEntry(
-                now, ">", line if len(line) <= limit else clip_entry(line, limit)))
+            # tuple.__new__: the named tuple's own __new__ is a Python function, a frame a line.
+            transcript.append(tuple.__new__(TranscriptEntry, (
+                now, ">", line if len(line) <= limit else clip_entry(line, limit))))
         return now
 
     async def write_line(self, text: str) -> float:

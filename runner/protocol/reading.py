@@ -269,7 +269,8 @@ class LineReader:
                     break
         if "\r" in decoded:
             texts = [text.rstrip("\r") for text in texts]
-        entries = [Line(now, "<", text) for text in texts]
+        # tuple.__new__: the named tuple's own __new__ is a Python function, a frame a line.
+        entries = [tuple.__new__(Line, (now, "<", text)) for text in texts]
         self._lines.extend(entries)
         limit = self.entry_limit
         if len(decoded) > limit:  # then one of its lines may be too long for an entry
