@@ -269,3 +269,30 @@ def test_named_positions_occupied_squares() -> None:
     after_e4.push_uci("e2e4")
     assert after_e4.occupied in expected and Board().occupied not in expected
     assert len(expected) > 1000
+
+
+def test_game_end_of_a_position_played_from_asks_only_the_counts() -> None:
+    """A position the game played a legal move from is neither mate nor stalemate: the PV
+    check asks it only the fifty-move count and the repetitions, and that gives what the
+    whole question gives, on random games that repeat, run long and end in mate."""
+    from runner.dropin.fastchess.pvcheck import _Ends, _game_over
+
+    rng = random.Random(38)
+    compared = 0
+    kinds: set[str | None] = set()
+    for _ in range(4):
+        board = Board()
+        while True:
+            legal = list(board.legal_moves)
+            if not legal or board.halfmove_clock > 110:
+                break
+            # Knights and kings shuffled often: repetitions and long quiet stretches.
+            quiet = [m for m in legal if board.piece_type_at(m.from_square) in (2, 6)
+                     and not board.is_capture(m)]
+            move = rng.choice(quiet if quiet and rng.random() < 0.7 else legal)
+            answer = _Ends(board, played=1).get(0)
+            assert answer == _game_over(board)
+            kinds.add(answer)
+            compared += 1
+            board.push(move)
+    assert compared > 500 and kinds == {None, "threefold", "fifty"}
