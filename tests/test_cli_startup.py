@@ -201,12 +201,16 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
         "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b", "--each", "tc=inf",
         "depth=1", "--maxmoves", "3", "--db", str(tmp_path / "r.db"), "--pgnout",
         str(tmp_path / "g.pgn"), "--quiet",
-        watch=("pydantic", "typer", "typer.rich_utils", "rich.progress", "rich.live",
-               "runner.store"))
+        watch=("pydantic", "typer", "typer.rich_utils", "rich", "rich.console", "rich.progress",
+               "rich.live", "runner.store", "runner.books.openings", "runner.pgn.reader",
+               "tomllib"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "g.pgn").read_text().count("[Event ") == 2
-    # Issue 38: its words are read before Typer (runner.cli.play_words), which is not loaded.
+    # Issue 38: its words are read before Typer (runner.cli.play_words), its plain lines to a
+    # pipe are written without rich (runner.cli.streams), and a run from the start position
+    # reads no book and no TOML file.
     assert loaded == ["runner.store"]
+    assert "Tournament 1 finished: 2 of 2 games stored" in done.stderr
 
 
 @pytest.mark.parametrize("words", [
@@ -381,7 +385,11 @@ DEFERRED = {
     "serve": {"runner.service.server"},  # the service extra, with a message when missing
     # The live view (not for --quiet runs); the event lines' models (pydantic), for
     # --events only.
-    "tournament": {"rich.progress", "rich.live", "runner.app.stream", "rich.table"},
+    "tournament": {"rich.progress", "rich.live", "runner.app.stream", "rich.table",
+                   # Issue 38: rich itself, for styled lines and the live view only (a run's
+                   # plain lines to a pipe are written without it, runner.cli.streams).
+                   "rich.console", "rich.markup", "rich.text"},
+    "streams": {"rich.console"},  # the console, built on first use (issue 38)
     "vocabulary": {"runner.app.stream"},
     # Issue 39: a command's --help loads none of the run's code (it took 5-7 s on a loaded
     # machine): the commands that play are declared in runner.cli.plays, the others import

@@ -11,31 +11,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-
 from runner.cli.dburl import redact
+from runner.cli.streams import Stream, unwrapped
 from runner.text import shown
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from runner.store.store import Store
 
-__all__ = ["UserError", "err_console", "exit_on_error", "fail", "missing_extra", "open_db",
+__all__ = ["UserError", "err_stream", "exit_on_error", "fail", "missing_extra", "open_db",
            "quick_file", "report_error", "unwrapped"]
 
-def unwrapped(console: Console) -> Console:
-    """`console`, set never to cut a printed line when it is not a terminal: rich cut every
-    line at 80 columns (or $COLUMNS) in a log or a pipe, so ``grep`` missed a ``Finished game``
-    line split in two. Tables still fit the width; a terminal still wraps what is too long."""
-    console.soft_wrap = not console.is_terminal
-    return console
-
-
-err_console = unwrapped(Console(stderr=True, emoji=False))
+err_stream = Stream(stderr=True)
 """Where errors, notices and the live view go (stdout keeps results: PGN, JSON, summaries).
 
 No console of the command line replaces ``:name:`` codes by emoji: ``markup=False`` and
 `escape` leave them, so an engine called ``x:cat:y`` would print as ``x🐱y``."""
+
+
+def __getattr__(name: str) -> Console:
+    """``err_console``: `err_stream`'s rich console, built (rich imported) when first asked for,
+    so that a run which prints only plain lines never imports rich (issue 38)."""
+    if name == "err_console":
+        return err_stream.console
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UserError(Exception):
@@ -45,8 +45,10 @@ class UserError(Exception):
 def report_error(message: str, *, label: str = "error:") -> None:
     """Print `message` in the error style; its text is never read as markup nor sent raw to
     the terminal, and a database URL's password in it is hidden."""
+    from rich.markup import escape  # here: a run that fails nothing imports no rich
+
     text = escape(shown(redact(message), multiline=True))
-    err_console.print(f"[bold red]{escape(label)}[/] {text}", highlight=False)
+    err_stream.console.print(f"[bold red]{escape(label)}[/] {text}", highlight=False)
 
 
 def fail(message: str, code: int = 2) -> SystemExit:
@@ -74,8 +76,10 @@ def exit_on_error(exc: Exception) -> SystemExit:
     from runner.config.check import ConfigError  # here: the config layer is not start-up's
 
     if isinstance(exc, ConfigError):
+        from rich.markup import escape
+
         text = escape(shown(redact(str(exc)), multiline=True))
-        err_console.print(f"[bold red]{text}[/]", highlight=False)
+        err_stream.console.print(f"[bold red]{text}[/]", highlight=False)
         return SystemExit(2)
     return fail(str(exc))
 

@@ -17,10 +17,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from rich.console import Console, Group
-from rich.markup import escape
-from rich.text import Text
-
 from runner.app.lifecycle import NoSuchTournament, resumable
 from runner.app.modes import StartMode, tournament_db
 from runner.app.run import (
@@ -34,9 +30,10 @@ from runner.app.run import (
 )
 from runner.app.run import run_tournament as play_tournament
 from runner.app.signals import StopPolicy
-from runner.cli.errors import err_console as _err
-from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error, unwrapped
+from runner.cli.errors import err_stream as _err
+from runner.cli.errors import exit_on_error, fail, missing_extra, open_db, report_error
 from runner.cli.loop import run_async
+from runner.cli.streams import Stream
 from runner.cli.vocabulary import CommandLineError, read_arguments
 from runner.cli.words import plural
 from runner.config.check import ConfigError
@@ -55,6 +52,7 @@ from runner.tournament.run import Tournament
 from runner.tournament.scoreboard import Scoreboard, summary_lines
 
 if TYPE_CHECKING:  # the live view's modules: imported when it is shown, not by --quiet runs
+    from rich.console import Group
     from rich.live import Live
     from rich.progress import Progress, TaskID
     from rich.table import Table
@@ -62,7 +60,8 @@ if TYPE_CHECKING:  # the live view's modules: imported when it is shown, not by 
     # The event lines' models (pydantic): imported when --events is given, not by every run.
     from runner.app.stream import EventFile, EventsTarget
 
-_out = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
+_out = Stream(stderr=False)  # see runner.cli.errors.err_stream; rich is imported on first
+# use of a console: a run to a pipe or a file whose lines are plain never imports it
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -71,7 +70,7 @@ _out = unwrapped(Console(emoji=False))  # see runner.cli.errors.err_console
 class _View:
     """What the user sees while games run: a live progress bar and standings, or plain lines."""
     def __init__(self, tournament: Tournament, *, quiet: bool, live: bool,
-                 rating_interval: int = 0, out: Console = _out) -> None:
+                 rating_interval: int = 0, out: Stream = _out) -> None:
         self.tournament = tournament
         self.out = out
         """Where the score lines go: stdout, or stderr when the events take stdout."""
@@ -100,7 +99,7 @@ class _View:
                 TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
                 MofNCompleteColumn(), TextColumn("games,"), TimeElapsedColumn(),
                 TextColumn("elapsed,"), TimeRemainingColumn(), TextColumn("left"),
-                console=_err, transient=False)
+                console=_err.console, transient=False)
             self.task = self.progress.add_task(shown(tournament.config.name),
                                                total=tournament.total_games,
                                                completed=tournament.done_games)
@@ -111,7 +110,8 @@ class _View:
         if self.live_enabled:
             from rich.live import Live
 
-            self.live = Live(self._render(), console=_err, refresh_per_second=4, transient=False)
+            self.live = Live(self._render(), console=_err.console, refresh_per_second=4,
+                             transient=False)
             self.live.__enter__()
         return self
 
@@ -121,6 +121,9 @@ class _View:
             self.live.__exit__(None, None, None)
 
     def _render(self) -> Group:
+        from rich.console import Group
+        from rich.markup import escape
+
         table = standings_table(self.tournament.scoreboard)
         parts: list[Any] = [self.progress, table]
         sprt = self.tournament.sprt_result
@@ -139,21 +142,22 @@ class _View:
             if not self.live_enabled and not self.quiet:
                 job = event.job
                 tail = " (will be replayed)" if event.replay else ""
-                _err.print(shown(f"Finished game {job.index + 1} ({job.white} vs {job.black}): "
-                                 f"{event.result} {{{event.reason}}}{tail}"),
-                           highlight=False, markup=False)
+                _err.line(shown(f"Finished game {job.index + 1} ({job.white} vs {job.black}): "
+                                f"{event.result} {{{event.reason}}}{tail}"))
             if not event.replay and self.score_lines:
                 self._score_lines(event.job.white, event.job.black)
         elif isinstance(event, GameStarted):
             if not self.live_enabled and not self.quiet:
                 job = event.job
-                _err.print(shown(f"Started game {job.index + 1} of {self.tournament.total_games} "
-                                 f"({job.white} vs {job.black})"), highlight=False, markup=False)
+                _err.line(shown(f"Started game {job.index + 1} of {self.tournament.total_games} "
+                                f"({job.white} vs {job.black})"))
         elif isinstance(event, Notice):
             self.last_notice = event.text
             if not self.live_enabled:
-                _err.print(f"[yellow]{escape(shown(event.text, multiline=True))}[/]",
-                           highlight=False, soft_wrap=True)
+                from rich.markup import escape
+
+                _err.console.print(f"[yellow]{escape(shown(event.text, multiline=True))}[/]",
+                                   highlight=False, soft_wrap=True)
         if self.live is not None:
             self.live.update(self._render())
 
@@ -170,12 +174,13 @@ class _View:
         else:
             lines = [*board.ranking_lines(), board.ranking_basis(), ""] if due else []
         for line in lines:
-            self.out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
+            self.out.line(shown(line), soft_wrap=True)
 
 
 def standings_table(board: Scoreboard) -> Table:
     """The current standings as a rich table."""
     from rich.table import Table  # only the live view shows it (with decimal and fractions)
+    from rich.text import Text
 
     table = Table(title="Standings", title_justify="left")
     for column in ("#", "Engine", "Games", "Points", "Score", "W", "D", "L"):
@@ -257,7 +262,7 @@ def _say(note: str | WorkersChosen) -> None:
         note = (f"{note.games} games at once: played on {note.workers} local worker processes "
                 "(one process would relay their moves too late at short time controls); "
                 "--workers 0 plays them in this process")
-    _err.print(note, highlight=False, markup=False, soft_wrap=True)
+    _err.line(note, soft_wrap=True)
 
 
 class _Watching:
@@ -265,7 +270,7 @@ class _Watching:
     a terminal that went away while it closed (SIGHUP) is remembered, not raised, so that the
     outcome of the run is still told by the exit status."""
 
-    def __init__(self, *, quiet: bool, rating_interval: int, out: Console = _out) -> None:
+    def __init__(self, *, quiet: bool, rating_interval: int, out: Stream = _out) -> None:
         self.quiet = quiet
         self.out = out
         self.rating_interval = rating_interval
@@ -276,11 +281,13 @@ class _Watching:
     async def view(self, tournament: Tournament) -> AsyncIterator[Callable[[Event], None]]:
         """The live view (or plain lines) of `tournament`'s run."""
         if tournament.done_games and not self.quiet:
-            _err.print(f"Resuming tournament {tournament.tournament_id} "
-                       f"({tournament.config.name!r}): {tournament.done_games} of "
-                       f"{tournament.total_games} {plural(tournament.total_games, 'game')} "
-                       "already played", highlight=False, markup=False)
-        shown_view = _View(tournament, quiet=self.quiet, live=_err.is_terminal,
+            _err.line(f"Resuming tournament {tournament.tournament_id} "
+                      f"({tournament.config.name!r}): {tournament.done_games} of "
+                      f"{tournament.total_games} {plural(tournament.total_games, 'game')} "
+                      "already played")
+        # A quiet run shows no live view: whether stderr is a terminal is not asked.
+        shown_view = _View(tournament, quiet=self.quiet,
+                           live=not self.quiet and _err.is_terminal,
                            rating_interval=self.rating_interval, out=self.out)
         self.began = time.monotonic()
         shown_view.__enter__()
@@ -334,20 +341,19 @@ def _say_finished(store: Store, config: TournamentConfig, done: Done, *,
     game to the same --pgnout file)."""
     found, total = done.finished.tournament_id, done.finished.total_games
     if done.repaired:
-        _err.print(f"{done.repaired} stored {plural(done.repaired, 'game')} written again to "
-                   f"the PGN file {config.pgnout}, which lacked them", highlight=False,
-                   markup=False)
-    _err.print(f"Tournament {found} ({config.name!r}) in {store.shown_url} is already finished "
-               f"({total} {plural(total, 'game')} planned): nothing to play"
-               + (" (this file's settings differ from the ones it was played with)."
-                  if done.finished.changed else ".") + "\n"
-               f"See its results with 'runner report {found}', or start a new tournament from "
-               "this file with --new.", highlight=False, markup=False, soft_wrap=True)
+        _err.line(f"{done.repaired} stored {plural(done.repaired, 'game')} written again to "
+                  f"the PGN file {config.pgnout}, which lacked them")
+    _err.line(f"Tournament {found} ({config.name!r}) in {store.shown_url} is already finished "
+              f"({total} {plural(total, 'game')} planned): nothing to play"
+              + (" (this file's settings differ from the ones it was played with)."
+                 if done.finished.changed else ".") + "\n"
+              f"See its results with 'runner report {found}', or start a new tournament from "
+              "this file with --new.", soft_wrap=True)
     if exits:
         raise SystemExit(0)
 
 
-def _print_summary(outcome: RunOutcome, seconds: float, url: str, out: Console) -> None:
+def _print_summary(outcome: RunOutcome, seconds: float, url: str, out: Stream) -> None:
     board = outcome.scoreboard
     ranking = ([*board.ranking_lines(), board.ranking_basis(), ""]
                if len(board.tally.engine_names) > 2 else [])
@@ -355,24 +361,24 @@ def _print_summary(outcome: RunOutcome, seconds: float, url: str, out: Console) 
     # that never started) there is no score either: only the error below.
     scored = not outcome.void and any(c.games for c in board.tally.pairings())
     for line in ranking + board.summary_lines() if scored else []:
-        out.print(shown(line), highlight=False, soft_wrap=True, markup=False)
+        out.line(shown(line), soft_wrap=True)
     if outcome.sprt is not None and not outcome.void:
         s = outcome.sprt
-        out.print(f"SPRT: llr {s.llr:.3f}, lbound {s.lower_bound:.3f}, ubound "
+        out.console.print(f"SPRT: llr {s.llr:.3f}, lbound {s.lower_bound:.3f}, ubound "
                    f"{s.upper_bound:.3f} - {s.decision.value}", highlight=False)
     state = outcome.status.value
-    _err.print(f"Tournament {outcome.tournament_id} {state}: {outcome.done} of "
-               f"{outcome.total_games} {plural(outcome.total_games, 'game')} stored "
-               f"({outcome.played_now} in this run, "
-               f"{seconds:.1f} s) in {url}", highlight=False, soft_wrap=True, markup=False)
+    _err.line(f"Tournament {outcome.tournament_id} {state}: {outcome.done} of "
+              f"{outcome.total_games} {plural(outcome.total_games, 'game')} stored "
+              f"({outcome.played_now} in this run, "
+              f"{seconds:.1f} s) in {url}", soft_wrap=True)
     if outcome.error:
         report_error(outcome.error)
     if state == "finished" or outcome.void or outcome.refused:
         return  # nothing is missing, or the same command would fail the same way
     if outcome.error is None:  # stopped by a signal: nothing stands in the way of a new run
-        _err.print("Run the same command again to play the missing games.", highlight=False)
+        _err.console.print("Run the same command again to play the missing games.", highlight=False)
     else:
-        _err.print("Once the cause above is fixed, the same command plays the missing games "
+        _err.console.print("Once the cause above is fixed, the same command plays the missing games "
                    "(the stored ones are kept).", highlight=False, soft_wrap=True)
 
 
@@ -422,7 +428,7 @@ def resume_stored(tournament_id: int, *, db: str | None, concurrency: int | None
             raise exit_on_error(exc) from None
         url = store.url
     if found.legacy:
-        _err.print("[yellow]This tournament was stored by an older runner, which did not keep "
+        _err.console.print("[yellow]This tournament was stored by an older runner, which did not keep "
                    "the engines' env and castling960 settings: they are resumed with their "
                    "defaults.[/]", highlight=False)
     outcome = run_tournament(found.config, db_url=url, quiet=quiet, mode=StartMode.CONTINUE,
