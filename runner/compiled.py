@@ -39,6 +39,7 @@ COMPILED = (
     "runner.game.relay",
     "runner.protocol.cecp",
     "runner.protocol.cecp_commands",
+    "runner.protocol.cecp_dialogue",
     "runner.protocol.cecp_features",
     "runner.protocol.cecp_parse",
     "runner.protocol.cecp_reading",

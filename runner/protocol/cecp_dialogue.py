@@ -3,6 +3,9 @@
 Pure functions of the game's setup, the engine's configuration and the features it
 announced; `CecpEngine` sends the lines they return. Where the protocol leaves a choice the
 `CecpDialogue` decides (see there): the runner's own ``full`` dialogue, or the ``lean`` one.
+
+Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled callers and
+``RUNNER_PURE=1`` runs this source; docs/development.md says what else follows.
 """
 
 from __future__ import annotations

@@ -130,7 +130,6 @@ _OPTION_TYPES = frozenset(
     {"button", "save", "reset", "check", "string", "spin", "combo", "slider", "file", "path"}
 )
 _FEATURE_PAIR_RE = re.compile(r'\s*([A-Za-z_][\w-]*)=(?:"([^"]*)"?|(\S*))')
-_COORDINATE_RE = re.compile(r"^[a-h][1-8][a-h][1-8][qrbnk]?$")
 _THINKING_RE = re.compile(
     r"^\s*(?P<ply>\d+)(?P<flag>[.&+]?)\s+(?P<score>[-+]?\d+)\s+(?P<time>\d+)\s+(?P<nodes>\d+)"
     r"(?P<rest>(?:\s.*)?)$"
@@ -290,11 +289,15 @@ def thinking_info(match: re.Match[str]) -> SearchInfo:
             pv_text = rest
     else:
         pv_text = rest
-    pv = tuple(
-        word.strip("<>!?")
-        for word in pv_text.split()
-        if word not in ("...",) and not _MOVE_NUMBER_RE.match(word) and word.strip("<>!?")
-    )
+    moves: list[str] = []
+    for word in pv_text.split():
+        # The pattern only for a word that starts with a digit (a move number's first).
+        if word == "..." or (word[:1].isdecimal() and _MOVE_NUMBER_RE.match(word)):
+            continue
+        move = word.strip("<>!?")
+        if move:
+            moves.append(move)
+    pv = tuple(moves)
     return SearchInfo(
         depth=int(match["ply"]),
         score_cp=score,
@@ -307,7 +310,15 @@ def thinking_info(match: re.Match[str]) -> SearchInfo:
 
 def is_coordinate_move(move: str) -> bool:
     """Whether `move` is in coordinate notation (``e2e4``, ``e7e8q``), as opposed to SAN."""
-    return _COORDINATE_RE.match(move) is not None
+    # By hand, not `_COORDINATE_RE`: asked of every move an engine plays. A pattern's ``$``
+    # also matches before one final newline, which is kept so.
+    if move[-1:] == "\n":
+        move = move[:-1]
+    size = len(move)
+    if size != 4 and (size != 5 or move[4] not in "qrbnk"):
+        return False
+    return (move[0] in "abcdefgh" and move[1] in "12345678" and move[2] in "abcdefgh"
+            and move[3] in "12345678")
 
 
 def parse_engine_line(text: str) -> EngineLine:

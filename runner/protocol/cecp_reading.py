@@ -210,8 +210,12 @@ class CecpReading(PipeEngine):
         reply_future = self._reply
         if move is not None and (reply_future is None or reply_future.done()):
             return  # the second form of a move already taken (gnuchess prints two), or unasked
+        coordinate = False
         if move is not None:
-            move = move.lower() if is_coordinate_move(move.lower()) else move
+            lowered = move.lower()
+            coordinate = is_coordinate_move(lowered)
+            if coordinate:
+                move = lowered
             if move == self._last_move:
                 # An engine never plays the same move twice in a row (the piece has left the
                 # square): this is a late echo of its previous move ("My move is : ..."), and
@@ -220,7 +224,7 @@ class CecpReading(PipeEngine):
             self._last_move = move
         reply = EngineReply(
             move=move,
-            move_is_san=move is not None and not is_coordinate_move(move),
+            move_is_san=move is not None and not coordinate,
             info=self._search_info(),
             resigned=resigned,
             claim=claim,
