@@ -23,12 +23,15 @@ relay figures).
     python benchmarks/concurrency.py [--concurrency 16,64,128] [--games-per-slot 2]
         [--tc 1+0.01] [--protocols uci,cecp] [--engines bundled,light]
         [--runners cecp-runner,fastchess,cutechess-cli] [--workers 0,2] [--baseline DIR]
+        [--loops asyncio,uvloop]
 
 ``--concurrency 1 --protocols uci`` is the relay-latency comparison with fastchess on one game
 at a time. ``--workers 0,2`` runs ours twice, in this process and on 2 local Dask workers
 (without it, ours runs wherever its default puts it); its CPU is then the coordinator's alone
 (the workers are reaped children, counted with the engines). ``--baseline DIR`` adds a
-column ``baseline``: our CLI from another checkout (before/after in one run).
+column ``baseline``: our CLI from another checkout (before/after in one run). ``--loops
+asyncio,uvloop`` runs ours once per event loop (``RUNNER_LOOP``), interleaved, in columns
+``cecp-runner/asyncio`` and ``cecp-runner/uvloop``; without it, ours runs on its default loop.
 """
 
 from __future__ import annotations
@@ -268,17 +271,22 @@ def main() -> int:
     parser.add_argument("--workers", default="",
                         help="ours once per N in this list, on N local Dask workers (0: in "
                         "this process; 'default': what the runner picks); e.g. 0,2")
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), help="ours on this event loop")
+    parser.add_argument("--loops", "--loop", dest="loops", default="",
+                        help="ours once per event loop in this list, interleaved: asyncio, "
+                        "uvloop (default: its default loop)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--python-gc", action="store_true",
                         help="also run ours with Python's collector thresholds (RUNNER_GC=python)")
     parser.add_argument("--baseline", metavar="DIR",
                         help="also run our CLI from this checkout (a column named baseline)")
     args = parser.parse_args()
+    loops: list[str | None] = [name for name in args.loops.split(",") if name] or [None]
+    if not set(loops) <= {None, "asyncio", "uvloop"}:
+        parser.error(f"--loops {args.loops!r}: expected asyncio and/or uvloop")
     baseline = str(Path(args.baseline).resolve()) if args.baseline else None
     warm_bytecode([None] if baseline is None else [None, baseline])
     print(f"# {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, tc {args.tc}", flush=True)
-    print(f"{'runner':16} {'proto':5} {'engines':8} {'conc':>4} {'games':>5} {'plies':>6} "
+    print(f"{'runner':20} {'proto':5} {'engines':8} {'conc':>4} {'games':>5} {'plies':>6} "
           f"{'t-loss':>6} {'CPU/ply us':>10} {'relay med':>9} {'relay p99':>9} "
           f"{'relays':>6} {'wall s':>7} {'load':>5}", flush=True)
     for _ in range(args.repeats):
@@ -296,22 +304,31 @@ def main() -> int:
                         if program is None:
                             print(f"# skip {runner}: not found", flush=True)
                             continue
-                        run = run_one(runner, program, protocol, kind, concurrency, games,
-                                      args.tc, workers, args.loop)
-                        if run is None:
-                            print(f"# skip {kind} {protocol}: engine not found", flush=True)
-                            continue
-                        if workers is not None:
-                            run.runner = f"{run.runner}/w{workers}"
-                        relays = run.relays
-                        median = statistics.median(relays) if relays else 0.0
-                        print(f"{run.runner:16} {protocol:5} {kind:8} {concurrency:4d} "
-                              f"{run.games:5d} {run.plies:6d} {run.forfeits:6d} "
-                              f"{_us(run.runner_cpu / max(run.plies, 1)):>10} "
-                              f"{_us(median) if relays else '-':>9} "
-                              f"{_us(percentile(relays, 0.99)) if relays else '-':>9} "
-                              f"{len(relays):6d} {run.wall:7.1f} {run.load:5.2f}", flush=True)
+                        for loop in loops if runner in (OURS, PYTHON_GC) else [None]:
+                            run = run_one(runner, program, protocol, kind, concurrency,
+                                          games, args.tc, workers, loop)
+                            if run is None:
+                                print(f"# skip {kind} {protocol}: engine not found", flush=True)
+                                break
+                            _print_run(run, protocol, kind, concurrency, workers, loop)
     return 0
+
+
+def _print_run(run: Run, protocol: str, kind: str, concurrency: int, workers: int | None,
+               loop: str | None) -> None:
+    """One line of the table for `run`."""
+    if workers is not None:
+        run.runner = f"{run.runner}/w{workers}"
+    if loop is not None:
+        run.runner = f"{run.runner}/{loop}"
+    relays = run.relays
+    median = statistics.median(relays) if relays else 0.0
+    print(f"{run.runner:20} {protocol:5} {kind:8} {concurrency:4d} "
+          f"{run.games:5d} {run.plies:6d} {run.forfeits:6d} "
+          f"{_us(run.runner_cpu / max(run.plies, 1)):>10} "
+          f"{_us(median) if relays else '-':>9} "
+          f"{_us(percentile(relays, 0.99)) if relays else '-':>9} "
+          f"{len(relays):6d} {run.wall:7.1f} {run.load:5.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -300,6 +300,33 @@ def test_a_reply_that_comes_during_a_long_turn_is_stamped_when_it_came() -> None
             os.close(write_end)
 
 
+def test_a_poll_that_waited_leaves_its_first_pipe_to_be_stamped_when_read() -> None:
+    """A poll that waited had nothing queued before it, so the first descriptor it found is
+    read first, at once: its bytes are not counted (no FIONREAD) and the read's own time
+    stamps them. The others found in the same poll are counted as before; a poll that did
+    not wait (callbacks queued before it) counts every one. On a clock the test sets."""
+    from runner.protocol.loop import ArrivalSelector
+
+    selector = ArrivalSelector(clock=lambda: 100.0)
+    pipes = [os.pipe() for _ in range(2)]
+    try:
+        for read_end, write_end in pipes:
+            selector.register(read_end, selectors.EVENT_READ)
+            selector.watch(read_end)
+            os.write(write_end, b"bestmove e2e4\n")
+        for timeout, counted in ((5.0, 1), (None, 1), (0, 2)):
+            found = [key.fd for key, _ in selector.select(timeout)]
+            assert sorted(found) == sorted(read for read, _ in pipes)
+            marks = [list(selector.arrived(fd, 100.0)) for fd in found]
+            assert marks[0] == ([] if counted == 1 else [(100.0, 14)])
+            assert marks[1] == [(100.0, 14)]
+    finally:
+        selector.close()
+        for read_end, write_end in pipes:
+            os.close(read_end)
+            os.close(write_end)
+
+
 def test_lines_past_a_mark_keep_a_later_stamp() -> None:
     """Of one read, each line is stamped by the earliest mark that counted its last byte;
     a line no mark counted keeps the read's time (never stamped before it came)."""
