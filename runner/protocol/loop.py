@@ -6,12 +6,15 @@ One place decides, so that every command that plays games (``runner run``, ``mat
 ``RUNNER_LOOP=uvloop`` runs on uvloop (it must be installed: ``pip install uvloop``);
 unset or ``asyncio``, asyncio's own loop.
 
-asyncio's loop stays the default because uvloop saves too little here: measured with
-``benchmarks/peers.py --loops asyncio,uvloop`` (100 games, interleaved, two runs), the
-runner's CPU per ply was 3.5% lower on uvloop on average (about 10 us of 250-320 us on
-fairymax and stockfish, lower in 15 of 16 pairs of runs); what a ply costs is the runner's own
-Python (line handling, the referee, the store), the loop's part of it was already one callback
-per chunk read. The engine process layer works on both: it needs only the public transport API.
+asyncio's loop stays the default. uvloop costs less CPU per ply (about 7% in the runs of
+docs/benchmarks.md, "This round: the event loop": its turn costs a third of asyncio's
+interpreted one), but one guarantee does not hold on it yet: after a standstill (SIGSTOP, a
+VM pause) `runner.protocol.waiting.Watchdog` re-arms an overdue deadline for "now" so that
+a reply already in the pipe is read first; asyncio runs that timer after the next poll's
+read callbacks, libuv runs it in the same timer phase, before the poll, so the reply is lost
+to the deadline (tests/test_runner_freeze.py, the test of a reply at the deadline, fails with
+``RUNNER_LOOP=uvloop``). The engine process layer works on both: it needs only
+``add_reader`` and the public transport API.
 """
 
 from __future__ import annotations
