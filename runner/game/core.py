@@ -50,6 +50,12 @@ PONDER: Final = 2
 """After a reply: the mover ponders on the reply it expects (`ponder_clocks`), then NEXT."""
 
 
+_NO_CLOCKS: Final = ClockState()
+"""What a move is asked with when neither side has a clock (a depth or node limit, or none):
+the same every move, so one value serves (a frozen dataclass is built by the interpreted
+``__init__`` that `dataclasses` generates, even in the compiled core)."""
+
+
 class MoveRequest:
     """What the side to move is asked with: the clocks it is told, how long it is waited
     for (seconds), and whether its opponent offers a draw."""
@@ -100,9 +106,13 @@ class GameCore:
         self._capped = ceiling is not None and not clock.control.is_timed
         timeout = ceiling if self._capped and ceiling is not None else move_timeout(
             clock, self.spec.untimed_move_timeout)
-        state = ClockState(own=clock.time_left(), opponent=other.time_left(),
-                           moves_to_go=clock.moves_to_go, period=clock.period_index,
-                           opponent_increment=other.increment)
+        own, opponent = clock.time_left(), other.time_left()
+        if own is None and opponent is None and not clock.control.periods \
+                and not other.control.periods:
+            state = _NO_CLOCKS
+        else:
+            state = ClockState(own=own, opponent=opponent, moves_to_go=clock.moves_to_go,
+                               period=clock.period_index, opponent_increment=other.increment)
         self._asked_at = time.monotonic()
         return MoveRequest(state, timeout, self._black_offers if mover else self._white_offers)
 

@@ -162,6 +162,46 @@ class UciInfo:
 
 def parse_info(text: str) -> UciInfo:
     """Parse an ``info`` line leniently: unknown or malformed fields are skipped, never fatal."""
+    scan = _scan_info(text)
+    return UciInfo(depth=scan.depth, seldepth=scan.seldepth, score_cp=scan.score_cp,
+                   mate=scan.mate, bound=scan.bound, nodes=scan.nodes, nps=scan.nps,
+                   time=scan.time, hashfull=scan.hashfull, tbhits=scan.tbhits,
+                   multipv=scan.multipv, pv=scan.pv, currmove=scan.currmove,
+                   string=scan.string)
+
+
+class _InfoScan:
+    """One ``info`` line's fields as `parse_info` reads them: a plain class, which the
+    compiled module builds natively, where a frozen dataclass such as `UciInfo` runs the
+    ``__init__`` that `dataclasses` generates (interpreted, a ``setattr`` call a field). The
+    reading merges a search's report from this (`merge_info_lines`), never making a `UciInfo`."""
+
+    __slots__ = ("bound", "currmove", "depth", "hashfull", "mate", "multipv", "nodes", "nps",
+                 "pv", "score_cp", "seldepth", "string", "tbhits", "time")
+
+    def __init__(self, depth: int | None, seldepth: int | None, score_cp: int | None,
+                 mate: int | None, bound: str | None, nodes: int | None, nps: int | None,
+                 time: float | None, hashfull: int | None, tbhits: int | None,
+                 multipv: int | None, pv: tuple[str, ...], currmove: str | None,
+                 string: str | None) -> None:
+        self.depth = depth
+        self.seldepth = seldepth
+        self.score_cp = score_cp
+        self.mate = mate
+        self.bound = bound
+        self.nodes = nodes
+        self.nps = nps
+        self.time = time
+        self.hashfull = hashfull
+        self.tbhits = tbhits
+        self.multipv = multipv
+        self.pv = pv
+        self.currmove = currmove
+        self.string = string
+
+
+def _scan_info(text: str) -> _InfoScan:
+    """`parse_info`'s reading of the line (see there)."""
     # One pass over the words, each keyword dispatched by one dict lookup to a small code and
     # its value kept in a local (a line is parsed once per search at a shallow depth, where
     # this is most of the parsing a ply does; see docs/benchmarks.md, issue 38).
@@ -251,10 +291,9 @@ def parse_info(text: str) -> UciInfo:
         else:  # ``string``: the rest of the line is the message
             string = text.split("string", 1)[1].strip()
             break
-    return UciInfo(depth=depth, seldepth=seldepth, score_cp=score_cp, mate=mate, bound=bound,
-                   nodes=nodes, nps=nps, time=None if ms is None else ms / 1000.0,
-                   hashfull=hashfull, tbhits=tbhits, multipv=multipv, pv=pv,
-                   currmove=currmove, string=string)
+    return _InfoScan(depth, seldepth, score_cp, mate, bound, nodes, nps,
+                     None if ms is None else ms / 1000.0, hashfull, tbhits, multipv, pv,
+                     currmove, string)
 
 
 _FILES: Final = "abcdefgh"
@@ -365,8 +404,18 @@ def merge_info(old_info: SearchInfo | None, info: UciInfo,
                score_is_bound: bool) -> tuple[SearchInfo, bool]:
     """The search's latest report with this line's fields, and whether its score is a bound:
     an exact score is not replaced by a bound (fail-high/low lines) from the same search."""
+    return _merged(old_info, _InfoScan(
+        info.depth, info.seldepth, info.score_cp, info.mate, info.bound, info.nodes, info.nps,
+        info.time, info.hashfull, info.tbhits, info.multipv, info.pv, info.currmove,
+        info.string), score_is_bound)
+
+
+def _merged(old_info: SearchInfo | None, info: _InfoScan,
+            score_is_bound: bool) -> tuple[SearchInfo, bool]:
+    """`merge_info` of a line as read (see there)."""
+    has_score = info.score_cp is not None or info.mate is not None
     if old_info is None:  # the search's first report (its only one at a shallow depth)
-        if info.score_cp is not None or info.mate is not None:
+        if has_score:
             score_is_bound = info.bound is not None
         return SearchInfo(depth=info.depth, score_cp=info.score_cp, mate=info.mate,
                           time=info.time, nodes=info.nodes, pv=info.pv,
@@ -374,7 +423,7 @@ def merge_info(old_info: SearchInfo | None, info: UciInfo,
                           tbhits=info.tbhits), score_is_bound
     old = old_info
     score_cp, mate = old.score_cp, old.mate
-    if info.has_score and (info.bound is None or score_is_bound
+    if has_score and (info.bound is None or score_is_bound
                            or (old.score_cp is None and old.mate is None)):
         score_cp, mate = info.score_cp, info.mate
         score_is_bound = info.bound is not None
@@ -412,10 +461,10 @@ def merge_info_lines(old_info: SearchInfo | None, lines: Sequence[str],
     if len(lines) <= 1:  # one report a search (a shallow one): parsed as it stands
         if not lines:
             return old_info, score_is_bound
-        info = parse_info(lines[0])
-        if info.multipv not in (None, 1):
+        scan = _scan_info(lines[0])
+        if scan.multipv is not None and scan.multipv != 1:
             return old_info, score_is_bound
-        return merge_info(old_info, info, score_is_bound)
+        return _merged(old_info, scan, score_is_bound)
     missing = set(_REPORTED)
     found: dict[str, object] = {}
     bound: tuple[int | None, int | None] | None = None
