@@ -97,6 +97,27 @@ def test_epd_operations_comments_blank_lines_and_crlf(tmp_path: Path) -> None:
         book.opening(3)
 
 
+def test_epd_groups_agree_with_the_full_pattern() -> None:
+    """The fast scan of an EPD book's groups (issue 38's start-up) finds exactly the group
+    starts the full pattern does, on books with and without blank, comment, indented and CRLF
+    lines, with and without a last newline, around the 64-entry group size."""
+    from runner.books import openings
+
+    pool = [b"8/8/8/8/8/8/8/K1k5 w - -", b"8/8/8/8/8/8/8/K1k5 b - - 0 1\r", b"", b"   ",
+            b"\t# note", b"# comment", b"  8/8/8/8/8/8/8/K1k5 w - -", b"\r", b"\x0b", b"x"]
+    rng = random.Random(38)
+    texts = [b"", b"\n", b"x", b"x\n" * 64, b"x\n" * 128, b"x\n" * 129 + b"x", b"x\n" * 63 + b"\n"]
+    for _ in range(300):
+        clean_run = [pool[0]] * rng.choice([0, 1, 63, 64, 65, 127, 128, 130])
+        lines = clean_run + [rng.choice(pool) for _ in range(rng.randrange(0, 140))]
+        if rng.random() < 0.5:
+            lines = [rng.choice(pool[:2]) for _ in range(rng.randrange(1, 200))]
+        texts.append(b"\n".join(lines) + (b"\n" if rng.random() < 0.5 else b""))
+    for text in texts:
+        expected = [match.start() for match in openings._EPD_GROUP.finditer(text)]
+        assert list(openings._epd_groups(text)) == expected, text
+
+
 def test_bad_epd_line_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.epd"
     good = "4k3/8/8/8/8/8/8/4K3 w - - 0 1"

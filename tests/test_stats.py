@@ -269,6 +269,14 @@ def test_other_peers_within_documented_differences(case: dict[str, Any]) -> None
 # Shapes, edges and errors
 
 
+def test_z95_is_the_normal_quantile() -> None:
+    """`Z95` is written out (importing `statistics` cost a run's start-up): it is the very float
+    the normal law's 97.5% quantile gives."""
+    from statistics import NormalDist
+
+    assert NormalDist().inv_cdf(0.975) == Z95
+
+
 def test_json_keys_and_nulls() -> None:
     tri = stats_json(match_stats(Trinomial(20, 30, 10), SprtSpec(0, 2)))
     assert set(tri) == JSON_KEYS and set(tri["sprt"]) == SPRT_KEYS

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from runner.pgn.castling import needs_chess960
 from runner.pgn.splitter import PgnError, RawGame, Token, TokenKind, show_token, split_games
 from runner.rules import (
     STARTING_FEN,
@@ -127,41 +128,6 @@ class _Frame:
         self.board = board
         self.moves = moves
         self.broken = False
-
-
-def needs_chess960(fen: str) -> bool:
-    """Whether a FEN has castling rights that only Chess960 allows (decided from the text).
-
-    A right names a rook: ``K``/``Q`` the outermost rook on that side of the king (X-FEN), a
-    file letter that rook's file (Shredder-FEN). Chess960 is needed when a valid right's king
-    is off the e-file or its rook off the a- or h-file; rights naming no rook are ignored, and
-    malformed FENs answer False (the board reports them).
-    """
-    fields = fen.split()
-    if len(fields) < 3 or fields[2] == "-":
-        return False
-    ranks = fields[0].split("/")
-    if len(ranks) != 8:
-        return False
-    for text, king, rook, upper in ((ranks[7], "K", "R", True), (ranks[0], "k", "r", False)):
-        row = "".join("." * int(ch) if ch.isdigit() else ch for ch in text)
-        home = row.find(king)
-        if len(row) != 8 or home < 0:
-            continue
-        for right in fields[2]:
-            if right.isupper() != upper:
-                continue
-            letter = right.upper()
-            if letter == "K":
-                files = [f for f in range(home + 1, 8) if row[f] == rook][-1:]
-            elif letter == "Q":
-                files = [f for f in range(home) if row[f] == rook][:1]
-            else:
-                file = ord(letter) - ord("A")
-                files = [file] if 0 <= file < 8 and row[file] == rook else []
-            if files and (home != 4 or files[0] not in (0, 7)):
-                return True
-    return False
 
 
 def _start_board(fen: str | None, chess960: bool) -> Board:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from runner.stats.counts import Counts, Pentanomial, StatsInputError, Trinomial
 from runner.stats.elo import NELO_PER_T, Z95, elo_from_score, score_from_elo
 from runner.stats.match import MIN_SAMPLES, MatchStats, format_elo, format_percent, match_stats
-from runner.stats.ratings import EngineRating, Pairing, Ratings, rate_engines
 from runner.stats.sprt import (
     EloModel,
     SprtDecision,
@@ -33,16 +32,22 @@ from runner.stats.sprt import (
 from runner.stats.standing import StandingFigures, standing_figures, standings_basis
 
 if TYPE_CHECKING:
+    from runner.stats.ratings import EngineRating, Pairing, Ratings, rate_engines
     from runner.stats.tally import EngineScore, PairingCounts, Tally
 
 
 def __getattr__(name: str) -> Any:
     """`tally`'s names, imported on first use: it reads results with the rules core, which
-    ``runner stats`` (figures from counts) does not need."""
+    ``runner stats`` (figures from counts) does not need; `ratings`' too, which only a
+    standing of more than two engines computes (a match's start-up need not build them)."""
     if name in ("EngineScore", "PairingCounts", "Tally"):
         from runner.stats import tally
 
         return getattr(tally, name)
+    if name in ("EngineRating", "Pairing", "Ratings", "rate_engines"):
+        from runner.stats import ratings
+
+        return getattr(ratings, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

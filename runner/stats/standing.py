@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from runner.stats.counts import Pentanomial, StatsInputError, Trinomial
 from runner.stats.elo import Z95, normal_cdf
 from runner.stats.match import MIN_SAMPLES, match_stats
-from runner.stats.ratings import Pairing, rate_engines
 
 __all__ = ["StandingFigures", "standing_figures", "standings_basis"]
 
@@ -75,6 +74,9 @@ def standing_figures(
                 figures[other] = StandingFigures(other, stats.elo, stats.elo_error95, stats.los,
                                                  False)
         return figures, note
+    # Here, not at the top: two engines' standings never need it (issue 38's start-up).
+    from runner.stats.ratings import Pairing, rate_engines
+
     try:
         ratings = rate_engines((Pairing(p[0], p[1], p[2]) for p in played), anchor=reference)
     except StatsInputError as exc:
