@@ -261,6 +261,75 @@ def test_a_refused_match_says_the_same_with_or_without_typer(words: tuple[str, .
         assert said == through_typer.output.split()
 
 
+_RUN_SURE = [
+    ["t.toml"],
+    ["t.toml", "--db", "x.db", "--concurrency", "3", "-q", "--force", "--new", "--workers", "0",
+     "--cluster", "tcp://h:1", "--events", "e.jsonl", "--events-moves"],
+    ["--quiet", "--db=x", "t.toml", "--concurrency=007", "--db", "y", "--workers=2"],
+]
+"""``runner run`` words the early reading (runner.cli.run_words) takes over from Typer."""
+_RUN_UNSURE = [
+    [], ["--help"], ["t.toml", "--help"], ["--", "t.toml"], ["a", "b"], ["t.toml", "--bogus"],
+    ["t.toml", "--quiet=1"], ["t.toml", "--db"], ["t.toml", "--db", "--quiet"],
+    ["t.toml", "--events", "-"], ["t.toml", "--concurrency", "0"],
+    ["t.toml", "--concurrency", "+3"], ["t.toml", "--concurrency", "\u0663"],
+    ["t.toml", "--workers", "-1"], ["t.toml", "--db="], ["-"], [""], ["t.toml", "-qq"],
+]
+"""Words it leaves to Typer (which says what is wrong, or reads them as before)."""
+
+
+@pytest.mark.parametrize("words", _RUN_SURE)
+def test_run_s_early_reading_passes_what_typer_passes(words: list[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 38: `runner run FILE ...` runs without Typer when every word is one the early
+    # reading is sure of; the run then gets exactly the arguments Typer's command gives it.
+    from typer.testing import CliRunner
+
+    from runner.cli import run_file_words, run_words, tournament
+    from runner.cli.app import app
+
+    seen: list[tuple[tuple[object, ...], dict[str, object]]] = []
+
+    def run_file(*args: object, **kwargs: object) -> None:
+        seen.append((args, kwargs))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(tournament, "run_file", run_file)
+    done = CliRunner().invoke(app, ["run", *words])
+    assert done.exit_code == 0, done.output
+    found = run_words(words)
+    assert found is not None
+    with pytest.raises(SystemExit) as exited:
+        run_file_words(found)
+    assert exited.value.code == 0
+    assert len(seen) == 2 and seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("words", _RUN_UNSURE)
+def test_run_s_early_reading_leaves_other_words_to_typer(words: list[str]) -> None:
+    from runner.cli import run_words
+
+    assert run_words(words) is None
+
+
+def test_a_quiet_run_of_a_file_plays_without_typer_or_pydantic(tmp_path: Path) -> None:
+    config = tmp_path / "t.toml"
+    config.write_text('name = "t"\nformat = "match"\nrounds = 1\ngames = 2\ntc = "depth=1"\n'
+                      '[adjudication]\nmaxmoves = 3\n'
+                      + "".join(f'[[engines]]\nname = "{n}"\ncommand = ["{sys.executable}", '
+                                f'"-m", "engine", "--level", "random"]\nprotocol = "cecp"\n'
+                                f'dir = "{ROOT}"\n'
+                                for n in "ab"))
+    loaded, done = _run("run", str(config), "--db", str(tmp_path / "r.db"), "--quiet",
+                        watch=("typer", "pydantic", "rich"))
+    assert done.returncode == 0, done.stderr
+    assert loaded == []
+    assert "Tournament 1 finished: 2 of 2 games stored" in done.stderr
+    again = _run("run", str(config), "--db", str(tmp_path / "r.db"), "--quiet",
+                 watch=("typer",))[1]
+    assert again.returncode == 0 and "is already finished" in again.stderr
+
+
 _BUNDLED_MATCH = ("match", "--engine", "cmd=python", "arg=-m", "arg=engine", "name=a",
                   "--engine", "cmd=python", "arg=-m", "arg=engine", "name=b", "--each",
                   "tc=inf", "depth=1", "--quiet")

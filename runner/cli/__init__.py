@@ -10,11 +10,11 @@ import errno
 import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-__all__ = ["hold_collector", "main", "play_words", "release_collector", "typer_reads",
-           "version_text"]
+__all__ = ["hold_collector", "main", "play_words", "release_collector", "run_file_words",
+           "run_words", "typer_reads", "version_text"]
 
 _HELD_FOR = frozenset({"run", "resume", "match", "gauntlet", "roundrobin", "tune", "play",
                        "engine", "worker", "list", "stats", "--help", "--version"})
@@ -63,12 +63,95 @@ def play_words(command: str, words: list[str]) -> NoReturn:
     as its Typer command would: Typer and rich's help cost a match run a fifth of its
     start-up (issue 38) and read none of its words. Exits as Typer does: a `UserError` is
     said with code 2, Ctrl-C during start-up is 130, a closed pipe 1."""
-    from runner.cli.errors import UserError, report_error
 
-    try:
+    def play() -> None:
         from runner.cli.tournament import cli_run
 
         cli_run(words, command)
+
+    _without_typer(play)
+
+
+_RUN_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--force": "force", "--new": "new",
+              "--events-moves": "events_moves"}
+"""``runner run``'s flags (runner.cli.plays.run_command), by the keyword each sets."""
+_RUN_VALUES = {"--db": "db", "--concurrency": "concurrency", "--workers": "workers",
+               "--cluster": "cluster", "--events": "events"}
+"""``runner run``'s options that take a value, by keyword."""
+_RUN_LEAST = {"concurrency": 1, "workers": 0}
+"""Its whole-number options and the least value each takes (their ``min``)."""
+
+
+def run_words(words: Sequence[str]) -> dict[str, object] | None:
+    """The arguments of ``runner run WORDS`` as `runner.cli.plays.run_command` receives them
+    from Typer, when every word is one this reading is sure of: the file, each option once
+    or more (the last one counts, as with click), ``--opt VALUE`` or ``--opt=VALUE``, a whole
+    number written in ASCII digits within its range. Anything else (help, ``--``, an unknown
+    or misspelt option, a missing or dash-led value, a second file) answers None, and Typer
+    reads the words, says what is wrong as before and exits as before (issue 38: Typer,
+    rich's console and pydantic, which coerces the file's path, were about half of what
+    ``runner run`` imported)."""
+    found: dict[str, object] = {}
+    given = iter(words)
+    for word in given:
+        if word in _RUN_FLAGS:
+            found[_RUN_FLAGS[word]] = True
+            continue
+        name, equals, value = word.partition("=")
+        if name in _RUN_VALUES:
+            if not equals:
+                value = next(given, "")
+            if not value or value.startswith("-"):
+                return None
+            key = _RUN_VALUES[name]
+            if key in _RUN_LEAST:
+                if not (value.isascii() and value.isdigit()) or int(value) < _RUN_LEAST[key]:
+                    return None
+                found[key] = int(value)
+            else:
+                found[key] = value
+        elif word and not word.startswith("-") and "config_file" not in found:
+            found["config_file"] = word
+        else:
+            return None
+    return found if "config_file" in found else None
+
+
+def run_file_words(found: dict[str, object]) -> NoReturn:
+    """Run ``runner run`` with the arguments `run_words` read, as its Typer command does,
+    and exit as Typer would (see `play_words`)."""
+
+    def play() -> None:
+        from pathlib import Path
+
+        from runner.cli.tournament import events_target, run_file
+
+        def text(key: str) -> str | None:
+            value = found.get(key)
+            return None if value is None else str(value)
+
+        def number(key: str) -> int | None:
+            value = found.get(key)
+            return value if isinstance(value, int) else None
+
+        # What runner.cli.plays.run_command does with the same values.
+        run_file(Path(str(found["config_file"])), db=text("db"),
+                 concurrency=number("concurrency"), quiet=bool(found.get("quiet")),
+                 force=bool(found.get("force")), new=bool(found.get("new")),
+                 workers=number("workers"), cluster=text("cluster"),
+                 events=events_target(text("events"), bool(found.get("events_moves"))))
+
+    _without_typer(play)
+
+
+def _without_typer(play: Callable[[], None]) -> NoReturn:
+    """Run `play` (a command's body) and exit as Typer's own main would: a `UserError` is
+    said with code 2, Ctrl-C during start-up is 130, a closed pipe 1."""
+    from runner.cli.errors import UserError, report_error
+
+    try:
+        play()
+        sys.exit(0)  # a command that returns exits 0 under Typer
     except UserError as exc:
         report_error(str(exc))
         sys.exit(2)
@@ -98,7 +181,8 @@ def main() -> None:
     --version`` costs what ``runner-fastchess --version`` does), every other command line to
     `runner.cli.app.main`, the collector paused first where `hold_collector` says. A lone
     ``--version`` is answered here too, as Typer's ``--version`` would, and so are
-    ``runner match|gauntlet|roundrobin WORDS`` (`play_words`) unless a word asks for help."""
+    ``runner match|gauntlet|roundrobin WORDS`` (`play_words`) unless a word asks for help,
+    and ``runner run FILE ...`` when `run_words` is sure of every word."""
     argv = sys.argv[1:]
     hold_collector(argv)
     if argv == ["--version"]:  # Typer's answer, without Typer (a test keeps the two equal)
@@ -110,6 +194,8 @@ def main() -> None:
         sys.exit(dropin(argv[0], argv[1:]))
     if argv and argv[0] in _WORDS_ONLY and not typer_reads(argv[1:]):
         play_words(argv[0], argv[1:])
+    if argv and argv[0] == "run" and (found := run_words(argv[1:])) is not None:
+        run_file_words(found)
     from runner.cli.app import main as typer_main
 
     typer_main()
