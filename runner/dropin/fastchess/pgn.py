@@ -21,7 +21,7 @@ from datetime import datetime
 from importlib import resources
 from typing import NamedTuple
 
-from runner.dropin.fastchess.pvcheck import last_info_line, parsed_info, search_lines
+from runner.dropin.fastchess.pvcheck import engine_read, last_info_line, parsed_info, search_lines
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
 from runner.game.record import GameRecord, GameTermination
 from runner.rules import STARTING_FEN, Board, Move, Result
@@ -324,7 +324,7 @@ def _movetext(record: GameRecord, board: Board, settings: FastchessSettings, rea
             if played.book:
                 comment = "book"
             else:
-                figures = _as_fastchess_reads(searches.get(index, [])) \
+                figures = _as_fastchess_reads(record, index, searches.get(index, [])) \
                     if searches is not None else _Figures.recorded(played)
                 comment = (f"{_score_text(figures.score_cp, figures.mate)}/{figures.depth or 0} "
                            f"{seconds_text(move_time_ms(played.time))}")
@@ -389,16 +389,22 @@ class _Figures(NamedTuple):
 _NO_FIGURES = _Figures(None, None, 0, 0, 0, 0, 0, 0, ())
 
 
-def _as_fastchess_reads(lines: Sequence[str]) -> _Figures:
-    """The move's search figures as fastchess takes them from the engine's lines of its
-    search (``Match::addMoveData``): all from one line, the last scored ``info`` of the first
-    PV with an exact score preferred to a bound (`last_info_line`), none at all when the
+def _as_fastchess_reads(record: GameRecord, index: int, lines: Sequence[str]) -> _Figures:
+    """The figures of the move of ply `index` as fastchess takes them from the engine's lines
+    of its search (``Match::addMoveData``): all from one line, the last scored ``info`` of the
+    first PV with an exact score preferred to a bound (`last_info_line`), none at all when the
     engine printed no more than its ``bestmove``. The runner's own figures (a bound's deeper
-    depth among them) stay for the runner's PGN. The line was parsed by the PV check before
-    (`parsed_info` remembers it), and no copy of the move is made (a ``dataclasses.replace``
-    per ply was a third of this comment's cost)."""
+    depth among them) stay for the runner's PGN; but when that line is the one the engine
+    layer read into the move (`engine_read`), they are the line's and it is not parsed again.
+    Otherwise the PV check parsed the line before (`parsed_info` remembers it). No copy of
+    the move is made (a ``dataclasses.replace`` per ply was a third of this comment's cost)."""
     if len(lines) <= 1:
         return _NO_FIGURES
+    if engine_read(record, index, lines) is not None:
+        played = record.moves[index]
+        return _Figures(played.score_cp, played.mate, played.depth or 0, played.seldepth or 0,
+                        played.nodes or 0, played.nps or 0, played.hashfull or 0,
+                        played.tbhits or 0, played.pv)
     info = parsed_info(last_info_line(lines))
     return _Figures(info.score_cp, info.mate, info.depth or 0, info.seldepth or 0,
                     info.nodes or 0, info.nps or 0, info.hashfull or 0, info.tbhits or 0,

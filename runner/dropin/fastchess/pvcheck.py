@@ -6,6 +6,11 @@ stalemate), with ``-check-mate-pvs`` a mating PV of the wrong length or not endi
 a ``bestmove`` other than the last PV's first move, and two engines both claiming a mate in
 their favour. The runner keeps each game's protocol lines in its record, so the same checks
 run on them when the game ends and give fastchess's warnings, in its words, in move order.
+
+A line is parsed here only when the engine layer did not read it into the move's record
+already: at a shallow depth a search prints one scored line, which the UCI client parsed once
+(`runner.protocol.uci_parse`) and the game loop copied into the move (`engine_read`); parsing it
+again cost about 10 us a ply (issue 38).
 """
 
 from __future__ import annotations
@@ -16,8 +21,12 @@ from collections.abc import Callable, Sequence
 from runner.game.record import GameRecord
 from runner.protocol.uci_parse import UciInfo, parse_info
 from runner.rules import STARTING_FEN, Board, Move
+from runner.types import MoveRecord
 
-__all__ = ["last_info_line", "parsed_info", "pv_warnings", "search_lines"]
+__all__ = ["engine_read", "last_info_line", "parsed_info", "pv_warnings", "search_lines"]
+
+_Line = tuple[tuple[str, ...], int | None, str | None]
+"""What the PV check reads of a scored line: its PV, mate score and bound."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -74,6 +83,70 @@ def _search_lines(record: GameRecord) -> dict[int, list[str]]:
         for index, lines in zip(indices[skip:], runs, strict=False):
             found[index] = lines
     return found
+
+
+def engine_read(record: GameRecord, index: int, lines: Sequence[str]) -> str | None:
+    """The search's one scored line when the engine layer read it into the move's record
+    (`record.moves[index]`, played after the search printed `lines`), so that the move's
+    figures (score, mate, depth, seldepth, nodes, nps, hashfull, tbhits, PV) are the line's as
+    `parse_info` reads it, without a bound; else None (the line is to be parsed here).
+
+    The UCI client (`runner.protocol.uci_reading`) merges every ``info`` line of a search that
+    is not a message, a second ``multipv`` skipped, and the game loop copies the result into
+    the move. So the move holds exactly the line's fields when the line is the search's only
+    ``info`` line that is not an ``info string`` message, without ``string`` in it, ``multipv``
+    1 if any, neither clipped in the transcript nor a bound, and the search's ``bestmove``
+    (after it) is the move played; nor pondered, nor a score turned to White's view. The
+    figures the checks and the PGN's comment read (PV, score, depth) are looked up in the
+    line as well: a record made otherwise (a test's) is never taken for the line."""
+    played = record.moves[index]
+    if played.book or played.ponder_hit is not None or record.spec.white_pov[1]:
+        return None
+    found: str | None = None
+    for line in lines:
+        if line.startswith("info string ") or line == "info string":
+            continue  # a message: neither merged nor scored
+        if line.startswith("bestmove "):
+            if found is None:
+                return None
+            words = line.split()
+            # The search's answer: the engine layer merged nothing printed after it.
+            return found if len(words) > 1 and words[1] == played.uci else None
+        if found is not None or "info" not in line:
+            return None  # a second info line (merged too), or another line: not sure
+        if not line.startswith("info ") or " score " not in line or "string" in line \
+                or "info string" in line or _bound(line) or line.endswith(" in all]"):
+            return None
+        if "multipv" in line and not (line.count("multipv") == 1 and (
+                " multipv 1 " in line or line.endswith(" multipv 1"))):
+            return None
+        if not _holds(line, record.moves[index]):
+            return None
+        found = line
+    return None
+
+
+def _holds(line: str, played: MoveRecord) -> bool:
+    """Whether `line` (one ``info`` line, each word once) says the PV, score and depth of
+    `played`, as `parse_info` would read them."""
+    pv = played.pv
+    if pv:
+        if line.count(" pv ") != 1 or not line.endswith(" pv " + " ".join(pv)):
+            return False
+    elif " pv " in line:
+        return False
+    if line.count(" score ") != 1:
+        return False
+    spaced = line + " "
+    if played.mate is not None:
+        if f" score mate {played.mate} " not in spaced:
+            return False
+    elif played.score_cp is None or f" score cp {played.score_cp} " not in spaced:
+        return False
+    depth = played.depth
+    if depth is None:
+        return " depth " not in line
+    return line.count(" depth ") == 1 and f" depth {depth} " in spaced
 
 
 def _scored(lines: Sequence[str]) -> list[str]:
@@ -134,19 +207,21 @@ def _differs(board: Board, first: str, played: str) -> bool:
     return move is None or move != board.parse_uci(played)
 
 
-def _pv_problem(board: Board, info: UciInfo, check_mate_pvs: bool,
+def _pv_problem(board: Board, info: _Line, check_mate_pvs: bool,
                 over: Callable[[], str | None], played: int = 0) -> str | None:
-    """What is wrong with `info`'s PV from the position `played` plies before `board` (None:
-    nothing). The first `played` PV moves are already on `board` (the move the game played
-    when the PV starts with it: legal, and not to be played twice) and were found clean; the
-    rest is played on `board` itself and taken back before returning: a copy of the board
-    per line would copy the whole game's history each time. `over` is `_game_over` of
-    `board` as it stands, asked once per position however many lines the engine printed."""
-    if not info.pv:
+    """What is wrong with the PV of `info` (a line's PV, mate score and bound) from the
+    position `played` plies before `board` (None: nothing). The first `played` PV moves are
+    already on `board` (the move the game played when the PV starts with it: legal, and not
+    to be played twice) and were found clean; the rest is played on `board` itself and taken
+    back before returning: a copy of the board per line would copy the whole game's history
+    each time. `over` is `_game_over` of `board` as it stands, asked once per position
+    however many lines the engine printed."""
+    pv, mate, bound = info
+    if not pv:
         return None
     pushed = 0
     try:
-        for text in info.pv[played:]:
+        for text in pv[played:]:
             ended = over() if pushed == 0 else _game_over(board)
             if ended is not None:
                 return _OVER[ended].format(text, "{}")
@@ -155,12 +230,12 @@ def _pv_problem(board: Board, info: UciInfo, check_mate_pvs: bool,
                 return f"Illegal PV move - move {text} from {{}}"
             board.push(move)
             pushed += 1
-        if not check_mate_pvs or info.mate is None or info.bound is not None:
+        if not check_mate_pvs or mate is None or bound is not None:
             return None
-        plies = info.mate * 2 - 1 if info.mate > 0 else info.mate * -2
-        if len(info.pv) < plies:
+        plies = mate * 2 - 1 if mate > 0 else mate * -2
+        if len(pv) < plies:
             return "Incomplete mating PV - from {}"
-        if len(info.pv) > plies:
+        if len(pv) > plies:
             return "Too long mating PV - from {}"
         if not board.is_checkmate():
             return "Mating PV does not end with checkmate - from {}"
@@ -233,8 +308,8 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
         if lines is None or played.book:
             board.push(board.parse_uci(uci))
         else:
-            _check_search(board, ends, index, uci, lines, check_mate_pvs,
-                          names[0] if board.turn else names[1], emit)
+            _check_search(board, ends, index, uci, lines, _lines_read(record, index, lines),
+                          check_mate_pvs, names[0] if board.turn else names[1], emit)
         moves.append(uci)
         mate = played.mate
         if previous_mate is not None and mate is not None and previous_mate * mate > 0:
@@ -249,26 +324,39 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
     return out
 
 
-def _check_search(board: Board, ends: _Ends, index: int, uci: str, lines: Sequence[str],
-                  check_mate_pvs: bool, name: str,
-                  emit: Callable[[str, str], None]) -> None:
-    """The warnings of one engine move's search (ply `index`, the move `uci` the engine
-    played from `board`), then the move played on `board`."""
+def _lines_read(record: GameRecord, index: int,
+                lines: Sequence[str]) -> tuple[list[str], list[_Line]]:
+    """The scored lines of the search of ply `index` and what the PV check reads of each:
+    from the move's record when the engine layer read the one line there (`engine_read`),
+    else parsed."""
+    read = engine_read(record, index, lines)
+    if read is not None:
+        played = record.moves[index]
+        return [read], [(played.pv, played.mate, None)]
     scored = _scored(lines)
     infos = [parsed_info(line) for line in scored]
+    return scored, [(info.pv, info.mate, info.bound) for info in infos]
+
+
+def _check_search(board: Board, ends: _Ends, index: int, uci: str, lines: Sequence[str],
+                  read: tuple[list[str], list[_Line]], check_mate_pvs: bool, name: str,
+                  emit: Callable[[str, str], None]) -> None:
+    """The warnings of one engine move's search (ply `index`, the move `uci` the engine
+    played from `board`, `read` its scored lines and what they say), then the move played
+    on `board`."""
+    scored, infos = read
     # A PV that starts with the move played (most do) goes on from the position after
     # it, with the move pushed once for all of them: its first step needs no check
     # of legality, only of the game's end before it.
     problems: list[str | None] = [None] * len(infos)
     after: list[int] = []
     for at, info in enumerate(infos):
-        pv = info.pv
+        pv, mate, bound = info
         if pv and pv[0] == uci:
             ended = ends.get(index)
             if ended is not None:
                 problems[at] = _OVER[ended].format(uci, "{}")
-            elif len(pv) > 1 or (check_mate_pvs and info.mate is not None
-                                 and info.bound is None):
+            elif len(pv) > 1 or (check_mate_pvs and mate is not None and bound is None):
                 after.append(at)  # else nothing is left to look at past the move
         else:
             problems[at] = _pv_problem(board, info, check_mate_pvs, ends.at(index))
@@ -276,9 +364,8 @@ def _check_search(board: Board, ends: _Ends, index: int, uci: str, lines: Sequen
     for at in range(len(scored) - 1, -1, -1):  # the last line of the first PV
         line = scored[at]
         if " multipv " not in line or " multipv 1 " in line or line.endswith(" multipv 1"):
-            info = infos[at]
-            if not _bound(line) and info.pv and info.pv[0] != uci \
-                    and _differs(board, info.pv[0], uci):
+            pv = infos[at][0]
+            if not _bound(line) and pv and pv[0] != uci and _differs(board, pv[0], uci):
                 mismatch = line
             break
     board.push(board.parse_uci(uci))
