@@ -86,6 +86,25 @@ def _search_lines(record: GameRecord) -> dict[int, list[str]]:
 
 
 def engine_read(record: GameRecord, index: int, lines: Sequence[str]) -> str | None:
+    """`_engine_read` of the move of ply `index` (`lines`: its search's, from `search_lines`),
+    remembered for the game last asked: the PV check and the PGN's comment both ask it."""
+    global _last_read
+    kept = _last_read
+    if kept is None or kept[0] is not record:
+        kept = _last_read = (record, {})
+    found = kept[1]
+    if index in found:
+        return found[index]
+    answer = found[index] = _engine_read(record, index, lines)
+    return answer
+
+
+_last_read: tuple[GameRecord, dict[int, str | None]] | None = None
+"""The game `engine_read` last read, and its answers by ply (the record is held, so its
+identity cannot be taken by another one meanwhile)."""
+
+
+def _engine_read(record: GameRecord, index: int, lines: Sequence[str]) -> str | None:
     """The search's one scored line when the engine layer read it into the move's record
     (`record.moves[index]`, played after the search printed `lines`), so that the move's
     figures (score, mate, depth, seldepth, nodes, nps, hashfull, tbhits, PV) are the line's as
