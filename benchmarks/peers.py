@@ -56,6 +56,8 @@ OURS = "cecp-runner"
 """Our column's name; with --loops, one column per loop: cecp-runner/asyncio, ..."""
 DROPINS = {"runner-fastchess": "fastchess", "runner-cutechess": "cutechess-cli"}
 """The drop-in columns and the peer each stands in for (the same argv)."""
+BASELINE = "baseline"
+"""The suffix of a drop-in column run from the ``--baseline`` checkout."""
 BUILDS = ("compiled", "pure")
 """``--builds`` choices: the compiled modules, or their source (``RUNNER_PURE=1``)."""
 _ENTRY = "import sys; from runner.dropin.main import {0}; sys.argv[0] = 'runner-{0}'; {0}()"
@@ -284,6 +286,8 @@ def run_once(runner: str, program: str | None, w: Workload, engine: str,
         pgn = cwd / "out.pgn"
         env = python_env(program) if runner not in ("cutechess-cli", "fastchess") else dict(os.environ)
         for part in runner.split("/")[1:]:
+            if part == BASELINE:
+                continue  # the checkout is `program`
             if part in BUILDS:
                 env.pop("RUNNER_PURE", None)
                 if part == "pure":
@@ -353,6 +357,9 @@ def runners_for(w: Workload, baseline: str | None, loops: list[str] | None = Non
     found += [(name + suffix, None) for suffix in suffixes for name in ours]
     found += [(column + suffix, None) for suffix in suffixes for column in dropins
               if not (column == "runner-fastchess" and w.proto != "uci")]
+    if baseline is not None:  # the drop-ins A/B too: each from the baseline checkout
+        found += [(f"{column}/{BASELINE}", baseline) for column in dropins
+                  if not (column == "runner-fastchess" and w.proto != "uci")]
     return found
 
 
