@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,10 @@ from runner.game.record import GameRecord, GameTermination
 from runner.protocol.engine import EngineStalled
 from runner.protocol.factory import make_engine
 from runner.protocol.freeze import FreezeMonitor
-from runner.protocol.waiting import Watchdog
+from runner.protocol.loop import new_asyncio_loop
+from runner.protocol.process import EngineProcess
+from runner.protocol.transport import Line
+from runner.protocol.waiting import ReplyCall, Watchdog
 from runner.rules import Board
 from runner.types import MoveRecord
 from tests.bundled_games import bundled, game_spec
@@ -139,11 +143,22 @@ def test_a_shared_monitor_ticks_until_its_last_user_is_done() -> None:
     assert asyncio.run(scenario()) == (True, False)
 
 
+def _on(loop: str) -> Callable[[], asyncio.AbstractEventLoop]:
+    """A loop factory for asyncio.Runner: asyncio's own as the runner makes it, or uvloop's."""
+    if loop == "uvloop":
+        uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed (not on Windows)")
+        factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+        return factory
+    return new_asyncio_loop
+
+
 @pytest.mark.timeout(60)
-def test_a_reply_reaching_the_pipe_at_the_deadline_is_read_not_lost_to_the_timer() -> None:
+@pytest.mark.parametrize("loop_kind", ["asyncio", "uvloop"])
+def test_a_reply_reaching_the_pipe_at_the_deadline_is_read_not_lost_to_the_timer(loop_kind: str) -> None:
     """The loop stands still past a move's deadline (as a stopped runner's does); as it goes
     on, the reply lands in the pipe at the deadline, and the overdue deadline comes due in
-    the same loop turn, before the pipe is polled again: the reply still wins."""
+    the same loop turn, before the pipe is polled again: the reply still wins. A bare future
+    read by its own reader: the watchdog has no pipe to look at, and waits a loop turn."""
 
     async def scenario() -> str:
         loop = asyncio.get_running_loop()
@@ -163,7 +178,78 @@ def test_a_reply_reaching_the_pipe_at_the_deadline_is_read_not_lost_to_the_timer
             os.close(read_end)
             os.close(write_end)
 
-    assert asyncio.run(scenario()) == "move e2e4"
+    with asyncio.Runner(loop_factory=_on(loop_kind)) as runner:
+        assert runner.run(scenario()) == "move e2e4"
+
+
+REPLIER = """
+import sys, time
+print("ready", flush=True)
+sys.stdin.readline()
+time.sleep(0.2)
+print("move e2e4", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("loop_kind", ["asyncio", "uvloop"])
+def test_an_engines_reply_in_its_raw_pipe_at_an_overdue_deadline_answers_the_move(
+        loop_kind: str, tmp_path: Path) -> None:
+    """An engine on raw pipes answers within its time while the runner stands still in a
+    read callback (a long turn, or stopped there); when the loop goes on, the deadline is
+    overdue and the reply unread. uvloop runs due timers before it polls again: the
+    watchdog reads the pipe first (`look_with`), and the reply answers the move. An engine
+    that did not answer still stalls."""
+    script = tmp_path / "replier.py"
+    script.write_text(REPLIER)
+
+    def stand_still(fd: int) -> None:
+        os.read(fd, 1)
+        time.sleep(1.5)  # past the deadline, in the poll's callbacks
+
+    async def scenario(answer: bool) -> str:
+        loop = asyncio.get_running_loop()
+        process = EngineProcess((sys.executable, str(script)))
+        await process.start()
+        assert process.raw_pipes
+        lines: list[str] = []
+        result: asyncio.Future[str] = loop.create_future()
+        call = ReplyCall(result.set_result, result.set_exception)
+
+        def on_lines(chunk: list[Line]) -> None:
+            for line in chunk:
+                lines.append(line.text)
+                if line.text.startswith("move"):
+                    call.set_result(line.text)
+
+        process.listen(on_lines, lambda exc: call.set_exception(exc))
+        watchdog = Watchdog()
+        watchdog.look_with(process.read_waiting)
+        busy_read, busy_write = os.pipe()
+        loop.add_reader(busy_read, stand_still, busy_read)
+        try:
+            while lines != ["ready"]:
+                await asyncio.sleep(0.01)
+            if answer:
+                process.write_nowait(["go"])
+            call.open()
+            watchdog.arm(loop, call, 0.3, lambda: "no move")
+            loop.call_later(0.05, os.write, busy_write, b"x")  # the standstill's cue
+            try:
+                return await result
+            except EngineStalled as exc:
+                return f"stalled: {exc}"
+        finally:
+            loop.remove_reader(busy_read)
+            os.close(busy_read)
+            os.close(busy_write)
+            watchdog.cancel()
+            await process.stop(quit_timeout=1.0)
+
+    with asyncio.Runner(loop_factory=_on(loop_kind)) as runner:
+        assert runner.run(scenario(True)) == "move e2e4"
+        assert runner.run(scenario(False)).startswith("stalled: no move")
 
 
 async def _play_frozen(freezes: FreezeMonitor | None, fault: str | None = None,

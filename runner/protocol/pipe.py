@@ -177,6 +177,10 @@ class PipeProcess(Engine):
         self._proc = proc
         self._loop = asyncio.get_running_loop()
         await proc.start()
+        # On raw pipes an overdue deadline reads what waits in stdout before it fails the
+        # move (a reply there wins); elsewhere it waits a loop turn (waiting.Watchdog).
+        look = getattr(proc, "read_waiting", None) if getattr(proc, "raw_pipes", False) else None
+        self._watchdog.look_with(look)
         return proc
 
     def _echoing_transcript(self) -> deque[TranscriptEntry] | None:

@@ -136,6 +136,13 @@ class EngineProcess(PipedProcess):
         self._reader.pipe = pipes
         self.note(f"started pid {pipes.pid}: {' '.join(self.argv)}")
 
+    def read_waiting(self) -> None:
+        """Read at once what the engine's stdout holds now (on raw pipes; on asyncio's
+        transports, nothing): an overdue deadline reads its reply first (`Watchdog.look_with`)."""
+        pipes = self._pipes
+        if isinstance(pipes, RawPipes):
+            pipes.read_waiting()
+
     def release_cpu(self) -> None:
         """Give every thread of the process's group back the runner's CPUs (after a start on
         `start_cpu`); threads and processes already gone are skipped."""

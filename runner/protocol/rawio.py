@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import fcntl
 import os
 import subprocess
+import sys
+import termios
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -49,6 +52,8 @@ def _pidfd_works() -> bool:
 
 
 _PIDFD = _pidfd_works()
+_NO_BYTES = bytes(4)
+"""The buffer FIONREAD fills with an int: how many bytes wait in a pipe."""
 _WATCHES: dict[type, bool] = {}  # loop class -> whether its add_reader works
 
 
@@ -148,25 +153,45 @@ class RawPipes:
 
     # ----------------------------------------------------------------- reading
 
-    def _read_stdout(self) -> None:
-        """stdout is readable: one read, its lines to the reader now (or its end)."""
+    def _read_stdout(self) -> int:
+        """stdout is readable: one read, its lines to the reader now (or its end); the
+        bytes read (0: none waited, or the output ended)."""
         fd = self._stdout
         try:
             data = os.read(fd, READ_CHUNK)
         except (BlockingIOError, InterruptedError):
-            return
+            return 0
         except OSError:
             data = b""
         now = time.monotonic()
         if not data:
             self._close_stdout()
             self._reader.on_closed(now)
-            return
+            return 0
         arrivals = self._arrivals
         if arrivals is None:
             self._reader.on_chunk(data, now)
         else:
             self._reader.on_chunk(data, now, arrivals.arrived(fd, now))
+        return len(data)
+
+    def read_waiting(self) -> None:
+        """Read at once what stdout holds now (or its end), as the loop's read callback
+        would: an overdue deadline reads its reply first if it came (`Watchdog.look_with`).
+        Bounded by what waited when asked; nothing while reading is paused."""
+        fd = self._stdout
+        if fd < 0 or self._paused:
+            return
+        try:
+            counted = fcntl.ioctl(fd, termios.FIONREAD, _NO_BYTES)
+        except OSError:
+            return
+        left = int.from_bytes(counted, sys.byteorder)
+        while True:  # at least one read: an empty pipe may have ended (a read says so)
+            got = self._read_stdout()
+            left -= got
+            if got == 0 or left <= 0 or self._paused or self._stdout < 0:
+                return
 
     def _read_stderr(self) -> None:
         """stderr is readable: one read into the tail (or its end)."""

@@ -102,12 +102,23 @@ class Watchdog:
 
     At the deadline the reply may already be in the pipe, unread: after the runner was
     stopped (SIGSTOP, a VM pause) the overdue timer and the readable pipe come due together,
-    and the timer may be run first. So the first firing past the deadline only re-arms for
-    "now": a due timer runs after the I/O callbacks of the next loop turn, which read the
-    pipe; the future fails only if it is still waiting then.
+    and the loop may run the timer first (uvloop always does: libuv runs due timers before
+    it polls). So a reply already readable when an overdue deadline is checked is read
+    before the deadline fails the request:
+
+    - with a `look` (`look_with`: the engine's raw pipe, `EngineProcess.read_waiting`), the
+      timer reads what waits in the pipe at once, in its own callback, as the read callback
+      would; the reply, if there, answers the request, which then does not fail;
+    - without one (asyncio's transports, a bare future), the request fails only after one
+      full loop turn with its poll for I/O and the read callbacks that poll found: the timer
+      queues a callback (`call_soon`) that queues the check. asyncio runs, each turn, the
+      callbacks queued before its poll, and queues the poll's read callbacks before anything
+      those queue; uvloop runs queued callbacks in libuv's idle phase, before that turn's
+      poll, and what they queue in the next turn's. Either way the check comes after a poll.
     """
 
-    __slots__ = ("_began", "_deadline", "_future", "_handle", "_looked", "_loop", "_what")
+    __slots__ = ("_began", "_deadline", "_future", "_handle", "_look", "_loop", "_request",
+                 "_what")
 
     def __init__(self) -> None:
         self._handle: asyncio.TimerHandle | None = None
@@ -116,7 +127,14 @@ class Watchdog:
         self._deadline = 0.0
         self._began = 0.0
         self._what: Callable[[], str] = str
-        self._looked = False
+        self._request = 0  # counts the requests armed: a late check knows its own
+        self._look: Callable[[], None] | None = None
+
+    def look_with(self, look: Callable[[], None] | None) -> None:
+        """`look` reads at once whatever output waits unread in the engine's pipe (its reply,
+        if there, answers the request): called when a deadline is found overdue, before the
+        request fails. None: the check waits one loop turn instead."""
+        self._look = look
 
     async def wait(self, future: asyncio.Future[_T], timeout: float, what: Callable[[], str]) -> _T:
         """Await `future` (the caller's own); EngineStalled(`what()`) once `timeout` passes."""
@@ -135,7 +153,7 @@ class Watchdog:
         now = loop.time()
         deadline = now + max(timeout, 0.0)
         self._future, self._deadline, self._began, self._what = future, deadline, now, what
-        self._looked = False
+        self._request += 1
         handle = self._handle
         if handle is None or self._loop is not loop or handle.when() > deadline:
             if handle is not None:
@@ -155,20 +173,41 @@ class Watchdog:
         self._future = None
 
     def _fire(self) -> None:
-        assert self._loop is not None
+        loop = self._loop
+        assert loop is not None
         self._handle = None
         future = self._future
         if future is None or future.done():
             return
-        now = self._loop.time()
+        now = loop.time()
         if now < self._deadline:
-            self._handle = self._loop.call_at(self._deadline, self._fire)
+            self._handle = loop.call_at(self._deadline, self._fire)
             return
-        if not self._looked:  # one more loop turn: let a reply waiting in the pipe be read
-            self._looked = True
-            self._handle = self._loop.call_at(now, self._fire)
+        request = self._request
+        look = self._look
+        if look is None:  # no pipe to read here: check again after the next poll's reads
+            loop.call_soon(self._after_turn, future, request, True)
             return
-        future.set_exception(EngineStalled(self._what(), now - self._began))
+        look()  # the reply, if it waits, answers the request (which may ask the next one)
+        if self._request == request:
+            self._fail(future, now)
+
+    def _after_turn(self, future: Waiter, request: int, queue_again: bool) -> None:
+        """The overdue check of `request`, queued from the timer: once more (so it runs
+        after a poll, see the class's note), then failing it if it still waits."""
+        if self._future is not future or self._request != request:
+            return  # answered (or cancelled) meanwhile, maybe another request armed
+        loop = self._loop
+        assert loop is not None
+        if queue_again:
+            loop.call_soon(self._after_turn, future, request, False)
+        else:
+            self._fail(future, loop.time())
+
+    def _fail(self, future: Waiter, now: float) -> None:
+        """The request's deadline passed, its reply not read: EngineStalled."""
+        if not future.done():
+            future.set_exception(EngineStalled(self._what(), now - self._began))
 
 
 class OutputState:
