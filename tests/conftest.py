@@ -35,9 +35,8 @@ def _test_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Run every test's event loop on the loop the CLI would use (runner/protocol/loop.py:
-    uvloop where installed, asyncio's with RUNNER_LOOP=asyncio): the tests call asyncio.run,
-    which asks the policy for a new loop. tests/test_loop.py runs on both whatever the
-    choice; CI runs the loop-sensitive files again with RUNNER_LOOP=asyncio (.ci/run)."""
+    asyncio's, or uvloop with RUNNER_LOOP=uvloop): the tests call asyncio.run, which asks the
+    policy for a new loop. tests/test_loop.py runs on both whatever the choice."""
     if loop_factory() is not None:
         import uvloop
 

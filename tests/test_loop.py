@@ -1,7 +1,7 @@
 """The engine process layer on both event loops: asyncio's own and uvloop.
 
-The rest of the suite runs on the loop the CLI would use (uvloop where installed, asyncio's
-with ``RUNNER_LOOP=asyncio``; see runner/protocol/loop.py). These tests run a few things on each
+The rest of the suite runs on the loop the CLI would use (asyncio's, or uvloop with
+``RUNNER_LOOP=uvloop``; see runner/protocol/loop.py). These tests run a few things on each
 loop whatever that choice is, so that both stay working (``runner serve``'s uvicorn, too,
 would pick uvloop when it is installed):
 a game between real engines, a child holding the pipe after its engine died, output nobody
@@ -40,7 +40,7 @@ def loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
     name: str = request.param
     previous = asyncio.get_event_loop_policy()
     if name == "uvloop":
-        uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed (not on Windows)")
+        uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed (the test extra has it)")
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
         warm_uvloop()
     else:
@@ -84,29 +84,23 @@ def own_policy() -> Iterator[None]:
 
 @pytest.mark.usefixtures("own_policy")
 def test_runner_loop_chooses_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset: uvloop when it imports, else asyncio's own silently; ``asyncio`` asyncio's own
-    whatever is installed; ``uvloop`` uvloop, an error when it is not installed."""
     async def which() -> str:
         return _running_loop_module()
 
     monkeypatch.delenv(LOOP_ENV, raising=False)
-    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if not installed: import fails
-    assert (loop_name(), run(which())) == ("asyncio", "asyncio")  # the fallback, silent
+    assert (loop_name(), run(which())) == ("asyncio", "asyncio")  # the default, uvloop or not
     monkeypatch.setenv(LOOP_ENV, "asyncio")
     assert (loop_name(), run(which())) == ("asyncio", "asyncio")
     monkeypatch.setenv(LOOP_ENV, "bogus")
     with pytest.raises(LoopChoiceError, match=r"RUNNER_LOOP='bogus': expected one of asyncio, "):
         run(which())
     monkeypatch.setenv(LOOP_ENV, "uvloop")
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if not installed: import fails
     with pytest.raises(LoopChoiceError, match=r"RUNNER_LOOP=uvloop, but uvloop is not installed"):
         run(which())
     monkeypatch.delitem(sys.modules, "uvloop")
-    pytest.importorskip("uvloop", reason="uvloop is not installed (not on Windows)")
+    pytest.importorskip("uvloop", reason="uvloop is not installed (the test extra has it)")
     assert (loop_name(), run(which())) == ("uvloop", "uvloop")
-    monkeypatch.setenv(LOOP_ENV, "asyncio")
-    assert (loop_name(), run(which())) == ("asyncio", "asyncio")  # asked for, uvloop or not
-    monkeypatch.delenv(LOOP_ENV)
-    assert (loop_name(), run(which())) == ("uvloop", "uvloop")  # the default where installed
 
 
 def test_a_bad_runner_loop_is_a_user_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

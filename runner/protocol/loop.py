@@ -1,19 +1,20 @@
-"""The event loop the runner's commands run on: uvloop where it is installed, else asyncio's own.
+"""The event loop the runner's commands run on: asyncio's own, or uvloop when asked for.
 
 One place decides, so that every command that plays games (``runner run``, ``match``,
-``play``, ``engine check``..., the drop-ins, ``runner serve``) runs on the same loop, and so
-that the tests and ``benchmarks/peers.py --loops`` can put the engine process layer on either.
-Unset, uvloop when it imports (a dependency of the package wherever uvloop is built: not
-on Windows), else asyncio's own loop, silently; ``RUNNER_LOOP=asyncio`` asyncio's own loop;
-``RUNNER_LOOP=uvloop`` uvloop, and an error if it is not installed.
+``play``, ``engine check``...) runs on the same loop, and so that the tests and
+``benchmarks/peers.py --loops`` can put the engine process layer on either.
+``RUNNER_LOOP=uvloop`` runs on uvloop (it must be installed: ``pip install uvloop``);
+unset or ``asyncio``, asyncio's own loop.
 
-uvloop by default since it costs less of the runner's CPU per ply (0.85-0.94x asyncio's
-loop beyond start-up on CECP, UCI from 0.86x to within the noise; docs/benchmarks.md, "This
-round: uvloop by default"): its turn costs a third of asyncio's interpreted one. The
-guarantees hold on both: a reply already in the pipe at an overdue deadline is read before
-the deadline fails the move (`runner.protocol.waiting.Watchdog`), and the engine process
-layer needs only ``add_reader`` and the public transport API. A Dask worker's game pool
-keeps asyncio's own loop (runner/cluster/worker.py: `new_asyncio_loop`).
+asyncio's loop stays the default. uvloop costs less CPU per ply (about 7% in the runs of
+docs/benchmarks.md, "This round: the event loop": its turn costs a third of asyncio's
+interpreted one), but one guarantee does not hold on it yet: after a standstill (SIGSTOP, a
+VM pause) `runner.protocol.waiting.Watchdog` re-arms an overdue deadline for "now" so that
+a reply already in the pipe is read first; asyncio runs that timer after the next poll's
+read callbacks, libuv runs it in the same timer phase, before the poll, so the reply is lost
+to the deadline (tests/test_runner_freeze.py, the test of a reply at the deadline, fails with
+``RUNNER_LOOP=uvloop``). The engine process layer works on both: it needs only
+``add_reader`` and the public transport API.
 """
 
 from __future__ import annotations
@@ -76,24 +77,20 @@ class LoopChoiceError(RuntimeError):
 
 
 def _requested() -> str:
-    value = os.environ.get(LOOP_ENV, "").strip().lower()
-    if value and value not in _CHOICES:
+    value = os.environ.get(LOOP_ENV, "").strip().lower() or "asyncio"
+    if value not in _CHOICES:
         raise LoopChoiceError(f"environment variable {LOOP_ENV}={os.environ[LOOP_ENV]!r}: "
                               f"expected one of {', '.join(_CHOICES)}")
     return value
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's loop constructor unless asyncio's loop was asked for (``RUNNER_LOOP``) or
-    uvloop is not installed; None: asyncio's own loop."""
-    requested = _requested()
-    if requested == "asyncio":
+    """uvloop's loop constructor when it was asked for, else None (asyncio's own loop)."""
+    if _requested() == "asyncio":
         return None
     try:
         uvloop = importlib.import_module("uvloop")
     except ImportError as exc:
-        if not requested:  # the default: asyncio's loop does as well, a little slower
-            return None
         raise LoopChoiceError(f"environment variable {LOOP_ENV}=uvloop, but uvloop is not "
                               f"installed ({exc}); pip install uvloop") from exc
     factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop

@@ -129,8 +129,8 @@ def _server(settings: ServiceSettings, store: Store, loop: str,
         header_timeout=settings.header_timeout, body_timeout=settings.body_timeout,
         max_connections=min(settings.max_connections, budget),
         max_connections_per_client=settings.max_connections_per_client)
-    # The loop the CLI's runs use (RUNNER_LOOP; uvloop where installed, else asyncio's own),
-    # not uvicorn's pick: RUNNER_LOOP=asyncio must keep the service off uvloop too.
+    # The loop the CLI's runs use (RUNNER_LOOP; asyncio's own by default), not uvicorn's
+    # pick: it would take uvloop whenever installed.
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info",
                             loop=loop, server_header=False,
                             # Forwarding headers only from the proxies the operator named.
