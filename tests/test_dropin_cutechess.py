@@ -739,6 +739,12 @@ def test_the_same_argv_prints_and_plays_what_cutechess_does(name: str, matrix_di
     theirs = _play("cutechess", argv, matrix_dir / name / "cutechess")
     ours = _play("runner", argv, matrix_dir / name / "runner")
     result = _compare(ours, theirs)
+    if result.problems and _compare(_play("cutechess", argv, matrix_dir / name / "again"),
+                                    theirs).problems:
+        # Fairymax stops deepening on the wall clock whatever its depth limit: where the
+        # peer does not play its own games again, no run can be compared move for move.
+        pytest.skip("cutechess-cli's own two runs of this command line differ: the engines' "
+                    "games are not reproducible on this machine")
     with (matrix_dir.parent / "cutechess-matrix.txt").open("a") as summary:
         summary.write(f"{name}: lines {result.same_lines}/{result.lines}, games "
                       f"{result.same_games}/{result.games}, tags {result.same_tags}/{result.tags}"

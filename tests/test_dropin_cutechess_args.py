@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
@@ -405,6 +406,20 @@ def test_sequential_start_wraps_around(tmp_path: Path) -> None:
 # -- the same games as the real cutechess-cli ---------------------------------------------
 
 
+def _skip_unless_reproducible(argv: list[str], tmp_path: Path,
+                              read: Callable[[Path], object]) -> None:
+    """Called when our games differ from cutechess-cli's: skip when cutechess-cli itself, run
+    again on `argv`, plays other games than its first run (as `read` sees them). Fairymax
+    stops deepening on the wall clock whatever its depth limit, so on some machines its games
+    are not reproducible, and a move-for-move comparison with any run says nothing there."""
+    again = tmp_path / "again"
+    again.mkdir(exist_ok=True)
+    _real_games(argv, again)
+    if read(again / "real.pgn") != read(tmp_path / "real.pgn"):
+        pytest.skip("cutechess-cli's own two runs of this command line played different "
+                    "games: the engine's search is not reproducible on this machine")
+
+
 def _real_games(argv: list[str], tmp_path: Path) -> list[chess.pgn.Game]:
     """The games the real cutechess-cli writes for `argv` (plus a PGN file), in number order."""
     pgn = tmp_path / "real.pgn"
@@ -562,6 +577,8 @@ def test_played_games_are_cutechess_clis(name: str, tmp_path: Path) -> None:
                           env=env, timeout=600, stdin=subprocess.DEVNULL, check=False)
     assert done.returncode == 0, done.stderr
     assert len(real) > 0
+    if _played(ours_pgn) != _played(tmp_path / "real.pgn"):
+        _skip_unless_reproducible(argv, tmp_path, _played)
     assert _played(ours_pgn) == _played(tmp_path / "real.pgn")
 
 
@@ -720,6 +737,8 @@ def test_whitepov_negates_black_scores_as_cutechess_does(tmp_path: Path) -> None
                           cwd=tmp_path, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     theirs, ours = _scores(tmp_path / "real.pgn"), _scores(tmp_path / "ours.pgn")
+    if ours != theirs:
+        _skip_unless_reproducible(argv, tmp_path, _scores)
     assert theirs and ours == theirs
     # Black's own scores read from White's side: game 2's "a" (Black) moves are negated.
     assert any(score.startswith("-") for score in (s for _, s in theirs[1][1::2]))
