@@ -6,15 +6,15 @@ One place decides, so that every command that plays games (``runner run``, ``mat
 ``RUNNER_LOOP=uvloop`` runs on uvloop (it must be installed: ``pip install uvloop``);
 unset or ``asyncio``, asyncio's own loop.
 
-asyncio's loop stays the default. uvloop costs less CPU per ply (about 7% in the runs of
-docs/benchmarks.md, "This round: the event loop": its turn costs a third of asyncio's
-interpreted one), but one guarantee does not hold on it yet: after a standstill (SIGSTOP, a
-VM pause) `runner.protocol.waiting.Watchdog` re-arms an overdue deadline for "now" so that
-a reply already in the pipe is read first; asyncio runs that timer after the next poll's
-read callbacks, libuv runs it in the same timer phase, before the poll, so the reply is lost
-to the deadline (tests/test_runner_freeze.py, the test of a reply at the deadline, fails with
-``RUNNER_LOOP=uvloop``). The engine process layer works on both: it needs only
-``add_reader`` and the public transport API.
+asyncio's loop stays the default. uvloop costs less CPU per ply (0.85-0.94x beyond start-up
+in the runs of docs/benchmarks.md: its turn costs a third of asyncio's interpreted one), and
+the move's watchdog now keeps its guarantee on both loops (a reply already in the pipe at an
+overdue deadline is read first: `runner.protocol.waiting.Watchdog`). What still keeps it
+off (docs/benchmarks.md, "This round: uvloop by default, tried and taken back"): libuv keeps
+timers in whole milliseconds, so a wait meant as "at least 0.2 s" ended after 0.19994 s, and
+the fast suite on uvloop left one engine process behind in the transports fallback's test.
+The engine process layer works on both: it needs only ``add_reader`` and the public
+transport API.
 """
 
 from __future__ import annotations
