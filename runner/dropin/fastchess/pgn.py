@@ -13,13 +13,12 @@ comment being never split.
 from __future__ import annotations
 
 import functools
-import gzip
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from importlib import resources
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from runner.dropin.fastchess.pvcheck import engine_read, last_info_line, parsed_info, search_lines
 from runner.dropin.fastchess.settings import EngineSummary, FastchessSettings
@@ -475,9 +474,16 @@ def _render(tags: Sequence[tuple[str, str]], moves: Sequence[tuple[str, str]], r
 def _openings() -> dict[str, tuple[str, str]]:
     """ECO code and name by position (the first four FEN fields): the table fastchess uses,
     which is lichess-org/chess-openings of 2025-07-31 (public domain), shipped as data."""
-    raw = resources.files("runner.dropin.fastchess").joinpath("openings.tsv.gz").read_bytes()
+    # Read by this module's own loader (from a directory or a zip alike, as pkgutil.get_data
+    # does) and inflated by zlib, which the run has loaded already: importlib.resources,
+    # gzip and pkgutil would add their modules (zipfile among them) to every run that names
+    # an opening, a third of the table's cost (issue 38).
+    import zlib
+
+    loader: Any = __spec__.loader
+    raw: bytes = loader.get_data(os.path.join(os.path.dirname(__file__), "openings.tsv.gz"))
     table: dict[str, tuple[str, str]] = {}
-    for line in gzip.decompress(raw).decode().splitlines():
+    for line in zlib.decompress(raw, wbits=31).decode().splitlines():
         if line and not line.startswith("#"):
             key, eco, name = line.split("\t")
             table[key] = (eco, name)
