@@ -20,7 +20,8 @@ import runner.store as store_package
 
 ROOT = Path(runner.__file__).parent
 ROOMS = ("tournament", "report", "app")
-LIGHT_HOMES = ("runner.store.records", "runner.store.quick", "runner.store.store")
+LIGHT_HOMES = ("runner.store.records", "runner.store.reads", "runner.store.quick",
+               "runner.store.store")
 """The modules whose names the rooms above may take from the package."""
 
 

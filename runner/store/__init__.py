@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         tournaments,
     )
     from runner.store.quick import quick_list
+    from runner.store.reads import TournamentProgress
     from runner.store.recording import (
         create_tournament,
         engine_ids,
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
         Placement,
         PlayedRow,
         StoredTournament,
-        TournamentProgress,
         TournamentStatus,
         never_moved,
     )
@@ -63,9 +63,10 @@ _HOMES = {
     # commands that only read do not need.
     "runner.store.recording": ("create_tournament", "engine_ids", "finish_tournament",
                                "mark_running", "record_game", "reset_unfinished"),
+    "runner.store.reads": ("TournamentProgress",),
     "runner.store.records": ("DuplicateGameError", "EngineRowValues", "GameStatus", "JobKey",
-                             "Placement", "PlayedRow", "StoredTournament",
-                             "TournamentProgress", "TournamentStatus", "never_moved"),
+                             "Placement", "PlayedRow", "StoredTournament", "TournamentStatus",
+                             "never_moved"),
     "runner.store.store": ("NamedTournament", "Store"),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}

@@ -28,11 +28,9 @@ from runner.store.records import (
     LeaseHeldError,
     Placement,
     PlayedRow,
-    StoredGame,
     StoredTournament,
     holder,
     lease_values,
-    stored_game,
 )
 from runner.store.schema import (
     LOCK_TIMEOUT_MS,
@@ -49,6 +47,7 @@ from runner.store.schema import (
 if TYPE_CHECKING:
     from runner.store.db import Database
     from runner.store.fast import FastWrites, WriteStatements
+    from runner.store.reads import StoredGame
 
 __all__ = ["LiteDatabase", "LitePreparation", "NeedsSession", "compiled_statements", "prepared"]
 
@@ -231,5 +230,9 @@ class LitePreparation:
     def games(self, tournament_id: int) -> Iterator[StoredGame]:
         """The tournament's played games in schedule order, streamed."""
         for row in self._writes.rows("played_games", {"row_tournament": tournament_id}):
+            # Imported with the first game read back (a resumed run's scoreboard): a new
+            # tournament has none, and its start-up need not build the read records.
+            from runner.store.reads import stored_game
+
             yield stored_game(row)
 

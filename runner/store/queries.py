@@ -25,16 +25,16 @@ from runner.store.models import (
     TournamentRow,
 )
 from runner.store.origin import failures_query
-from runner.store.records import (
+from runner.store.reads import (
     GameFilter,
     StoredGame,
     StoredMove,
     TournamentProgress,
-    enums,
     progress,
     shown_status,
     stored_game,
 )
+from runner.store.records import enums
 
 if TYPE_CHECKING:  # read on first use: listing tournaments needs neither the rules nor games
     from runner.game.record import GameTermination

@@ -26,23 +26,19 @@ from datetime import datetime
 from importlib.util import find_spec
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from runner.store.records import (
-    GameStatus,
-    TournamentProgress,
-    TournamentStatus,
-    holder,
-    progress,
-    utc,
-)
+from runner.store.records import GameStatus, TournamentStatus, holder, utc
+
+if TYPE_CHECKING:
+    from runner.store.reads import TournamentProgress
 
 __all__ = ["ListReads", "cache_key", "load", "quick_list", "read_cache", "read_list",
            "retry_when_locked", "save", "write_cache"]
 
 _SOURCES = ("db.py", "lease.py", "models.py", "origin.py", "queries.py", "quick.py",
-            "records.py", "store.py")
+            "reads.py", "records.py", "store.py")
 """The modules whose code shapes the statements and their rows (this one included)."""
 _ENUMS = {kind.__name__: kind for kind in (GameStatus, TournamentStatus)}
 _FORMAT = 1
@@ -150,6 +146,10 @@ def read_list(db_file: Path, reads: ListReads) -> tuple[list[TournamentProgress]
     """Every tournament of the SQLite file `db_file` with its progress, oldest first, and the
     tournaments whose last run failed with why: what `Store.tournaments` and `Store.failures`
     answer. None when the database is not at `reads.revision` or cannot be read so."""
+    # Here, not at the top: a run imports this module for `retry_when_locked` and the
+    # statement cache, and never lists tournaments.
+    from runner.store.reads import progress
+
     uri = f"file:{quote(str(db_file.resolve()))}?mode=ro"
     try:
         connection = sqlite3.connect(uri, uri=True)

@@ -39,16 +39,12 @@ from runner.store.records import (
     DuplicateGameError,
     EngineRowValues,
     FinishedGame,
-    GameFilter,
     JobKey,
     LeaseHeldError,
     LeaseLostError,
     Placement,
     PlayedRow,
-    StoredGame,
-    StoredMove,
     StoredTournament,
-    TournamentProgress,
     TournamentStatus,
     forget,
     heartbeat_interval,
@@ -73,6 +69,7 @@ if TYPE_CHECKING:
     from runner.store.preparing import Preparation
     from runner.store.queries import PlayedGame, ReportRows, SearchTotals, TournamentInfo
     from runner.store.quick import ListReads
+    from runner.store.reads import GameFilter, StoredGame, StoredMove, TournamentProgress
     from runner.store.tokens import ROLES, TokenRecord, Tokens
     from runner.store.tunes import PlanChanged, SubmittedTune, TuneIteration, TuneRecord, Tunes
     from runner.store.writing import TournamentStore
@@ -99,6 +96,9 @@ _LAZY = {
     # about 40% of a run's start-up), the other commands load it on first use.
     "runner.store.db": ("Database",),
     "runner.store.queries": ("PlayedGame", "ReportRows", "SearchTotals", "TournamentInfo"),
+    # What reads answer in (a tournament's progress, stored games and moves): a run reads no
+    # game back, and these four dataclasses were built by its start-up for nothing.
+    "runner.store.reads": ("GameFilter", "StoredGame", "StoredMove", "TournamentProgress"),
     # A run's preparation and writes import the game record (and the rules below it), which
     # the commands that only read do not need (``runner list``).
     "runner.store.preparing": ("Preparation",),
@@ -362,6 +362,7 @@ class Store(OpenedDatabase):
         """The tournament's finished game at schedule place `index` (None: no such game); a
         pass over its finished games, as no read finds one game by its place."""
         from runner.store.queries import stream_games
+        from runner.store.reads import GameFilter
 
         with self.db.session() as session:
             for game in stream_games(session, GameFilter(tournament_id=tournament_id)):
