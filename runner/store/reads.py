@@ -3,9 +3,10 @@ and the filter that picks games.
 
 The commands that read (``runner list``, ``games``, ``export``, the report, the service) build
 these records whether the rows came through SQLAlchemy (`queries`) or from the compiled
-statements `runner.store.quick` keeps; a run writes games and never reads them back this way,
-so its start-up does not build their classes (issue 38: kept apart from
-`runner.store.records`, which a run imports). Like that module, this one imports nothing but
+statements `runner.store.quick` keeps. A run on a new tournament reads no game back (a
+resumed one reads its played games once, for its scoreboard, and imports this module then),
+so its start-up does not build these classes (issue 38: kept apart from
+`runner.store.records`, which every run imports). Like that module, this one imports nothing but
 the standard library and `runner.store.records`.
 """
 
