@@ -279,3 +279,22 @@ def test_uci_pondering_takes_the_awaited_path_between_callback_moves() -> None:
         assert record.moves[2].ponder_hit is True and record.moves[4].ponder_hit is False
 
     asyncio.run(scenario())
+
+
+def test_a_game_s_transcript_is_the_entries_from_its_start_on() -> None:
+    """`entries_since` (what a game's record takes of each engine's bounded transcript, read
+    from the deque's end) gives what bisecting a copy of the whole transcript gives."""
+    from bisect import bisect_left
+
+    from runner.protocol.engine import entries_since
+
+    for size in (0, 1, 7, 40):
+        for maxlen in (5, 4000):
+            kept: deque[TranscriptEntry] = deque(maxlen=maxlen)
+            for index in range(size):
+                kept.append(TranscriptEntry(float(index // 2), "<", str(index)))
+            for began in (-1.0, 0.0, 0.5, size / 4, size / 2 - 1, float(size)):
+                copied = tuple(kept)
+                expected = copied[bisect_left(copied, began, key=lambda e: e.time):]
+                assert entries_since(kept, began) == expected
+                assert entries_since(copied, began) == expected

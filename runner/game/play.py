@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from operator import attrgetter
 
 from runner.game.adjudication import tablebase_judge
 from runner.game.arbiter import (
@@ -127,14 +125,10 @@ def _clip_stderr(text: str) -> str:
     return text if len(text) <= STDERR_KEPT else text[-STDERR_KEPT:]
 
 
-_entry_time = attrgetter("time")
-
-
 def _game_lines(engine: Engine, began: float) -> tuple[TranscriptEntry, ...]:
     """The engine's transcript entries of this game only (an engine's transcript spans games):
-    those from the game's start on, found by bisection (the entries are in time order)."""
-    entries = tuple(engine.transcript)
-    return entries[bisect_left(entries, began, key=_entry_time):]
+    those from the game's start on (`Engine.transcript_since`)."""
+    return engine.transcript_since(began)
 
 
 async def _tell_result(engines: dict[bool, Engine], result: str, reason: str,

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import abc
 import enum
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
+from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple, Optional, cast
 
@@ -35,6 +38,7 @@ __all__ = [
     "EngineStalled",
     "EngineTerminated",
     "UnsafeCommandError",
+    "entries_since",
     "GameSetup",
     "ResultClaim",
     "SearchInfo",
@@ -312,6 +316,22 @@ class TranscriptEntry(NamedTuple):
         return f"{self.time:14.6f} {self.direction} {self.text}"
 
 
+_entry_time = attrgetter("time")
+
+
+def entries_since(entries: Sequence[TranscriptEntry], began: float) -> tuple[TranscriptEntry, ...]:
+    """The `entries` (in time order) stamped at `began` or later: found by bisection, then
+    read from the end. An engine's transcript is a deque of up to thousands of entries of
+    which a game holds the last few hundred; copying the whole deque to slice it cost more
+    than a millisecond a game."""
+    count = len(entries) - bisect_left(entries, began, key=_entry_time)
+    if count <= 0:
+        return ()
+    tail = list(islice(reversed(entries), count))
+    tail.reverse()
+    return tuple(tail)
+
+
 class Engine(abc.ABC):
     """An engine process speaking some protocol; the game loop's only view of it."""
 
@@ -329,6 +349,10 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def pid(self) -> int | None:
         """The engine's process id while it runs (None before it starts)."""
+
+    def transcript_since(self, began: float) -> tuple[TranscriptEntry, ...]:
+        """The transcript's entries from monotonic time `began` on (a game's, from its start)."""
+        return entries_since(tuple(self.transcript), began)
 
     def stderr_mark(self) -> int:
         """A mark in the engine's standard error, for `stderr_since` (0: none is kept)."""

@@ -31,6 +31,7 @@ from runner.protocol.engine import (
     SearchInfo,
     Side,
     TranscriptEntry,
+    entries_since,
 )
 from runner.protocol.process import EngineProcess
 from runner.protocol.transport import EngineTransport, Line
@@ -126,6 +127,11 @@ class PipeProcess(Engine):
     def transcript(self) -> Sequence[TranscriptEntry]:
         """Sent and received lines with monotonic times (bounded)."""
         return tuple(self._proc.transcript) if self._proc is not None else ()
+
+    def transcript_since(self, began: float) -> tuple[TranscriptEntry, ...]:
+        """The transcript's entries from monotonic time `began` on, read from the deque
+        itself (not a copy of all of it)."""
+        return entries_since(self._proc.transcript, began) if self._proc is not None else ()
 
     @property
     def pid(self) -> int | None:
