@@ -18,7 +18,8 @@ from runner.clock import TimeControl
 from runner.game.record import GameRecord, GameSpec, GameTermination
 from runner.rules import Result
 from runner.store import Database, create_tournament, open_database
-from runner.store.fast import ENV_VAR, cache_key, load
+from runner.store import fast as fast_module
+from runner.store.fast import ENV_VAR, by_position, cache_key, load
 from runner.store.lease import acquire
 from runner.store.recording import EngineRowValues, JobKey
 from runner.store.records import DuplicateGameError, LeaseLostError
@@ -38,9 +39,10 @@ def _record(white: str, black: str, moves: tuple[MoveRecord, ...], reason: str) 
         final_fen="8/8/8/8/8/8/8/K6k w - - 0 1", worker=None)
 
 
-MOVES = (MoveRecord("e4", score_cp=20, depth=3, time=0.25, uci="e2e4", nodes=99),
+MOVES = (MoveRecord("e4", score_cp=20, depth=3, time=0.25, uci="e2e4", nodes=99,
+                    ponder_hit=True),
          MoveRecord("e5", book=True, uci="e7e5"),
-         MoveRecord("Qh5", mate=-3, time=0.0104, uci="d1h5", nodes=2**40))
+         MoveRecord("Qh5", mate=-3, time=0.0104, uci="d1h5", nodes=2**40, ponder_hit=False))
 # A value that would break SQL built from text: it must arrive as it is (bound parameters).
 ODD = "White mates'); DROP TABLE games; --"
 
@@ -109,6 +111,34 @@ def test_the_fast_writes_store_the_rows_sqlalchemy_stores(tmp_path: Path) -> Non
     assert [game[2] for game in games] == [0, 1, 2] and running[0][2:] == (3, 2, 1, "running", 1)
     assert ODD in games[0] and "2026-11-23 12:00:07.500003" in games[0]
     assert len(moves) == 4 and moves[2][8] == 2**40  # nodes (columns added since follow it)
+    assert [move[12] for move in moves] == [1, None, 0, 1]  # ponder_hit, stored as 0 or 1
+
+
+def test_the_moves_bound_by_name_store_the_rows_bound_by_position(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The moves' insert by position (`by_position`) and by name, its fallback, store the
+    same rows."""
+    found = {}
+    for way in ("position", "name"):
+        if way == "name":
+            monkeypatch.setattr(fast_module, "by_position", lambda _sql, _keys: None)
+        tmp = tmp_path / way
+        tmp.mkdir()
+        with open_database(f"sqlite:///{tmp / 'r.db'}") as db:
+            _play(db, _tournament(db), tmp, fast=True)
+        found[way] = _table(tmp / "r.db", "SELECT *, typeof(ponder_hit) FROM moves "
+                            "ORDER BY game_id, ply")
+    assert found["position"] == found["name"] and len(found["name"]) == 4
+
+
+def test_by_position_takes_only_named_parameters_it_knows() -> None:
+    """A statement's named parameters become ``?`` with each one's index among the keys; a
+    name not among them, or a quote in the text, leaves the statement by name (None)."""
+    assert by_position("INSERT INTO t (b, a) VALUES (:b, :a)", ("a", "b")) == (
+        "INSERT INTO t (b, a) VALUES (?, ?)", [1, 0])
+    assert by_position("INSERT INTO t (c) VALUES (:c)", ("a", "b")) is None
+    assert by_position("INSERT INTO t (a) VALUES (':a')", ("a",)) is None
+    assert by_position("INSERT INTO t (a) VALUES (1)", ("a",)) is None
 
 
 def test_a_lost_lease_stores_nothing_on_the_fast_way(tmp_path: Path) -> None:

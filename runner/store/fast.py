@@ -22,6 +22,7 @@ import enum
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,14 +43,14 @@ from runner.store.records import (
     TournamentStatus,
     forget,
 )
-from runner.store.rows import move_values, running_values, schedule_values
+from runner.store.rows import MOVE_KEYS, move_rows, running_values, schedule_values
 from runner.store.schema import ENV_VAR, enabled, sqlite_file
 
 if TYPE_CHECKING:
     from runner.game.record import GameRecord
 
-__all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "cache_key", "default_cache", "enabled",
-           "load", "save"]
+__all__ = ["ENV_VAR", "FastWrites", "WriteStatements", "by_position", "cache_key",
+           "default_cache", "enabled", "load", "save"]
 
 _FORMAT = 3
 """The layout of the cache file (bumped when `WriteStatements` changes; 2: no pragmas; 3: a
@@ -147,6 +148,21 @@ def _stored(value: Any, kind: str | None) -> Any:
     return value
 
 
+_PARAMETER = re.compile(r":(\w+)")
+
+
+def by_position(sql: str, keys: Sequence[str]) -> tuple[str, list[int]] | None:
+    """`sql` with its named parameters (``:name``) as ``?``, and for each, in order, the index
+    of its name in `keys`; None when a name is not in `keys` or the text has a quote (a
+    colon in a literal is not a parameter)."""
+    if "'" in sql or '"' in sql:
+        return None
+    names = _PARAMETER.findall(sql)
+    if not names or any(name not in keys for name in names):
+        return None
+    return _PARAMETER.sub("?", sql), [keys.index(name) for name in names]
+
+
 def _read(value: Any, kind: str) -> Any:
     """A stored value of a column of `kind` (`WriteStatements.columns`) as SQLAlchemy reads
     it."""
@@ -179,6 +195,8 @@ class FastWrites:
         self.watch = watch or FileWatch(db_file)
         self._connection: sqlite3.Connection | None = None
         self._opened: tuple[int, int] | None = None
+        # The moves' insert by position, worked out on a game's first moves (`_insert_moves`).
+        self._moves_insert: tuple[str, list[int], list[tuple[int, str]]] | None = None
 
     @staticmethod
     def database_file(url: str) -> Path | None:
@@ -311,16 +329,42 @@ class FastWrites:
                 game_id = None
         if game_id is None:
             game_id = self._write_game(tournament_id, job, values, engine_ids, True)
-        rows = move_values(game_id, moves)
+        rows = move_rows(game_id, moves)
         if rows:
-            kinds = self.statements.kinds.get("insert_moves", {})
-            sql = self.statements.statements["insert_moves"]
-            # A move's columns are plain numbers and text: only the columns that have a kind
-            # (ponder_hit, stored as 0 or 1) are converted, in the rows made for this call.
-            converted = [(key, kind) for key, kind in kinds.items() if key in rows[0]]
-            for row in rows if converted else ():
-                for key, kind in converted:
-                    row[key] = _stored(row[key], kind)
-            self._connect().executemany(sql, rows)
+            self._insert_moves(rows)
         return game_id
+
+    def _insert_moves(self, rows: list[list[Any]]) -> None:
+        """Insert a game's moves (rows of `move_rows`), bound by position when the statement
+        allows it (about a third less CPU than binding each row's dict by name), else by
+        name. A move's columns are plain numbers and text: only the columns that have a kind
+        (ponder_hit, stored as 0 or 1) are converted, in the rows made for this call."""
+        kinds = self.statements.kinds.get("insert_moves", {})
+        sql = self.statements.statements["insert_moves"]
+        plan = self._moves_insert
+        if plan is None:
+            found = by_position(sql, MOVE_KEYS)
+            if found is None:
+                plan = ("", [], [])
+            else:
+                text, order = found
+                names = [MOVE_KEYS[index] for index in order]
+                plan = (text, order, [(names.index(key), kind) for key, kind in kinds.items()
+                                      if key in names])
+            self._moves_insert = plan
+        text, order, converted = plan
+        if not text:  # by name, the statement's way
+            named = [dict(zip(MOVE_KEYS, row, strict=True)) for row in rows]
+            by_name = [(key, kind) for key, kind in kinds.items() if key in MOVE_KEYS]
+            for values in named if by_name else ():
+                for key, kind in by_name:
+                    values[key] = _stored(values[key], kind)
+            self._connect().executemany(sql, named)
+            return
+        if order != list(range(len(MOVE_KEYS))):
+            rows = [[row[index] for index in order] for row in rows]
+        for row in rows if converted else ():
+            for index, kind in converted:
+                row[index] = _stored(row[index], kind)
+        self._connect().executemany(text, rows)
 

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     from runner.game.record import GameRecord
 
 __all__ = ["DONE_KEYS", "ENGINE_KEYS", "MOVE_KEYS", "RUNNING_KEYS", "SCHEDULE_KEYS",
-           "TOURNAMENT_KEYS", "done_values", "engine_values", "finish_values", "move_values",
-           "pgn_offsets", "running_values", "schedule_values", "tournament_values"]
+           "TOURNAMENT_KEYS", "done_values", "engine_values", "finish_values", "move_rows",
+           "move_values", "pgn_offsets", "running_values", "schedule_values",
+           "tournament_values"]
 
 _RESULTS = frozenset(Result)
 
@@ -55,22 +56,23 @@ def done_values(record: GameRecord, pgn: str | None,
     }
 
 
-def move_values(game_id: int, record: GameRecord) -> list[dict[str, Any]]:
-    """One row of ``moves`` per ply of the record, the book moves first."""
+def move_rows(game_id: int, record: GameRecord) -> list[list[Any]]:
+    """One row of ``moves`` per ply of the record, the book moves first: its values in
+    `MOVE_KEYS` order (a list, not a dict: the sqlite3 way binds it by position, which costs
+    it about a third less than binding a dict by name, a game's hundred rows at a time)."""
     return [
-        {"game_id": game_id, "ply": ply, "san": m.san, "uci": m.uci,
-         "time_ms": _ms(m.time), "depth": m.depth,
-         "score_cp": m.score_cp, "mate": m.mate, "nodes": m.nodes, "seldepth": m.seldepth,
-         "clock_ms": _ms(asked), "time_left_ms": _ms(m.time_left),
-         "ponder_hit": m.ponder_hit}
+        [game_id, ply, m.san, m.uci, None if m.time is None else round(m.time * 1000),
+         m.depth, m.score_cp, m.mate, m.nodes, m.seldepth,
+         None if asked is None else round(asked * 1000),
+         None if m.time_left is None else round(m.time_left * 1000), m.ponder_hit]
         for ply, (m, asked) in enumerate(zip(record.moves, record.clocks_asked(), strict=True),
                                          start=1)
     ]
 
 
-def _ms(seconds: float | None) -> int | None:
-    """Seconds as whole milliseconds (None stays None)."""
-    return None if seconds is None else round(seconds * 1000)
+def move_values(game_id: int, record: GameRecord) -> list[dict[str, Any]]:
+    """One row of ``moves`` per ply of the record, the book moves first, by column name."""
+    return [dict(zip(MOVE_KEYS, row, strict=True)) for row in move_rows(game_id, record)]
 
 
 def schedule_values(tournament_id: int, job: JobKey, ids: Mapping[str, int]) -> dict[str, Any]:
