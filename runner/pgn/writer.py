@@ -320,55 +320,36 @@ def _comment_units(text: str) -> list[str]:
     return words
 
 
-class _Lines:
+def _wrap(units: Iterable[str]) -> list[str]:
     """Greedy wrapping of units into lines of at most `LINE_WIDTH` columns: a line's units
     are kept in a list with its length counted, and joined once when the line is full (not
-    copied into a longer string at every unit)."""
-
-    __slots__ = ("length", "lines", "parts")
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.parts: list[str] = []
-        self.length = 0
-        """The current line's length; 0 while it is empty."""
-
-    def add(self, unit: str) -> None:
-        """Put `unit` on the current line, or start the next line with it."""
-        if not self.length:
-            # An empty line (or one holding only an empty unit) is taken over by the unit.
-            self.parts = [unit]
-            self.length = len(unit)
-        elif self.length + 1 + len(unit) > LINE_WIDTH:
-            self.lines.append(" ".join(self.parts))
-            self.parts = [unit]
-            self.length = len(unit)
-        else:
-            self.parts.append(unit)
-            self.length += 1 + len(unit)
-
-    def done(self) -> list[str]:
-        """The lines, the last one included."""
-        if self.length:
-            self.lines.append(" ".join(self.parts))
-            self.parts = []
-            self.length = 0
-        return self.lines
-
-
-def _wrap(units: Iterable[str]) -> list[str]:
-    lines = _Lines()
+    copied into a longer string at every unit); in local variables, a game's few hundred
+    units a game's end formats are the better part of its PGN's cost otherwise."""
+    lines: list[str] = []
+    parts: list[str] = []
+    length = 0  # the current line's length; 0 while it is empty
     for unit in units:
-        lines.add(unit)
-    return lines.done()
+        size = len(unit)
+        if not length:
+            # An empty line (or one holding only an empty unit) is taken over by the unit.
+            parts = [unit]
+            length = size
+        elif length + 1 + size > LINE_WIDTH:
+            lines.append(" ".join(parts))
+            parts = [unit]
+            length = size
+        else:
+            parts.append(unit)
+            length += 1 + size
+    if length:
+        lines.append(" ".join(parts))
+    return lines
 
 
 def format_game(game: GameDescription) -> str:
     """The game as export-format PGN: tag section, a blank line, movetext, ending in a newline."""
     tags = [f'[{name} "{escape_tag_value(value)}"]' for name, value in _tag_pairs(game)]
-    lines = _Lines()
-    _each_unit(game, lines.add)
-    return "\n".join([*tags, "", *lines.done()]) + "\n"
+    return "\n".join([*tags, "", *_wrap(_movetext_units(game))]) + "\n"
 
 
 def append_game(path: str | Path, game: GameDescription) -> None:
