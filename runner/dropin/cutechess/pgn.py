@@ -255,11 +255,21 @@ def cutechess_pgn(record: GameRecord, end: CuteResult, *, event: str = "", site:
     out = ["".join(lines)]
     searches = search_lines(record) if verbose and any(record.protocol_lines) else {}
     comments = []
+    # A whitepov engine playing Black reports White's side: cutechess-cli negates what it
+    # reads from its info lines, as the game core negates the stored figures.
+    black_pov = record.spec.white_pov[1]
+    black_first = _start_side_black(_start_fen(record)) if black_pov else False
     for index, m in enumerate(record.moves):
         search = searches.get(index)
         reads = _as_cutechess_reads(search) if search is not None else None
-        comments.append(move_comment(m) if reads is None
-                        else _comment(m.book, reads[0], reads[1], reads[2], m.time))
+        if reads is None:
+            comments.append(move_comment(m))
+            continue
+        depth, score_cp, mate = reads
+        if black_pov and (index % 2 == 0) == black_first:
+            score_cp = None if score_cp is None else -score_cp
+            mate = None if mate is None else -mate
+        comments.append(_comment(m.book, depth, score_cp, mate, m.time))
     description = end.description
     if comments:
         comments[-1] = f"{comments[-1]}, {description}" if comments[-1] else description
