@@ -67,17 +67,6 @@ def warm_uvloop() -> None:
     asyncio.run(spawn())
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one test process per core and one more. The suite's tests spend much of
-    their time waiting (on engines thinking, a runner subprocess starting, PostgreSQL, a
-    lease or a timeout), so one process per core left about a sixth of CI's two cores idle
-    (26.6 min user and 4.1 min sys CPU in a 19.2 min run, install included)."""
-    import os
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (cores or 1) + 1
-
-
 def pytest_report_header(config: pytest.Config) -> str:
     """Say which event loop the tests run on."""
     loop = asyncio.new_event_loop()

@@ -52,8 +52,13 @@ def test_workers_without_the_cluster_extra_say_what_to_install(tmp_path: Path) -
     assert "pip install 'cecp-runner[cluster]'" in _one_line(check)
 
 
-@pytest.mark.parametrize("command", [["list"], ["report"], ["export"], ["resume", "1"],
-                                     ["run", str(REPO / "configs" / "demo.toml")]])
+# CI time: the commands that only read open the database by one path; `list` stands for them
+# in the fast run, the others are slow.
+@pytest.mark.parametrize("command", [
+    ["list"], pytest.param(["report"], marks=pytest.mark.slow),
+    pytest.param(["export"], marks=pytest.mark.slow),
+    pytest.param(["resume", "1"], marks=pytest.mark.slow),
+    ["run", str(REPO / "configs" / "demo.toml")]])
 def test_a_database_driver_that_is_not_installed_is_one_line(tmp_path: Path,
                                                              command: list[str]) -> None:
     blocked = "psycopg,psycopg2,MySQLdb"  # the same answer whatever this machine has
