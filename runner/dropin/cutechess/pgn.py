@@ -258,7 +258,7 @@ def cutechess_pgn(record: GameRecord, end: CuteResult, *, event: str = "", site:
     # A whitepov engine playing Black reports White's side: cutechess-cli negates what it
     # reads from its info lines, as the game core negates the stored figures.
     black_pov = record.spec.white_pov[1]
-    black_first = _start_side_black(_start_fen(record)) if black_pov else False
+    black_first = _start_side_black(_start_fen(record))
     for index, m in enumerate(record.moves):
         search = searches.get(index)
         reads = _as_cutechess_reads(search) if search is not None else None
@@ -277,7 +277,7 @@ def cutechess_pgn(record: GameRecord, end: CuteResult, *, event: str = "", site:
         out.append(f"\n{{{description}}}")
     line_length = 0
     number = 0
-    black = _start_side_black(_start_fen(record))
+    black = black_first
     for index, move in enumerate(record.moves):
         if index == 0 and black:
             number += 1
