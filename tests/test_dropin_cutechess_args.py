@@ -411,16 +411,30 @@ def test_sequential_start_wraps_around(tmp_path: Path) -> None:
 
 def _skip_unless_reproducible(argv: list[str], tmp_path: Path,
                               read: Callable[[Path], object]) -> None:
-    """Called when our games differ from cutechess-cli's: skip when cutechess-cli itself, run
-    again on `argv`, plays other games than its first run (as `read` sees them). Fairymax
-    stops deepening on the wall clock whatever its depth limit, so on some machines its games
-    are not reproducible, and a move-for-move comparison with any run says nothing there."""
+    """Called when our games differ from cutechess-cli's: skip when either program, run again
+    on `argv`, plays other games than its first run (as `read` sees them). Fairymax stops
+    deepening on the wall clock whatever its depth limit, so on some machines its games are
+    not reproducible, and a move-for-move comparison with any run says nothing there."""
     again = tmp_path / "again"
     again.mkdir(exist_ok=True)
     _real_games(argv, again)
     if read(again / "real.pgn") != read(tmp_path / "real.pgn"):
         pytest.skip("cutechess-cli's own two runs of this command line played different "
                     "games: the engine's search is not reproducible on this machine")
+    done = _our_games(argv, again, again / "ours.pgn")
+    assert done.returncode == 0, done.stderr
+    if read(again / "ours.pgn") != read(tmp_path / "ours.pgn"):
+        pytest.skip("the runner's own two runs of this command line played different games: "
+                    "the engine's search is not reproducible on this machine")
+
+
+def _our_games(argv: list[str], where: Path, pgn: Path) -> subprocess.CompletedProcess[str]:
+    """`runner cutechess` on `argv` in `where`, its games written to `pgn`."""
+    env = {**os.environ, "RUNNER_DB": str(where / "runner.db"),
+           "PATH": "/usr/games:" + os.environ.get("PATH", "")}
+    return subprocess.run([sys.executable, "-m", "runner", "cutechess", *argv, "-pgnout",
+                           str(pgn)], capture_output=True, text=True, cwd=where, env=env,
+                          timeout=600, stdin=subprocess.DEVNULL, check=False)
 
 
 def _real_games(argv: list[str], tmp_path: Path) -> list[chess.pgn.Game]:
@@ -573,11 +587,7 @@ def test_played_games_are_cutechess_clis(name: str, tmp_path: Path) -> None:
     argv = PLAYED[name]
     real = _real_games(argv, tmp_path)  # also checks cutechess-cli's success
     ours_pgn = tmp_path / "ours.pgn"
-    env = {**os.environ, "RUNNER_DB": str(tmp_path / "runner.db"),
-           "PATH": "/usr/games:" + os.environ.get("PATH", "")}
-    done = subprocess.run([sys.executable, "-m", "runner", "cutechess", *argv, "-pgnout",
-                           str(ours_pgn)], capture_output=True, text=True, cwd=tmp_path,
-                          env=env, timeout=600, stdin=subprocess.DEVNULL, check=False)
+    done = _our_games(argv, tmp_path, ours_pgn)
     assert done.returncode == 0, done.stderr
     assert len(real) > 0
     if _played(ours_pgn) != _played(tmp_path / "real.pgn"):
@@ -735,11 +745,7 @@ def test_whitepov_negates_black_scores_as_cutechess_does(tmp_path: Path) -> None
             "-games", "2", "-maxmoves", "8", "-openings", f"file={EPD_BOOK}", "format=epd",
             "order=random", "-srand", "2"]
     _real_games(argv, tmp_path)
-    env = {**os.environ, "RUNNER_DB": str(tmp_path / "runner.db"),
-           "PATH": "/usr/games:" + os.environ.get("PATH", "")}
-    done = subprocess.run([sys.executable, "-m", "runner", "cutechess", *argv, "-pgnout",
-                           str(tmp_path / "ours.pgn")], capture_output=True, text=True,
-                          cwd=tmp_path, env=env, timeout=300, check=False)
+    done = _our_games(argv, tmp_path, tmp_path / "ours.pgn")
     assert done.returncode == 0, done.stderr
     theirs, ours = _scores(tmp_path / "real.pgn"), _scores(tmp_path / "ours.pgn")
     if ours != theirs:
