@@ -90,9 +90,34 @@ class Fleet:
         self.workers: dict[str, subprocess.Popen[str]] = {}
         self.start_server()
 
+    @property
+    def server_log(self) -> Path:
+        """The service's stderr: a file, not a pipe nobody reads while the test runs (a full
+        pipe would stall the service at its next access-log line)."""
+        return self.db.parent / "serve.log"
+
+    def server_said(self, lines: int = 60) -> str:
+        """The last `lines` of the service's stderr."""
+        if not self.server_log.exists():
+            return ""
+        return "\n".join(self.server_log.read_text(errors="replace").splitlines()[-lines:])
+
     def start_server(self) -> None:
         """Start (or restart) the service and wait until it answers."""
-        self.server = subprocess.Popen(
+        with self.server_log.open("a") as log:
+            self.server = self._serve(log)
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                httpx.get(f"{self.base}/api/tournaments", timeout=2)
+                return
+            except httpx.TransportError:
+                assert self.server.poll() is None, self.server_said()
+                assert time.monotonic() < deadline, "runner serve did not answer in 90 s"
+                time.sleep(0.1)
+
+    def _serve(self, log: Any) -> subprocess.Popen[str]:
+        return subprocess.Popen(
             [sys.executable, "-m", "runner", "serve", "--port", str(self.port), "--db",
              f"sqlite:///{self.db}", "--engines", str(ENGINES), "--accept-workers",
              "--worker-lease", str(self.lease),
@@ -100,17 +125,7 @@ class Fleet:
              # Wide: a loaded test machine benches slowly, and only the forger is too slow.
              "--worker-max-factor", "1000", *self.serve_args],
             cwd=self.db.parent, env={**os.environ, "RUNNER_TOKEN": self.admin},
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            start_new_session=True)
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(f"{self.base}/api/tournaments", timeout=2)
-                return
-            except httpx.TransportError:
-                assert self.server.poll() is None, self.server.communicate()[1]
-                assert time.monotonic() < deadline, "runner serve did not answer in 90 s"
-                time.sleep(0.1)
+            stdout=subprocess.DEVNULL, stderr=log, text=True, start_new_session=True)
 
     def join(self, name: str, engines: tuple[str, ...], *, token: str | None = None,
              concurrency: int = 1) -> subprocess.Popen[str]:
@@ -145,7 +160,8 @@ class Fleet:
             detail = httpx.get(f"{self.base}/api/tournaments/{tournament_id}", timeout=30).json()
             if detail["status"] == "finished":
                 return dict(detail)
-            assert time.monotonic() < deadline, f"not finished in {WAIT:g} s: {detail}"
+            assert time.monotonic() < deadline, (
+                f"not finished in {WAIT:g} s: {detail}\nthe service said:\n{self.server_said()}")
             time.sleep(0.5)
 
     def stop_all(self) -> None:

@@ -116,6 +116,11 @@ class FleetScheduler(Scheduler):
         """The batches a hard stop took back (noted lost in the store when the run ends)."""
         self._queue: deque[_Queued] = deque()
         self._wake = asyncio.Event()
+        self._leasing = 0
+        """Leases being written: their jobs are out of the waiting line but not in a batch
+        yet, so the run is not done while any is (it would end a game short)."""
+        self._closed = False
+        """The run's events ended: a lease written since is handed back, not given out."""
         self.share: float | None = None
         """The games at once a service asked of this run (`resize`): the hub offers workers
         to such runs by their games out per share (None: never asked, oldest first)."""
@@ -181,6 +186,7 @@ class FleetScheduler(Scheduler):
                     raise
                 _answer(waiting, None)
         finally:
+            self._closed = True
             self._on_close(self)
             self._cut()
             out = self._taken
@@ -213,12 +219,22 @@ class FleetScheduler(Scheduler):
             factor = _scaled(first[0], scaling, self.names).factor
         jobs = self._jobs.take(allowed, batch_size(first[0], slots, factor=factor))
         deadline = datetime.now(UTC) + timedelta(seconds=self.lease_seconds)
+        self._leasing += 1
         try:
             batch_id = await asyncio.to_thread(self.store.fleet.lease, self.tournament_id,
                                                worker_id, [job.index for job in jobs], deadline)
         except BaseException:
             self._jobs.put_back(jobs)
             raise
+        finally:
+            self._leasing -= 1
+            self._wake.set()
+        if self._closed or self._jobs.stopped:
+            # Stopped (or ended) while the lease was written: a stop leases nothing more,
+            # so the jobs go back and the row says the batch never went out.
+            self._jobs.put_back(jobs)
+            await asyncio.to_thread(self.store.fleet.set_batch, batch_id, state="lost")
+            return None
         now = time.monotonic()
         batch = Batch(batch_id, worker_id, {job.index: job for job in jobs},
                       now + self.lease_seconds, factor,
@@ -363,8 +379,10 @@ class FleetScheduler(Scheduler):
         return notices
 
     def _done(self) -> bool:
-        """Nothing left to report: no batch out, nothing queued, no job left (or stopped)."""
-        return not self._batches and not self._queue and self._jobs.exhausted()
+        """Nothing left to report: no batch out or being leased, nothing queued, no job left
+        (or stopped)."""
+        return (not self._batches and not self._leasing and not self._queue
+                and self._jobs.exhausted())
 
 
 def _next(queue: deque[_Queued]) -> tuple[SchedulerEvent, list[asyncio.Future[None] | None]]:
