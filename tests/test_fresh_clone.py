@@ -20,7 +20,9 @@ def test_cases_listed_from_shared_data_skip_with_a_reason_without_it(tmp_path: P
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", clone)
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+        # One process: the -n auto of addopts would start a worker per core inside this
+        # test's own worker, for three files.
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider",
          "-k", "shared-data-absent", *LISTED_FROM_SHARED],
         cwd=clone, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
