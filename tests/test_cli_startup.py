@@ -549,6 +549,72 @@ def test_the_plain_reading_agrees_with_pydantic_where_it_answers() -> None:
     assert _plain(int, True) is _UNSURE
 
 
+def _stored_tournament(tmp_path: Path) -> Path:
+    """A SQLite file holding one tournament (of no game yet) named ``listed``."""
+    from runner.store import EngineRowValues, create_tournament, open_database
+
+    database = open_database(f"sqlite:///{tmp_path / 'r.db'}")
+    try:
+        with database.session() as session:
+            create_tournament(session, name="listed", config={}, fingerprint="fp",
+                              engines=[EngineRowValues(n, ["x"]) for n in ("a", "b")],
+                              total_games=2)
+    finally:
+        database.close()
+    return tmp_path / "r.db"
+
+
+def test_path_and_enum_options_are_read_without_pydantic(tmp_path: Path) -> None:
+    # Issue 38: Typer 0.29 built a pydantic validator for every Path or enum option, given or
+    # left out: `runner export` paid for pydantic for its --out, --result and --format.
+    db = str(_stored_tournament(tmp_path))
+    watch = ("pydantic", "typer._adapters")
+    loaded, done = _run("export", "--db", db, "--result", "1-0", "--termination", "checkmate",
+                        "--format", "pgn", "-o", str(tmp_path / "out.pgn"), watch=watch)
+    assert done.returncode == 0, done.stderr
+    assert loaded == [] and (tmp_path / "out.pgn").is_file()
+
+
+def test_path_and_enum_values_typer_refuses_get_its_own_message(tmp_path: Path) -> None:
+    # What runner.cli.group leaves to Typer's own coercion: a value no member has, an empty
+    # path, a path the option's checks refuse (a directory for a file): its messages as before.
+    db = str(_stored_tournament(tmp_path))
+    refused = _run("export", "--db", db, "--result", "2-0")[1]
+    assert refused.returncode == 2
+    assert "'2-0' is not one of '1-0', '0-1', '1/2-1/2', '*'." in refused.stderr
+    empty = _run("export", "--db", db, "-o", "", watch=("pydantic",))
+    assert empty[0] == ["pydantic"]  # pydantic reads "" as Path("."), as before
+    assert empty[1].returncode == 2 and "--out .: the file is a directory" in empty[1].stderr
+
+
+def test_the_typer_reading_of_paths_and_enums_agrees_with_typer_s_own() -> None:
+    import typer
+    from typer._coercion import build_runtime_param
+
+    from runner.cli.export import export_command
+    from runner.cli.group import _UNSURE, _typer_own
+    from runner.rules import Result
+
+    app = typer.Typer()
+    app.command()(export_command)
+    command = typer.main.get_command(app)
+    params = {p.name: p for p in command.params}
+    cases = [("result", [Result.WHITE_WINS, "1-0", "1/2-1/2", "*", "2-0", "", "1-0 "]),
+             ("termination", ["checkmate", "time forfeit", "Checkmate", "x"]),
+             ("out", ["out.pgn", "a//b/", ".", "/", "-"])]
+    for name, values in cases:
+        param = params[name]
+        descriptor = param.type_descriptor
+        for value in values:
+            mine = _typer_own(descriptor.annotation, descriptor.parameter_info, value, param,
+                              None)
+            if mine is not _UNSURE:
+                theirs = build_runtime_param(descriptor)._coerce_value(value, param, None)
+                assert (mine, type(mine)) == (theirs, type(theirs)), (name, value)
+    assert _typer_own(Result, params["result"].type_descriptor.parameter_info, "2-0",
+                      params["result"], None) is _UNSURE
+
+
 @pytest.mark.parametrize("args", [("--help",), ("list", "--help"), ("stats", "--help")])
 def test_help_is_rendered_without_markdown_or_pygments(args: tuple[str, ...]) -> None:
     # Issue 30: typer.rich_utils imports rich.markdown (markdown_it) and rich.traceback

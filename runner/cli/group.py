@@ -37,6 +37,8 @@ import sys
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
 from typing import Any, get_args, get_origin
 
 import typer
@@ -46,6 +48,7 @@ from typer.core import TyperCommand, TyperGroup
 # tests/test_cli_startup.py (see docs/development.md, "Typer's private coercion API").
 try:  # Typer 0.29's coercion (older Typer hands values to click's types: no pydantic)
     from typer._coercion import RuntimeParam, build_runtime_param
+    from typer._param_types import coerce_cli_choice, coerce_cli_path
 except ImportError:  # pragma: no cover - depends on the installed Typer
     RuntimeParam = None  # type: ignore[assignment,misc]
 
@@ -87,11 +90,37 @@ def _plain(annotation: Any, value: Any) -> Any:
 
 
 def _handled(annotation: Any) -> bool:
-    """Whether `_plain` knows `annotation` (a plain type, or a fixed tuple of them)."""
+    """Whether `_plain` knows `annotation` (a plain type, or a fixed tuple of them), or
+    `_typer_own` does (an enum, a `Path`)."""
     if get_origin(annotation) is tuple:
         kinds = get_args(annotation)
         return bool(kinds) and all(kind in _PLAIN for kind in kinds)
-    return annotation in _PLAIN
+    return annotation in _PLAIN or _is_class(annotation, Enum) or _is_class(annotation, Path)
+
+
+def _is_class(annotation: Any, base: type) -> bool:
+    """Whether `annotation` is a class derived from `base`."""
+    return isinstance(annotation, type) and issubclass(annotation, base)
+
+
+def _typer_own(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) -> Any:
+    """`value` as Typer's coercion makes an enum or a `Path` of it, by the same functions its
+    pydantic validators call (`coerce_cli_choice`, `coerce_cli_path`), when the value is one
+    they take: a member's value (or the member), or a non-empty string without NUL naming a
+    path that passes the option's checks. Anything else is `_UNSURE`, for Typer's own coercion
+    to refuse with its own message. Typer 0.29 builds a pydantic validator for every such
+    option, even one left out: ``runner report`` and ``export`` paid for pydantic (and
+    importlib.metadata, which its plugin loader imports) for their ``--out`` (issue 38)."""
+    try:
+        if _is_class(annotation, Enum):
+            return coerce_cli_choice(value, choices=list(annotation),
+                                     case_sensitive=info.case_sensitive, ctx=ctx)
+        if isinstance(value, str) and value and "\0" not in value and info.path_type is None:
+            return coerce_cli_path(annotation(value), info, path_type=annotation,
+                                   param=param, ctx=ctx)
+    except Exception:  # Typer's own coercion says what is wrong, as before
+        return _UNSURE
+    return _UNSURE
 
 
 if RuntimeParam is not None:
@@ -102,6 +131,12 @@ if RuntimeParam is not None:
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
             info = self.parameter_info
+            if _is_class(self.annotation, Enum) or _is_class(self.annotation, Path):
+                converted = _typer_own(self.annotation, info, value, param, ctx)
+                if converted is _UNSURE:
+                    return build_runtime_param(param.type_descriptor)._coerce_value(
+                        value, param, ctx)
+                return converted
             converted = _plain(self.annotation, value)
             if converted is not _UNSURE and not isinstance(converted, str | tuple):
                 if ((info.min is not None and converted < info.min)
