@@ -856,3 +856,27 @@ def test_a_drop_in_reads_its_command_line_with_the_collector_paused(
         assert done.returncode == 0, done.stderr
         line = [x for x in done.stderr.splitlines() if x.startswith("PARSED")][-1]
         assert line == "PARSED False True"
+
+
+def test_the_service_imports_jinja2_when_it_first_renders_a_page(tmp_path: Path) -> None:
+    # Issue 38: the page's templates (Jinja2, about a tenth of runner serve's imports) are
+    # built on the first page rendered, not when the service starts; the API needs none.
+    pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
+    script = (
+        "import sys\n"
+        "from fastapi.testclient import TestClient\n"
+        "from runner.service.app import create_app\n"
+        "from runner.service.settings import ServiceSettings\n"
+        f"settings = ServiceSettings(db_url='sqlite:///{tmp_path / 's.db'}', token='t' * 32,\n"
+        f"                           engines_file={str(ROOT / 'configs' / 'engines.toml')!r})\n"
+        "with TestClient(client=('127.0.0.1', 50000), app=create_app(settings)) as client:\n"
+        "    assert client.get('/api/tournaments').status_code == 200\n"
+        "    print('API', 'jinja2' in sys.modules)\n"
+        "    page = client.get('/')\n"
+        "    print('PAGE', page.status_code, 'jinja2' in sys.modules, '<html' in page.text)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["API False", "PAGE 200 True True"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import typer
@@ -142,6 +143,9 @@ def serve_command(
     chosen = {key: value for key, value in locals().items() if key not in ("db", "token_file")}
     try:  # here, not at the top: the service extra is optional, and this says how to add it
         from runner.service.server import ServeRefused, serve
+
+        if importlib.util.find_spec("jinja2") is None:  # the page's, imported on first render
+            raise ModuleNotFoundError("No module named 'jinja2'", name="jinja2")
     except ImportError as exc:
         raise missing_extra(exc, "runner serve", "service") from None
     try:

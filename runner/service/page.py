@@ -10,19 +10,21 @@ a Content-Security-Policy that allows only this origin (no inline script, no for
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
-from fastapi.templating import Jinja2Templates
 
 from runner.service.manager import SNAPSHOT_GAMES
 from runner.service.payloads import GameFinishedEvent, TournamentDetail
 from runner.text import undirected
+
+if TYPE_CHECKING:
+    from fastapi.templating import Jinja2Templates
 
 __all__ = ["CONTENT_SECURITY_POLICY", "FINISHED_ROWS", "STATIC_FILES", "example_config",
            "not_found_page", "plain", "render_page", "router"]
@@ -56,11 +58,20 @@ def plain(value: object) -> object:
     return undirected(value) if isinstance(value, str) else value
 
 
-templates = Jinja2Templates(env=jinja2.Environment(
-    loader=jinja2.FileSystemLoader(_HERE / "templates"), autoescape=True,
-    undefined=jinja2.StrictUndefined, finalize=plain))
-"""The page templates; autoescape is on for every template, whatever its file name, and every
-printed value goes through `plain`."""
+@functools.cache
+def _templates() -> Jinja2Templates:
+    """The page templates; autoescape is on for every template, whatever its file name, and
+    every printed value goes through `plain`. Built when a page is first rendered: Jinja2 is
+    about a tenth of ``runner serve``'s imports, and a service that only answers the API (a
+    worker's hub, the tests) renders none (issue 38)."""
+    import jinja2
+    from fastapi.templating import Jinja2Templates
+
+    templates = Jinja2Templates(env=jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_HERE / "templates"), autoescape=True,
+        undefined=jinja2.StrictUndefined, finalize=plain))
+    templates.env.filters["when"] = _when
+    return templates
 
 router = APIRouter(include_in_schema=False)
 """The HTML routes (``/``, ``/tournaments/{id}``, ``/docs``) and the static files
@@ -132,12 +143,9 @@ def _when(value: object) -> str:
     return text.replace("T", " ")[:19]
 
 
-templates.env.filters["when"] = _when
-
-
 def render_page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
     """A template rendered with the page's security headers."""
-    response = templates.TemplateResponse(request, name, context, status_code=status_code)
+    response = _templates().TemplateResponse(request, name, context, status_code=status_code)
     response.headers.update(_HEADERS)
     return response
 
