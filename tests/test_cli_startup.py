@@ -165,16 +165,7 @@ def test_the_lazy_listing_says_what_each_command_says_of_itself() -> None:
 
 def test_list_reads_the_store_without_alembic_rules_protocol_or_games(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from runner.store import EngineRowValues, create_tournament, open_database
-
-    database = open_database(f"sqlite:///{tmp_path / 'r.db'}")  # created and migrated here
-    try:
-        with database.session() as session:
-            create_tournament(session, name="listed", config={}, fingerprint="fp",
-                              engines=[EngineRowValues(n, ["x"]) for n in ("a", "b")],
-                              total_games=2)
-    finally:
-        database.close()
+    _stored_tournament(tmp_path)  # created and migrated here
     watch = ("alembic", "runner.rules", "runner.protocol", "runner.game.record",
              "runner.game.play", "runner.pgn", "runner.config", "runner.store.recording",
              "rich.progress", "pydantic", "sqlalchemy", "sqlalchemy.orm")

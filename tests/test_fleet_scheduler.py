@@ -9,7 +9,6 @@ import asyncio
 import json
 import sys
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,28 +16,15 @@ import pytest
 
 from runner.config.parse import load_config
 from runner.fleet.scheduler import FleetScheduler
-from runner.game.job import GameJob
-from runner.game.record import GameRecord, GameTermination
-from runner.rules import Result
 from runner.store import open_database
 from runner.store.fleet import Fleet
 from runner.store.records import TournamentStatus
 from runner.store.store import Store
 from runner.tournament.run import Tournament
-from runner.types import MoveRecord
+from tests.test_batch_store import _fools_mate
 
 WAIT = 60.0
 """Seconds any one step may take on a loaded machine."""
-
-
-def _fools_mate(job: GameJob) -> GameRecord:
-    """An honest-looking game of the job: 1. f3 e5 2. g4 Qh4#, Black mating."""
-    now = datetime.now(UTC)
-    moves = tuple(MoveRecord(san, uci=uci, time=0.01) for san, uci in (
-        ("f3", "f2f3"), ("e5", "e7e5"), ("g4", "g2g4"), ("Qh4#", "d8h4")))
-    return GameRecord(job.white.name, job.black.name, job.spec, moves, Result.BLACK_WINS,
-                      GameTermination.CHECKMATE, "mated", now, now,
-                      "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")
 
 
 class _SlowLease:
