@@ -224,6 +224,11 @@ def _engines(path: Path, entries: dict[str, dict[str, object]]) -> Path:
     return path
 
 
+def _tail(log: Path, lines: int = 60) -> str:
+    """The last `lines` of a process's stderr file."""
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+
 @contextlib.contextmanager
 def _started(*processes: subprocess.Popen[str]) -> Iterator[None]:
     """End the processes (their own groups) whatever happens."""
@@ -274,18 +279,22 @@ def test_a_worker_scales_stockfish_s_games_by_its_own_bench(tmp_path: Path) -> N
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
+    # Their stderr goes to files, not pipes nobody reads while they run: a full pipe would
+    # stall the process at its next log line.
+    server_log = (server_dir / "serve.log").open("w", encoding="utf-8")
+    worker_log = (worker_dir / "worker.log").open("w", encoding="utf-8")
     server = subprocess.Popen(
         [sys.executable, "-m", "runner", "serve", "--port", str(port), "--db",
          f"sqlite:///{db}", "--engines", str(served), "--accept-workers", "--worker-lease",
          "20", "--worker-reference-nps", str(machine_reference), "--worker-max-factor", "1000"],
         cwd=server_dir, env={**os.environ, "RUNNER_TOKEN": admin}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stderr=server_log, text=True, start_new_session=True)
     worker = subprocess.Popen(
         [sys.executable, "-m", "runner", "worker", "join", "--server", base, "--token-file",
          str(worker_dir / "token"), "--engines", str(own), "--concurrency", "1"],
-        cwd=worker_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=worker_dir, stdout=subprocess.DEVNULL, stderr=worker_log, text=True,
         env={**os.environ, "RUNNER_TOKEN": ""}, start_new_session=True)
-    with _started(worker, server):
+    with server_log, worker_log, _started(worker, server):
         deadline = time.monotonic() + 120
         while True:
             try:
@@ -296,15 +305,17 @@ def test_a_worker_scales_stockfish_s_games_by_its_own_bench(tmp_path: Path) -> N
                     headers={"Authorization": f"Bearer {admin}"})
                 break
             except httpx.TransportError:
-                assert server.poll() is None, server.communicate()[1]
+                assert server.poll() is None, _tail(server_dir / "serve.log")
                 assert time.monotonic() < deadline, "runner serve did not answer"
                 time.sleep(0.2)
         assert answer.status_code == 201, answer.text
         tournament = answer.json()["id"]
         while httpx.get(f"{base}/api/tournaments/{tournament}",
                         timeout=30).json()["status"] != "finished":
-            assert worker.poll() is None, worker.communicate()[1]
-            assert time.monotonic() < deadline + 120, "the match did not finish"
+            assert worker.poll() is None, _tail(worker_dir / "worker.log")
+            assert time.monotonic() < deadline + 120, (
+                "the match did not finish", _tail(server_dir / "serve.log"),
+                _tail(worker_dir / "worker.log"))
             time.sleep(0.3)
         rows = httpx.get(f"{base}/api/workers", timeout=30).json()["workers"]
         page = httpx.get(f"{base}/workers", timeout=30).text
