@@ -29,17 +29,19 @@ from runner.stats.sprt import (
     sprt,
     sprt_bounds,
 )
-from runner.stats.standing import StandingFigures, standing_figures, standings_basis
 
 if TYPE_CHECKING:
     from runner.stats.ratings import EngineRating, Pairing, Ratings, rate_engines
+    from runner.stats.standing import StandingFigures, standing_figures, standings_basis
     from runner.stats.tally import EngineScore, PairingCounts, Tally
 
 
 def __getattr__(name: str) -> Any:
     """`tally`'s names, imported on first use: it reads results with the rules core, which
     ``runner stats`` (figures from counts) does not need; `ratings`' too, which only a
-    standing of more than two engines computes (a match's start-up need not build them)."""
+    standing of more than two engines computes (a match's start-up need not build them);
+    `standing`'s, which only a report or a ranking of more than two engines shows (issue 38:
+    a match of two engines creates no `StandingFigures`)."""
     if name in ("EngineScore", "PairingCounts", "Tally"):
         from runner.stats import tally
 
@@ -48,6 +50,10 @@ def __getattr__(name: str) -> Any:
         from runner.stats import ratings
 
         return getattr(ratings, name)
+    if name in ("StandingFigures", "standing_figures", "standings_basis"):
+        from runner.stats import standing
+
+        return getattr(standing, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

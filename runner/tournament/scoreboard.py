@@ -21,8 +21,6 @@ from runner.stats import (
     format_percent,
     match_stats,
     sprt,
-    standing_figures,
-    standings_basis,
 )
 from runner.text import shown
 
@@ -81,6 +79,9 @@ class Scoreboard:
         rank, name, Elo and its 95% margin, games, score and draw ratio; "-" where a figure
         does not exist. The figures are `runner report`'s (`standing_figures`): relative to
         the first engine entered, whose Elo is 0 with no margin."""
+        # Imported here: a match of two engines prints no ranking (issue 38: start-up).
+        from runner.stats.standing import standing_figures
+
         engines = self.tally.engine_names
         figures, _ = standing_figures(
             engines, [(c.first, c.second, c.trinomial, c.pentanomial)
@@ -106,6 +107,8 @@ class Scoreboard:
 
     def ranking_basis(self) -> str:
         """What the Elo of `ranking_lines` is (head-to-head or the rating fit), one line."""
+        from runner.stats.standing import standings_basis
+
         return standings_basis(self.tally.engine_names,
                                [(c.first, c.second, c.trinomial, c.pentanomial)
                                 for c in self.tally.pairings()])
