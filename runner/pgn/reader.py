@@ -28,6 +28,7 @@ from runner.rules import (
 
 __all__ = [
     "CHESS960_VARIANTS",
+    "MoveAnnotation",
     "PgnCheckReport",
     "PgnGame",
     "PgnMove",
@@ -35,6 +36,7 @@ __all__ = [
     "check_pgn",
     "needs_chess960",
     "parse_games",
+    "parse_move_comment",
     "read_games",
     "replay",
 ]
@@ -390,3 +392,55 @@ def check_pgn(path: str | Path) -> PgnCheckReport:
             report.errors.append(game.error)
         report.notices.extend(game.notices)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class MoveAnnotation:
+    """The fields recovered from a per-move comment written by
+    `runner.pgn.writer.format_move_comment` (`parse_move_comment`)."""
+
+    score_cp: int | None = None
+    mate: int | None = None
+    depth: int | None = None
+    time: float | None = None
+    book: bool = False
+    rest: str = ""
+
+
+_SCORE_WORD = re.compile(r"(?P<score>[+-]?M\d+|[+-]?\d+\.\d+)(?:/(?P<depth>\d+))?\Z")
+_TIME_WORD = re.compile(r"(?P<time>\d+(?:\.\d+)?)s\Z")
+
+
+def parse_move_comment(text: str) -> MoveAnnotation:
+    """Recover score, depth, time and book flag from a comment like ``+0.31/12 0.50s``.
+
+    The annotation is the part before the first comma; when it is not one (``White mates``)
+    the whole comment is returned as ``rest``.
+    """
+    head, comma, tail = text.partition(",")
+    words = head.split()
+    if not words:
+        return MoveAnnotation(rest=tail.strip() if comma else "")
+    if words == ["book"]:
+        return MoveAnnotation(book=True, rest=tail.strip())
+    score_cp = mate = depth = None
+    seconds = None
+    position = 0
+    scored = _SCORE_WORD.match(words[0])
+    if scored:
+        position = 1
+        raw = scored["score"]
+        if "M" in raw:
+            mate = int(raw.replace("M", ""))
+        else:
+            score_cp = round(float(raw) * 100)
+        depth = int(scored["depth"]) if scored["depth"] else None
+    if position < len(words):
+        timed = _TIME_WORD.match(words[position])
+        if timed:
+            seconds = float(timed["time"])
+            position += 1
+    if position != len(words):
+        return MoveAnnotation(rest=text.strip())
+    return MoveAnnotation(score_cp=score_cp, mate=mate, depth=depth, time=seconds,
+                          rest=tail.strip())

@@ -15,9 +15,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from runner.rules import Result
 from runner.types import MoveRecord
+
+if TYPE_CHECKING:
+    from runner.pgn.reader import MoveAnnotation, parse_move_comment
 
 __all__ = [
     "LINE_WIDTH",
@@ -72,18 +76,6 @@ class GameDescription:
     """Why the game ended, written as the final comment (``White mates``)."""
     start_time: datetime | None = None
     end_time: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MoveAnnotation:
-    """The fields recovered from a per-move comment written by ``format_move_comment``."""
-
-    score_cp: int | None = None
-    mate: int | None = None
-    depth: int | None = None
-    time: float | None = None
-    book: bool = False
-    rest: str = ""
 
 
 def escape_tag_value(value: str) -> str:
@@ -160,45 +152,6 @@ def format_move_comment(move: MoveRecord) -> str:
     if not extra:
         return annotation
     return f"{annotation}, {extra}" if annotation else extra
-
-
-_SCORE_WORD = re.compile(r"(?P<score>[+-]?M\d+|[+-]?\d+\.\d+)(?:/(?P<depth>\d+))?\Z")
-_TIME_WORD = re.compile(r"(?P<time>\d+(?:\.\d+)?)s\Z")
-
-
-def parse_move_comment(text: str) -> MoveAnnotation:
-    """Recover score, depth, time and book flag from a comment like ``+0.31/12 0.50s``.
-
-    The annotation is the part before the first comma; when it is not one (``White mates``)
-    the whole comment is returned as ``rest``.
-    """
-    head, comma, tail = text.partition(",")
-    words = head.split()
-    if not words:
-        return MoveAnnotation(rest=tail.strip() if comma else "")
-    if words == ["book"]:
-        return MoveAnnotation(book=True, rest=tail.strip())
-    score_cp = mate = depth = None
-    seconds = None
-    position = 0
-    scored = _SCORE_WORD.match(words[0])
-    if scored:
-        position = 1
-        raw = scored["score"]
-        if "M" in raw:
-            mate = int(raw.replace("M", ""))
-        else:
-            score_cp = round(float(raw) * 100)
-        depth = int(scored["depth"]) if scored["depth"] else None
-    if position < len(words):
-        timed = _TIME_WORD.match(words[position])
-        if timed:
-            seconds = float(timed["time"])
-            position += 1
-    if position != len(words):
-        return MoveAnnotation(rest=text.strip())
-    return MoveAnnotation(score_cp=score_cp, mate=mate, depth=depth, time=seconds,
-                          rest=tail.strip())
 
 
 def _format_time(moment: datetime) -> str:
@@ -356,3 +309,14 @@ def append_game(path: str | Path, game: GameDescription) -> None:
     """Append one game to a PGN file (UTF-8), followed by the blank line that separates games."""
     with open(path, "a", encoding="utf-8", newline="\n") as handle:
         handle.write(format_game(game) + "\n")
+
+
+def __getattr__(name: str) -> Any:
+    """`MoveAnnotation` and `parse_move_comment`, the reading back of `format_move_comment`,
+    from `runner.pgn.reader` on first use: a run writes comments and reads none (issue 38:
+    its start-up need not build the class)."""
+    if name in ("MoveAnnotation", "parse_move_comment"):
+        from runner.pgn import reader
+
+        return getattr(reader, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
