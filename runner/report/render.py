@@ -18,9 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from runner.report.figures import finite, iso_seconds
 from runner.report.records import Crosstable, Report, TuningSeries
-from runner.report.tree import ReportJson, iso_seconds
-from runner.report.wire import finite, wire_data, wire_text
 from runner.stats import format_elo, standings_basis
 from runner.text import shown, undirected
 
@@ -77,11 +76,18 @@ def _elo(value: float | None, error: float | None) -> str:
 
 def report_json(report: Report) -> dict[str, Any]:
     """The report as JSON-ready data (no inf or NaN anywhere): `ReportJson`'s shape."""
+    # The JSON tree is pydantic's: imported here, so a text or HTML report starts without it.
+    from runner.report.tree import ReportJson
+    from runner.report.wire import wire_data
+
     return wire_data(ReportJson.of(report))
 
 
 def render_json(report: Report) -> str:
     """The report as a JSON document."""
+    from runner.report.tree import ReportJson
+    from runner.report.wire import wire_text
+
     return wire_text(ReportJson.of(report), indent=2) + "\n"
 
 

@@ -3,8 +3,7 @@ service carries, its keys those the report always had (see `runner.report.wire`)
 
 from __future__ import annotations
 
-from datetime import datetime
-
+from runner.report.figures import iso_seconds
 from runner.report.records import (
     CrossCell,
     EngineFaults,
@@ -366,8 +365,3 @@ class ReportJson(Wire):
 
 def _cell(cell: CrossCell | None) -> CrossCellJson | None:
     return None if cell is None else CrossCellJson(points=cell.points, games=cell.games)
-
-
-def iso_seconds(value: datetime | None) -> str | None:
-    """An ISO timestamp to the second (None stays None), as the report always wrote it."""
-    return None if value is None else value.isoformat(timespec="seconds")

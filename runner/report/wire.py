@@ -13,11 +13,11 @@ stays quick; the report tree is in `runner.report.tree`.
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
+from runner.report.figures import finite
 from runner.stats import MatchStats, SprtResult
 
 __all__ = [
@@ -30,11 +30,6 @@ __all__ = [
     "wire_data",
     "wire_text",
 ]
-
-
-def finite(value: Any) -> Any:
-    """The inf/NaN rule: a float that is not finite becomes None; anything else is kept."""
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 Finite = Annotated[float | None, BeforeValidator(finite)]
