@@ -194,12 +194,12 @@ def test_a_quiet_match_plays_without_pydantic_or_help_and_live_view_modules(
         str(tmp_path / "g.pgn"), "--quiet",
         watch=("pydantic", "typer", "typer.rich_utils", "rich", "rich.console", "rich.progress",
                "rich.live", "runner.store", "runner.books.openings", "runner.pgn.reader",
-               "tomllib"))
+               "tomllib", "runner.stats.standing"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "g.pgn").read_text().count("[Event ") == 2
     # Issue 38: its words are read before Typer (runner.cli.play_words), its plain lines to a
     # pipe are written without rich (runner.cli.streams), and a run from the start position
-    # reads no book and no TOML file.
+    # reads no book and no TOML file; and two engines need no ranking (runner.stats.standing).
     assert loaded == ["runner.store"]
     assert "Tournament 1 finished: 2 of 2 games stored" in done.stderr
 
@@ -564,6 +564,19 @@ def test_path_and_enum_options_are_read_without_pydantic(tmp_path: Path) -> None
                         "--format", "pgn", "-o", str(tmp_path / "out.pgn"), watch=watch)
     assert done.returncode == 0, done.stderr
     assert loaded == [] and (tmp_path / "out.pgn").is_file()
+
+
+def test_a_text_report_builds_no_json_tree(tmp_path: Path) -> None:
+    # Issue 38: the report's JSON tree is pydantic models (runner.report.tree, .wire), built
+    # only for --format json; the text and HTML pages format their figures without them.
+    db = str(_stored_tournament(tmp_path))
+    watch = ("runner.report.render", "runner.report.tree", "runner.report.wire")
+    loaded, done = _run("report", "--db", db, watch=watch)
+    assert done.returncode == 0, done.stderr
+    assert "listed" in done.stdout
+    assert loaded == ["runner.report.render"]
+    as_json = _run("report", "--db", db, "--format", "json", watch=watch)
+    assert as_json[1].returncode == 0 and as_json[0] == list(watch)
 
 
 def test_path_and_enum_values_typer_refuses_get_its_own_message(tmp_path: Path) -> None:
