@@ -327,8 +327,13 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
         if lines is None or played.book:
             board.push(board.parse_uci(uci))
         else:
-            _check_search(board, ends, index, uci, lines, _lines_read(record, index, lines),
-                          check_mate_pvs, names[0] if board.turn else names[1], emit)
+            name = names[0] if board.turn else names[1]
+            read = engine_read(record, index, lines)
+            if read is not None:
+                _check_read(board, ends, index, played, read, check_mate_pvs, name, emit)
+            else:
+                _check_search(board, ends, index, uci, lines, _lines_parsed(lines),
+                              check_mate_pvs, name, emit)
         moves.append(uci)
         mate = played.mate
         if previous_mate is not None and mate is not None and previous_mate * mate > 0:
@@ -343,18 +348,44 @@ def pv_warnings(record: GameRecord, check_mate_pvs: bool, separator: str) -> lis
     return out
 
 
-def _lines_read(record: GameRecord, index: int,
-                lines: Sequence[str]) -> tuple[list[str], list[_Line]]:
-    """The scored lines of the search of ply `index` and what the PV check reads of each:
-    from the move's record when the engine layer read the one line there (`engine_read`),
-    else parsed."""
-    read = engine_read(record, index, lines)
-    if read is not None:
-        played = record.moves[index]
-        return [read], [(played.pv, played.mate, None)]
+def _lines_parsed(lines: Sequence[str]) -> tuple[list[str], list[_Line]]:
+    """The scored lines of a search the engine layer did not read into its move's record
+    (`engine_read` found none), and what the PV check reads of each: parsed."""
     scored = _scored(lines)
     infos = [parsed_info(line) for line in scored]
     return scored, [(info.pv, info.mate, info.bound) for info in infos]
+
+
+def _check_read(board: Board, ends: _Ends, index: int, played: MoveRecord, line: str,
+                check_mate_pvs: bool, name: str, emit: Callable[[str, str], None]) -> None:
+    """`_check_search` of a search whose one scored line the engine layer read into the
+    move's record (`engine_read`: `line`, its PV and mate score the move's, no bound, multipv
+    1 if any), then the move played on `board`: the same warnings in the same order, without
+    the lists a search of several lines needs (most searches at a shallow depth are this)."""
+    uci = played.uci
+    pv = played.pv
+    problem: str | None = None
+    mismatch = False
+    check_after = False
+    if pv and pv[0] == uci:
+        ended = ends.get(index)
+        if ended is not None:
+            problem = _OVER[ended].format(uci, "{}")
+        else:  # else nothing is left to look at past the move
+            check_after = len(pv) > 1 or (check_mate_pvs and played.mate is not None)
+    elif pv:
+        problem = _pv_problem(board, (pv, played.mate, None), check_mate_pvs, ends.at(index))
+        # The line is the last (only) one of the first PV and no bound: the bestmove check.
+        mismatch = _differs(board, pv[0], uci)
+    board.push(board.parse_uci(uci))
+    if check_after:
+        problem = _pv_problem(board, (pv, played.mate, None), check_mate_pvs,
+                              ends.at(index + 1), played=1)
+    if problem is not None:
+        emit(problem.format(name), f"Info; {line}")
+    if mismatch:
+        emit(f"Bestmove does not match beginning of last PV - move {uci} from {name}",
+             f"Info; {line}")
 
 
 def _check_search(board: Board, ends: _Ends, index: int, uci: str, lines: Sequence[str],
