@@ -10,7 +10,11 @@ run on them when the game ends and give fastchess's warnings, in its words, in m
 A line is parsed here only when the engine layer did not read it into the move's record
 already: at a shallow depth a search prints one scored line, which the UCI client parsed once
 (`runner.protocol.uci_parse`) and the game loop copied into the move (`engine_read`); parsing it
-again cost about 10 us a ply (issue 38).
+again cost about 10 us a ply (issue 38). Such a search is checked by a short path
+(`_check_read`), without the lists a search of several lines needs.
+
+Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled callers and
+``RUNNER_PURE=1`` runs this source; docs/development.md says what else follows.
 """
 
 from __future__ import annotations
