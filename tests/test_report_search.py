@@ -57,7 +57,7 @@ def test_search_figures_are_each_engine_s_own_moves(tmp_path: Path) -> None:
         '[[engines]]\nname = "one"\ncommand = ["python", "-m", "engine", "--level", "1"]\n'
         '[[engines]]\nname = "two"\ncommand = ["python", "-m", "engine", "--level", "2"]\n'
         '[[engines]]\nname = "rnd"\ncommand = ["python", "-m", "engine", "--level", "random"]\n'
-        '[openings]\nfile = "book.epd"\n[adjudication]\nmaxmoves = 30\n')
+        '[openings]\nfile = "book.epd"\n[adjudication]\nmaxmoves = 10\n')
     db = tmp_path / "r.db"
     assert _runner(tmp_path, "run", "t.toml", "--db", f"sqlite:///{db}", "--quiet").returncode == 0
     done = _runner(tmp_path, "report", "--format", "json", "--db", f"sqlite:///{db}")
