@@ -33,6 +33,17 @@ def _test_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the heavy files first (tests/file_seconds.py says why); a file's tests
+    keep their order."""
+    import os
+
+    from file_seconds import FILE_SECONDS
+
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker sorts alike: one collection
+        items.sort(key=lambda item: -FILE_SECONDS.get(item.nodeid.partition("::")[0], 0.0))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Run every test's event loop on the loop the CLI would use (runner/protocol/loop.py:
     asyncio's, or uvloop with RUNNER_LOOP=uvloop): the tests call asyncio.run, which asks the
