@@ -174,10 +174,17 @@ def test_illegal_move_loses(proto, faulty_white):
     assert record.plies == (4 if faulty_white else 5)
 
 
+_GARBAGE_GAMES: dict[str, GameRecord] = {}
+"""The game against garbage output per protocol: the two tests below read the same game, so
+it is played once (a file's tests run in one process)."""
+
+
 def _garbage_game(proto: BundledProtocol) -> GameRecord:
-    white = proto.engine("w", "--level", "1", "--seed", "1")
-    black = proto.engine("b", "--level", "2", "--seed", "2", "--fault", "garbage@2")
-    return run_game(white, black, game_spec()).record
+    if proto.name not in _GARBAGE_GAMES:
+        white = proto.engine("w", "--level", "1", "--seed", "1")
+        black = proto.engine("b", "--level", "2", "--seed", "2", "--fault", "garbage@2")
+        _GARBAGE_GAMES[proto.name] = run_game(white, black, game_spec()).record
+    return _GARBAGE_GAMES[proto.name]
 
 
 def test_garbage_output_is_ignored_and_the_game_goes_on(proto):
