@@ -32,7 +32,6 @@ PURE_ENV = "RUNNER_PURE"
 
 COMPILED = (
     "runner.clock",
-    "runner.dropin.fastchess.pvcheck",
     "runner.game.adjudication",
     "runner.game.arbiter",
     "runner.game.core",
@@ -79,8 +78,7 @@ COMPILED = (
     "runner.stats.tally",
 )
 """The modules mypyc compiles: the rules core, the engine-line parsers and clients, the game
-loop, the clock, the tally and runner-fastchess's PV check, which reads every engine line of
-every game again as it ends (package ``__init__`` files stay Python: they only re-export).
+loop, the clock and the tally (package ``__init__`` files stay Python: they only re-export).
 
 What compiling them needs, and what stays Python:
 

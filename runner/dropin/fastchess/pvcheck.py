@@ -12,9 +12,6 @@ already: at a shallow depth a search prints one scored line, which the UCI clien
 (`runner.protocol.uci_parse`) and the game loop copied into the move (`engine_read`); parsing it
 again cost about 10 us a ply (issue 38). Such a search is checked by a short path
 (`_check_read`), without the lists a search of several lines needs.
-
-Compiled by mypyc (`runner.compiled`): patching here is not seen by compiled callers and
-``RUNNER_PURE=1`` runs this source; docs/development.md says what else follows.
 """
 
 from __future__ import annotations
