@@ -10,7 +10,7 @@ import chess.pgn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner.pgn.reader import PgnGame, parse_games, read_games
+from runner.pgn.reader import PgnGame, parse_games, parse_move_comment, read_games
 from runner.pgn.splitter import unescape_tag_value
 from runner.pgn.writer import (
     LINE_WIDTH,
@@ -19,7 +19,6 @@ from runner.pgn.writer import (
     format_game,
     format_move_comment,
     format_score,
-    parse_move_comment,
     time_control_tag,
 )
 from runner.rules import Board

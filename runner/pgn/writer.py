@@ -15,27 +15,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from runner.rules import Result
 from runner.types import MoveRecord
-
-if TYPE_CHECKING:
-    from runner.pgn.reader import MoveAnnotation, parse_move_comment
 
 __all__ = [
     "LINE_WIDTH",
     "SEVEN_TAG_ROSTER",
     "STANDARD_START_FEN",
     "GameDescription",
-    "MoveAnnotation",
     "append_game",
     "escape_tag_value",
     "format_game",
     "format_move_comment",
     "format_score",
     "format_seconds",
-    "parse_move_comment",
     "time_control_tag",
 ]
 
@@ -309,14 +303,3 @@ def append_game(path: str | Path, game: GameDescription) -> None:
     """Append one game to a PGN file (UTF-8), followed by the blank line that separates games."""
     with open(path, "a", encoding="utf-8", newline="\n") as handle:
         handle.write(format_game(game) + "\n")
-
-
-def __getattr__(name: str) -> Any:
-    """`MoveAnnotation` and `parse_move_comment`, the reading back of `format_move_comment`,
-    from `runner.pgn.reader` on first use: a run writes comments and reads none (issue 38:
-    its start-up need not build the class)."""
-    if name in ("MoveAnnotation", "parse_move_comment"):
-        from runner.pgn import reader
-
-        return getattr(reader, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
